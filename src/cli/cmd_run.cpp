@@ -1,0 +1,334 @@
+// `ddpbench run`: the DDP training benchmark sweep (see engine/bench/sweep.hpp).
+#include <ATen/Parallel.h>
+#include <malloc.h>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "core/bench_table.hpp"
+#include "core/errors.hpp"
+#include "core/launch_env.hpp"
+#include "core/result.hpp"
+#include "core/run_config.hpp"
+#include "core/spawn.hpp"
+#include "core/version.hpp"
+#include "engine/bench/sweep.hpp"
+#include "engine/dist/process_group.hpp"
+#include "engine/env_info.hpp"
+#include "engine/models/registry.hpp"
+#include "engine/timing.hpp"
+
+namespace ddpbench::cli {
+namespace {
+
+// Defaults of the main job. On a GPU: benchmark.py's resnet50, batch 32, 224x224, fp32.
+// On a CPU-only machine resnet50 at 224 takes seconds per iteration per core, so the
+// default shrinks the work until the whole sweep (2 ranks) ends within about two minutes
+// on 2 cores; docs/METHODOLOGY.md records the measurement behind these numbers.
+constexpr const char* kGpuModel = "resnet50";
+constexpr long long kGpuBatch = 32;
+constexpr int kGpuImage = 224;
+constexpr const char* kCpuModel = "resnet18";
+constexpr long long kCpuBatch = 16;
+constexpr int kCpuImage = 64;
+
+struct RunFlags {
+  std::string models, world_sizes;
+  RunConfig cfg;
+  int nproc_per_node = 0;
+  bool no_broadcast_buffers = false;
+  bool no_malloc_tuning = false;
+  CLI::Option *model_opt = nullptr, *batch_opt = nullptr, *image_opt = nullptr, *nproc_opt = nullptr;
+};
+
+void print_line(const std::string& s) {
+  std::fwrite(s.data(), 1, s.size(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+// glibc returns large freed blocks to the OS on every iteration (mmap/munmap, page
+// faults); raising the thresholds keeps them in the heap (DESIGN.md measured ~10% on CPU).
+// Skipped when the user set MALLOC_* tunables or passed --no-malloc-tuning.
+nlohmann::json tune_malloc(const EnvMap& env, bool disabled) {
+  if (disabled) return {{"applied", false}, {"reason", "--no-malloc-tuning"}};
+  for (const char* k : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"})
+    if (env.count(k)) return {{"applied", false}, {"reason", std::string("user set ") + k}};
+  const int mmap_threshold = 32 << 20;      // glibc's maximum on 64-bit
+  const int trim_threshold = 1024 << 20;
+  const bool ok = mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 && mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1;
+  return {{"applied", ok}, {"M_MMAP_THRESHOLD", mmap_threshold}, {"M_TRIM_THRESHOLD", trim_threshold}};
+}
+
+// Resolves the defaults that depend on the machine and says what it chose and why.
+std::string resolve_defaults(RunFlags& f, bool use_cuda) {
+  std::string note;
+  if (!f.model_opt->count()) f.cfg.models = {use_cuda ? kGpuModel : kCpuModel};
+  if (!f.batch_opt->count()) f.cfg.batch_size = use_cuda ? kGpuBatch : kCpuBatch;
+  if (!f.image_opt->count()) f.cfg.image_size = use_cuda ? kGpuImage : kCpuImage;
+  if (!use_cuda && (!f.model_opt->count() || !f.batch_opt->count() || !f.image_opt->count()))
+    note = fmt::format(
+        "no GPU: CPU defaults {} batch {} at {}x{} (PyTorch's benchmark.py default resnet50 batch 32 at 224x224 "
+        "takes minutes per sweep on a few cores); pass --model/--batch-size/--image-size to change",
+        f.cfg.models.front(), f.cfg.batch_size, f.cfg.image_size, f.cfg.image_size);
+  return note;
+}
+
+std::string hosts_summary(const std::vector<RankPlacement>& placements) {
+  std::map<std::string, int> per_host;
+  std::vector<std::string> order;
+  for (const auto& p : placements)
+    if (per_host[p.host]++ == 0) order.push_back(p.host);
+  std::string out = fmt::format("{} host(s): ", order.size());
+  for (size_t i = 0; i < order.size() && i < 8; ++i)
+    out += fmt::format("{}{} x{}", i ? ", " : "", order[i], per_host[order[i]]);
+  if (order.size() > 8) out += fmt::format(", ... and {} more", order.size() - 8);
+  return out;
+}
+
+void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placements, const std::string& note) {
+  const auto& e = rf.environment;
+  const auto& c = rf.config;
+  print_line("-----------------------------------------");
+  print_line(fmt::format("ddpbench {} (git {}) -- PyTorch DDP benchmark", tool_version(), git_sha()));
+  print_line("-----------------------------------------");
+  print_line("");
+  print_line(fmt::format("* PyTorch version: {}", e["torch"].get<std::string>()));
+  print_line(fmt::format("* CUDA version: {}", e["cuda"].get<std::string>()));
+  print_line(fmt::format("* NCCL version: {}", e["nccl"].get<std::string>()));
+  print_line(fmt::format("* Distributed backend: {}", e["backend"].get<std::string>()));
+  print_line(fmt::format("* Maximum bucket size: {}MB (first bucket {}MB)", c["bucket_cap_mb"].get<double>(),
+                         c["first_bucket_cap_mb"].get<double>()));
+  print_line(fmt::format("* World size: {} (launcher: {}), {}", e["world_size"].get<int>(),
+                         e["launcher"].get<std::string>(), hosts_summary(placements)));
+  print_line(fmt::format("* Device: {}, {} intra-op thread(s) per rank", e["device_type"].get<std::string>(),
+                         e["threads_per_rank"].get<int>()));
+  if (!note.empty()) print_line("* " + note);
+  const std::string topo = e.value("topology", std::string());
+  if (!topo.empty()) {
+    print_line("");
+    print_line("--- nvidia-smi topo -m ---");
+    print_line(topo);
+  }
+}
+
+// Rank 0 serves the store: it must outlive every rank's last store access.
+void finish_barrier(const c10::intrusive_ptr<c10d::Store>& store, const LaunchInfo& li,
+                    std::chrono::milliseconds timeout) {
+  store->add("ddpbench/finished", 1);
+  if (li.rank != 0) return;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (store->add("ddpbench/finished", 0) < li.world_size) {
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("not every rank reached the end of the run before --timeout");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda, const std::string& note,
+             const std::vector<std::string>& argv) {
+  RunConfig& cfg = f.cfg;
+  const int threads = threads_per_rank(env, li.local_world_size, usable_cpu_count());
+  at::set_num_threads(threads);
+
+  // Device and backend.
+  c10::Device device(c10::kCPU);
+  BackendKind backend = BackendKind::kGloo;
+  if (cfg.backend == "nccl") backend = BackendKind::kNccl;
+  if (cfg.backend == "auto" && use_cuda && backend_available(BackendKind::kNccl)) backend = BackendKind::kNccl;
+  if (!backend_available(backend))
+    throw UsageError(fmt::format("this ddpbench build has no {} backend; use --backend {}", backend_name(backend),
+                                 backend == BackendKind::kNccl ? "gloo" : "nccl"));
+  if (use_cuda) {
+    const int gpus = cuda_device_count();
+    if (li.local_rank >= gpus && backend == BackendKind::kNccl)
+      throw UsageError(fmt::format("rank {} has local rank {} but its node shows {} GPU(s); NCCL needs one GPU per "
+                                   "rank: start at most {} ranks per node, or use --backend gloo",
+                                   li.rank, li.local_rank, gpus, gpus));
+    device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(li.local_rank % gpus));
+    set_current_device(device);
+  } else if (backend == BackendKind::kNccl) {
+    throw UsageError("--backend nccl needs GPUs; use --backend gloo (or --device cuda on a GPU machine)");
+  }
+  const auto timeout = std::chrono::milliseconds(static_cast<long long>(cfg.timeout_s * 1000));
+  const nlohmann::json malloc_info = use_cuda ? nlohmann::json{{"applied", false}, {"reason", "GPU run"}}
+                                              : tune_malloc(env, f.no_malloc_tuning);
+
+  auto store = connect_store(li, timeout);
+
+  // Every rank must run the same configuration, or the sweep would deadlock.
+  nlohmann::json cfg_json = to_json(cfg);
+  {
+    nlohmann::json shared = cfg_json;
+    shared.erase("json_path");
+    const std::string mine = shared.dump();
+    if (li.rank == 0) store->set("ddpbench/config", std::vector<uint8_t>(mine.begin(), mine.end()));
+    const auto theirs = store->get("ddpbench/config");
+    if (std::string(theirs.begin(), theirs.end()) != mine)
+      throw UsageError(fmt::format("rank {} was started with other flags than rank 0; give every rank the same "
+                                   "command line",
+                                   li.rank));
+  }
+
+  // Placements: each rank publishes a few bytes; rank 0 collects them.
+  SweepEnv senv;
+  senv.launch = li;
+  senv.cfg = cfg;
+  senv.backend = backend;
+  senv.device = device;
+  senv.timeout = timeout;
+  senv.store = store;
+  {
+    const std::string mine = nlohmann::json(local_placement(li, device)).dump();
+    store->set(fmt::format("ddpbench/placement/{}", li.rank), std::vector<uint8_t>(mine.begin(), mine.end()));
+    if (li.rank == 0) {
+      for (int r = 0; r < li.world_size; ++r) {
+        const auto v = store->get(fmt::format("ddpbench/placement/{}", r));
+        senv.placements.push_back(nlohmann::json::parse(std::string(v.begin(), v.end())).get<RankPlacement>());
+      }
+    }
+  }
+
+  ResultFile rf;
+  if (li.rank == 0) {
+    rf.tool = {{"name", "ddpbench"}, {"version", tool_version()}, {"git_sha", git_sha()}, {"git_dirty", git_dirty()}};
+    rf.created_utc = utc_now_iso8601();
+    rf.argv = argv;
+    rf.config = cfg_json;
+    rf.config["defaults_note"] = note;
+    std::vector<std::string> hosts;
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const auto& p : senv.placements) {
+      if (std::find(hosts.begin(), hosts.end(), p.host) == hosts.end()) hosts.push_back(p.host);
+      if (!p.gpu_name.empty())
+        gpus.push_back({{"rank", p.rank}, {"host", p.host}, {"index", p.local_rank}, {"name", p.gpu_name},
+                        {"uuid", p.gpu_uuid}, {"bus_id", p.bus_id}});
+    }
+    rf.environment = {{"torch", torch_version()},
+                      {"cuda", cuda_version()},
+                      {"nccl", nccl_version()},
+                      {"driver", driver_version()},
+                      {"backend", backend_name(backend)},
+                      {"device_type", use_cuda ? "cuda" : "cpu"},
+                      {"launcher", launcher_name(li.launcher)},
+                      {"world_size", li.world_size},
+                      {"threads_per_rank", threads},
+                      {"hosts", hosts},
+                      {"ranks", senv.placements},
+                      {"gpus", gpus},
+                      {"topology", gpu_topology()},
+                      {"slurm_job_id", li.job_id},
+                      {"malloc_tuning", malloc_info},
+                      {"env", env_subset(env)}};
+    print_header(rf, senv.placements, note);
+  }
+
+  std::string current_model;
+  auto on_row = [&](const BenchResult& row) {
+    if (row.model != current_model) {
+      current_model = row.model;
+      print_line("");
+      print_line(fmt::format("Benchmark: {} with batch size {} ({}x{} images, {})", row.model, row.batch_per_rank,
+                             row.image_size, row.image_size, row.precision));
+      print_line("");
+      print_line(table_header());
+    }
+    print_line(table_row(row, use_cuda ? "GPUs" : "CPUs"));
+    rf.results.push_back(row);
+    if (!cfg.json_path.empty()) write_result_file_atomic(cfg.json_path, rf);
+  };
+  run_sweep(senv, on_row);
+  finish_barrier(store, li, timeout);
+  if (li.rank == 0 && !cfg.json_path.empty()) {
+    print_line("");
+    print_line(fmt::format("Wrote {} ({} rows, schema {})", cfg.json_path, rf.results.size(), kSchemaVersion));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) {
+  auto f = std::make_shared<RunFlags>();
+  auto* app = parent.add_subcommand("run", "Benchmark DDP training: no-DDP baseline, then DDP on 1, 2, 4, ... ranks");
+  RunConfig& c = f->cfg;
+  f->model_opt = app->add_option("--model", f->models,
+                                 "Model(s), comma list (default: resnet50 on GPUs, a small CPU job otherwise)");
+  f->batch_opt = app->add_option("--batch-size", c.batch_size, "Examples per rank per iteration (default 32 on GPUs)");
+  f->image_opt = app->add_option("--image-size", c.image_size, "Input height = width in pixels (default 224 on GPUs)");
+  app->add_option("--num-classes", c.num_classes, "Classifier width")->capture_default_str();
+  app->add_option("--warmup", c.warmup, "Untimed iterations before each measured series")->capture_default_str();
+  app->add_option("--iters", c.iters, "Measured iterations per series")->capture_default_str();
+  app->add_option("--world-sizes", f->world_sizes,
+                  "DDP group sizes, comma list (default 1,2,4,... up to the world size, plus the world size)");
+  app->add_option("--bucket-cap-mb", c.bucket_cap_mb, "DDP bucket cap in MiB")->capture_default_str();
+  app->add_option("--first-bucket-cap-mb", c.first_bucket_cap_mb, "Cap of the first DDP bucket in MiB")
+      ->capture_default_str();
+  app->add_flag("--no-broadcast-buffers", f->no_broadcast_buffers,
+                "Do not broadcast BatchNorm buffers each step (DDP broadcast_buffers=False, as benchmark.py)");
+  app->add_option("--backend", c.backend, "Process group backend: auto, nccl or gloo")->capture_default_str();
+  app->add_option("--device", c.device, "Device: auto, cpu or cuda")->capture_default_str();
+  app->add_option("--timeout", c.timeout_s, "Seconds before a store access or collective fails")->capture_default_str();
+  app->add_option("--json", c.json_path, "Write the result file here (atomically)");
+  f->nproc_opt = app->add_option("--nproc-per-node", f->nproc_per_node,
+                                 "Ranks to start on this machine with the built-in launcher (default: one per GPU, "
+                                 "2 without GPUs)");
+  app->add_option("--seed", c.seed, "Base seed (rank r draws data from seed + 1000 + r)")->capture_default_str();
+  app->add_option("--grad-check-tol", c.grad_check_tol,
+                  "Self-check tolerance: max gradient difference across ranks, relative to max |g|")
+      ->capture_default_str();
+  app->add_flag("--no-malloc-tuning", f->no_malloc_tuning, "Keep glibc's malloc thresholds (CPU runs)");
+
+  return {app, [f, argv]() -> int {
+            RunConfig& cfg = f->cfg;
+            const EnvMap env = current_env();
+            const LaunchInfo li = detect_launch(env);
+            if (f->model_opt->count()) cfg.models = split_list(f->models);
+            cfg.broadcast_buffers = !f->no_broadcast_buffers;
+            if (cfg.device != "auto" && cfg.device != "cpu" && cfg.device != "cuda")
+              throw UsageError(fmt::format("--device '{}' is unknown; use cpu or cuda", cfg.device));
+            const int gpus = cfg.device == "cpu" ? 0 : cuda_device_count();
+            if (cfg.device == "cuda" && gpus == 0)
+              throw UsageError("--device cuda but no GPU is visible (or this build has no CUDA); use --device cpu");
+            const bool use_cuda = gpus > 0;
+            const std::string note = resolve_defaults(*f, use_cuda);
+
+            const bool spawner = li.launcher == Launcher::kNone;
+            if (f->nproc_opt->count() && !spawner && li.launcher != Launcher::kLocalSpawner)
+              throw UsageError(fmt::format("--nproc-per-node is for the built-in launcher, but {} already started "
+                                           "{} rank(s); drop the flag",
+                                           launcher_name(li.launcher), li.world_size));
+            if (f->nproc_opt->count() && f->nproc_per_node < 1)
+              throw UsageError(fmt::format("--nproc-per-node {} must be >= 1", f->nproc_per_node));
+            const int world = spawner ? (f->nproc_opt->count() ? f->nproc_per_node : (use_cuda ? gpus : 2))
+                                      : li.world_size;
+
+            // Configuration errors are the same on every rank: rank 0 reports them.
+            try {
+              if (!f->world_sizes.empty()) cfg.world_sizes = parse_int_list(f->world_sizes, "--world-sizes");
+              validate(cfg, world, model_names());
+              if (cfg.world_sizes.empty()) cfg.world_sizes = default_world_sizes(world);
+              if (!cfg.json_path.empty() && li.rank == 0) check_writable(cfg.json_path);
+            } catch (const UsageError&) {
+              if (li.rank != 0) throw SilentExit{kExitUsage};
+              throw;
+            }
+
+            if (spawner) {
+              SpawnOptions so;
+              so.nproc = world;
+              so.argv = argv;
+              so.argv[0] = self_exe_path();
+              return spawn_local_ranks(so);
+            }
+            return run_rank(*f, li, env, use_cuda, note, argv);
+          }};
+}
+
+}  // namespace ddpbench::cli

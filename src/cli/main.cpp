@@ -1,0 +1,49 @@
+// ddpbench: PyTorch DDP training benchmark driving c10d's Reducer from C++.
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "cli/commands.hpp"
+#include "core/errors.hpp"
+#include "core/version.hpp"
+
+int main(int argc, char** argv) {
+  using namespace ddpbench;
+  std::vector<std::string> args(argv, argv + argc);
+  CLI::App app{"ddpbench: PyTorch DistributedDataParallel benchmark (libtorch c10d, no Python)", "ddpbench"};
+  app.set_version_flag("--version", fmt::format("ddpbench {} (git {}{})", tool_version(), git_sha(),
+                                                git_dirty() ? ", dirty" : ""));
+  app.require_subcommand(1);
+  std::vector<cli::Command> commands = {cli::add_run_command(app, args), cli::add_models_command(app)};
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::string sub;
+    for (const auto* s : app.get_subcommands()) sub = " " + s->get_name();
+    std::fprintf(stderr, "ddpbench: error: %s; see 'ddpbench%s --help'\n", first_line(e.what()).c_str(), sub.c_str());
+    return kExitUsage;
+  }
+
+  try {
+    for (auto& c : commands)
+      if (c.app->parsed()) return c.run();
+    return kExitUsage;
+  } catch (const cli::SilentExit& e) {
+    return e.code;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "ddpbench: error: %s\n", first_line(e.what()).c_str());
+    return kExitUsage;
+  } catch (const SelfCheckError& e) {
+    std::fprintf(stderr, "ddpbench: self-check failed: %s\n", first_line(e.what()).c_str());
+    return kExitSelfCheck;
+  } catch (const c10::Error& e) {
+    std::fprintf(stderr, "ddpbench: error: %s\n", first_line(e.what_without_backtrace()).c_str());
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ddpbench: error: %s\n", first_line(e.what()).c_str());
+    return kExitFailure;
+  }
+}

@@ -1,0 +1,29 @@
+// Terminal table in the layout of PyTorch's benchmarks/distributed/ddp/benchmark.py,
+// so existing log parsers keep working. Torch-free.
+#pragma once
+
+#include <string>
+
+#include "core/result.hpp"
+
+namespace ddpbench {
+
+/// Row label of a group: "<nodes>M/<ranks><unit>", e.g. "2M/16G" (2 machines, 16 GPUs).
+/// benchmark.py hard-codes 8 GPUs per machine; ddpbench counts the distinct hosts of the group.
+std::string group_label(int nodes, int ranks, char unit);
+
+/// Column header line: 22 blanks, then "sec/iter" (14 wide) and "ex/sec" (10 wide)
+/// once per percentile (p50, p75, p90, p95), as benchmark.py's print_header.
+std::string table_header();
+
+/// One row, as benchmark.py's print_measurements:
+/// "%4d <units> -- %8s:" then "  pNN:  %1.3fs  %6d/s" for p50/p75/p90/p95,
+/// e.g. "   2 GPUs --    1M/2G:  p50:  0.097s    329/s  p75: ...".
+/// ex/s is the batch of one rank divided by the percentile time (per-GPU ex/s).
+/// `units` is "GPUs" or "CPUs". Percentiles come from `row.summary`.
+std::string table_row(const BenchResult& row, const std::string& units);
+
+/// An integer with a comma every three digits: 11689512 -> "11,689,512".
+std::string with_thousands(long long v);
+
+}  // namespace ddpbench

@@ -1,0 +1,87 @@
+// Rank discovery from the launcher's environment (torchrun, Slurm srun,
+// OpenMPI / PMIx, ddpbench's own local spawner). Torch-free and pure: every
+// function takes the environment as a map so tests can feed any launcher.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddpbench {
+
+/// Environment variables as name -> value.
+using EnvMap = std::map<std::string, std::string>;
+
+/// The current process environment (`environ`) as an EnvMap.
+EnvMap current_env();
+
+/// Which launcher started this process.
+enum class Launcher {
+  kNone,          ///< no launcher variables: ddpbench spawns ranks itself
+  kLocalSpawner,  ///< a child of `ddpbench run --nproc-per-node N`
+  kTorchrun,      ///< torchrun / torch.distributed.launch (RANK, WORLD_SIZE, ...)
+  kSlurm,         ///< srun (SLURM_PROCID, SLURM_STEP_ID, ...)
+  kOpenMPI,       ///< mpirun from OpenMPI (OMPI_COMM_WORLD_*)
+  kPMIx,          ///< any PMIx launcher that exports PMIX_RANK only
+};
+
+/// Lower-case name used in output and JSON: "none", "local", "torchrun", "slurm", "openmpi", "pmix".
+const char* launcher_name(Launcher l);
+
+/// Where this rank sits in the job and how it finds the rendezvous store.
+struct LaunchInfo {
+  Launcher launcher = Launcher::kNone;
+  int rank = 0;              ///< global rank, 0 <= rank < world_size
+  int world_size = 1;        ///< number of ranks in the job
+  int local_rank = 0;        ///< rank among the ranks on this node; also the GPU index
+  int local_world_size = 1;  ///< ranks on this node
+  std::string master_addr = "127.0.0.1";  ///< host of the TCPStore server (rank 0's node)
+  int master_port = 29500;                ///< TCP port of the TCPStore server
+  /// torchrun with TORCHELASTIC_USE_AGENT_STORE=True: the elastic agent already
+  /// serves the store; every rank connects as a client under `store_prefix`.
+  bool use_agent_store = false;
+  std::string store_prefix;  ///< "/worker/attempt_<TORCHELASTIC_RESTART_COUNT>" with the agent store
+  std::string job_id;        ///< SLURM_JOB_ID when present, else empty
+};
+
+/// Detects the launcher and this rank's place from `env`.
+///
+/// Precedence (first match wins): torchrun variables (RANK and WORLD_SIZE),
+/// OpenMPI (OMPI_COMM_WORLD_RANK), Slurm srun (SLURM_PROCID together with
+/// SLURM_STEP_ID, so a batch script that is not an srun step is not mistaken
+/// for rank 0 of N), PMIx (PMIX_RANK). MPI is checked before Slurm because
+/// mpirun inside an allocation inherits the batch step's SLURM_PROCID=0.
+/// MASTER_ADDR / MASTER_PORT always override the derived values.
+///
+/// Throws UsageError when the variables are inconsistent (rank >= world size,
+/// non-numeric values, a multi-node MPI job without MASTER_ADDR).
+LaunchInfo detect_launch(const EnvMap& env);
+
+/// First host of a Slurm hostlist expression, e.g. "gpu[007-010,12],login1" -> "gpu007",
+/// "rack[1-2]-n[01-04]" -> "rack1-n01". Throws UsageError on a malformed list.
+std::string slurm_first_host(const std::string& nodelist);
+
+/// Expands Slurm's tasks-per-node notation: "2(x3),1" -> {2, 2, 2, 1}.
+/// Throws UsageError on a malformed value.
+std::vector<int> slurm_tasks_per_node(const std::string& spec);
+
+/// Rendezvous port derived from a Slurm job id: 20000 + (job_id mod 10000), so
+/// all ranks of one job agree without a flag and concurrent jobs on a shared head
+/// node rarely collide. Stays below Linux's default ephemeral range (32768+).
+int slurm_default_port(long long job_id);
+
+/// Intra-op threads for each rank: OMP_NUM_THREADS when set (must be >= 1); else
+/// SLURM_CPUS_PER_TASK when set (Slurm already gave each task its share); else
+/// `usable_cpus / local_world_size`, at least 1, where `usable_cpus` are the CPUs in
+/// this process's affinity mask (so cgroup/cpuset limits are respected).
+/// Throws UsageError on a non-numeric or non-positive value.
+int threads_per_rank(const EnvMap& env, int local_world_size, int usable_cpus);
+
+/// CPUs in this process's affinity mask (sched_getaffinity), at least 1.
+int usable_cpu_count();
+
+/// Parses a whole decimal integer; throws UsageError naming `what` otherwise.
+long long parse_int(const std::string& value, const std::string& what);
+
+}  // namespace ddpbench

@@ -1,0 +1,199 @@
+#include "core/result.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/errors.hpp"
+
+namespace ddpbench {
+
+using nlohmann::json;
+
+void to_json(json& j, const Summary& s) {
+  j = json{{"n", s.n},           {"p50_s", s.p50_s},   {"p75_s", s.p75_s},       {"p90_s", s.p90_s},
+           {"p95_s", s.p95_s},   {"min_s", s.min_s},   {"max_s", s.max_s},       {"mean_s", s.mean_s},
+           {"stddev_s", s.stddev_s}, {"ci95_s", s.ci95_s}, {"ex_per_s_per_gpu", s.ex_per_s_per_gpu},
+           {"ex_per_s_total", s.ex_per_s_total}};
+}
+
+void from_json(const json& j, Summary& s) {
+  j.at("n").get_to(s.n);
+  j.at("p50_s").get_to(s.p50_s);
+  j.at("p75_s").get_to(s.p75_s);
+  j.at("p90_s").get_to(s.p90_s);
+  j.at("p95_s").get_to(s.p95_s);
+  s.min_s = j.value("min_s", 0.0);
+  s.max_s = j.value("max_s", 0.0);
+  j.at("mean_s").get_to(s.mean_s);
+  s.stddev_s = j.value("stddev_s", 0.0);
+  j.at("ci95_s").get_to(s.ci95_s);
+  j.at("ex_per_s_per_gpu").get_to(s.ex_per_s_per_gpu);
+  j.at("ex_per_s_total").get_to(s.ex_per_s_total);
+}
+
+void to_json(json& j, const RankSamples& r) {
+  j = json{{"rank", r.rank},     {"host", r.host},           {"local_rank", r.local_rank},
+           {"device", r.device}, {"samples_s", r.samples_s}, {"telemetry", r.telemetry}};
+}
+
+void from_json(const json& j, RankSamples& r) {
+  j.at("rank").get_to(r.rank);
+  j.at("host").get_to(r.host);
+  r.local_rank = j.value("local_rank", 0);
+  r.device = j.value("device", std::string());
+  j.at("samples_s").get_to(r.samples_s);
+  r.telemetry = j.value("telemetry", json::object());
+}
+
+void to_json(json& j, const BenchResult& b) {
+  j = json{{"model", b.model},         {"label", b.label},         {"batch_per_rank", b.batch_per_rank},
+           {"image_size", b.image_size}, {"precision", b.precision}, {"world_size", b.world_size},
+           {"nodes", b.nodes},         {"ddp", b.ddp},             {"ranks", b.ranks},
+           {"summary", b.summary},     {"telemetry", b.telemetry}, {"checks", b.checks}};
+}
+
+void from_json(const json& j, BenchResult& b) {
+  j.at("model").get_to(b.model);
+  b.label = j.value("label", std::string());
+  j.at("batch_per_rank").get_to(b.batch_per_rank);
+  b.image_size = j.value("image_size", 0);
+  b.precision = j.value("precision", std::string("fp32"));
+  j.at("world_size").get_to(b.world_size);
+  b.nodes = j.value("nodes", 1);
+  j.at("ddp").get_to(b.ddp);
+  j.at("ranks").get_to(b.ranks);
+  j.at("summary").get_to(b.summary);
+  b.telemetry = j.value("telemetry", json::object());
+  b.checks = j.value("checks", json::object());
+}
+
+void to_json(json& j, const ResultFile& f) {
+  j = json{{"schema_version", f.schema_version},
+           {"tool", f.tool},
+           {"created_utc", f.created_utc},
+           {"argv", f.argv},
+           {"config", f.config},
+           {"environment", f.environment},
+           {"results", f.results}};
+}
+
+void from_json(const json& j, ResultFile& f) {
+  j.at("schema_version").get_to(f.schema_version);
+  f.tool = j.value("tool", json::object());
+  f.created_utc = j.value("created_utc", std::string());
+  f.argv = j.value("argv", std::vector<std::string>{});
+  f.config = j.value("config", json::object());
+  f.environment = j.value("environment", json::object());
+  j.at("results").get_to(f.results);
+}
+
+int schema_major(const std::string& version) {
+  auto dot = version.find('.');
+  std::string major = version.substr(0, dot);
+  if (major.empty() || major.find_first_not_of("0123456789") != std::string::npos || dot == std::string::npos)
+    throw UsageError(fmt::format("schema_version '{}' is not MAJOR.MINOR.PATCH", version));
+  return std::stoi(major);
+}
+
+ResultFile parse_result(const std::string& text, const std::string& source) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw UsageError(fmt::format("{}: not valid JSON (byte {}); pass a file written by ddpbench run --json",
+                                 source, e.byte));
+  }
+  if (!j.is_object() || !j.contains("schema_version") || !j["schema_version"].is_string())
+    throw UsageError(fmt::format("{}: no schema_version; pass a file written by ddpbench run --json", source));
+  const std::string version = j["schema_version"].get<std::string>();
+  int major = 0;
+  try {
+    major = schema_major(version);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: {}", source, e.what()));
+  }
+  if (major != kSchemaMajor)
+    throw UsageError(fmt::format("{}: schema version {} is not readable by this ddpbench (reads {}.x); use a "
+                                 "ddpbench release that writes schema {}.x",
+                                 source, version, kSchemaMajor, major));
+  try {
+    return j.get<ResultFile>();
+  } catch (const json::exception& e) {
+    throw UsageError(fmt::format("{}: malformed result file ({}); pass a file written by ddpbench run --json",
+                                 source, e.what()));
+  }
+}
+
+ResultFile read_result_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("cannot read '{}': {}; check the path", path, std::strerror(errno)));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_result(ss.str(), path);
+}
+
+void write_result_file_atomic(const std::string& path, const ResultFile& file) {
+  const std::string text = json(file).dump(2) + "\n";
+  const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw std::runtime_error(fmt::format("cannot create '{}': {}", tmp, std::strerror(errno)));
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(err)));
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("cannot flush '{}': {}", tmp, std::strerror(errno)));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("cannot rename '{}' to '{}': {}", tmp, path, std::strerror(err)));
+  }
+}
+
+void check_writable(const std::string& path) {
+  if (path.empty()) throw UsageError("--json needs a file path; pass e.g. --json result.json");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("--json '{}' is a directory; pass a file path such as {}/result.json", path, path));
+  const auto slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string probe = fmt::format("{}/.ddpbench-probe.{}", dir, ::getpid());
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0)
+    throw UsageError(fmt::format("--json '{}' is not writable ({}: {}); choose a writable directory", path, dir,
+                                 std::strerror(errno)));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+std::string utc_now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace ddpbench

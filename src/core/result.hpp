@@ -1,0 +1,95 @@
+// The versioned JSON result file: types, (de)serialisation, atomic write.
+// Torch-free. Shape (see docs/METHODOLOGY.md and ../shared/DESIGN.md):
+// {schema_version, tool{name, version, git_sha, git_dirty}, created_utc, argv[],
+//  config{...}, environment{...}, results[{model, label, batch_per_rank, image_size,
+//  precision, world_size, nodes, ddp, ranks[{rank, host, local_rank, device, samples_s[]}],
+//  summary{p50_s, ..., ex_per_s_per_gpu, ex_per_s_total}, telemetry{...}, checks{...}}]}
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "core/stats.hpp"
+
+namespace ddpbench {
+
+/// Semantic version of the result-file schema (not the tool version). Readers
+/// accept any file whose major version equals kSchemaMajor; a minor bump only
+/// adds fields.
+inline constexpr const char* kSchemaVersion = "1.0.0";
+inline constexpr int kSchemaMajor = 1;
+
+/// One rank's raw measurements for one benchmark row.
+struct RankSamples {
+  int rank = 0;
+  std::string host;
+  int local_rank = 0;
+  std::string device;              ///< "cpu" or "cuda:<index>"
+  std::vector<double> samples_s;   ///< seconds per measured iteration, in order
+  nlohmann::json telemetry = nlohmann::json::object();  ///< per-rank extras (Reducer timers, memory)
+};
+
+/// One benchmark row: a model on a group of ranks, with or without DDP.
+struct BenchResult {
+  std::string model;
+  std::string label;  ///< benchmark.py's row label: "no ddp" or "<nodes>M/<ranks>G"
+  long long batch_per_rank = 0;
+  int image_size = 0;
+  std::string precision = "fp32";
+  int world_size = 1;  ///< ranks in this row's group
+  int nodes = 1;       ///< distinct hosts among those ranks
+  bool ddp = true;
+  std::vector<RankSamples> ranks;
+  Summary summary;  ///< over the samples of all ranks pooled
+  nlohmann::json telemetry = nlohmann::json::object();
+  nlohmann::json checks = nlohmann::json::object();
+};
+
+/// A whole result file (one launch).
+struct ResultFile {
+  std::string schema_version = kSchemaVersion;
+  nlohmann::json tool = nlohmann::json::object();
+  std::string created_utc;
+  std::vector<std::string> argv;
+  nlohmann::json config = nlohmann::json::object();
+  nlohmann::json environment = nlohmann::json::object();
+  std::vector<BenchResult> results;
+};
+
+void to_json(nlohmann::json& j, const Summary& s);
+void from_json(const nlohmann::json& j, Summary& s);
+void to_json(nlohmann::json& j, const RankSamples& r);
+void from_json(const nlohmann::json& j, RankSamples& r);
+void to_json(nlohmann::json& j, const BenchResult& b);
+void from_json(const nlohmann::json& j, BenchResult& b);
+void to_json(nlohmann::json& j, const ResultFile& f);
+void from_json(const nlohmann::json& j, ResultFile& f);
+
+/// Major component of a "MAJOR.MINOR.PATCH" version; throws UsageError if malformed.
+int schema_major(const std::string& version);
+
+/// Parses a result file from JSON text. `source` names it in errors.
+/// Throws UsageError on malformed JSON, a missing field, or a schema major
+/// version other than kSchemaMajor (the message says which ddpbench reads it).
+ResultFile parse_result(const std::string& text, const std::string& source);
+
+/// Reads and parses `path`; throws UsageError if it cannot be read (see parse_result).
+ResultFile read_result_file(const std::string& path);
+
+/// Writes `file` to `path` atomically: the JSON goes to a temporary file in the
+/// same directory, is flushed, then renamed over `path`, so readers never see a
+/// half-written file and an earlier complete file survives a crash mid-write.
+/// Throws std::runtime_error on I/O failure.
+void write_result_file_atomic(const std::string& path, const ResultFile& file);
+
+/// Checks that `path` can be created (its directory exists and is writable, and the
+/// path is not a directory) without leaving anything behind. Throws UsageError naming
+/// the problem and the fix.
+void check_writable(const std::string& path);
+
+/// Current UTC time as ISO 8601, e.g. "2026-11-22T21:31:00Z".
+std::string utc_now_iso8601();
+
+}  // namespace ddpbench

@@ -1,0 +1,104 @@
+#include "core/run_config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/errors.hpp"
+#include "core/launch_env.hpp"
+
+namespace ddpbench {
+
+std::vector<int> default_world_sizes(int world) {
+  std::vector<int> out;
+  for (int n = 1; n <= world; n *= 2) out.push_back(n);
+  if (out.empty() || out.back() != world) out.push_back(world);
+  return out;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = text.substr(start, comma - start);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (!item.empty()) out.push_back(item);
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<int> parse_int_list(const std::string& text, const std::string& flag) {
+  std::vector<int> out;
+  for (const auto& item : split_list(text)) {
+    long long v = 0;
+    try {
+      v = parse_int(item, flag);
+    } catch (const UsageError&) {
+      throw UsageError(fmt::format("{} '{}' is not a comma list of whole numbers; pass e.g. {} 1,2,4", flag, text, flag));
+    }
+    if (v < 1 || v > 1'000'000)
+      throw UsageError(fmt::format("{} has {}; sizes must be >= 1", flag, v));
+    out.push_back(static_cast<int>(v));
+  }
+  if (out.empty()) throw UsageError(fmt::format("{} is empty; pass e.g. {} 1,2", flag, flag));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void validate(const RunConfig& cfg, int world, const std::vector<std::string>& known_models) {
+  if (cfg.models.empty()) throw UsageError("no model given; pass --model resnet50 (see 'ddpbench models')");
+  for (const auto& m : cfg.models)
+    if (std::find(known_models.begin(), known_models.end(), m) == known_models.end())
+      throw UsageError(fmt::format("unknown model '{}'; choose one of: {} (see 'ddpbench models')", m,
+                                   fmt::join(known_models, ", ")));
+  if (cfg.batch_size <= 0)
+    throw UsageError(fmt::format("--batch-size {} must be >= 1 (examples per rank)", cfg.batch_size));
+  if (cfg.image_size < 32)
+    throw UsageError(fmt::format("--image-size {} is too small; ResNets need >= 32 pixels", cfg.image_size));
+  if (cfg.iters < 1) throw UsageError(fmt::format("--iters {} must be >= 1", cfg.iters));
+  if (cfg.warmup < 0) throw UsageError(fmt::format("--warmup {} must be >= 0", cfg.warmup));
+  if (cfg.num_classes < 2) throw UsageError(fmt::format("--num-classes {} must be >= 2", cfg.num_classes));
+  for (int n : cfg.world_sizes)
+    if (n < 1 || n > world)
+      throw UsageError(fmt::format("--world-sizes has {} but the job has {} rank(s); pass sizes up to {} or launch "
+                                   "more ranks (--nproc-per-node)",
+                                   n, world, world));
+  if (!(cfg.bucket_cap_mb > 0)) throw UsageError(fmt::format("--bucket-cap-mb {} must be > 0", cfg.bucket_cap_mb));
+  if (!(cfg.first_bucket_cap_mb > 0))
+    throw UsageError(fmt::format("--first-bucket-cap-mb {} must be > 0", cfg.first_bucket_cap_mb));
+  if (!(cfg.timeout_s > 0)) throw UsageError(fmt::format("--timeout {} must be > 0 seconds", cfg.timeout_s));
+  if (!(cfg.grad_check_tol > 0)) throw UsageError(fmt::format("--grad-check-tol {} must be > 0", cfg.grad_check_tol));
+  if (cfg.backend != "auto" && cfg.backend != "nccl" && cfg.backend != "gloo")
+    throw UsageError(fmt::format("--backend '{}' is unknown; use nccl or gloo", cfg.backend));
+  if (cfg.device != "auto" && cfg.device != "cpu" && cfg.device != "cuda")
+    throw UsageError(fmt::format("--device '{}' is unknown; use cpu or cuda", cfg.device));
+}
+
+nlohmann::json to_json(const RunConfig& cfg) {
+  return nlohmann::json{{"models", cfg.models},
+                        {"batch_size", cfg.batch_size},
+                        {"image_size", cfg.image_size},
+                        {"num_classes", cfg.num_classes},
+                        {"warmup", cfg.warmup},
+                        {"iters", cfg.iters},
+                        {"world_sizes", cfg.world_sizes},
+                        {"bucket_cap_mb", cfg.bucket_cap_mb},
+                        {"first_bucket_cap_mb", cfg.first_bucket_cap_mb},
+                        {"broadcast_buffers", cfg.broadcast_buffers},
+                        {"backend", cfg.backend},
+                        {"timeout_s", cfg.timeout_s},
+                        {"grad_check_tol", cfg.grad_check_tol},
+                        {"seed", cfg.seed},
+                        {"device", cfg.device},
+                        {"precision", "fp32"},
+                        {"optimizer", "SGD(lr=0.001, momentum=0.9, weight_decay=1e-4)"},
+                        {"loss", "cross_entropy"},
+                        {"data", "synthetic, generated once per rank on its device"}};
+}
+
+}  // namespace ddpbench

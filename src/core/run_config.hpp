@@ -1,0 +1,52 @@
+// Configuration of `ddpbench run` and its validation. Torch-free, so the local
+// spawner can reject bad input once, before any rank starts.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace ddpbench {
+
+/// Everything `ddpbench run` measures with. Units in the names (_s, _mb).
+struct RunConfig {
+  std::vector<std::string> models;  ///< models benchmarked in order (torchvision names)
+  long long batch_size = 32;        ///< examples per rank per iteration
+  int image_size = 224;             ///< square input side, pixels
+  int num_classes = 1000;
+  int warmup = 5;                   ///< untimed iterations before each measured series
+  int iters = 20;                   ///< measured iterations per series
+  std::vector<int> world_sizes;     ///< DDP group sizes; empty: default_world_sizes(world)
+  double bucket_cap_mb = 25.0;      ///< DDP bucket_cap_mb (MiB, as PyTorch: x * 1024 * 1024 bytes)
+  double first_bucket_cap_mb = 1.0; ///< first bucket's cap (dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB)
+  bool broadcast_buffers = true;    ///< DDP broadcast_buffers (BatchNorm statistics from rank 0 each step)
+  std::string backend = "auto";     ///< "auto", "nccl" or "gloo"
+  double timeout_s = 300.0;         ///< store and collective timeout
+  double grad_check_tol = 1e-5;     ///< self-check: max |g_r - g_0| allowed, relative to max |g|
+  std::string json_path;            ///< result file; empty: none
+  unsigned long long seed = 0;      ///< base seed; rank r draws its data from seed + r
+  std::string device = "auto";      ///< "auto", "cpu" or "cuda"
+};
+
+/// DDP group sizes swept by default: 1, 2, 4, ... up to `world`, plus `world`
+/// itself when it is not a power of two. E.g. 6 -> {1, 2, 4, 6}.
+std::vector<int> default_world_sizes(int world);
+
+/// Parses a comma list of positive integers ("1,2,8"); sorted, duplicates dropped.
+/// Throws UsageError naming `flag` on anything else.
+std::vector<int> parse_int_list(const std::string& text, const std::string& flag);
+
+/// Splits "a,b,c" into {"a","b","c"}, dropping empty items.
+std::vector<std::string> split_list(const std::string& text);
+
+/// Checks `cfg` for a job of `world` ranks; `known_models` are the registry's names.
+/// Throws UsageError (one line: the problem and the fix) on: no or unknown model,
+/// batch <= 0, image size < 32, iters < 1, warmup < 0, a world size outside 1..world,
+/// bucket caps <= 0, timeout <= 0, an unknown backend or device.
+void validate(const RunConfig& cfg, int world, const std::vector<std::string>& known_models);
+
+/// The configuration as recorded in the result file's "config" object.
+nlohmann::json to_json(const RunConfig& cfg);
+
+}  // namespace ddpbench

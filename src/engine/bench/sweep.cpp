@@ -1,0 +1,247 @@
+#include "engine/bench/sweep.hpp"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "core/bench_table.hpp"
+#include "core/errors.hpp"
+#include "core/stats.hpp"
+#include "engine/dist/collectives.hpp"
+#include "engine/dist/ddp.hpp"
+#include "engine/models/registry.hpp"
+#include "engine/timing.hpp"
+#include "engine/train/workload.hpp"
+
+namespace ddpbench {
+namespace {
+
+// Per-rank values gathered to rank 0 after the samples (fixed layout, bounded size).
+enum Extra : size_t {
+  kFwdNs = 0,
+  kBwdComputeNs,
+  kBwdCommNs,
+  kOverlapNs,
+  kPeakMem,
+  kNumExtras,
+};
+const char* kTimerKeys[4] = {"avg_forward_compute_time", "avg_backward_compute_time", "avg_backward_comm_time",
+                             "avg_backward_compute_comm_overlap_time"};
+
+ModelPtr build_model(const SweepEnv& env, const std::string& name) {
+  torch::manual_seed(env.cfg.seed);
+  auto model = make_model(name, env.cfg.num_classes);
+  model->to(env.device);
+  model->train();
+  return model;
+}
+
+SyntheticBatch rank_batch(const SweepEnv& env, long long batch) {
+  return make_synthetic_batch(batch, env.cfg.image_size, env.cfg.num_classes, env.device,
+                              env.cfg.seed + 1000 + static_cast<unsigned long long>(env.launch.rank));
+}
+
+// Runs `warmup` untimed then `iters` timed iterations; after each one the gate (if
+// any) gets a heartbeat. `after_first` runs once after the first iteration, untimed.
+std::vector<double> run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate,
+                               const std::function<void()>& after_first) {
+  StepTimer timer(env.device);
+  std::vector<double> samples;
+  samples.reserve(static_cast<size_t>(env.cfg.iters));
+  const int total = env.cfg.warmup + env.cfg.iters;
+  for (int it = 0; it < total; ++it) {
+    timer.start();
+    trainer.step();
+    const double s = timer.stop_s();
+    if (it >= env.cfg.warmup) samples.push_back(s);
+    if (it == 0 && after_first) after_first();
+    if (gate) gate->beat();
+  }
+  return samples;
+}
+
+int distinct_hosts(const std::vector<RankPlacement>& placements, int n) {
+  std::set<std::string> hosts;
+  for (int r = 0; r < n && r < static_cast<int>(placements.size()); ++r)
+    hosts.insert(placements[static_cast<size_t>(r)].host);
+  return std::max<int>(1, static_cast<int>(hosts.size()));
+}
+
+BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, int n,
+                     const std::vector<std::vector<double>>& gathered) {
+  BenchResult row;
+  row.model = model;
+  row.batch_per_rank = env.cfg.batch_size;
+  row.image_size = env.cfg.image_size;
+  row.precision = "fp32";
+  row.world_size = n;
+  row.nodes = distinct_hosts(env.placements, n);
+  row.ddp = ddp;
+  row.label = ddp ? group_label(row.nodes, n, env.device.is_cuda() ? 'G' : 'C') : "no ddp";
+  const auto iters = static_cast<size_t>(env.cfg.iters);
+  std::vector<double> pooled;
+  double timer_sum[4] = {0, 0, 0, 0};
+  int timer_n[4] = {0, 0, 0, 0};
+  long long peak_max = -1;
+  for (int r = 0; r < n; ++r) {
+    const auto& v = gathered[static_cast<size_t>(r)];
+    RankSamples rs;
+    rs.rank = r;
+    const auto& pl = env.placements[static_cast<size_t>(r)];
+    rs.host = pl.host;
+    rs.local_rank = pl.local_rank;
+    rs.device = pl.device;
+    rs.samples_s.assign(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(iters));
+    pooled.insert(pooled.end(), rs.samples_s.begin(), rs.samples_s.end());
+    const double* extra = v.data() + iters;
+    if (ddp) {
+      nlohmann::json timers = nlohmann::json::object();
+      for (int k = 0; k < 4; ++k) {
+        if (extra[k] >= 0) {
+          timers[kTimerKeys[k]] = static_cast<long long>(extra[k]);
+          timer_sum[k] += extra[k];
+          ++timer_n[k];
+        }
+      }
+      rs.telemetry["reducer_timers_ns"] = timers;
+    }
+    if (extra[kPeakMem] >= 0) {
+      rs.telemetry["peak_memory_bytes"] = static_cast<long long>(extra[kPeakMem]);
+      peak_max = std::max(peak_max, static_cast<long long>(extra[kPeakMem]));
+    }
+    row.ranks.push_back(std::move(rs));
+  }
+  row.summary = summarize(pooled, row.batch_per_rank, n);
+  if (ddp) {
+    nlohmann::json mean_timers = nlohmann::json::object();
+    for (int k = 0; k < 4; ++k)
+      if (timer_n[k] > 0) mean_timers[kTimerKeys[k]] = timer_sum[k] / timer_n[k];
+    row.telemetry["reducer_timers_ns_mean_over_ranks"] = mean_timers;
+    row.telemetry["reducer_timers_note"] =
+        "c10d::Logger averages over the iterations the Reducer samples (the first 10, then every 100th), "
+        "warm-up included";
+  }
+  if (peak_max >= 0) row.telemetry["peak_memory_bytes_max_over_ranks"] = peak_max;
+  return row;
+}
+
+std::vector<double> rank_payload(const SweepEnv& env, const std::vector<double>& samples,
+                                 DistributedDataParallel* ddp) {
+  std::vector<double> payload(samples);
+  payload.resize(static_cast<size_t>(env.cfg.iters) + kNumExtras, -1.0);
+  double* extra = payload.data() + env.cfg.iters;
+  if (ddp) {
+    auto timers = ddp->reducer_timers_ns();
+    for (int k = 0; k < 4; ++k) {
+      auto it = timers.find(kTimerKeys[k]);
+      if (it != timers.end()) extra[k] = static_cast<double>(it->second);
+    }
+  }
+  extra[kPeakMem] = static_cast<double>(peak_memory_bytes(env.device));
+  return payload;
+}
+
+// Every rank trains its own copy, no communication (CUDA/cuDNN init, allocator warm-up).
+void warmup_alone(const SweepEnv& env, const std::string& model) {
+  if (env.cfg.warmup == 0) return;
+  Trainer trainer(build_model(env, model), nullptr, rank_batch(env, env.cfg.batch_size));
+  for (int it = 0; it < env.cfg.warmup; ++it) trainer.step();
+  synchronize(env.device);
+}
+
+// Rank 0 trains without DDP while the others wait at the gate.
+std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& model) {
+  GroupGate gate(env.store, fmt::format("{}/noddp", model), env.timeout);
+  if (env.launch.rank != 0) {
+    gate.wait_done();
+    return std::nullopt;
+  }
+  try {
+    reset_peak_memory(env.device);
+    Trainer trainer(build_model(env, model), nullptr, rank_batch(env, env.cfg.batch_size));
+    auto samples = run_series(env, trainer, &gate, nullptr);
+    auto row = make_row(env, model, /*ddp=*/false, 1, {rank_payload(env, samples, nullptr)});
+    gate.done();
+    return row;
+  } catch (const std::exception& e) {
+    gate.fail(e.what());
+    throw;
+  }
+}
+
+// The first n ranks train under DDP on their own sub-group; the others wait.
+// Rank 0 emits the row (with the self-check values) even when the check fails, then
+// every rank of the group throws SelfCheckError and the waiting ranks are released
+// with the failure.
+void run_ddp_group(const SweepEnv& env, const std::string& model, int n, const RowCallback& emit) {
+  const std::string name = fmt::format("{}/ddp{}", model, n);
+  GroupGate gate(env.store, name, env.timeout);
+  const int rank = env.launch.rank;
+  if (rank >= n) {
+    gate.wait_done();
+    return;
+  }
+  try {
+    auto group_store = c10::make_intrusive<c10d::PrefixStore>("group/" + name + "/", env.store);
+    auto pg = make_process_group(env.backend, group_store, rank, n, env.device, env.timeout);
+    GradSpread spread;
+    double limit = 0;
+    {
+      reset_peak_memory(env.device);
+      DdpOptions opts;
+      opts.bucket_cap_bytes = static_cast<int64_t>(env.cfg.bucket_cap_mb * 1024 * 1024);
+      opts.first_bucket_cap_bytes = static_cast<int64_t>(env.cfg.first_bucket_cap_mb * 1024 * 1024);
+      opts.broadcast_buffers = env.cfg.broadcast_buffers;
+      auto module = build_model(env, model);
+      auto ddp = std::make_unique<DistributedDataParallel>(module, pg, opts, env.device);
+      DistributedDataParallel* ddp_raw = ddp.get();
+      Trainer trainer(module, std::move(ddp), rank_batch(env, env.cfg.batch_size));
+
+      auto check = [&] { spread = grad_spread_across_ranks(ddp_raw->parameters(), pg, env.timeout); };
+      auto samples = run_series(env, trainer, rank == 0 ? &gate : nullptr, check);
+      limit = env.cfg.grad_check_tol * std::max(1.0, spread.max_abs_grad);
+      auto payload = rank_payload(env, samples, ddp_raw);
+      auto gathered = gather_to_root(pg, payload, payload.size(), env.device, env.timeout);
+      if (rank == 0) {
+        BenchResult row = make_row(env, model, /*ddp=*/true, n, gathered);
+        row.checks = nlohmann::json{{"grad_max_abs_diff_across_ranks", spread.max_abs_diff},
+                                    {"grad_max_abs", spread.max_abs_grad},
+                                    {"grad_check_limit", limit},
+                                    {"grad_check_passed", spread.max_abs_diff <= limit},
+                                    {"buckets_rebuilt", ddp_raw->buckets_rebuilt()},
+                                    {"bucket_sizes_bytes", ddp_raw->bucket_sizes_bytes()}};
+        emit(row);
+      }
+    }
+    destroy_process_group(pg);
+    if (spread.max_abs_diff > limit)
+      throw SelfCheckError(fmt::format(
+          "self-check failed for {} on {} ranks: gradients differ across ranks by {:.3g} after the first DDP "
+          "step (limit {:.3g}); the allreduce is not averaging, so no timing of this group is valid",
+          model, n, spread.max_abs_diff, limit));
+    if (rank == 0) gate.done();
+  } catch (const std::exception& e) {
+    if (rank == 0) gate.fail(e.what());
+    throw;
+  }
+}
+
+}  // namespace
+
+std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row) {
+  std::vector<BenchResult> rows;
+  RowCallback emit = [&](const BenchResult& row) {
+    rows.push_back(row);
+    if (on_row) on_row(rows.back());
+  };
+  for (const auto& model : env.cfg.models) {
+    warmup_alone(env, model);
+    if (auto row = run_no_ddp(env, model)) emit(*row);
+    for (int n : env.cfg.world_sizes) run_ddp_group(env, model, n, emit);
+  }
+  return rows;
+}
+
+}  // namespace ddpbench

@@ -1,0 +1,113 @@
+#include "engine/dist/collectives.hpp"
+
+#include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+
+#include <stdexcept>
+#include <thread>
+
+namespace ddpbench {
+
+void wait_work(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout) {
+  work->wait(timeout);
+}
+
+std::vector<double> allreduce_values(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, std::vector<double> values,
+                                     c10d::ReduceOp op, const at::Device& device, std::chrono::milliseconds timeout) {
+  if (values.empty()) return values;
+  auto cpu = at::empty({static_cast<int64_t>(values.size())}, at::TensorOptions().dtype(at::kDouble));
+  std::copy(values.begin(), values.end(), cpu.data_ptr<double>());
+  std::vector<at::Tensor> ts{cpu.to(device)};
+  c10d::AllreduceOptions opts;
+  opts.reduceOp = op;
+  opts.timeout = timeout;
+  wait_work(pg->allreduce(ts, opts), timeout);
+  auto back = ts[0].to(at::kCPU);
+  std::copy(back.data_ptr<double>(), back.data_ptr<double>() + values.size(), values.begin());
+  return values;
+}
+
+std::vector<std::vector<double>> gather_to_root(const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+                                                const std::vector<double>& mine, size_t len, const at::Device& device,
+                                                std::chrono::milliseconds timeout) {
+  const auto opts_d = at::TensorOptions().dtype(at::kDouble);
+  auto cpu = at::zeros({static_cast<int64_t>(len)}, opts_d);
+  std::copy(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(std::min(len, mine.size())), cpu.data_ptr<double>());
+  std::vector<at::Tensor> input{cpu.to(device)};
+  std::vector<std::vector<at::Tensor>> outputs;
+  const bool root = pg->getRank() == 0;
+  if (root) {
+    outputs.emplace_back();
+    for (int r = 0; r < pg->getSize(); ++r)
+      outputs[0].push_back(at::zeros({static_cast<int64_t>(len)}, opts_d.device(device)));
+  }
+  c10d::GatherOptions opts;
+  opts.rootRank = 0;
+  opts.timeout = timeout;
+  wait_work(pg->gather(outputs, input, opts), timeout);
+  std::vector<std::vector<double>> result;
+  if (root) {
+    for (auto& t : outputs[0]) {
+      auto c = t.to(at::kCPU);
+      result.emplace_back(c.data_ptr<double>(), c.data_ptr<double>() + len);
+    }
+  }
+  return result;
+}
+
+void barrier(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const at::Device& device,
+             std::chrono::milliseconds timeout) {
+  c10d::BarrierOptions opts;
+  opts.timeout = timeout;
+  if (device.is_cuda()) opts.device_ids = {device.index()};
+  wait_work(pg->barrier(opts), timeout);
+}
+
+GroupGate::GroupGate(c10::intrusive_ptr<c10d::Store> store, std::string name, std::chrono::milliseconds timeout,
+                     std::chrono::milliseconds poll)
+    : store_(std::move(store)),
+      hb_key_("gate/" + name + "/hb"),
+      done_key_("gate/" + name + "/done"),
+      fail_key_("gate/" + name + "/fail"),
+      name_(std::move(name)),
+      timeout_(timeout),
+      poll_(poll) {}
+
+void GroupGate::beat() { store_->add(hb_key_, 1); }
+
+void GroupGate::done() { store_->set(done_key_, std::vector<uint8_t>{1}); }
+
+void GroupGate::fail(const std::string& reason) {
+  const std::string msg = first_line(reason).substr(0, 1024);
+  store_->set(fail_key_, std::vector<uint8_t>(msg.begin(), msg.end()));
+}
+
+void GroupGate::wait_done() {
+  using Clock = std::chrono::steady_clock;
+  int64_t last = -1;
+  auto last_progress = Clock::now();
+  for (;;) {
+    if (store_->check({done_key_})) return;
+    if (store_->check({fail_key_})) {
+      const auto msg = store_->get(fail_key_);
+      throw std::runtime_error(fmt::format("benchmark group '{}' failed: {}", name_, std::string(msg.begin(), msg.end())));
+    }
+    const int64_t beats = store_->add(hb_key_, 0);
+    if (beats != last) {
+      last = beats;
+      last_progress = Clock::now();
+    } else if (Clock::now() - last_progress > timeout_) {
+      throw std::runtime_error(fmt::format(
+          "benchmark group '{}' made no progress for {} s: a rank in it died or hangs (raise --timeout if a step "
+          "legitimately takes longer)",
+          name_, std::chrono::duration_cast<std::chrono::seconds>(timeout_).count()));
+    }
+    std::this_thread::sleep_for(poll_);
+  }
+}
+
+}  // namespace ddpbench

@@ -1,0 +1,58 @@
+// Small collectives with explicit timeouts, and the gate that parks ranks outside
+// a benchmark sub-group without letting a dead peer hang them.
+#pragma once
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace ddpbench {
+
+/// Waits for `work`, throwing c10::Error if it does not finish within `timeout`
+/// or fails (e.g. a peer closed its connection).
+void wait_work(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout);
+
+/// Element-wise reduction of `values` over all ranks of `pg` (SUM, MAX or MIN),
+/// staged through a float64 tensor on `device`. Returns the reduced values on every rank.
+std::vector<double> allreduce_values(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, std::vector<double> values,
+                                     c10d::ReduceOp op, const at::Device& device, std::chrono::milliseconds timeout);
+
+/// Gathers `len` doubles from every rank of `pg` to rank 0 of `pg` (shorter inputs are
+/// zero-padded, longer ones truncated). Rank 0 gets size() vectors in rank order; the
+/// other ranks get an empty result. Memory on rank 0: size() * len * 8 bytes.
+std::vector<std::vector<double>> gather_to_root(const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+                                                const std::vector<double>& mine, size_t len, const at::Device& device,
+                                                std::chrono::milliseconds timeout);
+
+/// Barrier on `pg` with a timeout (NCCL: on `device`).
+void barrier(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const at::Device& device,
+             std::chrono::milliseconds timeout);
+
+/// Liveness protocol between a running sub-group and the ranks waiting outside it,
+/// over the store (no collective can span a group and ranks outside it).
+/// The sub-group's rank 0 calls beat() after every iteration and done() at the end,
+/// or fail() with the reason when the group fails; outside ranks call wait_done(),
+/// which returns after done(), and throws after fail() or when no beat arrived for
+/// `timeout` (a rank of the group died or hangs).
+/// Store traffic: one add per iteration from one rank; outside ranks poll every
+/// `poll` (default 0.5 s).
+class GroupGate {
+ public:
+  GroupGate(c10::intrusive_ptr<c10d::Store> store, std::string name, std::chrono::milliseconds timeout,
+            std::chrono::milliseconds poll = std::chrono::milliseconds(500));
+  void beat();
+  void done();
+  void fail(const std::string& reason);
+  /// Throws std::runtime_error naming the group when it failed or stalled longer than the timeout.
+  void wait_done();
+
+ private:
+  c10::intrusive_ptr<c10d::Store> store_;
+  std::string hb_key_, done_key_, fail_key_, name_;
+  std::chrono::milliseconds timeout_, poll_;
+};
+
+}  // namespace ddpbench

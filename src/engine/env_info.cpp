@@ -1,0 +1,142 @@
+#include "engine/env_info.hpp"
+
+#include <torch/version.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <regex>
+
+#include "engine/compat.hpp"
+
+#ifdef DDPBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#endif
+
+namespace ddpbench {
+namespace {
+
+bool on_path(const std::string& prog) {
+  const char* path = std::getenv("PATH");
+  if (!path) return false;
+  std::string p(path);
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t colon = p.find(':', start);
+    if (colon == std::string::npos) colon = p.size();
+    std::string dir = p.substr(start, colon - start);
+    if (!dir.empty() && ::access((dir + "/" + prog).c_str(), X_OK) == 0) return true;
+    start = colon + 1;
+  }
+  return false;
+}
+
+// Output of a shell command, at most 64 KiB; "" when it fails.
+std::string capture(const std::string& cmd) {
+  std::string out;
+  FILE* f = ::popen((cmd + " 2>/dev/null").c_str(), "r");
+  if (!f) return out;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0 && out.size() < 65536) out.append(buf.data(), n);
+  if (::pclose(f) != 0) return "";
+  return out;
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const RankPlacement& p) {
+  j = nlohmann::json{{"rank", p.rank},         {"local_rank", p.local_rank}, {"host", p.host},
+                     {"device", p.device},     {"gpu_name", p.gpu_name},     {"gpu_uuid", p.gpu_uuid},
+                     {"bus_id", p.bus_id}};
+}
+
+void from_json(const nlohmann::json& j, RankPlacement& p) {
+  j.at("rank").get_to(p.rank);
+  j.at("local_rank").get_to(p.local_rank);
+  j.at("host").get_to(p.host);
+  j.at("device").get_to(p.device);
+  p.gpu_name = j.value("gpu_name", std::string());
+  p.gpu_uuid = j.value("gpu_uuid", std::string());
+  p.bus_id = j.value("bus_id", std::string());
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+RankPlacement local_placement(const LaunchInfo& li, const c10::Device& device) {
+  RankPlacement p;
+  p.rank = li.rank;
+  p.local_rank = li.local_rank;
+  p.host = host_name();
+  p.device = device.str();
+#ifdef DDPBENCH_WITH_CUDA
+  if (device.is_cuda()) {
+    const cudaDeviceProp* prop = at::cuda::getDeviceProperties(device.index());
+    p.gpu_name = prop->name;
+    p.bus_id = fmt::format("{:08x}:{:02x}:{:02x}.0", prop->pciDomainID, prop->pciBusID, prop->pciDeviceID);
+    const auto* u = reinterpret_cast<const unsigned char*>(prop->uuid.bytes);
+    p.gpu_uuid = fmt::format("GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
+                             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+                             u[13], u[14], u[15]);
+  }
+#endif
+  return p;
+}
+
+std::string torch_version() { return TORCH_VERSION; }
+
+std::string cuda_version() {
+#if defined(DDPBENCH_WITH_CUDA) && defined(CUDA_VERSION)
+  return fmt::format("{}.{}", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
+#else
+  return "none";
+#endif
+}
+
+std::string nccl_version() {
+#if DDPBENCH_HAVE_NCCL
+  return c10d::getNcclVersion();
+#else
+  return "none";
+#endif
+}
+
+std::string driver_version() {
+  if (!on_path("nvidia-smi")) return "none";
+  std::string out = capture("nvidia-smi --query-gpu=driver_version --format=csv,noheader");
+  auto nl = out.find('\n');
+  out = out.substr(0, nl);
+  return out.empty() ? "unknown" : out;
+}
+
+std::string gpu_topology() {
+  if (!on_path("nvidia-smi")) return "";
+  static const std::regex ansi("\x1b\\[[0-9;]*m");
+  return std::regex_replace(capture("nvidia-smi topo -m"), ansi, "");
+}
+
+nlohmann::json env_subset(const EnvMap& env) {
+  static const char* prefixes[] = {"NCCL_",       "TORCH_NCCL_",  "TORCH_DISTRIBUTED_", "CUDA_VISIBLE_DEVICES",
+                                   "OMP_NUM_THREADS", "GLOO_SOCKET_IFNAME", "MASTER_ADDR", "MASTER_PORT",
+                                   "SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_NTASKS", "SLURM_CPUS_PER_TASK",
+                                   "MALLOC_",     "TORCHELASTIC_USE_AGENT_STORE"};
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& kv : env) {
+    for (const char* p : prefixes) {
+      if (kv.first.rfind(p, 0) == 0) {
+        out[kv.first] = kv.second.substr(0, 512);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace ddpbench

@@ -1,0 +1,88 @@
+#include "engine/timing.hpp"
+
+#ifdef DDPBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+namespace ddpbench {
+
+void synchronize(const c10::Device& device) {
+#ifdef DDPBENCH_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::device_synchronize();
+#else
+  (void)device;
+#endif
+}
+
+struct StepTimer::Impl {
+#ifdef DDPBENCH_WITH_CUDA
+  at::cuda::CUDAEvent start{cudaEventDefault};
+  at::cuda::CUDAEvent end{cudaEventDefault};
+#endif
+};
+
+StepTimer::StepTimer(const c10::Device& device) : device_(device), impl_(std::make_unique<Impl>()) {}
+StepTimer::~StepTimer() = default;
+
+void StepTimer::start() {
+#ifdef DDPBENCH_WITH_CUDA
+  if (device_.is_cuda()) {
+    impl_->start.record();
+    return;
+  }
+#endif
+  t0_ = std::chrono::steady_clock::now();
+}
+
+double StepTimer::stop_s() {
+#ifdef DDPBENCH_WITH_CUDA
+  if (device_.is_cuda()) {
+    impl_->end.record();
+    impl_->end.synchronize();
+    return static_cast<double>(impl_->start.elapsed_time(impl_->end)) / 1000.0;
+  }
+#endif
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+}
+
+void set_current_device(const c10::Device& device) {
+#ifdef DDPBENCH_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::set_device(device.index());
+#else
+  (void)device;
+#endif
+}
+
+int cuda_device_count() {
+#ifdef DDPBENCH_WITH_CUDA
+  return static_cast<int>(c10::cuda::device_count());
+#else
+  return 0;
+#endif
+}
+
+void reset_peak_memory(const c10::Device& device) {
+#ifdef DDPBENCH_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+#else
+  (void)device;
+#endif
+}
+
+long long peak_memory_bytes(const c10::Device& device) {
+#ifdef DDPBENCH_WITH_CUDA
+  if (device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+    // Index 0 is StatType::AGGREGATE (all pools) in every torch version; the enum itself
+    // moved namespaces between 1.13 and 2.x.
+    return static_cast<long long>(stats.allocated_bytes[0].peak);
+  }
+#else
+  (void)device;
+#endif
+  return -1;
+}
+
+}  // namespace ddpbench

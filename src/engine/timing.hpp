@@ -1,0 +1,49 @@
+// Per-iteration timing with device synchronisation.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <chrono>
+#include <memory>
+
+namespace ddpbench {
+
+/// Waits until all work queued on `device` has finished (no-op on the CPU, where
+/// ATen ops are synchronous).
+void synchronize(const c10::Device& device);
+
+/// Times one iteration. On a GPU: CUDA events (created with cudaEventDefault, since
+/// the default-disabled timing flag would make them unusable) recorded on the current
+/// stream, read after the end event completes. On the CPU: std::chrono::steady_clock.
+class StepTimer {
+ public:
+  explicit StepTimer(const c10::Device& device);
+  ~StepTimer();
+  StepTimer(const StepTimer&) = delete;
+  StepTimer& operator=(const StepTimer&) = delete;
+  /// Marks the start of an iteration.
+  void start();
+  /// Marks its end, waits for the device, and returns the elapsed time in seconds.
+  double stop_s();
+
+ private:
+  struct Impl;
+  c10::Device device_;
+  std::unique_ptr<Impl> impl_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
+/// Selects `device` as the current CUDA device of this thread (no-op on the CPU).
+void set_current_device(const c10::Device& device);
+
+/// Number of CUDA devices visible to this process; 0 in a CPU build or without GPUs.
+int cuda_device_count();
+
+/// Resets the peak of the CUDA caching allocator's allocated bytes on `device`.
+void reset_peak_memory(const c10::Device& device);
+
+/// Peak bytes allocated by the CUDA caching allocator on `device` since the last
+/// reset (CUDACachingAllocator::getDeviceStats().allocated_bytes[AGGREGATE].peak); -1 on the CPU.
+long long peak_memory_bytes(const c10::Device& device);
+
+}  // namespace ddpbench

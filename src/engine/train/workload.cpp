@@ -1,0 +1,65 @@
+#include "engine/train/workload.hpp"
+
+#include <torch/nn/functional/loss.h>
+#include <torch/utils.h>
+
+#include <ATen/ops/cat.h>
+#include <ATen/ops/randint.h>
+#include <ATen/ops/randn.h>
+
+#include "engine/dist/collectives.hpp"
+
+namespace ddpbench {
+
+SyntheticBatch make_synthetic_batch(int64_t batch, int64_t image, int64_t classes, const c10::Device& device,
+                                    uint64_t seed) {
+  torch::manual_seed(seed);
+  SyntheticBatch b;
+  b.input = at::randn({batch, 3, image, image}, at::TensorOptions().device(device).dtype(at::kFloat));
+  b.target = at::randint(0, classes, {batch}, at::TensorOptions().device(device).dtype(at::kLong));
+  return b;
+}
+
+Trainer::Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, SyntheticBatch batch)
+    : model_(std::move(model)),
+      ddp_(std::move(ddp)),
+      batch_(std::move(batch)),
+      optimizer_(model_->parameters(), torch::optim::SGDOptions(0.001).momentum(0.9).weight_decay(1e-4)) {}
+
+torch::Tensor Trainer::forward_backward() {
+  optimizer_.zero_grad();
+  auto out = ddp_ ? ddp_->forward(batch_.input) : model_->forward(batch_.input);
+  auto loss = torch::nn::functional::cross_entropy(out, batch_.target);
+  loss.backward();
+  return loss;
+}
+
+torch::Tensor Trainer::step() {
+  auto loss = forward_backward();
+  optimizer_.step();
+  return loss;
+}
+
+GradSpread grad_spread_across_ranks(const std::vector<torch::Tensor>& params,
+                                    const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+                                    std::chrono::milliseconds timeout) {
+  std::vector<torch::Tensor> flat;
+  for (const auto& p : params)
+    if (p.grad().defined()) flat.push_back(p.grad().detach().reshape({-1}).to(at::kDouble));
+  if (flat.empty()) return {};
+  auto hi = at::cat(flat);
+  auto lo = hi.clone();
+  std::vector<at::Tensor> hv{hi}, lv{lo};
+  c10d::AllreduceOptions opts;
+  opts.timeout = timeout;
+  opts.reduceOp = c10d::ReduceOp::MAX;
+  wait_work(pg->allreduce(hv, opts), timeout);
+  opts.reduceOp = c10d::ReduceOp::MIN;
+  wait_work(pg->allreduce(lv, opts), timeout);
+  GradSpread s;
+  s.max_abs_diff = (hi - lo).max().item<double>();
+  s.max_abs_grad = std::max(hi.abs().max().item<double>(), lo.abs().max().item<double>());
+  return s;
+}
+
+}  // namespace ddpbench

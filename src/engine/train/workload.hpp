@@ -1,0 +1,63 @@
+// The training step being measured: synthetic data, cross-entropy, SGD with momentum.
+#pragma once
+
+#include <torch/optim/sgd.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "engine/dist/ddp.hpp"
+#include "engine/models/model.hpp"
+
+namespace ddpbench {
+
+/// One synthetic batch, generated once and reused every iteration (as PyTorch's
+/// benchmark.py does) so storage and data loading never enter the measurement.
+struct SyntheticBatch {
+  torch::Tensor input;   ///< float32 [batch, 3, image, image], N(0, 1)
+  torch::Tensor target;  ///< int64 [batch], uniform in [0, classes)
+};
+
+/// Draws a batch on `device` from torch's default generators seeded with `seed`.
+SyntheticBatch make_synthetic_batch(int64_t batch, int64_t image, int64_t classes, const c10::Device& device,
+                                    uint64_t seed);
+
+/// A model, its optimizer (SGD lr 0.001, momentum 0.9, weight decay 1e-4: the values
+/// of benchmark.py) and optionally the DDP wrapper that reduces its gradients.
+class Trainer {
+ public:
+  /// `ddp` may be null: then the model trains alone (the "no ddp" baseline).
+  Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, SyntheticBatch batch);
+
+  /// zero_grad -> forward -> cross-entropy -> backward (DDP: with bucketed allreduce) ->
+  /// optimizer step. Asynchronous on a GPU: time it with StepTimer. Returns the loss.
+  torch::Tensor step();
+
+  /// zero_grad -> forward -> loss -> backward only (no optimizer step): for checks.
+  torch::Tensor forward_backward();
+
+  Model& model() { return *model_; }
+  DistributedDataParallel* ddp() { return ddp_.get(); }
+  /// Parameters the optimizer updates (module order).
+  std::vector<torch::Tensor> parameters() { return model_->parameters(); }
+
+ private:
+  ModelPtr model_;
+  std::unique_ptr<DistributedDataParallel> ddp_;
+  SyntheticBatch batch_;
+  torch::optim::SGD optimizer_;
+};
+
+/// Spread of gradients across the ranks of `pg` after a DDP step: max over elements of
+/// (max over ranks - min over ranks) of each gradient, and max |g|. With a correct
+/// allreduce every rank holds the same averaged gradient, so the spread is 0 up to
+/// rounding. Collective over `pg` (two allreduces of all gradients, one of a scalar).
+struct GradSpread {
+  double max_abs_diff = 0;  ///< max_i (max_r g_r[i] - min_r g_r[i])
+  double max_abs_grad = 0;  ///< max_i max_r |g_r[i]|
+};
+GradSpread grad_spread_across_ranks(const std::vector<torch::Tensor>& params,
+                                    const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+                                    std::chrono::milliseconds timeout);
+
+}  // namespace ddpbench
