@@ -2,8 +2,15 @@
 # Run at build time: cmake -DSRC=<repo> -DOUT=<file> -DVERSION=<x.y.z> -P GitVersion.cmake
 set(sha "unknown")
 set(dirty "false")
+# A copy of the tree without .git (e.g. shipped to a GPU machine) can be told its
+# identity: DDPBENCH_GIT_SHA=<sha> [DDPBENCH_GIT_DIRTY=true].
 find_package(Git QUIET)
-if(GIT_FOUND AND EXISTS "${SRC}/.git")
+if(DEFINED ENV{DDPBENCH_GIT_SHA})
+  set(sha "$ENV{DDPBENCH_GIT_SHA}")
+  if("$ENV{DDPBENCH_GIT_DIRTY}" STREQUAL "true")
+    set(dirty "true")
+  endif()
+elseif(GIT_FOUND AND EXISTS "${SRC}/.git")
   execute_process(COMMAND "${GIT_EXECUTABLE}" -C "${SRC}" rev-parse --short=12 HEAD
                   OUTPUT_VARIABLE out RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   if(rc EQUAL 0)

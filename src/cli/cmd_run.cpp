@@ -1,4 +1,5 @@
 // `ddpbench run`: the DDP training benchmark sweep (see engine/bench/sweep.hpp).
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <malloc.h>
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -225,6 +226,9 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
                       {"topology", gpu_topology()},
                       {"slurm_job_id", li.job_id},
                       {"malloc_tuning", malloc_info},
+                      {"math", {{"cudnn_allow_tf32", at::globalContext().allowTF32CuDNN()},
+                                {"cublas_allow_tf32", at::globalContext().allowTF32CuBLAS()},
+                                {"cudnn_benchmark", at::globalContext().benchmarkCuDNN()}}},
                       {"env", env_subset(env)}};
     print_header(rf, senv.placements, note);
   }

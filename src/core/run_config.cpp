@@ -1,6 +1,7 @@
 #include "core/run_config.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 

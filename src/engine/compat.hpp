@@ -60,9 +60,10 @@ struct has_set_bound_device<T, std::void_t<decltype(std::declval<T&>().setBoundD
 
 /// Turns a backend object into the c10d::ProcessGroup the Reducer and collectives
 /// take. torch 1.13: the backend already is a ProcessGroup. torch 2.x: wrap it and
-/// register it for `device_type` (setBackend + setDefaultBackend). With a CUDA
-/// device, 2.x also binds the group to it (setBoundDeviceId), as Python does with
-/// init_process_group(device_id=...), so barrier() knows its GPU.
+/// register it per device type, as Python's init_process_group does: NCCL for CUDA;
+/// Gloo for the CPU and, when the rank's tensors live on a GPU, for CUDA too. With
+/// NCCL, 2.x also binds the group to the rank's GPU (setBoundDeviceId), as Python's
+/// init_process_group(device_id=...) does, so barrier() knows its device.
 template <typename B>
 c10::intrusive_ptr<c10d::ProcessGroup> as_process_group(const c10::intrusive_ptr<B>& backend,
                                                         const c10::intrusive_ptr<c10d::Store>& store, int rank,
@@ -74,9 +75,10 @@ c10::intrusive_ptr<c10d::ProcessGroup> as_process_group(const c10::intrusive_ptr
     auto pg = c10::make_intrusive<PG>(store, rank, size);
     const auto type = is_nccl ? PG::BackendType::NCCL : PG::BackendType::GLOO;
     if constexpr (has_set_bound_device<PG>::value) {
-      if (device.is_cuda()) pg->setBoundDeviceId(device);
+      if (is_nccl) pg->setBoundDeviceId(device);
     }
-    pg->setBackend(device.type(), type, backend);
+    if (!is_nccl) pg->setBackend(c10::DeviceType::CPU, type, backend);
+    if (device.is_cuda()) pg->setBackend(c10::DeviceType::CUDA, type, backend);
     pg->setDefaultBackend(type);
     return pg;
   }

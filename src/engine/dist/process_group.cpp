@@ -46,7 +46,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_process_group(BackendKind backend,
       opts->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
     }
     auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, opts);
-    return compat::as_process_group(pg, store, rank, size, at::Device(at::kCPU), /*is_nccl=*/false);
+    return compat::as_process_group(pg, store, rank, size, device, /*is_nccl=*/false);
 #else
     throw UsageError("this ddpbench was built without Gloo (no gloo headers at build time); use --backend nccl");
 #endif

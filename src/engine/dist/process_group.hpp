@@ -29,7 +29,8 @@ bool backend_available(BackendKind b);
 c10::intrusive_ptr<c10d::Store> connect_store(const LaunchInfo& li, std::chrono::milliseconds timeout);
 
 /// A process group of `size` ranks on `store` (prefix it per group). `device` is the
-/// rank's device: Gloo uses the CPU; NCCL must be given cuda:<local rank>. Gloo binds
+/// rank's device: Gloo reduces CPU tensors, or CUDA tensors staged through the host;
+/// NCCL must be given cuda:<local rank>. Gloo binds
 /// to each interface named in GLOO_SOCKET_IFNAME (comma list) when set, else to the
 /// address of this host's name, as Python's ProcessGroupGloo does. Collectives time out
 /// after `timeout` (NCCL: its watchdog aborts them).

@@ -1,6 +1,7 @@
 #include "engine/models/registry.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/errors.hpp"
 #include "engine/models/resnet.hpp"

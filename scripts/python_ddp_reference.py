@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Python DDP reference for ddpbench's cross-checks.
+
+Runs the loop `ddpbench run` measures (zero_grad -> forward -> cross-entropy ->
+backward -> SGD step, synthetic batch generated once per rank, torchvision model,
+torch.nn.parallel.DistributedDataParallel with its defaults) and prints one JSON line on
+rank 0 with per-iteration percentiles pooled over ranks (numpy's linear interpolation,
+as benchmark.py and ddpbench). Launch it with torchrun, e.g.
+
+  OMP_NUM_THREADS=1 torchrun --standalone --nproc-per-node 2 \
+      scripts/python_ddp_reference.py --model resnet18 --batch-size 8 --image-size 64
+
+It is a measuring aid, not part of the product: ddpbench itself has no Python.
+"""
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+import torchvision
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", default="resnet18")
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--image-size", type=int, default=64)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--no-ddp", action="store_true", help="train without DDP (baseline)")
+    args = p.parse_args()
+
+    cuda = torch.cuda.is_available()
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if cuda:
+        torch.cuda.set_device(local_rank)
+    dev = torch.device("cuda", local_rank) if cuda else torch.device("cpu")
+    dist.init_process_group("nccl" if cuda else "gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, args.model)(num_classes=1000).to(dev)
+    if not args.no_ddp:
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank] if cuda else None)
+    torch.manual_seed(1000 + rank)
+    x = torch.randn(args.batch_size, 3, args.image_size, args.image_size, device=dev)
+    y = torch.randint(0, 1000, (args.batch_size,), device=dev)
+    opt = torch.optim.SGD(model.parameters(), 0.001, momentum=0.9, weight_decay=1e-4)
+
+    times = []
+    for it in range(args.warmup + args.iters):
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        if cuda:
+            torch.cuda.synchronize()
+        t = time.perf_counter() - t0
+        if it >= args.warmup:
+            times.append(t)
+
+    gathered = [None] * world
+    dist.all_gather_object(gathered, times)
+    if rank == 0:
+        pooled = np.array([t for ts in gathered for t in ts])
+        out = {"tool": "python-ddp", "torch": torch.__version__, "model": args.model, "world_size": world,
+               "batch_per_rank": args.batch_size, "image_size": args.image_size, "ddp": not args.no_ddp,
+               "threads": torch.get_num_threads(), "device": str(dev), "n": int(pooled.size)}
+        for q in (50, 75, 90, 95):
+            out[f"p{q}_s"] = float(np.percentile(pooled, q))
+        print(json.dumps(out), flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
