@@ -1,1 +1,200 @@
+// Launch-environment parsing for every launcher ddpbench supports.
 #include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+#include "core/launch_env.hpp"
+
+namespace ddpbench {
+namespace {
+
+TEST(LaunchEnv, NoLauncherMeansLocalSpawn) {
+  const auto li = detect_launch({{"HOME", "/root"}, {"PATH", "/usr/bin"}});
+  EXPECT_EQ(li.launcher, Launcher::kNone);
+  EXPECT_EQ(li.world_size, 1);
+  EXPECT_EQ(li.rank, 0);
+}
+
+TEST(LaunchEnv, Torchrun) {
+  const auto li = detect_launch({{"RANK", "5"},
+                                 {"WORLD_SIZE", "8"},
+                                 {"LOCAL_RANK", "1"},
+                                 {"LOCAL_WORLD_SIZE", "4"},
+                                 {"MASTER_ADDR", "node7"},
+                                 {"MASTER_PORT", "29411"}});
+  EXPECT_EQ(li.launcher, Launcher::kTorchrun);
+  EXPECT_EQ(li.rank, 5);
+  EXPECT_EQ(li.world_size, 8);
+  EXPECT_EQ(li.local_rank, 1);
+  EXPECT_EQ(li.local_world_size, 4);
+  EXPECT_EQ(li.master_addr, "node7");
+  EXPECT_EQ(li.master_port, 29411);
+  EXPECT_FALSE(li.use_agent_store);
+}
+
+TEST(LaunchEnv, TorchrunAgentStoreIsJoinedAsClientUnderAttemptPrefix) {
+  const auto li = detect_launch({{"RANK", "0"},
+                                 {"WORLD_SIZE", "2"},
+                                 {"LOCAL_RANK", "0"},
+                                 {"LOCAL_WORLD_SIZE", "2"},
+                                 {"MASTER_ADDR", "127.0.0.1"},
+                                 {"MASTER_PORT", "1234"},
+                                 {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+                                 {"TORCHELASTIC_RESTART_COUNT", "3"}});
+  EXPECT_TRUE(li.use_agent_store);
+  EXPECT_EQ(li.store_prefix, "/worker/attempt_3");
+}
+
+TEST(LaunchEnv, LocalSpawnerChildIsRecognised) {
+  const auto li = detect_launch({{"RANK", "1"},
+                                 {"WORLD_SIZE", "2"},
+                                 {"LOCAL_RANK", "1"},
+                                 {"LOCAL_WORLD_SIZE", "2"},
+                                 {"DDPBENCH_LOCAL_SPAWNER", "1"}});
+  EXPECT_EQ(li.launcher, Launcher::kLocalSpawner);
+  EXPECT_EQ(li.rank, 1);
+}
+
+TEST(LaunchEnv, HandLaunchOnLoopbackMakesAllRanksLocal) {
+  const auto li = detect_launch({{"RANK", "1"}, {"WORLD_SIZE", "3"}, {"MASTER_ADDR", "127.0.0.1"}});
+  EXPECT_EQ(li.local_rank, 1);
+  EXPECT_EQ(li.local_world_size, 3);
+}
+
+TEST(LaunchEnv, TorchrunRejectsHalfSetAndOutOfRange) {
+  EXPECT_THROW(detect_launch({{"RANK", "0"}}), UsageError);
+  EXPECT_THROW(detect_launch({{"RANK", "2"}, {"WORLD_SIZE", "2"}}), UsageError);
+  EXPECT_THROW(detect_launch({{"RANK", "x"}, {"WORLD_SIZE", "2"}}), UsageError);
+  EXPECT_THROW(detect_launch({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "70000"}}), UsageError);
+}
+
+TEST(LaunchEnv, SlurmSrunStep) {
+  const auto li = detect_launch({{"SLURM_PROCID", "6"},
+                                 {"SLURM_NTASKS", "12"},
+                                 {"SLURM_STEP_NUM_TASKS", "7"},
+                                 {"SLURM_LOCALID", "2"},
+                                 {"SLURM_STEP_ID", "0"},
+                                 {"SLURM_NODEID", "2"},
+                                 {"SLURM_STEP_TASKS_PER_NODE", "2(x2),3"},
+                                 {"SLURM_JOB_ID", "123456"},
+                                 {"SLURM_JOB_NODELIST", "gpu[017-020,031],login1"}});
+  EXPECT_EQ(li.launcher, Launcher::kSlurm);
+  EXPECT_EQ(li.rank, 6);
+  EXPECT_EQ(li.world_size, 7);  // the step's task count wins over the job's
+  EXPECT_EQ(li.local_rank, 2);
+  EXPECT_EQ(li.local_world_size, 3);  // third node of "2,2,3"
+  EXPECT_EQ(li.master_addr, "gpu017");
+  EXPECT_EQ(li.master_port, 20000 + 3456);
+  EXPECT_EQ(li.job_id, "123456");
+}
+
+TEST(LaunchEnv, SlurmMasterOverridesWin) {
+  const auto li = detect_launch({{"SLURM_PROCID", "0"},
+                                 {"SLURM_NTASKS", "2"},
+                                 {"SLURM_STEP_ID", "1"},
+                                 {"SLURM_JOB_ID", "77"},
+                                 {"SLURM_JOB_NODELIST", "a[1-2]"},
+                                 {"MASTER_ADDR", "10.0.0.9"},
+                                 {"MASTER_PORT", "4000"}});
+  EXPECT_EQ(li.master_addr, "10.0.0.9");
+  EXPECT_EQ(li.master_port, 4000);
+}
+
+TEST(LaunchEnv, SlurmBatchScriptWithoutSrunIsNotRankZeroOfN) {
+  // sbatch exports SLURM_PROCID=0 and SLURM_NTASKS=N to the batch script itself.
+  const auto li = detect_launch({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "8"}, {"SLURM_JOB_ID", "5"}});
+  EXPECT_EQ(li.launcher, Launcher::kNone);
+}
+
+TEST(LaunchEnv, OpenMPISingleNodeDefaultsToLoopback) {
+  const auto li = detect_launch({{"OMPI_COMM_WORLD_RANK", "3"},
+                                 {"OMPI_COMM_WORLD_SIZE", "4"},
+                                 {"OMPI_COMM_WORLD_LOCAL_RANK", "3"},
+                                 {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}});
+  EXPECT_EQ(li.launcher, Launcher::kOpenMPI);
+  EXPECT_EQ(li.rank, 3);
+  EXPECT_EQ(li.world_size, 4);
+  EXPECT_EQ(li.local_rank, 3);
+  EXPECT_EQ(li.master_addr, "127.0.0.1");
+  EXPECT_EQ(li.master_port, 29500);
+}
+
+TEST(LaunchEnv, OpenMPIInsideSlurmAllocationBeatsInheritedProcid) {
+  const auto li = detect_launch({{"OMPI_COMM_WORLD_RANK", "5"},
+                                 {"OMPI_COMM_WORLD_SIZE", "8"},
+                                 {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                                 {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"},
+                                 {"SLURM_PROCID", "0"},
+                                 {"SLURM_NTASKS", "8"},
+                                 {"SLURM_STEP_ID", "0"},
+                                 {"SLURM_JOB_ID", "42"},
+                                 {"SLURM_JOB_NODELIST", "n[4-5]"}});
+  EXPECT_EQ(li.launcher, Launcher::kOpenMPI);
+  EXPECT_EQ(li.rank, 5);
+  EXPECT_EQ(li.local_world_size, 4);
+  EXPECT_EQ(li.master_addr, "n4");
+  EXPECT_EQ(li.master_port, 20042);
+}
+
+TEST(LaunchEnv, OpenMPIAcrossNodesNeedsMasterAddr) {
+  const EnvMap env = {{"OMPI_COMM_WORLD_RANK", "0"},
+                      {"OMPI_COMM_WORLD_SIZE", "8"},
+                      {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
+                      {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}};
+  EXPECT_THROW(detect_launch(env), UsageError);
+  EnvMap with = env;
+  with["MASTER_ADDR"] = "head";
+  EXPECT_EQ(detect_launch(with).master_addr, "head");
+}
+
+TEST(LaunchEnv, PMIxOnly) {
+  const auto li = detect_launch({{"PMIX_RANK", "2"}, {"PMI_SIZE", "4"}, {"MPI_LOCALRANKID", "0"}, {"MPI_LOCALNRANKS", "1"}});
+  EXPECT_EQ(li.launcher, Launcher::kPMIx);
+  EXPECT_EQ(li.rank, 2);
+  EXPECT_EQ(li.world_size, 4);
+  EXPECT_THROW(detect_launch({{"PMIX_RANK", "2"}}), UsageError);  // no size anywhere
+}
+
+TEST(SlurmHostlist, FirstHost) {
+  EXPECT_EQ(slurm_first_host("node1"), "node1");
+  EXPECT_EQ(slurm_first_host("node1,node2"), "node1");
+  EXPECT_EQ(slurm_first_host("gpu[007-010,12]"), "gpu007");
+  EXPECT_EQ(slurm_first_host("gpu[12,7-9],cpu1"), "gpu12");
+  EXPECT_EQ(slurm_first_host("rack[1-2]-n[01-04]"), "rack1-n01");
+  EXPECT_EQ(slurm_first_host("a-b[3-4].example"), "a-b3.example");
+  EXPECT_THROW(slurm_first_host("gpu[1-2"), UsageError);
+  EXPECT_THROW(slurm_first_host(""), UsageError);
+}
+
+TEST(SlurmHostlist, TasksPerNode) {
+  EXPECT_EQ(slurm_tasks_per_node("4"), (std::vector<int>{4}));
+  EXPECT_EQ(slurm_tasks_per_node("2(x3),1"), (std::vector<int>{2, 2, 2, 1}));
+  EXPECT_EQ(slurm_tasks_per_node("8(x2)"), (std::vector<int>{8, 8}));
+  EXPECT_THROW(slurm_tasks_per_node("2(3)"), UsageError);
+  EXPECT_THROW(slurm_tasks_per_node("x"), UsageError);
+  EXPECT_THROW(slurm_tasks_per_node("2,"), UsageError);
+}
+
+TEST(SlurmPort, DerivedFromJobId) {
+  EXPECT_EQ(slurm_default_port(0), 20000);
+  EXPECT_EQ(slurm_default_port(9999), 29999);
+  EXPECT_EQ(slurm_default_port(10000), 20000);
+  EXPECT_EQ(slurm_default_port(1234567), 24567);
+}
+
+TEST(Threads, OmpNumThreadsWins) {
+  EXPECT_EQ(threads_per_rank({{"OMP_NUM_THREADS", "3"}}, 8, 64), 3);
+  EXPECT_THROW(threads_per_rank({{"OMP_NUM_THREADS", "0"}}, 1, 4), UsageError);
+  EXPECT_THROW(threads_per_rank({{"OMP_NUM_THREADS", "two"}}, 1, 4), UsageError);
+}
+
+TEST(Threads, SlurmCpusPerTaskNext) { EXPECT_EQ(threads_per_rank({{"SLURM_CPUS_PER_TASK", "12"}}, 8, 96), 12); }
+
+TEST(Threads, CoresDividedByLocalRanks) {
+  EXPECT_EQ(threads_per_rank({}, 2, 2), 1);
+  EXPECT_EQ(threads_per_rank({}, 4, 64), 16);
+  EXPECT_EQ(threads_per_rank({}, 8, 4), 1);  // never 0
+  EXPECT_EQ(threads_per_rank({}, 3, 16), 5);
+}
+
+}  // namespace
+}  // namespace ddpbench

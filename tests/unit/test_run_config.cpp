@@ -1,1 +1,98 @@
+// `ddpbench run` configuration: world-size sweep and validation messages.
 #include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+#include "core/run_config.hpp"
+
+namespace ddpbench {
+namespace {
+
+const std::vector<std::string> kModels = {"resnet18", "resnet50"};
+
+RunConfig good() {
+  RunConfig c;
+  c.models = {"resnet18"};
+  return c;
+}
+
+// The one-line message of the UsageError `fn` throws, or "" when it does not throw.
+template <typename F>
+std::string usage_error(F fn) {
+  try {
+    fn();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RunConfig, DefaultWorldSizes) {
+  EXPECT_EQ(default_world_sizes(1), (std::vector<int>{1}));
+  EXPECT_EQ(default_world_sizes(2), (std::vector<int>{1, 2}));
+  EXPECT_EQ(default_world_sizes(6), (std::vector<int>{1, 2, 4, 6}));
+  EXPECT_EQ(default_world_sizes(8), (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_EQ(default_world_sizes(12), (std::vector<int>{1, 2, 4, 8, 12}));
+}
+
+TEST(RunConfig, ParseIntList) {
+  EXPECT_EQ(parse_int_list("4,1, 2,2", "--world-sizes"), (std::vector<int>{1, 2, 4}));
+  EXPECT_NE(usage_error([] { parse_int_list("1,x", "--world-sizes"); }).find("--world-sizes"), std::string::npos);
+  EXPECT_NE(usage_error([] { parse_int_list("0", "--world-sizes"); }), "");
+  EXPECT_NE(usage_error([] { parse_int_list("", "--world-sizes"); }), "");
+}
+
+TEST(RunConfig, SplitList) {
+  EXPECT_EQ(split_list("resnet18, resnet50,,"), (std::vector<std::string>{"resnet18", "resnet50"}));
+  EXPECT_TRUE(split_list("").empty());
+}
+
+TEST(RunConfig, ValidAccepted) { EXPECT_NO_THROW(validate(good(), 2, kModels)); }
+
+TEST(RunConfig, BadInputNamesProblemAndFix) {
+  auto c = good();
+  c.models = {"resnet9000"};
+  auto msg = usage_error([&] { validate(c, 2, kModels); });
+  EXPECT_NE(msg.find("unknown model 'resnet9000'"), std::string::npos);
+  EXPECT_NE(msg.find("resnet50"), std::string::npos);  // lists the choices
+
+  c = good();
+  c.batch_size = 0;
+  EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }).find("--batch-size 0"), std::string::npos);
+  c.batch_size = -4;
+  EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }).find("--batch-size -4"), std::string::npos);
+
+  c = good();
+  c.world_sizes = {1, 4};
+  msg = usage_error([&] { validate(c, 2, kModels); });
+  EXPECT_NE(msg.find("--world-sizes has 4"), std::string::npos);
+  EXPECT_NE(msg.find("2 rank(s)"), std::string::npos);
+
+  c = good();
+  c.image_size = 16;
+  EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }), "");
+  c = good();
+  c.iters = 0;
+  EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }), "");
+  c = good();
+  c.backend = "mpi";
+  EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }).find("--backend"), std::string::npos);
+  c = good();
+  c.timeout_s = 0;
+  EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }).find("--timeout"), std::string::npos);
+  c = good();
+  c.bucket_cap_mb = -1;
+  EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }).find("--bucket-cap-mb"), std::string::npos);
+  c = good();
+  c.models.clear();
+  EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }), "");
+}
+
+TEST(RunConfig, JsonRecordsEveryKnob) {
+  auto j = to_json(good());
+  for (const char* k : {"models", "batch_size", "image_size", "warmup", "iters", "world_sizes", "bucket_cap_mb",
+                        "first_bucket_cap_mb", "broadcast_buffers", "backend", "timeout_s", "precision"})
+    EXPECT_TRUE(j.contains(k)) << k;
+}
+
+}  // namespace
+}  // namespace ddpbench

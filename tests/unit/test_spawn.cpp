@@ -1,1 +1,111 @@
+// The built-in local launcher: rank environment, output forwarding, failure handling.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/spawn.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ddpbench {
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/ddpbench-spawn-XXXXXX";
+    path = ::mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+SpawnOptions shell(int n, const std::string& script) {
+  SpawnOptions o;
+  o.nproc = n;
+  o.argv = {"/bin/sh", "-c", script};
+  o.term_grace_s = 5;
+  return o;
+}
+
+// Runs fn with this process's stdout redirected to a file; returns what was written.
+template <typename F>
+std::string capture_stdout(const fs::path& file, F fn) {
+  std::fflush(stdout);
+  int saved = ::dup(STDOUT_FILENO);
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ::dup2(fd, STDOUT_FILENO);
+  ::close(fd);
+  fn();
+  std::fflush(stdout);
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  return slurp(file);
+}
+
+TEST(Spawn, EveryRankGetsTorchrunStyleEnvironment) {
+  TempDir d;
+  auto o = shell(3, "echo \"$RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $MASTER_ADDR $DDPBENCH_LOCAL_SPAWNER\" > " +
+                        d.path.string() + "/rank$RANK; echo $MASTER_PORT > " + d.path.string() + "/port$RANK");
+  ASSERT_EQ(spawn_local_ranks(o), 0);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(slurp(d.path / ("rank" + std::to_string(r))),
+              std::to_string(r) + " 3 " + std::to_string(r) + " 3 127.0.0.1 1\n");
+  }
+  const std::string port = slurp(d.path / "port0");
+  EXPECT_EQ(port, slurp(d.path / "port2"));  // all ranks agree on the rendezvous port
+  EXPECT_GT(std::stoi(port), 0);
+}
+
+TEST(Spawn, OneFailureStopsTheOthersAndIsReturned) {
+  TempDir d;
+  auto o = shell(3, "if [ \"$RANK\" = 1 ]; then exit 7; fi; sleep 30 && touch " + d.path.string() + "/survived$RANK");
+  EXPECT_EQ(spawn_local_ranks(o), 7);
+  EXPECT_FALSE(fs::exists(d.path / "survived0"));
+  EXPECT_FALSE(fs::exists(d.path / "survived2"));
+}
+
+TEST(Spawn, DeathBySignalIsReportedAs128PlusSignal) {
+  auto o = shell(2, "if [ \"$RANK\" = 0 ]; then kill -9 $$; fi; exit 0");
+  EXPECT_EQ(spawn_local_ranks(o), 128 + 9);
+}
+
+TEST(Spawn, OutputIsForwardedWithRankPrefixExceptRankZero) {
+  TempDir d;
+  std::string out;
+  int rc = -1;
+  out = capture_stdout(d.path / "out", [&] {
+    rc = spawn_local_ranks(shell(2, "printf 'hello from %s\\nsecond line' \"$RANK\""));
+  });
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(out.find("hello from 0\n"), std::string::npos);
+  EXPECT_NE(out.find("[rank 1] hello from 1\n"), std::string::npos);
+  EXPECT_NE(out.find("[rank 1] second line\n"), std::string::npos);  // unterminated last line flushed
+  EXPECT_EQ(out.find("[rank 0]"), std::string::npos);
+}
+
+TEST(Spawn, UnstartableProgramThrows) {
+  SpawnOptions o;
+  o.nproc = 2;
+  o.argv = {"/nonexistent/ddpbench"};
+  EXPECT_THROW(spawn_local_ranks(o), std::runtime_error);
+}
+
+TEST(Spawn, FreePortIsUsable) {
+  const int p = find_free_port();
+  EXPECT_GT(p, 0);
+  EXPECT_LT(p, 65536);
+}
+
+}  // namespace
+}  // namespace ddpbench

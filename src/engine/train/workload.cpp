@@ -34,9 +34,11 @@ torch::Tensor Trainer::forward_backward() {
   return loss;
 }
 
+void Trainer::optimizer_step() { optimizer_.step(); }
+
 torch::Tensor Trainer::step() {
   auto loss = forward_backward();
-  optimizer_.step();
+  optimizer_step();
   return loss;
 }
 

@@ -36,6 +36,9 @@ class Trainer {
   /// zero_grad -> forward -> loss -> backward only (no optimizer step): for checks.
   torch::Tensor forward_backward();
 
+  /// The optimizer step alone (after forward_backward).
+  void optimizer_step();
+
   Model& model() { return *model_; }
   DistributedDataParallel* ddp() { return ddp_.get(); }
   /// Parameters the optimizer updates (module order).
