@@ -126,7 +126,7 @@ nlohmann::json env_subset(const EnvMap& env) {
   static const char* prefixes[] = {"NCCL_",       "TORCH_NCCL_",  "TORCH_DISTRIBUTED_", "CUDA_VISIBLE_DEVICES",
                                    "OMP_NUM_THREADS", "GLOO_SOCKET_IFNAME", "MASTER_ADDR", "MASTER_PORT",
                                    "SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_NTASKS", "SLURM_CPUS_PER_TASK",
-                                   "MALLOC_",     "TORCHELASTIC_USE_AGENT_STORE"};
+                                   "MALLOC_",     "TORCHELASTIC_USE_AGENT_STORE", "DDPBENCH_"};
   nlohmann::json out = nlohmann::json::object();
   for (const auto& kv : env) {
     for (const char* p : prefixes) {

@@ -41,7 +41,7 @@ std::string driver_version();
 std::string gpu_topology();
 
 /// Launch-relevant environment variables (NCCL_*, TORCH_NCCL_*, CUDA_VISIBLE_DEVICES,
-/// OMP_NUM_THREADS, GLOO_SOCKET_IFNAME, MASTER_*, SLURM_JOB_*/SLURM_NTASKS*, MALLOC_*):
+/// OMP_NUM_THREADS, GLOO_SOCKET_IFNAME, MASTER_*, SLURM_JOB_*/SLURM_NTASKS*, MALLOC_*, DDPBENCH_*):
 /// a bounded subset, recorded so A/B runs show what differed.
 nlohmann::json env_subset(const EnvMap& env);
 

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <set>
 
 #include "core/bench_table.hpp"
@@ -29,6 +31,17 @@ enum Extra : size_t {
 };
 const char* kTimerKeys[4] = {"avg_forward_compute_time", "avg_backward_compute_time", "avg_backward_comm_time",
                              "avg_backward_compute_comm_overlap_time"};
+
+// Fault injection for the end-to-end tests, from DDPBENCH_TEST_FAULT (recorded in the
+// result's environment.env; never set it in a real run):
+//   skew-grad   the last rank of a DDP group of >= 2 ranks perturbs its gradients before
+//               the self-check, which must then fail (exit code 3);
+//   exit-rank1  rank 1 exits abruptly after its first DDP step in a group of >= 2 ranks;
+//               the other ranks must fail, not hang.
+bool test_fault(const char* name) {
+  const char* f = std::getenv("DDPBENCH_TEST_FAULT");
+  return f && std::strcmp(f, name) == 0;
+}
 
 ModelPtr build_model(const SweepEnv& env, const std::string& name) {
   torch::manual_seed(env.cfg.seed);
@@ -199,7 +212,14 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, int n, const R
       DistributedDataParallel* ddp_raw = ddp.get();
       Trainer trainer(module, std::move(ddp), rank_batch(env, env.cfg.batch_size));
 
-      auto check = [&] { spread = grad_spread_across_ranks(ddp_raw->parameters(), pg, env.timeout); };
+      auto check = [&] {
+        if (n > 1 && rank == n - 1 && test_fault("skew-grad")) {
+          torch::NoGradGuard ng;
+          ddp_raw->parameters().front().mutable_grad().add_(1.0);
+        }
+        if (n > 1 && rank == 1 && test_fault("exit-rank1")) std::_Exit(1);
+        spread = grad_spread_across_ranks(ddp_raw->parameters(), pg, env.timeout);
+      };
       auto samples = run_series(env, trainer, rank == 0 ? &gate : nullptr, check);
       limit = env.cfg.grad_check_tol * std::max(1.0, spread.max_abs_grad);
       auto payload = rank_payload(env, samples, ddp_raw);
@@ -218,8 +238,8 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, int n, const R
     destroy_process_group(pg);
     if (spread.max_abs_diff > limit)
       throw SelfCheckError(fmt::format(
-          "self-check failed for {} on {} ranks: gradients differ across ranks by {:.3g} after the first DDP "
-          "step (limit {:.3g}); the allreduce is not averaging, so no timing of this group is valid",
+          "{} on {} ranks: gradients differ across ranks by {:.3g} after the first DDP step (limit {:.3g}); "
+          "the allreduce is not averaging, so no timing of this group is valid",
           model, n, spread.max_abs_diff, limit));
     if (rank == 0) gate.done();
   } catch (const std::exception& e) {
