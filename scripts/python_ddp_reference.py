@@ -15,6 +15,7 @@ It is a measuring aid, not part of the product: ddpbench itself has no Python.
 import argparse
 import json
 import os
+import sys
 import time
 
 import numpy as np
@@ -74,7 +75,11 @@ def main():
         for q in (50, 75, 90, 95):
             out[f"p{q}_s"] = float(np.percentile(pooled, q))
         print(json.dumps(out), flush=True)
-    dist.destroy_process_group()
+    dist.barrier()
+    # Skip interpreter teardown: Debian's torch 1.13 can deadlock destroying the Gloo
+    # process group from the Reducer's destructor at exit (seen: one rank spinning forever).
+    sys.stdout.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -9,51 +9,22 @@
 
 #include "core/result.hpp"
 #include "core/spawn.hpp"
+#include "common/testutil.hpp"
 
 namespace fs = std::filesystem;
 
 namespace ddpbench {
 namespace {
 
+using testutil::count_lines;
+using testutil::Outcome;
+using testutil::run;
+using testutil::slurp;
+using testutil::TempDir;
+
 const std::string kBin = DDPBENCH_BINARY;
 // The smallest sweep worth running: 2 ranks, resnet18 on 32x32 images.
 const std::string kTiny = " run --model resnet18 --image-size 32 --batch-size 2 --warmup 1 --iters 3";
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/ddpbench-e2e-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-struct Outcome {
-  int code = -1;
-  std::string out, err;
-};
-
-// Runs `cmd` through /bin/sh with OMP_NUM_THREADS=1; captures exit code, stdout, stderr.
-Outcome run(const std::string& cmd) {
-  TempDir d;
-  const std::string full = "OMP_NUM_THREADS=1 " + cmd + " >" + (d.path / "out").string() + " 2>" +
-                           (d.path / "err").string();
-  const int st = std::system(full.c_str());
-  Outcome o;
-  o.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  o.out = slurp(d.path / "out");
-  o.err = slurp(d.path / "err");
-  return o;
-}
-
-size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
 void expect_tiny_sweep(const ResultFile& f, int world) {
   ASSERT_EQ(f.results.size(), world == 2 ? 3u : 2u);
@@ -130,7 +101,7 @@ TEST_P(BadInput, ExitTwoWithOneLineNamingTheProblem) {
   if (pos != std::string::npos) args.replace(pos, 4, d.path.string());
   const auto o = run(kBin + " " + args);
   EXPECT_EQ(o.code, 2) << o.err;
-  EXPECT_EQ(lines(o.err), 1u) << o.err;
+  EXPECT_EQ(count_lines(o.err), 1u) << o.err;
   EXPECT_EQ(o.err.rfind("ddpbench: error: ", 0), 0u) << o.err;
   EXPECT_NE(o.err.find(GetParam().expect), std::string::npos) << o.err;
   EXPECT_EQ(o.out, "");

@@ -9,20 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "core/spawn.hpp"
+#include "common/testutil.hpp"
 
 namespace fs = std::filesystem;
 
 namespace ddpbench {
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/ddpbench-ddp-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using testutil::TempDir;
 
 // Starts `n` ddp_worker ranks in `mode`; returns rank 0's result (all ranks must succeed).
 nlohmann::json run_workers(int n, const std::string& mode, const std::string& model = "resnet18") {

@@ -10,11 +10,14 @@
 
 #include "core/errors.hpp"
 #include "core/result.hpp"
+#include "common/testutil.hpp"
 
 namespace fs = std::filesystem;
 
 namespace ddpbench {
 namespace {
+
+using testutil::TempDir;
 
 ResultFile sample_file() {
   ResultFile f;
@@ -46,15 +49,6 @@ ResultFile sample_file() {
   f.results.push_back(r);
   return f;
 }
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/ddpbench-test-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 TEST(ResultJson, RoundTripKeepsEveryField) {
   const ResultFile f = sample_file();

@@ -8,27 +8,15 @@
 #include <sstream>
 
 #include "core/spawn.hpp"
+#include "common/testutil.hpp"
 
 namespace fs = std::filesystem;
 
 namespace ddpbench {
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/ddpbench-spawn-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testutil::slurp;
+using testutil::TempDir;
 
 SpawnOptions shell(int n, const std::string& script) {
   SpawnOptions o;

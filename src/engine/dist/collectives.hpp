@@ -37,8 +37,8 @@ void barrier(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const at::Device&
 /// or fail() with the reason when the group fails; outside ranks call wait_done(),
 /// which returns after done(), and throws after fail() or when no beat arrived for
 /// `timeout` (a rank of the group died or hangs).
-/// Store traffic: one add per iteration from one rank; outside ranks poll every
-/// `poll` (default 0.5 s).
+/// Store traffic: one add per iteration from one rank; each outside rank polls every
+/// `poll` (two small requests).
 class GroupGate {
  public:
   GroupGate(c10::intrusive_ptr<c10d::Store> store, std::string name, std::chrono::milliseconds timeout,

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what ddpbench needs to build and test on Debian 12+, and only what is missing.
+#  * libtorch: the PyTorch of `python3` when it ships libtorch's CMake files (a pip wheel,
+#    with CUDA and NCCL where it has them); otherwise Debian's libtorch-dev + libgloo-dev
+#    (CPU, Gloo: ProcessGroupGloo.hpp includes gloo headers that libtorch-dev does not pull in).
+#  * build: cmake, ninja, ccache, a C++17 compiler, CLI11, nlohmann/json, fmt, GoogleTest.
+#  * tests: python3-torch (torchrun as a real launcher) and python3-torchvision (model
+#    cross-checks), unless python3 already has a PyTorch of its own; openmpi-bin (mpirun)
+#    and slurmctld, slurmd, slurm-client, munge for a loopback Slurm (srun, sbatch) that
+#    the tests start and stop themselves.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pkgs=(g++ make cmake ninja-build ccache git pkg-config
+      libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
+      openmpi-bin slurmctld slurmd slurm-client munge)
+if [ -n "$(scripts/torch-prefix.sh)" ]; then
+  echo "setup: using python3's PyTorch at $(scripts/torch-prefix.sh)"
+else
+  pkgs+=(libtorch-dev libgloo-dev python3-torch python3-torchvision)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all packages present"
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup: run as root or install sudo" >&2; exit 2; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"

@@ -1,0 +1,94 @@
+// Real launchers on one machine: OpenMPI's mpirun, and Slurm's srun and sbatch on a
+// loopback Slurm this suite starts (tests/cluster/local-slurm.sh) and stops.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "common/testutil.hpp"
+#include "core/launch_env.hpp"
+#include "core/result.hpp"
+#include "core/spawn.hpp"
+
+namespace ddpbench {
+namespace {
+
+using testutil::run;
+using testutil::TempDir;
+
+const std::string kBin = DDPBENCH_BINARY;
+const std::string kSlurm = DDPBENCH_SOURCE_DIR "/tests/cluster/local-slurm.sh";
+const std::string kTiny = " run --model resnet18 --image-size 32 --batch-size 2 --warmup 1 --iters 2";
+
+bool have(const std::string& prog) { return run("command -v " + prog).code == 0; }
+
+void expect_two_rank_sweep(const ResultFile& f, const std::string& launcher) {
+  EXPECT_EQ(f.environment.at("launcher"), launcher);
+  EXPECT_EQ(f.environment.at("world_size"), 2);
+  ASSERT_EQ(f.results.size(), 3u);
+  EXPECT_EQ(f.results[2].world_size, 2);
+  EXPECT_EQ(f.results[2].ranks.size(), 2u);
+  EXPECT_TRUE(f.results[2].checks.at("grad_check_passed").get<bool>());
+}
+
+TEST(OpenMPI, MpirunStartsRanksWithoutFlags) {
+  if (!have("mpirun")) GTEST_SKIP() << "OpenMPI not installed (apt-get install openmpi-bin)";
+  TempDir d;
+  const auto json = (d.path / "r.json").string();
+  const auto o = run("mpirun --allow-run-as-root --oversubscribe -np 2 -x OMP_NUM_THREADS=1 -x MASTER_PORT=" +
+                     std::to_string(find_free_port()) + " " + kBin + kTiny + " --json " + json);
+  ASSERT_EQ(o.code, 0) << o.err;
+  expect_two_rank_sweep(read_result_file(json), "openmpi");
+}
+
+// One loopback Slurm for the suite.
+class Slurm : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (::geteuid() != 0 || !have("slurmctld") || !have("munged")) return;
+    up_ = run("LOCAL_SLURM_INSTALL=0 LOCAL_SLURM_DIR=" + dir_.path.string() + " " + kSlurm + " up").code == 0;
+  }
+  static void TearDownTestSuite() {
+    if (up_) run("LOCAL_SLURM_DIR=" + dir_.path.string() + " " + kSlurm + " down");
+    up_ = false;
+  }
+  void SetUp() override {
+    if (!up_) GTEST_SKIP() << "no loopback Slurm (needs root and apt-get install slurmctld slurmd munge)";
+  }
+  static std::string slurm_env() { return "SLURM_CONF=" + dir_.path.string() + "/etc/slurm.conf "; }
+  static inline TempDir dir_;
+  static inline bool up_ = false;
+};
+
+TEST_F(Slurm, SrunStepRanksFindEachOther) {
+  TempDir d;
+  const auto json = (d.path / "r.json").string();
+  const auto o = run(slurm_env() + "srun -n 2 --overcommit " + kBin + kTiny + " --json " + json);
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto f = read_result_file(json);
+  expect_two_rank_sweep(f, "slurm");
+  // No MASTER_* given: rank 0's host from the node list, the port from the job id.
+  const long long job = std::stoll(f.environment.at("slurm_job_id").get<std::string>());
+  EXPECT_EQ(f.environment.at("rendezvous").at("master_port"), slurm_default_port(job));
+  EXPECT_EQ(f.environment.at("rendezvous").at("master_addr"), "localhost");
+}
+
+// A batch script that calls ddpbench directly (no srun) sees SLURM_PROCID=0 and
+// SLURM_NTASKS=2 but is not a step: ddpbench must not wait for a rank 1 that never comes,
+// and launches its ranks itself instead.
+TEST_F(Slurm, BatchScriptWithoutSrunUsesTheBuiltInLauncher) {
+  TempDir d;
+  const auto json = (d.path / "r.json").string();
+  const auto script = d.path / "job.sh";
+  std::ofstream(script) << "#!/bin/sh\nexport OMP_NUM_THREADS=1\nexec " << kBin << kTiny << " --timeout 60 --json "
+                        << json << "\n";
+  const auto o = run(slurm_env() + "sbatch --wait -n 2 --overcommit -o " + (d.path / "out.txt").string() + " " +
+                     script.string());
+  ASSERT_EQ(o.code, 0) << o.err << testutil::slurp(d.path / "out.txt");
+  const auto f = read_result_file(json);
+  expect_two_rank_sweep(f, "local");
+  EXPECT_EQ(f.environment.at("env").value("SLURM_NTASKS", ""), "2");
+}
+
+}  // namespace
+}  // namespace ddpbench

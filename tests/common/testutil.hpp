@@ -1,0 +1,59 @@
+// Helpers shared by the test suites: temporary directories, files, child processes.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace ddpbench::testutil {
+
+/// A fresh directory under /tmp, removed with everything in it at scope exit.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/ddpbench-test-XXXXXX";
+    path = ::mkdtemp(tmpl);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+/// Whole content of a file ("" when it does not exist).
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Exit code and output of a finished command.
+struct Outcome {
+  int code = -1;
+  std::string out, err;
+};
+
+/// Runs `cmd` through /bin/sh with OMP_NUM_THREADS=1 (ranks on a 2-core machine);
+/// returns its exit code (128 + signal when killed), stdout and stderr.
+inline Outcome run(const std::string& cmd) {
+  TempDir d;
+  const std::string full =
+      "OMP_NUM_THREADS=1 " + cmd + " >" + (d.path / "out").string() + " 2>" + (d.path / "err").string();
+  const int st = std::system(full.c_str());
+  Outcome o;
+  o.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  o.out = slurp(d.path / "out");
+  o.err = slurp(d.path / "err");
+  return o;
+}
+
+/// Number of newline characters in `s`.
+inline size_t count_lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+}  // namespace ddpbench::testutil
