@@ -45,7 +45,8 @@ struct RunFlags {
   int nproc_per_node = 0;
   bool no_broadcast_buffers = false;
   bool no_malloc_tuning = false;
-  CLI::Option *model_opt = nullptr, *batch_opt = nullptr, *image_opt = nullptr, *nproc_opt = nullptr;
+  CLI::Option *model_opt = nullptr, *batch_opt = nullptr, *image_opt = nullptr, *nproc_opt = nullptr,
+              *global_opt = nullptr;
 };
 
 void print_line(const std::string& s) {
@@ -71,13 +72,15 @@ nlohmann::json tune_malloc(const EnvMap& env, bool disabled) {
 std::string resolve_defaults(RunFlags& f, bool use_cuda) {
   std::string note;
   if (!f.model_opt->count()) f.cfg.models = {use_cuda ? kGpuModel : kCpuModel};
-  if (!f.batch_opt->count()) f.cfg.batch_size = use_cuda ? kGpuBatch : kCpuBatch;
+  if (!f.batch_opt->count() && f.cfg.scaling != "strong") f.cfg.batch_size = use_cuda ? kGpuBatch : kCpuBatch;
   if (!f.image_opt->count()) f.cfg.image_size = use_cuda ? kGpuImage : kCpuImage;
-  if (!use_cuda && (!f.model_opt->count() || !f.batch_opt->count() || !f.image_opt->count()))
+  const bool batch_defaulted = !f.batch_opt->count() && f.cfg.scaling != "strong";
+  if (!use_cuda && (!f.model_opt->count() || batch_defaulted || !f.image_opt->count()))
     note = fmt::format(
-        "no GPU: CPU defaults {} batch {} at {}x{} (PyTorch's benchmark.py default resnet50 batch 32 at 224x224 "
+        "no GPU: CPU defaults {}{} at {}x{} (PyTorch's benchmark.py default resnet50 batch 32 at 224x224 "
         "takes minutes per sweep on a few cores); pass --model/--batch-size/--image-size to change",
-        f.cfg.models.front(), f.cfg.batch_size, f.cfg.image_size, f.cfg.image_size);
+        f.cfg.models.front(), batch_defaulted ? fmt::format(" batch {}", f.cfg.batch_size) : "", f.cfg.image_size,
+        f.cfg.image_size);
   return note;
 }
 
@@ -240,15 +243,19 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
 
   std::string current_model;
   auto on_row = [&](const BenchResult& row) {
+    const bool strong = cfg.scaling == "strong";
     if (row.model != current_model) {
       current_model = row.model;
       print_line("");
-      print_line(fmt::format("Benchmark: {} with batch size {} ({}x{} images, {})", row.model, row.batch_per_rank,
-                             row.image_size, row.image_size, row.precision));
+      print_line(strong ? fmt::format("Benchmark: {}, strong scaling, global batch {} ({}x{} images, {})", row.model,
+                                      cfg.global_batch_size, row.image_size, row.image_size, row.precision)
+                        : fmt::format("Benchmark: {} with batch size {} ({}x{} images, {})", row.model,
+                                      row.batch_per_rank, row.image_size, row.image_size, row.precision));
       print_line("");
       print_line(table_header());
     }
-    print_line(table_row(row, use_cuda ? "GPUs" : "CPUs"));
+    const std::string line = table_row(row, use_cuda ? "GPUs" : "CPUs");
+    print_line(strong ? fmt::format("{}  (batch {} per rank)", line, row.batch_per_rank) : line);
     rf.results.push_back(row);
     if (!cfg.json_path.empty()) write_result_file_atomic(cfg.json_path, rf);
   };
@@ -271,6 +278,11 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                                  "Model(s), comma list (default: resnet50 on GPUs, a small CPU job otherwise)");
   f->batch_opt = app->add_option("--batch-size", c.batch_size, "Examples per rank per iteration (default 32 on GPUs)");
   f->image_opt = app->add_option("--image-size", c.image_size, "Input height = width in pixels (default 224 on GPUs)");
+  app->add_option("--scaling", c.scaling, "weak: --batch-size per rank; strong: --global-batch-size split over the "
+                                         "ranks of each group")
+      ->capture_default_str();
+  f->global_opt = app->add_option("--global-batch-size", c.global_batch_size,
+                                  "Strong scaling: examples per step over a group (B/N per rank)");
   app->add_option("--num-classes", c.num_classes, "Classifier width")->capture_default_str();
   app->add_option("--warmup", c.warmup, "Untimed iterations before each measured series")->capture_default_str();
   app->add_option("--iters", c.iters, "Measured iterations per series")->capture_default_str();
@@ -320,9 +332,11 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
 
             // Configuration errors are the same on every rank: rank 0 reports them.
             try {
+              if (cfg.scaling == "strong" && f->batch_opt->count())
+                throw UsageError("--batch-size is per rank; with --scaling strong give --global-batch-size only");
               if (!f->world_sizes.empty()) cfg.world_sizes = parse_int_list(f->world_sizes, "--world-sizes");
+              else cfg.world_sizes = default_world_sizes(world);
               validate(cfg, world, model_names());
-              if (cfg.world_sizes.empty()) cfg.world_sizes = default_world_sizes(world);
               if (!cfg.json_path.empty() && li.rank == 0) check_writable(cfg.json_path);
             } catch (const UsageError&) {
               if (li.rank != 0) throw SilentExit{kExitUsage};

@@ -29,4 +29,13 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv);
 /// `ddpbench models`: lists the models with their parameter counts.
 Command add_models_command(CLI::App& parent);
 
+/// `ddpbench report FILE...`: scaling tables, comparison, cost, plots, HTML.
+Command add_report_command(CLI::App& parent);
+
+/// `ddpbench diff BASE TEST`: configuration differences and per-row changes with a noise verdict.
+Command add_diff_command(CLI::App& parent);
+
+/// `ddpbench check FILE --reference REF`: PASS/FAIL per reference entry; exit 1 on any failure.
+Command add_check_command(CLI::App& parent);
+
 }  // namespace ddpbench::cli

@@ -1,5 +1,9 @@
 // ddpbench: PyTorch DDP training benchmark driving c10d's Reducer from C++.
+// A build without libtorch (DDPBENCH_WITH_TORCH=OFF, e.g. for a login node) has only
+// the analysis subcommands: report, diff, check.
+#ifdef DDPBENCH_HAVE_ENGINE
 #include <c10/util/Exception.h>
+#endif
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -15,7 +19,14 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", fmt::format("ddpbench {} (git {}{})", tool_version(), git_sha(),
                                                 git_dirty() ? ", dirty" : ""));
   app.require_subcommand(1);
-  std::vector<cli::Command> commands = {cli::add_run_command(app, args), cli::add_models_command(app)};
+  std::vector<cli::Command> commands;
+#ifdef DDPBENCH_HAVE_ENGINE
+  commands.push_back(cli::add_run_command(app, args));
+  commands.push_back(cli::add_models_command(app));
+#endif
+  commands.push_back(cli::add_report_command(app));
+  commands.push_back(cli::add_diff_command(app));
+  commands.push_back(cli::add_check_command(app));
 
   try {
     app.parse(argc, argv);
@@ -39,9 +50,11 @@ int main(int argc, char** argv) {
   } catch (const SelfCheckError& e) {
     std::fprintf(stderr, "ddpbench: self-check failed: %s\n", first_line(e.what()).c_str());
     return kExitSelfCheck;
+#ifdef DDPBENCH_HAVE_ENGINE
   } catch (const c10::Error& e) {
     std::fprintf(stderr, "ddpbench: error: %s\n", first_line(e.what_without_backtrace()).c_str());
     return kExitFailure;
+#endif
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ddpbench: error: %s\n", first_line(e.what()).c_str());
     return kExitFailure;

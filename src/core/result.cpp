@@ -58,7 +58,8 @@ void from_json(const json& j, RankSamples& r) {
 
 void to_json(json& j, const BenchResult& b) {
   j = json{{"model", b.model},         {"label", b.label},         {"batch_per_rank", b.batch_per_rank},
-           {"image_size", b.image_size}, {"precision", b.precision}, {"world_size", b.world_size},
+           {"image_size", b.image_size}, {"precision", b.precision}, {"scaling", b.scaling},
+           {"global_batch", b.global_batch},     {"world_size", b.world_size},
            {"nodes", b.nodes},         {"ddp", b.ddp},             {"ranks", b.ranks},
            {"summary", b.summary},     {"telemetry", b.telemetry}, {"checks", b.checks}};
 }
@@ -70,6 +71,8 @@ void from_json(const json& j, BenchResult& b) {
   b.image_size = j.value("image_size", 0);
   b.precision = j.value("precision", std::string("fp32"));
   j.at("world_size").get_to(b.world_size);
+  b.scaling = j.value("scaling", std::string("weak"));
+  b.global_batch = j.value("global_batch", b.batch_per_rank * b.world_size);
   b.nodes = j.value("nodes", 1);
   j.at("ddp").get_to(b.ddp);
   j.at("ranks").get_to(b.ranks);
@@ -135,16 +138,24 @@ ResultFile parse_result(const std::string& text, const std::string& source) {
   }
 }
 
-ResultFile read_result_file(const std::string& path) {
+std::string read_text_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("'{}' is a directory; pass a file", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(fmt::format("cannot read '{}': {}; check the path", path, std::strerror(errno)));
   std::ostringstream ss;
   ss << in.rdbuf();
-  return parse_result(ss.str(), path);
+  return ss.str();
 }
 
+ResultFile read_result_file(const std::string& path) { return parse_result(read_text_file(path), path); }
+
 void write_result_file_atomic(const std::string& path, const ResultFile& file) {
-  const std::string text = json(file).dump(2) + "\n";
+  write_file_atomic(path, json(file).dump(2) + "\n");
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) {
   const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) throw std::runtime_error(fmt::format("cannot create '{}': {}", tmp, std::strerror(errno)));

@@ -2,7 +2,8 @@
 // Torch-free. Shape (see docs/METHODOLOGY.md and ../shared/DESIGN.md):
 // {schema_version, tool{name, version, git_sha, git_dirty}, created_utc, argv[],
 //  config{...}, environment{...}, results[{model, label, batch_per_rank, image_size,
-//  precision, world_size, nodes, ddp, ranks[{rank, host, local_rank, device, samples_s[]}],
+//  precision, scaling, global_batch, world_size, nodes, ddp,
+//  ranks[{rank, host, local_rank, device, samples_s[]}],
 //  summary{p50_s, ..., ex_per_s_per_gpu, ex_per_s_total}, telemetry{...}, checks{...}}]}
 #pragma once
 
@@ -17,8 +18,8 @@ namespace ddpbench {
 
 /// Semantic version of the result-file schema (not the tool version). Readers
 /// accept any file whose major version equals kSchemaMajor; a minor bump only
-/// adds fields.
-inline constexpr const char* kSchemaVersion = "1.0.0";
+/// adds fields (1.1: scaling, global_batch per row).
+inline constexpr const char* kSchemaVersion = "1.1.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's raw measurements for one benchmark row.
@@ -38,6 +39,8 @@ struct BenchResult {
   long long batch_per_rank = 0;
   int image_size = 0;
   std::string precision = "fp32";
+  std::string scaling = "weak";  ///< "weak": fixed batch per rank; "strong": fixed global batch split over ranks
+  long long global_batch = 0;    ///< examples per step over the group: batch_per_rank * world_size
   int world_size = 1;  ///< ranks in this row's group
   int nodes = 1;       ///< distinct hosts among those ranks
   bool ddp = true;
@@ -83,6 +86,13 @@ ResultFile read_result_file(const std::string& path);
 /// half-written file and an earlier complete file survives a crash mid-write.
 /// Throws std::runtime_error on I/O failure.
 void write_result_file_atomic(const std::string& path, const ResultFile& file);
+
+/// Writes `content` to `path` atomically (temporary file in the same directory, fsync,
+/// rename). Throws std::runtime_error on I/O failure.
+void write_file_atomic(const std::string& path, const std::string& content);
+
+/// Reads a whole text file; throws UsageError naming `path` when it cannot be read.
+std::string read_text_file(const std::string& path);
 
 /// Checks that `path` can be created (its directory exists and is writable, and the
 /// path is not a directory) without leaving anything behind. Throws UsageError naming

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <numeric>
 
 #include "core/errors.hpp"
 #include "core/launch_env.hpp"
@@ -78,11 +79,32 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
     throw UsageError(fmt::format("--backend '{}' is unknown; use nccl or gloo", cfg.backend));
   if (cfg.device != "auto" && cfg.device != "cpu" && cfg.device != "cuda")
     throw UsageError(fmt::format("--device '{}' is unknown; use cpu or cuda", cfg.device));
+  if (cfg.scaling != "weak" && cfg.scaling != "strong")
+    throw UsageError(fmt::format("--scaling '{}' is unknown; use weak or strong", cfg.scaling));
+  if (cfg.scaling == "strong") {
+    if (cfg.global_batch_size <= 0)
+      throw UsageError("--scaling strong needs --global-batch-size B (examples per step, split over the ranks)");
+    long long lcm = 1;
+    for (int n : cfg.world_sizes) lcm = std::lcm(lcm, static_cast<long long>(n));
+    for (int n : cfg.world_sizes)
+      if (cfg.global_batch_size % n != 0)
+        throw UsageError(fmt::format("--global-batch-size {} does not divide among {} ranks; use a multiple of {} "
+                                     "(every group size in --world-sizes must divide it)",
+                                     cfg.global_batch_size, n, lcm));
+  } else if (cfg.global_batch_size != 0) {
+    throw UsageError("--global-batch-size is for --scaling strong; use --batch-size for weak scaling");
+  }
+}
+
+long long batch_per_rank(const RunConfig& cfg, int n) {
+  return cfg.scaling == "strong" ? cfg.global_batch_size / n : cfg.batch_size;
 }
 
 nlohmann::json to_json(const RunConfig& cfg) {
   return nlohmann::json{{"models", cfg.models},
                         {"batch_size", cfg.batch_size},
+                        {"scaling", cfg.scaling},
+                        {"global_batch_size", cfg.global_batch_size},
                         {"image_size", cfg.image_size},
                         {"num_classes", cfg.num_classes},
                         {"warmup", cfg.warmup},

@@ -12,7 +12,9 @@ namespace ddpbench {
 /// Everything `ddpbench run` measures with. Units in the names (_s, _mb).
 struct RunConfig {
   std::vector<std::string> models;  ///< models benchmarked in order (torchvision names)
-  long long batch_size = 32;        ///< examples per rank per iteration
+  long long batch_size = 32;        ///< examples per rank per iteration (weak scaling)
+  std::string scaling = "weak";     ///< "weak": batch_size per rank; "strong": global_batch_size split over ranks
+  long long global_batch_size = 0;  ///< strong scaling: examples per step over a group of N ranks (B/N each)
   int image_size = 224;             ///< square input side, pixels
   int num_classes = 1000;
   int warmup = 5;                   ///< untimed iterations before each measured series
@@ -43,8 +45,13 @@ std::vector<std::string> split_list(const std::string& text);
 /// Checks `cfg` for a job of `world` ranks; `known_models` are the registry's names.
 /// Throws UsageError (one line: the problem and the fix) on: no or unknown model,
 /// batch <= 0, image size < 32, iters < 1, warmup < 0, a world size outside 1..world,
-/// bucket caps <= 0, timeout <= 0, an unknown backend or device.
+/// bucket caps <= 0, timeout <= 0, an unknown backend, device or scaling mode, and for
+/// strong scaling a global batch that is missing or does not divide evenly among the
+/// ranks of every group in cfg.world_sizes (resolve those first).
 void validate(const RunConfig& cfg, int world, const std::vector<std::string>& known_models);
+
+/// Examples per rank in a group of `n` ranks: batch_size (weak) or global_batch_size / n (strong).
+long long batch_per_rank(const RunConfig& cfg, int n);
 
 /// The configuration as recorded in the result file's "config" object.
 nlohmann::json to_json(const RunConfig& cfg);

@@ -83,11 +83,13 @@ int distinct_hosts(const std::vector<RankPlacement>& placements, int n) {
   return std::max<int>(1, static_cast<int>(hosts.size()));
 }
 
-BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, int n,
+BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, int n, long long batch,
                      const std::vector<std::vector<double>>& gathered) {
   BenchResult row;
   row.model = model;
-  row.batch_per_rank = env.cfg.batch_size;
+  row.batch_per_rank = batch;
+  row.scaling = env.cfg.scaling;
+  row.global_batch = batch * n;
   row.image_size = env.cfg.image_size;
   row.precision = "fp32";
   row.world_size = n;
@@ -165,26 +167,28 @@ std::vector<double> rank_payload(const SweepEnv& env, const std::vector<double>&
   return payload;
 }
 
-// Every rank trains its own copy, no communication (CUDA/cuDNN init, allocator warm-up).
+// Every rank trains its own copy, no communication (CUDA/cuDNN init, allocator warm-up),
+// at the batch of the first group.
 void warmup_alone(const SweepEnv& env, const std::string& model) {
   if (env.cfg.warmup == 0) return;
-  Trainer trainer(build_model(env, model), nullptr, rank_batch(env, env.cfg.batch_size));
+  Trainer trainer(build_model(env, model), nullptr,
+                  rank_batch(env, batch_per_rank(env.cfg, env.cfg.world_sizes.front())));
   for (int it = 0; it < env.cfg.warmup; ++it) trainer.step();
   synchronize(env.device);
 }
 
-// Rank 0 trains without DDP while the others wait at the gate.
-std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& model) {
-  GroupGate gate(env.store, fmt::format("{}/noddp", model), env.timeout, gate_poll(env));
+// Rank 0 trains without DDP at `batch` examples while the others wait at the gate.
+std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& model, long long batch) {
+  GroupGate gate(env.store, fmt::format("{}/noddp-b{}", model, batch), env.timeout, gate_poll(env));
   if (env.launch.rank != 0) {
     gate.wait_done();
     return std::nullopt;
   }
   try {
     reset_peak_memory(env.device);
-    Trainer trainer(build_model(env, model), nullptr, rank_batch(env, env.cfg.batch_size));
+    Trainer trainer(build_model(env, model), nullptr, rank_batch(env, batch));
     auto samples = run_series(env, trainer, &gate, nullptr);
-    auto row = make_row(env, model, /*ddp=*/false, 1, {rank_payload(env, samples, nullptr)});
+    auto row = make_row(env, model, /*ddp=*/false, 1, batch, {rank_payload(env, samples, nullptr)});
     gate.done();
     return row;
   } catch (const std::exception& e) {
@@ -219,7 +223,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, int n, const R
       auto module = build_model(env, model);
       auto ddp = std::make_unique<DistributedDataParallel>(module, pg, opts, env.device);
       DistributedDataParallel* ddp_raw = ddp.get();
-      Trainer trainer(module, std::move(ddp), rank_batch(env, env.cfg.batch_size));
+      Trainer trainer(module, std::move(ddp), rank_batch(env, batch_per_rank(env.cfg, n)));
 
       auto check = [&] {
         if (n > 1 && rank == n - 1 && test_fault("skew-grad")) {
@@ -234,7 +238,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, int n, const R
       auto payload = rank_payload(env, samples, ddp_raw);
       auto gathered = gather_to_root(pg, payload, payload.size(), env.device, env.timeout);
       if (rank == 0) {
-        BenchResult row = make_row(env, model, /*ddp=*/true, n, gathered);
+        BenchResult row = make_row(env, model, /*ddp=*/true, n, batch_per_rank(env.cfg, n), gathered);
         row.checks = nlohmann::json{{"grad_max_abs_diff_across_ranks", spread.max_abs_diff},
                                     {"grad_max_abs", spread.max_abs_grad},
                                     {"grad_check_limit", limit},
@@ -267,7 +271,13 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row) {
   };
   for (const auto& model : env.cfg.models) {
     warmup_alone(env, model);
-    if (auto row = run_no_ddp(env, model)) emit(*row);
+    // No-DDP baselines at every per-rank batch the groups use (one in weak scaling).
+    std::vector<long long> batches;
+    for (int n : env.cfg.world_sizes)
+      if (std::find(batches.begin(), batches.end(), batch_per_rank(env.cfg, n)) == batches.end())
+        batches.push_back(batch_per_rank(env.cfg, n));
+    for (long long b : batches)
+      if (auto row = run_no_ddp(env, model, b)) emit(*row);
     for (int n : env.cfg.world_sizes) run_ddp_group(env, model, n, emit);
   }
   return rows;

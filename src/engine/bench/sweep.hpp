@@ -1,6 +1,7 @@
 // The benchmark sweep of one launch, in the layout of PyTorch's
 // benchmarks/distributed/ddp/benchmark.py: per model, every rank warms up alone,
-// then a no-DDP baseline on rank 0's device, then DDP on the sub-groups of the first
+// then a no-DDP baseline on rank 0's device (one per distinct per-rank batch: strong
+// scaling gives each group size its own), then DDP on the sub-groups of the first
 // n ranks for each requested n. Ranks outside a sub-group wait at a GroupGate.
 #pragma once
 

@@ -1,0 +1,34 @@
+// `ddpbench check FILE --reference REF`: acceptance test against reference values.
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "core/check.hpp"
+#include "core/errors.hpp"
+#include "core/report.hpp"
+
+namespace ddpbench::cli {
+
+Command add_check_command(CLI::App& parent) {
+  struct Flags {
+    std::string file, reference;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* app = parent.add_subcommand("check", "Check a result against reference values with tolerances; exit 1 on "
+                                             "any FAIL or MISSING");
+  app->add_option("file", f->file, "Result file written by ddpbench run --json")->required();
+  app->add_option("--reference", f->reference, "Reference file (see docs/reference/example.json)")->required();
+  return {app, [f]() -> int {
+            const ResultFile result = read_result_file(f->file);
+            const auto refs = parse_reference(read_text_file(f->reference), f->reference);
+            int skipped = 0;
+            const auto rows = check_against(result, refs, skipped);
+            const std::string text = render_check_text(rows, device_type(result), skipped);
+            std::fwrite(text.data(), 1, text.size(), stdout);
+            for (const auto& r : rows)
+              if (r.status != "PASS") return kExitFailure;
+            return kExitOk;
+          }};
+}
+
+}  // namespace ddpbench::cli

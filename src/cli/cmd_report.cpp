@@ -1,0 +1,83 @@
+// `ddpbench report`: scaling tables, plots, an HTML page and cost from result files.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "core/errors.hpp"
+#include "core/html.hpp"
+#include "core/plots.hpp"
+#include "core/report.hpp"
+
+namespace ddpbench::cli {
+
+Command add_report_command(CLI::App& parent) {
+  struct Flags {
+    std::vector<std::string> files;
+    std::string format = "table", plots, html, output;
+    ReportOptions opts;
+    double price = 0;
+    CLI::Option* price_opt = nullptr;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* app = parent.add_subcommand("report", "Weak/strong scaling tables, comparison, cost, plots and HTML from "
+                                              "result files");
+  app->add_option("files", f->files, "Result files written by ddpbench run --json (one or many launches)")->required();
+  app->add_option("--format", f->format, "Output: table, md, csv or json")
+      ->check(CLI::IsMember({"table", "md", "csv", "json"}))
+      ->capture_default_str();
+  app->add_option("--plots", f->plots, "Write PNG and SVG plots into this directory (needs gnuplot)");
+  app->add_option("--html", f->html, "Write one self-contained HTML page (tables, inline SVG plots, environment)");
+  app->add_option("-o,--output", f->output, "Write the tables here instead of standard output");
+  f->price_opt = app->add_option("--gpu-hour-cost", f->price, "USD per GPU-hour: adds cost per 1M samples and per "
+                                                              "training run at each world size");
+  app->add_option("--epochs", f->opts.epochs, "Epochs of a training run, for cost")->capture_default_str();
+  app->add_option("--dataset-size", f->opts.dataset_size, "Samples per epoch, for cost (ImageNet-1k)")
+      ->capture_default_str();
+
+  return {app, [f]() -> int {
+            if (f->price_opt->count()) f->opts.gpu_hour_usd = f->price;
+            std::vector<NamedResult> files;
+            for (const auto& path : f->files) files.push_back({path, read_result_file(path)});
+            const Report rep = build_report(files, f->opts);
+
+            std::string text;
+            if (f->format == "table") text = render_text(rep);
+            else if (f->format == "md") text = render_markdown(rep);
+            else if (f->format == "csv") text = render_csv(rep);
+            else text = report_json(rep).dump(2) + "\n";
+            if (f->output.empty()) {
+              std::fwrite(text.data(), 1, text.size(), stdout);
+            } else {
+              check_writable(f->output);
+              write_file_atomic(f->output, text);
+            }
+
+            std::vector<Plot> plots;
+            std::string tmp_dir;
+            if (!f->plots.empty()) {
+              plots = write_plots(rep, f->plots);
+              std::fprintf(stderr, "ddpbench: wrote %zu plots (PNG and SVG) to %s\n", plots.size(), f->plots.c_str());
+            }
+            if (!f->html.empty()) {
+              check_writable(f->html);
+              if (plots.empty()) {
+                char tmpl[] = "/tmp/ddpbench-plots-XXXXXX";
+                if (::mkdtemp(tmpl)) tmp_dir = tmpl;
+                try {
+                  plots = write_plots(rep, tmp_dir);
+                } catch (const UsageError& e) {
+                  std::fprintf(stderr, "ddpbench: warning: HTML without plots: %s\n", e.what());
+                }
+              }
+              write_file_atomic(f->html, render_html(rep, plots, utc_now_iso8601()));
+              if (!tmp_dir.empty()) std::filesystem::remove_all(tmp_dir);
+              std::fprintf(stderr, "ddpbench: wrote %s\n", f->html.c_str());
+            }
+            return kExitOk;
+          }};
+}
+
+}  // namespace ddpbench::cli

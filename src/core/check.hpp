@@ -1,0 +1,54 @@
+// Acceptance checks of a result against reference values with tolerances, as HPC
+// regression suites (ReFrame's `reference` with lower/upper thresholds) express them.
+// Torch-free.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace ddpbench {
+
+/// Metrics a reference can name, as in the result file's summary, plus the weak-scaling
+/// efficiency the report computes.
+const std::vector<std::string>& check_metrics();
+
+/// One expected value. ReFrame style: the measurement passes when
+/// value * (1 + lower) <= measured <= value * (1 + upper); `lower` <= 0 and `upper` >= 0
+/// are fractions, and an absent bound is unbounded.
+struct ReferenceEntry {
+  std::string gpu;        ///< device type as `ddpbench report` names it ("NVIDIA H100 80GB HBM3"), or "*"
+  std::string model, precision = "fp32";
+  int world_size = 1;
+  std::string metric;     ///< one of check_metrics()
+  double value = 0;
+  std::optional<double> lower, upper;
+  std::string unit;       ///< for display only
+};
+
+/// Parses a reference file: {"ddpbench_reference": "1.0", "description": "...",
+/// "references": [{gpu, model, precision, world_size, metric, value, lower, upper, unit}]}.
+/// Throws UsageError (one line, naming `source` and the entry) on malformed input.
+std::vector<ReferenceEntry> parse_reference(const std::string& text, const std::string& source);
+
+/// Outcome of one reference entry.
+struct CheckRow {
+  ReferenceEntry ref;
+  std::optional<double> measured;
+  std::optional<double> lo, hi;  ///< allowed range
+  std::string status;            ///< "PASS", "FAIL", or "MISSING" (no such DDP row measured)
+};
+
+/// Checks the DDP rows of `result` (weak scaling) against the entries whose device type
+/// matches the result's (or is "*"). `skipped` receives the number of entries for other
+/// devices.
+std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<ReferenceEntry>& refs, int& skipped);
+
+/// Terminal table of the outcome with a one-line summary.
+std::string render_check_text(const std::vector<CheckRow>& rows, const std::string& device, int skipped);
+
+}  // namespace ddpbench

@@ -1,0 +1,79 @@
+#include "core/html.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/text_table.hpp"
+#include "core/version.hpp"
+
+namespace ddpbench {
+namespace {
+
+std::string table_html(const TextTable& t) {
+  std::string o = "<h2>" + html_escape(t.title) + "</h2>\n<table>\n<thead><tr>";
+  for (size_t c = 0; c < t.header.size(); ++c)
+    o += fmt::format("<th{}>{}</th>", c ? " class=\"num\"" : "", html_escape(t.header[c]));
+  o += "</tr></thead>\n<tbody>\n";
+  for (const auto& row : t.rows) {
+    o += "<tr>";
+    for (size_t c = 0; c < t.header.size(); ++c)
+      o += fmt::format("<td{}>{}</td>", c ? " class=\"num\"" : "", html_escape(c < row.size() ? row[c] : ""));
+    o += "</tr>\n";
+  }
+  o += "</tbody>\n</table>\n";
+  for (const auto& n : t.notes) o += "<p class=\"note\">" + html_escape(n) + "</p>\n";
+  return o;
+}
+
+// The <svg> element of a gnuplot SVG file, without its XML prolog.
+std::string inline_svg(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read plot " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string s = ss.str();
+  const auto start = s.find("<svg");
+  if (start == std::string::npos) throw std::runtime_error("no <svg> element in " + path);
+  return s.substr(start);
+}
+
+}  // namespace
+
+std::string render_html(const Report& r, const std::vector<Plot>& plots, const std::string& generated_utc) {
+  std::string o =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<title>ddpbench report</title>\n<style>\n"
+      "body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}"
+      "table{border-collapse:collapse;margin:0.5em 0}th,td{border:1px solid #ccc;padding:3px 8px}"
+      "th{background:#f2f2f2}td.num,th.num{text-align:right}p.note{color:#555;font-size:90%}"
+      "figure{margin:1em 0}figcaption{color:#555}\n</style>\n</head>\n<body>\n";
+  o += "<h1>ddpbench report</h1>\n";
+  o += fmt::format("<p>Generated {} by ddpbench {} (git {}). Definitions: docs/METHODOLOGY.md.</p>\n",
+                   html_escape(generated_utc), tool_version(), git_sha());
+  o += "<h2>Result files and environment</h2>\n<table>\n<thead><tr><th>file</th><th>device</th><th>created</th>"
+       "<th>ddpbench</th><th>torch</th><th>CUDA</th><th>NCCL</th><th>backend</th><th class=\"num\">ranks</th>"
+       "<th class=\"num\">hosts</th></tr></thead>\n<tbody>\n";
+  for (const auto& f : r.files) {
+    const auto& tool = f["tool"];
+    const std::string sha = tool.is_object() ? tool.value("git_sha", std::string("?")) : "?";
+    o += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+        html_escape(f.value("name", "")), html_escape(f.value("device", "")), html_escape(f.value("created_utc", "")),
+        html_escape(sha), html_escape(f.value("torch", "")), html_escape(f.value("cuda", "")),
+        html_escape(f.value("nccl", "")), html_escape(f.value("backend", "")), f.value("world_size", 0),
+        f.value("hosts", 0));
+  }
+  o += "</tbody>\n</table>\n";
+  for (const auto& t : report_tables(r)) o += table_html(t);
+  if (!plots.empty()) o += "<h2>Plots</h2>\n";
+  for (const auto& p : plots)
+    o += "<figure>\n" + inline_svg(p.svg) + "\n<figcaption>" + html_escape(p.title) + "</figcaption>\n</figure>\n";
+  o += "</body>\n</html>\n";
+  return o;
+}
+
+}  // namespace ddpbench

@@ -1,0 +1,157 @@
+#include "core/plots.hpp"
+
+#include <sys/wait.h>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/errors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ddpbench {
+namespace {
+
+// A gnuplot single-quoted string: a quote is written twice.
+std::string gq(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) o += c == '\'' ? std::string("''") : std::string(1, c);
+  return o + "'";
+}
+
+// A POSIX shell single-quoted word.
+std::string shq(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return o + "'";
+}
+
+// One table's data: GPUs, aggregate ex/s, ideal aggregate, efficiency %, per-GPU ex/s, p5, p50, p95.
+struct Series {
+  std::string stem, what;  // file stem and "resnet50, fp32, <device>, weak scaling, batch 16/GPU"
+  std::vector<std::array<double, 8>> rows;
+};
+
+std::vector<Series> series_of(const Report& r) {
+  std::vector<Series> out;
+  for (const auto& w : r.weak) {
+    Series s;
+    s.stem = slug(fmt::format("weak-{}-{}-{}-i{}-b{}", w.model, w.precision, w.gpu, w.image_size, w.batch_per_rank));
+    s.what = fmt::format("{}, {}, {}: weak scaling, batch {} per GPU, {}x{}", w.model, w.precision, w.gpu,
+                         w.batch_per_rank, w.image_size, w.image_size);
+    for (const auto& x : w.rows)
+      s.rows.push_back({double(x.world_size), x.aggregate_ex_s, w.baseline_per_gpu_ex_s * x.world_size,
+                        100.0 * x.efficiency, x.per_gpu_ex_s, x.p5_s, x.p50_s, x.p95_s});
+    out.push_back(std::move(s));
+  }
+  for (const auto& t : r.strong) {
+    Series s;
+    s.stem = slug(fmt::format("strong-{}-{}-{}-i{}-gb{}", t.model, t.precision, t.gpu, t.image_size, t.global_batch));
+    s.what = fmt::format("{}, {}, {}: strong scaling, global batch {}, {}x{}", t.model, t.precision, t.gpu,
+                         t.global_batch, t.image_size, t.image_size);
+    const auto& base = t.rows.front();
+    for (const auto& x : t.rows)
+      s.rows.push_back({double(x.world_size), x.aggregate_ex_s, base.aggregate_ex_s * x.world_size / base.world_size,
+                        100.0 * x.efficiency, x.aggregate_ex_s / x.world_size, x.p5_s, x.step_s, x.p95_s});
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string slug(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c))) o += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (!o.empty() && o.back() != '-') o += '-';
+  }
+  while (!o.empty() && o.back() == '-') o.pop_back();
+  return o;
+}
+
+std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
+    throw UsageError("--plots needs gnuplot; install it (apt-get install gnuplot-nox) or drop --plots");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw UsageError(fmt::format("--plots directory '{}' cannot be created ({}); choose a writable path", dir,
+                                 ec ? ec.message() : "not a directory"));
+
+  std::vector<Plot> plots;
+  std::ostringstream script;
+  script << "set encoding utf8\nset grid\nset key top left\nset logscale x 2\nset xlabel 'GPUs (ranks, log2 scale)'\n";
+  for (const auto& s : series_of(r)) {
+    const std::string dat = s.stem + ".dat";
+    {
+      std::ofstream out(fs::path(dir) / dat);
+      out << "# GPUs aggregate_ex_s ideal_ex_s efficiency_pct per_gpu_ex_s p5_s p50_s p95_s\n";
+      for (const auto& row : s.rows)
+        out << fmt::format("{} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g}\n", row[0], row[1], row[2], row[3],
+                           row[4], row[5], row[6], row[7]);
+    }
+    const double max_n = s.rows.back()[0];
+    const std::string xrange = fmt::format("set xrange [0.7:{}]\n", std::max(2.0, max_n * 1.4));
+    struct Panel {
+      const char* suffix;
+      std::string title, ylabel, plot;
+    };
+    const std::vector<Panel> panels = {
+        {"throughput", "aggregate throughput", "throughput (examples/s, all GPUs)",
+         fmt::format("set yrange [0:*]\nplot {} using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with "
+                     "lines dt 2 lw 2 title 'ideal (linear from the first point)'\nunset yrange",
+                     gq(dat))},
+        {"efficiency", "scaling efficiency", "efficiency (%)",
+         fmt::format("set yrange [0:*]\nplot {} using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines "
+                     "dt 2 title '100 %'\nunset yrange",
+                     gq(dat))},
+        {"per-gpu", "per-GPU throughput", "throughput per GPU (examples/s)",
+         fmt::format("set yrange [0:*]\nplot {} using 1:5 with linespoints lw 2 pt 7 title 'per GPU'\nunset yrange",
+                     gq(dat))},
+        {"latency", "time per iteration", "seconds per iteration",
+         fmt::format("set yrange [0:*]\nplot {} using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'\n"
+                     "unset yrange",
+                     gq(dat))},
+    };
+    for (const auto& p : panels) {
+      Plot plot;
+      plot.name = s.stem + "-" + p.suffix;
+      plot.title = s.what + ": " + p.title;
+      plot.png = (fs::path(dir) / (plot.name + ".png")).string();
+      plot.svg = (fs::path(dir) / (plot.name + ".svg")).string();
+      for (const auto& [term, file] : {std::make_pair(fmt::format("pngcairo size {},{} font 'DejaVu Sans,11'",
+                                                                  kPlotWidth, kPlotHeight),
+                                                      plot.name + ".png"),
+                                       std::make_pair(fmt::format("svg size {},{} font 'DejaVu Sans,11' background "
+                                                                  "'#ffffff'",
+                                                                  kPlotWidth, kPlotHeight),
+                                                      plot.name + ".svg")}) {
+        script << "set terminal " << term << "\nset output " << gq(file) << "\nset title " << gq(plot.title)
+               << " noenhanced\nset ylabel " << gq(p.ylabel) << "\n" << xrange << p.plot << "\nunset output\n";
+      }
+      plots.push_back(std::move(plot));
+    }
+  }
+  const auto script_path = fs::path(dir) / "plots.gp";
+  std::ofstream(script_path) << script.str();
+  const auto err_path = fs::path(dir) / "gnuplot.err";
+  const int st = std::system(
+      fmt::format("cd {} && gnuplot plots.gp 2>{}", shq(dir), shq(err_path.string())).c_str());
+  std::ifstream err(err_path);
+  std::string first;
+  std::getline(err, first);
+  if (st != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    throw std::runtime_error(fmt::format("gnuplot failed on {}: {}", script_path.string(), first));
+  fs::remove(err_path, ec);
+  return plots;
+}
+
+}  // namespace ddpbench

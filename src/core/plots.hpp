@@ -1,0 +1,32 @@
+// Scaling plots through gnuplot (pngcairo and svg terminals). Torch-free.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/report.hpp"
+
+namespace ddpbench {
+
+/// One plot, written as `<dir>/<name>.png` and `<dir>/<name>.svg`.
+struct Plot {
+  std::string name;   ///< file stem, e.g. "weak-resnet50-fp32-cpu-b16-throughput"
+  std::string title;  ///< names model, precision, device and scaling mode
+  std::string png, svg;  ///< paths written
+};
+
+/// Pixel size of every plot.
+inline constexpr int kPlotWidth = 900;
+inline constexpr int kPlotHeight = 560;
+
+/// Writes four plots per weak and per strong table of `r` into `dir` (created if
+/// missing): aggregate ex/s vs GPUs with the ideal linear line, scaling efficiency (%)
+/// vs GPUs, per-GPU ex/s vs GPUs, and p50 time per iteration with p5-p95 whiskers.
+/// GPU counts are on a log2 axis. Throws UsageError when gnuplot is not installed or
+/// `dir` cannot be created; std::runtime_error when gnuplot fails (its first line).
+std::vector<Plot> write_plots(const Report& r, const std::string& dir);
+
+/// Lower-case, dash-separated file-name stem of `s` ("NVIDIA H100 80GB" -> "nvidia-h100-80gb").
+std::string slug(const std::string& s);
+
+}  // namespace ddpbench

@@ -1,0 +1,115 @@
+// `ddpbench diff` (noise rule) and `ddpbench check` (reference tolerances).
+#include <gtest/gtest.h>
+
+#include "core/check.hpp"
+#include "core/diff.hpp"
+#include "core/errors.hpp"
+
+namespace ddpbench {
+namespace {
+
+const std::string kFix = DDPBENCH_SOURCE_DIR "/tests/fixtures/";
+
+TEST(Bootstrap, IdenticalSamplesGiveAZeroInterval) {
+  const std::vector<double> a = {0.1, 0.2, 0.3, 0.4};
+  const auto ci = bootstrap_median_diff_ci(a, a, 500, 1);
+  EXPECT_LE(ci.lo, 0.0);
+  EXPECT_GE(ci.hi, 0.0);
+}
+
+TEST(Bootstrap, SeparatedSamplesExcludeZeroAndBracketTheShift) {
+  std::vector<double> a, b;
+  for (int i = 0; i < 20; ++i) {
+    a.push_back(1.0 + 0.001 * i);
+    b.push_back(1.5 + 0.001 * i);
+  }
+  const auto ci = bootstrap_median_diff_ci(a, b);
+  EXPECT_GT(ci.lo, 0.45);
+  EXPECT_LT(ci.hi, 0.55);
+}
+
+TEST(Bootstrap, DeterministicForASeed) {
+  const std::vector<double> a = {0.3, 0.1, 0.5, 0.2, 0.9}, b = {0.4, 0.35, 0.6, 0.1, 0.8};
+  const auto x = bootstrap_median_diff_ci(a, b, 300, 42), y = bootstrap_median_diff_ci(a, b, 300, 42);
+  EXPECT_EQ(x.lo, y.lo);
+  EXPECT_EQ(x.hi, y.hi);
+  EXPECT_THROW(bootstrap_median_diff_ci({}, b), std::invalid_argument);
+}
+
+TEST(Diff, FixturePairOneRealChangeOneWithinNoise) {
+  const auto d = diff_results(read_result_file(kFix + "diff_base.json"), read_result_file(kFix + "diff_test.json"));
+  ASSERT_EQ(d.changes.size(), 1u);
+  EXPECT_EQ(d.changes[0].key, "environment.nccl");
+  EXPECT_EQ(d.changes[0].base, "2.18.1");
+  EXPECT_EQ(d.changes[0].test, "2.19.3");
+  ASSERT_EQ(d.rows.size(), 2u);
+  EXPECT_EQ(d.rows[0].world_size, 1);
+  EXPECT_NEAR(d.rows[0].p50_change, 0.2, 1e-9);
+  EXPECT_NEAR(d.rows[0].ex_change, 0.1 / 0.12 - 1, 1e-9);
+  EXPECT_EQ(d.rows[0].verdict, "slower");
+  EXPECT_GT(d.rows[0].ci.lo, 0.0);
+  EXPECT_EQ(d.rows[1].world_size, 2);
+  EXPECT_NEAR(d.rows[1].p50_change, 0.01, 0.002);
+  EXPECT_EQ(d.rows[1].verdict, "within noise");
+  const auto text = render_diff_text(d);
+  EXPECT_NE(text.find("environment.nccl: 2.18.1 -> 2.19.3"), std::string::npos);
+  EXPECT_NE(text.find("within noise"), std::string::npos);
+}
+
+TEST(Diff, UnmatchedRowsAreListed) {
+  auto base = read_result_file(kFix + "diff_base.json");
+  auto test = read_result_file(kFix + "diff_test.json");
+  test.results.pop_back();
+  const auto d = diff_results(base, test);
+  EXPECT_EQ(d.rows.size(), 1u);
+  ASSERT_EQ(d.only_base.size(), 1u);
+  EXPECT_NE(d.only_base[0].find("1M/2G"), std::string::npos);
+}
+
+TEST(Check, PassFailMissingAndSkipped) {
+  const auto refs = parse_reference(read_text_file(kFix + "reference_h100.json"), "ref");
+  int skipped = -1;
+  const auto rows = check_against(read_result_file(kFix + "gpu_h100.json"), refs, skipped);
+  EXPECT_EQ(skipped, 1);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].status, "PASS");  // 640 ex/s >= 600 * 0.9
+  EXPECT_NEAR(*rows[0].lo, 540, 1e-9);
+  EXPECT_FALSE(rows[0].hi.has_value());
+  EXPECT_EQ(rows[1].status, "PASS");  // p50 0.05 within +-5%
+  EXPECT_EQ(rows[2].status, "FAIL");  // efficiency 0.8 < 0.9 * 0.95
+  EXPECT_NEAR(*rows[2].measured, 0.8, 1e-12);
+  EXPECT_EQ(rows[3].status, "MISSING");  // nothing measured on 8 GPUs
+}
+
+TEST(Check, UpperBoundFails) {
+  ReferenceEntry e;
+  e.gpu = "*";
+  e.model = "resnet50";
+  e.world_size = 1;
+  e.metric = "p50_s";
+  e.value = 0.04;
+  e.upper = 0.1;  // allowed up to 0.044 s; measured 0.05
+  int skipped = 0;
+  const auto rows = check_against(read_result_file(kFix + "gpu_h100.json"), {e}, skipped);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].status, "FAIL");
+}
+
+TEST(Check, MalformedReferencesNameTheEntry) {
+  EXPECT_THROW(parse_reference("{", "r.json"), UsageError);
+  EXPECT_THROW(parse_reference(R"({"references": 3})", "r.json"), UsageError);
+  const std::string base = R"({"references": [{"gpu": "*", "model": "m", "world_size": 1, "metric": )";
+  EXPECT_THROW(parse_reference(base + R"("speed", "value": 1}]})", "r.json"), UsageError);          // metric
+  EXPECT_THROW(parse_reference(base + R"("p50_s", "value": -1}]})", "r.json"), UsageError);         // value
+  EXPECT_THROW(parse_reference(base + R"("p50_s", "value": 1, "lower": 0.1}]})", "r.json"), UsageError);  // sign
+  EXPECT_THROW(parse_reference(base + R"("p50_s", "value": 1, "upper": -0.1}]})", "r.json"), UsageError);
+  try {
+    parse_reference(R"({"references": [{"gpu": "*"}]})", "r.json");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("references[0]"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace ddpbench

@@ -1,0 +1,91 @@
+// Plots are real PNG and SVG files of the promised size; the HTML page parses and
+// holds every table and every plot inline.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/testutil.hpp"
+#include "core/errors.hpp"
+#include "core/html.hpp"
+#include "core/plots.hpp"
+#include "core/report.hpp"
+
+namespace ddpbench {
+namespace {
+
+using testutil::TempDir;
+
+const std::string kDir = DDPBENCH_SOURCE_DIR "/tests/";
+
+Report fixture_report() {
+  std::vector<NamedResult> files;
+  for (const char* n : {"weak_cpu.json", "strong_cpu.json", "gpu_a100.json", "gpu_h100.json"})
+    files.push_back({n, read_result_file(kDir + "fixtures/" + n)});
+  ReportOptions o;
+  o.gpu_hour_usd = 3.0;
+  return build_report(files, o);
+}
+
+bool have_gnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
+
+uint32_t be32(const unsigned char* p) { return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3]; }
+
+TEST(Plots, PngAndSvgOfTheExpectedSize) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  TempDir d;
+  const Report r = fixture_report();
+  const auto plots = write_plots(r, (d.path / "plots").string());
+  ASSERT_EQ(plots.size(), 4 * (r.weak.size() + r.strong.size()));  // 4 per scaling table
+  for (const auto& p : plots) {
+    SCOPED_TRACE(p.name);
+    std::ifstream png(p.png, std::ios::binary);
+    unsigned char h[24] = {0};
+    png.read(reinterpret_cast<char*>(h), sizeof h);
+    ASSERT_EQ(png.gcount(), 24);
+    EXPECT_EQ(std::string(reinterpret_cast<char*>(h), 8), std::string("\x89PNG\r\n\x1a\n", 8));
+    EXPECT_EQ(std::string(reinterpret_cast<char*>(h + 12), 4), "IHDR");
+    EXPECT_EQ(be32(h + 16), static_cast<uint32_t>(kPlotWidth));
+    EXPECT_EQ(be32(h + 20), static_cast<uint32_t>(kPlotHeight));
+    const std::string svg = testutil::slurp(p.svg);
+    EXPECT_NE(svg.find("<svg"), std::string::npos);
+    EXPECT_NE(svg.find("width=\"" + std::to_string(kPlotWidth) + "\""), std::string::npos);
+    EXPECT_NE(svg.find("height=\"" + std::to_string(kPlotHeight) + "\""), std::string::npos);
+    EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  }
+  // Titles name model, precision and device.
+  EXPECT_NE(plots.front().title.find("resnet18, fp32, CPU (Fixture CPU)"), std::string::npos);
+}
+
+TEST(Plots, MissingDirectoryParentIsAUsageError) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not installed";
+  EXPECT_THROW(write_plots(fixture_report(), "/proc/ddpbench-cannot-create"), UsageError);
+}
+
+TEST(Html, ParsesAndHoldsEveryTableAndPlot) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  if (std::system("command -v python3 >/dev/null 2>&1") != 0) GTEST_SKIP() << "python3 not installed";
+  TempDir d;
+  const Report r = fixture_report();
+  const auto plots = write_plots(r, (d.path / "plots").string());
+  const std::string html = render_html(r, plots, "2026-11-22T00:00:00Z");
+  const auto file = d.path / "report.html";
+  std::ofstream(file) << html;
+  const auto o = testutil::run("python3 " + kDir + "tools/check_html.py " + file.string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto j = nlohmann::json::parse(o.out);
+  EXPECT_TRUE(j["ok"].get<bool>()) << o.out;
+  const auto tables = report_tables(r);
+  EXPECT_EQ(j["tables"].get<size_t>(), tables.size() + 1);  // + the environment table
+  EXPECT_EQ(j["svgs"].get<size_t>(), plots.size());
+  for (const auto& t : tables) EXPECT_NE(html.find(html_escape(t.title)), std::string::npos) << t.title;
+  EXPECT_EQ(html.find("src=\"http"), std::string::npos);  // self-contained
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ddpbench
