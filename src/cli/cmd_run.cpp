@@ -135,30 +135,43 @@ void finish_barrier(const c10::intrusive_ptr<c10d::Store>& store, const LaunchIn
   }
 }
 
-int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda, const std::string& note,
-             const std::vector<std::string>& argv) {
-  RunConfig& cfg = f.cfg;
-  const int threads = threads_per_rank(env, li.local_world_size, usable_cpu_count());
-  at::set_num_threads(threads);
-
-  // Device and backend.
-  c10::Device device(c10::kCPU);
+// The backend a rank uses; the same on every rank, so checked before ranks start.
+// Throws UsageError when this build lacks it or it cannot work on the device.
+BackendKind choose_backend(const RunConfig& cfg, bool use_cuda) {
   BackendKind backend = BackendKind::kGloo;
   if (cfg.backend == "nccl") backend = BackendKind::kNccl;
   if (cfg.backend == "auto" && use_cuda && backend_available(BackendKind::kNccl)) backend = BackendKind::kNccl;
+  if (backend == BackendKind::kNccl && !use_cuda)
+    throw UsageError("--backend nccl needs GPUs; use --backend gloo (or --device cuda on a GPU machine)");
   if (!backend_available(backend))
     throw UsageError(fmt::format("this ddpbench build has no {} backend; use --backend {}", backend_name(backend),
                                  backend == BackendKind::kNccl ? "gloo" : "nccl"));
-  if (use_cuda) {
-    const int gpus = cuda_device_count();
-    if (li.local_rank >= gpus && backend == BackendKind::kNccl)
-      throw UsageError(fmt::format("rank {} has local rank {} but its node shows {} GPU(s); NCCL needs one GPU per "
-                                   "rank: start at most {} ranks per node, or use --backend gloo",
+  return backend;
+}
+
+// The GPU of this rank: the one of its local rank, or the only one it sees when the
+// launcher binds one GPU per task (srun --gpus-per-task, CUDA_VISIBLE_DEVICES per rank).
+c10::Device rank_device(const LaunchInfo& li, BackendKind backend) {
+  const int gpus = cuda_device_count();
+  int index = gpus == 1 ? 0 : li.local_rank;
+  if (index >= gpus) {
+    if (backend == BackendKind::kNccl)
+      throw UsageError(fmt::format("rank {} has local rank {} but sees {} GPU(s); NCCL needs one GPU per rank: start "
+                                   "at most {} ranks per node, bind one GPU per task, or use --backend gloo",
                                    li.rank, li.local_rank, gpus, gpus));
-    device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(li.local_rank % gpus));
+    index %= gpus;  // Gloo: ranks may share a GPU
+  }
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda, BackendKind backend, int threads,
+             const std::string& note, const std::vector<std::string>& argv) {
+  RunConfig& cfg = f.cfg;
+  at::set_num_threads(threads);
+  c10::Device device(c10::kCPU);
+  if (use_cuda) {
+    device = rank_device(li, backend);
     set_current_device(device);
-  } else if (backend == BackendKind::kNccl) {
-    throw UsageError("--backend nccl needs GPUs; use --backend gloo (or --device cuda on a GPU machine)");
   }
   const auto timeout = std::chrono::milliseconds(static_cast<long long>(cfg.timeout_s * 1000));
   const nlohmann::json malloc_info = use_cuda ? nlohmann::json{{"applied", false}, {"reason", "GPU run"}}
@@ -310,6 +323,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
             RunConfig& cfg = f->cfg;
             const EnvMap env = current_env();
             const LaunchInfo li = detect_launch(env);
+            if (li.launcher == Launcher::kLocalSpawner) exit_with_parent();
             if (f->model_opt->count()) cfg.models = split_list(f->models);
             cfg.broadcast_buffers = !f->no_broadcast_buffers;
             if (cfg.device != "auto" && cfg.device != "cpu" && cfg.device != "cuda")
@@ -331,12 +345,17 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                                       : li.world_size;
 
             // Configuration errors are the same on every rank: rank 0 reports them.
+            BackendKind backend = BackendKind::kGloo;
+            int threads = 1;
             try {
               if (cfg.scaling == "strong" && f->batch_opt->count())
                 throw UsageError("--batch-size is per rank; with --scaling strong give --global-batch-size only");
               if (!f->world_sizes.empty()) cfg.world_sizes = parse_int_list(f->world_sizes, "--world-sizes");
               else cfg.world_sizes = default_world_sizes(world);
               validate(cfg, world, model_names());
+              backend = choose_backend(cfg, use_cuda);
+              threads = threads_per_rank(env, spawner ? Launcher::kLocalSpawner : li.launcher,
+                                         spawner ? world : li.local_world_size, usable_cpu_count());
               if (!cfg.json_path.empty() && li.rank == 0) check_writable(cfg.json_path);
             } catch (const UsageError&) {
               if (li.rank != 0) throw SilentExit{kExitUsage};
@@ -350,7 +369,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
               so.argv[0] = self_exe_path();
               return spawn_local_ranks(so);
             }
-            return run_rank(*f, li, env, use_cuda, note, argv);
+            return run_rank(*f, li, env, use_cuda, backend, threads, note, argv);
           }};
 }
 

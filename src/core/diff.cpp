@@ -19,10 +19,13 @@ Key key_of(const BenchResult& r) {
   return {r.model, r.precision, r.scaling, r.batch_per_rank, r.world_size, r.ddp};
 }
 
-std::vector<double> pooled(const BenchResult& r) {
-  std::vector<double> v;
-  for (const auto& rk : r.ranks) v.insert(v.end(), rk.samples_s.begin(), rk.samples_s.end());
-  return v;
+// The row's per-iteration means across ranks (see iteration_means): the values the
+// bootstrap may treat as independent.
+std::vector<double> iteration_series(const BenchResult& r) {
+  std::vector<std::vector<double>> per_rank;
+  for (const auto& rk : r.ranks)
+    if (!rk.samples_s.empty()) per_rank.push_back(rk.samples_s);
+  return iteration_means(per_rank);
 }
 
 // Paths whose values differ between any two launches and say nothing about the setup.
@@ -113,7 +116,7 @@ DiffReport diff_results(const ResultFile& base, const ResultFile& test) {
     row.ex_change = rb.summary.ex_per_s_per_gpu > 0
                         ? (rt.summary.ex_per_s_per_gpu - rb.summary.ex_per_s_per_gpu) / rb.summary.ex_per_s_per_gpu
                         : 0.0;
-    const auto sb = pooled(rb), st = pooled(rt);
+    const auto sb = iteration_series(rb), st = iteration_series(rt);
     if (sb.empty() || st.empty()) {
       row.verdict = "no samples";
     } else {

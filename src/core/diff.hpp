@@ -52,7 +52,8 @@ struct DiffReport {
 
 /// Compares `test` against `base`. Rows match on (model, precision, scaling, batch per
 /// rank, world size, DDP or not). A change is "within noise" when the bootstrap CI of
-/// the median difference contains 0 (the samples do not support a change).
+/// the difference of medians of the rows' per-iteration means across ranks (see
+/// iteration_means) contains 0: the samples do not support a change.
 /// Values that always differ between launches (creation time, argv, ports, the JSON
 /// path, per-rank placements) are not listed as changes.
 DiffReport diff_results(const ResultFile& base, const ResultFile& test);

@@ -176,8 +176,10 @@ LaunchInfo detect_launch(const EnvMap& env) {
       li.local_rank = get(env, "LOCAL_RANK") ? get_int(env, "LOCAL_RANK") : li.rank;
       li.local_world_size = li.world_size;
     } else {
+      // Ranks per node unknown: assume all of them could share this node, so threads
+      // are never oversubscribed (set LOCAL_WORLD_SIZE for the exact count).
       li.local_rank = get(env, "LOCAL_RANK") ? get_int(env, "LOCAL_RANK") : 0;
-      li.local_world_size = li.local_rank + 1;
+      li.local_world_size = li.world_size;
     }
     auto agent = get(env, "TORCHELASTIC_USE_AGENT_STORE");
     if (agent && (*agent == "True" || *agent == "true" || *agent == "1")) {
@@ -200,11 +202,15 @@ LaunchInfo detect_launch(const EnvMap& env) {
     li.local_world_size =
         get(env, "OMPI_COMM_WORLD_LOCAL_SIZE") ? get_int(env, "OMPI_COMM_WORLD_LOCAL_SIZE") : li.world_size;
     apply_slurm_job(env, li);
-    if (auto nl = get(env, "SLURM_JOB_NODELIST")) li.master_addr = slurm_first_host(*nl);
-    bool multi_node = li.local_world_size < li.world_size;
-    if (multi_node && !get(env, "MASTER_ADDR") && !get(env, "SLURM_JOB_NODELIST"))
-      throw UsageError(
-          "mpirun across nodes needs the rendezvous host: export MASTER_ADDR=<first node> (mpirun -x MASTER_ADDR)");
+    // All ranks on this node: loopback, wherever in an allocation mpirun runs. Across
+    // nodes: the allocation's first host (mpirun fills nodes in list order) or MASTER_ADDR.
+    const bool multi_node = li.local_world_size < li.world_size;
+    if (multi_node) {
+      if (auto nl = get(env, "SLURM_JOB_NODELIST")) li.master_addr = slurm_first_host(*nl);
+      else if (!get(env, "MASTER_ADDR"))
+        throw UsageError(
+            "mpirun across nodes needs the rendezvous host: export MASTER_ADDR=<first node> (mpirun -x MASTER_ADDR)");
+    }
     apply_master_overrides(env, li);
     check_ranks(li, "OpenMPI environment");
     return li;
@@ -246,7 +252,7 @@ LaunchInfo detect_launch(const EnvMap& env) {
     li.world_size = get_int(env, size_key);
     if (get(env, "MPI_LOCALRANKID")) li.local_rank = get_int(env, "MPI_LOCALRANKID");
     else if (get(env, "SLURM_LOCALID")) li.local_rank = get_int(env, "SLURM_LOCALID");
-    li.local_world_size = get(env, "MPI_LOCALNRANKS") ? get_int(env, "MPI_LOCALNRANKS") : li.local_rank + 1;
+    li.local_world_size = get(env, "MPI_LOCALNRANKS") ? get_int(env, "MPI_LOCALNRANKS") : li.world_size;
     apply_slurm_job(env, li);
     if (auto nl = get(env, "SLURM_JOB_NODELIST")) li.master_addr = slurm_first_host(*nl);
     apply_master_overrides(env, li);
@@ -265,8 +271,10 @@ int usable_cpu_count() {
   return std::max(1, CPU_COUNT(&set));
 }
 
-int threads_per_rank(const EnvMap& env, int local_world_size, int usable_cpus) {
-  for (const char* key : {"OMP_NUM_THREADS", "SLURM_CPUS_PER_TASK"}) {
+int threads_per_rank(const EnvMap& env, Launcher launcher, int local_world_size, int usable_cpus) {
+  std::vector<const char*> keys = {"OMP_NUM_THREADS"};
+  if (launcher == Launcher::kSlurm) keys.push_back("SLURM_CPUS_PER_TASK");  // srun gave each task this many
+  for (const char* key : keys) {
     if (auto v = get(env, key)) {
       long long n = parse_int(*v, key);
       if (n < 1) throw UsageError(fmt::format("{}={} must be >= 1; unset it or set a positive count", key, n));

@@ -35,7 +35,7 @@ struct LaunchInfo {
   int rank = 0;              ///< global rank, 0 <= rank < world_size
   int world_size = 1;        ///< number of ranks in the job
   int local_rank = 0;        ///< rank among the ranks on this node; also the GPU index
-  int local_world_size = 1;  ///< ranks on this node
+  int local_world_size = 1;  ///< ranks on this node (the world size where the launcher does not say)
   std::string master_addr = "127.0.0.1";  ///< host of the TCPStore server (rank 0's node)
   int master_port = 29500;                ///< TCP port of the TCPStore server
   /// torchrun with TORCHELASTIC_USE_AGENT_STORE=True: the elastic agent already
@@ -71,12 +71,13 @@ std::vector<int> slurm_tasks_per_node(const std::string& spec);
 /// node rarely collide. Stays below Linux's default ephemeral range (32768+).
 int slurm_default_port(long long job_id);
 
-/// Intra-op threads for each rank: OMP_NUM_THREADS when set (must be >= 1); else
-/// SLURM_CPUS_PER_TASK when set (Slurm already gave each task its share); else
+/// Intra-op threads for each rank: OMP_NUM_THREADS when set (must be >= 1); else, in an
+/// srun step, SLURM_CPUS_PER_TASK (Slurm already gave each task its share; in a batch
+/// script the built-in launcher's ranks share the allocation instead); else
 /// `usable_cpus / local_world_size`, at least 1, where `usable_cpus` are the CPUs in
 /// this process's affinity mask (so cgroup/cpuset limits are respected).
 /// Throws UsageError on a non-numeric or non-positive value.
-int threads_per_rank(const EnvMap& env, int local_world_size, int usable_cpus);
+int threads_per_rank(const EnvMap& env, Launcher launcher, int local_world_size, int usable_cpus);
 
 /// CPUs in this process's affinity mask (sched_getaffinity), at least 1.
 int usable_cpu_count();

@@ -54,6 +54,10 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& flag
 
 void validate(const RunConfig& cfg, int world, const std::vector<std::string>& known_models) {
   if (cfg.models.empty()) throw UsageError("no model given; pass --model resnet50 (see 'ddpbench models')");
+  for (size_t i = 0; i < cfg.models.size(); ++i)
+    if (std::find(cfg.models.begin(), cfg.models.begin() + static_cast<std::ptrdiff_t>(i), cfg.models[i]) !=
+        cfg.models.begin() + static_cast<std::ptrdiff_t>(i))
+      throw UsageError(fmt::format("--model lists '{}' twice; name each model once", cfg.models[i]));
   for (const auto& m : cfg.models)
     if (std::find(known_models.begin(), known_models.end(), m) == known_models.end())
       throw UsageError(fmt::format("unknown model '{}'; choose one of: {} (see 'ddpbench models')", m,
@@ -73,7 +77,7 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
   if (!(cfg.bucket_cap_mb > 0)) throw UsageError(fmt::format("--bucket-cap-mb {} must be > 0", cfg.bucket_cap_mb));
   if (!(cfg.first_bucket_cap_mb > 0))
     throw UsageError(fmt::format("--first-bucket-cap-mb {} must be > 0", cfg.first_bucket_cap_mb));
-  if (!(cfg.timeout_s > 0)) throw UsageError(fmt::format("--timeout {} must be > 0 seconds", cfg.timeout_s));
+  if (!(cfg.timeout_s >= 1)) throw UsageError(fmt::format("--timeout {} must be >= 1 second", cfg.timeout_s));
   if (!(cfg.grad_check_tol > 0)) throw UsageError(fmt::format("--grad-check-tol {} must be > 0", cfg.grad_check_tol));
   if (cfg.backend != "auto" && cfg.backend != "nccl" && cfg.backend != "gloo")
     throw UsageError(fmt::format("--backend '{}' is unknown; use nccl or gloo", cfg.backend));

@@ -27,7 +27,7 @@ struct RunConfig {
   double timeout_s = 300.0;         ///< store and collective timeout
   double grad_check_tol = 1e-5;     ///< self-check: max |g_r - g_0| allowed, relative to max |g|
   std::string json_path;            ///< result file; empty: none
-  unsigned long long seed = 0;      ///< base seed; rank r draws its data from seed + r
+  unsigned long long seed = 0;      ///< base seed: models from seed, rank r's data from seed + 1000 + r
   std::string device = "auto";      ///< "auto", "cpu" or "cuda"
 };
 
@@ -43,9 +43,9 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& flag
 std::vector<std::string> split_list(const std::string& text);
 
 /// Checks `cfg` for a job of `world` ranks; `known_models` are the registry's names.
-/// Throws UsageError (one line: the problem and the fix) on: no or unknown model,
-/// batch <= 0, image size < 32, iters < 1, warmup < 0, a world size outside 1..world,
-/// bucket caps <= 0, timeout <= 0, an unknown backend, device or scaling mode, and for
+/// Throws UsageError (one line: the problem and the fix) on: no, unknown or repeated
+/// model, batch <= 0, image size < 32, iters < 1, warmup < 0, a world size outside
+/// 1..world, bucket caps <= 0, timeout < 1 s, an unknown backend, device or scaling mode, and for
 /// strong scaling a global batch that is missing or does not divide evenly among the
 /// ranks of every group in cfg.world_sizes (resolve those first).
 void validate(const RunConfig& cfg, int world, const std::vector<std::string>& known_models);

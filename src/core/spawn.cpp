@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
@@ -65,6 +67,37 @@ void flush_lines(std::string& buf, int fd, int rank, bool final) {
   if (!out.empty()) write_all(fd, out);
 }
 
+// Installs the forwarding handlers for SIGINT/SIGTERM and restores the old ones on
+// every exit path, exceptions included.
+struct SignalForwarding {
+  struct sigaction old_int {}, old_term {};
+  SignalForwarding() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    g_forward_signal.store(0);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~SignalForwarding() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+
+// Kills and reaps the children started so far and closes their pipes (start-up failure).
+void abandon(std::vector<Child>& kids) {
+  for (auto& k : kids) {
+    if (k.pid > 0) {
+      ::kill(k.pid, SIGKILL);
+      ::waitpid(k.pid, nullptr, 0);
+    }
+    if (k.out_fd >= 0) ::close(k.out_fd);
+    if (k.err_fd >= 0) ::close(k.err_fd);
+    k.pid = k.out_fd = k.err_fd = -1;
+  }
+}
+
 int exit_code(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -92,6 +125,11 @@ int find_free_port(const std::string& addr) {
   return port;
 }
 
+void exit_with_parent() {
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() == 1) std::_Exit(128 + SIGTERM);  // the launcher died before prctl took effect
+}
+
 std::string self_exe_path() {
   char buf[4096];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -112,13 +150,7 @@ int spawn_local_ranks(const SpawnOptions& opt) {
   base["LOCAL_WORLD_SIZE"] = std::to_string(opt.nproc);
   base["DDPBENCH_LOCAL_SPAWNER"] = "1";
 
-  struct sigaction sa {}, old_int {}, old_term {};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  g_forward_signal.store(0);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-
+  SignalForwarding signals;
   std::vector<Child> kids(static_cast<size_t>(opt.nproc));
   std::vector<char*> cargv;
   for (const auto& a : opt.argv) cargv.push_back(const_cast<char*>(a.c_str()));
@@ -128,14 +160,16 @@ int spawn_local_ranks(const SpawnOptions& opt) {
     for (auto& k : kids)
       if (k.pid > 0 && !k.reaped) ::kill(k.pid, sig);
   };
-
   for (int r = 0; r < opt.nproc; ++r) {
     Child& k = kids[static_cast<size_t>(r)];
     k.rank = r;
-    int out_p[2], err_p[2];
+    int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
     if (::pipe(out_p) != 0 || ::pipe(err_p) != 0) {
-      kill_all(SIGKILL);
-      throw std::runtime_error(fmt::format("pipe(): {}", std::strerror(errno)));
+      const int err = errno;
+      for (int fd : {out_p[0], out_p[1]})
+        if (fd >= 0) ::close(fd);
+      abandon(kids);
+      throw std::runtime_error(fmt::format("pipe(): {}", std::strerror(err)));
     }
     EnvMap env = base;
     env["RANK"] = std::to_string(r);
@@ -167,9 +201,7 @@ int spawn_local_ranks(const SpawnOptions& opt) {
       ::close(out_p[0]);
       ::close(err_p[0]);
       k.pid = -1;
-      kill_all(SIGKILL);
-      for (auto& o : kids)
-        if (o.pid > 0) ::waitpid(o.pid, nullptr, 0);
+      abandon(kids);
       throw std::runtime_error(fmt::format("cannot start '{}': {}", opt.argv[0], std::strerror(rc)));
     }
     k.out_fd = out_p[0];
@@ -260,8 +292,6 @@ int spawn_local_ranks(const SpawnOptions& opt) {
     if (k.out_fd >= 0) ::close(k.out_fd);
     if (k.err_fd >= 0) ::close(k.err_fd);
   }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
   return first_failure;
 }
 

@@ -34,6 +34,10 @@ int spawn_local_ranks(const SpawnOptions& opt);
 /// Throws std::runtime_error if no socket can be bound.
 int find_free_port(const std::string& addr = "127.0.0.1");
 
+/// For a rank started by spawn_local_ranks: have the kernel send SIGTERM to this process
+/// when the launcher dies (PR_SET_PDEATHSIG), so a killed launcher leaves no ranks behind.
+void exit_with_parent();
+
 /// Absolute path of the running executable (/proc/self/exe).
 std::string self_exe_path();
 

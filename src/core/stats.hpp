@@ -24,19 +24,28 @@ double stddev(const std::vector<double>& samples);
 /// 0 for fewer than two samples.
 double ci95_halfwidth(const std::vector<double>& samples);
 
+/// Per-iteration means across ranks: element i is the mean over ranks of their i-th
+/// sample. Ranks of one DDP step wait for each other in the allreduce, so their samples
+/// of the same iteration are not independent; statistics that assume independence
+/// (confidence intervals, the bootstrap) use these n_iterations values. Falls back to
+/// the pooled samples when the ranks hold different numbers of samples.
+std::vector<double> iteration_means(const std::vector<std::vector<double>>& per_rank);
+
 /// Summary of per-iteration times, all in seconds, plus throughput.
 struct Summary {
   int n = 0;           ///< number of samples pooled over ranks
-  double p50_s = 0, p75_s = 0, p90_s = 0, p95_s = 0;
+  double p50_s = 0, p75_s = 0, p90_s = 0, p95_s = 0;  ///< percentiles of the pooled samples
   double min_s = 0, max_s = 0;
-  double mean_s = 0, stddev_s = 0, ci95_s = 0;  ///< ci95_s: half-width, see ci95_halfwidth
+  double mean_s = 0, stddev_s = 0;  ///< of the pooled samples
+  double ci95_s = 0;  ///< half-width of the 95% CI of the mean, over iteration_means (see there)
   double ex_per_s_per_gpu = 0;  ///< batch per rank / p50_s (ex/s of one rank at the median)
   double ex_per_s_total = 0;    ///< world size * ex_per_s_per_gpu (aggregate ex/s)
 };
 
-/// Summarises `samples_s` (seconds per iteration, pooled over ranks) for a run of
-/// `world_size` ranks with `batch_per_rank` examples each.
-/// Throws std::invalid_argument on an empty input.
-Summary summarize(const std::vector<double>& samples_s, long long batch_per_rank, int world_size);
+/// Summarises the samples (seconds per iteration) of every rank of a run of
+/// `world_size` ranks with `batch_per_rank` examples each: percentiles, extremes, mean
+/// and standard deviation over the pooled samples (as benchmark.py pools them), the CI
+/// over iteration_means. Throws std::invalid_argument when there is no sample.
+Summary summarize(const std::vector<std::vector<double>>& per_rank_s, long long batch_per_rank, int world_size);
 
 }  // namespace ddpbench

@@ -45,19 +45,25 @@ TEST(OpenMPI, MpirunStartsRanksWithoutFlags) {
 class Slurm : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (::geteuid() != 0 || !have("slurmctld") || !have("munged")) return;
-    up_ = run("LOCAL_SLURM_INSTALL=0 LOCAL_SLURM_DIR=" + dir_.path.string() + " " + kSlurm + " up").code == 0;
+    possible_ = ::geteuid() == 0 && have("slurmctld") && have("slurmd") && have("munged");
+    if (!possible_) return;
+    const auto o = run("LOCAL_SLURM_INSTALL=0 LOCAL_SLURM_DIR=" + dir_.path.string() + " " + kSlurm + " up");
+    up_ = o.code == 0;
+    bring_up_log_ = o.err;
   }
   static void TearDownTestSuite() {
     if (up_) run("LOCAL_SLURM_DIR=" + dir_.path.string() + " " + kSlurm + " down");
     up_ = false;
   }
   void SetUp() override {
-    if (!up_) GTEST_SKIP() << "no loopback Slurm (needs root and apt-get install slurmctld slurmd munge)";
+    if (!possible_) GTEST_SKIP() << "no loopback Slurm (needs root and apt-get install slurmctld slurmd munge)";
+    // Root with the packages installed: a failed bring-up is a failure, not a skip.
+    ASSERT_TRUE(up_) << "local-slurm.sh up failed:\n" << bring_up_log_;
   }
   static std::string slurm_env() { return "SLURM_CONF=" + dir_.path.string() + "/etc/slurm.conf "; }
   static inline TempDir dir_;
-  static inline bool up_ = false;
+  static inline bool possible_ = false, up_ = false;
+  static inline std::string bring_up_log_;
 };
 
 TEST_F(Slurm, SrunStepRanksFindEachOther) {

@@ -119,7 +119,23 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"run --no-such-flag", "no-such-flag"},
                       BadCase{"run --backend mpi", "--backend 'mpi'"},
                       BadCase{"run --nproc-per-node 0", "--nproc-per-node 0"},
+                      BadCase{"run --model resnet18,resnet50,resnet18", "'resnet18' twice"},
+                      BadCase{"run --device cpu --backend nccl", "--backend nccl needs GPUs"},
+                      BadCase{"run --timeout 0.0001", "--timeout"},
+                      BadCase{"run --scaling strong --global-batch-size 7 --nproc-per-node 2", "does not divide"},
                       BadCase{"", "subcommand"}));
+
+// Checked before any rank starts: one line, not one per rank.
+// (libgomp prints a warning of its own about the same variable when it loads.)
+TEST(Cli, BadThreadCountIsReportedOnce) {
+  const auto o = run("OMP_NUM_THREADS=0 " + kBin + " run --nproc-per-node 2");
+  EXPECT_EQ(o.code, 2);
+  size_t ours = 0;
+  for (size_t p = o.err.find("ddpbench: "); p != std::string::npos; p = o.err.find("ddpbench: ", p + 1)) ++ours;
+  EXPECT_EQ(ours, 1u) << o.err;
+  EXPECT_NE(o.err.find("ddpbench: error: OMP_NUM_THREADS=0 must be >= 1"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("[rank"), std::string::npos) << o.err;
+}
 
 TEST(Cli, BadInputLeavesAnEarlierResultUntouched) {
   TempDir d;
@@ -141,6 +157,34 @@ TEST(Cli, SelfCheckFailsLoudlyAndKeepsTheRows) {
   EXPECT_TRUE(f.results[1].checks.at("grad_check_passed").get<bool>());
   EXPECT_FALSE(f.results[2].checks.at("grad_check_passed").get<bool>());
   EXPECT_GE(f.results[2].checks.at("grad_max_abs_diff_across_ranks").get<double>(), 1.0);
+}
+
+TEST(Cli, NanGradientsFailTheSelfCheck) {
+  const auto o = run("DDPBENCH_TEST_FAULT=nan-grad " + kBin + kTiny + " --nproc-per-node 2");
+  EXPECT_EQ(o.code, 3) << o.err;
+  EXPECT_NE(o.err.find("self-check failed"), std::string::npos) << o.err;
+}
+
+// Ranks waiting outside a failing group learn why, without a launcher to clean up:
+// three ranks started by hand, the group of the first two fails its self-check.
+TEST(Cli, WaitingRanksAreToldWhyAGroupFailed) {
+  TempDir d;
+  const std::string common = "MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(find_free_port()) +
+                             " WORLD_SIZE=3 LOCAL_WORLD_SIZE=3 DDPBENCH_TEST_FAULT=skew-grad ";
+  std::string cmd = "sh -c '";
+  for (int r = 0; r < 3; ++r)
+    cmd += "(" + common + "RANK=" + std::to_string(r) + " LOCAL_RANK=" + std::to_string(r) + " " + kBin + kTiny +
+           " --world-sizes 2 --timeout 60 >" + (d.path / ("out" + std::to_string(r))).string() + " 2>" +
+           (d.path / ("err" + std::to_string(r))).string() + "; echo $? >" + (d.path / ("rc" + std::to_string(r))).string() +
+           ") & ";
+  cmd += "wait'";
+  run(cmd);
+  EXPECT_EQ(slurp(d.path / "rc0"), "3\n");
+  EXPECT_EQ(slurp(d.path / "rc1"), "3\n");
+  EXPECT_EQ(slurp(d.path / "rc2"), "1\n");
+  const std::string err2 = slurp(d.path / "err2");
+  EXPECT_NE(err2.find("benchmark group 'resnet18/ddp2' failed"), std::string::npos) << err2;
+  EXPECT_NE(err2.find("gradients differ across ranks"), std::string::npos) << err2;
 }
 
 // A rank that dies must not hang the others, even without a launcher to clean up:

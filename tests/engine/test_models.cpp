@@ -54,8 +54,9 @@ TEST(Models, StateDictNamesFollowTorchvision) {
 
 TEST(Models, ResNeXtUsesGroupedConvolutions) {
   auto m = make_model("resnext50_32x4d");
-  for (const auto& kv : m->named_parameters())
-    if (kv.key() == "layer1.0.conv2.weight") EXPECT_EQ(kv.value().sizes().vec(), (std::vector<int64_t>{128, 4, 3, 3}));
+  const auto* w = m->named_parameters().find("layer1.0.conv2.weight");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->sizes().vec(), (std::vector<int64_t>{128, 4, 3, 3}));  // 32 groups of 4 channels
 }
 
 TEST(Models, ForwardGivesLogitsPerExample) {

@@ -118,6 +118,16 @@ TEST(LaunchEnv, OpenMPISingleNodeDefaultsToLoopback) {
   EXPECT_EQ(li.master_port, 29500);
 }
 
+TEST(LaunchEnv, OpenMPIOnOneNodeOfAnAllocationUsesLoopback) {
+  const auto li = detect_launch({{"OMPI_COMM_WORLD_RANK", "1"},
+                                 {"OMPI_COMM_WORLD_SIZE", "2"},
+                                 {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                                 {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+                                 {"SLURM_JOB_ID", "42"},
+                                 {"SLURM_JOB_NODELIST", "n[4-5]"}});
+  EXPECT_EQ(li.master_addr, "127.0.0.1");
+}
+
 TEST(LaunchEnv, OpenMPIInsideSlurmAllocationBeatsInheritedProcid) {
   const auto li = detect_launch({{"OMPI_COMM_WORLD_RANK", "5"},
                                  {"OMPI_COMM_WORLD_SIZE", "8"},
@@ -182,18 +192,29 @@ TEST(SlurmPort, DerivedFromJobId) {
 }
 
 TEST(Threads, OmpNumThreadsWins) {
-  EXPECT_EQ(threads_per_rank({{"OMP_NUM_THREADS", "3"}}, 8, 64), 3);
-  EXPECT_THROW(threads_per_rank({{"OMP_NUM_THREADS", "0"}}, 1, 4), UsageError);
-  EXPECT_THROW(threads_per_rank({{"OMP_NUM_THREADS", "two"}}, 1, 4), UsageError);
+  EXPECT_EQ(threads_per_rank({{"OMP_NUM_THREADS", "3"}}, Launcher::kTorchrun, 8, 64), 3);
+  EXPECT_THROW(threads_per_rank({{"OMP_NUM_THREADS", "0"}}, Launcher::kNone, 1, 4), UsageError);
+  EXPECT_THROW(threads_per_rank({{"OMP_NUM_THREADS", "two"}}, Launcher::kNone, 1, 4), UsageError);
 }
 
-TEST(Threads, SlurmCpusPerTaskNext) { EXPECT_EQ(threads_per_rank({{"SLURM_CPUS_PER_TASK", "12"}}, 8, 96), 12); }
+TEST(Threads, SlurmCpusPerTaskInAnSrunStepOnly) {
+  EXPECT_EQ(threads_per_rank({{"SLURM_CPUS_PER_TASK", "12"}}, Launcher::kSlurm, 8, 96), 12);
+  // A batch script's built-in launcher: its 2 ranks share the allocation's 2 CPUs.
+  EXPECT_EQ(threads_per_rank({{"SLURM_CPUS_PER_TASK", "2"}}, Launcher::kLocalSpawner, 2, 2), 1);
+}
 
 TEST(Threads, CoresDividedByLocalRanks) {
-  EXPECT_EQ(threads_per_rank({}, 2, 2), 1);
-  EXPECT_EQ(threads_per_rank({}, 4, 64), 16);
-  EXPECT_EQ(threads_per_rank({}, 8, 4), 1);  // never 0
-  EXPECT_EQ(threads_per_rank({}, 3, 16), 5);
+  EXPECT_EQ(threads_per_rank({}, Launcher::kLocalSpawner, 2, 2), 1);
+  EXPECT_EQ(threads_per_rank({}, Launcher::kTorchrun, 4, 64), 16);
+  EXPECT_EQ(threads_per_rank({}, Launcher::kTorchrun, 8, 4), 1);  // never 0
+  EXPECT_EQ(threads_per_rank({}, Launcher::kOpenMPI, 3, 16), 5);
+}
+
+TEST(LaunchEnv, UnknownRanksPerNodeAssumesAllLocal) {
+  // Non-loopback MASTER_ADDR without LOCAL_WORLD_SIZE: never oversubscribe threads.
+  const auto li = detect_launch({{"RANK", "0"}, {"WORLD_SIZE", "16"}, {"MASTER_ADDR", "10.1.2.3"}});
+  EXPECT_EQ(li.local_rank, 0);
+  EXPECT_EQ(li.local_world_size, 16);
 }
 
 }  // namespace

@@ -44,7 +44,7 @@ ResultFile sample_file() {
     s.telemetry = {{"peak_memory_bytes", 123}};
     r.ranks.push_back(s);
   }
-  r.summary = summarize({0.1, 0.2, 0.3, 1.1, 1.2, 1.3}, 8, 2);
+  r.summary = summarize({{0.1, 0.2, 0.3}, {1.1, 1.2, 1.3}}, 8, 2);
   r.checks = {{"grad_check_passed", true}};
   f.results.push_back(r);
   return f;

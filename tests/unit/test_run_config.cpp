@@ -85,6 +85,34 @@ TEST(RunConfig, BadInputNamesProblemAndFix) {
   c = good();
   c.models.clear();
   EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }), "");
+  c = good();
+  c.models = {"resnet18", "resnet50", "resnet18"};
+  EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }).find("'resnet18' twice"), std::string::npos);
+  c = good();
+  c.timeout_s = 0.0005;  // would become a 0 ms timeout, which c10d reads as "none"
+  EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }).find("--timeout"), std::string::npos);
+}
+
+TEST(RunConfig, StrongScaling) {
+  auto c = good();
+  c.scaling = "strong";
+  c.world_sizes = {1, 2, 4};
+  EXPECT_NE(usage_error([&] { validate(c, 4, kModels); }).find("--global-batch-size"), std::string::npos);
+  c.global_batch_size = 64;
+  EXPECT_NO_THROW(validate(c, 4, kModels));
+  EXPECT_EQ(batch_per_rank(c, 1), 64);
+  EXPECT_EQ(batch_per_rank(c, 4), 16);
+  c.world_sizes = {1, 2, 3};
+  const auto msg = usage_error([&] { validate(c, 4, kModels); });
+  EXPECT_NE(msg.find("does not divide among 3 ranks"), std::string::npos);
+  EXPECT_NE(msg.find("multiple of 6"), std::string::npos);
+  auto w = good();
+  w.global_batch_size = 64;  // weak scaling takes --batch-size
+  EXPECT_NE(usage_error([&] { validate(w, 2, kModels); }), "");
+  w.global_batch_size = 0;
+  w.scaling = "diagonal";
+  EXPECT_NE(usage_error([&] { validate(w, 2, kModels); }).find("--scaling"), std::string::npos);
+  EXPECT_EQ(batch_per_rank(w, 4), w.batch_size);
 }
 
 TEST(RunConfig, JsonRecordsEveryKnob) {

@@ -41,7 +41,7 @@ TEST(Moments, SampleStddevAndCi95) {
 }
 
 TEST(Summary, ThroughputFromMedian) {
-  const auto s = summarize({0.1, 0.2, 0.3, 0.4, 0.5}, 32, 4);
+  const auto s = summarize({{0.1, 0.2, 0.3, 0.4, 0.5}}, 32, 4);
   EXPECT_EQ(s.n, 5);
   EXPECT_DOUBLE_EQ(s.p50_s, 0.3);
   EXPECT_DOUBLE_EQ(s.min_s, 0.1);
@@ -49,6 +49,22 @@ TEST(Summary, ThroughputFromMedian) {
   EXPECT_NEAR(s.ex_per_s_per_gpu, 32 / 0.3, 1e-9);
   EXPECT_NEAR(s.ex_per_s_total, 4 * 32 / 0.3, 1e-9);
   EXPECT_NEAR(s.p95_s, 0.48, 1e-12);
+}
+
+TEST(Summary, PercentilesPoolRanksButTheCiCountsIterations) {
+  // Two ranks in lock-step: pooling would claim 6 independent samples.
+  const std::vector<std::vector<double>> ranks = {{1.0, 2.0, 3.0}, {1.0, 2.0, 3.0}};
+  const auto s = summarize(ranks, 8, 2);
+  EXPECT_EQ(s.n, 6);
+  EXPECT_DOUBLE_EQ(s.p50_s, 2.0);
+  EXPECT_NEAR(s.ci95_s, 1.96 * 1.0 / std::sqrt(3.0), 1e-12);  // sd of {1,2,3} is 1, over 3 iterations
+  EXPECT_THROW(summarize({}, 8, 1), std::invalid_argument);
+}
+
+TEST(IterationMeans, MeanAcrossRanksPerIteration) {
+  EXPECT_EQ(iteration_means({{1.0, 4.0}, {3.0, 2.0}}), (std::vector<double>{2.0, 3.0}));
+  EXPECT_EQ(iteration_means({{1.0, 4.0}, {3.0}}), (std::vector<double>{1.0, 4.0, 3.0}));  // unequal: pooled
+  EXPECT_TRUE(iteration_means({}).empty());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -37,6 +38,8 @@ const char* kTimerKeys[4] = {"avg_forward_compute_time", "avg_backward_compute_t
 // result's environment.env; never set it in a real run):
 //   skew-grad   the last rank of a DDP group of >= 2 ranks perturbs its gradients before
 //               the self-check, which must then fail (exit code 3);
+//   nan-grad    every rank of a DDP group of >= 2 ranks gets NaN gradients (a diverged
+//               model): the self-check must fail, not pass on NaN comparisons;
 //   exit-rank1  rank 1 exits abruptly after its first DDP step in a group of >= 2 ranks;
 //               the other ranks must fail, not hang.
 bool test_fault(const char* name) {
@@ -59,6 +62,7 @@ SyntheticBatch rank_batch(const SweepEnv& env, long long batch) {
 
 // Runs `warmup` untimed then `iters` timed iterations; after each one the gate (if
 // any) gets a heartbeat. `after_first` runs once after the first iteration, untimed.
+// Requires warmup + iters >= 1.
 std::vector<double> run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate,
                                const std::function<void()>& after_first) {
   StepTimer timer(env.device);
@@ -70,7 +74,12 @@ std::vector<double> run_series(const SweepEnv& env, Trainer& trainer, GroupGate*
     trainer.step();
     const double s = timer.stop_s();
     if (it >= env.cfg.warmup) samples.push_back(s);
-    if (it == 0 && after_first) after_first();
+    if (it == 0) {
+      if (after_first) after_first();
+      // The peak memory reported is that of iterations 2.. (steady state): the first one
+      // holds the bucket rebuild and the self-check's copies of all gradients.
+      reset_peak_memory(env.device);
+    }
     if (gate) gate->beat();
   }
   return samples;
@@ -97,7 +106,7 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
   row.ddp = ddp;
   row.label = ddp ? group_label(row.nodes, n, env.device.is_cuda() ? 'G' : 'C') : "no ddp";
   const auto iters = static_cast<size_t>(env.cfg.iters);
-  std::vector<double> pooled;
+  std::vector<std::vector<double>> per_rank;
   double timer_sum[4] = {0, 0, 0, 0};
   int timer_n[4] = {0, 0, 0, 0};
   long long peak_max = -1;
@@ -110,7 +119,7 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
     rs.local_rank = pl.local_rank;
     rs.device = pl.device;
     rs.samples_s.assign(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(iters));
-    pooled.insert(pooled.end(), rs.samples_s.begin(), rs.samples_s.end());
+    per_rank.push_back(rs.samples_s);
     const double* extra = v.data() + iters;
     if (ddp) {
       nlohmann::json timers = nlohmann::json::object();
@@ -129,7 +138,7 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
     }
     row.ranks.push_back(std::move(rs));
   }
-  row.summary = summarize(pooled, row.batch_per_rank, n);
+  row.summary = summarize(per_rank, row.batch_per_rank, n);
   if (ddp) {
     nlohmann::json mean_timers = nlohmann::json::object();
     for (int k = 0; k < 4; ++k)
@@ -141,6 +150,12 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
   }
   if (peak_max >= 0) row.telemetry["peak_memory_bytes_max_over_ranks"] = peak_max;
   return row;
+}
+
+// The self-check passes when every gradient is finite and the ranks agree within the
+// limit; written so that NaN anywhere fails it.
+bool check_passed(const GradSpread& s, double limit) {
+  return std::isfinite(s.max_abs_grad) && s.max_abs_diff <= limit;
 }
 
 // Outside ranks poll the store that rank 0's process serves while rank 0 may be
@@ -192,7 +207,7 @@ std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& mo
     gate.done();
     return row;
   } catch (const std::exception& e) {
-    gate.fail(e.what());
+    gate.fail(e.what(), env.launch.world_size - 1);
     throw;
   }
 }
@@ -226,10 +241,9 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, int n, const R
       Trainer trainer(module, std::move(ddp), rank_batch(env, batch_per_rank(env.cfg, n)));
 
       auto check = [&] {
-        if (n > 1 && rank == n - 1 && test_fault("skew-grad")) {
-          torch::NoGradGuard ng;
-          ddp_raw->parameters().front().mutable_grad().add_(1.0);
-        }
+        torch::NoGradGuard ng;
+        if (n > 1 && rank == n - 1 && test_fault("skew-grad")) ddp_raw->parameters().front().mutable_grad().add_(1.0);
+        if (n > 1 && test_fault("nan-grad")) ddp_raw->parameters().front().mutable_grad().fill_(NAN);
         if (n > 1 && rank == 1 && test_fault("exit-rank1")) std::_Exit(1);
         spread = grad_spread_across_ranks(ddp_raw->parameters(), pg, env.timeout);
       };
@@ -242,21 +256,21 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, int n, const R
         row.checks = nlohmann::json{{"grad_max_abs_diff_across_ranks", spread.max_abs_diff},
                                     {"grad_max_abs", spread.max_abs_grad},
                                     {"grad_check_limit", limit},
-                                    {"grad_check_passed", spread.max_abs_diff <= limit},
+                                    {"grad_check_passed", check_passed(spread, limit)},
                                     {"buckets_rebuilt", ddp_raw->buckets_rebuilt()},
                                     {"bucket_sizes_bytes", ddp_raw->bucket_sizes_bytes()}};
         emit(row);
       }
     }
     destroy_process_group(pg);
-    if (spread.max_abs_diff > limit)
+    if (!check_passed(spread, limit))
       throw SelfCheckError(fmt::format(
           "{} on {} ranks: gradients differ across ranks by {:.3g} after the first DDP step (limit {:.3g}); "
           "the allreduce is not averaging, so no timing of this group is valid",
           model, n, spread.max_abs_diff, limit));
     if (rank == 0) gate.done();
   } catch (const std::exception& e) {
-    if (rank == 0) gate.fail(e.what());
+    if (rank == 0) gate.fail(e.what(), env.launch.world_size - n);
     throw;
   }
 }

@@ -71,19 +71,25 @@ GroupGate::GroupGate(c10::intrusive_ptr<c10d::Store> store, std::string name, st
                      std::chrono::milliseconds poll)
     : store_(std::move(store)),
       hb_key_("gate/" + name + "/hb"),
-      done_key_("gate/" + name + "/done"),
-      fail_key_("gate/" + name + "/fail"),
+      state_key_("gate/" + name + "/state"),
+      ack_key_("gate/" + name + "/acks"),
       name_(std::move(name)),
       timeout_(timeout),
       poll_(poll) {}
 
 void GroupGate::beat() { store_->add(hb_key_, 1); }
 
-void GroupGate::done() { store_->set(done_key_, std::vector<uint8_t>{1}); }
+void GroupGate::done() {
+  const std::string v = "done";
+  store_->set(state_key_, std::vector<uint8_t>(v.begin(), v.end()));
+}
 
-void GroupGate::fail(const std::string& reason) {
-  const std::string msg = first_line(reason).substr(0, 1024);
-  store_->set(fail_key_, std::vector<uint8_t>(msg.begin(), msg.end()));
+void GroupGate::fail(const std::string& reason, int waiters) {
+  const std::string v = "fail:" + first_line(reason).substr(0, 1024);
+  store_->set(state_key_, std::vector<uint8_t>(v.begin(), v.end()));
+  const auto deadline = std::chrono::steady_clock::now() + std::min<std::chrono::milliseconds>(timeout_, std::chrono::seconds(30));
+  while (store_->add(ack_key_, 0) < waiters && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
 void GroupGate::wait_done() {
@@ -91,10 +97,12 @@ void GroupGate::wait_done() {
   int64_t last = -1;
   auto last_progress = Clock::now();
   for (;;) {
-    if (store_->check({done_key_})) return;
-    if (store_->check({fail_key_})) {
-      const auto msg = store_->get(fail_key_);
-      throw std::runtime_error(fmt::format("benchmark group '{}' failed: {}", name_, std::string(msg.begin(), msg.end())));
+    if (store_->check({state_key_})) {
+      const auto raw = store_->get(state_key_);
+      const std::string state(raw.begin(), raw.end());
+      if (state == "done") return;
+      store_->add(ack_key_, 1);
+      throw std::runtime_error(fmt::format("benchmark group '{}' failed: {}", name_, state.substr(5)));
     }
     const int64_t beats = store_->add(hb_key_, 0);
     if (beats != last) {

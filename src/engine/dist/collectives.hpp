@@ -35,23 +35,26 @@ void barrier(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const at::Device&
 /// over the store (no collective can span a group and ranks outside it).
 /// The sub-group's rank 0 calls beat() after every iteration and done() at the end,
 /// or fail() with the reason when the group fails; outside ranks call wait_done(),
-/// which returns after done(), and throws after fail() or when no beat arrived for
-/// `timeout` (a rank of the group died or hangs).
+/// which returns after done(), and throws after fail() (acknowledging it first) or when
+/// no beat arrived for `timeout` (a rank of the group died or hangs). fail() waits, for
+/// at most `timeout` or 30 s, until the waiters acknowledged, so the reason reaches them
+/// before rank 0 (which serves the store) exits.
 /// Store traffic: one add per iteration from one rank; each outside rank polls every
-/// `poll` (two small requests).
+/// `poll` with two small requests.
 class GroupGate {
  public:
   GroupGate(c10::intrusive_ptr<c10d::Store> store, std::string name, std::chrono::milliseconds timeout,
             std::chrono::milliseconds poll = std::chrono::milliseconds(500));
   void beat();
   void done();
-  void fail(const std::string& reason);
+  /// Marks the group failed and waits for `waiters` acknowledgements (bounded, see above).
+  void fail(const std::string& reason, int waiters);
   /// Throws std::runtime_error naming the group when it failed or stalled longer than the timeout.
   void wait_done();
 
  private:
   c10::intrusive_ptr<c10d::Store> store_;
-  std::string hb_key_, done_key_, fail_key_, name_;
+  std::string hb_key_, state_key_, ack_key_, name_;
   std::chrono::milliseconds timeout_, poll_;
 };
 

@@ -4,6 +4,7 @@
 #include <torch/csrc/distributed/c10d/comm.hpp>
 
 #include <algorithm>
+#include <limits>
 
 #include "engine/compat.hpp"
 
@@ -33,10 +34,11 @@ DistributedDataParallel::DistributedDataParallel(ModelPtr module, c10::intrusive
     c10d::broadcast_coalesced(pg_, states, static_cast<size_t>(opts_.broadcast_bucket_bytes), 0);
   }
 
-  // 3. _ddp_init_helper: bucket assignment, reversed to approximate gradient-ready order.
+  // 3. _ddp_init_helper: with find_unused_parameters=False the first iteration uses a
+  //    single bucket ([sys.maxsize]), since parameter order need not be execution order;
+  //    the Reducer rebuilds buckets with the caps after iteration 1, in gradient-ready order.
   std::vector<bool> expect_sparse(params_.size(), false);
-  const std::vector<size_t> limits = {static_cast<size_t>(opts_.first_bucket_cap_bytes),
-                                      static_cast<size_t>(opts_.bucket_cap_bytes)};
+  const std::vector<size_t> limits = {std::numeric_limits<size_t>::max()};
   auto assignment = c10d::compute_bucket_assignment_by_size(params_, limits, expect_sparse);
   auto bucket_indices = std::get<0>(assignment);
   auto per_bucket_limits = std::get<1>(assignment);

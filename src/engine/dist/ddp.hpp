@@ -29,8 +29,10 @@ struct DdpOptions {
 /// ranks must construct together) and does what DistributedDataParallel.__init__ does:
 ///  1. verify parameter shapes across ranks (c10d::verify_params_across_processes),
 ///  2. broadcast parameters and buffers from rank 0 (c10d::broadcast_coalesced, 250 MiB),
-///  3. assign buckets with compute_bucket_assignment_by_size({first cap, cap}), reversed,
-///  4. build the c10d::Reducer and a c10d::Logger bound to it.
+///  3. assign the first iteration's buckets with compute_bucket_assignment_by_size: one
+///     bucket ([sys.maxsize]) as Python does without find_unused_parameters, reversed,
+///  4. build the c10d::Reducer (bucket caps for the rebuild after iteration 1) and a
+///     c10d::Logger bound to it.
 /// Throws c10::Error when ranks hold different models.
 class DistributedDataParallel {
  public:
