@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/errors.hpp"
+#include "core/json_util.hpp"
 #include "core/report.hpp"
 #include "core/text_table.hpp"
 
@@ -36,7 +37,7 @@ std::vector<ReferenceEntry> parse_reference(const std::string& text, const std::
       r.gpu = e.at("gpu").get<std::string>();
       r.model = e.at("model").get<std::string>();
       r.precision = e.value("precision", std::string("fp32"));
-      r.world_size = e.at("world_size").get<int>();
+      r.world_size = json_int<int>(e.at("world_size"), "world_size");
       r.metric = e.at("metric").get<std::string>();
       r.value = e.at("value").get<double>();
       if (e.contains("lower") && !e["lower"].is_null()) r.lower = e["lower"].get<double>();
@@ -45,6 +46,8 @@ std::vector<ReferenceEntry> parse_reference(const std::string& text, const std::
     } catch (const nlohmann::json::exception& ex) {
       throw UsageError(fmt::format("{}: {}; each entry needs gpu, model, world_size, metric, value", where,
                                    first_line(ex.what())));
+    } catch (const std::invalid_argument& ex) {
+      throw UsageError(fmt::format("{}: {}; each entry needs gpu, model, world_size, metric, value", where, ex.what()));
     }
     if (std::find(check_metrics().begin(), check_metrics().end(), r.metric) == check_metrics().end())
       throw UsageError(fmt::format("{}: unknown metric '{}'; use one of {}", where, r.metric,

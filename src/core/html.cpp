@@ -64,8 +64,8 @@ std::string render_html(const Report& r, const std::vector<Plot>& plots, const s
         "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
         html_escape(f.value("name", "")), html_escape(f.value("device", "")), html_escape(f.value("created_utc", "")),
         html_escape(sha), html_escape(f.value("torch", "")), html_escape(f.value("cuda", "")),
-        html_escape(f.value("nccl", "")), html_escape(f.value("backend", "")), f.value("world_size", 0),
-        f.value("hosts", 0));
+        html_escape(f.value("nccl", "")), html_escape(f.value("backend", "")), f["world_size"].dump(),
+        f["hosts"].dump());
   }
   o += "</tbody>\n</table>\n";
   for (const auto& t : report_tables(r)) o += table_html(t);

@@ -11,6 +11,7 @@
 
 #include "core/bench_table.hpp"
 #include "core/errors.hpp"
+#include "core/json_util.hpp"
 #include "core/text_table.hpp"
 
 namespace ddpbench {
@@ -60,6 +61,15 @@ std::optional<double> exposed(const std::vector<Point>& all, const Point& p) {
 
 std::string batch_note(long long b) { return with_thousands(b); }
 
+// An integer environment field for display; 0 when absent or not an integer.
+long long safe_int(const nlohmann::json& e, const char* key) {
+  try {
+    return json_int_or<long long>(e, key, 0);
+  } catch (const std::invalid_argument&) {
+    return 0;
+  }
+}
+
 }  // namespace
 
 std::string device_type(const ResultFile& f) {
@@ -80,6 +90,10 @@ std::vector<Point> collect_points(const std::vector<NamedResult>& files) {
   for (const auto& nf : files) {
     const std::string gpu = device_type(nf.file);
     for (const auto& r : nf.file.results) {
+      // Rows that cannot be reported (no time, no ranks, absurd sizes) are skipped.
+      if (!(r.summary.p50_s > 0) || r.world_size < 1 || r.world_size > 10'000'000 || r.batch_per_rank < 1 ||
+          r.batch_per_rank > 1'000'000'000'000LL)
+        continue;
       Point p;
       p.source = nf.name;
       p.gpu = gpu;
@@ -95,7 +109,6 @@ std::vector<Point> collect_points(const std::vector<NamedResult>& files) {
       p.summary = r.summary;
       for (const auto& rk : r.ranks) p.samples_s.insert(p.samples_s.end(), rk.samples_s.begin(), rk.samples_s.end());
       p.p5_s = p.samples_s.empty() ? r.summary.p50_s : percentile(p.samples_s, 5);
-      if (!(p.summary.p50_s > 0) || p.world_size < 1 || p.batch_per_rank < 1) continue;  // nothing to report
       pts.push_back(std::move(p));
     }
   }
@@ -272,7 +285,7 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
                          {"cuda", e.value("cuda", std::string())},
                          {"nccl", e.value("nccl", std::string())},
                          {"backend", e.value("backend", std::string())},
-                         {"world_size", e.value("world_size", 0)},
+                         {"world_size", safe_int(e, "world_size")},
                          {"hosts", hosts.size()}});
   }
   return rep;

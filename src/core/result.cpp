@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "core/errors.hpp"
+#include "core/json_util.hpp"
 
 namespace ddpbench {
 
@@ -28,7 +29,7 @@ void to_json(json& j, const Summary& s) {
 }
 
 void from_json(const json& j, Summary& s) {
-  j.at("n").get_to(s.n);
+  s.n = json_int<int>(j.at("n"), "summary.n", 0);
   j.at("p50_s").get_to(s.p50_s);
   j.at("p75_s").get_to(s.p75_s);
   j.at("p90_s").get_to(s.p90_s);
@@ -48,9 +49,9 @@ void to_json(json& j, const RankSamples& r) {
 }
 
 void from_json(const json& j, RankSamples& r) {
-  j.at("rank").get_to(r.rank);
+  r.rank = json_int<int>(j.at("rank"), "rank", 0);
   j.at("host").get_to(r.host);
-  r.local_rank = j.value("local_rank", 0);
+  r.local_rank = json_int_or<int>(j, "local_rank", 0);
   r.device = j.value("device", std::string());
   j.at("samples_s").get_to(r.samples_s);
   r.telemetry = j.value("telemetry", json::object());
@@ -67,13 +68,13 @@ void to_json(json& j, const BenchResult& b) {
 void from_json(const json& j, BenchResult& b) {
   j.at("model").get_to(b.model);
   b.label = j.value("label", std::string());
-  j.at("batch_per_rank").get_to(b.batch_per_rank);
-  b.image_size = j.value("image_size", 0);
+  b.batch_per_rank = json_int(j.at("batch_per_rank"), "batch_per_rank");
+  b.image_size = json_int_or<int>(j, "image_size", 0);
   b.precision = j.value("precision", std::string("fp32"));
-  j.at("world_size").get_to(b.world_size);
+  b.world_size = json_int<int>(j.at("world_size"), "world_size");
   b.scaling = j.value("scaling", std::string("weak"));
-  b.global_batch = j.value("global_batch", b.batch_per_rank * b.world_size);
-  b.nodes = j.value("nodes", 1);
+  b.global_batch = json_int_or<long long>(j, "global_batch", 0);
+  b.nodes = json_int_or<int>(j, "nodes", 1);
   j.at("ddp").get_to(b.ddp);
   j.at("ranks").get_to(b.ranks);
   j.at("summary").get_to(b.summary);
@@ -133,6 +134,9 @@ ResultFile parse_result(const std::string& text, const std::string& source) {
   try {
     return j.get<ResultFile>();
   } catch (const json::exception& e) {
+    throw UsageError(fmt::format("{}: malformed result file ({}); pass a file written by ddpbench run --json",
+                                 source, e.what()));
+  } catch (const std::invalid_argument& e) {
     throw UsageError(fmt::format("{}: malformed result file ({}); pass a file written by ddpbench run --json",
                                  source, e.what()));
   }
