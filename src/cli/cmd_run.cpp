@@ -235,6 +235,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
                       {"driver", driver_version()},
                       {"backend", backend_name(backend)},
                       {"device_type", use_cuda ? "cuda" : "cpu"},
+                      {"cpu_model", cpu_model()},
                       {"launcher", launcher_name(li.launcher)},
                       {"rendezvous", {{"master_addr", li.master_addr},
                                       {"master_port", li.master_port},

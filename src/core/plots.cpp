@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdlib>
@@ -99,6 +100,8 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
                            row[4], row[5], row[6], row[7]);
     }
     const double max_n = s.rows.back()[0];
+    double max_eff = 100;
+    for (const auto& row : s.rows) max_eff = std::max(max_eff, row[3]);
     const std::string xrange = fmt::format("set xrange [0.7:{}]\n", std::max(2.0, max_n * 1.4));
     struct Panel {
       const char* suffix;
@@ -110,9 +113,9 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
                      "lines dt 2 lw 2 title 'ideal (linear from the first point)'\nunset yrange",
                      gq(dat))},
         {"efficiency", "scaling efficiency", "efficiency (%)",
-         fmt::format("set yrange [0:*]\nplot {} using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines "
-                     "dt 2 title '100 %'\nunset yrange",
-                     gq(dat))},
+         fmt::format("set yrange [0:{:.0f}]\nplot {} using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with "
+                     "lines dt 2 title '100 %'\nunset yrange",
+                     max_eff * 1.1, gq(dat))},
         {"per-gpu", "per-GPU throughput", "throughput per GPU (examples/s)",
          fmt::format("set yrange [0:*]\nplot {} using 1:5 with linespoints lw 2 pt 7 title 'per GPU'\nunset yrange",
                      gq(dat))},
@@ -134,15 +137,17 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
                                                                   "'#ffffff'",
                                                                   kPlotWidth, kPlotHeight),
                                                       plot.name + ".svg")}) {
-        script << "set terminal " << term << "\nset output " << gq(file) << "\nset title " << gq(plot.title)
+        script << "set terminal " << term << "\nset output " << gq(file)
+               << (std::string(p.suffix) == "throughput" ? "\nset key top left" : "\nset key bottom right")
+               << "\nset title " << gq(plot.title)
                << " noenhanced\nset ylabel " << gq(p.ylabel) << "\n" << xrange << p.plot << "\nunset output\n";
       }
       plots.push_back(std::move(plot));
     }
   }
-  const auto script_path = fs::path(dir) / "plots.gp";
+  const auto script_path = fs::absolute(dir) / "plots.gp";
   std::ofstream(script_path) << script.str();
-  const auto err_path = fs::path(dir) / "gnuplot.err";
+  const auto err_path = fs::absolute(dir) / "gnuplot.err";
   const int st = std::system(
       fmt::format("cd {} && gnuplot plots.gp 2>{}", shq(dir), shq(err_path.string())).c_str());
   std::ifstream err(err_path);

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <regex>
 
 #include "engine/compat.hpp"
@@ -114,6 +115,20 @@ std::string driver_version() {
   auto nl = out.find('\n');
   out = out.substr(0, nl);
   return out.empty() ? "unknown" : out;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon == std::string::npos) break;
+      const auto start = line.find_first_not_of(" \t", colon + 1);
+      return start == std::string::npos ? "" : line.substr(start);
+    }
+  }
+  return "";
 }
 
 std::string gpu_topology() {

@@ -37,6 +37,8 @@ std::string cuda_version();
 std::string nccl_version();
 /// NVIDIA driver version from nvidia-smi, or "none" where nvidia-smi is absent.
 std::string driver_version();
+/// The CPU's model name from /proc/cpuinfo ("AMD EPYC 7763 64-Core Processor"), or "".
+std::string cpu_model();
 /// Output of `nvidia-smi topo -m` with terminal escapes removed, or "" where absent.
 std::string gpu_topology();
 
