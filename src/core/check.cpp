@@ -25,6 +25,9 @@ std::vector<ReferenceEntry> parse_reference(const std::string& text, const std::
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw UsageError(fmt::format("{}: not valid JSON (byte {}); see docs/reference/example.json", source, e.byte));
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
+    throw UsageError(fmt::format("{}: not valid JSON ({}); see docs/reference/example.json", source,
+                                 first_line(e.what())));
   }
   if (!j.is_object() || !j.contains("references") || !j["references"].is_array())
     throw UsageError(fmt::format("{}: no \"references\" list; see docs/reference/example.json", source));

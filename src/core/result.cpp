@@ -117,6 +117,9 @@ ResultFile parse_result(const std::string& text, const std::string& source) {
   } catch (const json::parse_error& e) {
     throw UsageError(fmt::format("{}: not valid JSON (byte {}); pass a file written by ddpbench run --json",
                                  source, e.byte));
+  } catch (const json::exception& e) {  // e.g. out_of_range: a number too large for a double
+    throw UsageError(fmt::format("{}: not valid JSON ({}); pass a file written by ddpbench run --json", source,
+                                 first_line(e.what())));
   }
   if (!j.is_object() || !j.contains("schema_version") || !j["schema_version"].is_string())
     throw UsageError(fmt::format("{}: no schema_version; pass a file written by ddpbench run --json", source));

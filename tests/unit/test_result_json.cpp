@@ -91,6 +91,15 @@ TEST(ResultJson, MalformedInputIsAUsageError) {
   j["results"][0].erase("summary");
   EXPECT_THROW(parse_result(j.dump(), "bad.json"), UsageError);
   EXPECT_THROW(read_result_file("/nonexistent/ddpbench.json"), UsageError);
+  // Found by fuzz/: a number beyond double's range, and a float where an int belongs.
+  EXPECT_THROW(parse_result(R"({"schema_version": "1.0.0", "results": [], "x": 1e999999})", "big.json"), UsageError);
+  nlohmann::json k = sample_file();
+  k["results"][0]["world_size"] = 7.7e47;
+  EXPECT_THROW(parse_result(k.dump(), "float.json"), UsageError);
+  k["results"][0]["world_size"] = 2.5;
+  EXPECT_THROW(parse_result(k.dump(), "frac.json"), UsageError);
+  k["results"][0]["world_size"] = 2.0;  // an integral float is fine
+  EXPECT_EQ(parse_result(k.dump(), "ok.json").results[0].world_size, 2);
 }
 
 TEST(ResultJson, AtomicWriteReplacesAndLeavesNoTemporaries) {
