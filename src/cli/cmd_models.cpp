@@ -1,4 +1,4 @@
-// `ddpbench models`: the model zoo with parameter counts.
+// `ddpbench models`: the model zoo with parameters, trainable parameters and FLOPs.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -7,29 +7,45 @@
 #include "cli/commands.hpp"
 #include "core/bench_table.hpp"
 #include "core/errors.hpp"
+#include "engine/models/flops.hpp"
 #include "engine/models/registry.hpp"
 
 namespace ddpbench::cli {
 
 Command add_models_command(CLI::App& parent) {
-  auto* app = parent.add_subcommand("models", "List the benchmark models and their parameter counts");
-  auto format = std::make_shared<std::string>("table");
-  auto classes = std::make_shared<int>(1000);
-  app->add_option("--format", *format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-  app->add_option("--num-classes", *classes, "Classifier width")->check(CLI::Range(2, 1000000))->capture_default_str();
-  return {app, [format, classes] {
+  struct Flags {
+    std::string format = "table", head = "mlp4096";
+    int classes = 1000, image = 224;
+    bool freeze = false;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* app = parent.add_subcommand("models", "List the models: parameters, trainable parameters, GFLOPs");
+  app->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  app->add_option("--num-classes", f->classes, "Classifier width")->check(CLI::Range(2, 1000000))->capture_default_str();
+  app->add_option("--image-size", f->image, "Input side in pixels, for FLOPs")->check(CLI::Range(32, 4096))
+      ->capture_default_str();
+  app->add_flag("--freeze-backbone", f->freeze, "Count a frozen backbone behind the --head (trainable = head)");
+  app->add_option("--head", f->head, "Head for --freeze-backbone")->capture_default_str();
+  return {app, [f] {
             nlohmann::json out = nlohmann::json::array();
-            if (*format == "table") fmt::print("{:<20} {:>14}\n", "model", "parameters");
+            if (f->format == "table")
+              fmt::print("{:<18} {:>13} {:>13} {:>11}   (GMACs: multiply-adds per example, forward, at {}x{}; "
+                         "torchvision's \"GFLOPS\")\n",
+                         "model", "parameters", "trainable", "GMACs", f->image, f->image);
             for (const auto& name : model_names()) {
-              const auto model = make_model(name, *classes);
-              const int64_t params = count_parameters(*model);
-              if (*format == "table")
-                fmt::print("{:<20} {:>14}\n", name, with_thousands(params));
+              auto model = make_model(name, f->classes, f->image);
+              if (f->freeze) freeze_backbone(*model, f->head, f->classes, f->image);
+              const int64_t params = count_parameters(*model), trainable = count_trainable_parameters(*model);
+              const double gmacs = forward_macs(*model, f->image) / 1e9;
+              if (f->format == "table")
+                fmt::print("{:<18} {:>13} {:>13} {:>11.3f}\n", name, with_thousands(params), with_thousands(trainable),
+                           gmacs);
               else
-                out.push_back({{"name", name}, {"parameters", params}});
+                out.push_back({{"name", name}, {"parameters", params}, {"trainable_parameters", trainable},
+                               {"forward_gmacs", gmacs}, {"image_size", f->image}});
               std::fflush(stdout);
             }
-            if (*format == "json") fmt::print("{}\n", out.dump(2));
+            if (f->format == "json") fmt::print("{}\n", out.dump(2));
             return kExitOk;
           }};
 }

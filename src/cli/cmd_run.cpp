@@ -20,10 +20,12 @@
 #include "core/spawn.hpp"
 #include "core/version.hpp"
 #include "engine/bench/sweep.hpp"
+#include "engine/compat.hpp"
 #include "engine/dist/process_group.hpp"
 #include "engine/env_info.hpp"
 #include "engine/models/registry.hpp"
 #include "engine/timing.hpp"
+#include "engine/train/precision.hpp"
 
 namespace ddpbench::cli {
 namespace {
@@ -45,8 +47,9 @@ struct RunFlags {
   int nproc_per_node = 0;
   bool no_broadcast_buffers = false;
   bool no_malloc_tuning = false;
+  bool no_cudnn_benchmark = false;
   CLI::Option *model_opt = nullptr, *batch_opt = nullptr, *image_opt = nullptr, *nproc_opt = nullptr,
-              *global_opt = nullptr;
+              *global_opt = nullptr, *head_opt = nullptr;
 };
 
 void print_line(const std::string& s) {
@@ -113,6 +116,14 @@ void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placem
                          e["launcher"].get<std::string>(), hosts_summary(placements)));
   print_line(fmt::format("* Device: {}, {} intra-op thread(s) per rank", e["device_type"].get<std::string>(),
                          e["threads_per_rank"].get<int>()));
+  const auto& m = e["math"];
+  print_line(fmt::format("* Precision: {}{}; TF32 cuBLAS {} / cuDNN {}; cuDNN benchmark {}; {} attention",
+                         c["precision"].get<std::string>(), c["channels_last"].get<bool>() ? ", channels_last" : "",
+                         m["cublas_allow_tf32"].get<bool>() ? "on" : "off",
+                         m["cudnn_allow_tf32"].get<bool>() ? "on" : "off", m["cudnn_benchmark"].get<bool>() ? "on" : "off",
+                         m["fused_attention"].get<bool>() ? "fused" : "unfused"));
+  if (c["freeze_backbone"].get<bool>())
+    print_line(fmt::format("* Frozen backbone: only the {} head trains (and is allreduced)", c["head"].get<std::string>()));
   if (!note.empty()) print_line("* " + note);
   const std::string topo = e.value("topology", std::string());
   if (!topo.empty()) {
@@ -173,6 +184,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     device = rank_device(li, backend);
     set_current_device(device);
   }
+  const MathModes math = apply_math_modes({cfg.precision, cfg.channels_last, cfg.cudnn_benchmark});
   const auto timeout = std::chrono::milliseconds(static_cast<long long>(cfg.timeout_s * 1000));
   const nlohmann::json malloc_info = use_cuda ? nlohmann::json{{"applied", false}, {"reason", "GPU run"}}
                                               : tune_malloc(env, f.no_malloc_tuning);
@@ -248,9 +260,10 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
                       {"topology", gpu_topology()},
                       {"slurm_job_id", li.job_id},
                       {"malloc_tuning", malloc_info},
-                      {"math", {{"cudnn_allow_tf32", at::globalContext().allowTF32CuDNN()},
-                                {"cublas_allow_tf32", at::globalContext().allowTF32CuBLAS()},
-                                {"cudnn_benchmark", at::globalContext().benchmarkCuDNN()}}},
+                      {"math", {{"cudnn_allow_tf32", math.cudnn_allow_tf32},
+                                {"cublas_allow_tf32", math.cublas_allow_tf32},
+                                {"cudnn_benchmark", math.cudnn_benchmark},
+                                {"fused_attention", compat::kHasFusedAttention}}},
                       {"env", env_subset(env)}};
     print_header(rf, senv.placements, note);
   }
@@ -319,6 +332,16 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                   "Self-check tolerance: max gradient difference across ranks, relative to max |g|")
       ->capture_default_str();
   app->add_flag("--no-malloc-tuning", f->no_malloc_tuning, "Keep glibc's malloc thresholds (CPU runs)");
+  app->add_option("--precision", c.precision,
+                  "fp32 (TF32 off), tf32, fp16 (autocast + dynamic loss scaling) or bf16 (autocast)")
+      ->capture_default_str();
+  app->add_flag("--channels-last", c.channels_last, "NHWC memory format for inputs and convolution weights");
+  app->add_flag("--no-cudnn-benchmark", f->no_cudnn_benchmark, "Turn cuDNN autotuning off (on by default)");
+  app->add_flag("--freeze-backbone", c.freeze_backbone,
+                "Train only a classifier head on a frozen backbone (fixed feature extractor)");
+  f->head_opt = app->add_option("--head", c.head, "Head trained with --freeze-backbone")->capture_default_str();
+  app->add_option("--dataset-size", c.dataset_size, "Examples per epoch, for per-epoch communication volume")
+      ->capture_default_str();
 
   return {app, [f, argv]() -> int {
             RunConfig& cfg = f->cfg;
@@ -327,6 +350,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
             if (li.launcher == Launcher::kLocalSpawner) exit_with_parent();
             if (f->model_opt->count()) cfg.models = split_list(f->models);
             cfg.broadcast_buffers = !f->no_broadcast_buffers;
+            cfg.cudnn_benchmark = !f->no_cudnn_benchmark;
             if (cfg.device != "auto" && cfg.device != "cpu" && cfg.device != "cuda")
               throw UsageError(fmt::format("--device '{}' is unknown; use cpu or cuda", cfg.device));
             const int gpus = cfg.device == "cpu" ? 0 : cuda_device_count();
@@ -351,6 +375,10 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
             try {
               if (cfg.scaling == "strong" && f->batch_opt->count())
                 throw UsageError("--batch-size is per rank; with --scaling strong give --global-batch-size only");
+              if (!use_cuda && (cfg.precision == "fp16" || cfg.precision == "tf32"))
+                throw UsageError(fmt::format("--precision {} needs a GPU; on CPUs use fp32 or bf16", cfg.precision));
+              if (f->head_opt->count() && !cfg.freeze_backbone)
+                throw UsageError("--head is the head trained with --freeze-backbone; add --freeze-backbone");
               if (!f->world_sizes.empty()) cfg.world_sizes = parse_int_list(f->world_sizes, "--world-sizes");
               else cfg.world_sizes = default_world_sizes(world);
               validate(cfg, world, model_names());

@@ -109,6 +109,14 @@ std::vector<Point> collect_points(const std::vector<NamedResult>& files) {
       p.summary = r.summary;
       for (const auto& rk : r.ranks) p.samples_s.insert(p.samples_s.end(), rk.samples_s.begin(), rk.samples_s.end());
       p.p5_s = p.samples_s.empty() ? r.summary.p50_s : percentile(p.samples_s, 5);
+      if (r.compute.is_object()) {
+        const auto num = [&](const char* k) -> std::optional<double> {
+          if (r.compute.contains(k) && r.compute[k].is_number()) return r.compute[k].get<double>();
+          return std::nullopt;
+        };
+        p.tflops_per_gpu = num("achieved_tflops_per_gpu");
+        p.mfu = num("mfu");
+      }
       pts.push_back(std::move(p));
     }
   }
@@ -159,6 +167,8 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
       w.aggregate_ex_s = w.per_gpu_ex_s * p->world_size;
       w.efficiency = w.per_gpu_ex_s / t.baseline_per_gpu_ex_s;
       w.exposed_comm = exposed(all, *p);
+      w.tflops_per_gpu = p->tflops_per_gpu;
+      w.mfu = p->mfu;
       w.p5_s = p->p5_s;
       w.p50_s = p->summary.p50_s;
       w.p95_s = p->summary.p95_s;
@@ -298,10 +308,20 @@ std::vector<TextTable> report_tables(const Report& r) {
     t.title = fmt::format("Weak scaling: {}, {}, {}, batch {} per GPU, {}x{} images", w.model, w.precision, w.gpu,
                           batch_note(w.batch_per_rank), w.image_size, w.image_size);
     t.header = {"GPUs", "nodes", "per-GPU ex/s", "aggregate ex/s", "efficiency", "exposed comm", "p50 s/iter"};
-    for (const auto& row : w.rows)
+    const bool flops = std::any_of(w.rows.begin(), w.rows.end(), [](const WeakRow& x) { return x.tflops_per_gpu; });
+    if (flops) {
+      t.header.push_back("TFLOP/s/GPU");
+      t.header.push_back("MFU");
+    }
+    for (const auto& row : w.rows) {
       t.rows.push_back({std::to_string(row.world_size), std::to_string(row.nodes), fmt_num(row.per_gpu_ex_s, 1),
                         fmt_num(row.aggregate_ex_s, 1), fmt_pct(row.efficiency), fmt_opt_pct(row.exposed_comm),
                         fmt_num(row.p50_s, 4)});
+      if (flops) {
+        t.rows.back().push_back(row.tflops_per_gpu ? fmt_num(*row.tflops_per_gpu, 2) : "n/a");
+        t.rows.back().push_back(fmt_opt_pct(row.mfu));
+      }
+    }
     t.notes.push_back(fmt::format("efficiency = per-GPU ex/s / per-GPU ex/s of the {} row ({:.1f} ex/s); exposed "
                                   "comm = (t_DDP - t_noDDP) / t_DDP at p50{}",
                                   w.baseline, w.baseline_per_gpu_ex_s,
@@ -431,7 +451,8 @@ nlohmann::json report_json(const Report& r) {
     for (const auto& x : w.rows)
       rows.push_back({{"world_size", x.world_size}, {"nodes", x.nodes}, {"per_gpu_ex_s", x.per_gpu_ex_s},
                       {"aggregate_ex_s", x.aggregate_ex_s}, {"efficiency", x.efficiency},
-                      {"exposed_comm", opt(x.exposed_comm)}, {"p5_s", x.p5_s}, {"p50_s", x.p50_s}, {"p95_s", x.p95_s}});
+                      {"exposed_comm", opt(x.exposed_comm)}, {"tflops_per_gpu", opt(x.tflops_per_gpu)},
+                      {"mfu", opt(x.mfu)}, {"p5_s", x.p5_s}, {"p50_s", x.p50_s}, {"p95_s", x.p95_s}});
     j["weak"].push_back({{"device", w.gpu}, {"model", w.model}, {"precision", w.precision},
                          {"image_size", w.image_size}, {"batch_per_rank", w.batch_per_rank}, {"baseline", w.baseline},
                          {"baseline_per_gpu_ex_s", w.baseline_per_gpu_ex_s}, {"no_ddp_p50_s", opt(w.no_ddp_p50_s)},

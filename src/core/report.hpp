@@ -32,6 +32,7 @@ struct Point {
   int world_size = 1, nodes = 1;
   bool ddp = true;
   Summary summary;        ///< as written by `run` (pooled over ranks)
+  std::optional<double> tflops_per_gpu, mfu;  ///< from the row's compute section, when recorded
   double p5_s = 0;        ///< 5th percentile of the pooled raw samples (p50 when none)
   std::vector<double> samples_s;  ///< pooled raw samples of all ranks
 };
@@ -53,6 +54,7 @@ struct WeakRow {
   double aggregate_ex_s = 0;  ///< world size * per_gpu_ex_s
   double efficiency = 0;      ///< per_gpu_ex_s(N) / per_gpu_ex_s(1)
   std::optional<double> exposed_comm;  ///< (t_DDP(N) - t_noDDP) / t_DDP(N), p50 times, when a baseline exists
+  std::optional<double> tflops_per_gpu, mfu;  ///< achieved training TFLOP/s per GPU and MFU, when recorded
   double p5_s = 0, p50_s = 0, p95_s = 0;
 };
 struct WeakTable {

@@ -62,7 +62,8 @@ void to_json(json& j, const BenchResult& b) {
            {"image_size", b.image_size}, {"precision", b.precision}, {"scaling", b.scaling},
            {"global_batch", b.global_batch},     {"world_size", b.world_size},
            {"nodes", b.nodes},         {"ddp", b.ddp},             {"ranks", b.ranks},
-           {"summary", b.summary},     {"telemetry", b.telemetry}, {"checks", b.checks}};
+           {"summary", b.summary},     {"telemetry", b.telemetry}, {"checks", b.checks},
+           {"compute", b.compute},     {"communication", b.communication}};
 }
 
 void from_json(const json& j, BenchResult& b) {
@@ -80,6 +81,8 @@ void from_json(const json& j, BenchResult& b) {
   j.at("summary").get_to(b.summary);
   b.telemetry = j.value("telemetry", json::object());
   b.checks = j.value("checks", json::object());
+  b.compute = j.value("compute", json::object());
+  b.communication = j.value("communication", json::object());
 }
 
 void to_json(json& j, const ResultFile& f) {

@@ -18,8 +18,8 @@ namespace ddpbench {
 
 /// Semantic version of the result-file schema (not the tool version). Readers
 /// accept any file whose major version equals kSchemaMajor; a minor bump only
-/// adds fields (1.1: scaling, global_batch per row).
-inline constexpr const char* kSchemaVersion = "1.1.0";
+/// adds fields (1.1: scaling, global_batch per row; 1.2: compute, communication per row).
+inline constexpr const char* kSchemaVersion = "1.2.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's raw measurements for one benchmark row.
@@ -48,6 +48,12 @@ struct BenchResult {
   Summary summary;  ///< over the samples of all ranks pooled
   nlohmann::json telemetry = nlohmann::json::object();
   nlohmann::json checks = nlohmann::json::object();
+  /// FLOPs and MFU: forward_macs_per_example, train_flops_per_example,
+  /// achieved_tflops_per_gpu, peak_tflops, mfu (null for an unknown GPU), parameters.
+  nlohmann::json compute = nlohmann::json::object();
+  /// DDP rows: trainable_parameters, allreduce_bytes_per_step, steps_per_epoch,
+  /// allreduce_bytes_per_epoch (at dataset_size examples per epoch).
+  nlohmann::json communication = nlohmann::json::object();
 };
 
 /// A whole result file (one launch).

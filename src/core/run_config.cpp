@@ -83,6 +83,10 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
     throw UsageError(fmt::format("--backend '{}' is unknown; use nccl or gloo", cfg.backend));
   if (cfg.device != "auto" && cfg.device != "cpu" && cfg.device != "cuda")
     throw UsageError(fmt::format("--device '{}' is unknown; use cpu or cuda", cfg.device));
+  if (cfg.precision != "fp32" && cfg.precision != "tf32" && cfg.precision != "fp16" && cfg.precision != "bf16")
+    throw UsageError(fmt::format("--precision '{}' is unknown; use fp32, tf32, fp16 or bf16", cfg.precision));
+  if (cfg.head != "mlp4096") throw UsageError(fmt::format("--head '{}' is unknown; use mlp4096", cfg.head));
+  if (cfg.dataset_size < 1) throw UsageError(fmt::format("--dataset-size {} must be >= 1", cfg.dataset_size));
   if (cfg.scaling != "weak" && cfg.scaling != "strong")
     throw UsageError(fmt::format("--scaling '{}' is unknown; use weak or strong", cfg.scaling));
   if (cfg.scaling == "strong") {
@@ -122,7 +126,12 @@ nlohmann::json to_json(const RunConfig& cfg) {
                         {"grad_check_tol", cfg.grad_check_tol},
                         {"seed", cfg.seed},
                         {"device", cfg.device},
-                        {"precision", "fp32"},
+                        {"precision", cfg.precision},
+                        {"channels_last", cfg.channels_last},
+                        {"cudnn_benchmark", cfg.cudnn_benchmark},
+                        {"freeze_backbone", cfg.freeze_backbone},
+                        {"head", cfg.freeze_backbone ? nlohmann::json(cfg.head) : nlohmann::json(nullptr)},
+                        {"dataset_size", cfg.dataset_size},
                         {"optimizer", "SGD(lr=0.001, momentum=0.9, weight_decay=1e-4)"},
                         {"loss", "cross_entropy"},
                         {"data", "synthetic, generated once per rank on its device"}};

@@ -29,6 +29,12 @@ struct RunConfig {
   std::string json_path;            ///< result file; empty: none
   unsigned long long seed = 0;      ///< base seed: models from seed, rank r's data from seed + 1000 + r
   std::string device = "auto";      ///< "auto", "cpu" or "cuda"
+  std::string precision = "fp32";   ///< fp32 | tf32 | fp16 | bf16 (fp16/bf16: autocast mixed precision)
+  bool channels_last = false;       ///< NHWC memory format for inputs and 4-D parameters
+  bool cudnn_benchmark = true;      ///< cuDNN autotuning
+  bool freeze_backbone = false;     ///< train only a classifier head (fixed feature extractor)
+  std::string head = "mlp4096";     ///< the head trained with freeze_backbone
+  long long dataset_size = 1281167; ///< examples per epoch, for per-epoch communication (ImageNet-1k)
 };
 
 /// DDP group sizes swept by default: 1, 2, 4, ... up to `world`, plus `world`

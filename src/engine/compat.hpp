@@ -9,11 +9,18 @@
 //     (skip_all_reduce_unused_params, use_python_reducer[, bucket_bytes_cap_list]).
 #pragma once
 
+#include <ATen/autocast_mode.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/softmax.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/csrc/distributed/c10d/reducer.hpp>
 
+#include <torch/nn/options/conv.h>
+
+#include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -21,6 +28,10 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#if __has_include(<ATen/ops/scaled_dot_product_attention.h>)
+#include <ATen/ops/scaled_dot_product_attention.h>
+#endif
 
 #if defined(USE_C10D_GLOO) && __has_include(<gloo/context.h>)
 #define DDPBENCH_HAVE_GLOO 1
@@ -147,6 +158,106 @@ std::shared_ptr<R> make_reducer(ReducerArgs a) {
   } else {
     static_assert(dependent_false<R>, "ddpbench: unsupported c10d::Reducer constructor; add it to compat.hpp");
   }
+}
+
+// ---------------------------------------------------------------- conv padding
+/// The explicit padding (H, W) of Conv2d options, or {-1, -1} for "valid"/"same".
+/// torch 1.13 keeps it in a c10::variant, 2.x in a std::variant: the unqualified visit()
+/// is found by argument-dependent lookup in whichever namespace the variant lives.
+template <typename Options>
+std::array<int64_t, 2> conv2d_padding(const Options& o) {
+  return visit(
+      [](const auto& p) -> std::array<int64_t, 2> {
+        using P = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<P, torch::ExpandingArray<2>>) return {(*p)[0], (*p)[1]};
+        else return {-1, -1};
+      },
+      o.padding());
+}
+
+// ---------------------------------------------------------------- attention
+namespace detail {
+template <typename T, typename = void>
+struct has_sdpa : std::false_type {};
+// Unqualified call: found by argument-dependent lookup in namespace at, if it exists.
+template <typename T>
+struct has_sdpa<T, std::void_t<decltype(scaled_dot_product_attention(std::declval<const T&>(), std::declval<const T&>(),
+                                                                     std::declval<const T&>()))>> : std::true_type {};
+}  // namespace detail
+
+/// True when the linked torch has the fused at::scaled_dot_product_attention (2.0+).
+inline constexpr bool kHasFusedAttention = detail::has_sdpa<at::Tensor>::value;
+
+/// softmax(q k^T / sqrt(d)) v for q, k, v of shape [N, heads, S, d]: the fused
+/// scaled_dot_product_attention where the linked torch has it (flash / memory-efficient
+/// kernels on GPUs), else the same formula from matmul and softmax.
+template <typename T = at::Tensor>
+T attention(const T& q, const T& k, const T& v) {
+  if constexpr (detail::has_sdpa<T>::value) {
+    return scaled_dot_product_attention(q, k, v);
+  } else {
+    const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+    return at::matmul(at::softmax(at::matmul(q, k.transpose(-2, -1)) * scale, -1), v);
+  }
+}
+
+}  // namespace ddpbench::compat
+
+// ---------------------------------------------------------------- autocast
+// torch 1.13 spells autocast per device kind (set_enabled for CUDA, set_cpu_enabled,
+// set_autocast_gpu_dtype / set_autocast_cpu_dtype); torch 2.4+ takes the device type
+// (set_autocast_enabled(device, on), set_autocast_dtype(device, dtype)). These
+// never-defined templates lose overload resolution to a real function of either
+// spelling; where one is absent, the call resolves to them, which the traits below see.
+namespace at::autocast {
+struct ddpbench_absent {};
+template <typename... A>
+ddpbench_absent set_autocast_enabled(A&&...);
+template <typename... A>
+ddpbench_absent set_autocast_dtype(A&&...);
+template <typename... A>
+ddpbench_absent set_enabled(A&&...);
+template <typename... A>
+ddpbench_absent set_cpu_enabled(A&&...);
+template <typename... A>
+ddpbench_absent set_autocast_gpu_dtype(A&&...);
+template <typename... A>
+ddpbench_absent set_autocast_cpu_dtype(A&&...);
+}  // namespace at::autocast
+
+namespace ddpbench::compat {
+
+inline constexpr bool kAutocastPerDevice =
+    !std::is_same_v<decltype(at::autocast::set_autocast_enabled(c10::DeviceType::CUDA, true)),
+                    at::autocast::ddpbench_absent>;
+
+/// Turns autocast on for `device`'s type with `dtype` (kHalf, kBFloat16), as Python's
+/// torch.autocast does on entry. Throws c10::Error for a dtype the device's autocast
+/// does not support (torch 1.13's CPU autocast takes only bfloat16).
+inline void enable_autocast(const c10::Device& device, c10::ScalarType dtype) {
+  if constexpr (kAutocastPerDevice) {
+    at::autocast::set_autocast_dtype(device.type(), dtype);
+    at::autocast::set_autocast_enabled(device.type(), true);
+  } else if (device.is_cuda()) {
+    at::autocast::set_autocast_gpu_dtype(dtype);
+    at::autocast::set_enabled(true);
+  } else {
+    at::autocast::set_autocast_cpu_dtype(dtype);
+    at::autocast::set_cpu_enabled(true);
+  }
+}
+
+/// Turns autocast off for `device`'s type and clears the cast-weight cache, as Python's
+/// torch.autocast does on exit.
+inline void disable_autocast(const c10::Device& device) {
+  if constexpr (kAutocastPerDevice) {
+    at::autocast::set_autocast_enabled(device.type(), false);
+  } else if (device.is_cuda()) {
+    at::autocast::set_enabled(false);
+  } else {
+    at::autocast::set_cpu_enabled(false);
+  }
+  at::autocast::clear_cache();
 }
 
 }  // namespace ddpbench::compat

@@ -67,6 +67,44 @@ TEST(Cli, TinyRunWithLocalSpawnerWritesJson) {
   EXPECT_NE(o.out.find("   2 CPUs --    1M/2C:  p50:"), std::string::npos);
 }
 
+// The fixed-feature-extractor study: only the head's gradients are bucketed and allreduced.
+TEST(Cli, FrozenBackboneAllreducesOnlyTheHead) {
+  TempDir d;
+  const auto json = (d.path / "r.json").string();
+  const auto o = run(kBin + kTiny + " --nproc-per-node 2 --freeze-backbone --num-classes 10 --dataset-size 1000 --json " +
+                     json);
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto f = read_result_file(json);
+  const long long head = 512LL * 4096 + 4096 + 4096LL * 4096 + 4096 + 4096LL * 10 + 10;  // resnet18 features: 512
+  const auto& r = f.results.back();
+  ASSERT_EQ(r.world_size, 2);
+  long long bucketed = 0;
+  for (const auto& b : r.checks.at("bucket_sizes_bytes")) bucketed += b.get<long long>();
+  EXPECT_EQ(bucketed, head * 4);  // fp32 gradients of the head, nothing else
+  EXPECT_EQ(r.communication.at("trainable_parameters"), head);
+  EXPECT_EQ(r.communication.at("allreduce_bytes_per_step"), head * 4);
+  EXPECT_EQ(r.communication.at("steps_per_epoch"), 250);  // 1000 examples / (2 ranks x batch 2)
+  EXPECT_EQ(r.communication.at("allreduce_bytes_per_epoch"), head * 4 * 250);
+  EXPECT_EQ(r.compute.at("trainable_parameters"), head);
+  EXPECT_TRUE(r.checks.at("grad_check_passed").get<bool>());
+  EXPECT_EQ(f.config.at("freeze_backbone"), true);
+}
+
+TEST(Cli, Bf16RunRecordsPrecisionAndFlops) {
+  TempDir d;
+  const auto json = (d.path / "r.json").string();
+  const auto o = run(kBin + kTiny + " --nproc-per-node 2 --precision bf16 --channels-last --json " + json);
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto f = read_result_file(json);
+  for (const auto& r : f.results) {
+    EXPECT_EQ(r.precision, "bf16");
+    EXPECT_GT(r.compute.at("forward_macs_per_example").get<double>(), 0.0);
+    EXPECT_TRUE(r.compute.at("mfu").is_null());  // a CPU has no entry in the peak table
+  }
+  EXPECT_EQ(f.config.at("channels_last"), true);
+  EXPECT_NE(o.out.find("* Precision: bf16, channels_last"), std::string::npos) << o.out;
+}
+
 TEST(Cli, WorldSizesFlagChoosesGroups) {
   TempDir d;
   const auto json = (d.path / "r.json").string();
@@ -81,11 +119,13 @@ TEST(Cli, ModelsListsTorchvisionCounts) {
   const auto o = run(kBin + " models --format json");
   ASSERT_EQ(o.code, 0) << o.err;
   const auto j = nlohmann::json::parse(o.out);
-  ASSERT_EQ(j.size(), 6u);
+  ASSERT_EQ(j.size(), 15u);
   EXPECT_EQ(j[0]["name"], "resnet18");
   EXPECT_EQ(j[0]["parameters"], 11689512);
-  EXPECT_EQ(j[5]["name"], "resnext101_32x8d");
-  EXPECT_EQ(j[5]["parameters"], 88791336);
+  EXPECT_EQ(j[2]["name"], "resnet50");
+  EXPECT_NEAR(j[2]["forward_gmacs"].get<double>(), 4.09, 0.04);
+  EXPECT_EQ(j[10]["name"], "vit_l_16");
+  EXPECT_EQ(j[10]["parameters"], 304326632);
 }
 
 struct BadCase {
@@ -123,6 +163,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"run --device cpu --backend nccl", "--backend nccl needs GPUs"},
                       BadCase{"run --timeout 0.0001", "--timeout"},
                       BadCase{"run --scaling strong --global-batch-size 7 --nproc-per-node 2", "does not divide"},
+                      BadCase{"run --device cpu --precision fp16", "--precision fp16 needs a GPU"},
+                      BadCase{"run --precision half", "--precision 'half'"},
+                      BadCase{"run --head mlp4096", "add --freeze-backbone"},
                       BadCase{"", "subcommand"}));
 
 // Checked before any rank starts: one line, not one per rank.

@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
     }
     DistributedDataParallel* ddp_raw = ddp.get();
     const double init_spread = param_spread(*model, pg);
-    Trainer trainer(model, std::move(ddp), batch_of(li.rank));
+    Trainer trainer(model, std::move(ddp), batch_of(li.rank), at::kCPU);
 
     nlohmann::json result = {{"rank", li.rank}, {"world_size", li.world_size}, {"mode", mode},
                              {"param_spread_before_init", init_spread_before}, {"param_spread_after_init", init_spread}};

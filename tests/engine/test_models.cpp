@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
+#include "engine/models/flops.hpp"
 #include "engine/models/registry.hpp"
 
 namespace ddpbench {
@@ -14,8 +15,11 @@ namespace {
 
 // torchvision.models.<name>(num_classes=1000): sum(p.numel() for p in m.parameters()).
 const std::map<std::string, int64_t> kTorchvisionParams = {
-    {"resnet18", 11689512},        {"resnet50", 25557032},        {"resnet101", 44549160},
-    {"resnet152", 60192808},       {"resnext50_32x4d", 25028904}, {"resnext101_32x8d", 88791336},
+    {"resnet18", 11689512},         {"resnet34", 21797672},   {"resnet50", 25557032},
+    {"resnet101", 44549160},        {"resnet152", 60192808},  {"resnext50_32x4d", 25028904},
+    {"resnext101_32x8d", 88791336}, {"wide_resnet50_2", 68883240}, {"vit_b_16", 86567656},
+    {"vit_b_32", 88224232},         {"vit_l_16", 304326632},  {"vgg16", 138357544},
+    {"alexnet", 61100840},          {"densenet121", 7978856}, {"squeezenet1_0", 1248424},
 };
 
 TEST(Models, RegistryListsEveryModel) {
@@ -67,6 +71,66 @@ TEST(Models, ForwardGivesLogitsPerExample) {
 }
 
 TEST(Models, UnknownNameIsAUsageError) { EXPECT_THROW(make_model("resnet9000"), UsageError); }
+
+// torchvision's model documentation ("GFLOPS", one multiply-add counted once) at 224x224.
+const std::map<std::string, double> kTorchvisionGmacs = {
+    {"resnet18", 1.81},          {"resnet34", 3.66},         {"resnet50", 4.09},    {"resnet101", 7.80},
+    {"resnet152", 11.51},        {"resnext50_32x4d", 4.23},  {"resnext101_32x8d", 16.41},
+    {"wide_resnet50_2", 11.40},  {"vit_b_16", 17.56},        {"vit_b_32", 4.41},    {"vit_l_16", 61.55},
+    {"vgg16", 15.47},            {"alexnet", 0.71},          {"densenet121", 2.83}, {"squeezenet1_0", 0.82},
+};
+
+TEST(Flops, MultiplyAddsMatchTorchvisionDocsWithinOnePercent) {
+  for (const auto& name : model_names()) {
+    ASSERT_TRUE(kTorchvisionGmacs.count(name)) << name;
+    const double gmacs = forward_macs(*make_model(name), 224) / 1e9;
+    EXPECT_NEAR(gmacs, kTorchvisionGmacs.at(name), 0.01 * kTorchvisionGmacs.at(name)) << name;
+  }
+}
+
+TEST(Flops, AtOtherImageSizes) {
+  // vit_b_16 at 384x384 (torchvision's SWAG E2E weights list 55.48 GFLOPS): 577 tokens.
+  EXPECT_NEAR(forward_macs(*make_model("vit_b_16", 1000, 384), 384) / 1e9, 55.48, 0.5548);
+  // Convolutions scale with the pixels: at 448 every feature map of resnet50 doubles in
+  // each side (no rounding), so the convolutions cost exactly 4x, the classifier the same.
+  const double fc = 2048.0 * 1000;
+  const double r224 = forward_macs(*make_model("resnet50"), 224), r448 = forward_macs(*make_model("resnet50"), 448);
+  EXPECT_NEAR(r448, 4 * (r224 - fc) + fc, 1e-9 * r448);
+  EXPECT_THROW(make_model("vit_b_16", 1000, 100), UsageError);  // not a multiple of the patch
+}
+
+TEST(Flops, CountingDoesNotChangeTheModelOrItsOutputs) {
+  auto m = make_model("resnet18", 10);
+  m->eval();
+  torch::NoGradGuard ng;
+  const auto x = torch::randn({2, 3, 64, 64});
+  const auto before = m->forward(x);
+  forward_macs(*m, 64);
+  EXPECT_TRUE(torch::equal(before, m->forward(x)));
+}
+
+TEST(FrozenBackbone, OnlyTheMlpHeadTrains) {
+  auto m = make_model("resnet50", 10);
+  freeze_backbone(*m, "mlp4096", 10, 64);
+  const int64_t head = 2048 * 4096 + 4096 + 4096 * 4096 + 4096 + 4096 * 10 + 10;
+  EXPECT_EQ(count_trainable_parameters(*m), head);
+  EXPECT_EQ(count_parameters(*m), 25557032 - (2048 * 1000 + 1000) + (2048 * 10 + 10) + head);
+  for (const auto& kv : m->named_parameters())
+    EXPECT_EQ(kv.value().requires_grad(), kv.key().rfind("head.", 0) == 0) << kv.key();
+  m->train();
+  EXPECT_FALSE(m->named_modules()["bn1"]->is_training());  // BatchNorm statistics stay fixed
+  EXPECT_TRUE(m->named_modules()["head"]->is_training());
+  const auto y = m->forward(torch::randn({2, 3, 64, 64}));
+  EXPECT_EQ(y.sizes().vec(), (std::vector<int64_t>{2, 10}));
+  // ViT features are the class token; SqueezeNet's are a map, pooled for the head.
+  auto v = make_model("vit_b_32", 10, 64);
+  freeze_backbone(*v, "mlp4096", 10, 64);
+  EXPECT_EQ(count_trainable_parameters(*v), 768 * 4096 + 4096 + 4096 * 4096 + 4096 + 4096 * 10 + 10);
+  auto q = make_model("squeezenet1_0", 10);
+  freeze_backbone(*q, "mlp4096", 10, 64);
+  EXPECT_EQ(q->forward(torch::randn({1, 3, 64, 64})).sizes().vec(), (std::vector<int64_t>{1, 10}));
+  EXPECT_THROW(freeze_backbone(*make_model("resnet18"), "linear", 10, 64), UsageError);
+}
 
 // Against Debian's python3-torchvision, when installed: every parameter name and shape in
 // the same order (bucket assignment depends on it), every buffer, and the counts.

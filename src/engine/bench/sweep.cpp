@@ -12,9 +12,11 @@
 
 #include "core/bench_table.hpp"
 #include "core/errors.hpp"
+#include "core/gpu_peaks.hpp"
 #include "core/stats.hpp"
 #include "engine/dist/collectives.hpp"
 #include "engine/dist/ddp.hpp"
+#include "engine/models/flops.hpp"
 #include "engine/models/registry.hpp"
 #include "engine/timing.hpp"
 #include "engine/train/workload.hpp"
@@ -47,17 +49,33 @@ bool test_fault(const char* name) {
   return f && std::strcmp(f, name) == 0;
 }
 
+// The model as configured, on the CPU: torchvision initialisation from the run's seed,
+// frozen behind an MLP head for --freeze-backbone.
+ModelPtr build_cpu_model(const RunConfig& cfg, const std::string& name) {
+  torch::manual_seed(cfg.seed);
+  auto model = make_model(name, cfg.num_classes, cfg.image_size);
+  if (cfg.freeze_backbone) freeze_backbone(*model, cfg.head, cfg.num_classes, cfg.image_size);
+  return model;
+}
+
 ModelPtr build_model(const SweepEnv& env, const std::string& name) {
-  torch::manual_seed(env.cfg.seed);
-  auto model = make_model(name, env.cfg.num_classes);
+  auto model = build_cpu_model(env.cfg, name);
   model->to(env.device);
+  if (env.cfg.channels_last) to_channels_last(*model);
   model->train();
   return model;
 }
 
 SyntheticBatch rank_batch(const SweepEnv& env, long long batch) {
-  return make_synthetic_batch(batch, env.cfg.image_size, env.cfg.num_classes, env.device,
-                              env.cfg.seed + 1000 + static_cast<unsigned long long>(env.launch.rank));
+  auto b = make_synthetic_batch(batch, env.cfg.image_size, env.cfg.num_classes, env.device,
+                                env.cfg.seed + 1000 + static_cast<unsigned long long>(env.launch.rank));
+  if (env.cfg.channels_last) b.input = b.input.contiguous(at::MemoryFormat::ChannelsLast);
+  return b;
+}
+
+Trainer make_trainer(const SweepEnv& env, ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp,
+                     long long batch) {
+  return Trainer(std::move(model), std::move(ddp), rank_batch(env, batch), env.device, env.cfg.precision);
 }
 
 // Runs `warmup` untimed then `iters` timed iterations; after each one the gate (if
@@ -100,7 +118,7 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
   row.scaling = env.cfg.scaling;
   row.global_batch = batch * n;
   row.image_size = env.cfg.image_size;
-  row.precision = "fp32";
+  row.precision = env.cfg.precision;
   row.world_size = n;
   row.nodes = distinct_hosts(env.placements, n);
   row.ddp = ddp;
@@ -182,18 +200,63 @@ std::vector<double> rank_payload(const SweepEnv& env, const std::vector<double>&
   return payload;
 }
 
+// What rank 0 knows about a model before measuring it (computed once, on the CPU).
+struct ModelInfo {
+  double forward_macs = 0;       ///< per example, whole forward (head included)
+  double head_macs = 0;          ///< per example, of the MLP head (frozen backbone only)
+  int64_t parameters = 0, trainable_parameters = 0;
+};
+
+ModelInfo model_info(const SweepEnv& env, const std::string& name) {
+  ModelInfo info;
+  if (env.launch.rank != 0) return info;
+  auto m = build_cpu_model(env.cfg, name);
+  info.forward_macs = forward_macs(*m, env.cfg.image_size);
+  info.parameters = count_parameters(*m);
+  info.trainable_parameters = count_trainable_parameters(*m);
+  if (env.cfg.freeze_backbone) {
+    // The head's linear layers: in x 4096 + 4096 x 4096 + 4096 x classes multiply-adds.
+    info.head_macs = static_cast<double>(info.trainable_parameters -
+                                         (4096 + 4096 + env.cfg.num_classes));  // weights only: MACs per example
+  }
+  return info;
+}
+
+// Adds the compute (FLOPs, MFU) and loss-scaling sections to a row (rank 0).
+void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, const Trainer& trainer) {
+  // Training FLOPs per example: forward (2 per MAC) plus backward (twice the forward)
+  // where gradients flow: everything, or only the head behind a frozen backbone.
+  const double backbone = info.forward_macs - info.head_macs;
+  const double train_flops = env.cfg.freeze_backbone ? 2.0 * backbone + 6.0 * info.head_macs : 6.0 * info.forward_macs;
+  const double achieved = train_flops * row.summary.ex_per_s_per_gpu / 1e12;
+  const std::string gpu = env.placements.empty() ? std::string() : env.placements.front().gpu_name;
+  const auto peak = env.device.is_cuda() ? peak_tflops(gpu, row.precision) : std::nullopt;
+  const GpuPeak* entry = env.device.is_cuda() ? find_gpu_peak(gpu) : nullptr;
+  row.compute = {{"forward_macs_per_example", info.forward_macs},
+                 {"train_flops_per_example", train_flops},
+                 {"achieved_tflops_per_gpu", achieved},
+                 {"peak_tflops", peak ? nlohmann::json(*peak) : nlohmann::json(nullptr)},
+                 {"mfu", peak ? nlohmann::json(achieved / *peak) : nlohmann::json(nullptr)},
+                 {"peak_source", entry ? entry->source : "unknown device: no MFU"},
+                 {"parameters", info.parameters},
+                 {"trainable_parameters", info.trainable_parameters}};
+  if (const LossScaler* s = trainer.scaler())
+    row.telemetry["loss_scaling"] = {{"final_scale", s->current_scale()}, {"skipped_steps", s->skipped_steps()},
+                                     {"note", "rank 0's scaler, warm-up included; DDP ranks share gradients"}};
+}
+
 // Every rank trains its own copy, no communication (CUDA/cuDNN init, allocator warm-up),
 // at the batch of the first group.
 void warmup_alone(const SweepEnv& env, const std::string& model) {
   if (env.cfg.warmup == 0) return;
-  Trainer trainer(build_model(env, model), nullptr,
-                  rank_batch(env, batch_per_rank(env.cfg, env.cfg.world_sizes.front())));
+  Trainer trainer = make_trainer(env, build_model(env, model), nullptr, batch_per_rank(env.cfg, env.cfg.world_sizes.front()));
   for (int it = 0; it < env.cfg.warmup; ++it) trainer.step();
   synchronize(env.device);
 }
 
 // Rank 0 trains without DDP at `batch` examples while the others wait at the gate.
-std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& model, long long batch) {
+std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& model, const ModelInfo& info,
+                                      long long batch) {
   GroupGate gate(env.store, fmt::format("{}/noddp-b{}", model, batch), env.timeout, gate_poll(env));
   if (env.launch.rank != 0) {
     gate.wait_done();
@@ -201,9 +264,10 @@ std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& mo
   }
   try {
     reset_peak_memory(env.device);
-    Trainer trainer(build_model(env, model), nullptr, rank_batch(env, batch));
+    Trainer trainer = make_trainer(env, build_model(env, model), nullptr, batch);
     auto samples = run_series(env, trainer, &gate, nullptr);
     auto row = make_row(env, model, /*ddp=*/false, 1, batch, {rank_payload(env, samples, nullptr)});
+    annotate(env, info, row, trainer);
     gate.done();
     return row;
   } catch (const std::exception& e) {
@@ -216,7 +280,8 @@ std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& mo
 // Rank 0 emits the row (with the self-check values) even when the check fails, then
 // every rank of the group throws SelfCheckError and the waiting ranks are released
 // with the failure.
-void run_ddp_group(const SweepEnv& env, const std::string& model, int n, const RowCallback& emit) {
+void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInfo& info, int n,
+                   const RowCallback& emit) {
   const std::string name = fmt::format("{}/ddp{}", model, n);
   GroupGate gate(env.store, name, env.timeout, gate_poll(env));
   const int rank = env.launch.rank;
@@ -238,7 +303,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, int n, const R
       auto module = build_model(env, model);
       auto ddp = std::make_unique<DistributedDataParallel>(module, pg, opts, env.device);
       DistributedDataParallel* ddp_raw = ddp.get();
-      Trainer trainer(module, std::move(ddp), rank_batch(env, batch_per_rank(env.cfg, n)));
+      Trainer trainer = make_trainer(env, module, std::move(ddp), batch_per_rank(env.cfg, n));
 
       auto check = [&] {
         torch::NoGradGuard ng;
@@ -253,12 +318,25 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, int n, const R
       auto gathered = gather_to_root(pg, payload, payload.size(), env.device, env.timeout);
       if (rank == 0) {
         BenchResult row = make_row(env, model, /*ddp=*/true, n, batch_per_rank(env.cfg, n), gathered);
+        const auto buckets = ddp_raw->bucket_sizes_bytes();
         row.checks = nlohmann::json{{"grad_max_abs_diff_across_ranks", spread.max_abs_diff},
                                     {"grad_max_abs", spread.max_abs_grad},
                                     {"grad_check_limit", limit},
                                     {"grad_check_passed", check_passed(spread, limit)},
                                     {"buckets_rebuilt", ddp_raw->buckets_rebuilt()},
-                                    {"bucket_sizes_bytes", ddp_raw->bucket_sizes_bytes()}};
+                                    {"bucket_sizes_bytes", buckets}};
+        annotate(env, info, row, trainer);
+        // What DDP reduces: every bucket once per step (the gradients of the trainable
+        // parameters). Steps per epoch at this group's global batch.
+        long long per_step = 0;
+        for (auto b : buckets) per_step += b;
+        const long long global = row.batch_per_rank * n;
+        const long long steps = (env.cfg.dataset_size + global - 1) / global;
+        row.communication = {{"trainable_parameters", info.trainable_parameters},
+                             {"allreduce_bytes_per_step", per_step},
+                             {"dataset_size", env.cfg.dataset_size},
+                             {"steps_per_epoch", steps},
+                             {"allreduce_bytes_per_epoch", per_step * steps}};
         emit(row);
       }
     }
@@ -290,9 +368,10 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row) {
     for (int n : env.cfg.world_sizes)
       if (std::find(batches.begin(), batches.end(), batch_per_rank(env.cfg, n)) == batches.end())
         batches.push_back(batch_per_rank(env.cfg, n));
+    const ModelInfo info = model_info(env, model);
     for (long long b : batches)
-      if (auto row = run_no_ddp(env, model, b)) emit(*row);
-    for (int n : env.cfg.world_sizes) run_ddp_group(env, model, n, emit);
+      if (auto row = run_no_ddp(env, model, info, b)) emit(*row);
+    for (int n : env.cfg.world_sizes) run_ddp_group(env, model, info, n, emit);
   }
   return rows;
 }

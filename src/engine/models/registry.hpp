@@ -12,11 +12,21 @@ namespace ddpbench {
 /// Names of all models, in listing order (torchvision's builder names).
 std::vector<std::string> model_names();
 
-/// Builds model `name` with a `num_classes`-way classifier on the CPU.
-/// Throws UsageError for an unknown name (the message lists the known ones).
-ModelPtr make_model(const std::string& name, int64_t num_classes = 1000);
+/// Builds model `name` with a `num_classes`-way classifier on the CPU, for
+/// image_size x image_size inputs (only ViTs depend on it: their position embedding).
+/// Throws UsageError for an unknown name (the message lists the known ones) or an image
+/// size the model cannot take.
+ModelPtr make_model(const std::string& name, int64_t num_classes = 1000, int64_t image_size = 224);
 
 /// Total number of elements of all parameters (trainable or not).
 int64_t count_parameters(const torch::nn::Module& m);
+
+/// Number of elements of the parameters that require gradients.
+int64_t count_trainable_parameters(const torch::nn::Module& m);
+
+/// Attaches the head named by `head` ("mlp4096") to a frozen `model`, sized from the
+/// model's features at image_size (see Model::attach_frozen_backbone_head).
+/// Throws UsageError for an unknown head.
+void freeze_backbone(Model& model, const std::string& head, int64_t num_classes, int64_t image_size);
 
 }  // namespace ddpbench

@@ -1,5 +1,7 @@
 #include "engine/models/resnet.hpp"
 
+#include "engine/models/flops.hpp"
+
 #include <torch/nn/init.h>
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/container/sequential.h>
@@ -33,9 +35,9 @@ class BasicBlockImpl : public nn::Module {
     if (downsample) downsample_ = register_module("downsample", downsample);
   }
   torch::Tensor forward(torch::Tensor x) {
-    auto out = bn1_(conv1_(x)).relu_();
-    out = bn2_(conv2_(out));
-    out += downsample_ ? downsample_->forward(x) : x;
+    auto out = bn1_(flops::conv(conv1_, x)).relu_();
+    out = bn2_(flops::conv(conv2_, out));
+    out += downsample_ ? flops::run(downsample_, x) : x;
     return out.relu_();
   }
 
@@ -61,10 +63,10 @@ class BottleneckImpl : public nn::Module {
     if (downsample) downsample_ = register_module("downsample", downsample);
   }
   torch::Tensor forward(torch::Tensor x) {
-    auto out = bn1_(conv1_(x)).relu_();
-    out = bn2_(conv2_(out)).relu_();
-    out = bn3_(conv3_(out));
-    out += downsample_ ? downsample_->forward(x) : x;
+    auto out = bn1_(flops::conv(conv1_, x)).relu_();
+    out = bn2_(flops::conv(conv2_, out)).relu_();
+    out = bn3_(flops::conv(conv3_, out));
+    out += downsample_ ? flops::run(downsample_, x) : x;
     return out.relu_();
   }
 
@@ -100,13 +102,13 @@ class ResNet : public Model {
     }
   }
 
-  torch::Tensor forward(torch::Tensor x) override {
-    x = bn1_(conv1_(x)).relu_();
+  torch::Tensor forward_features(torch::Tensor x) override {
+    x = bn1_(flops::conv(conv1_, x)).relu_();
     x = at::max_pool2d(x, {3, 3}, {2, 2}, {1, 1});
     for (auto& layer : layers_) x = layer->forward(x);
-    x = at::adaptive_avg_pool2d(x, {1, 1}).flatten(1);
-    return fc_(x);
+    return at::adaptive_avg_pool2d(x, {1, 1}).flatten(1);
   }
+  torch::Tensor classify(torch::Tensor f) override { return flops::linear(fc_, f); }
 
  private:
   nn::Sequential make_layer(int64_t planes, int blocks, int64_t stride) {
@@ -142,11 +144,13 @@ class ResNet : public Model {
 const std::vector<ResNetSpec>& resnet_specs() {
   static const std::vector<ResNetSpec> specs = {
       {"resnet18", false, {2, 2, 2, 2}, 1, 64},
+      {"resnet34", false, {3, 4, 6, 3}, 1, 64},
       {"resnet50", true, {3, 4, 6, 3}, 1, 64},
       {"resnet101", true, {3, 4, 23, 3}, 1, 64},
       {"resnet152", true, {3, 8, 36, 3}, 1, 64},
       {"resnext50_32x4d", true, {3, 4, 6, 3}, 32, 4},
       {"resnext101_32x8d", true, {3, 4, 23, 3}, 32, 8},
+      {"wide_resnet50_2", true, {3, 4, 6, 3}, 1, 128},
   };
   return specs;
 }

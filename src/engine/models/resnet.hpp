@@ -1,6 +1,6 @@
-// ResNet and ResNeXt, the same architecture, initialisation and state_dict names
-// as torchvision/models/resnet.py (He et al. 2016, arXiv:1512.03385; Xie et al.
-// 2017, arXiv:1611.05431).
+// ResNet, ResNeXt and Wide ResNet, the same architecture, initialisation and
+// state_dict names as torchvision/models/resnet.py (He et al. 2016, arXiv:1512.03385;
+// Xie et al. 2017, arXiv:1611.05431; Zagoruyko & Komodakis 2016, arXiv:1605.07146).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +20,8 @@ struct ResNetSpec {
   int64_t width_per_group = 64;
 };
 
-/// The variants ddpbench ships: resnet18/50/101/152, resnext50_32x4d, resnext101_32x8d.
+/// The variants ddpbench ships: resnet18/34/50/101/152, resnext50_32x4d,
+/// resnext101_32x8d, wide_resnet50_2.
 const std::vector<ResNetSpec>& resnet_specs();
 
 /// Builds `spec` with a `num_classes`-way classifier, initialised as torchvision

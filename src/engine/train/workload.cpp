@@ -20,21 +20,48 @@ SyntheticBatch make_synthetic_batch(int64_t batch, int64_t image, int64_t classe
   return b;
 }
 
-Trainer::Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, SyntheticBatch batch)
+namespace {
+std::vector<torch::Tensor> trainable(torch::nn::Module& m) {
+  std::vector<torch::Tensor> out;
+  for (auto& p : m.parameters())
+    if (p.requires_grad()) out.push_back(p);
+  return out;
+}
+}  // namespace
+
+Trainer::Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, SyntheticBatch batch,
+                 const c10::Device& device, const std::string& precision)
     : model_(std::move(model)),
       ddp_(std::move(ddp)),
       batch_(std::move(batch)),
-      optimizer_(model_->parameters(), torch::optim::SGDOptions(0.001).momentum(0.9).weight_decay(1e-4)) {}
+      device_(device),
+      precision_(precision),
+      scaler_(precision == "fp16" ? std::make_unique<LossScaler>(device) : nullptr),
+      optimizer_(trainable(*model_), torch::optim::SGDOptions(0.001).momentum(0.9).weight_decay(1e-4)) {}
+
+std::vector<torch::Tensor> Trainer::parameters() { return trainable(*model_); }
 
 torch::Tensor Trainer::forward_backward() {
   optimizer_.zero_grad();
-  auto out = ddp_ ? ddp_->forward(batch_.input) : model_->forward(batch_.input);
-  auto loss = torch::nn::functional::cross_entropy(out, batch_.target);
-  loss.backward();
+  torch::Tensor loss;
+  {
+    AutocastScope autocast(device_, precision_);
+    auto out = ddp_ ? ddp_->forward(batch_.input) : model_->forward(batch_.input);
+    loss = torch::nn::functional::cross_entropy(out, batch_.target);
+  }
+  if (scaler_) scaler_->scale(loss).backward();
+  else loss.backward();
   return loss;
 }
 
-void Trainer::optimizer_step() { optimizer_.step(); }
+void Trainer::optimizer_step() {
+  if (!scaler_) {
+    optimizer_.step();
+    return;
+  }
+  if (scaler_->unscale(parameters())) optimizer_.step();
+  scaler_->update();
+}
 
 torch::Tensor Trainer::step() {
   auto loss = forward_backward();

@@ -8,6 +8,7 @@
 
 #include "engine/dist/ddp.hpp"
 #include "engine/models/model.hpp"
+#include "engine/train/precision.hpp"
 
 namespace ddpbench {
 
@@ -23,11 +24,14 @@ SyntheticBatch make_synthetic_batch(int64_t batch, int64_t image, int64_t classe
                                     uint64_t seed);
 
 /// A model, its optimizer (SGD lr 0.001, momentum 0.9, weight decay 1e-4: the values
-/// of benchmark.py) and optionally the DDP wrapper that reduces its gradients.
+/// of benchmark.py, over the parameters that require gradients) and optionally the DDP
+/// wrapper that reduces its gradients. fp16/bf16 run forward and loss under autocast;
+/// fp16 also scales the loss (LossScaler) and skips steps whose gradients overflow.
 class Trainer {
  public:
   /// `ddp` may be null: then the model trains alone (the "no ddp" baseline).
-  Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, SyntheticBatch batch);
+  Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, SyntheticBatch batch,
+          const c10::Device& device, const std::string& precision = "fp32");
 
   /// zero_grad -> forward -> cross-entropy -> backward (DDP: with bucketed allreduce) ->
   /// optimizer step. Asynchronous on a GPU: time it with StepTimer. Returns the loss.
@@ -36,18 +40,25 @@ class Trainer {
   /// zero_grad -> forward -> loss -> backward only (no optimizer step): for checks.
   torch::Tensor forward_backward();
 
-  /// The optimizer step alone (after forward_backward).
+  /// The optimizer step alone (after forward_backward); with loss scaling, unscale,
+  /// skip the step on overflow, update the scale.
   void optimizer_step();
+
+  /// The loss scaler (fp16), or null.
+  const LossScaler* scaler() const { return scaler_.get(); }
 
   Model& model() { return *model_; }
   DistributedDataParallel* ddp() { return ddp_.get(); }
-  /// Parameters the optimizer updates (module order).
-  std::vector<torch::Tensor> parameters() { return model_->parameters(); }
+  /// Parameters the optimizer updates (those requiring gradients, module order).
+  std::vector<torch::Tensor> parameters();
 
  private:
   ModelPtr model_;
   std::unique_ptr<DistributedDataParallel> ddp_;
   SyntheticBatch batch_;
+  c10::Device device_;
+  std::string precision_;
+  std::unique_ptr<LossScaler> scaler_;
   torch::optim::SGD optimizer_;
 };
 

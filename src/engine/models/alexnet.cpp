@@ -1,0 +1,45 @@
+#include "engine/models/alexnet.hpp"
+
+#include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/pooling.h>
+
+#include <ATen/ops/adaptive_avg_pool2d.h>
+
+#include "engine/models/flops.hpp"
+
+namespace ddpbench {
+namespace {
+
+namespace nn = torch::nn;
+
+class AlexNet : public Model {
+ public:
+  explicit AlexNet(int64_t classes) {
+    auto pool = [] { return nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)); };
+    features_ = register_module(
+        "features", nn::Sequential(nn::Conv2d(nn::Conv2dOptions(3, 64, 11).stride(4).padding(2)), nn::ReLU(true),
+                                   pool(), nn::Conv2d(nn::Conv2dOptions(64, 192, 5).padding(2)), nn::ReLU(true),
+                                   pool(), nn::Conv2d(nn::Conv2dOptions(192, 384, 3).padding(1)), nn::ReLU(true),
+                                   nn::Conv2d(nn::Conv2dOptions(384, 256, 3).padding(1)), nn::ReLU(true),
+                                   nn::Conv2d(nn::Conv2dOptions(256, 256, 3).padding(1)), nn::ReLU(true), pool()));
+    classifier_ = register_module(
+        "classifier", nn::Sequential(nn::Dropout(0.5), nn::Linear(256 * 6 * 6, 4096), nn::ReLU(true), nn::Dropout(0.5),
+                                     nn::Linear(4096, 4096), nn::ReLU(true), nn::Linear(4096, classes)));
+  }
+  torch::Tensor forward_features(torch::Tensor x) override {
+    return at::adaptive_avg_pool2d(flops::run(features_, x), {6, 6}).flatten(1);
+  }
+  torch::Tensor classify(torch::Tensor f) override { return flops::run(classifier_, f); }
+
+ private:
+  nn::Sequential features_{nullptr}, classifier_{nullptr};
+};
+
+}  // namespace
+
+ModelPtr make_alexnet(int64_t num_classes) { return std::make_shared<AlexNet>(num_classes); }
+
+}  // namespace ddpbench

@@ -1,0 +1,35 @@
+#include "engine/models/model.hpp"
+
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/activation.h>
+
+#include <ATen/ops/adaptive_avg_pool2d.h>
+
+namespace ddpbench {
+
+torch::Tensor Model::forward(torch::Tensor x) {
+  auto f = forward_features(std::move(x));
+  if (!head_) return classify(f);
+  if (f.dim() == 4) f = at::adaptive_avg_pool2d(f, {1, 1}).flatten(1);
+  return head_->forward(f);
+}
+
+void Model::attach_frozen_backbone_head(torch::nn::Sequential head) {
+  for (auto& p : parameters()) p.set_requires_grad(false);
+  head_ = register_module("head", std::move(head));
+  train(is_training());
+}
+
+void Model::train(bool on) {
+  torch::nn::Module::train(on && !head_);  // the whole model, frozen backbone included
+  if (head_) head_->train(on);
+}
+
+torch::nn::Sequential make_mlp4096_head(int64_t in_features, int64_t num_classes) {
+  namespace nn = torch::nn;
+  return nn::Sequential(nn::Linear(in_features, 4096), nn::ReLU(), nn::Dropout(0.5), nn::Linear(4096, 4096),
+                        nn::ReLU(), nn::Dropout(0.5), nn::Linear(4096, num_classes));
+}
+
+}  // namespace ddpbench

@@ -1,0 +1,74 @@
+#include "engine/train/precision.hpp"
+
+#include <ATen/Context.h>
+#include <ATen/ops/_amp_foreach_non_finite_check_and_unscale.h>
+#include <ATen/ops/_amp_update_scale.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/zeros.h>
+
+#include "engine/compat.hpp"
+
+namespace ddpbench {
+
+MathModes apply_math_modes(const PrecisionConfig& cfg) {
+  auto& ctx = at::globalContext();
+  if (cfg.precision == "fp32" || cfg.precision == "tf32") {
+    const bool tf32 = cfg.precision == "tf32";
+    ctx.setAllowTF32CuBLAS(tf32);
+    ctx.setAllowTF32CuDNN(tf32);
+  }
+  ctx.setBenchmarkCuDNN(cfg.cudnn_benchmark);
+  return {ctx.allowTF32CuBLAS(), ctx.allowTF32CuDNN(), ctx.benchmarkCuDNN()};
+}
+
+AutocastScope::AutocastScope(const c10::Device& device, const std::string& precision) : device_(device) {
+  if (precision != "fp16" && precision != "bf16") return;
+  compat::enable_autocast(device_, precision == "fp16" ? at::kHalf : at::kBFloat16);
+  at::autocast::increment_nesting();
+  active_ = true;
+}
+
+AutocastScope::~AutocastScope() {
+  if (!active_) return;
+  at::autocast::decrement_nesting();
+  compat::disable_autocast(device_);  // also clears the cast-weight cache
+}
+
+LossScaler::LossScaler(const c10::Device& device, double init_scale, double growth_factor, double backoff_factor,
+                       int64_t growth_interval)
+    : scale_(at::full({1}, init_scale, at::TensorOptions().dtype(at::kFloat).device(device))),
+      growth_tracker_(at::zeros({1}, at::TensorOptions().dtype(at::kInt).device(device))),
+      found_inf_(at::zeros({1}, at::TensorOptions().dtype(at::kFloat).device(device))),
+      growth_factor_(growth_factor),
+      backoff_factor_(backoff_factor),
+      growth_interval_(growth_interval) {}
+
+torch::Tensor LossScaler::scale(const torch::Tensor& loss) const { return loss * scale_.to(loss.dtype()); }
+
+bool LossScaler::unscale(const std::vector<torch::Tensor>& params) {
+  std::vector<at::Tensor> grads;
+  for (const auto& p : params)
+    if (p.grad().defined()) grads.push_back(p.mutable_grad());
+  found_inf_.zero_();
+  const auto inv_scale = scale_.to(at::kDouble).reciprocal().to(at::kFloat);
+  if (!grads.empty()) at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, inv_scale);
+  const bool finite = found_inf_.item<float>() == 0.0f;
+  if (!finite) ++skipped_;
+  return finite;
+}
+
+void LossScaler::update() {
+  at::_amp_update_scale_(scale_, growth_tracker_, found_inf_, growth_factor_, backoff_factor_, growth_interval_);
+}
+
+double LossScaler::current_scale() const { return scale_.item<double>(); }
+
+void to_channels_last(Model& model) {
+  torch::NoGradGuard ng;
+  for (auto& p : model.parameters())
+    if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
+  for (auto& b : model.buffers())
+    if (b.dim() == 4) b.set_data(b.data().contiguous(at::MemoryFormat::ChannelsLast));
+}
+
+}  // namespace ddpbench

@@ -1,0 +1,38 @@
+// Peak table lookups and the MFU arithmetic.
+#include <gtest/gtest.h>
+
+#include "core/gpu_peaks.hpp"
+
+namespace ddpbench {
+namespace {
+
+TEST(GpuPeaks, DeviceNamesAsCudaReportsThem) {
+  EXPECT_DOUBLE_EQ(*peak_tflops("NVIDIA H100 80GB HBM3", "bf16"), 989.5);
+  EXPECT_DOUBLE_EQ(*peak_tflops("NVIDIA H100 80GB HBM3", "fp32"), 67);
+  EXPECT_DOUBLE_EQ(*peak_tflops("NVIDIA H100 PCIe", "tf32"), 378);
+  EXPECT_DOUBLE_EQ(*peak_tflops("NVIDIA H100 NVL", "fp16"), 835.5);
+  EXPECT_DOUBLE_EQ(*peak_tflops("NVIDIA H200", "bf16"), 989.5);
+  EXPECT_DOUBLE_EQ(*peak_tflops("NVIDIA A100-SXM4-80GB", "tf32"), 156);
+  EXPECT_DOUBLE_EQ(*peak_tflops("NVIDIA A100 80GB PCIe", "bf16"), 312);
+  EXPECT_DOUBLE_EQ(*peak_tflops("Tesla V100-SXM2-32GB", "fp16"), 125);
+  EXPECT_DOUBLE_EQ(*peak_tflops("NVIDIA B200", "bf16"), 2250);
+  EXPECT_DOUBLE_EQ(*peak_tflops("NVIDIA L40S", "fp16"), 362.05);
+  EXPECT_DOUBLE_EQ(*peak_tflops("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "bf16"), 503.8);
+}
+
+TEST(GpuPeaks, NoGuessForUnknownOrUnpublished) {
+  EXPECT_FALSE(peak_tflops("NVIDIA GeForce RTX 4090", "bf16").has_value());  // not in the table
+  EXPECT_FALSE(peak_tflops("Tesla V100-SXM2-16GB", "bf16").has_value());    // Volta has no bf16
+  EXPECT_FALSE(peak_tflops("NVIDIA RTX 6000 Ada Generation", "bf16").has_value());  // no dense figure published
+  EXPECT_FALSE(peak_tflops("NVIDIA H200 NVL", "bf16").has_value());
+  EXPECT_FALSE(peak_tflops("NVIDIA H100 80GB HBM3", "int8").has_value());
+  EXPECT_EQ(find_gpu_peak("cpu"), nullptr);
+}
+
+TEST(GpuPeaks, AchievedTflopsIsSixFlopsPerMacPerExample) {
+  // resnet50: 4.0892 GMACs forward; 1000 ex/s -> 6 * 4.0892e9 * 1000 / 1e12 = 24.535 TFLOP/s.
+  EXPECT_NEAR(achieved_tflops(4.0892e9, 1000), 24.5352, 1e-4);
+}
+
+}  // namespace
+}  // namespace ddpbench
