@@ -18,7 +18,8 @@ bin=build-gpu/ddpbench
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
 echo "== GPU-only tests: fp16 autocast and loss scaling with ATen's CUDA AMP kernels"
-build-gpu/tests/ddpbench_engine_tests --gtest_filter='Precision*:Flops.Multiply*' 2>&1 | grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) "
+build-gpu/tests/ddpbench_engine_tests --gtest_filter='Precision*:Flops.Multiply*' >"$out/gpu-tests.log" 2>&1 || true
+grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) |Failure|Expected|Which is|what\(\)|Error" "$out/gpu-tests.log" | head -40
 
 echo "== the default main job (resnet50, batch 32, 224x224, fp32 with TF32 off, one rank per GPU)"
 $bin run --json "$out/run_default.json"
