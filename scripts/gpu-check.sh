@@ -12,14 +12,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
-  -DDDPBENCH_DEPS_DIR="$root/.deps/include" >"$out/cmake.log" 2>&1
-ninja -C build-gpu ddpbench ddpbench_engine_tests >"$out/build.log" 2>&1
+  -DDDPBENCH_DEPS_DIR="$root/.deps/include" >/tmp/ddpbench-cmake.log 2>&1
+ninja -C build-gpu ddpbench ddpbench_engine_tests >/tmp/ddpbench-build.log 2>&1 || { tail -30 /tmp/ddpbench-build.log; exit 1; }
 bin=build-gpu/ddpbench
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
 echo "== GPU-only tests: fp16 autocast and loss scaling with ATen's CUDA AMP kernels"
-build-gpu/tests/ddpbench_engine_tests --gtest_filter='Precision*:Flops.Multiply*' >"$out/gpu-tests.log" 2>&1 || true
-grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) |Failure|Expected|Which is|what\(\)|Error" "$out/gpu-tests.log" | head -40
+build-gpu/tests/ddpbench_engine_tests --gtest_filter='Precision*:Flops.Multiply*' >/tmp/ddpbench-gpu-tests.log 2>&1 || true
+grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) |Failure|Expected|Which is|what\(\)|Error" /tmp/ddpbench-gpu-tests.log | head -40
 
 echo "== the default main job (resnet50, batch 32, 224x224, fp32 with TF32 off, one rank per GPU)"
 $bin run --json "$out/run_default.json"
@@ -32,12 +32,10 @@ done
 $bin run --precision tf32 --json "$out/run_tf32.json" | tail -3
 
 echo "== mixed precision at batch 256 per GPU"
-$bin run --model resnet50 --precision bf16 --channels-last --batch-size 256 --json "$out/resnet50_bf16_cl_b256.json" | tail -3
-$bin run --model resnet50 --precision fp16 --channels-last --batch-size 256 --json "$out/resnet50_fp16_cl_b256.json" | tail -3
-$bin run --model vit_b_16 --precision bf16 --batch-size 256 --json "$out/vit_b_16_bf16_b256.json" | tail -3
+$bin run --model resnet50 --precision bf16 --channels-last --batch-size 256 --json "$out/resnet50_bf16_cl_b256.json" 2>&1 | tail -4
+$bin run --model vit_b_16 --precision bf16 --batch-size 256 --json "$out/vit_b_16_bf16_b256.json" 2>&1 | tail -4
+$bin run --model resnet50 --precision fp16 --channels-last --batch-size 256 --json "$out/resnet50_fp16_cl_b256.json" 2>&1 | tail -4
 
 echo "== launchers: torchrun; Gloo with two ranks sharing one GPU"
-torchrun --standalone --nproc-per-node 1 --no-python $bin run --model resnet18 --warmup 2 --iters 5 \
-  --json "$out/torchrun_resnet18.json" | tail -2
-$bin run --backend gloo --nproc-per-node 2 --model resnet18 --warmup 2 --iters 10 \
-  --json "$out/gloo_two_ranks_one_gpu.json" | tail -3
+torchrun --standalone --nproc-per-node 1 --no-python $bin run --model resnet18 --warmup 2 --iters 5 | tail -2
+$bin run --backend gloo --nproc-per-node 2 --model resnet18 --warmup 2 --iters 10 | tail -3

@@ -53,6 +53,11 @@ TEST(Precision, ChannelsLastConvertsConvolutionWeights) {
   to_channels_last(*m);
   for (const auto& kv : m->named_parameters())
     if (kv.value().dim() == 4) EXPECT_TRUE(kv.value().is_contiguous(at::MemoryFormat::ChannelsLast)) << kv.key();
+  // 1x1 kernels get the canonical NHWC strides (those cuDNN gives their gradients), not
+  // the standard ones that would also count as channels_last-contiguous.
+  const auto* w = m->named_parameters().find("layer2.0.downsample.0.weight");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->strides().vec(), (std::vector<int64_t>{64, 1, 64, 64}));
 }
 
 // torch.amp.GradScaler's contract, on the GPU when there is one. ATen's AMP kernels have

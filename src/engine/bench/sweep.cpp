@@ -79,23 +79,25 @@ Trainer make_trainer(const SweepEnv& env, ModelPtr model, std::unique_ptr<Distri
 }
 
 // Runs `warmup` untimed then `iters` timed iterations; after each one the gate (if
-// any) gets a heartbeat. `after_first` runs once after the first iteration, untimed.
+// any) gets a heartbeat. `check` (the self-check) runs after each iteration, untimed,
+// until it returns true (it defers a step whose fp16 gradients overflowed).
 // Requires warmup + iters >= 1.
 std::vector<double> run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate,
-                               const std::function<void()>& after_first) {
+                               const std::function<bool()>& check) {
   StepTimer timer(env.device);
   std::vector<double> samples;
   samples.reserve(static_cast<size_t>(env.cfg.iters));
   const int total = env.cfg.warmup + env.cfg.iters;
+  bool checked = false;
   for (int it = 0; it < total; ++it) {
     timer.start();
     trainer.step();
     const double s = timer.stop_s();
     if (it >= env.cfg.warmup) samples.push_back(s);
-    if (it == 0) {
-      if (after_first) after_first();
-      // The peak memory reported is that of iterations 2.. (steady state): the first one
-      // holds the bucket rebuild and the self-check's copies of all gradients.
+    const bool checked_now = !checked && check && (checked = check());
+    if (it == 0 || checked_now) {
+      // The peak memory reported is that of the steady state: the first iteration holds
+      // the bucket rebuild, the self-check's iteration its copies of all gradients.
       reset_peak_memory(env.device);
     }
     if (gate) gate->beat();
@@ -173,7 +175,7 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
 // The self-check passes when every gradient is finite and the ranks agree within the
 // limit; written so that NaN anywhere fails it.
 bool check_passed(const GradSpread& s, double limit) {
-  return std::isfinite(s.max_abs_grad) && s.max_abs_diff <= limit;
+  return s.measured && std::isfinite(s.max_abs_grad) && s.max_abs_diff <= limit;
 }
 
 // Outside ranks poll the store that rank 0's process serves while rank 0 may be
@@ -305,12 +307,17 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
       DistributedDataParallel* ddp_raw = ddp.get();
       Trainer trainer = make_trainer(env, module, std::move(ddp), batch_per_rank(env.cfg, n));
 
-      auto check = [&] {
+      auto check = [&]() -> bool {
+        // A step skipped for fp16 overflow has inf/NaN gradients by design (identical on
+        // every rank, since found_inf comes from the reduced gradients): check the next one.
+        if (trainer.scaler() && !trainer.scaler()->last_step_finite()) return false;
         torch::NoGradGuard ng;
         if (n > 1 && rank == n - 1 && test_fault("skew-grad")) ddp_raw->parameters().front().mutable_grad().add_(1.0);
         if (n > 1 && test_fault("nan-grad")) ddp_raw->parameters().front().mutable_grad().fill_(NAN);
         if (n > 1 && rank == 1 && test_fault("exit-rank1")) std::_Exit(1);
         spread = grad_spread_across_ranks(ddp_raw->parameters(), pg, env.timeout);
+        spread.measured = true;
+        return true;
       };
       auto samples = run_series(env, trainer, rank == 0 ? &gate : nullptr, check);
       limit = env.cfg.grad_check_tol * std::max(1.0, spread.max_abs_grad);
@@ -323,6 +330,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
                                     {"grad_max_abs", spread.max_abs_grad},
                                     {"grad_check_limit", limit},
                                     {"grad_check_passed", check_passed(spread, limit)},
+                                    {"grad_check_ran", spread.measured},
                                     {"buckets_rebuilt", ddp_raw->buckets_rebuilt()},
                                     {"bucket_sizes_bytes", buckets}};
         annotate(env, info, row, trainer);
@@ -341,6 +349,10 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
       }
     }
     destroy_process_group(pg);
+    if (!spread.measured)
+      throw SelfCheckError(fmt::format("{} on {} ranks: every step's fp16 gradients overflowed, so the self-check never "
+                                       "ran; the loss scaler did not recover",
+                                       model, n));
     if (!check_passed(spread, limit))
       throw SelfCheckError(fmt::format(
           "{} on {} ranks: gradients differ across ranks by {:.3g} after the first DDP step (limit {:.3g}); "

@@ -3,6 +3,7 @@
 #include <ATen/Context.h>
 #include <ATen/ops/_amp_foreach_non_finite_check_and_unscale.h>
 #include <ATen/ops/_amp_update_scale.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/zeros.h>
 
@@ -52,9 +53,9 @@ bool LossScaler::unscale(const std::vector<torch::Tensor>& params) {
   found_inf_.zero_();
   const auto inv_scale = scale_.to(at::kDouble).reciprocal().to(at::kFloat);
   if (!grads.empty()) at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, inv_scale);
-  const bool finite = found_inf_.item<float>() == 0.0f;
-  if (!finite) ++skipped_;
-  return finite;
+  last_finite_ = found_inf_.item<float>() == 0.0f;
+  if (!last_finite_) ++skipped_;
+  return last_finite_;
 }
 
 void LossScaler::update() {
@@ -65,10 +66,14 @@ double LossScaler::current_scale() const { return scale_.item<double>(); }
 
 void to_channels_last(Model& model) {
   torch::NoGradGuard ng;
-  for (auto& p : model.parameters())
-    if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
-  for (auto& b : model.buffers())
-    if (b.dim() == 4) b.set_data(b.data().contiguous(at::MemoryFormat::ChannelsLast));
+  auto convert = [](torch::Tensor& t) {
+    if (t.dim() != 4) return;
+    auto nhwc = at::empty(t.sizes(), t.options().memory_format(at::MemoryFormat::ChannelsLast));
+    nhwc.copy_(t);
+    t.set_data(nhwc);
+  };
+  for (auto& p : model.parameters()) convert(p);
+  for (auto& b : model.buffers()) convert(b);
 }
 
 }  // namespace ddpbench

@@ -62,16 +62,22 @@ class LossScaler {
   void update();
   double current_scale() const;
   int64_t skipped_steps() const { return skipped_; }
+  /// Whether the last unscale() found only finite gradients (true before the first).
+  bool last_step_finite() const { return last_finite_; }
 
  private:
   torch::Tensor scale_, growth_tracker_, found_inf_;
   double growth_factor_, backoff_factor_;
   int64_t growth_interval_;
   int64_t skipped_ = 0;
+  bool last_finite_ = true;
 };
 
 /// Converts the model's 4-D parameters and buffers to channels_last, as
-/// module.to(memory_format=torch.channels_last).
+/// module.to(memory_format=torch.channels_last), with the canonical channels_last
+/// strides even where the standard ones would also do (1x1 kernels): cuDNN produces
+/// gradients with those, and DDP's Reducer wants gradient strides equal to the
+/// parameter's ("Grad strides do not match bucket view strides" otherwise).
 void to_channels_last(Model& model);
 
 }  // namespace ddpbench
