@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/json_util.hpp"
 #include "core/text_table.hpp"
 #include "core/version.hpp"
 
@@ -58,7 +59,7 @@ std::string render_html(const Report& r, const std::vector<Plot>& plots, const s
        "<th class=\"num\">hosts</th></tr></thead>\n<tbody>\n";
   for (const auto& f : r.files) {
     const auto& tool = f["tool"];
-    const std::string sha = tool.is_object() ? tool.value("git_sha", std::string("?")) : "?";
+    const std::string sha = json_str_or(tool, "git_sha", "?");
     o += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",

@@ -34,4 +34,21 @@ T json_int_or(const nlohmann::json& obj, const char* key, T fallback) {
   return json_int<T>(obj[key], key);
 }
 
+/// `obj[key]` when `obj` is an object holding a string there, else `fallback` (never throws:
+/// for display of fields a foreign file may hold in any shape).
+inline std::string json_str_or(const nlohmann::json& obj, const char* key, const std::string& fallback = "") {
+  if (!obj.is_object()) return fallback;
+  const auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+/// `obj[key]` if it is a JSON object, an empty object if absent or null; throws
+/// std::invalid_argument naming `key` for any other type (sections a reader indexes).
+inline nlohmann::json json_object_or_empty(const nlohmann::json& obj, const char* key) {
+  const auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return nlohmann::json::object();
+  if (!it->is_object()) throw std::invalid_argument(std::string(key) + " is not an object");
+  return *it;
+}
+
 }  // namespace ddpbench

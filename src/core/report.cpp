@@ -78,7 +78,7 @@ std::string device_type(const ResultFile& f) {
     for (const auto& g : f.environment["gpus"])
       if (g.is_object() && g.contains("name") && g["name"].is_string()) names.insert(g["name"].get<std::string>());
   if (names.empty()) {
-    const std::string cpu = f.environment.value("cpu_model", std::string());
+    const std::string cpu = json_str_or(f.environment, "cpu_model");
     return cpu.empty() ? "CPU" : "CPU (" + cpu + ")";
   }
   if (names.size() == 1) return *names.begin();
@@ -291,10 +291,10 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
                          {"device", device_type(nf.file)},
                          {"created_utc", nf.file.created_utc},
                          {"tool", nf.file.tool},
-                         {"torch", e.value("torch", std::string())},
-                         {"cuda", e.value("cuda", std::string())},
-                         {"nccl", e.value("nccl", std::string())},
-                         {"backend", e.value("backend", std::string())},
+                         {"torch", json_str_or(e, "torch")},
+                         {"cuda", json_str_or(e, "cuda")},
+                         {"nccl", json_str_or(e, "nccl")},
+                         {"backend", json_str_or(e, "backend")},
                          {"world_size", safe_int(e, "world_size")},
                          {"hosts", hosts.size()}});
   }

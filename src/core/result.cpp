@@ -54,7 +54,7 @@ void from_json(const json& j, RankSamples& r) {
   r.local_rank = json_int_or<int>(j, "local_rank", 0);
   r.device = j.value("device", std::string());
   j.at("samples_s").get_to(r.samples_s);
-  r.telemetry = j.value("telemetry", json::object());
+  r.telemetry = json_object_or_empty(j, "telemetry");
 }
 
 void to_json(json& j, const BenchResult& b) {
@@ -79,10 +79,10 @@ void from_json(const json& j, BenchResult& b) {
   j.at("ddp").get_to(b.ddp);
   j.at("ranks").get_to(b.ranks);
   j.at("summary").get_to(b.summary);
-  b.telemetry = j.value("telemetry", json::object());
-  b.checks = j.value("checks", json::object());
-  b.compute = j.value("compute", json::object());
-  b.communication = j.value("communication", json::object());
+  b.telemetry = json_object_or_empty(j, "telemetry");
+  b.checks = json_object_or_empty(j, "checks");
+  b.compute = json_object_or_empty(j, "compute");
+  b.communication = json_object_or_empty(j, "communication");
 }
 
 void to_json(json& j, const ResultFile& f) {
@@ -97,11 +97,11 @@ void to_json(json& j, const ResultFile& f) {
 
 void from_json(const json& j, ResultFile& f) {
   j.at("schema_version").get_to(f.schema_version);
-  f.tool = j.value("tool", json::object());
+  f.tool = json_object_or_empty(j, "tool");
   f.created_utc = j.value("created_utc", std::string());
   f.argv = j.value("argv", std::vector<std::string>{});
-  f.config = j.value("config", json::object());
-  f.environment = j.value("environment", json::object());
+  f.config = json_object_or_empty(j, "config");
+  f.environment = json_object_or_empty(j, "environment");
   j.at("results").get_to(f.results);
 }
 
