@@ -259,25 +259,26 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
       c.usd = c.hours * n * price;
       return c;
     };
-    auto finish = [](CostTable& t) {
+    // One cost table per scaling table: (world size, aggregate ex/s) points.
+    auto add = [&](const std::string& gpu, const std::string& model, const std::string& precision,
+                   const char* scaling, int image, long long batch, const std::vector<std::pair<int, double>>& pts) {
+      CostTable t{gpu, model, precision, scaling, image, batch, price, opts.epochs, opts.dataset_size, {}, 1};
+      for (const auto& [n, aggregate] : pts) t.rows.push_back(cost_row(n, aggregate));
       const CostRow* best = &t.rows.front();
       for (const auto& r : t.rows)
         if (r.usd_per_million < best->usd_per_million) best = &r;
       t.best_world_size = best->world_size;
+      rep.cost.push_back(std::move(t));
     };
     for (const auto& w : rep.weak) {
-      CostTable t{w.gpu,         w.model,     w.precision,       "weak", w.image_size, w.batch_per_rank, price,
-                  opts.epochs, opts.dataset_size, {},           1};
-      for (const auto& r : w.rows) t.rows.push_back(cost_row(r.world_size, r.aggregate_ex_s));
-      finish(t);
-      rep.cost.push_back(std::move(t));
+      std::vector<std::pair<int, double>> pts;
+      for (const auto& r : w.rows) pts.emplace_back(r.world_size, r.aggregate_ex_s);
+      add(w.gpu, w.model, w.precision, "weak", w.image_size, w.batch_per_rank, pts);
     }
     for (const auto& s : rep.strong) {
-      CostTable t{s.gpu,         s.model,     s.precision,       "strong", s.image_size, s.global_batch, price,
-                  opts.epochs, opts.dataset_size, {},           1};
-      for (const auto& r : s.rows) t.rows.push_back(cost_row(r.world_size, r.aggregate_ex_s));
-      finish(t);
-      rep.cost.push_back(std::move(t));
+      std::vector<std::pair<int, double>> pts;
+      for (const auto& r : s.rows) pts.emplace_back(r.world_size, r.aggregate_ex_s);
+      add(s.gpu, s.model, s.precision, "strong", s.image_size, s.global_batch, pts);
     }
   }
 
