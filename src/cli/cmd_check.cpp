@@ -25,6 +25,7 @@ Command add_check_command(CLI::App& parent) {
             const auto rows = check_against(result, refs, skipped);
             const std::string text = render_check_text(rows, device_type(result), skipped);
             std::fwrite(text.data(), 1, text.size(), stdout);
+            if (rows.empty()) return kExitFailure;  // nothing checked is not a pass
             for (const auto& r : rows)
               if (r.status != "PASS") return kExitFailure;
             return kExitOk;

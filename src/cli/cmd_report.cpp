@@ -48,34 +48,37 @@ Command add_report_command(CLI::App& parent) {
             else if (f->format == "md") text = render_markdown(rep);
             else if (f->format == "csv") text = render_csv(rep);
             else text = report_json(rep).dump(2) + "\n";
-            if (f->output.empty()) {
-              std::fwrite(text.data(), 1, text.size(), stdout);
-            } else {
-              check_writable(f->output);
-              write_file_atomic(f->output, text);
-            }
+            if (!f->output.empty()) check_writable(f->output);
+            if (!f->html.empty()) check_writable(f->html);
 
             std::vector<Plot> plots;
-            std::string tmp_dir;
-            if (!f->plots.empty()) {
-              plots = write_plots(rep, f->plots);
-              std::fprintf(stderr, "ddpbench: wrote %zu plots (PNG and SVG) to %s\n", plots.size(), f->plots.c_str());
-            }
+            if (!f->plots.empty()) plots = write_plots(rep, f->plots);
             if (!f->html.empty()) {
-              check_writable(f->html);
+              // Plots only for the page: into a temporary directory, removed on every path.
+              struct TempDir {
+                std::string path;
+                ~TempDir() {
+                  std::error_code ec;
+                  if (!path.empty()) std::filesystem::remove_all(path, ec);
+                }
+              } tmp;
               if (plots.empty()) {
                 char tmpl[] = "/tmp/ddpbench-plots-XXXXXX";
-                if (::mkdtemp(tmpl)) tmp_dir = tmpl;
+                if (::mkdtemp(tmpl)) tmp.path = tmpl;
                 try {
-                  plots = write_plots(rep, tmp_dir);
+                  plots = write_plots(rep, tmp.path);
                 } catch (const UsageError& e) {
                   std::fprintf(stderr, "ddpbench: warning: HTML without plots: %s\n", e.what());
                 }
               }
               write_file_atomic(f->html, render_html(rep, plots, utc_now_iso8601()));
-              if (!tmp_dir.empty()) std::filesystem::remove_all(tmp_dir);
               std::fprintf(stderr, "ddpbench: wrote %s\n", f->html.c_str());
             }
+            if (!f->plots.empty())
+              std::fprintf(stderr, "ddpbench: wrote %zu plots (PNG and SVG) to %s\n", plots.size(), f->plots.c_str());
+            // The tables last: a failure above leaves no partial output behind.
+            if (f->output.empty()) std::fwrite(text.data(), 1, text.size(), stdout);
+            else write_file_atomic(f->output, text);
             return kExitOk;
           }};
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "core/errors.hpp"
 #include "core/json_util.hpp"
@@ -46,6 +47,8 @@ std::vector<ReferenceEntry> parse_reference(const std::string& text, const std::
       if (e.contains("lower") && !e["lower"].is_null()) r.lower = e["lower"].get<double>();
       if (e.contains("upper") && !e["upper"].is_null()) r.upper = e["upper"].get<double>();
       r.unit = e.value("unit", std::string());
+      if (e.contains("batch_per_rank")) r.batch_per_rank = json_int(e["batch_per_rank"], "batch_per_rank", 1);
+      if (e.contains("image_size")) r.image_size = json_int<int>(e["image_size"], "image_size", 1);
     } catch (const nlohmann::json::exception& ex) {
       throw UsageError(fmt::format("{}: {}; each entry needs gpu, model, world_size, metric, value", where,
                                    first_line(ex.what())));
@@ -90,13 +93,16 @@ std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<
         }
       }
       for (const auto& t : report->weak)
-        if (t.model == ref.model && t.precision == ref.precision)
+        if (t.model == ref.model && t.base_precision == ref.precision &&
+            (!ref.batch_per_rank || *ref.batch_per_rank == t.batch_per_rank) &&
+            (!ref.image_size || *ref.image_size == t.image_size))
           for (const auto& w : t.rows)
             if (w.world_size == ref.world_size) row.measured = w.efficiency;
     } else {
       for (const auto& r : result.results) {
         if (!r.ddp || r.model != ref.model || r.precision != ref.precision || r.world_size != ref.world_size ||
-            r.scaling != "weak")
+            r.scaling != "weak" || (ref.batch_per_rank && *ref.batch_per_rank != r.batch_per_rank) ||
+            (ref.image_size && *ref.image_size != r.image_size))
           continue;
         if (ref.metric == "ex_per_s_per_gpu") row.measured = r.summary.ex_per_s_per_gpu;
         else if (ref.metric == "ex_per_s_total") row.measured = r.summary.ex_per_s_total;
@@ -104,9 +110,10 @@ std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<
         else if (ref.metric == "p95_s") row.measured = r.summary.p95_s;
       }
     }
+    const double m = row.measured.value_or(0.0);
+    const bool in_range = (!row.lo || *row.lo <= m) && (!row.hi || m <= *row.hi) && std::isfinite(m);
     if (!row.measured) row.status = "MISSING";
-    else if ((row.lo && *row.measured < *row.lo) || (row.hi && *row.measured > *row.hi)) row.status = "FAIL";
-    else row.status = "PASS";
+    else row.status = in_range ? "PASS" : "FAIL";  // NaN or inf fails
     out.push_back(std::move(row));
   }
   return out;
@@ -130,6 +137,10 @@ std::string render_check_text(const std::vector<CheckRow>& rows, const std::stri
   }
   t.notes.push_back(fmt::format("{} passed, {} failed, {} missing; {} reference entr{} for other devices skipped", pass,
                                 fail, missing, skipped, skipped == 1 ? "y" : "ies"));
+  if (rows.empty())
+    t.notes.push_back(fmt::format("FAIL: no reference entry is for {}; nothing was checked (device names must match "
+                                  "exactly, as `ddpbench report` prints them)",
+                                  device));
   return render_text(t);
 }
 

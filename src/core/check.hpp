@@ -28,10 +28,13 @@ struct ReferenceEntry {
   double value = 0;
   std::optional<double> lower, upper;
   std::string unit;       ///< for display only
+  std::optional<long long> batch_per_rank;  ///< when set, only rows with this batch per rank
+  std::optional<int> image_size;            ///< when set, only rows with this image size
 };
 
 /// Parses a reference file: {"ddpbench_reference": "1.0", "description": "...",
-/// "references": [{gpu, model, precision, world_size, metric, value, lower, upper, unit}]}.
+/// "references": [{gpu, model, precision, world_size, metric, value, lower, upper, unit,
+/// batch_per_rank?, image_size?}]}.
 /// Throws UsageError (one line, naming `source` and the entry) on malformed input.
 std::vector<ReferenceEntry> parse_reference(const std::string& text, const std::string& source);
 
@@ -44,8 +47,8 @@ struct CheckRow {
 };
 
 /// Checks the DDP rows of `result` (weak scaling) against the entries whose device type
-/// matches the result's (or is "*"). `skipped` receives the number of entries for other
-/// devices.
+/// matches the result's exactly (or is "*"). `skipped` receives the number of entries
+/// for other devices. An empty result means nothing applied: `check` fails then too.
 std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<ReferenceEntry>& refs, int& skipped);
 
 /// Terminal table of the outcome with a one-line summary.

@@ -13,11 +13,14 @@
 namespace ddpbench {
 namespace {
 
-using Key = std::tuple<std::string, std::string, std::string, long long, int, bool>;
+using Key = std::tuple<std::string, std::string, std::string, int, long long, int, bool>;
 
 Key key_of(const BenchResult& r) {
-  return {r.model, r.precision, r.scaling, r.batch_per_rank, r.world_size, r.ddp};
+  return {r.model, r.precision, r.scaling, r.image_size, r.batch_per_rank, r.world_size, r.ddp};
 }
+
+// Below this many iterations per side the bootstrap cannot tell a change from noise.
+constexpr size_t kMinIterations = 5;
 
 // The row's per-iteration means across ranks (see iteration_means): the values the
 // bootstrap may treat as independent.
@@ -119,6 +122,8 @@ DiffReport diff_results(const ResultFile& base, const ResultFile& test) {
     const auto sb = iteration_series(rb), st = iteration_series(rt);
     if (sb.empty() || st.empty()) {
       row.verdict = "no samples";
+    } else if (sb.size() < kMinIterations || st.size() < kMinIterations) {
+      row.verdict = "too few samples";
     } else {
       row.ci = bootstrap_median_diff_ci(sb, st);
       row.verdict = verdict_of(row.ci, percentile(st, 50) - percentile(sb, 50));

@@ -40,7 +40,7 @@ struct DiffRow {
   double p50_change = 0;  ///< (test p50 - base p50) / base p50; > 0 is slower
   double ex_change = 0;   ///< (test ex/s - base ex/s) / base ex/s at p50; > 0 is faster
   Interval ci;            ///< bootstrap CI of the median difference (s); zero when samples are missing
-  std::string verdict;    ///< "faster", "slower", "within noise", or "no samples"
+  std::string verdict;    ///< "faster", "slower", "within noise", "too few samples" (< 5 iterations), "no samples"
 };
 
 /// Everything `ddpbench diff` prints.
@@ -50,8 +50,8 @@ struct DiffReport {
   std::vector<std::string> only_base, only_test;  ///< rows present in one file only ("model label batch")
 };
 
-/// Compares `test` against `base`. Rows match on (model, precision, scaling, batch per
-/// rank, world size, DDP or not). A change is "within noise" when the bootstrap CI of
+/// Compares `test` against `base`. Rows match on (model, precision, scaling, image size,
+/// batch per rank, world size, DDP or not). A change is "within noise" when the bootstrap CI of
 /// the difference of medians of the rows' per-iteration means across ranks (see
 /// iteration_means) contains 0: the samples do not support a change.
 /// Values that always differ between launches (creation time, argv, ports, the JSON

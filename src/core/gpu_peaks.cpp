@@ -56,8 +56,13 @@ std::optional<double> peak_tflops(const std::string& device_name, const std::str
   return v;
 }
 
-double achieved_tflops(double forward_macs_per_example, double ex_per_s_per_gpu) {
-  return 3.0 * 2.0 * forward_macs_per_example * ex_per_s_per_gpu / 1e12;
+double training_flops_per_example(double forward_macs, double head_macs, double head_first_layer_macs) {
+  if (head_macs <= 0) return 6.0 * forward_macs;
+  return 2.0 * (forward_macs - head_macs) + 6.0 * head_macs - 2.0 * head_first_layer_macs;
+}
+
+double achieved_tflops(double train_flops_per_example, double ex_per_s_per_gpu) {
+  return train_flops_per_example * ex_per_s_per_gpu / 1e12;
 }
 
 }  // namespace ddpbench

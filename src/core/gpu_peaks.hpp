@@ -24,10 +24,17 @@ const GpuPeak* find_gpu_peak(const std::string& device_name);
 /// unknown GPU or a precision it has no published figure for: no MFU rather than a guess.
 std::optional<double> peak_tflops(const std::string& device_name, const std::string& precision);
 
-/// Model FLOPs utilisation: achieved / peak, where achieved TFLOP/s per GPU =
-/// 3 (forward + backward) x 2 (FLOPs per multiply-add) x forward MACs per example x
-/// examples/s per GPU / 1e12 (the "6 N" training-FLOPs convention, Kaplan et al. 2020,
-/// arXiv:2001.08361, applied per layer; Chowdhery et al. 2022, arXiv:2204.02311, App. B).
-double achieved_tflops(double forward_macs_per_example, double ex_per_s_per_gpu);
+/// Training FLOPs per example from forward multiply-adds (2 FLOPs each). Full training:
+/// forward + backward = 3 x forward = 6 x MACs (the "6 N" convention of Kaplan et al.
+/// 2020, arXiv:2001.08361, applied per layer; Chowdhery et al. 2022, arXiv:2204.02311,
+/// App. B). Frozen backbone (`head_macs` > 0): the backbone runs forward only (2 x its
+/// MACs); the head forward (2x), its weight gradients (2x) and its input gradients (2x)
+/// except for its first layer, whose input (the frozen features) needs none:
+/// 2 (total - head) + 6 head - 2 head_first_layer.
+double training_flops_per_example(double forward_macs, double head_macs = 0, double head_first_layer_macs = 0);
+
+/// Achieved TFLOP/s per GPU: training FLOPs per example x examples/s per GPU / 1e12.
+/// MFU (model FLOPs utilisation) is this over peak_tflops.
+double achieved_tflops(double train_flops_per_example, double ex_per_s_per_gpu);
 
 }  // namespace ddpbench

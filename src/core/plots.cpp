@@ -20,10 +20,16 @@ namespace fs = std::filesystem;
 namespace ddpbench {
 namespace {
 
-// A gnuplot single-quoted string: a quote is written twice.
+// A gnuplot single-quoted string: a quote is written twice, and control characters
+// (a newline would end the command and let the rest of a name from a result file run
+// as gnuplot, "!shell" included) become spaces.
 std::string gq(const std::string& s) {
   std::string o = "'";
-  for (char c : s) o += c == '\'' ? std::string("''") : std::string(1, c);
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) o += ' ';
+    else if (c == '\'') o += "''";
+    else o += c;
+  }
   return o + "'";
 }
 
@@ -149,7 +155,7 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
   std::ofstream(script_path) << script.str();
   const auto err_path = fs::absolute(dir) / "gnuplot.err";
   const int st = std::system(
-      fmt::format("cd {} && gnuplot plots.gp 2>{}", shq(dir), shq(err_path.string())).c_str());
+      fmt::format("cd -- {} && gnuplot plots.gp 2>{}", shq(fs::absolute(dir).string()), shq(err_path.string())).c_str());
   std::ifstream err(err_path);
   std::string first;
   std::getline(err, first);

@@ -61,6 +61,27 @@ std::optional<double> exposed(const std::vector<Point>& all, const Point& p) {
 
 std::string batch_note(long long b) { return with_thousands(b); }
 
+bool json_true(const nlohmann::json& obj, const char* key) {
+  return obj.is_object() && obj.contains(key) && obj[key].is_boolean() && obj[key].get<bool>();
+}
+
+// What a row's numbers depend on beyond model, batch and image size: its precision, and
+// the settings that change the computation. "fp32" measured while cuDNN could use TF32
+// (PyTorch's default math; ddpbench before schema 1.2) is a different setup from true fp32.
+std::string setup_label(const ResultFile& f, const BenchResult& r) {
+  std::string label = r.precision;
+  const auto math = f.environment.is_object() && f.environment.contains("math") ? f.environment["math"]
+                                                                              : nlohmann::json::object();
+  if (r.precision == "fp32" && (json_true(math, "cudnn_allow_tf32") || json_true(math, "cublas_allow_tf32")))
+    label += " (TF32 allowed)";
+  if (json_true(f.config, "channels_last")) label += ", channels_last";
+  if (json_true(f.config, "freeze_backbone"))
+    label += ", frozen backbone + " + json_str_or(f.config, "head", "head");
+  if (json_str_or(f.environment, "device_type") == "cuda" && json_str_or(f.environment, "backend") == "gloo")
+    label += ", gloo";
+  return label;
+}
+
 // An integer environment field for display; 0 when absent or not an integer.
 long long safe_int(const nlohmann::json& e, const char* key) {
   try {
@@ -98,7 +119,8 @@ std::vector<Point> collect_points(const std::vector<NamedResult>& files) {
       p.source = nf.name;
       p.gpu = gpu;
       p.model = r.model;
-      p.precision = r.precision;
+      p.precision = setup_label(nf.file, r);
+      p.base_precision = r.precision;
       p.scaling = r.scaling;
       p.batch_per_rank = r.batch_per_rank;
       p.global_batch = r.global_batch > 0 ? r.global_batch : r.batch_per_rank * r.world_size;
@@ -148,6 +170,7 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
     WeakTable t;
     std::tie(t.gpu, t.model, t.precision, t.image_size, t.batch_per_rank) = key;
     const Point* base = rows.front();
+    t.base_precision = base->base_precision;
     if (const Point* nd = no_ddp_baseline(all, *base)) t.no_ddp_p50_s = nd->summary.p50_s;
     if (base->world_size == 1) {
       t.baseline_per_gpu_ex_s = base->batch_per_rank / base->summary.p50_s;

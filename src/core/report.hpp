@@ -24,7 +24,11 @@ struct NamedResult {
 struct Point {
   std::string source;     ///< file it came from
   std::string gpu;        ///< device type: GPU name ("NVIDIA H100 80GB HBM3"), "CPU (<model>)", or "mixed: A + B"
-  std::string model, precision;
+  std::string model;
+  /// Precision and the settings that change what is measured: "fp32 (TF32 allowed)" for
+  /// fp32 with TF32 math on, ", channels_last", ", frozen backbone + mlp4096", ", gloo" on GPUs.
+  std::string precision;
+  std::string base_precision;  ///< the row's precision field alone ("fp32", "bf16", ...)
   std::string scaling;    ///< "weak" or "strong"
   long long batch_per_rank = 0;
   long long global_batch = 0;  ///< batch_per_rank * world_size
@@ -42,8 +46,9 @@ struct Point {
 std::string device_type(const ResultFile& f);
 
 /// Flattens every row of every file into Points (rows without a positive p50 are
-/// dropped). The report identifies a configuration by device type, model, precision,
-/// image size, scaling, batch per rank, world size and DDP or not; where several files
+/// dropped). The report identifies a configuration by device type, model, precision and
+/// setup (see Point::precision), image size, scaling, batch per rank, world size and DDP
+/// or not; where several files
 /// measured the same one, the row with the most samples is used (the first on a tie).
 std::vector<Point> collect_points(const std::vector<NamedResult>& files);
 
@@ -58,7 +63,8 @@ struct WeakRow {
   double p5_s = 0, p50_s = 0, p95_s = 0;
 };
 struct WeakTable {
-  std::string gpu, model, precision;
+  std::string gpu, model, precision;  ///< precision: with the setup qualifiers of Point::precision
+  std::string base_precision;         ///< without them
   int image_size = 0;
   long long batch_per_rank = 0;
   double baseline_per_gpu_ex_s = 0;  ///< the 1-GPU DDP row (or the no-DDP row where that is absent)

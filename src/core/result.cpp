@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -166,9 +167,16 @@ void write_result_file_atomic(const std::string& path, const ResultFile& file) {
 }
 
 void write_file_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw std::runtime_error(fmt::format("cannot create '{}': {}", tmp, std::strerror(errno)));
+  // mkstemp: an unpredictable name created exclusively, so nothing planted in a shared
+  // directory (a symlink) is written through.
+  const auto slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  std::string tmpl = path + ".tmp.XXXXXX";
+  int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) throw std::runtime_error(fmt::format("cannot create a temporary file next to '{}': {}", path,
+                                                   std::strerror(errno)));
+  const std::string tmp = tmpl;
+  ::fchmod(fd, 0644);
   size_t off = 0;
   while (off < text.size()) {
     ssize_t n = ::write(fd, text.data() + off, text.size() - off);
@@ -189,6 +197,12 @@ void write_file_atomic(const std::string& path, const std::string& text) {
     int err = errno;
     ::unlink(tmp.c_str());
     throw std::runtime_error(fmt::format("cannot rename '{}' to '{}': {}", tmp, path, std::strerror(err)));
+  }
+  // Make the rename itself durable.
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
   }
 }
 

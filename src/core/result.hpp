@@ -87,9 +87,9 @@ ResultFile parse_result(const std::string& text, const std::string& source);
 /// Reads and parses `path`; throws UsageError if it cannot be read (see parse_result).
 ResultFile read_result_file(const std::string& path);
 
-/// Writes `file` to `path` atomically: the JSON goes to a temporary file in the
-/// same directory, is flushed, then renamed over `path`, so readers never see a
-/// half-written file and an earlier complete file survives a crash mid-write.
+/// Writes `file` to `path` atomically: the JSON goes to a temporary file (mkstemp) in
+/// the same directory, is flushed, then renamed over `path` and the directory synced, so
+/// readers never see a half-written file and an earlier complete file survives a crash.
 /// Throws std::runtime_error on I/O failure.
 void write_result_file_atomic(const std::string& path, const ResultFile& file);
 

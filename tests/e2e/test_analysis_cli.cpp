@@ -56,6 +56,25 @@ TEST(CheckCli, ExitCodes) {
   EXPECT_NE(o.out.find("MISSING"), std::string::npos);
 }
 
+TEST(CheckCli, NothingApplicableFails) {
+  const auto o = run(kBin + " check " + kFix + "weak_cpu.json --reference " + kFix + "reference_h100.json");
+  EXPECT_EQ(o.code, 1) << o.out;
+  EXPECT_NE(o.out.find("nothing was checked"), std::string::npos) << o.out;
+}
+
+// Names from a result file reach gnuplot quoted: a newline in one cannot start a command.
+TEST(ReportCli, HostileNamesDoNotRunGnuplotCommands) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  TempDir d;
+  auto j = nlohmann::json::parse(testutil::slurp(kFix + "weak_cpu.json"));
+  const auto marker = d.path / "pwned";
+  for (auto& r : j["results"]) r["model"] = "resnet18\n!touch " + marker.string() + "\n#'";
+  std::ofstream(d.path / "evil.json") << j.dump();
+  const auto o = run(kBin + " report " + (d.path / "evil.json").string() + " --plots " + (d.path / "p").string());
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_FALSE(fs::exists(marker));
+}
+
 TEST(DiffCli, PrintsChangesAndVerdicts) {
   const auto o = run(kBin + " diff " + kFix + "diff_base.json " + kFix + "diff_test.json");
   ASSERT_EQ(o.code, 0) << o.err;

@@ -132,6 +132,13 @@ TEST(FrozenBackbone, OnlyTheMlpHeadTrains) {
   EXPECT_THROW(freeze_backbone(*make_model("resnet18"), "linear", 10, 64), UsageError);
 }
 
+TEST(FrozenBackbone, MacsCountTheHeadInsteadOfTheClassifier) {
+  auto plain = make_model("resnet18", 10), frozen = make_model("resnet18", 10);
+  freeze_backbone(*frozen, "mlp4096", 10, 64);
+  const double fc = 512.0 * 10, head = 512.0 * 4096 + 4096.0 * 4096 + 4096.0 * 10;
+  EXPECT_DOUBLE_EQ(forward_macs(*frozen, 64), forward_macs(*plain, 64) - fc + head);
+}
+
 // Against Debian's python3-torchvision, when installed: every parameter name and shape in
 // the same order (bucket assignment depends on it), every buffer, and the counts.
 TEST(Models, MatchInstalledTorchvisionExactly) {

@@ -10,11 +10,22 @@ namespace {
 
 const std::string kFix = DDPBENCH_SOURCE_DIR "/tests/fixtures/";
 
-TEST(Bootstrap, IdenticalSamplesGiveAZeroInterval) {
+TEST(Bootstrap, ConstantSamplesGiveAPointIntervalAtTheShift) {
+  const auto ci = bootstrap_median_diff_ci({0.2, 0.2, 0.2}, {0.25, 0.25, 0.25}, 500, 1);
+  EXPECT_NEAR(ci.lo, 0.05, 1e-12);
+  EXPECT_NEAR(ci.hi, 0.05, 1e-12);
   const std::vector<double> a = {0.1, 0.2, 0.3, 0.4};
-  const auto ci = bootstrap_median_diff_ci(a, a, 500, 1);
-  EXPECT_LE(ci.lo, 0.0);
-  EXPECT_GE(ci.hi, 0.0);
+  const auto same = bootstrap_median_diff_ci(a, a, 500, 1);
+  EXPECT_LT(same.lo, 0.0);  // the same spread on both sides: an interval around 0
+  EXPECT_GT(same.hi, 0.0);
+}
+
+TEST(Diff, TooFewIterationsGiveNoVerdict) {
+  auto base = read_result_file(kFix + "diff_base.json");
+  auto test = read_result_file(kFix + "diff_test.json");
+  for (auto* f : {&base, &test})
+    for (auto& rk : f->results[0].ranks) rk.samples_s.resize(3);
+  EXPECT_EQ(diff_results(base, test).rows[0].verdict, "too few samples");
 }
 
 TEST(Bootstrap, SeparatedSamplesExcludeZeroAndBracketTheShift) {
@@ -79,6 +90,20 @@ TEST(Check, PassFailMissingAndSkipped) {
   EXPECT_EQ(rows[2].status, "FAIL");  // efficiency 0.8 < 0.9 * 0.95
   EXPECT_NEAR(*rows[2].measured, 0.8, 1e-12);
   EXPECT_EQ(rows[3].status, "MISSING");  // nothing measured on 8 GPUs
+}
+
+TEST(Check, NothingApplicableAndFiltersByBatch) {
+  int skipped = 0;
+  const auto refs = parse_reference(read_text_file(kFix + "reference_h100.json"), "ref");
+  EXPECT_TRUE(check_against(read_result_file(kFix + "weak_cpu.json"), refs, skipped).empty());  // `check` exits 1
+  EXPECT_EQ(skipped, 5);
+  const auto filtered = parse_reference(
+      R"({"references": [{"gpu": "*", "model": "resnet50", "world_size": 1, "metric": "p50_s", "value": 0.05,
+          "lower": -0.1, "upper": 0.1, "batch_per_rank": 64}]})",
+      "r.json");
+  const auto rows = check_against(read_result_file(kFix + "gpu_h100.json"), filtered, skipped);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].status, "MISSING");  // measured at batch 32, not 64
 }
 
 TEST(Check, UpperBoundFails) {

@@ -29,9 +29,13 @@ TEST(GpuPeaks, NoGuessForUnknownOrUnpublished) {
   EXPECT_EQ(find_gpu_peak("cpu"), nullptr);
 }
 
-TEST(GpuPeaks, AchievedTflopsIsSixFlopsPerMacPerExample) {
+TEST(GpuPeaks, TrainingFlopsAndAchievedTflops) {
   // resnet50: 4.0892 GMACs forward; 1000 ex/s -> 6 * 4.0892e9 * 1000 / 1e12 = 24.535 TFLOP/s.
-  EXPECT_NEAR(achieved_tflops(4.0892e9, 1000), 24.5352, 1e-4);
+  EXPECT_DOUBLE_EQ(training_flops_per_example(4.0892e9), 6 * 4.0892e9);
+  EXPECT_NEAR(achieved_tflops(training_flops_per_example(4.0892e9), 1000), 24.5352, 1e-4);
+  // Frozen backbone of 1000 MACs behind a 300-MAC head whose first layer has 200:
+  // backbone forward 2*700, head 6*300, minus the first layer's input gradient 2*200.
+  EXPECT_DOUBLE_EQ(training_flops_per_example(1000, 300, 200), 2 * 700 + 6 * 300 - 2 * 200);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "common/testutil.hpp"
 #include "core/errors.hpp"
 #include "core/report.hpp"
+#include "core/stats.hpp"
 
 namespace ddpbench {
 namespace {
@@ -79,6 +80,41 @@ TEST(Report, CostByHand) {
   EXPECT_NEAR(c.rows[2].hours, 2 * 100000 / agg4 / 3600, 1e-12);
   EXPECT_NEAR(c.rows[2].usd, 2 * 100000 / agg4 / 3600 * 4 * 2.0, 1e-9);
   EXPECT_EQ(c.best_world_size, 1);  // efficiency below 1: more GPUs cost more per sample
+}
+
+TEST(Report, WithoutTheOneGpuRowTheNoDdpRowIsTheBase) {
+  auto files = load({"weak_cpu.json"});
+  auto& rows = files[0].file.results;
+  rows.erase(rows.begin() + 1);  // drop the 1-GPU DDP row
+  const Report r = build_report(files, {});
+  ASSERT_EQ(r.weak.size(), 1u);
+  EXPECT_EQ(r.weak[0].baseline, "no-DDP");
+  EXPECT_NEAR(r.weak[0].baseline_per_gpu_ex_s, 16 / 0.20, 1e-9);
+  EXPECT_NEAR(r.weak[0].rows[0].efficiency, (16 / 0.22) / (16 / 0.20), 1e-12);
+}
+
+TEST(Report, RepeatedConfigurationsUseTheRowWithMoreSamples) {
+  auto files = load({"weak_cpu.json", "weak_cpu.json"});
+  auto& dup = files[1].file.results[1];  // the 1-GPU row of the second copy: more samples, slower
+  dup.ranks[0].samples_s.assign(9, 0.42);
+  dup.summary = summarize({dup.ranks[0].samples_s}, 16, 1);
+  files[1].name = "second";
+  const Report r = build_report(files, {});
+  ASSERT_EQ(r.weak.size(), 1u);
+  EXPECT_NEAR(r.weak[0].rows[0].per_gpu_ex_s, 16 / 0.42, 1e-9);
+  EXPECT_NEAR(r.weak[0].rows[1].per_gpu_ex_s, 16 / 0.22, 1e-9);  // the other rows tie: the first file's
+}
+
+TEST(Report, DifferentSetupsAreDifferentConfigurations) {
+  auto files = load({"weak_cpu.json", "weak_cpu.json"});
+  files[1].name = "channels-last";
+  files[1].file.config["channels_last"] = true;
+  files[0].file.environment["math"] = {{"cudnn_allow_tf32", true}};  // fp32 with TF32 math
+  const Report r = build_report(files, {});
+  ASSERT_EQ(r.weak.size(), 2u);
+  EXPECT_EQ(r.weak[0].precision, "fp32 (TF32 allowed)");
+  EXPECT_EQ(r.weak[1].precision, "fp32, channels_last");
+  EXPECT_EQ(r.weak[1].base_precision, "fp32");
 }
 
 TEST(Report, ComparesDeviceTypes) {

@@ -82,14 +82,22 @@ Trainer make_trainer(const SweepEnv& env, ModelPtr model, std::unique_ptr<Distri
 // any) gets a heartbeat. `check` (the self-check) runs after each iteration, untimed,
 // until it returns true (it defers a step whose fp16 gradients overflowed).
 // Requires warmup + iters >= 1.
-std::vector<double> run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate,
-                               const std::function<bool()>& check) {
-  StepTimer timer(env.device);
+struct Series {
   std::vector<double> samples;
+  int64_t skipped_measured = 0;  ///< fp16 steps skipped for overflow among the timed ones
+};
+
+Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const std::function<bool()>& check) {
+  StepTimer timer(env.device);
+  Series out;
+  std::vector<double>& samples = out.samples;
   samples.reserve(static_cast<size_t>(env.cfg.iters));
+  const auto skipped = [&] { return trainer.scaler() ? trainer.scaler()->skipped_steps() : 0; };
+  int64_t skipped_before = 0;
   const int total = env.cfg.warmup + env.cfg.iters;
   bool checked = false;
   for (int it = 0; it < total; ++it) {
+    if (it == env.cfg.warmup) skipped_before = skipped();
     timer.start();
     trainer.step();
     const double s = timer.stop_s();
@@ -102,7 +110,8 @@ std::vector<double> run_series(const SweepEnv& env, Trainer& trainer, GroupGate*
     }
     if (gate) gate->beat();
   }
-  return samples;
+  out.skipped_measured = skipped() - skipped_before;
+  return out;
 }
 
 int distinct_hosts(const std::vector<RankPlacement>& placements, int n) {
@@ -206,6 +215,7 @@ std::vector<double> rank_payload(const SweepEnv& env, const std::vector<double>&
 struct ModelInfo {
   double forward_macs = 0;       ///< per example, whole forward (head included)
   double head_macs = 0;          ///< per example, of the MLP head (frozen backbone only)
+  double head_first_macs = 0;    ///< of the head's first layer
   int64_t parameters = 0, trainable_parameters = 0;
 };
 
@@ -216,21 +226,23 @@ ModelInfo model_info(const SweepEnv& env, const std::string& name) {
   info.forward_macs = forward_macs(*m, env.cfg.image_size);
   info.parameters = count_parameters(*m);
   info.trainable_parameters = count_trainable_parameters(*m);
-  if (env.cfg.freeze_backbone) {
-    // The head's linear layers: in x 4096 + 4096 x 4096 + 4096 x classes multiply-adds.
-    info.head_macs = static_cast<double>(info.trainable_parameters -
-                                         (4096 + 4096 + env.cfg.num_classes));  // weights only: MACs per example
+  if (m->has_head()) {
+    for (const auto& any : *m->head()) {
+      if (const auto* l = any.ptr()->as<torch::nn::Linear>()) {
+        const double macs = static_cast<double>(l->options.in_features() * l->options.out_features());
+        if (info.head_macs == 0) info.head_first_macs = macs;
+        info.head_macs += macs;
+      }
+    }
   }
   return info;
 }
 
 // Adds the compute (FLOPs, MFU) and loss-scaling sections to a row (rank 0).
-void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, const Trainer& trainer) {
-  // Training FLOPs per example: forward (2 per MAC) plus backward (twice the forward)
-  // where gradients flow: everything, or only the head behind a frozen backbone.
-  const double backbone = info.forward_macs - info.head_macs;
-  const double train_flops = env.cfg.freeze_backbone ? 2.0 * backbone + 6.0 * info.head_macs : 6.0 * info.forward_macs;
-  const double achieved = train_flops * row.summary.ex_per_s_per_gpu / 1e12;
+void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, const Trainer& trainer,
+              const Series& series) {
+  const double train_flops = training_flops_per_example(info.forward_macs, info.head_macs, info.head_first_macs);
+  const double achieved = achieved_tflops(train_flops, row.summary.ex_per_s_per_gpu);
   const std::string gpu = env.placements.empty() ? std::string() : env.placements.front().gpu_name;
   const auto peak = env.device.is_cuda() ? peak_tflops(gpu, row.precision) : std::nullopt;
   const GpuPeak* entry = env.device.is_cuda() ? find_gpu_peak(gpu) : nullptr;
@@ -242,9 +254,15 @@ void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, cons
                  {"peak_source", entry ? entry->source : "unknown device: no MFU"},
                  {"parameters", info.parameters},
                  {"trainable_parameters", info.trainable_parameters}};
-  if (const LossScaler* s = trainer.scaler())
-    row.telemetry["loss_scaling"] = {{"final_scale", s->current_scale()}, {"skipped_steps", s->skipped_steps()},
-                                     {"note", "rank 0's scaler, warm-up included; DDP ranks share gradients"}};
+  if (const LossScaler* s = trainer.scaler()) {
+    row.telemetry["loss_scaling"] = {{"final_scale", s->current_scale()},
+                                     {"skipped_steps", s->skipped_steps()},
+                                     {"skipped_steps_measured", series.skipped_measured},
+                                     {"note", "rank 0's scaler, warm-up included in skipped_steps; DDP ranks share "
+                                              "gradients, so they skip the same steps"}};
+    // A skipped step does no optimizer update: timed ones make the row look faster.
+    row.checks["fp16_skipped_steps_in_measurement"] = series.skipped_measured;
+  }
 }
 
 // Every rank trains its own copy, no communication (CUDA/cuDNN init, allocator warm-up),
@@ -267,9 +285,9 @@ std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& mo
   try {
     reset_peak_memory(env.device);
     Trainer trainer = make_trainer(env, build_model(env, model), nullptr, batch);
-    auto samples = run_series(env, trainer, &gate, nullptr);
-    auto row = make_row(env, model, /*ddp=*/false, 1, batch, {rank_payload(env, samples, nullptr)});
-    annotate(env, info, row, trainer);
+    const Series series = run_series(env, trainer, &gate, nullptr);
+    auto row = make_row(env, model, /*ddp=*/false, 1, batch, {rank_payload(env, series.samples, nullptr)});
+    annotate(env, info, row, trainer, series);
     gate.done();
     return row;
   } catch (const std::exception& e) {
@@ -319,9 +337,9 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
         spread.measured = true;
         return true;
       };
-      auto samples = run_series(env, trainer, rank == 0 ? &gate : nullptr, check);
+      const Series series = run_series(env, trainer, rank == 0 ? &gate : nullptr, check);
       limit = env.cfg.grad_check_tol * std::max(1.0, spread.max_abs_grad);
-      auto payload = rank_payload(env, samples, ddp_raw);
+      auto payload = rank_payload(env, series.samples, ddp_raw);
       auto gathered = gather_to_root(pg, payload, payload.size(), env.device, env.timeout);
       if (rank == 0) {
         BenchResult row = make_row(env, model, /*ddp=*/true, n, batch_per_rank(env.cfg, n), gathered);
@@ -333,7 +351,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
                                     {"grad_check_ran", spread.measured},
                                     {"buckets_rebuilt", ddp_raw->buckets_rebuilt()},
                                     {"bucket_sizes_bytes", buckets}};
-        annotate(env, info, row, trainer);
+        annotate(env, info, row, trainer, series);
         // What DDP reduces: every bucket once per step (the gradients of the trainable
         // parameters). Steps per epoch at this group's global batch.
         long long per_step = 0;

@@ -6,13 +6,15 @@
 
 #include <ATen/ops/adaptive_avg_pool2d.h>
 
+#include "engine/models/flops.hpp"
+
 namespace ddpbench {
 
 torch::Tensor Model::forward(torch::Tensor x) {
   auto f = forward_features(std::move(x));
   if (!head_) return classify(f);
   if (f.dim() == 4) f = at::adaptive_avg_pool2d(f, {1, 1}).flatten(1);
-  return head_->forward(f);
+  return flops::run(head_, f);
 }
 
 void Model::attach_frozen_backbone_head(torch::nn::Sequential head) {

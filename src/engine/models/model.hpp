@@ -35,6 +35,8 @@ class Model : public torch::nn::Module {
   /// (frozen, unused). Only the head's parameters then require gradients.
   void attach_frozen_backbone_head(torch::nn::Sequential head);
   bool has_head() const { return static_cast<bool>(head_); }
+  /// The attached head (null without one).
+  const torch::nn::Sequential& head() const { return head_; }
 
   /// Switches train/eval mode; a frozen backbone always stays in eval mode (its
   /// BatchNorm statistics are part of the fixed feature extractor), the head follows.
