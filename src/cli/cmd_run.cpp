@@ -117,11 +117,16 @@ void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placem
   print_line(fmt::format("* Device: {}, {} intra-op thread(s) per rank", e["device_type"].get<std::string>(),
                          e["threads_per_rank"].get<int>()));
   const auto& m = e["math"];
-  print_line(fmt::format("* Precision: {}{}; TF32 cuBLAS {} / cuDNN {}; cuDNN benchmark {}; {} attention",
-                         c["precision"].get<std::string>(), c["channels_last"].get<bool>() ? ", channels_last" : "",
-                         m["cublas_allow_tf32"].get<bool>() ? "on" : "off",
-                         m["cudnn_allow_tf32"].get<bool>() ? "on" : "off", m["cudnn_benchmark"].get<bool>() ? "on" : "off",
-                         m["fused_attention"].get<bool>() ? "fused" : "unfused"));
+  const std::string precision = c["precision"].get<std::string>() +
+                                (c["channels_last"].get<bool>() ? ", channels_last" : "");
+  if (e["device_type"] == "cuda")
+    print_line(fmt::format("* Precision: {}; TF32 cuBLAS {} / cuDNN {}; cuDNN benchmark {}; {} attention", precision,
+                           m["cublas_allow_tf32"].get<bool>() ? "on" : "off",
+                           m["cudnn_allow_tf32"].get<bool>() ? "on" : "off",
+                           m["cudnn_benchmark"].get<bool>() ? "on" : "off",
+                           m["fused_attention"].get<bool>() ? "fused" : "unfused"));
+  else
+    print_line(fmt::format("* Precision: {}", precision));
   if (c["freeze_backbone"].get<bool>())
     print_line(fmt::format("* Frozen backbone: only the {} head trains (and is allreduced)", c["head"].get<std::string>()));
   if (!note.empty()) print_line("* " + note);
