@@ -1,5 +1,4 @@
 // `ddpbench run`: the DDP training benchmark sweep (see engine/bench/sweep.hpp).
-#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <malloc.h>
 #include <torch/csrc/distributed/c10d/Store.hpp>

@@ -188,7 +188,7 @@ bool check_passed(const GradSpread& s, double limit) {
 }
 
 // Outside ranks poll the store that rank 0's process serves while rank 0 may be
-// measuring: keep the aggregate poll rate near 1000 requests/s however large the job
+// measuring: two small requests per poll, at most about 2000 requests/s however large the job
 // (0.5 s for up to 500 ranks, 4 s for 4096, at most 5 s).
 std::chrono::milliseconds gate_poll(const SweepEnv& env) {
   const double s = std::clamp(env.launch.world_size / 1000.0, 0.5, 5.0);
