@@ -68,16 +68,19 @@ bool json_true(const nlohmann::json& obj, const char* key) {
 // What a row's numbers depend on beyond model, batch and image size: its precision, and
 // the settings that change the computation. "fp32" measured while cuDNN could use TF32
 // (PyTorch's default math; ddpbench before schema 1.2) is a different setup from true fp32.
+// TF32 exists only on GPUs: on CPU runs the recorded cuBLAS/cuDNN flags change nothing.
 std::string setup_label(const ResultFile& f, const BenchResult& r) {
   std::string label = r.precision;
   const auto math = f.environment.is_object() && f.environment.contains("math") ? f.environment["math"]
                                                                               : nlohmann::json::object();
-  if (r.precision == "fp32" && (json_true(math, "cudnn_allow_tf32") || json_true(math, "cublas_allow_tf32")))
+  const bool on_gpu = json_str_or(f.environment, "device_type") == "cuda";
+  if (on_gpu && r.precision == "fp32" &&
+      (json_true(math, "cudnn_allow_tf32") || json_true(math, "cublas_allow_tf32")))
     label += " (TF32 allowed)";
   if (json_true(f.config, "channels_last")) label += ", channels_last";
   if (json_true(f.config, "freeze_backbone"))
     label += ", frozen backbone + " + json_str_or(f.config, "head", "head");
-  if (json_str_or(f.environment, "device_type") == "cuda" && json_str_or(f.environment, "backend") == "gloo")
+  if (on_gpu && json_str_or(f.environment, "backend") == "gloo")
     label += ", gloo";
   return label;
 }

@@ -109,12 +109,30 @@ TEST(Report, DifferentSetupsAreDifferentConfigurations) {
   auto files = load({"weak_cpu.json", "weak_cpu.json"});
   files[1].name = "channels-last";
   files[1].file.config["channels_last"] = true;
-  files[0].file.environment["math"] = {{"cudnn_allow_tf32", true}};  // fp32 with TF32 math
   const Report r = build_report(files, {});
   ASSERT_EQ(r.weak.size(), 2u);
-  EXPECT_EQ(r.weak[0].precision, "fp32 (TF32 allowed)");
+  EXPECT_EQ(r.weak[0].precision, "fp32");
   EXPECT_EQ(r.weak[1].precision, "fp32, channels_last");
   EXPECT_EQ(r.weak[1].base_precision, "fp32");
+}
+
+TEST(Report, Tf32MathSeparatesGpuRunsOnly) {
+  auto gpu = load({"gpu_h100.json", "gpu_h100.json"});
+  gpu[0].file.environment["math"] = {{"cudnn_allow_tf32", true}};  // fp32 with TF32 convolutions
+  gpu[1].name = "true-fp32";
+  gpu[1].file.environment["math"] = {{"cudnn_allow_tf32", false}, {"cublas_allow_tf32", false}};
+  const Report g = build_report(gpu, {});
+  ASSERT_EQ(g.weak.size(), 2u);
+  EXPECT_EQ(g.weak[0].precision, "fp32");  // tables are ordered by setup label
+  EXPECT_EQ(g.weak[1].precision, "fp32 (TF32 allowed)");
+
+  // On a CPU the cuDNN/cuBLAS flags change nothing: one configuration, no TF32 label.
+  auto cpu = load({"weak_cpu.json", "weak_cpu.json"});
+  cpu[0].file.environment["math"] = {{"cudnn_allow_tf32", true}};
+  cpu[1].name = "second";
+  const Report c = build_report(cpu, {});
+  ASSERT_EQ(c.weak.size(), 1u);
+  EXPECT_EQ(c.weak[0].precision, "fp32");
 }
 
 TEST(Report, ComparesDeviceTypes) {
