@@ -351,7 +351,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
             RunConfig& cfg = f->cfg;
             const EnvMap env = current_env();
             const LaunchInfo li = detect_launch(env);
-            if (li.launcher == Launcher::kLocalSpawner) exit_with_parent();
+            if (li.launcher == Launcher::kLocalSpawner) exit_with_parent(env);
             if (f->model_opt->count()) cfg.models = split_list(f->models);
             cfg.broadcast_buffers = !f->no_broadcast_buffers;
             cfg.cudnn_benchmark = !f->no_cudnn_benchmark;

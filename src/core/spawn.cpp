@@ -125,9 +125,12 @@ int find_free_port(const std::string& addr) {
   return port;
 }
 
-void exit_with_parent() {
+void exit_with_parent(const EnvMap& env) {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (::getppid() == 1) std::_Exit(128 + SIGTERM);  // the launcher died before prctl took effect
+  // The launcher died before prctl took effect: this rank was re-parented (to init or
+  // a subreaper). Compared by pid, since the launcher may itself be pid 1 in a container.
+  const auto it = env.find("DDPBENCH_LOCAL_SPAWNER");
+  if (it != env.end() && it->second != std::to_string(::getppid())) std::_Exit(128 + SIGTERM);
 }
 
 std::string self_exe_path() {
@@ -148,7 +151,7 @@ int spawn_local_ranks(const SpawnOptions& opt) {
   base["MASTER_PORT"] = std::to_string(port);
   base["WORLD_SIZE"] = std::to_string(opt.nproc);
   base["LOCAL_WORLD_SIZE"] = std::to_string(opt.nproc);
-  base["DDPBENCH_LOCAL_SPAWNER"] = "1";
+  base["DDPBENCH_LOCAL_SPAWNER"] = std::to_string(::getpid());  // read by exit_with_parent
 
   SignalForwarding signals;
   std::vector<Child> kids(static_cast<size_t>(opt.nproc));

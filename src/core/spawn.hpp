@@ -20,7 +20,7 @@ struct SpawnOptions {
 };
 
 /// Starts `opt.nproc` copies of `opt.argv`, each with RANK, WORLD_SIZE, LOCAL_RANK,
-/// LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT and DDPBENCH_LOCAL_SPAWNER=1 set (the
+/// LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT and DDPBENCH_LOCAL_SPAWNER=<launcher pid> set (the
 /// torchrun variables, so the children discover their rank like any torchrun job).
 /// Rank 0's stdout/stderr pass through unchanged; other ranks' lines get a
 /// "[rank N] " prefix. If any rank exits non-zero or is killed, the others get SIGTERM
@@ -34,9 +34,11 @@ int spawn_local_ranks(const SpawnOptions& opt);
 /// Throws std::runtime_error if no socket can be bound.
 int find_free_port(const std::string& addr = "127.0.0.1");
 
-/// For a rank started by spawn_local_ranks: have the kernel send SIGTERM to this process
-/// when the launcher dies (PR_SET_PDEATHSIG), so a killed launcher leaves no ranks behind.
-void exit_with_parent();
+/// For a rank started by spawn_local_ranks (`env` is its environment): have the kernel
+/// send SIGTERM to this process when the launcher dies (PR_SET_PDEATHSIG), so a killed
+/// launcher leaves no ranks behind; exits at once (status 143) if the launcher, whose pid
+/// is in DDPBENCH_LOCAL_SPAWNER, is already gone.
+void exit_with_parent(const EnvMap& env);
 
 /// Absolute path of the running executable (/proc/self/exe).
 std::string self_exe_path();

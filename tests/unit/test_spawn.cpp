@@ -1,7 +1,14 @@
 // The built-in local launcher: rank environment, output forwarding, failure handling.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
@@ -48,7 +55,7 @@ TEST(Spawn, EveryRankGetsTorchrunStyleEnvironment) {
   ASSERT_EQ(spawn_local_ranks(o), 0);
   for (int r = 0; r < 3; ++r) {
     EXPECT_EQ(slurp(d.path / ("rank" + std::to_string(r))),
-              std::to_string(r) + " 3 " + std::to_string(r) + " 3 127.0.0.1 1\n");
+              std::to_string(r) + " 3 " + std::to_string(r) + " 3 127.0.0.1 " + std::to_string(::getpid()) + "\n");
   }
   const std::string port = slurp(d.path / "port0");
   EXPECT_EQ(port, slurp(d.path / "port2"));  // all ranks agree on the rendezvous port
@@ -91,8 +98,37 @@ TEST(Spawn, UnstartableProgramThrows) {
 
 TEST(Spawn, FreePortIsUsable) {
   const int p = find_free_port();
-  EXPECT_GT(p, 0);
-  EXPECT_LT(p, 65536);
+  ASSERT_GT(p, 0);
+  ASSERT_LT(p, 65536);
+  // The port can be bound and listened on right away.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(p));
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0) << std::strerror(errno);
+  EXPECT_EQ(::listen(fd, 1), 0);
+  ::close(fd);
+}
+
+// Runs exit_with_parent in a forked child whose parent is this process; returns the
+// child's exit status (0 when it carried on).
+int exit_with_parent_status(const std::string& spawner_pid) {
+  const std::string me = std::to_string(::getpid());
+  const pid_t kid = ::fork();
+  if (kid == 0) {
+    exit_with_parent({{"DDPBENCH_LOCAL_SPAWNER", spawner_pid == "self" ? me : spawner_pid}});
+    std::_Exit(0);
+  }
+  int status = 0;
+  ::waitpid(kid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(Spawn, RankExitsWhenItsParentIsNotItsLauncher) {
+  EXPECT_EQ(exit_with_parent_status("self"), 0);          // the launcher is its parent
+  EXPECT_EQ(exit_with_parent_status("999999999"), 143);  // re-parented: the launcher died
 }
 
 }  // namespace
