@@ -41,14 +41,17 @@ std::vector<ReferenceEntry> parse_reference(const std::string& text, const std::
       r.gpu = e.at("gpu").get<std::string>();
       r.model = e.at("model").get<std::string>();
       r.precision = e.value("precision", std::string("fp32"));
-      r.world_size = json_int<int>(e.at("world_size"), "world_size");
+      r.world_size = json_int<int>(e.at("world_size"), "world_size", 1);
       r.metric = e.at("metric").get<std::string>();
       r.value = e.at("value").get<double>();
       if (e.contains("lower") && !e["lower"].is_null()) r.lower = e["lower"].get<double>();
       if (e.contains("upper") && !e["upper"].is_null()) r.upper = e["upper"].get<double>();
       r.unit = e.value("unit", std::string());
-      if (e.contains("batch_per_rank")) r.batch_per_rank = json_int(e["batch_per_rank"], "batch_per_rank", 1);
-      if (e.contains("image_size")) r.image_size = json_int<int>(e["image_size"], "image_size", 1);
+      // Optional fields: absent or null means "any".
+      if (e.contains("batch_per_rank") && !e["batch_per_rank"].is_null())
+        r.batch_per_rank = json_int(e["batch_per_rank"], "batch_per_rank", 1);
+      if (e.contains("image_size") && !e["image_size"].is_null())
+        r.image_size = json_int<int>(e["image_size"], "image_size", 1);
     } catch (const nlohmann::json::exception& ex) {
       throw UsageError(fmt::format("{}: {}; each entry needs gpu, model, world_size, metric, value", where,
                                    first_line(ex.what())));
@@ -64,7 +67,6 @@ std::vector<ReferenceEntry> parse_reference(const std::string& text, const std::
       throw UsageError(fmt::format("{}: lower {} must be a fraction in [-1, 0] (e.g. -0.05 for 5% below)", where, *r.lower));
     if (r.upper && !(*r.upper >= 0))
       throw UsageError(fmt::format("{}: upper {} must be a fraction >= 0 (e.g. 0.1 for 10% above)", where, *r.upper));
-    if (r.world_size < 1) throw UsageError(fmt::format("{}: world_size {} must be >= 1", where, r.world_size));
     out.push_back(std::move(r));
   }
   return out;

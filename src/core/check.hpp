@@ -25,8 +25,10 @@ struct ReferenceEntry {
   std::string model, precision = "fp32";
   int world_size = 1;
   std::string metric;     ///< one of check_metrics()
+  /// Expected value in the metric's unit: ex/s for ex_per_s_*, seconds per iteration for
+  /// p50_s/p95_s, a fraction (0.9, not 90) for weak_scaling_efficiency.
   double value = 0;
-  std::optional<double> lower, upper;
+  std::optional<double> lower, upper;  ///< relative tolerances (fractions of `value`)
   std::string unit;       ///< for display only
   std::optional<long long> batch_per_rank;  ///< when set, only rows with this batch per rank
   std::optional<int> image_size;            ///< when set, only rows with this image size

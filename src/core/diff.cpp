@@ -52,9 +52,11 @@ void flatten(const nlohmann::json& j, const std::string& path, std::map<std::str
   }
 }
 
-std::string verdict_of(const Interval& ci, double diff) {
-  if (ci.lo <= 0.0 && ci.hi >= 0.0) return "within noise";
-  return diff > 0 ? "slower" : "faster";
+// The interval alone decides: above 0 the test is slower, below 0 faster.
+std::string verdict_of(const Interval& ci) {
+  if (ci.lo > 0.0) return "slower";
+  if (ci.hi < 0.0) return "faster";
+  return "within noise";
 }
 
 }  // namespace
@@ -62,6 +64,7 @@ std::string verdict_of(const Interval& ci, double diff) {
 Interval bootstrap_median_diff_ci(const std::vector<double>& base, const std::vector<double>& test, int resamples,
                                   uint64_t seed) {
   if (base.empty() || test.empty()) throw std::invalid_argument("bootstrap of an empty sample set");
+  if (resamples < 1) throw std::invalid_argument("bootstrap needs at least 1 resample");
   std::mt19937_64 rng(seed);
   std::vector<double> diffs;
   diffs.reserve(static_cast<size_t>(resamples));
@@ -77,12 +80,13 @@ Interval bootstrap_median_diff_ci(const std::vector<double>& base, const std::ve
 DiffReport diff_results(const ResultFile& base, const ResultFile& test) {
   DiffReport d;
   std::map<std::string, std::string> fb, ft;
-  for (const char* section : {"config", "environment", "tool"}) {
+  using Section = nlohmann::json ResultFile::*;
+  for (const auto& [name, section] : {std::pair<const char*, Section>{"config", &ResultFile::config},
+                                      {"environment", &ResultFile::environment}, {"tool", &ResultFile::tool}}) {
     fb.clear();
     ft.clear();
-    const nlohmann::json jb = nlohmann::json(base)[section], jt = nlohmann::json(test)[section];
-    flatten(jb, section, fb);
-    flatten(jt, section, ft);
+    flatten(base.*section, name, fb);
+    flatten(test.*section, name, ft);
     std::map<std::string, std::pair<std::string, std::string>> both;
     for (const auto& [k, v] : fb) both[k].first = v;
     for (const auto& [k, v] : ft) both[k].second = v;
@@ -126,7 +130,7 @@ DiffReport diff_results(const ResultFile& base, const ResultFile& test) {
       row.verdict = "too few samples";
     } else {
       row.ci = bootstrap_median_diff_ci(sb, st);
-      row.verdict = verdict_of(row.ci, percentile(st, 50) - percentile(sb, 50));
+      row.verdict = verdict_of(row.ci);
     }
     d.rows.push_back(row);
   }

@@ -12,15 +12,18 @@
 
 namespace ddpbench {
 
+/// A closed interval [lo, hi], in the unit of the values it bounds.
+struct Interval {
+  double lo = 0, hi = 0;
+};
+
 /// 95% percentile-bootstrap confidence interval of median(test) - median(base), in the
 /// samples' unit (Efron & Tibshirani, "An Introduction to the Bootstrap", 1993, ch. 13):
 /// each of `resamples` rounds draws both sets with replacement at their own size and
 /// takes the difference of the medians (numpy-style linear percentile); the interval is
 /// the 2.5th and 97.5th percentiles of those differences. Deterministic for a given
-/// `seed` (std::mt19937_64). Throws std::invalid_argument on an empty set.
-struct Interval {
-  double lo = 0, hi = 0;
-};
+/// `seed` (std::mt19937_64). Throws std::invalid_argument on an empty set or
+/// `resamples` < 1.
 Interval bootstrap_median_diff_ci(const std::vector<double>& base, const std::vector<double>& test,
                                   int resamples = 2000, uint64_t seed = 20261122);
 

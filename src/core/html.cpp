@@ -2,11 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "core/json_util.hpp"
+#include "core/result.hpp"
 #include "core/text_table.hpp"
 #include "core/version.hpp"
 
@@ -31,11 +30,7 @@ std::string table_html(const TextTable& t) {
 
 // The <svg> element of a gnuplot SVG file, without its XML prolog.
 std::string inline_svg(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read plot " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string s = ss.str();
+  const std::string s = read_text_file(path);
   const auto start = s.find("<svg");
   if (start == std::string::npos) throw std::runtime_error("no <svg> element in " + path);
   return s.substr(start);

@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace ddpbench {
 
@@ -17,6 +19,7 @@ namespace ddpbench {
 template <typename T = long long>
 T json_int(const nlohmann::json& j, const std::string& what, long long lo = std::numeric_limits<T>::min(),
            long long hi = std::numeric_limits<T>::max()) {
+  static_assert(std::is_signed_v<T>, "json_int reads signed integers (the default bounds assume it)");
   long double v = 0;
   if (j.is_number_integer() && !j.is_number_unsigned()) v = static_cast<long double>(j.get<long long>());
   else if (j.is_number_unsigned()) v = static_cast<long double>(j.get<unsigned long long>());
@@ -40,6 +43,21 @@ inline std::string json_str_or(const nlohmann::json& obj, const char* key, const
   if (!obj.is_object()) return fallback;
   const auto it = obj.find(key);
   return it != obj.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+/// True when `obj` is an object holding the boolean true at `key` (never throws).
+inline bool json_true(const nlohmann::json& obj, const char* key) {
+  if (!obj.is_object()) return false;
+  const auto it = obj.find(key);
+  return it != obj.end() && it->is_boolean() && it->get<bool>();
+}
+
+/// `obj[key]` when `obj` is an object holding a number there, else nullopt (never throws).
+inline std::optional<double> json_num_opt(const nlohmann::json& obj, const char* key) {
+  if (!obj.is_object()) return std::nullopt;
+  const auto it = obj.find(key);
+  if (it == obj.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
 }
 
 /// `obj[key]` if it is a JSON object, an empty object if absent or null; throws

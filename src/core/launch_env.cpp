@@ -157,6 +157,17 @@ std::string slurm_first_host(const std::string& nodelist) {
 
 int slurm_default_port(long long job_id) { return 20000 + static_cast<int>(((job_id % 10000) + 10000) % 10000); }
 
+// MPI-style launchers (mpirun, PMIx) say nothing about the rendezvous host. All ranks on
+// this node: loopback, wherever in an allocation the job runs. Across nodes: the Slurm
+// allocation's first host (mpirun fills nodes in list order), else MASTER_ADDR must be set.
+void mpi_rendezvous_host(const EnvMap& env, LaunchInfo& li, const char* launcher) {
+  if (li.local_world_size >= li.world_size) return;
+  if (auto nl = get(env, "SLURM_JOB_NODELIST")) li.master_addr = slurm_first_host(*nl);
+  else if (!get(env, "MASTER_ADDR"))
+    throw UsageError(fmt::format(
+        "{} across nodes needs the rendezvous host: export MASTER_ADDR=<first node> (mpirun -x MASTER_ADDR)", launcher));
+}
+
 LaunchInfo detect_launch(const EnvMap& env) {
   LaunchInfo li;
 
@@ -202,15 +213,7 @@ LaunchInfo detect_launch(const EnvMap& env) {
     li.local_world_size =
         get(env, "OMPI_COMM_WORLD_LOCAL_SIZE") ? get_int(env, "OMPI_COMM_WORLD_LOCAL_SIZE") : li.world_size;
     apply_slurm_job(env, li);
-    // All ranks on this node: loopback, wherever in an allocation mpirun runs. Across
-    // nodes: the allocation's first host (mpirun fills nodes in list order) or MASTER_ADDR.
-    const bool multi_node = li.local_world_size < li.world_size;
-    if (multi_node) {
-      if (auto nl = get(env, "SLURM_JOB_NODELIST")) li.master_addr = slurm_first_host(*nl);
-      else if (!get(env, "MASTER_ADDR"))
-        throw UsageError(
-            "mpirun across nodes needs the rendezvous host: export MASTER_ADDR=<first node> (mpirun -x MASTER_ADDR)");
-    }
+    mpi_rendezvous_host(env, li, "mpirun");
     apply_master_overrides(env, li);
     check_ranks(li, "OpenMPI environment");
     return li;
@@ -254,7 +257,7 @@ LaunchInfo detect_launch(const EnvMap& env) {
     else if (get(env, "SLURM_LOCALID")) li.local_rank = get_int(env, "SLURM_LOCALID");
     li.local_world_size = get(env, "MPI_LOCALNRANKS") ? get_int(env, "MPI_LOCALNRANKS") : li.world_size;
     apply_slurm_job(env, li);
-    if (auto nl = get(env, "SLURM_JOB_NODELIST")) li.master_addr = slurm_first_host(*nl);
+    mpi_rendezvous_host(env, li, "the PMIx launcher");
     apply_master_overrides(env, li);
     check_ranks(li, "PMIx environment");
     return li;

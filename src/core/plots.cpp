@@ -116,7 +116,7 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
     const std::vector<Panel> panels = {
         {"throughput", "aggregate throughput", "throughput (examples/s, all GPUs)",
          fmt::format("set yrange [0:*]\nplot {} using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with "
-                     "lines dt 2 lw 2 title 'ideal (linear from the first point)'\nunset yrange",
+                     "lines dt 2 lw 2 title 'ideal (baseline per-GPU ex/s x GPUs)'\nunset yrange",
                      gq(dat))},
         {"efficiency", "scaling efficiency", "efficiency (%)",
          fmt::format("set yrange [0:{:.0f}]\nplot {} using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with "

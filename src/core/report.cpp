@@ -17,6 +17,26 @@
 namespace ddpbench {
 namespace {
 
+// One measured row, flattened with what identifies it across files.
+struct Point {
+  std::string source;     // file it came from
+  std::string gpu;        // device type: GPU name ("NVIDIA H100 80GB HBM3"), "CPU (<model>)", or "mixed: A + B"
+  std::string model;
+  // Precision and the settings that change what is measured: "fp32 (TF32 allowed)" for
+  // fp32 with TF32 math on, ", channels_last", ", frozen backbone + mlp4096", ", gloo" on GPUs.
+  std::string precision;
+  std::string base_precision;  // the row's precision field alone ("fp32", "bf16", ...)
+  std::string scaling;    // "weak" or "strong"
+  long long batch_per_rank = 0;
+  long long global_batch = 0;  // batch_per_rank * world_size
+  int image_size = 0;
+  int world_size = 1, nodes = 1;
+  bool ddp = true;
+  Summary summary;        // as written by `run` (pooled over ranks)
+  std::optional<double> tflops_per_gpu, mfu;  // from the row's compute section, when recorded
+  double p5_s = 0;        // 5th percentile of the pooled raw samples (p50 when none)
+};
+
 std::string fmt_num(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
 std::string fmt_pct(double v) { return fmt::format("{:.1f}%", 100.0 * v); }
 std::string fmt_opt_pct(const std::optional<double>& v) { return v ? fmt_pct(*v) : "n/a"; }
@@ -59,12 +79,6 @@ std::optional<double> exposed(const std::vector<Point>& all, const Point& p) {
   return (p.summary.p50_s - q->summary.p50_s) / p.summary.p50_s;
 }
 
-std::string batch_note(long long b) { return with_thousands(b); }
-
-bool json_true(const nlohmann::json& obj, const char* key) {
-  return obj.is_object() && obj.contains(key) && obj[key].is_boolean() && obj[key].get<bool>();
-}
-
 // What a row's numbers depend on beyond model, batch and image size: its precision, and
 // the settings that change the computation. "fp32" measured while cuDNN could use TF32
 // (PyTorch's default math; ddpbench before schema 1.2) is a different setup from true fp32.
@@ -100,7 +114,7 @@ std::string device_type(const ResultFile& f) {
   std::set<std::string> names;
   if (f.environment.contains("gpus") && f.environment["gpus"].is_array())
     for (const auto& g : f.environment["gpus"])
-      if (g.is_object() && g.contains("name") && g["name"].is_string()) names.insert(g["name"].get<std::string>());
+      if (const std::string name = json_str_or(g, "name"); !name.empty()) names.insert(name);
   if (names.empty()) {
     const std::string cpu = json_str_or(f.environment, "cpu_model");
     return cpu.empty() ? "CPU" : "CPU (" + cpu + ")";
@@ -109,14 +123,19 @@ std::string device_type(const ResultFile& f) {
   return "mixed: " + fmt::format("{}", fmt::join(names, " + "));
 }
 
+namespace {
+
+// Flattens every row of every file into Points; rows that cannot be reported (no
+// positive p50, absurd sizes) are dropped.
 std::vector<Point> collect_points(const std::vector<NamedResult>& files) {
   std::vector<Point> pts;
   for (const auto& nf : files) {
     const std::string gpu = device_type(nf.file);
     for (const auto& r : nf.file.results) {
       // Rows that cannot be reported (no time, no ranks, absurd sizes) are skipped.
+      // (The bounds keep batch x world size far inside long long.)
       if (!(r.summary.p50_s > 0) || r.world_size < 1 || r.world_size > 10'000'000 || r.batch_per_rank < 1 ||
-          r.batch_per_rank > 1'000'000'000'000LL)
+          r.batch_per_rank > 1'000'000'000LL)
         continue;
       Point p;
       p.source = nf.name;
@@ -132,21 +151,18 @@ std::vector<Point> collect_points(const std::vector<NamedResult>& files) {
       p.nodes = r.nodes;
       p.ddp = r.ddp;
       p.summary = r.summary;
-      for (const auto& rk : r.ranks) p.samples_s.insert(p.samples_s.end(), rk.samples_s.begin(), rk.samples_s.end());
-      p.p5_s = p.samples_s.empty() ? r.summary.p50_s : percentile(p.samples_s, 5);
-      if (r.compute.is_object()) {
-        const auto num = [&](const char* k) -> std::optional<double> {
-          if (r.compute.contains(k) && r.compute[k].is_number()) return r.compute[k].get<double>();
-          return std::nullopt;
-        };
-        p.tflops_per_gpu = num("achieved_tflops_per_gpu");
-        p.mfu = num("mfu");
-      }
+      std::vector<double> pooled;
+      for (const auto& rk : r.ranks) pooled.insert(pooled.end(), rk.samples_s.begin(), rk.samples_s.end());
+      p.p5_s = pooled.empty() ? r.summary.p50_s : percentile(pooled, 5);
+      p.tflops_per_gpu = json_num_opt(r.compute, "achieved_tflops_per_gpu");
+      p.mfu = json_num_opt(r.compute, "mfu");
       pts.push_back(std::move(p));
     }
   }
   return pts;
 }
+
+}  // namespace
 
 Report build_report(const std::vector<NamedResult>& files, const ReportOptions& opts) {
   if (opts.gpu_hour_usd && !(*opts.gpu_hour_usd > 0))
@@ -333,7 +349,7 @@ std::vector<TextTable> report_tables(const Report& r) {
   for (const auto& w : r.weak) {
     TextTable t;
     t.title = fmt::format("Weak scaling: {}, {}, {}, batch {} per GPU, {}x{} images", w.model, w.precision, w.gpu,
-                          batch_note(w.batch_per_rank), w.image_size, w.image_size);
+                          with_thousands(w.batch_per_rank), w.image_size, w.image_size);
     t.header = {"GPUs", "nodes", "per-GPU ex/s", "aggregate ex/s", "efficiency", "exposed comm", "p50 s/iter"};
     const bool flops = std::any_of(w.rows.begin(), w.rows.end(), [](const WeakRow& x) { return x.tflops_per_gpu; });
     if (flops) {
@@ -358,7 +374,7 @@ std::vector<TextTable> report_tables(const Report& r) {
   for (const auto& s : r.strong) {
     TextTable t;
     t.title = fmt::format("Strong scaling: {}, {}, {}, global batch {}, {}x{} images", s.model, s.precision, s.gpu,
-                          batch_note(s.global_batch), s.image_size, s.image_size);
+                          with_thousands(s.global_batch), s.image_size, s.image_size);
     t.header = {"GPUs", "nodes", "batch/GPU", "time/step s", "speedup", "efficiency", "aggregate ex/s", "exposed comm"};
     for (const auto& row : s.rows)
       t.rows.push_back({std::to_string(row.world_size), std::to_string(row.nodes), std::to_string(row.batch_per_rank),
@@ -394,7 +410,7 @@ std::vector<TextTable> report_tables(const Report& r) {
     t.title = fmt::format(
         "Cost: {}, {}, {}, {}x{} images, {} scaling, {} {}; {:.2f} USD per GPU-hour, {} epochs of {} samples", c.model,
         c.precision, c.gpu, c.image_size, c.image_size, c.scaling, c.scaling == "weak" ? "batch per GPU" : "global batch",
-        batch_note(c.batch), c.gpu_hour_usd, c.epochs, with_thousands(c.dataset_size));
+        with_thousands(c.batch), c.gpu_hour_usd, c.epochs, with_thousands(c.dataset_size));
     t.header = {"GPUs", "aggregate ex/s", "USD per 1M samples", "time h", "cost USD"};
     for (const auto& row : c.rows)
       t.rows.push_back({std::to_string(row.world_size), fmt_num(row.aggregate_ex_s, 1), fmt_num(row.usd_per_million, 4),

@@ -20,37 +20,9 @@ struct NamedResult {
   ResultFile file;
 };
 
-/// One measured row, flattened with what identifies it across files.
-struct Point {
-  std::string source;     ///< file it came from
-  std::string gpu;        ///< device type: GPU name ("NVIDIA H100 80GB HBM3"), "CPU (<model>)", or "mixed: A + B"
-  std::string model;
-  /// Precision and the settings that change what is measured: "fp32 (TF32 allowed)" for
-  /// fp32 with TF32 math on, ", channels_last", ", frozen backbone + mlp4096", ", gloo" on GPUs.
-  std::string precision;
-  std::string base_precision;  ///< the row's precision field alone ("fp32", "bf16", ...)
-  std::string scaling;    ///< "weak" or "strong"
-  long long batch_per_rank = 0;
-  long long global_batch = 0;  ///< batch_per_rank * world_size
-  int image_size = 0;
-  int world_size = 1, nodes = 1;
-  bool ddp = true;
-  Summary summary;        ///< as written by `run` (pooled over ranks)
-  std::optional<double> tflops_per_gpu, mfu;  ///< from the row's compute section, when recorded
-  double p5_s = 0;        ///< 5th percentile of the pooled raw samples (p50 when none)
-  std::vector<double> samples_s;  ///< pooled raw samples of all ranks
-};
-
 /// Device type of a result file: the GPU name all ranks share, "mixed: A + B" when they
 /// differ, or "CPU (<cpu model>)" ("CPU" when unrecorded) for CPU runs.
 std::string device_type(const ResultFile& f);
-
-/// Flattens every row of every file into Points (rows without a positive p50 are
-/// dropped). The report identifies a configuration by device type, model, precision and
-/// setup (see Point::precision), image size, scaling, batch per rank, world size and DDP
-/// or not; where several files
-/// measured the same one, the row with the most samples is used (the first on a tie).
-std::vector<Point> collect_points(const std::vector<NamedResult>& files);
 
 /// Weak scaling (fixed batch per GPU).
 struct WeakRow {
@@ -63,12 +35,12 @@ struct WeakRow {
   double p5_s = 0, p50_s = 0, p95_s = 0;
 };
 struct WeakTable {
-  std::string gpu, model, precision;  ///< precision: with the setup qualifiers of Point::precision
+  std::string gpu, model, precision;  ///< precision with setup qualifiers ("fp32 (TF32 allowed)", ", channels_last", ...)
   std::string base_precision;         ///< without them
   int image_size = 0;
   long long batch_per_rank = 0;
-  double baseline_per_gpu_ex_s = 0;  ///< the 1-GPU DDP row (or the no-DDP row where that is absent)
-  std::string baseline;              ///< "1 GPU DDP" or "no DDP"
+  double baseline_per_gpu_ex_s = 0;  ///< per-GPU ex/s of the `baseline` row
+  std::string baseline;              ///< "1-GPU DDP", else "no-DDP", else "<N>-GPU DDP" (the smallest N)
   std::optional<double> no_ddp_p50_s;
   std::vector<WeakRow> rows;         ///< DDP rows by world size
 };
@@ -143,7 +115,11 @@ struct Report {
   std::vector<nlohmann::json> files;  ///< per file: name, tool, created, device type, torch, cuda, nccl, backend, hosts
 };
 
-/// Builds the report. Throws UsageError when `files` hold no DDP row or `opts` is invalid.
+/// Builds the report. A configuration is identified by device type, model, precision and
+/// setup (TF32 math on GPUs, channels_last, frozen backbone, Gloo on GPUs), image size,
+/// scaling, batch per rank, world size and DDP or not; where several files measured the
+/// same one, the row with the most samples is used (the first on a tie). Rows without a
+/// positive p50 are skipped. Throws UsageError when `files` hold no DDP row or `opts` is invalid.
 Report build_report(const std::vector<NamedResult>& files, const ReportOptions& opts);
 
 /// The report's tables in print order: weak, strong, comparison, cost.

@@ -92,13 +92,23 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
   if (cfg.scaling == "strong") {
     if (cfg.global_batch_size <= 0)
       throw UsageError("--scaling strong needs --global-batch-size B (examples per step, split over the ranks)");
-    long long lcm = 1;
-    for (int n : cfg.world_sizes) lcm = std::lcm(lcm, static_cast<long long>(n));
     for (int n : cfg.world_sizes)
-      if (cfg.global_batch_size % n != 0)
-        throw UsageError(fmt::format("--global-batch-size {} does not divide among {} ranks; use a multiple of {} "
+      if (cfg.global_batch_size % n != 0) {
+        // The smallest batch that works: the LCM of the group sizes (when it fits in 2^62).
+        long long lcm = 1;
+        for (int m : cfg.world_sizes) {
+          lcm = lcm / std::gcd(lcm, static_cast<long long>(m));
+          if (lcm > (1LL << 62) / m) {
+            lcm = 0;
+            break;
+          }
+          lcm *= m;
+        }
+        const std::string hint = lcm > 0 ? fmt::format("a multiple of {}", lcm) : "a multiple of every group size";
+        throw UsageError(fmt::format("--global-batch-size {} does not divide among {} ranks; use {} "
                                      "(every group size in --world-sizes must divide it)",
-                                     cfg.global_batch_size, n, lcm));
+                                     cfg.global_batch_size, n, hint));
+      }
   } else if (cfg.global_batch_size != 0) {
     throw UsageError("--global-batch-size is for --scaling strong; use --batch-size for weak scaling");
   }

@@ -128,6 +128,13 @@ TEST(Check, MalformedReferencesNameTheEntry) {
   EXPECT_THROW(parse_reference(base + R"("p50_s", "value": -1}]})", "r.json"), UsageError);         // value
   EXPECT_THROW(parse_reference(base + R"("p50_s", "value": 1, "lower": 0.1}]})", "r.json"), UsageError);  // sign
   EXPECT_THROW(parse_reference(base + R"("p50_s", "value": 1, "upper": -0.1}]})", "r.json"), UsageError);
+  const std::string ws0 = R"({"references": [{"gpu": "*", "model": "m", "world_size": 0, "metric": "p50_s", "value": 1}]})";
+  EXPECT_THROW(parse_reference(ws0, "r.json"), UsageError);
+  // null optional filters mean "any", as absent ones do
+  const auto any = parse_reference(base + R"("p50_s", "value": 1, "batch_per_rank": null, "image_size": null}]})", "r.json");
+  ASSERT_EQ(any.size(), 1u);
+  EXPECT_FALSE(any[0].batch_per_rank.has_value());
+  EXPECT_FALSE(any[0].image_size.has_value());
   try {
     parse_reference(R"({"references": [{"gpu": "*"}]})", "r.json");
     FAIL();

@@ -157,11 +157,23 @@ TEST(LaunchEnv, OpenMPIAcrossNodesNeedsMasterAddr) {
 }
 
 TEST(LaunchEnv, PMIxOnly) {
-  const auto li = detect_launch({{"PMIX_RANK", "2"}, {"PMI_SIZE", "4"}, {"MPI_LOCALRANKID", "0"}, {"MPI_LOCALNRANKS", "1"}});
+  const EnvMap across = {{"PMIX_RANK", "2"}, {"PMI_SIZE", "4"}, {"MPI_LOCALRANKID", "0"}, {"MPI_LOCALNRANKS", "1"}};
+  EnvMap with_addr = across;
+  with_addr["MASTER_ADDR"] = "node0";
+  const auto li = detect_launch(with_addr);
   EXPECT_EQ(li.launcher, Launcher::kPMIx);
   EXPECT_EQ(li.rank, 2);
   EXPECT_EQ(li.world_size, 4);
+  EXPECT_EQ(li.master_addr, "node0");
   EXPECT_THROW(detect_launch({{"PMIX_RANK", "2"}}), UsageError);  // no size anywhere
+  // Across nodes the rendezvous host is the allocation's first host, or must be given;
+  // on one node it is loopback wherever the allocation starts (as for mpirun).
+  EXPECT_THROW(detect_launch(across), UsageError);
+  EnvMap in_alloc = across;
+  in_alloc["SLURM_JOB_NODELIST"] = "gpu[03-04]";
+  EXPECT_EQ(detect_launch(in_alloc).master_addr, "gpu03");
+  in_alloc["MPI_LOCALNRANKS"] = "4";
+  EXPECT_EQ(detect_launch(in_alloc).master_addr, "127.0.0.1");
 }
 
 TEST(SlurmHostlist, FirstHost) {

@@ -106,6 +106,10 @@ TEST(RunConfig, StrongScaling) {
   const auto msg = usage_error([&] { validate(c, 4, kModels); });
   EXPECT_NE(msg.find("does not divide among 3 ranks"), std::string::npos);
   EXPECT_NE(msg.find("multiple of 6"), std::string::npos);
+  // Group sizes whose LCM (the primes up to 53, about 3.3e19) overflows long long.
+  c.world_sizes = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53};
+  const auto big = usage_error([&] { validate(c, 64, kModels); });
+  EXPECT_NE(big.find("does not divide among 3 ranks; use a multiple of every group size"), std::string::npos) << big;
   auto w = good();
   w.global_batch_size = 64;  // weak scaling takes --batch-size
   EXPECT_NE(usage_error([&] { validate(w, 2, kModels); }), "");

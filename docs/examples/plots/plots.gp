@@ -10,7 +10,7 @@ set title 'resnet18, fp32, CPU: weak scaling, batch 16 per GPU, 64x64: aggregate
 set ylabel 'throughput (examples/s, all GPUs)'
 set xrange [0.7:5.6]
 set yrange [0:*]
-plot 'weak-resnet18-fp32-cpu-i64-b16.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (linear from the first point)'
+plot 'weak-resnet18-fp32-cpu-i64-b16.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-GPU ex/s x GPUs)'
 unset yrange
 unset output
 set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
@@ -20,7 +20,7 @@ set title 'resnet18, fp32, CPU: weak scaling, batch 16 per GPU, 64x64: aggregate
 set ylabel 'throughput (examples/s, all GPUs)'
 set xrange [0.7:5.6]
 set yrange [0:*]
-plot 'weak-resnet18-fp32-cpu-i64-b16.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (linear from the first point)'
+plot 'weak-resnet18-fp32-cpu-i64-b16.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-GPU ex/s x GPUs)'
 unset yrange
 unset output
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
@@ -90,7 +90,7 @@ set title 'resnet18, fp32, CPU: strong scaling, global batch 32, 64x64: aggregat
 set ylabel 'throughput (examples/s, all GPUs)'
 set xrange [0.7:5.6]
 set yrange [0:*]
-plot 'strong-resnet18-fp32-cpu-i64-gb32.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (linear from the first point)'
+plot 'strong-resnet18-fp32-cpu-i64-gb32.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-GPU ex/s x GPUs)'
 unset yrange
 unset output
 set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
@@ -100,7 +100,7 @@ set title 'resnet18, fp32, CPU: strong scaling, global batch 32, 64x64: aggregat
 set ylabel 'throughput (examples/s, all GPUs)'
 set xrange [0.7:5.6]
 set yrange [0:*]
-plot 'strong-resnet18-fp32-cpu-i64-gb32.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (linear from the first point)'
+plot 'strong-resnet18-fp32-cpu-i64-gb32.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-GPU ex/s x GPUs)'
 unset yrange
 unset output
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
