@@ -25,14 +25,23 @@ Command add_models_command(CLI::App& parent) {
   app->add_option("--image-size", f->image, "Input side in pixels, for FLOPs")->check(CLI::Range(32, 4096))
       ->capture_default_str();
   app->add_flag("--freeze-backbone", f->freeze, "Count a frozen backbone behind the --head (trainable = head)");
-  app->add_option("--head", f->head, "Head for --freeze-backbone")->capture_default_str();
-  return {app, [f] {
+  auto* head_opt = app->add_option("--head", f->head, "Head for --freeze-backbone")->capture_default_str();
+  return {app, [f, head_opt] {
+            if (head_opt->count() && !f->freeze)
+              throw UsageError("--head is the head trained with --freeze-backbone; add --freeze-backbone");
             nlohmann::json out = nlohmann::json::array();
             if (f->format == "table")
               fmt::print("{:<18} {:>13} {:>13} {:>11}   (GMACs: multiply-adds per example, forward, at {}x{}; "
                          "torchvision's \"GFLOPS\")\n",
                          "model", "parameters", "trainable", "GMACs", f->image, f->image);
             for (const auto& name : model_names()) {
+              try {
+                check_model_input(name, f->image);
+              } catch (const UsageError& e) {  // e.g. a ViT at a size that is not a multiple of its patch
+                if (f->format == "table") fmt::print("{:<18} n/a: {}\n", name, e.what());
+                else out.push_back({{"name", name}, {"image_size", f->image}, {"unavailable", e.what()}});
+                continue;
+              }
               auto model = make_model(name, f->classes, f->image);
               if (f->freeze) freeze_backbone(*model, f->head, f->classes, f->image);
               const int64_t params = count_parameters(*model), trainable = count_trainable_parameters(*model);

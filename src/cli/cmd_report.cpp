@@ -48,8 +48,8 @@ Command add_report_command(CLI::App& parent) {
             else if (f->format == "md") text = render_markdown(rep);
             else if (f->format == "csv") text = render_csv(rep);
             else text = report_json(rep).dump(2) + "\n";
-            if (!f->output.empty()) check_writable(f->output);
-            if (!f->html.empty()) check_writable(f->html);
+            if (!f->output.empty()) check_writable(f->output, "--output");
+            if (!f->html.empty()) check_writable(f->html, "--html");
 
             std::vector<Plot> plots;
             if (!f->plots.empty()) plots = write_plots(rep, f->plots);

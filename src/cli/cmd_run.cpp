@@ -48,7 +48,7 @@ struct RunFlags {
   bool no_malloc_tuning = false;
   bool no_cudnn_benchmark = false;
   CLI::Option *model_opt = nullptr, *batch_opt = nullptr, *image_opt = nullptr, *nproc_opt = nullptr,
-              *global_opt = nullptr, *head_opt = nullptr;
+              *head_opt = nullptr;
 };
 
 void print_line(const std::string& s) {
@@ -74,9 +74,9 @@ nlohmann::json tune_malloc(const EnvMap& env, bool disabled) {
 std::string resolve_defaults(RunFlags& f, bool use_cuda) {
   std::string note;
   if (!f.model_opt->count()) f.cfg.models = {use_cuda ? kGpuModel : kCpuModel};
-  if (!f.batch_opt->count() && f.cfg.scaling != "strong") f.cfg.batch_size = use_cuda ? kGpuBatch : kCpuBatch;
-  if (!f.image_opt->count()) f.cfg.image_size = use_cuda ? kGpuImage : kCpuImage;
   const bool batch_defaulted = !f.batch_opt->count() && f.cfg.scaling != "strong";
+  if (batch_defaulted) f.cfg.batch_size = use_cuda ? kGpuBatch : kCpuBatch;
+  if (!f.image_opt->count()) f.cfg.image_size = use_cuda ? kGpuImage : kCpuImage;
   if (!use_cuda && (!f.model_opt->count() || batch_defaulted || !f.image_opt->count()))
     note = fmt::format(
         "no GPU: CPU defaults {}{} at {}x{} (PyTorch's benchmark.py default resnet50 batch 32 at 224x224 "
@@ -164,11 +164,12 @@ BackendKind choose_backend(const RunConfig& cfg, bool use_cuda) {
   return backend;
 }
 
-// The GPU of this rank: the one of its local rank, or the only one it sees when the
+// The GPU of this rank: the one of its local rank, or the only one it sees when an outside
 // launcher binds one GPU per task (srun --gpus-per-task, CUDA_VISIBLE_DEVICES per rank).
+// The built-in spawner gives every rank all GPUs, so its ranks always use their local rank.
 c10::Device rank_device(const LaunchInfo& li, BackendKind backend) {
   const int gpus = cuda_device_count();
-  int index = gpus == 1 ? 0 : li.local_rank;
+  int index = gpus == 1 && li.launcher != Launcher::kLocalSpawner ? 0 : li.local_rank;
   if (index >= gpus) {
     if (backend == BackendKind::kNccl)
       throw UsageError(fmt::format("rank {} has local rank {} but sees {} GPU(s); NCCL needs one GPU per rank: start "
@@ -188,7 +189,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     device = rank_device(li, backend);
     set_current_device(device);
   }
-  const MathModes math = apply_math_modes({cfg.precision, cfg.channels_last, cfg.cudnn_benchmark});
+  const MathModes math = apply_math_modes({cfg.precision, cfg.cudnn_benchmark});
   const auto timeout = std::chrono::milliseconds(static_cast<long long>(cfg.timeout_s * 1000));
   const nlohmann::json malloc_info = use_cuda ? nlohmann::json{{"applied", false}, {"reason", "GPU run"}}
                                               : tune_malloc(env, f.no_malloc_tuning);
@@ -312,7 +313,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   app->add_option("--scaling", c.scaling, "weak: --batch-size per rank; strong: --global-batch-size split over the "
                                          "ranks of each group")
       ->capture_default_str();
-  f->global_opt = app->add_option("--global-batch-size", c.global_batch_size,
+  app->add_option("--global-batch-size", c.global_batch_size,
                                   "Strong scaling: examples per step over a group (B/N per rank)");
   app->add_option("--num-classes", c.num_classes, "Classifier width")->capture_default_str();
   app->add_option("--warmup", c.warmup, "Untimed iterations before each measured series")->capture_default_str();
@@ -386,7 +387,12 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
               if (!f->world_sizes.empty()) cfg.world_sizes = parse_int_list(f->world_sizes, "--world-sizes");
               else cfg.world_sizes = default_world_sizes(world);
               validate(cfg, world, model_names());
+              for (const auto& m : cfg.models) check_model_input(m, cfg.image_size);
               backend = choose_backend(cfg, use_cuda);
+              if (spawner && backend == BackendKind::kNccl && world > gpus)
+                throw UsageError(fmt::format("NCCL needs one GPU per rank, but {} ranks would share {} GPU(s); use "
+                                             "--nproc-per-node {} or --backend gloo",
+                                             world, gpus, gpus));
               threads = threads_per_rank(env, spawner ? Launcher::kLocalSpawner : li.launcher,
                                          spawner ? world : li.local_world_size, usable_cpu_count());
               if (!cfg.json_path.empty() && li.rank == 0) check_writable(cfg.json_path);

@@ -206,17 +206,17 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   }
 }
 
-void check_writable(const std::string& path) {
-  if (path.empty()) throw UsageError("--json needs a file path; pass e.g. --json result.json");
+void check_writable(const std::string& path, const std::string& flag) {
+  if (path.empty()) throw UsageError(fmt::format("{} needs a file path; pass e.g. {} result.json", flag, flag));
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    throw UsageError(fmt::format("--json '{}' is a directory; pass a file path such as {}/result.json", path, path));
+    throw UsageError(fmt::format("{} '{}' is a directory; pass a file path such as {}/result.json", flag, path, path));
   const auto slash = path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   const std::string probe = fmt::format("{}/.ddpbench-probe.{}", dir, ::getpid());
   int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
   if (fd < 0)
-    throw UsageError(fmt::format("--json '{}' is not writable ({}: {}); choose a writable directory", path, dir,
+    throw UsageError(fmt::format("{} '{}' is not writable ({}: {}); choose a writable directory", flag, path, dir,
                                  std::strerror(errno)));
   ::close(fd);
   ::unlink(probe.c_str());

@@ -102,8 +102,8 @@ std::string read_text_file(const std::string& path);
 
 /// Checks that `path` can be created (its directory exists and is writable, and the
 /// path is not a directory) without leaving anything behind. Throws UsageError naming
-/// the problem and the fix.
-void check_writable(const std::string& path);
+/// `flag` (the option that named the path, e.g. "--json"), the problem and the fix.
+void check_writable(const std::string& path, const std::string& flag = "--json");
 
 /// Current UTC time as ISO 8601, e.g. "2026-11-22T21:31:00Z".
 std::string utc_now_iso8601();

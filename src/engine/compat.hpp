@@ -231,6 +231,11 @@ inline constexpr bool kAutocastPerDevice =
     !std::is_same_v<decltype(at::autocast::set_autocast_enabled(c10::DeviceType::CUDA, true)),
                     at::autocast::ddpbench_absent>;
 
+// The 1.13 branches below are compiled on torch 2.x too (these are not templates), where
+// those spellings are deprecated: silence that warning here only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
 /// Turns autocast on for `device`'s type with `dtype` (kHalf, kBFloat16), as Python's
 /// torch.autocast does on entry. Throws c10::Error for a dtype the device's autocast
 /// does not support (torch 1.13's CPU autocast takes only bfloat16).
@@ -259,5 +264,7 @@ inline void disable_autocast(const c10::Device& device) {
   }
   at::autocast::clear_cache();
 }
+
+#pragma GCC diagnostic pop
 
 }  // namespace ddpbench::compat

@@ -166,6 +166,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"run --device cpu --precision fp16", "--precision fp16 needs a GPU"},
                       BadCase{"run --precision half", "--precision 'half'"},
                       BadCase{"run --head mlp4096", "add --freeze-backbone"},
+                      BadCase{"run --model vit_b_16 --image-size 100 --warmup 0", "multiple of its patch size 16"},
+                      BadCase{"run --model alexnet --image-size 32", "alexnet needs images of at least 63 pixels"},
+                      BadCase{"models --head mlp4096", "add --freeze-backbone"},
                       BadCase{"", "subcommand"}));
 
 // Checked before any rank starts: one line, not one per rank.

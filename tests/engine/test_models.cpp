@@ -139,6 +139,19 @@ TEST(FrozenBackbone, MacsCountTheHeadInsteadOfTheClassifier) {
   EXPECT_DOUBLE_EQ(forward_macs(*frozen, 64), forward_macs(*plain, 64) - fc + head);
 }
 
+TEST(FrozenBackbone, TrainModeReachesTheHeadOnlyAndSurvivesCounting) {
+  auto m = make_model("resnet18", 10);
+  freeze_backbone(*m, "mlp4096", 10, 64);
+  m->train(true);
+  forward_macs(*m, 64);  // saves and restores the mode
+  EXPECT_TRUE(m->is_training());
+  EXPECT_TRUE(m->head()->is_training());  // dropout active in the trained head
+  for (const auto& child : m->named_children())  // BatchNorm statistics stay fixed
+    if (child.key() != "head") EXPECT_FALSE(child.value()->is_training()) << child.key();
+  m->eval();
+  EXPECT_FALSE(m->head()->is_training());
+}
+
 // Against Debian's python3-torchvision, when installed: every parameter name and shape in
 // the same order (bucket assignment depends on it), every buffer, and the counts.
 TEST(Models, MatchInstalledTorchvisionExactly) {

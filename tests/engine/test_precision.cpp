@@ -38,11 +38,11 @@ TEST(Precision, Bf16AutocastTrainsOnTheCpuCloseToFp32) {
 }
 
 TEST(Precision, MathModesFollowThePrecision) {
-  auto m = apply_math_modes({"fp32", false, false});
+  auto m = apply_math_modes({"fp32", false});
   EXPECT_FALSE(m.cublas_allow_tf32);
   EXPECT_FALSE(m.cudnn_allow_tf32);
   EXPECT_FALSE(m.cudnn_benchmark);
-  m = apply_math_modes({"tf32", false, true});
+  m = apply_math_modes({"tf32", true});
   EXPECT_TRUE(m.cublas_allow_tf32);
   EXPECT_TRUE(m.cudnn_allow_tf32);
   EXPECT_TRUE(m.cudnn_benchmark);

@@ -125,10 +125,19 @@ TEST(ResultJson, CheckWritable) {
   EXPECT_THROW(check_writable((dir.path / "missing" / "out.json").string()), UsageError);
   EXPECT_THROW(check_writable(dir.path.string()), UsageError);  // a directory
   EXPECT_THROW(check_writable(""), UsageError);
+  // A directory nobody can create files in, root included (CI runs as root).
+  EXPECT_THROW(check_writable("/proc/ddpbench-out.json"), UsageError);
   if (::geteuid() != 0) {  // root ignores permission bits
     ::chmod(dir.path.c_str(), 0500);
     EXPECT_THROW(check_writable((dir.path / "out.json").string()), UsageError);
     ::chmod(dir.path.c_str(), 0700);
+  }
+  // The message names the option that gave the path.
+  try {
+    check_writable(dir.path.string(), "--html");
+    FAIL() << "a directory was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--html '", 0), 0u) << e.what();
   }
 }
 

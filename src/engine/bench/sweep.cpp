@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <set>
 
 #include "core/bench_table.hpp"
@@ -183,8 +184,8 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
 
 // The self-check passes when every gradient is finite and the ranks agree within the
 // limit; written so that NaN anywhere fails it.
-bool check_passed(const GradSpread& s, double limit) {
-  return s.measured && std::isfinite(s.max_abs_grad) && s.max_abs_diff <= limit;
+bool check_passed(const std::optional<GradSpread>& s, double limit) {
+  return s && std::isfinite(s->max_abs_grad) && s->max_abs_diff <= limit;
 }
 
 // Outside ranks poll the store that rank 0's process serves while rank 0 may be
@@ -312,7 +313,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
   try {
     auto group_store = c10::make_intrusive<c10d::PrefixStore>("group/" + name + "/", env.store);
     auto pg = make_process_group(env.backend, group_store, rank, n, env.device, env.timeout);
-    GradSpread spread;
+    std::optional<GradSpread> spread;  // set once the self-check ran
     double limit = 0;
     {
       reset_peak_memory(env.device);
@@ -334,21 +335,21 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
         if (n > 1 && test_fault("nan-grad")) ddp_raw->parameters().front().mutable_grad().fill_(NAN);
         if (n > 1 && rank == 1 && test_fault("exit-rank1")) std::_Exit(1);
         spread = grad_spread_across_ranks(ddp_raw->parameters(), pg, env.timeout);
-        spread.measured = true;
         return true;
       };
       const Series series = run_series(env, trainer, rank == 0 ? &gate : nullptr, check);
-      limit = env.cfg.grad_check_tol * std::max(1.0, spread.max_abs_grad);
+      const GradSpread measured = spread.value_or(GradSpread{});
+      limit = env.cfg.grad_check_tol * std::max(1.0, measured.max_abs_grad);
       auto payload = rank_payload(env, series.samples, ddp_raw);
       auto gathered = gather_to_root(pg, payload, payload.size(), env.device, env.timeout);
       if (rank == 0) {
         BenchResult row = make_row(env, model, /*ddp=*/true, n, batch_per_rank(env.cfg, n), gathered);
         const auto buckets = ddp_raw->bucket_sizes_bytes();
-        row.checks = nlohmann::json{{"grad_max_abs_diff_across_ranks", spread.max_abs_diff},
-                                    {"grad_max_abs", spread.max_abs_grad},
+        row.checks = nlohmann::json{{"grad_max_abs_diff_across_ranks", measured.max_abs_diff},
+                                    {"grad_max_abs", measured.max_abs_grad},
                                     {"grad_check_limit", limit},
                                     {"grad_check_passed", check_passed(spread, limit)},
-                                    {"grad_check_ran", spread.measured},
+                                    {"grad_check_ran", spread.has_value()},
                                     {"buckets_rebuilt", ddp_raw->buckets_rebuilt()},
                                     {"bucket_sizes_bytes", buckets}};
         annotate(env, info, row, trainer, series);
@@ -356,8 +357,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
         // parameters). Steps per epoch at this group's global batch.
         long long per_step = 0;
         for (auto b : buckets) per_step += b;
-        const long long global = row.batch_per_rank * n;
-        const long long steps = (env.cfg.dataset_size + global - 1) / global;
+        const long long steps = (env.cfg.dataset_size + row.global_batch - 1) / row.global_batch;
         row.communication = {{"trainable_parameters", info.trainable_parameters},
                              {"allreduce_bytes_per_step", per_step},
                              {"dataset_size", env.cfg.dataset_size},
@@ -367,7 +367,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
       }
     }
     destroy_process_group(pg);
-    if (!spread.measured)
+    if (!spread)
       throw SelfCheckError(fmt::format("{} on {} ranks: every step's fp16 gradients overflowed, so the self-check never "
                                        "ran; the loss scaler did not recover",
                                        model, n));
@@ -375,7 +375,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
       throw SelfCheckError(fmt::format(
           "{} on {} ranks: gradients differ across ranks by {:.3g} after the first DDP step (limit {:.3g}); "
           "the allreduce is not averaging, so no timing of this group is valid",
-          model, n, spread.max_abs_diff, limit));
+          model, n, spread->max_abs_diff, limit));
     if (rank == 0) gate.done();
   } catch (const std::exception& e) {
     if (rank == 0) gate.fail(e.what(), env.launch.world_size - n);

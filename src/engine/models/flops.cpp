@@ -27,27 +27,22 @@ torch::Tensor conv_shape_only(const torch::nn::Conv2dImpl& c, const torch::Tenso
   const auto pads = compat::conv2d_padding(o);  // the models use explicit padding only
   for (int d = 0; d < 2; ++d) {
     const int64_t p = pads[static_cast<size_t>(d)];
+    TORCH_CHECK(p >= 0, "FLOP counting supports explicit convolution padding only, not 'same'/'valid'");
     const int64_t in = x.size(2 + d), k = (*o.kernel_size())[d], s = (*o.stride())[d], dil = (*o.dilation())[d];
     shape.push_back((in + 2 * p - dil * (k - 1) - 1) / s + 1);
   }
   return at::zeros(shape, x.options());
 }
 
-double conv_macs(const torch::nn::Conv2dImpl& c, const torch::Tensor& y) {
+// While counting: the convolution's output shape (zeros) and its MACs,
+// output elements x (in_channels / groups) x kernel area.
+torch::Tensor counted_conv(const torch::nn::Conv2dImpl& c, const torch::Tensor& x) {
+  auto y = conv_shape_only(c, x);
   const auto& o = c.options;
   const auto k = o.kernel_size();
-  return static_cast<double>(y.numel()) * static_cast<double>(o.in_channels() / o.groups()) *
-         static_cast<double>(k->at(0) * k->at(1));
-}
-
-torch::Tensor linear_shape_only(const torch::nn::LinearImpl& l, const torch::Tensor& x) {
-  auto shape = x.sizes().vec();
-  shape.back() = l.options.out_features();
-  return at::zeros(shape, x.options());
-}
-
-double linear_macs(const torch::nn::LinearImpl& l, const torch::Tensor& y) {
-  return static_cast<double>(y.numel()) * static_cast<double>(l.options.in_features());
+  counter().macs += static_cast<double>(y.numel()) * static_cast<double>(o.in_channels() / o.groups()) *
+                    static_cast<double>(k->at(0) * k->at(1));
+  return y;
 }
 
 }  // namespace
@@ -56,17 +51,11 @@ CountingScope::CountingScope() : saved_(counter()) { counter() = Counter{true, 0
 CountingScope::~CountingScope() { counter() = saved_; }
 
 torch::Tensor conv(torch::nn::Conv2d& m, const torch::Tensor& x) {
-  if (!counter().on) return m(x);
-  auto y = conv_shape_only(*m, x);
-  counter().macs += conv_macs(*m, y);
-  return y;
+  return counter().on ? counted_conv(*m, x) : m(x);
 }
 
 torch::Tensor linear(torch::nn::Linear& m, const torch::Tensor& x) {
-  if (!counter().on) return m(x);
-  auto y = linear_shape_only(*m, x);
-  counter().macs += linear_macs(*m, y);
-  return y;
+  return counter().on ? linear(x, m->weight, m->bias) : m(x);
 }
 
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
@@ -78,9 +67,8 @@ torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const 
   return y;
 }
 
-torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                        torch::Tensor (*attend)(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&)) {
-  if (!counter().on) return attend(q, k, v);
+torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+  if (!counter().on) return compat::attention(q, k, v);
   counter().macs += 2.0 * static_cast<double>(q.size(0) * q.size(1)) * static_cast<double>(q.size(2)) *
                     static_cast<double>(k.size(2)) * static_cast<double>(q.size(3));
   return at::zeros_like(q);
@@ -90,13 +78,11 @@ torch::Tensor run(torch::nn::Sequential& seq, torch::Tensor x) {
   for (auto& any : *seq) {
     if (counter().on) {
       if (auto* c = any.ptr()->as<torch::nn::Conv2d>()) {
-        x = conv_shape_only(*c, x);
-        counter().macs += conv_macs(*c, x);
+        x = counted_conv(*c, x);
         continue;
       }
       if (auto* l = any.ptr()->as<torch::nn::Linear>()) {
-        x = linear_shape_only(*l, x);
-        counter().macs += linear_macs(*l, x);
+        x = linear(x, l->weight, l->bias);
         continue;
       }
     }

@@ -1,5 +1,5 @@
 // Multiply-accumulate (MAC) counting of a forward pass, by layer. Models call conv(),
-// linear() and matmul() around their layers; counting is off (one thread-local branch)
+// linear(), attention() and run() around their layers; counting is off (one thread-local branch)
 // unless forward_macs() runs the model.
 //
 // Method (docs/METHODOLOGY.md): MACs of convolutions (output elements x in/groups x
@@ -48,10 +48,10 @@ torch::Tensor linear(torch::nn::Linear& m, const torch::Tensor& x);
 /// at::linear(x, weight, bias) for a weight held outside a Linear module (attention's
 /// in_proj), counted and, while counting, not computed.
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
-/// Attention softmax(q k^T / sqrt(d)) v for [N, H, S, d] inputs through `attend`,
-/// counting QK^T and AV (2 N H S^2 d MACs); while counting, zeros of q's shape.
-torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                        torch::Tensor (*attend)(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&));
+/// Attention softmax(q k^T / sqrt(d)) v for [N, H, S, d] inputs (compat::attention: fused
+/// where the linked torch has it), counting QK^T and AV (2 N H S^2 d MACs); while
+/// counting, zeros of q's shape.
+torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
 /// Runs `x` through every module of `seq` in order, counting convolutions and linear layers.
 torch::Tensor run(torch::nn::Sequential& seq, torch::Tensor x);
 

@@ -24,8 +24,10 @@ void Model::attach_frozen_backbone_head(torch::nn::Sequential head) {
 }
 
 void Model::train(bool on) {
-  torch::nn::Module::train(on && !head_);  // the whole model, frozen backbone included
-  if (head_) head_->train(on);
+  torch::nn::Module::train(on);  // this module, so is_training() reports `on`, and every child
+  if (!head_) return;
+  for (auto& child : named_children())  // a frozen backbone stays in eval mode
+    if (child.key() != "head") child.value()->train(false);
 }
 
 torch::nn::Sequential make_mlp4096_head(int64_t in_features, int64_t num_classes) {

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <functional>
+#include <stdexcept>
 #include <utility>
 
 #include "core/errors.hpp"
@@ -24,17 +26,25 @@ namespace {
 
 using Builder = std::function<ModelPtr(int64_t classes, int64_t image)>;
 
-const std::vector<std::pair<std::string, Builder>>& builders() {
-  static const std::vector<std::pair<std::string, Builder>> b = [] {
-    std::vector<std::pair<std::string, Builder>> out;
-    for (const auto& s : resnet_specs())
-      out.emplace_back(s.name, [s](int64_t c, int64_t) { return make_resnet(s, c); });
+// A model and the input sizes it takes: at least `min_image` pixels (the smallest size
+// torchvision's model runs at; every model here runs at 32, AlexNet's pools need 63),
+// and a multiple of `multiple` (a ViT's patch size).
+struct Entry {
+  std::string name;
+  Builder build;
+  int64_t min_image = 32, multiple = 1;
+};
+
+const std::vector<Entry>& builders() {
+  static const std::vector<Entry> b = [] {
+    std::vector<Entry> out;
+    for (const auto& s : resnet_specs()) out.push_back({s.name, [s](int64_t c, int64_t) { return make_resnet(s, c); }});
     for (const auto& s : vit_specs())
-      out.emplace_back(s.name, [s](int64_t c, int64_t image) { return make_vit(s, c, image); });
-    out.emplace_back("vgg16", [](int64_t c, int64_t) { return make_vgg16(c); });
-    out.emplace_back("alexnet", [](int64_t c, int64_t) { return make_alexnet(c); });
-    out.emplace_back("densenet121", [](int64_t c, int64_t) { return make_densenet121(c); });
-    out.emplace_back("squeezenet1_0", [](int64_t c, int64_t) { return make_squeezenet1_0(c); });
+      out.push_back({s.name, [s](int64_t c, int64_t image) { return make_vit(s, c, image); }, 32, s.patch_size});
+    out.push_back({"vgg16", [](int64_t c, int64_t) { return make_vgg16(c); }});
+    out.push_back({"alexnet", [](int64_t c, int64_t) { return make_alexnet(c); }, 63});
+    out.push_back({"densenet121", [](int64_t c, int64_t) { return make_densenet121(c); }});
+    out.push_back({"squeezenet1_0", [](int64_t c, int64_t) { return make_squeezenet1_0(c); }});
     return out;
   }();
   return b;
@@ -44,15 +54,30 @@ const std::vector<std::pair<std::string, Builder>>& builders() {
 
 std::vector<std::string> model_names() {
   std::vector<std::string> names;
-  for (const auto& [name, _] : builders()) names.push_back(name);
+  for (const auto& e : builders()) names.push_back(e.name);
   return names;
 }
 
+void check_model_input(const std::string& name, int64_t image_size) {
+  const auto it = std::find_if(builders().begin(), builders().end(), [&](const Entry& e) { return e.name == name; });
+  if (it == builders().end())
+    throw UsageError(fmt::format("unknown model '{}'; choose one of: {} (see 'ddpbench models')", name,
+                                 fmt::join(model_names(), ", ")));
+  if (image_size < it->min_image)
+    throw UsageError(fmt::format("{} needs images of at least {} pixels (got {}); use --image-size {}", name,
+                                 it->min_image, image_size, it->min_image));
+  if (image_size % it->multiple != 0)
+    throw UsageError(fmt::format("{} needs an image size that is a multiple of its patch size {} (got {}); use "
+                                 "--image-size {}",
+                                 name, it->multiple, image_size,
+                                 std::max(it->multiple, image_size / it->multiple * it->multiple)));
+}
+
 ModelPtr make_model(const std::string& name, int64_t num_classes, int64_t image_size) {
-  for (const auto& [n, build] : builders())
-    if (n == name) return build(num_classes, image_size);
-  throw UsageError(fmt::format("unknown model '{}'; choose one of: {} (see 'ddpbench models')", name,
-                               fmt::join(model_names(), ", ")));
+  check_model_input(name, image_size);
+  for (const auto& e : builders())
+    if (e.name == name) return e.build(num_classes, image_size);
+  throw std::logic_error("unreachable: check_model_input accepted " + name);
 }
 
 int64_t count_parameters(const torch::nn::Module& m) {
@@ -77,8 +102,7 @@ void freeze_backbone(Model& model, const std::string& head, int64_t num_classes,
     const bool training = model.is_training();
     model.eval();
     auto f = model.forward_features(at::zeros({1, 3, image_size, image_size}, model.parameters().front().options()));
-    features = f.numel();  // a 4-D map is average-pooled to its channels by the head path
-    if (f.dim() == 4) features = f.size(1);
+    features = f.size(1);  // [1, D], or a [1, C, H, W] map the head path pools to its C channels
     model.train(training);
   }
   model.attach_frozen_backbone_head(make_mlp4096_head(features, num_classes));

@@ -18,6 +18,11 @@ std::vector<std::string> model_names();
 /// size the model cannot take.
 ModelPtr make_model(const std::string& name, int64_t num_classes = 1000, int64_t image_size = 224);
 
+/// Throws UsageError, one line naming the fix, for an unknown model name or an
+/// image_size x image_size input the model cannot take (too small for its pools, or not a
+/// multiple of a ViT's patch size). Cheap: builds nothing, so it runs before ranks start.
+void check_model_input(const std::string& name, int64_t image_size);
+
 /// Total number of elements of all parameters (trainable or not).
 int64_t count_parameters(const torch::nn::Module& m);
 

@@ -14,8 +14,6 @@
 
 #include <cmath>
 
-#include "core/errors.hpp"
-#include "engine/compat.hpp"
 #include "engine/models/flops.hpp"
 
 namespace ddpbench {
@@ -39,7 +37,7 @@ class SelfAttentionImpl : public nn::Module {
     const int64_t n = x.size(0), s = x.size(1), d = hidden_ / heads_;
     auto qkv = flops::linear(x, in_proj_weight_, in_proj_bias_);           // [N, S, 3h]
     auto parts = qkv.view({n, s, 3, heads_, d}).permute({2, 0, 3, 1, 4});  // [3, N, H, S, d]
-    auto attn = flops::attention(parts[0], parts[1], parts[2], &compat::attention<at::Tensor>);  // [N, H, S, d]
+    auto attn = flops::attention(parts[0], parts[1], parts[2]);  // [N, H, S, d]
     return flops::linear(out_proj_, attn.transpose(1, 2).reshape({n, s, hidden_}));
   }
 
@@ -168,11 +166,8 @@ const std::vector<ViTSpec>& vit_specs() {
 }
 
 ModelPtr make_vit(const ViTSpec& spec, int64_t num_classes, int64_t image_size) {
-  if (image_size % spec.patch_size != 0)
-    throw UsageError(fmt::format("{} needs an image size that is a multiple of its patch size {} (got {}); use "
-                                 "--image-size {}",
-                                 spec.name, spec.patch_size, image_size,
-                                 std::max<int64_t>(spec.patch_size, image_size / spec.patch_size * spec.patch_size)));
+  TORCH_CHECK(image_size % spec.patch_size == 0, spec.name, ": image size ", image_size,
+              " is not a multiple of the patch size (make_model checks this first)");
   return std::make_shared<VisionTransformer>(spec, num_classes, image_size);
 }
 

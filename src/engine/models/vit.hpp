@@ -20,7 +20,7 @@ const std::vector<ViTSpec>& vit_specs();
 
 /// Builds `spec` for image_size x image_size inputs (the position embedding has
 /// (image_size / patch_size)^2 + 1 entries, as torchvision's image_size argument).
-/// Throws UsageError when image_size is not a multiple of the patch size.
+/// image_size must be a multiple of the patch size (make_model checks it: check_model_input).
 /// Attention uses the linked torch's fused scaled_dot_product_attention where it has one.
 ModelPtr make_vit(const ViTSpec& spec, int64_t num_classes, int64_t image_size);
 

@@ -13,10 +13,9 @@
 
 namespace ddpbench {
 
-/// How a run computes.
+/// The process-wide math settings of a run (channels_last is per model: to_channels_last).
 struct PrecisionConfig {
   std::string precision = "fp32";  ///< fp32 | tf32 | fp16 | bf16
-  bool channels_last = false;
   bool cudnn_benchmark = true;
 };
 

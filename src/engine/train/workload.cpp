@@ -39,7 +39,9 @@ Trainer::Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, S
       scaler_(precision == "fp16" ? std::make_unique<LossScaler>(device) : nullptr),
       optimizer_(trainable(*model_), torch::optim::SGDOptions(0.001).momentum(0.9).weight_decay(1e-4)) {}
 
-std::vector<torch::Tensor> Trainer::parameters() { return trainable(*model_); }
+// The optimizer's one parameter group holds exactly the trainable parameters: no module
+// walk per step (Python's GradScaler also reads optimizer.param_groups).
+const std::vector<torch::Tensor>& Trainer::parameters() { return optimizer_.param_groups().front().params(); }
 
 torch::Tensor Trainer::forward_backward() {
   optimizer_.zero_grad();

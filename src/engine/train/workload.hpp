@@ -50,7 +50,7 @@ class Trainer {
   Model& model() { return *model_; }
   DistributedDataParallel* ddp() { return ddp_.get(); }
   /// Parameters the optimizer updates (those requiring gradients, module order).
-  std::vector<torch::Tensor> parameters();
+  const std::vector<torch::Tensor>& parameters();
 
  private:
   ModelPtr model_;
@@ -69,7 +69,6 @@ class Trainer {
 struct GradSpread {
   double max_abs_diff = 0;  ///< max_i (max_r g_r[i] - min_r g_r[i])
   double max_abs_grad = 0;  ///< max_i max_r |g_r[i]|
-  bool measured = false;    ///< set by the caller once the check ran
 };
 GradSpread grad_spread_across_ranks(const std::vector<torch::Tensor>& params,
                                     const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
