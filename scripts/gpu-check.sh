@@ -18,8 +18,10 @@ bin=build-gpu/ddpbench
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
 echo "== GPU-only tests: fp16 autocast and loss scaling with ATen's CUDA AMP kernels"
-build-gpu/tests/ddpbench_engine_tests --gtest_filter='Precision*:Flops.Multiply*' >/tmp/ddpbench-gpu-tests.log 2>&1 || true
+gpu_tests=0
+build-gpu/tests/ddpbench_engine_tests --gtest_filter='Precision*:Flops.Multiply*' >/tmp/ddpbench-gpu-tests.log 2>&1 || gpu_tests=$?
 grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) |Failure|Expected|Which is|what\(\)|Error" /tmp/ddpbench-gpu-tests.log | head -40
+echo "GPU-only tests exit status: $gpu_tests"  # the measurements still run; the script fails at the end
 
 echo "== the default main job (resnet50, batch 32, 224x224, fp32 with TF32 off, one rank per GPU)"
 $bin run --json "$out/run_default.json"
@@ -39,3 +41,12 @@ $bin run --model resnet50 --precision fp16 --channels-last --batch-size 256 --js
 echo "== launchers: torchrun; Gloo with two ranks sharing one GPU"
 torchrun --standalone --nproc-per-node 1 --no-python $bin run --model resnet18 --warmup 2 --iters 5 | tail -2
 $bin run --backend gloo --nproc-per-node 2 --model resnet18 --warmup 2 --iters 10 | tail -3
+
+echo "== NCCL refuses two spawned ranks on one GPU before starting them (exit 2, one line)"
+rc=0
+msg=$($bin run --backend nccl --nproc-per-node 2 --model resnet18 --warmup 1 --iters 3 2>&1) || rc=$?
+echo "$msg" | tail -2
+echo "exit status: $rc"
+if [ "$(nvidia-smi -L | wc -l)" -eq 1 ] && [ "$rc" -ne 2 ]; then echo "expected exit 2"; exit 1; fi
+
+if [ "$gpu_tests" -ne 0 ]; then echo "GPU-only tests FAILED (exit $gpu_tests)"; exit 1; fi

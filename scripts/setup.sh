@@ -5,7 +5,8 @@
 #    (CPU, Gloo: ProcessGroupGloo.hpp includes gloo headers that libtorch-dev does not pull in).
 #  * build: cmake, ninja, ccache, a C++17 compiler, CLI11, nlohmann/json, fmt, GoogleTest.
 #  * tests: python3-torch (torchrun as a real launcher) and python3-torchvision (model
-#    cross-checks), unless python3 already has a PyTorch of its own; openmpi-bin (mpirun)
+#    cross-checks), unless python3 already has a PyTorch of its own (then the two tests
+#    that run /usr/bin/python3 and /usr/bin/torchrun skip); openmpi-bin (mpirun)
 #    and slurmctld, slurmd, slurm-client, munge for a loopback Slurm (srun, sbatch) that
 #    the tests start and stop themselves; gnuplot-nox (report plots), clang-14 with
 #    libclang-rt-14-dev (the libFuzzer target), python3 (HTML check).

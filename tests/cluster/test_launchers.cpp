@@ -14,13 +14,12 @@ namespace ddpbench {
 namespace {
 
 using testutil::run;
+using testutil::have;
 using testutil::TempDir;
 
 const std::string kBin = DDPBENCH_BINARY;
 const std::string kSlurm = DDPBENCH_SOURCE_DIR "/tests/cluster/local-slurm.sh";
 const std::string kTiny = " run --model resnet18 --image-size 32 --batch-size 2 --warmup 1 --iters 2";
-
-bool have(const std::string& prog) { return run("command -v " + prog).code == 0; }
 
 void expect_two_rank_sweep(const ResultFile& f, const std::string& launcher) {
   EXPECT_EQ(f.environment.at("launcher"), launcher);
@@ -47,12 +46,12 @@ class Slurm : public ::testing::Test {
   static void SetUpTestSuite() {
     possible_ = ::geteuid() == 0 && have("slurmctld") && have("slurmd") && have("munged");
     if (!possible_) return;
-    const auto o = run("LOCAL_SLURM_INSTALL=0 LOCAL_SLURM_DIR=" + dir_.path.string() + " " + kSlurm + " up");
+    const auto o = run("LOCAL_SLURM_INSTALL=0 LOCAL_SLURM_LINK_ETC=0 LOCAL_SLURM_DIR=" + dir_.path.string() + " " + kSlurm + " up");
     up_ = o.code == 0;
     bring_up_log_ = o.err;
   }
   static void TearDownTestSuite() {
-    if (up_) run("LOCAL_SLURM_DIR=" + dir_.path.string() + " " + kSlurm + " down");
+    if (up_) run("LOCAL_SLURM_LINK_ETC=0 LOCAL_SLURM_DIR=" + dir_.path.string() + " " + kSlurm + " down");
     up_ = false;
   }
   void SetUp() override {

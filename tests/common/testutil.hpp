@@ -54,6 +54,9 @@ inline Outcome run(const std::string& cmd) {
 }
 
 /// Number of newline characters in `s`.
+/// True when `prog` is on PATH (for skipping tests whose tool is not installed).
+inline bool have(const std::string& prog) { return std::system(("command -v " + prog + " >/dev/null 2>&1").c_str()) == 0; }
+
 inline size_t count_lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
 }  // namespace ddpbench::testutil

@@ -1,4 +1,5 @@
 // The analysis subcommands through the binary: exit codes, one-line errors, files written.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,8 +14,11 @@ namespace fs = std::filesystem;
 namespace ddpbench {
 namespace {
 
+using ::testing::HasSubstr;
+
 using testutil::count_lines;
 using testutil::run;
+using testutil::have;
 using testutil::TempDir;
 
 const std::string kBin = DDPBENCH_BINARY;
@@ -23,9 +27,9 @@ const std::string kFix = DDPBENCH_SOURCE_DIR "/tests/fixtures/";
 TEST(ReportCli, TablesToStdout) {
   const auto o = run(kBin + " report " + kFix + "weak_cpu.json " + kFix + "strong_cpu.json --gpu-hour-cost 1.5");
   ASSERT_EQ(o.code, 0) << o.err;
-  EXPECT_NE(o.out.find("Weak scaling: resnet18"), std::string::npos);
-  EXPECT_NE(o.out.find("Strong scaling: resnet18"), std::string::npos);
-  EXPECT_NE(o.out.find("Most cost-efficient: 1 GPU(s)"), std::string::npos);
+  EXPECT_THAT(o.out, HasSubstr("Weak scaling: resnet18"));
+  EXPECT_THAT(o.out, HasSubstr("Strong scaling: resnet18"));
+  EXPECT_THAT(o.out, HasSubstr("Most cost-efficient: 1 GPU(s)"));
 }
 
 TEST(ReportCli, JsonCsvAndFilesOnDisk) {
@@ -37,34 +41,34 @@ TEST(ReportCli, JsonCsvAndFilesOnDisk) {
   o = run(kBin + " report " + kFix + "weak_cpu.json --format csv -o " + (d.path / "r.csv").string());
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(testutil::slurp(d.path / "r.csv").rfind("table,device,model", 0), 0u);
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed";
   o = run(kBin + " report " + kFix + "weak_cpu.json --plots " + (d.path / "plots").string() + " --html " +
           (d.path / "r.html").string());
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_TRUE(fs::exists(d.path / "plots" / "weak-resnet18-fp32-cpu-fixture-cpu-i64-b16-throughput.png"));
   EXPECT_TRUE(fs::exists(d.path / "plots" / "weak-resnet18-fp32-cpu-fixture-cpu-i64-b16-latency.svg"));
-  EXPECT_NE(testutil::slurp(d.path / "r.html").find("<svg"), std::string::npos);
+  EXPECT_THAT(testutil::slurp(d.path / "r.html"), HasSubstr("<svg"));
 }
 
 TEST(CheckCli, ExitCodes) {
   auto o = run(kBin + " check " + kFix + "gpu_h100.json --reference " + kFix + "reference_h100_pass.json");
   EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_NE(o.out.find("2 passed, 0 failed, 0 missing"), std::string::npos);
+  EXPECT_THAT(o.out, HasSubstr("2 passed, 0 failed, 0 missing"));
   o = run(kBin + " check " + kFix + "gpu_h100.json --reference " + kFix + "reference_h100.json");
   EXPECT_EQ(o.code, 1) << o.out << o.err;
-  EXPECT_NE(o.out.find("FAIL"), std::string::npos);
-  EXPECT_NE(o.out.find("MISSING"), std::string::npos);
+  EXPECT_THAT(o.out, HasSubstr("FAIL"));
+  EXPECT_THAT(o.out, HasSubstr("MISSING"));
 }
 
 TEST(CheckCli, NothingApplicableFails) {
   const auto o = run(kBin + " check " + kFix + "weak_cpu.json --reference " + kFix + "reference_h100.json");
   EXPECT_EQ(o.code, 1) << o.out;
-  EXPECT_NE(o.out.find("nothing was checked"), std::string::npos) << o.out;
+  EXPECT_THAT(o.out, HasSubstr("nothing was checked")) << o.out;
 }
 
 // Names from a result file reach gnuplot quoted: a newline in one cannot start a command.
 TEST(ReportCli, HostileNamesDoNotRunGnuplotCommands) {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed";
   TempDir d;
   auto j = nlohmann::json::parse(testutil::slurp(kFix + "weak_cpu.json"));
   const auto marker = d.path / "pwned";
@@ -78,9 +82,9 @@ TEST(ReportCli, HostileNamesDoNotRunGnuplotCommands) {
 TEST(DiffCli, PrintsChangesAndVerdicts) {
   const auto o = run(kBin + " diff " + kFix + "diff_base.json " + kFix + "diff_test.json");
   ASSERT_EQ(o.code, 0) << o.err;
-  EXPECT_NE(o.out.find("environment.nccl: 2.18.1 -> 2.19.3"), std::string::npos);
-  EXPECT_NE(o.out.find("slower"), std::string::npos);
-  EXPECT_NE(o.out.find("within noise"), std::string::npos);
+  EXPECT_THAT(o.out, HasSubstr("environment.nccl: 2.18.1 -> 2.19.3"));
+  EXPECT_THAT(o.out, HasSubstr("slower"));
+  EXPECT_THAT(o.out, HasSubstr("within noise"));
 }
 
 struct BadFile {
@@ -101,7 +105,7 @@ TEST_P(AnalysisBadInput, ExitTwoWithOneLine) {
   EXPECT_EQ(o.code, 2) << o.err;
   EXPECT_EQ(count_lines(o.err), 1u) << o.err;
   EXPECT_EQ(o.err.rfind("ddpbench: error: ", 0), 0u) << o.err;
-  EXPECT_NE(o.err.find(GetParam().expect), std::string::npos) << o.err;
+  EXPECT_THAT(o.err, HasSubstr(GetParam().expect)) << o.err;
 }
 
 const std::string kNewer = R"({"schema_version": "2.0.0", "results": []})";

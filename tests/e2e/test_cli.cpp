@@ -1,4 +1,5 @@
 // End-to-end tests of the ddpbench binary: real processes, real launchers, real files.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,8 @@ namespace fs = std::filesystem;
 
 namespace ddpbench {
 namespace {
+
+using ::testing::HasSubstr;
 
 using testutil::count_lines;
 using testutil::Outcome;
@@ -61,10 +64,10 @@ TEST(Cli, TinyRunWithLocalSpawnerWritesJson) {
   EXPECT_EQ(f.environment.at("world_size"), 2);
   EXPECT_EQ(f.environment.at("threads_per_rank"), 1);
   EXPECT_EQ(f.config.at("world_sizes"), nlohmann::json({1, 2}));
-  EXPECT_NE(o.out.find("* Distributed backend: gloo"), std::string::npos);
-  EXPECT_NE(o.out.find("Benchmark: resnet18 with batch size 2"), std::string::npos);
-  EXPECT_NE(o.out.find("   1 CPUs --   no ddp:  p50:"), std::string::npos);
-  EXPECT_NE(o.out.find("   2 CPUs --    1M/2C:  p50:"), std::string::npos);
+  EXPECT_THAT(o.out, HasSubstr("* Distributed backend: gloo"));
+  EXPECT_THAT(o.out, HasSubstr("Benchmark: resnet18 with batch size 2"));
+  EXPECT_THAT(o.out, HasSubstr("   1 CPUs --   no ddp:  p50:"));
+  EXPECT_THAT(o.out, HasSubstr("   2 CPUs --    1M/2C:  p50:"));
 }
 
 // The fixed-feature-extractor study: only the head's gradients are bucketed and allreduced.
@@ -102,7 +105,7 @@ TEST(Cli, Bf16RunRecordsPrecisionAndFlops) {
     EXPECT_TRUE(r.compute.at("mfu").is_null());  // a CPU has no entry in the peak table
   }
   EXPECT_EQ(f.config.at("channels_last"), true);
-  EXPECT_NE(o.out.find("* Precision: bf16, channels_last"), std::string::npos) << o.out;
+  EXPECT_THAT(o.out, HasSubstr("* Precision: bf16, channels_last"));
 }
 
 TEST(Cli, WorldSizesFlagChoosesGroups) {
@@ -143,7 +146,7 @@ TEST_P(BadInput, ExitTwoWithOneLineNamingTheProblem) {
   EXPECT_EQ(o.code, 2) << o.err;
   EXPECT_EQ(count_lines(o.err), 1u) << o.err;
   EXPECT_EQ(o.err.rfind("ddpbench: error: ", 0), 0u) << o.err;
-  EXPECT_NE(o.err.find(GetParam().expect), std::string::npos) << o.err;
+  EXPECT_THAT(o.err, HasSubstr(GetParam().expect)) << o.err;
   EXPECT_EQ(o.out, "");
 }
 
@@ -179,7 +182,7 @@ TEST(Cli, BadThreadCountIsReportedOnce) {
   size_t ours = 0;
   for (size_t p = o.err.find("ddpbench: "); p != std::string::npos; p = o.err.find("ddpbench: ", p + 1)) ++ours;
   EXPECT_EQ(ours, 1u) << o.err;
-  EXPECT_NE(o.err.find("ddpbench: error: OMP_NUM_THREADS=0 must be >= 1"), std::string::npos) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("ddpbench: error: OMP_NUM_THREADS=0 must be >= 1")) << o.err;
   EXPECT_EQ(o.err.find("[rank"), std::string::npos) << o.err;
 }
 
@@ -197,7 +200,7 @@ TEST(Cli, SelfCheckFailsLoudlyAndKeepsTheRows) {
   const auto json = (d.path / "r.json").string();
   const auto o = run("DDPBENCH_TEST_FAULT=skew-grad " + kBin + kTiny + " --nproc-per-node 2 --json " + json);
   EXPECT_EQ(o.code, 3) << o.err;
-  EXPECT_NE(o.err.find("self-check failed"), std::string::npos) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("self-check failed")) << o.err;
   const auto f = read_result_file(json);
   ASSERT_EQ(f.results.size(), 3u);  // no ddp, 1 rank (passes), 2 ranks (fails)
   EXPECT_TRUE(f.results[1].checks.at("grad_check_passed").get<bool>());
@@ -208,7 +211,7 @@ TEST(Cli, SelfCheckFailsLoudlyAndKeepsTheRows) {
 TEST(Cli, NanGradientsFailTheSelfCheck) {
   const auto o = run("DDPBENCH_TEST_FAULT=nan-grad " + kBin + kTiny + " --nproc-per-node 2");
   EXPECT_EQ(o.code, 3) << o.err;
-  EXPECT_NE(o.err.find("self-check failed"), std::string::npos) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("self-check failed")) << o.err;
 }
 
 // Ranks waiting outside a failing group learn why, without a launcher to clean up:
@@ -229,8 +232,8 @@ TEST(Cli, WaitingRanksAreToldWhyAGroupFailed) {
   EXPECT_EQ(slurp(d.path / "rc1"), "3\n");
   EXPECT_EQ(slurp(d.path / "rc2"), "1\n");
   const std::string err2 = slurp(d.path / "err2");
-  EXPECT_NE(err2.find("benchmark group 'resnet18/ddp2' failed"), std::string::npos) << err2;
-  EXPECT_NE(err2.find("gradients differ across ranks"), std::string::npos) << err2;
+  EXPECT_THAT(err2, HasSubstr("benchmark group 'resnet18/ddp2' failed")) << err2;
+  EXPECT_THAT(err2, HasSubstr("gradients differ across ranks")) << err2;
 }
 
 // A rank that dies must not hang the others, even without a launcher to clean up:
@@ -246,7 +249,7 @@ TEST(Cli, DeadRankMakesTheOthersFailNotHang) {
   const int code = std::stoi(slurp(rc0));
   EXPECT_NE(code, 0) << o.err;
   EXPECT_NE(code, 2) << o.err;
-  EXPECT_NE(o.err.find("ddpbench: error:"), std::string::npos) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("ddpbench: error:")) << o.err;
 }
 
 // torchrun as a real launcher (Debian's python3-torch), with ranks that create their own

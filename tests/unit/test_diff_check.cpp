@@ -1,4 +1,5 @@
 // `ddpbench diff` (noise rule) and `ddpbench check` (reference tolerances).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "core/check.hpp"
@@ -7,6 +8,8 @@
 
 namespace ddpbench {
 namespace {
+
+using ::testing::HasSubstr;
 
 const std::string kFix = DDPBENCH_SOURCE_DIR "/tests/fixtures/";
 
@@ -63,8 +66,8 @@ TEST(Diff, FixturePairOneRealChangeOneWithinNoise) {
   EXPECT_NEAR(d.rows[1].p50_change, 0.01, 0.002);
   EXPECT_EQ(d.rows[1].verdict, "within noise");
   const auto text = render_diff_text(d);
-  EXPECT_NE(text.find("environment.nccl: 2.18.1 -> 2.19.3"), std::string::npos);
-  EXPECT_NE(text.find("within noise"), std::string::npos);
+  EXPECT_THAT(text, HasSubstr("environment.nccl: 2.18.1 -> 2.19.3"));
+  EXPECT_THAT(text, HasSubstr("within noise"));
 }
 
 TEST(Diff, UnmatchedRowsAreListed) {
@@ -74,7 +77,7 @@ TEST(Diff, UnmatchedRowsAreListed) {
   const auto d = diff_results(base, test);
   EXPECT_EQ(d.rows.size(), 1u);
   ASSERT_EQ(d.only_base.size(), 1u);
-  EXPECT_NE(d.only_base[0].find("1M/2G"), std::string::npos);
+  EXPECT_THAT(d.only_base[0], HasSubstr("1M/2G"));
 }
 
 TEST(Check, PassFailMissingAndSkipped) {
@@ -120,6 +123,18 @@ TEST(Check, UpperBoundFails) {
   EXPECT_EQ(rows[0].status, "FAIL");
 }
 
+// The example the README points to stays true to the committed H100 measurement.
+TEST(Check, ShippedExampleReferencePassesTheCommittedH100Result) {
+  const std::string root = DDPBENCH_SOURCE_DIR;
+  const auto refs = parse_reference(read_text_file(root + "/docs/reference/example.json"), "example.json");
+  const auto result = read_result_file(root + "/docs/results/h100_resnet50_b32_fp32_tf32_off.json");
+  int skipped = -1;
+  const auto rows = check_against(result, refs, skipped);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(skipped, 0);
+  for (const auto& r : rows) EXPECT_EQ(r.status, "PASS") << r.ref.metric;
+}
+
 TEST(Check, MalformedReferencesNameTheEntry) {
   EXPECT_THROW(parse_reference("{", "r.json"), UsageError);
   EXPECT_THROW(parse_reference(R"({"references": 3})", "r.json"), UsageError);
@@ -139,7 +154,7 @@ TEST(Check, MalformedReferencesNameTheEntry) {
     parse_reference(R"({"references": [{"gpu": "*"}]})", "r.json");
     FAIL();
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("references[0]"), std::string::npos);
+    EXPECT_THAT(std::string(e.what()), HasSubstr("references[0]"));
   }
 }
 

@@ -1,5 +1,6 @@
 // Plots are real PNG and SVG files of the promised size; the HTML page parses and
 // holds every table and every plot inline.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -18,6 +19,9 @@
 namespace ddpbench {
 namespace {
 
+using ::testing::HasSubstr;
+
+using testutil::have;
 using testutil::TempDir;
 
 const std::string kDir = DDPBENCH_SOURCE_DIR "/tests/";
@@ -31,12 +35,11 @@ Report fixture_report() {
   return build_report(files, o);
 }
 
-bool have_gnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
 uint32_t be32(const unsigned char* p) { return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3]; }
 
 TEST(Plots, PngAndSvgOfTheExpectedSize) {
-  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
   TempDir d;
   const Report r = fixture_report();
   const auto plots = write_plots(r, (d.path / "plots").string());
@@ -52,23 +55,23 @@ TEST(Plots, PngAndSvgOfTheExpectedSize) {
     EXPECT_EQ(be32(h + 16), static_cast<uint32_t>(kPlotWidth));
     EXPECT_EQ(be32(h + 20), static_cast<uint32_t>(kPlotHeight));
     const std::string svg = testutil::slurp(p.svg);
-    EXPECT_NE(svg.find("<svg"), std::string::npos);
-    EXPECT_NE(svg.find("width=\"" + std::to_string(kPlotWidth) + "\""), std::string::npos);
-    EXPECT_NE(svg.find("height=\"" + std::to_string(kPlotHeight) + "\""), std::string::npos);
-    EXPECT_NE(svg.find("</svg>"), std::string::npos);
+    EXPECT_THAT(svg, HasSubstr("<svg"));
+    EXPECT_THAT(svg, HasSubstr("width=\"" + std::to_string(kPlotWidth) + "\""));
+    EXPECT_THAT(svg, HasSubstr("height=\"" + std::to_string(kPlotHeight) + "\""));
+    EXPECT_THAT(svg, HasSubstr("</svg>"));
   }
   // Titles name model, precision and device.
-  EXPECT_NE(plots.front().title.find("resnet18, fp32, CPU (Fixture CPU)"), std::string::npos);
+  EXPECT_THAT(plots.front().title, HasSubstr("resnet18, fp32, CPU (Fixture CPU)"));
 }
 
 TEST(Plots, MissingDirectoryParentIsAUsageError) {
-  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not installed";
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed";
   EXPECT_THROW(write_plots(fixture_report(), "/proc/ddpbench-cannot-create"), UsageError);
 }
 
 TEST(Html, ParsesAndHoldsEveryTableAndPlot) {
-  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
-  if (std::system("command -v python3 >/dev/null 2>&1") != 0) GTEST_SKIP() << "python3 not installed";
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  if (!have("python3")) GTEST_SKIP() << "python3 not installed";
   TempDir d;
   const Report r = fixture_report();
   const auto plots = write_plots(r, (d.path / "plots").string());
@@ -82,7 +85,7 @@ TEST(Html, ParsesAndHoldsEveryTableAndPlot) {
   const auto tables = report_tables(r);
   EXPECT_EQ(j["tables"].get<size_t>(), tables.size() + 1);  // + the environment table
   EXPECT_EQ(j["svgs"].get<size_t>(), plots.size());
-  for (const auto& t : tables) EXPECT_NE(html.find(html_escape(t.title)), std::string::npos) << t.title;
+  for (const auto& t : tables) EXPECT_THAT(html, HasSubstr(html_escape(t.title))) << t.title;
   EXPECT_EQ(html.find("src=\"http"), std::string::npos);  // self-contained
   EXPECT_EQ(html.find("<script"), std::string::npos);
 }

@@ -1,4 +1,5 @@
 // Result file: JSON round trip, schema major-version check, atomic write, writability.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +17,8 @@ namespace fs = std::filesystem;
 
 namespace ddpbench {
 namespace {
+
+using ::testing::HasSubstr;
 
 using testutil::TempDir;
 
@@ -76,8 +79,8 @@ TEST(ResultJson, OtherMajorVersionIsRejectedWithTheFix) {
     FAIL() << "expected UsageError";
   } catch (const UsageError& e) {
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("new.json"), std::string::npos);
-    EXPECT_NE(msg.find("2.0.0"), std::string::npos);
+    EXPECT_THAT(msg, HasSubstr("new.json"));
+    EXPECT_THAT(msg, HasSubstr("2.0.0"));
     EXPECT_EQ(msg.find('\n'), std::string::npos);
   }
 }

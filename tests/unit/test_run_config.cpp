@@ -1,4 +1,5 @@
 // `ddpbench run` configuration: world-size sweep and validation messages.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
@@ -6,6 +7,8 @@
 
 namespace ddpbench {
 namespace {
+
+using ::testing::HasSubstr;
 
 const std::vector<std::string> kModels = {"resnet18", "resnet50"};
 
@@ -36,7 +39,7 @@ TEST(RunConfig, DefaultWorldSizes) {
 
 TEST(RunConfig, ParseIntList) {
   EXPECT_EQ(parse_int_list("4,1, 2,2", "--world-sizes"), (std::vector<int>{1, 2, 4}));
-  EXPECT_NE(usage_error([] { parse_int_list("1,x", "--world-sizes"); }).find("--world-sizes"), std::string::npos);
+  EXPECT_THAT(usage_error([] { parse_int_list("1,x", "--world-sizes"); }), HasSubstr("--world-sizes"));
   EXPECT_NE(usage_error([] { parse_int_list("0", "--world-sizes"); }), "");
   EXPECT_NE(usage_error([] { parse_int_list("", "--world-sizes"); }), "");
 }
@@ -52,20 +55,20 @@ TEST(RunConfig, BadInputNamesProblemAndFix) {
   auto c = good();
   c.models = {"resnet9000"};
   auto msg = usage_error([&] { validate(c, 2, kModels); });
-  EXPECT_NE(msg.find("unknown model 'resnet9000'"), std::string::npos);
-  EXPECT_NE(msg.find("resnet50"), std::string::npos);  // lists the choices
+  EXPECT_THAT(msg, HasSubstr("unknown model 'resnet9000'"));
+  EXPECT_THAT(msg, HasSubstr("resnet50"));  // lists the choices
 
   c = good();
   c.batch_size = 0;
-  EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }).find("--batch-size 0"), std::string::npos);
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--batch-size 0"));
   c.batch_size = -4;
-  EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }).find("--batch-size -4"), std::string::npos);
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--batch-size -4"));
 
   c = good();
   c.world_sizes = {1, 4};
   msg = usage_error([&] { validate(c, 2, kModels); });
-  EXPECT_NE(msg.find("--world-sizes has 4"), std::string::npos);
-  EXPECT_NE(msg.find("2 rank(s)"), std::string::npos);
+  EXPECT_THAT(msg, HasSubstr("--world-sizes has 4"));
+  EXPECT_THAT(msg, HasSubstr("2 rank(s)"));
 
   c = good();
   c.image_size = 16;
@@ -75,47 +78,47 @@ TEST(RunConfig, BadInputNamesProblemAndFix) {
   EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }), "");
   c = good();
   c.backend = "mpi";
-  EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }).find("--backend"), std::string::npos);
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--backend"));
   c = good();
   c.timeout_s = 0;
-  EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }).find("--timeout"), std::string::npos);
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--timeout"));
   c = good();
   c.bucket_cap_mb = -1;
-  EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }).find("--bucket-cap-mb"), std::string::npos);
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--bucket-cap-mb"));
   c = good();
   c.models.clear();
   EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }), "");
   c = good();
   c.models = {"resnet18", "resnet50", "resnet18"};
-  EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }).find("'resnet18' twice"), std::string::npos);
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("'resnet18' twice"));
   c = good();
   c.timeout_s = 0.0005;  // would become a 0 ms timeout, which c10d reads as "none"
-  EXPECT_NE(usage_error([&] { validate(c, 2, kModels); }).find("--timeout"), std::string::npos);
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--timeout"));
 }
 
 TEST(RunConfig, StrongScaling) {
   auto c = good();
   c.scaling = "strong";
   c.world_sizes = {1, 2, 4};
-  EXPECT_NE(usage_error([&] { validate(c, 4, kModels); }).find("--global-batch-size"), std::string::npos);
+  EXPECT_THAT(usage_error([&] { validate(c, 4, kModels); }), HasSubstr("--global-batch-size"));
   c.global_batch_size = 64;
   EXPECT_NO_THROW(validate(c, 4, kModels));
   EXPECT_EQ(batch_per_rank(c, 1), 64);
   EXPECT_EQ(batch_per_rank(c, 4), 16);
   c.world_sizes = {1, 2, 3};
   const auto msg = usage_error([&] { validate(c, 4, kModels); });
-  EXPECT_NE(msg.find("does not divide among 3 ranks"), std::string::npos);
-  EXPECT_NE(msg.find("multiple of 6"), std::string::npos);
+  EXPECT_THAT(msg, HasSubstr("does not divide among 3 ranks"));
+  EXPECT_THAT(msg, HasSubstr("multiple of 6"));
   // Group sizes whose LCM (the primes up to 53, about 3.3e19) overflows long long.
   c.world_sizes = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53};
   const auto big = usage_error([&] { validate(c, 64, kModels); });
-  EXPECT_NE(big.find("does not divide among 3 ranks; use a multiple of every group size"), std::string::npos) << big;
+  EXPECT_THAT(big, HasSubstr("does not divide among 3 ranks; use a multiple of every group size")) << big;
   auto w = good();
   w.global_batch_size = 64;  // weak scaling takes --batch-size
   EXPECT_NE(usage_error([&] { validate(w, 2, kModels); }), "");
   w.global_batch_size = 0;
   w.scaling = "diagonal";
-  EXPECT_NE(usage_error([&] { validate(w, 2, kModels); }).find("--scaling"), std::string::npos);
+  EXPECT_THAT(usage_error([&] { validate(w, 2, kModels); }), HasSubstr("--scaling"));
   EXPECT_EQ(batch_per_rank(w, 4), w.batch_size);
 }
 

@@ -1,4 +1,5 @@
 // The built-in local launcher: rank environment, output forwarding, failure handling.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -21,6 +22,8 @@ namespace fs = std::filesystem;
 
 namespace ddpbench {
 namespace {
+
+using ::testing::HasSubstr;
 
 using testutil::slurp;
 using testutil::TempDir;
@@ -83,9 +86,9 @@ TEST(Spawn, OutputIsForwardedWithRankPrefixExceptRankZero) {
     rc = spawn_local_ranks(shell(2, "printf 'hello from %s\\nsecond line' \"$RANK\""));
   });
   EXPECT_EQ(rc, 0);
-  EXPECT_NE(out.find("hello from 0\n"), std::string::npos);
-  EXPECT_NE(out.find("[rank 1] hello from 1\n"), std::string::npos);
-  EXPECT_NE(out.find("[rank 1] second line\n"), std::string::npos);  // unterminated last line flushed
+  EXPECT_THAT(out, HasSubstr("hello from 0\n"));
+  EXPECT_THAT(out, HasSubstr("[rank 1] hello from 1\n"));
+  EXPECT_THAT(out, HasSubstr("[rank 1] second line\n"));  // unterminated last line flushed
   EXPECT_EQ(out.find("[rank 0]"), std::string::npos);
 }
 
