@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/result.hpp"
 #include "core/spawn.hpp"
@@ -51,12 +52,22 @@ void expect_tiny_sweep(const ResultFile& f, int world) {
   }
 }
 
-TEST(Cli, TinyRunWithLocalSpawnerWritesJson) {
+// The tiny sweep on 2 ranks of the built-in spawner with `flags`, and the JSON it wrote.
+// Throws (failing the test) with ddpbench's stderr when it did not exit 0.
+struct TinyRun {
+  Outcome o;
+  ResultFile f;
+};
+TinyRun run_tiny(const std::string& flags) {
   TempDir d;
   const auto json = (d.path / "r.json").string();
-  const auto o = run(kBin + kTiny + " --nproc-per-node 2 --json " + json);
-  ASSERT_EQ(o.code, 0) << o.err;
-  const ResultFile f = read_result_file(json);
+  auto o = run(kBin + kTiny + " --nproc-per-node 2" + flags + " --json " + json);
+  if (o.code != 0) throw std::runtime_error("ddpbench exited " + std::to_string(o.code) + ":\n" + o.err);
+  return {std::move(o), read_result_file(json)};
+}
+
+TEST(Cli, TinyRunWithLocalSpawnerWritesJson) {
+  const auto [o, f] = run_tiny("");
   expect_tiny_sweep(f, 2);
   EXPECT_EQ(f.schema_version, kSchemaVersion);
   EXPECT_EQ(f.environment.at("launcher"), "local");
@@ -72,12 +83,7 @@ TEST(Cli, TinyRunWithLocalSpawnerWritesJson) {
 
 // The fixed-feature-extractor study: only the head's gradients are bucketed and allreduced.
 TEST(Cli, FrozenBackboneAllreducesOnlyTheHead) {
-  TempDir d;
-  const auto json = (d.path / "r.json").string();
-  const auto o = run(kBin + kTiny + " --nproc-per-node 2 --freeze-backbone --num-classes 10 --dataset-size 1000 --json " +
-                     json);
-  ASSERT_EQ(o.code, 0) << o.err;
-  const auto f = read_result_file(json);
+  const auto f = run_tiny(" --freeze-backbone --num-classes 10 --dataset-size 1000").f;
   const long long head = 512LL * 4096 + 4096 + 4096LL * 4096 + 4096 + 4096LL * 10 + 10;  // resnet18 features: 512
   const auto& r = f.results.back();
   ASSERT_EQ(r.world_size, 2);
@@ -94,11 +100,7 @@ TEST(Cli, FrozenBackboneAllreducesOnlyTheHead) {
 }
 
 TEST(Cli, Bf16RunRecordsPrecisionAndFlops) {
-  TempDir d;
-  const auto json = (d.path / "r.json").string();
-  const auto o = run(kBin + kTiny + " --nproc-per-node 2 --precision bf16 --channels-last --json " + json);
-  ASSERT_EQ(o.code, 0) << o.err;
-  const auto f = read_result_file(json);
+  const auto [o, f] = run_tiny(" --precision bf16 --channels-last");
   for (const auto& r : f.results) {
     EXPECT_EQ(r.precision, "bf16");
     EXPECT_GT(r.compute.at("forward_macs_per_example").get<double>(), 0.0);
@@ -109,11 +111,7 @@ TEST(Cli, Bf16RunRecordsPrecisionAndFlops) {
 }
 
 TEST(Cli, WorldSizesFlagChoosesGroups) {
-  TempDir d;
-  const auto json = (d.path / "r.json").string();
-  const auto o = run(kBin + kTiny + " --nproc-per-node 2 --world-sizes 2 --json " + json);
-  ASSERT_EQ(o.code, 0) << o.err;
-  const auto f = read_result_file(json);
+  const auto f = run_tiny(" --world-sizes 2").f;
   ASSERT_EQ(f.results.size(), 2u);
   EXPECT_EQ(f.results[1].world_size, 2);
 }
