@@ -25,8 +25,8 @@ using nlohmann::json;
 void to_json(json& j, const Summary& s) {
   j = json{{"n", s.n},           {"p50_s", s.p50_s},   {"p75_s", s.p75_s},       {"p90_s", s.p90_s},
            {"p95_s", s.p95_s},   {"min_s", s.min_s},   {"max_s", s.max_s},       {"mean_s", s.mean_s},
-           {"stddev_s", s.stddev_s}, {"ci95_s", s.ci95_s}, {"ex_per_s_per_gpu", s.ex_per_s_per_gpu},
-           {"ex_per_s_total", s.ex_per_s_total}};
+           {"stddev_s", s.stddev_s}, {"ci95_s", s.ci95_s}, {"iterations", s.iterations}, {"cv", s.cv},
+           {"ex_per_s_per_gpu", s.ex_per_s_per_gpu}, {"ex_per_s_total", s.ex_per_s_total}};
 }
 
 void from_json(const json& j, Summary& s) {
@@ -40,6 +40,8 @@ void from_json(const json& j, Summary& s) {
   j.at("mean_s").get_to(s.mean_s);
   s.stddev_s = j.value("stddev_s", 0.0);
   j.at("ci95_s").get_to(s.ci95_s);
+  s.iterations = json_int_or<int>(j, "iterations", 0);
+  s.cv = j.value("cv", 0.0);
   j.at("ex_per_s_per_gpu").get_to(s.ex_per_s_per_gpu);
   j.at("ex_per_s_total").get_to(s.ex_per_s_total);
 }
@@ -64,7 +66,27 @@ void to_json(json& j, const BenchResult& b) {
            {"global_batch", b.global_batch},     {"world_size", b.world_size},
            {"nodes", b.nodes},         {"ddp", b.ddp},             {"ranks", b.ranks},
            {"summary", b.summary},     {"telemetry", b.telemetry}, {"checks", b.checks},
-           {"compute", b.compute},     {"communication", b.communication}};
+           {"compute", b.compute},     {"communication", b.communication},
+           {"stopping", b.stopping},   {"warnings", b.warnings}};
+}
+
+void to_json(json& j, const RowWarning& w) { j = json{{"code", w.code}, {"message", w.message}}; }
+
+void from_json(const json& j, RowWarning& w) {
+  j.at("code").get_to(w.code);
+  w.message = j.value("message", std::string());
+}
+
+void to_json(json& j, const Stopping& s) {
+  j = json{{"mode", s.mode}, {"reason", s.reason}, {"target_ci_pct", s.target_ci_pct},
+           {"achieved_ci_pct", s.achieved_ci_pct}};
+}
+
+void from_json(const json& j, Stopping& s) {
+  s.mode = j.value("mode", std::string("fixed"));
+  s.reason = j.value("reason", std::string("iterations"));
+  s.target_ci_pct = j.value("target_ci_pct", 0.0);
+  s.achieved_ci_pct = j.value("achieved_ci_pct", 0.0);
 }
 
 void from_json(const json& j, BenchResult& b) {
@@ -84,6 +106,8 @@ void from_json(const json& j, BenchResult& b) {
   b.checks = json_object_or_empty(j, "checks");
   b.compute = json_object_or_empty(j, "compute");
   b.communication = json_object_or_empty(j, "communication");
+  if (j.contains("stopping") && j["stopping"].is_object()) j["stopping"].get_to(b.stopping);
+  if (j.contains("warnings") && j["warnings"].is_array()) j["warnings"].get_to(b.warnings);
 }
 
 void to_json(json& j, const ResultFile& f) {

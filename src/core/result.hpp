@@ -18,8 +18,9 @@ namespace ddpbench {
 
 /// Semantic version of the result-file schema (not the tool version). Readers
 /// accept any file whose major version equals kSchemaMajor; a minor bump only
-/// adds fields (1.1: scaling, global_batch per row; 1.2: compute, communication per row).
-inline constexpr const char* kSchemaVersion = "1.2.0";
+/// adds fields (1.1: scaling, global_batch per row; 1.2: compute, communication per row;
+/// 1.3: summary.iterations and summary.cv, Student-t ci95_s, stopping and warnings per row).
+inline constexpr const char* kSchemaVersion = "1.3.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's raw measurements for one benchmark row.
@@ -30,6 +31,26 @@ struct RankSamples {
   std::string device;              ///< "cpu" or "cuda:<index>"
   std::vector<double> samples_s;   ///< seconds per measured iteration, in order
   nlohmann::json telemetry = nlohmann::json::object();  ///< per-rank extras (Reducer timers, memory)
+};
+
+/// A reason not to trust a row's numbers as they stand, shown in `run`'s table, the JSON
+/// and `report`. Codes: "negative_ddp_overhead" (DDP faster than no DDP: noise or a
+/// different workload), "oversubscribed" (ranks x threads beyond the usable cores),
+/// "few_samples" (fewer iterations than the percentiles need), "noisy" (cv > 5%),
+/// "self_check_failed", "fp16_skipped_steps".
+struct RowWarning {
+  std::string code;
+  std::string message;  ///< one sentence for people
+};
+
+/// Why a measured series stopped (adaptive stopping, `--iters auto`).
+struct Stopping {
+  std::string mode = "fixed";  ///< "fixed" (--iters N) or "auto"
+  /// "iterations" (fixed count), "target_ci" (CI half-width within target),
+  /// "max_iters", "max_time".
+  std::string reason = "iterations";
+  double target_ci_pct = 0;    ///< auto: target CI half-width, % of the mean; 0 for fixed
+  double achieved_ci_pct = 0;  ///< CI half-width reached, % of the mean (rank 0's series)
 };
 
 /// One benchmark row: a model on a group of ranks, with or without DDP.
@@ -54,6 +75,8 @@ struct BenchResult {
   /// DDP rows: trainable_parameters, allreduce_bytes_per_step, steps_per_epoch,
   /// allreduce_bytes_per_epoch (at dataset_size examples per epoch).
   nlohmann::json communication = nlohmann::json::object();
+  Stopping stopping;
+  std::vector<RowWarning> warnings;
 };
 
 /// A whole result file (one launch).
@@ -74,6 +97,10 @@ void from_json(const nlohmann::json& j, RankSamples& r);
 void to_json(nlohmann::json& j, const BenchResult& b);
 void from_json(const nlohmann::json& j, BenchResult& b);
 void to_json(nlohmann::json& j, const ResultFile& f);
+void to_json(nlohmann::json& j, const RowWarning& w);
+void from_json(const nlohmann::json& j, RowWarning& w);
+void to_json(nlohmann::json& j, const Stopping& s);
+void from_json(const nlohmann::json& j, Stopping& s);
 void from_json(const nlohmann::json& j, ResultFile& f);
 
 /// Major component of a "MAJOR.MINOR.PATCH" version; throws UsageError if malformed.

@@ -13,14 +13,24 @@ namespace ddpbench {
 /// Throws std::invalid_argument on an empty input or q outside [0, 100].
 double percentile(std::vector<double> samples, double q);
 
+/// The same for samples already sorted ascending (no copy, no sort): summaries sort once
+/// and read every percentile from the sorted copy. Throws as percentile().
+double percentile_sorted(const std::vector<double>& sorted, double q);
+
 /// Arithmetic mean. Throws std::invalid_argument on an empty input.
 double mean(const std::vector<double>& samples);
 
 /// Sample standard deviation (divisor n-1); 0 for fewer than two samples.
 double stddev(const std::vector<double>& samples);
 
-/// Half-width of the 95% confidence interval of the mean under a normal
-/// approximation: 1.96 * s / sqrt(n), s the sample standard deviation.
+/// Two-sided 95% quantile of Student's t distribution with `dof` degrees of freedom
+/// (t_{0.975, dof}): 12.706 for 1, 2.093 for 19, 1.96 in the limit. Exact table values
+/// for 1..30 (NIST/SEMATECH e-Handbook, table 1.3.6.7.2), the Cornish-Fisher expansion
+/// beyond (error < 1e-4). Throws std::invalid_argument for dof < 1.
+double t95(int dof);
+
+/// Half-width of the 95% confidence interval of the mean: t95(n-1) * s / sqrt(n),
+/// s the sample standard deviation (Student's t, so it holds at small n).
 /// 0 for fewer than two samples.
 double ci95_halfwidth(const std::vector<double>& samples);
 
@@ -37,7 +47,9 @@ struct Summary {
   double p50_s = 0, p75_s = 0, p90_s = 0, p95_s = 0;  ///< percentiles of the pooled samples
   double min_s = 0, max_s = 0;
   double mean_s = 0, stddev_s = 0;  ///< of the pooled samples
-  double ci95_s = 0;  ///< half-width of the 95% CI of the mean, over iteration_means (see there)
+  double ci95_s = 0;  ///< half-width of the 95% CI of the mean (Student's t), over iteration_means (see there)
+  int iterations = 0;  ///< measured iterations (length of iteration_means)
+  double cv = 0;       ///< coefficient of variation (stddev / mean) of iteration_means
   double ex_per_s_per_gpu = 0;  ///< batch per rank / p50_s (ex/s of one rank at the median)
   double ex_per_s_total = 0;    ///< world size * ex_per_s_per_gpu (aggregate ex/s)
 };

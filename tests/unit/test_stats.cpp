@@ -35,7 +35,7 @@ TEST(Moments, SampleStddevAndCi95) {
   const std::vector<double> x = {2, 4, 4, 4, 5, 5, 7, 9};
   EXPECT_DOUBLE_EQ(mean(x), 5.0);
   EXPECT_NEAR(stddev(x), std::sqrt(32.0 / 7.0), 1e-12);
-  EXPECT_NEAR(ci95_halfwidth(x), 1.96 * std::sqrt(32.0 / 7.0) / std::sqrt(8.0), 1e-12);
+  EXPECT_NEAR(ci95_halfwidth(x), 2.365 * std::sqrt(32.0 / 7.0) / std::sqrt(8.0), 1e-12);  // t(0.975, 7)
   EXPECT_EQ(stddev({1.0}), 0.0);
   EXPECT_EQ(ci95_halfwidth({1.0}), 0.0);
 }
@@ -57,7 +57,9 @@ TEST(Summary, PercentilesPoolRanksButTheCiCountsIterations) {
   const auto s = summarize(ranks, 8, 2);
   EXPECT_EQ(s.n, 6);
   EXPECT_DOUBLE_EQ(s.p50_s, 2.0);
-  EXPECT_NEAR(s.ci95_s, 1.96 * 1.0 / std::sqrt(3.0), 1e-12);  // sd of {1,2,3} is 1, over 3 iterations
+  EXPECT_NEAR(s.ci95_s, 4.303 * 1.0 / std::sqrt(3.0), 1e-12);  // sd of {1,2,3} is 1, over 3 iterations, t(0.975, 2)
+  EXPECT_EQ(s.iterations, 3);
+  EXPECT_NEAR(s.cv, 1.0 / 2.0, 1e-12);  // sd 1 over mean 2
   EXPECT_THROW(summarize({}, 8, 1), std::invalid_argument);
 }
 
@@ -67,5 +69,22 @@ TEST(IterationMeans, MeanAcrossRanksPerIteration) {
   EXPECT_TRUE(iteration_means({}).empty());
 }
 
+}  // namespace
+}  // namespace ddpbench
+
+namespace ddpbench {
+namespace {
+// Student's t quantiles against printed tables (NIST/SEMATECH 1.3.6.7.2; beyond 30 degrees
+// of freedom the same table's rows for 40, 60, 100 and the normal limit).
+TEST(Stats, StudentTQuantilesMatchTheTable) {
+  EXPECT_DOUBLE_EQ(t95(1), 12.706);
+  EXPECT_DOUBLE_EQ(t95(4), 2.776);
+  EXPECT_DOUBLE_EQ(t95(30), 2.042);
+  EXPECT_NEAR(t95(40), 2.021, 5e-4);
+  EXPECT_NEAR(t95(60), 2.000, 5e-4);
+  EXPECT_NEAR(t95(100), 1.984, 5e-4);
+  EXPECT_NEAR(t95(1000000), 1.960, 5e-4);
+  EXPECT_THROW(t95(0), std::invalid_argument);
+}
 }  // namespace
 }  // namespace ddpbench
