@@ -1,25 +1,63 @@
 #!/usr/bin/env bash
-# Same DDP workload under ddpbench (C++ c10d Reducer) and under Python's
+# Same workload under ddpbench (C++ c10d Reducer) and under Python's
 # torch.nn.parallel.DistributedDataParallel on the same torch, alternating runs so
-# machine noise hits both alike. Prints one line per run with the 2-rank DDP p50.
+# machine noise hits both alike. Per round it prints the p50 step time (s) of:
+#   cpp-noddp   ddpbench's no-DDP row (rank 0 alone; the other rank waits idle)
+#   cpp-ddp     ddpbench's 2-rank DDP row
+#   py-noddp    python_ddp_reference.py --no-ddp, one process
+#   py-ddp      python_ddp_reference.py under DDP, 2 ranks started as plain processes
+#               with RANK/WORLD_SIZE/MASTER_* set (what ddpbench's own launcher does)
+#   py-ddp-trun the same under torchrun (its agent process and --tee log tailing included)
+# and the DDP cost of each side (ddp - noddp), so the DDP engine is compared, not just the step.
 # Usage: scripts/compare-python-ddp.sh [ROUNDS] [extra ddpbench flags...]
 # Env: PYTHON (default /usr/bin/python3), TORCHRUN (default /usr/bin/torchrun),
-#      MODEL (resnet18) BATCH (8) IMAGE (64) ITERS (50) WARMUP (5).
+#      MODEL (resnet18) BATCH (8) IMAGE (64) ITERS (50) WARMUP (5), OMP_NUM_THREADS (1),
+#      SKIP_TORCHRUN=1 to leave out the torchrun column.
 set -euo pipefail
 rounds=${1:-5}; shift || true
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${DDPBENCH:-$root/build/ddpbench}
+python=${PYTHON:-/usr/bin/python3}
 torchrun=${TORCHRUN:-/usr/bin/torchrun}
+ref="$root/scripts/python_ddp_reference.py"
 model=${MODEL:-resnet18} batch=${BATCH:-8} image=${IMAGE:-64} iters=${ITERS:-50} warmup=${WARMUP:-5}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+wargs=(--model "$model" --batch-size "$batch" --image-size "$image" --iters "$iters" --warmup "$warmup")
+
+p50() { "$python" -c "import json,sys; print('%.4f' % json.loads(sys.stdin.read().strip().splitlines()[-1])['p50_s'])"; }
+free_port() { "$python" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])"; }
+
+# Python ranks started as plain processes, as ddpbench's built-in launcher starts its own.
+py_plain() {  # $1 = world size, rest: script flags
+  local n=$1; shift
+  local port; port=$(free_port)
+  local pids=()
+  for ((r = 0; r < n; r++)); do
+    RANK=$r LOCAL_RANK=$r WORLD_SIZE=$n LOCAL_WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+      timeout 600 "$python" "$ref" "${wargs[@]}" "$@" >"$tmp/py$r.out" 2>"$tmp/py$r.err" &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p"; done
+  p50 <"$tmp/py0.out"
+}
+
+printf '%-6s %10s %10s %10s %10s %12s   %9s %9s\n' round cpp-noddp cpp-ddp py-noddp py-ddp py-ddp-trun cpp-cost py-cost
 for ((i = 1; i <= rounds; i++)); do
-  "$bin" run --model "$model" --batch-size "$batch" --image-size "$image" --iters "$iters" --warmup "$warmup" \
-    --world-sizes 2 --json "$tmp/cpp.json" "$@" >/dev/null
-  cpp=$(python3 -c "import json,sys; r=[x for x in json.load(open(sys.argv[1]))['results'] if x['ddp'] and x['world_size']==2][0]; print('%.4f' % r['summary']['p50_s'])" "$tmp/cpp.json")
-  # --redirects 1 --tee 1: Debian's torchrun 1.13 crashes on its default under Python 3.11.
-  py=$(timeout 600 "$torchrun" --redirects 1 --tee 1 --standalone --nproc_per_node 2 "$root/scripts/python_ddp_reference.py" \
-        --model "$model" --batch-size "$batch" --image-size "$image" --iters "$iters" --warmup "$warmup" 2>/dev/null |
-       sed -n 's/^\[default0\]://p' | python3 -c "import json,sys; print('%.4f' % json.loads(sys.stdin.read())['p50_s'])")
-  echo "round $i: ddpbench p50 ${cpp} s  python-ddp p50 ${py} s  ratio $(python3 -c "print('%.3f' % ($cpp/$py))")"
+  "$bin" run "${wargs[@]}" --world-sizes 2 --json "$tmp/cpp.json" "$@" >/dev/null
+  read -r cnd cdd < <("$python" -c "
+import json,sys
+rs=json.load(open(sys.argv[1]))['results']
+nd=[r for r in rs if not r['ddp']][0]; d=[r for r in rs if r['ddp'] and r['world_size']==2][0]
+print('%.4f %.4f' % (nd['summary']['p50_s'], d['summary']['p50_s']))" "$tmp/cpp.json")
+  pnd=$(py_plain 1 --no-ddp)
+  pdd=$(py_plain 2)
+  ptr=n/a
+  if [ "${SKIP_TORCHRUN:-0}" != 1 ]; then
+    # --redirects 1 --tee 1: Debian's torchrun 1.13 crashes on its default under Python 3.11.
+    ptr=$(timeout 600 "$torchrun" --redirects 1 --tee 1 --standalone --nproc_per_node 2 "$ref" "${wargs[@]}" 2>/dev/null |
+          sed -n 's/^\[default0\]://p' | p50)
+  fi
+  printf '%-6s %10s %10s %10s %10s %12s   %9s %9s\n' "$i" "$cnd" "$cdd" "$pnd" "$pdd" "$ptr" \
+    "$("$python" -c "print('%.4f' % ($cdd-$cnd))")" "$("$python" -c "print('%.4f' % ($pdd-$pnd))")"
 done

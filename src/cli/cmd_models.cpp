@@ -19,7 +19,9 @@ Command add_models_command(CLI::App& parent) {
     bool freeze = false;
   };
   auto f = std::make_shared<Flags>();
-  auto* app = parent.add_subcommand("models", "List the models: parameters, trainable parameters, GFLOPs");
+  auto* app = parent.add_subcommand(
+      "models", "List the models: parameters, trainable parameters, forward GMACs (multiply-adds) per example");
+  app->footer("Exit codes: 0 listed; 2 bad input (one line names it).");
   app->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
   app->add_option("--num-classes", f->classes, "Classifier width")->check(CLI::Range(2, 1000000))->capture_default_str();
   app->add_option("--image-size", f->image, "Input side in pixels, for FLOPs")->check(CLI::Range(32, 4096))

@@ -42,13 +42,15 @@ constexpr int kCpuImage = 64;
 
 struct RunFlags {
   std::string models, world_sizes;
+  std::string iters = "20";  ///< a count, or "auto"
   RunConfig cfg;
   int nproc_per_node = 0;
   bool no_broadcast_buffers = false;
   bool no_malloc_tuning = false;
   bool no_cudnn_benchmark = false;
   CLI::Option *model_opt = nullptr, *batch_opt = nullptr, *image_opt = nullptr, *nproc_opt = nullptr,
-              *head_opt = nullptr;
+              *head_opt = nullptr, *iters_opt = nullptr, *target_ci_opt = nullptr, *min_iters_opt = nullptr,
+              *max_iters_opt = nullptr, *max_time_opt = nullptr;
 };
 
 void print_line(const std::string& s) {
@@ -57,9 +59,12 @@ void print_line(const std::string& s) {
   std::fflush(stdout);
 }
 
-// glibc returns large freed blocks to the OS on every iteration (mmap/munmap, page
-// faults); raising the thresholds keeps them in the heap (DESIGN.md measured ~10% on CPU).
-// Skipped when the user set MALLOC_* tunables or passed --no-malloc-tuning.
+// glibc returns large freed blocks to the OS on every iteration (mmap/munmap, heap trims,
+// page faults); raising the thresholds keeps them in the heap. On this project's 2-core
+// CPU machine an untuned step of resnet18 spends most of its time in page faults, and by
+// an amount that depends on the process's allocation history (docs/METHODOLOGY.md,
+// "ddpbench and Python DDP"). Skipped when the user set MALLOC_* tunables or passed
+// --no-malloc-tuning.
 nlohmann::json tune_malloc(const EnvMap& env, bool disabled) {
   if (disabled) return {{"applied", false}, {"reason", "--no-malloc-tuning"}};
   for (const char* k : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"})
@@ -109,15 +114,16 @@ void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placem
   print_line(fmt::format("* CUDA version: {}", e["cuda"].get<std::string>()));
   print_line(fmt::format("* NCCL version: {}", e["nccl"].get<std::string>()));
   print_line(fmt::format("* Distributed backend: {}", e["backend"].get<std::string>()));
-  print_line(fmt::format("* Maximum bucket size: {}MB (first bucket {}MB)", c["bucket_cap_mb"].get<double>(),
+  print_line(fmt::format("* Maximum bucket size: {} MiB (first bucket {} MiB)", c["bucket_cap_mb"].get<double>(),
                          c["first_bucket_cap_mb"].get<double>()));
   print_line(fmt::format("* World size: {} (launcher: {}), {}", e["world_size"].get<int>(),
                          e["launcher"].get<std::string>(), hosts_summary(placements)));
   print_line(fmt::format("* Device: {}, {} intra-op thread(s) per rank", e["device_type"].get<std::string>(),
                          e["threads_per_rank"].get<int>()));
   const auto& m = e["math"];
-  const std::string precision = c["precision"].get<std::string>() +
-                                (c["channels_last"].get<bool>() ? ", channels_last" : "");
+  std::string precision = c["precision"].get<std::string>();
+  if (precision == "fp32" && e["device_type"] == "cuda") precision += " (PyTorch's default math)";
+  if (c["channels_last"].get<bool>()) precision += ", channels_last";
   if (e["device_type"] == "cuda")
     print_line(fmt::format("* Precision: {}; TF32 cuBLAS {} / cuDNN {}; cuDNN benchmark {}; {} attention", precision,
                            m["cublas_allow_tf32"].get<bool>() ? "on" : "off",
@@ -126,6 +132,18 @@ void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placem
                            m["fused_attention"].get<bool>() ? "fused" : "unfused"));
   else
     print_line(fmt::format("* Precision: {}", precision));
+  const auto& mt = e["malloc_tuning"];
+  if (mt.value("applied", false))
+    print_line("* glibc malloc tuned (M_MMAP_THRESHOLD 32 MiB, M_TRIM_THRESHOLD 1 GiB): a Python job matches these "
+               "numbers only with MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824 (METHODOLOGY)");
+  if (c["iters"].is_string())
+    print_line(fmt::format("* Iterations: auto, until the 95% CI of the mean is within {}% ({} to {}, at most {} s "
+                           "per series)",
+                           c["target_ci_pct"].get<double>(), c["min_iters"].get<int>(), c["max_iters"].get<int>(),
+                           c["max_time_s"].get<double>()));
+  else
+    print_line(fmt::format("* Iterations: {} measured after {} warm-up", c["iters"].get<int>(),
+                           c["warmup"].get<int>()));
   if (c["freeze_backbone"].get<bool>())
     print_line(fmt::format("* Frozen backbone: only the {} head trains (and is allreduced)", c["head"].get<std::string>()));
   if (!note.empty()) print_line("* " + note);
@@ -180,10 +198,35 @@ c10::Device rank_device(const LaunchInfo& li, BackendKind backend) {
   return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
+// --iters N or auto; --target-ci implies auto; the auto-only flags need auto.
+void parse_iters(RunFlags& f) {
+  RunConfig& c = f.cfg;
+  c.iters_auto = f.iters == "auto" || (f.target_ci_opt->count() && !f.iters_opt->count());
+  if (!c.iters_auto) {
+    size_t used = 0;
+    long long n = 0;
+    try {
+      n = std::stoll(f.iters, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != f.iters.size() || n < 1 || n > 100'000'000)
+      throw UsageError(fmt::format("--iters '{}' must be a count >= 1 or auto", f.iters));
+    c.iters = static_cast<int>(n);
+    for (const CLI::Option* o : {f.target_ci_opt, f.min_iters_opt, f.max_iters_opt, f.max_time_opt})
+      if (o->count())
+        throw UsageError(fmt::format("{} needs --iters auto; drop it or use --iters auto", o->get_name()));
+  }
+}
+
 int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda, BackendKind backend, int threads,
              const std::string& note, const std::vector<std::string>& argv) {
   RunConfig& cfg = f.cfg;
   at::set_num_threads(threads);
+  // The test seam of the self-check (tests/e2e), named once here, never inside the measured code.
+  SelfCheckHook fault_hook;
+  if (auto it = env.find("DDPBENCH_TEST_FAULT"); it != env.end() && !it->second.empty())
+    fault_hook = fault_injection_hook(it->second);
   c10::Device device(c10::kCPU);
   if (use_cuda) {
     device = rank_device(li, backend);
@@ -218,6 +261,9 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
   senv.device = device;
   senv.timeout = timeout;
   senv.store = store;
+  senv.threads_per_rank = threads;
+  senv.math = math;
+  senv.self_check_hook = fault_hook;
   {
     const std::string mine = nlohmann::json(local_placement(li, device)).dump();
     store->set(fmt::format("ddpbench/placement/{}", li.rank), std::vector<uint8_t>(mine.begin(), mine.end()));
@@ -286,8 +332,9 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
       print_line("");
       print_line(table_header());
     }
-    const std::string line = table_row(row, use_cuda ? "GPUs" : "CPUs");
+    const std::string line = table_row(row, use_cuda ? "GPUs" : "CPUs") + table_row_extras(row);
     print_line(strong ? fmt::format("{}  (batch {} per rank)", line, row.batch_per_rank) : line);
+    for (const auto& w : table_row_warnings(row)) print_line(w);
     rf.results.push_back(row);
     if (!cfg.json_path.empty()) write_result_file_atomic(cfg.json_path, rf);
   };
@@ -305,6 +352,10 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
 Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) {
   auto f = std::make_shared<RunFlags>();
   auto* app = parent.add_subcommand("run", "Benchmark DDP training: no-DDP baseline, then DDP on 1, 2, 4, ... ranks");
+  app->footer(
+      "Exit codes: 0 every row measured and every self-check passed; 1 a runtime failure (a rank died, a timeout, "
+      "a torch error); 2 bad input (one line names it); 3 the gradient self-check failed (the rows so far are in "
+      "--json).");
   RunConfig& c = f->cfg;
   f->model_opt = app->add_option("--model", f->models,
                                  "Model(s), comma list (default: resnet50 on GPUs, a small CPU job otherwise)");
@@ -317,7 +368,17 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                                   "Strong scaling: examples per step over a group (B/N per rank)");
   app->add_option("--num-classes", c.num_classes, "Classifier width")->capture_default_str();
   app->add_option("--warmup", c.warmup, "Untimed iterations before each measured series")->capture_default_str();
-  app->add_option("--iters", c.iters, "Measured iterations per series")->capture_default_str();
+  f->iters_opt = app->add_option("--iters", f->iters,
+                                 "Measured iterations per series, or auto: measure until the 95% CI of the mean step "
+                                 "time is within --target-ci")
+                     ->capture_default_str();
+  f->target_ci_opt = app->add_option("--target-ci", c.target_ci_pct,
+                                     "With --iters auto (implies it): CI half-width target, % of the mean (default 1)");
+  f->min_iters_opt = app->add_option("--min-iters", c.min_iters, "With --iters auto: at least this many (default 10)");
+  f->max_iters_opt =
+      app->add_option("--max-iters", c.max_iters, "With --iters auto: at most this many (default 1000)");
+  f->max_time_opt = app->add_option("--max-time", c.max_time_s,
+                                    "With --iters auto: stop a series after this many seconds (default 120)");
   app->add_option("--world-sizes", f->world_sizes,
                   "DDP group sizes, comma list (default 1,2,4,... up to the world size, plus the world size)");
   app->add_option("--bucket-cap-mb", c.bucket_cap_mb, "DDP bucket cap in MiB")->capture_default_str();
@@ -338,7 +399,8 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
       ->capture_default_str();
   app->add_flag("--no-malloc-tuning", f->no_malloc_tuning, "Keep glibc's malloc thresholds (CPU runs)");
   app->add_option("--precision", c.precision,
-                  "fp32 (TF32 off), tf32, fp16 (autocast + dynamic loss scaling) or bf16 (autocast)")
+                  "fp32 (PyTorch's default math: cuDNN may use TF32), fp32-strict (TF32 off), tf32 (TF32 on), "
+                  "fp16 (autocast + dynamic loss scaling) or bf16 (autocast)")
       ->capture_default_str();
   app->add_flag("--channels-last", c.channels_last, "NHWC memory format for inputs and convolution weights");
   app->add_flag("--no-cudnn-benchmark", f->no_cudnn_benchmark, "Turn cuDNN autotuning off (on by default)");
@@ -354,6 +416,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
             const LaunchInfo li = detect_launch(env);
             if (li.launcher == Launcher::kLocalSpawner) exit_with_parent(env);
             if (f->model_opt->count()) cfg.models = split_list(f->models);
+            parse_iters(*f);
             cfg.broadcast_buffers = !f->no_broadcast_buffers;
             cfg.cudnn_benchmark = !f->no_cudnn_benchmark;
             if (cfg.device != "auto" && cfg.device != "cpu" && cfg.device != "cuda")

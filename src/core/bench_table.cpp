@@ -26,6 +26,25 @@ std::string table_row(const BenchResult& row, const std::string& units) {
   return out;
 }
 
+std::string table_row_extras(const BenchResult& row) {
+  const Summary& s = row.summary;
+  std::string out = fmt::format("  n {:3}  ci ±{:.1f}%", s.iterations, s.mean_s > 0 ? 100.0 * s.ci95_s / s.mean_s : 0.0);
+  if (row.stopping.mode == "auto" && row.stopping.reason != "target_ci")
+    out += fmt::format(" (stopped at {}, not at the {}% target)", row.stopping.reason, row.stopping.target_ci_pct);
+  if (row.checks.contains("grad_check_passed") && row.checks["grad_check_passed"].is_boolean())
+    out += row.checks["grad_check_passed"].get<bool>() ? "  check ok" : "  check FAILED";
+  const auto peak = row.telemetry.find("peak_memory_bytes_max_over_ranks");
+  if (peak != row.telemetry.end() && peak->is_number() && peak->get<double>() > 0)
+    out += fmt::format("  peak {:.2f} GiB", peak->get<double>() / (1024.0 * 1024.0 * 1024.0));
+  return out;
+}
+
+std::vector<std::string> table_row_warnings(const BenchResult& row) {
+  std::vector<std::string> out;
+  for (const auto& w : row.warnings) out.push_back(fmt::format("{:6}! {}", "", w.message));
+  return out;
+}
+
 std::string with_thousands(long long v) {
   std::string digits = std::to_string(v < 0 ? -static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v));
   std::string out;

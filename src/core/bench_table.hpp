@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/result.hpp"
 
@@ -22,6 +23,17 @@ std::string table_header();
 /// ex/s is the batch of one rank divided by the percentile time (per-GPU ex/s).
 /// `units` is "GPUs" or "CPUs". Percentiles come from `row.summary`.
 std::string table_row(const BenchResult& row, const std::string& units);
+
+/// What ddpbench adds after benchmark.py's columns of a row (so parsers of benchmark.py's
+/// log still match the row's start): measured iterations, the 95% CI half-width of the
+/// mean as % of the mean, the self-check ("check ok" / "check FAILED"; DDP rows), peak
+/// memory of the row's ranks (GiB: CUDA caching allocator on GPUs, process peak RSS on
+/// CPUs), e.g. "  n 50  ci ±0.8%  check ok  peak 3.19 GiB"; with --iters auto a series that
+/// stopped at a limit before reaching its CI target says so.
+std::string table_row_extras(const BenchResult& row);
+
+/// One line per warning of the row, indented under it: "      ! noisy: ...".
+std::vector<std::string> table_row_warnings(const BenchResult& row);
 
 /// An integer with a comma every three digits: 11689512 -> "11,689,512".
 std::string with_thousands(long long v);

@@ -44,16 +44,26 @@ const GpuPeak* find_gpu_peak(const std::string& device_name) {
   return nullptr;
 }
 
-std::optional<double> peak_tflops(const std::string& device_name, const std::string& precision) {
+std::optional<double> peak_tflops(const std::string& device_name, const std::string& unit) {
   const GpuPeak* p = find_gpu_peak(device_name);
   if (!p) return std::nullopt;
   double v = 0;
-  if (precision == "fp32") v = p->fp32;
-  else if (precision == "tf32") v = p->tf32;
-  else if (precision == "fp16") v = p->fp16;
-  else if (precision == "bf16") v = p->bf16;
+  if (unit == "fp32") v = p->fp32;
+  else if (unit == "tf32") v = p->tf32;
+  else if (unit == "fp16") v = p->fp16;
+  else if (unit == "bf16") v = p->bf16;
   if (!(v > 0)) return std::nullopt;
   return v;
+}
+
+PeakBasis mfu_basis(const std::string& precision, bool cudnn_allow_tf32, bool cublas_allow_tf32) {
+  if (precision == "fp16") return {"fp16", "FP16 dense tensor-core peak"};
+  if (precision == "bf16") return {"bf16", "BF16 dense tensor-core peak"};
+  if (precision == "tf32") return {"tf32", "TF32 dense tensor-core peak"};
+  if (cudnn_allow_tf32 && cublas_allow_tf32) return {"tf32", "TF32 dense tensor-core peak (TF32 allowed)"};
+  if (cudnn_allow_tf32) return {"tf32", "TF32 dense tensor-core peak (cuDNN may use TF32 for convolutions)"};
+  if (cublas_allow_tf32) return {"tf32", "TF32 dense tensor-core peak (cuBLAS may use TF32 for matmuls)"};
+  return {"fp32", "FP32 peak (TF32 off)"};
 }
 
 double training_flops_per_example(double forward_macs, double head_macs, double head_first_layer_macs) {

@@ -18,11 +18,25 @@ struct GpuPeak {
 /// The entry whose `match` occurs in `device_name` (most specific first), or nullptr.
 const GpuPeak* find_gpu_peak(const std::string& device_name);
 
-/// Dense peak TFLOP/s of `device_name` for a training precision: "fp32" -> FP32 (non-
-/// tensor-core; ddpbench turns TF32 off for fp32), "tf32" -> TF32 tensor cores, "fp16"
-/// -> FP16 tensor cores (FP32 accumulate), "bf16" -> BF16 tensor cores. Empty for an
-/// unknown GPU or a precision it has no published figure for: no MFU rather than a guess.
-std::optional<double> peak_tflops(const std::string& device_name, const std::string& precision);
+/// Dense peak TFLOP/s of `device_name` for an arithmetic unit: "fp32" -> FP32 (non-
+/// tensor-core), "tf32" -> TF32 tensor cores, "fp16" -> FP16 tensor cores (FP32
+/// accumulate), "bf16" -> BF16 tensor cores. Empty for an unknown GPU or a unit it has
+/// no published figure for: no MFU rather than a guess.
+std::optional<double> peak_tflops(const std::string& device_name, const std::string& unit);
+
+/// The peak an MFU divides by: the fastest unit the run's math lets the GPU use.
+struct PeakBasis {
+  std::string unit;   ///< "fp32", "tf32", "fp16" or "bf16": the peak_tflops unit
+  std::string label;  ///< for people, e.g. "TF32 dense peak (cuDNN may use TF32)"
+};
+
+/// Which peak a run's MFU divides by, from its --precision and the math in effect
+/// (environment.math): fp16/bf16 -> that tensor-core peak; tf32 -> TF32; fp32 and
+/// fp32-strict -> TF32 when cuDNN or cuBLAS may use TF32 (PyTorch's default lets cuDNN
+/// convolutions do so), else FP32. Dividing by the fastest unit allowed keeps MFU an
+/// honest lower bound: a convolution net under PyTorch's default math runs on TF32 tensor
+/// cores, so an FP32 denominator would overstate it.
+PeakBasis mfu_basis(const std::string& precision, bool cudnn_allow_tf32, bool cublas_allow_tf32);
 
 /// Training FLOPs per example from forward multiply-adds (2 FLOPs each). Full training:
 /// forward + backward = 3 x forward = 6 x MACs (the "6 N" convention of Kaplan et al.

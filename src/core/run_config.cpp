@@ -66,7 +66,17 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
     throw UsageError(fmt::format("--batch-size {} must be >= 1 (examples per rank)", cfg.batch_size));
   if (cfg.image_size < 32)
     throw UsageError(fmt::format("--image-size {} is too small; ResNets need >= 32 pixels", cfg.image_size));
-  if (cfg.iters < 1) throw UsageError(fmt::format("--iters {} must be >= 1", cfg.iters));
+  if (cfg.iters < 1) throw UsageError(fmt::format("--iters {} must be >= 1 (or auto)", cfg.iters));
+  if (cfg.iters_auto) {
+    if (!(cfg.target_ci_pct > 0 && cfg.target_ci_pct <= 100))
+      throw UsageError(fmt::format("--target-ci {} must be a percentage in (0, 100], e.g. 1", cfg.target_ci_pct));
+    if (cfg.min_iters < 2)
+      throw UsageError(fmt::format("--min-iters {} must be >= 2 (a CI needs two samples)", cfg.min_iters));
+    if (cfg.max_iters < cfg.min_iters)
+      throw UsageError(fmt::format("--max-iters {} must be >= --min-iters {}", cfg.max_iters, cfg.min_iters));
+    if (!(cfg.max_time_s > 0 && cfg.max_time_s <= 1e7))
+      throw UsageError(fmt::format("--max-time {} must be a number of seconds > 0", cfg.max_time_s));
+  }
   if (cfg.warmup < 0) throw UsageError(fmt::format("--warmup {} must be >= 0", cfg.warmup));
   if (cfg.num_classes < 2) throw UsageError(fmt::format("--num-classes {} must be >= 2", cfg.num_classes));
   for (int n : cfg.world_sizes)
@@ -83,8 +93,10 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
     throw UsageError(fmt::format("--backend '{}' is unknown; use nccl or gloo", cfg.backend));
   if (cfg.device != "auto" && cfg.device != "cpu" && cfg.device != "cuda")
     throw UsageError(fmt::format("--device '{}' is unknown; use cpu or cuda", cfg.device));
-  if (cfg.precision != "fp32" && cfg.precision != "tf32" && cfg.precision != "fp16" && cfg.precision != "bf16")
-    throw UsageError(fmt::format("--precision '{}' is unknown; use fp32, tf32, fp16 or bf16", cfg.precision));
+  if (cfg.precision != "fp32" && cfg.precision != "fp32-strict" && cfg.precision != "tf32" &&
+      cfg.precision != "fp16" && cfg.precision != "bf16")
+    throw UsageError(
+        fmt::format("--precision '{}' is unknown; use fp32, fp32-strict, tf32, fp16 or bf16", cfg.precision));
   if (cfg.head != "mlp4096") throw UsageError(fmt::format("--head '{}' is unknown; use mlp4096", cfg.head));
   if (cfg.dataset_size < 1) throw UsageError(fmt::format("--dataset-size {} must be >= 1", cfg.dataset_size));
   if (cfg.scaling != "weak" && cfg.scaling != "strong")
@@ -126,7 +138,11 @@ nlohmann::json to_json(const RunConfig& cfg) {
                         {"image_size", cfg.image_size},
                         {"num_classes", cfg.num_classes},
                         {"warmup", cfg.warmup},
-                        {"iters", cfg.iters},
+                        {"iters", cfg.iters_auto ? nlohmann::json("auto") : nlohmann::json(cfg.iters)},
+                        {"target_ci_pct", cfg.iters_auto ? nlohmann::json(cfg.target_ci_pct) : nlohmann::json(nullptr)},
+                        {"min_iters", cfg.iters_auto ? nlohmann::json(cfg.min_iters) : nlohmann::json(nullptr)},
+                        {"max_iters", cfg.iters_auto ? nlohmann::json(cfg.max_iters) : nlohmann::json(nullptr)},
+                        {"max_time_s", cfg.iters_auto ? nlohmann::json(cfg.max_time_s) : nlohmann::json(nullptr)},
                         {"world_sizes", cfg.world_sizes},
                         {"bucket_cap_mb", cfg.bucket_cap_mb},
                         {"first_bucket_cap_mb", cfg.first_bucket_cap_mb},

@@ -18,7 +18,12 @@ struct RunConfig {
   int image_size = 224;             ///< square input side, pixels
   int num_classes = 1000;
   int warmup = 5;                   ///< untimed iterations before each measured series
-  int iters = 20;                   ///< measured iterations per series
+  int iters = 20;                   ///< measured iterations per series (fixed mode)
+  bool iters_auto = false;          ///< --iters auto: measure until the CI of the mean is within target_ci_pct
+  double target_ci_pct = 1.0;       ///< auto: 95% CI half-width of the mean step time, % of the mean
+  int min_iters = 10;               ///< auto: never stop before this many measured iterations
+  int max_iters = 1000;             ///< auto: stop here even if the CI is wider than the target
+  double max_time_s = 120.0;        ///< auto: stop a series after this many seconds of measuring
   std::vector<int> world_sizes;     ///< DDP group sizes; empty: default_world_sizes(world)
   double bucket_cap_mb = 25.0;      ///< DDP bucket_cap_mb (MiB, as PyTorch: x * 1024 * 1024 bytes)
   double first_bucket_cap_mb = 1.0; ///< first bucket's cap (dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB)
@@ -29,7 +34,9 @@ struct RunConfig {
   std::string json_path;            ///< result file; empty: none
   unsigned long long seed = 0;      ///< base seed: models from seed, rank r's data from seed + 1000 + r
   std::string device = "auto";      ///< "auto", "cpu" or "cuda"
-  std::string precision = "fp32";   ///< fp32 | tf32 | fp16 | bf16 (fp16/bf16: autocast mixed precision)
+  /// fp32 (PyTorch's default math: cuDNN may use TF32) | fp32-strict (TF32 off) | tf32 |
+  /// fp16 | bf16 (fp16/bf16: autocast mixed precision)
+  std::string precision = "fp32";
   bool channels_last = false;       ///< NHWC memory format for inputs and 4-D parameters
   bool cudnn_benchmark = true;      ///< cuDNN autotuning
   bool freeze_backbone = false;     ///< train only a classifier head (fixed feature extractor)
@@ -50,7 +57,8 @@ std::vector<std::string> split_list(const std::string& text);
 
 /// Checks `cfg` for a job of `world` ranks; `known_models` are the registry's names.
 /// Throws UsageError (one line: the problem and the fix) on: no, unknown or repeated
-/// model, batch <= 0, image size < 32, iters < 1, warmup < 0, a world size outside
+/// model, batch <= 0, image size < 32, iters < 1, warmup < 0, (auto) a target CI outside
+/// (0, 100] %, min iters < 2, max iters < min iters, max time <= 0, a world size outside
 /// 1..world, bucket caps <= 0, timeout < 1 s, an unknown backend, device or scaling mode, and for
 /// strong scaling a global batch that is missing or does not divide evenly among the
 /// ranks of every group in cfg.world_sizes (resolve those first).

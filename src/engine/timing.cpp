@@ -6,7 +6,22 @@
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
+#include <fstream>
+#include <string>
+
 namespace ddpbench {
+namespace {
+
+// VmHWM of /proc/self/status (peak resident set size, kB) in bytes; -1 when unreadable.
+long long peak_rss_bytes() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  return -1;
+}
+
+}  // namespace
 
 void synchronize(const c10::Device& device) {
 #ifdef DDPBENCH_WITH_CUDA
@@ -65,10 +80,12 @@ int cuda_device_count() {
 
 void reset_peak_memory(const c10::Device& device) {
 #ifdef DDPBENCH_WITH_CUDA
-  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
-#else
-  (void)device;
+  if (device.is_cuda()) {
+    c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+    return;
+  }
 #endif
+  if (device.is_cpu()) std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to the current RSS (Linux >= 4.0)
 }
 
 long long peak_memory_bytes(const c10::Device& device) {
@@ -79,9 +96,8 @@ long long peak_memory_bytes(const c10::Device& device) {
     // moved namespaces between 1.13 and 2.x.
     return static_cast<long long>(stats.allocated_bytes[0].peak);
   }
-#else
-  (void)device;
 #endif
+  if (device.is_cpu()) return peak_rss_bytes();
   return -1;
 }
 

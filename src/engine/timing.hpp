@@ -39,11 +39,15 @@ void set_current_device(const c10::Device& device);
 /// Number of CUDA devices visible to this process; 0 in a CPU build or without GPUs.
 int cuda_device_count();
 
-/// Resets the peak of the CUDA caching allocator's allocated bytes on `device`.
+/// Resets the peak that peak_memory_bytes reports: the CUDA caching allocator's peak
+/// on a GPU; on the CPU the process's peak RSS (VmHWM), by writing 5 to
+/// /proc/self/clear_refs (Linux >= 4.0; ignored where that fails).
 void reset_peak_memory(const c10::Device& device);
 
-/// Peak bytes allocated by the CUDA caching allocator on `device` since the last
-/// reset (CUDACachingAllocator::getDeviceStats().allocated_bytes[AGGREGATE].peak); -1 on the CPU.
+/// Peak memory since the last reset, bytes: on a GPU the caching allocator's allocated
+/// bytes (CUDACachingAllocator::getDeviceStats().allocated_bytes[AGGREGATE].peak); on the
+/// CPU the process's peak resident set size (VmHWM of /proc/self/status: the whole
+/// process, model and libraries included). -1 when unknown.
 long long peak_memory_bytes(const c10::Device& device);
 
 }  // namespace ddpbench

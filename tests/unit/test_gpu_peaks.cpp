@@ -29,6 +29,18 @@ TEST(GpuPeaks, NoGuessForUnknownOrUnpublished) {
   EXPECT_EQ(find_gpu_peak("cpu"), nullptr);
 }
 
+TEST(GpuPeaks, MfuDividesByTheFastestUnitTheMathAllows) {
+  // PyTorch's default math (cuDNN TF32 on, cuBLAS off): convolutions run on TF32 tensor cores.
+  EXPECT_EQ(mfu_basis("fp32", true, false).unit, "tf32");
+  EXPECT_EQ(mfu_basis("fp32-strict", false, false).unit, "fp32");
+  EXPECT_EQ(mfu_basis("fp32", false, false).unit, "fp32");  // an old file's fp32 with TF32 off
+  EXPECT_EQ(mfu_basis("fp32", false, true).unit, "tf32");
+  EXPECT_EQ(mfu_basis("tf32", true, true).unit, "tf32");
+  EXPECT_EQ(mfu_basis("bf16", true, false).unit, "bf16");
+  EXPECT_EQ(mfu_basis("fp16", false, false).unit, "fp16");
+  EXPECT_NE(mfu_basis("fp32", true, false).label.find("cuDNN"), std::string::npos);
+}
+
 TEST(GpuPeaks, TrainingFlopsAndAchievedTflops) {
   // resnet50: 4.0892 GMACs forward; 1000 ex/s -> 6 * 4.0892e9 * 1000 / 1e12 = 24.535 TFLOP/s.
   EXPECT_DOUBLE_EQ(training_flops_per_example(4.0892e9), 6 * 4.0892e9);

@@ -25,30 +25,30 @@
 namespace ddpbench {
 namespace {
 
-// Per-rank values gathered to rank 0 after the samples (fixed layout, bounded size).
-enum Extra : size_t {
-  kFwdNs = 0,
-  kBwdComputeNs,
-  kBwdCommNs,
-  kOverlapNs,
-  kPeakMem,
-  kNumExtras,
-};
-const char* kTimerKeys[4] = {"avg_forward_compute_time", "avg_backward_compute_time", "avg_backward_comm_time",
-                             "avg_backward_compute_comm_overlap_time"};
+// What one rank measured in a series, gathered to rank 0 after the samples: a fixed,
+// bounded layout (the samples, then one slot per field; NaN where a value is absent).
+struct RankStats {
+  std::vector<double> samples_s;
+  std::optional<double> reducer_ns[kNumReducerTimers];  // kReducerTimerKeys order
+  std::optional<double> peak_memory_bytes;
 
-// Fault injection for the end-to-end tests, from DDPBENCH_TEST_FAULT (recorded in the
-// result's environment.env; never set it in a real run):
-//   skew-grad   the last rank of a DDP group of >= 2 ranks perturbs its gradients before
-//               the self-check, which must then fail (exit code 3);
-//   nan-grad    every rank of a DDP group of >= 2 ranks gets NaN gradients (a diverged
-//               model): the self-check must fail, not pass on NaN comparisons;
-//   exit-rank1  rank 1 exits abruptly after its first DDP step in a group of >= 2 ranks;
-//               the other ranks must fail, not hang.
-bool test_fault(const char* name) {
-  const char* f = std::getenv("DDPBENCH_TEST_FAULT");
-  return f && std::strcmp(f, name) == 0;
-}
+  static constexpr size_t kExtras = kNumReducerTimers + 1;
+
+  std::vector<double> pack() const {
+    std::vector<double> v(samples_s);
+    for (const auto& t : reducer_ns) v.push_back(t.value_or(NAN));
+    v.push_back(peak_memory_bytes.value_or(NAN));
+    return v;
+  }
+  static RankStats unpack(const std::vector<double>& v, size_t iters) {
+    RankStats r;
+    r.samples_s.assign(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(iters));
+    const auto opt = [](double x) { return std::isnan(x) ? std::nullopt : std::optional<double>(x); };
+    for (size_t k = 0; k < kNumReducerTimers; ++k) r.reducer_ns[k] = opt(v[iters + k]);
+    r.peak_memory_bytes = opt(v[iters + kNumReducerTimers]);
+    return r;
+  }
+};
 
 // The model as configured, on the CPU: torchvision initialisation from the run's seed,
 // frozen behind an MLP head for --freeze-backbone.
@@ -79,30 +79,62 @@ Trainer make_trainer(const SweepEnv& env, ModelPtr model, std::unique_ptr<Distri
   return Trainer(std::move(model), std::move(ddp), rank_batch(env, batch), env.device, env.cfg.precision);
 }
 
-// Runs `warmup` untimed then `iters` timed iterations; after each one the gate (if
-// any) gets a heartbeat. `check` (the self-check) runs after each iteration, untimed,
-// until it returns true (it defers a step whose fp16 gradients overflowed).
-// Requires warmup + iters >= 1.
+// Runs `warmup` untimed then the timed iterations: cfg.iters of them, or with --iters
+// auto until rank 0's 95% CI half-width of the mean is within the target (or a limit is
+// hit), the decision shared over `pg` after each iteration, outside the timed span, so
+// every rank of the group measures the same count. After each iteration the gate (if any)
+// gets a heartbeat; `check` (the self-check) runs after each iteration, untimed, until it
+// returns true (it defers a step whose fp16 gradients overflowed).
 struct Series {
   std::vector<double> samples;
   int64_t skipped_measured = 0;  ///< fp16 steps skipped for overflow among the timed ones
+  Stopping stopping;
 };
 
-Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const std::function<bool()>& check) {
+// Rank 0's stop decision after `samples` (auto mode): 0 = go on, else the reason's code.
+enum StopCode : int { kGoOn = 0, kTargetCi = 1, kMaxIters = 2, kMaxTime = 3 };
+const char* stop_reason(int code) {
+  switch (code) {
+    case kTargetCi: return "target_ci";
+    case kMaxIters: return "max_iters";
+    case kMaxTime: return "max_time";
+    default: return "iterations";
+  }
+}
+
+double ci_pct(const std::vector<double>& samples) {
+  const double m = samples.empty() ? 0 : mean(samples);
+  return m > 0 ? 100.0 * ci95_halfwidth(samples) / m : 0.0;
+}
+
+int stop_decision(const RunConfig& cfg, const std::vector<double>& samples, double elapsed_s) {
+  const auto n = static_cast<int>(samples.size());
+  if (n >= cfg.min_iters && ci_pct(samples) <= cfg.target_ci_pct) return kTargetCi;
+  if (n >= cfg.max_iters) return kMaxIters;
+  if (n >= 2 && elapsed_s >= cfg.max_time_s) return kMaxTime;
+  return kGoOn;
+}
+
+Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const std::function<bool()>& check,
+                  const c10::intrusive_ptr<c10d::ProcessGroup>& pg, int group_rank) {
+  const RunConfig& cfg = env.cfg;
   StepTimer timer(env.device);
   Series out;
   std::vector<double>& samples = out.samples;
-  samples.reserve(static_cast<size_t>(env.cfg.iters));
+  samples.reserve(static_cast<size_t>(cfg.iters_auto ? cfg.min_iters : cfg.iters));
   const auto skipped = [&] { return trainer.scaler() ? trainer.scaler()->skipped_steps() : 0; };
   int64_t skipped_before = 0;
-  const int total = env.cfg.warmup + env.cfg.iters;
   bool checked = false;
-  for (int it = 0; it < total; ++it) {
-    if (it == env.cfg.warmup) skipped_before = skipped();
+  auto measuring_since = std::chrono::steady_clock::now();
+  for (int it = 0;; ++it) {
+    if (it == cfg.warmup) {
+      skipped_before = skipped();
+      measuring_since = std::chrono::steady_clock::now();
+    }
     timer.start();
     trainer.step();
     const double s = timer.stop_s();
-    if (it >= env.cfg.warmup) samples.push_back(s);
+    if (it >= cfg.warmup) samples.push_back(s);
     const bool checked_now = !checked && check && (checked = check());
     if (it == 0 || checked_now) {
       // The peak memory reported is that of the steady state: the first iteration holds
@@ -110,7 +142,24 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
       reset_peak_memory(env.device);
     }
     if (gate) gate->beat();
+    if (it < cfg.warmup) continue;
+    if (!cfg.iters_auto) {
+      if (static_cast<int>(samples.size()) >= cfg.iters) break;
+      continue;
+    }
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - measuring_since).count();
+    int code = group_rank == 0 ? stop_decision(cfg, samples, elapsed) : kGoOn;
+    if (pg && pg->getSize() > 1)
+      code = static_cast<int>(
+          allreduce_values(pg, {static_cast<double>(code)}, c10d::ReduceOp::MAX, env.device, env.timeout).front());
+    if (code != kGoOn) {
+      out.stopping.reason = stop_reason(code);
+      break;
+    }
   }
+  out.stopping.mode = cfg.iters_auto ? "auto" : "fixed";
+  out.stopping.target_ci_pct = cfg.iters_auto ? cfg.target_ci_pct : 0.0;
+  out.stopping.achieved_ci_pct = ci_pct(samples);
   out.skipped_measured = skipped() - skipped_before;
   return out;
 }
@@ -122,8 +171,46 @@ int distinct_hosts(const std::vector<RankPlacement>& placements, int n) {
   return std::max<int>(1, static_cast<int>(hosts.size()));
 }
 
+// Warnings that depend on one row alone (negative DDP overhead needs the no-DDP row: run_sweep).
+void add_row_warnings(const SweepEnv& env, BenchResult& row) {
+  const Summary& s = row.summary;
+  if (s.cv > kNoisyCv)
+    row.warnings.push_back({"noisy", fmt::format("noisy: per-iteration times vary by {:.1f}% (cv > {:.0f}%); the "
+                                                 "percentiles may move between launches",
+                                                 100 * s.cv, 100 * kNoisyCv)});
+  if (s.iterations < kMinItersForP95)
+    row.warnings.push_back({"few_samples", fmt::format("{} iterations: p95 needs at least {} to rest on a sample "
+                                                       "above it; run more --iters",
+                                                       s.iterations, kMinItersForP95)});
+  if (!env.device.is_cuda()) {
+    // CPU ranks: intra-op threads of the ranks sharing a host against that host's cores.
+    std::map<std::string, std::pair<int, int>> per_host;  // host -> (ranks, usable cpus)
+    for (int r = 0; r < row.world_size && r < static_cast<int>(env.placements.size()); ++r) {
+      auto& h = per_host[env.placements[static_cast<size_t>(r)].host];
+      ++h.first;
+      h.second = env.placements[static_cast<size_t>(r)].usable_cpus;
+    }
+    for (const auto& [host, h] : per_host)
+      if (h.second > 0 && h.first * env.threads_per_rank > h.second) {
+        row.warnings.push_back({"oversubscribed",
+                                fmt::format("{} ranks x {} threads on {} exceed its {} usable cores: ranks compete "
+                                            "for CPUs",
+                                            h.first, env.threads_per_rank, host, h.second)});
+        break;
+      }
+  }
+  if (row.checks.contains("grad_check_passed") && !row.checks["grad_check_passed"].get<bool>())
+    row.warnings.push_back({"self_check_failed", "gradients differ across ranks: no timing of this row is valid"});
+  if (row.checks.contains("fp16_skipped_steps_in_measurement") &&
+      row.checks["fp16_skipped_steps_in_measurement"].get<long long>() > 0)
+    row.warnings.push_back({"fp16_skipped_steps",
+                            "fp16 steps skipped for overflow among the timed ones: those steps did no update and "
+                            "make the row look faster; give more --warmup"});
+}
+
+// Rank 0's row from every rank's stats (in group rank order).
 BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, int n, long long batch,
-                     const std::vector<std::vector<double>>& gathered) {
+                     const std::vector<RankStats>& stats, const Stopping& stopping) {
   BenchResult row;
   row.model = model;
   row.batch_per_rank = batch;
@@ -135,50 +222,48 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
   row.nodes = distinct_hosts(env.placements, n);
   row.ddp = ddp;
   row.label = ddp ? group_label(row.nodes, n, env.device.is_cuda() ? 'G' : 'C') : "no ddp";
-  const auto iters = static_cast<size_t>(env.cfg.iters);
+  row.stopping = stopping;
   std::vector<std::vector<double>> per_rank;
-  double timer_sum[4] = {0, 0, 0, 0};
-  int timer_n[4] = {0, 0, 0, 0};
-  long long peak_max = -1;
+  double timer_sum[kNumReducerTimers] = {};
+  int timer_n[kNumReducerTimers] = {};
+  std::optional<double> peak_max;
   for (int r = 0; r < n; ++r) {
-    const auto& v = gathered[static_cast<size_t>(r)];
+    const RankStats& st = stats[static_cast<size_t>(r)];
     RankSamples rs;
     rs.rank = r;
     const auto& pl = env.placements[static_cast<size_t>(r)];
     rs.host = pl.host;
     rs.local_rank = pl.local_rank;
     rs.device = pl.device;
-    rs.samples_s.assign(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(iters));
+    rs.samples_s = st.samples_s;
     per_rank.push_back(rs.samples_s);
-    const double* extra = v.data() + iters;
     if (ddp) {
       nlohmann::json timers = nlohmann::json::object();
-      for (int k = 0; k < 4; ++k) {
-        if (extra[k] >= 0) {
-          timers[kTimerKeys[k]] = static_cast<long long>(extra[k]);
-          timer_sum[k] += extra[k];
-          ++timer_n[k];
-        }
+      for (size_t k = 0; k < kNumReducerTimers; ++k) {
+        if (!st.reducer_ns[k]) continue;
+        timers[kReducerTimerKeys[k]] = static_cast<long long>(*st.reducer_ns[k]);
+        timer_sum[k] += *st.reducer_ns[k];
+        ++timer_n[k];
       }
       rs.telemetry["reducer_timers_ns"] = timers;
     }
-    if (extra[kPeakMem] >= 0) {
-      rs.telemetry["peak_memory_bytes"] = static_cast<long long>(extra[kPeakMem]);
-      peak_max = std::max(peak_max, static_cast<long long>(extra[kPeakMem]));
+    if (st.peak_memory_bytes) {
+      rs.telemetry["peak_memory_bytes"] = static_cast<long long>(*st.peak_memory_bytes);
+      peak_max = std::max(peak_max.value_or(0.0), *st.peak_memory_bytes);
     }
     row.ranks.push_back(std::move(rs));
   }
   row.summary = summarize(per_rank, row.batch_per_rank, n);
   if (ddp) {
     nlohmann::json mean_timers = nlohmann::json::object();
-    for (int k = 0; k < 4; ++k)
-      if (timer_n[k] > 0) mean_timers[kTimerKeys[k]] = timer_sum[k] / timer_n[k];
+    for (size_t k = 0; k < kNumReducerTimers; ++k)
+      if (timer_n[k] > 0) mean_timers[kReducerTimerKeys[k]] = timer_sum[k] / timer_n[k];
     row.telemetry["reducer_timers_ns_mean_over_ranks"] = mean_timers;
     row.telemetry["reducer_timers_note"] =
         "c10d::Logger averages over the iterations the Reducer samples (the first 10, then every 100th), "
         "warm-up included";
   }
-  if (peak_max >= 0) row.telemetry["peak_memory_bytes_max_over_ranks"] = peak_max;
+  if (peak_max) row.telemetry["peak_memory_bytes_max_over_ranks"] = static_cast<long long>(*peak_max);
   return row;
 }
 
@@ -196,20 +281,17 @@ std::chrono::milliseconds gate_poll(const SweepEnv& env) {
   return std::chrono::milliseconds(static_cast<long long>(s * 1000));
 }
 
-std::vector<double> rank_payload(const SweepEnv& env, const std::vector<double>& samples,
-                                 DistributedDataParallel* ddp) {
-  std::vector<double> payload(samples);
-  payload.resize(static_cast<size_t>(env.cfg.iters) + kNumExtras, -1.0);
-  double* extra = payload.data() + env.cfg.iters;
+RankStats rank_stats(const SweepEnv& env, const Series& series, DistributedDataParallel* ddp) {
+  RankStats st;
+  st.samples_s = series.samples;
   if (ddp) {
-    auto timers = ddp->reducer_timers_ns();
-    for (int k = 0; k < 4; ++k) {
-      auto it = timers.find(kTimerKeys[k]);
-      if (it != timers.end()) extra[k] = static_cast<double>(it->second);
-    }
+    const auto timers = ddp->reducer_timers_ns();
+    for (size_t k = 0; k < kNumReducerTimers; ++k)
+      if (auto it = timers.find(kReducerTimerKeys[k]); it != timers.end())
+        st.reducer_ns[k] = static_cast<double>(it->second);
   }
-  extra[kPeakMem] = static_cast<double>(peak_memory_bytes(env.device));
-  return payload;
+  if (const long long peak = peak_memory_bytes(env.device); peak >= 0) st.peak_memory_bytes = static_cast<double>(peak);
+  return st;
 }
 
 // What rank 0 knows about a model before measuring it (computed once, on the CPU).
@@ -245,13 +327,16 @@ void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, cons
   const double train_flops = training_flops_per_example(info.forward_macs, info.head_macs, info.head_first_macs);
   const double achieved = achieved_tflops(train_flops, row.summary.ex_per_s_per_gpu);
   const std::string gpu = env.placements.empty() ? std::string() : env.placements.front().gpu_name;
-  const auto peak = env.device.is_cuda() ? peak_tflops(gpu, row.precision) : std::nullopt;
+  const PeakBasis basis = mfu_basis(row.precision, env.math.cudnn_allow_tf32, env.math.cublas_allow_tf32);
+  const double peak = env.device.is_cuda() ? peak_tflops(gpu, basis.unit).value_or(0.0) : 0.0;  // 0: unknown
   const GpuPeak* entry = env.device.is_cuda() ? find_gpu_peak(gpu) : nullptr;
+  const nlohmann::json null(nullptr);
   row.compute = {{"forward_macs_per_example", info.forward_macs},
                  {"train_flops_per_example", train_flops},
                  {"achieved_tflops_per_gpu", achieved},
-                 {"peak_tflops", peak ? nlohmann::json(*peak) : nlohmann::json(nullptr)},
-                 {"mfu", peak ? nlohmann::json(achieved / *peak) : nlohmann::json(nullptr)},
+                 {"peak_tflops", peak > 0 ? nlohmann::json(peak) : null},
+                 {"mfu", peak > 0 ? nlohmann::json(achieved / peak) : null},
+                 {"peak_basis", peak > 0 ? nlohmann::json(basis.label) : null},
                  {"peak_source", entry ? entry->source : "unknown device: no MFU"},
                  {"parameters", info.parameters},
                  {"trainable_parameters", info.trainable_parameters}};
@@ -286,9 +371,10 @@ std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& mo
   try {
     reset_peak_memory(env.device);
     Trainer trainer = make_trainer(env, build_model(env, model), nullptr, batch);
-    const Series series = run_series(env, trainer, &gate, nullptr);
-    auto row = make_row(env, model, /*ddp=*/false, 1, batch, {rank_payload(env, series.samples, nullptr)});
+    const Series series = run_series(env, trainer, &gate, nullptr, {}, 0);
+    auto row = make_row(env, model, /*ddp=*/false, 1, batch, {rank_stats(env, series, nullptr)}, series.stopping);
     annotate(env, info, row, trainer, series);
+    add_row_warnings(env, row);
     gate.done();
     return row;
   } catch (const std::exception& e) {
@@ -331,19 +417,22 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
         // every rank, since found_inf comes from the reduced gradients): check the next one.
         if (trainer.scaler() && !trainer.scaler()->last_step_finite()) return false;
         torch::NoGradGuard ng;
-        if (n > 1 && rank == n - 1 && test_fault("skew-grad")) ddp_raw->parameters().front().mutable_grad().add_(1.0);
-        if (n > 1 && test_fault("nan-grad")) ddp_raw->parameters().front().mutable_grad().fill_(NAN);
-        if (n > 1 && rank == 1 && test_fault("exit-rank1")) std::_Exit(1);
+        if (n > 1 && env.self_check_hook) env.self_check_hook(rank, n, ddp_raw->parameters());
         spread = grad_spread_across_ranks(ddp_raw->parameters(), pg, env.timeout);
         return true;
       };
-      const Series series = run_series(env, trainer, rank == 0 ? &gate : nullptr, check);
+      const Series series = run_series(env, trainer, rank == 0 ? &gate : nullptr, check, pg, rank);
       const GradSpread measured = spread.value_or(GradSpread{});
       limit = env.cfg.grad_check_tol * std::max(1.0, measured.max_abs_grad);
-      auto payload = rank_payload(env, series.samples, ddp_raw);
-      auto gathered = gather_to_root(pg, payload, payload.size(), env.device, env.timeout);
+      // Every rank of the group measured the same number of iterations (fixed, or agreed in auto mode).
+      const size_t iters = series.samples.size();
+      const auto payload = rank_stats(env, series, ddp_raw).pack();
+      const auto gathered = gather_to_root(pg, payload, payload.size(), env.device, env.timeout);
       if (rank == 0) {
-        BenchResult row = make_row(env, model, /*ddp=*/true, n, batch_per_rank(env.cfg, n), gathered);
+        std::vector<RankStats> stats;
+        for (const auto& v : gathered) stats.push_back(RankStats::unpack(v, iters));
+        BenchResult row =
+            make_row(env, model, /*ddp=*/true, n, batch_per_rank(env.cfg, n), stats, series.stopping);
         const auto buckets = ddp_raw->bucket_sizes_bytes();
         row.checks = nlohmann::json{{"grad_max_abs_diff_across_ranks", measured.max_abs_diff},
                                     {"grad_max_abs", measured.max_abs_grad},
@@ -353,6 +442,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
                                     {"buckets_rebuilt", ddp_raw->buckets_rebuilt()},
                                     {"bucket_sizes_bytes", buckets}};
         annotate(env, info, row, trainer, series);
+        add_row_warnings(env, row);
         // What DDP reduces: every bucket once per step (the gradients of the trainable
         // parameters). Steps per epoch at this group's global batch.
         long long per_step = 0;
@@ -385,11 +475,42 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
 
 }  // namespace
 
+SelfCheckHook fault_injection_hook(const std::string& name) {
+  if (name == "skew-grad")
+    return [](int rank, int n, const std::vector<at::Tensor>& params) {
+      torch::NoGradGuard ng;
+      if (rank == n - 1) params.front().mutable_grad().add_(1.0);
+    };
+  if (name == "nan-grad")
+    return [](int, int, const std::vector<at::Tensor>& params) {
+      torch::NoGradGuard ng;
+      params.front().mutable_grad().fill_(NAN);
+    };
+  if (name == "exit-rank1")
+    return [](int rank, int, const std::vector<at::Tensor>&) {
+      if (rank == 1) std::_Exit(1);
+    };
+  throw UsageError(fmt::format("DDPBENCH_TEST_FAULT '{}' is unknown (skew-grad, nan-grad, exit-rank1); unset it",
+                               name));
+}
+
 std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row) {
   std::vector<BenchResult> rows;
   RowCallback emit = [&](const BenchResult& row) {
     rows.push_back(row);
-    if (on_row) on_row(rows.back());
+    BenchResult& r = rows.back();
+    // DDP faster than the same step without it: noise, or not the same work.
+    if (r.ddp)
+      for (const auto& nd : rows)
+        if (!nd.ddp && nd.model == r.model && nd.batch_per_rank == r.batch_per_rank &&
+            r.summary.p50_s < nd.summary.p50_s) {
+          r.warnings.push_back({"negative_ddp_overhead",
+                                fmt::format("DDP p50 {:.4f} s is below the no-DDP p50 {:.4f} s: DDP cannot be "
+                                            "free, so noise or a changed machine state dominates this row",
+                                            r.summary.p50_s, nd.summary.p50_s)});
+          break;
+        }
+    if (on_row) on_row(r);
   };
   for (const auto& model : env.cfg.models) {
     warmup_alone(env, model);

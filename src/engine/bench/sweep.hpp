@@ -17,8 +17,23 @@
 #include "core/run_config.hpp"
 #include "engine/dist/process_group.hpp"
 #include "engine/env_info.hpp"
+#include "engine/train/precision.hpp"
 
 namespace ddpbench {
+
+/// Test seam of the self-check: called on every rank of a DDP group of >= 2 ranks with
+/// (rank, group size, the DDP parameters, whose gradients are about to be compared)
+/// right before the comparison. Production runs leave it empty; the end-to-end tests
+/// inject faults through it (see fault_injection_hook).
+using SelfCheckHook = std::function<void(int rank, int group_size, const std::vector<at::Tensor>& params)>;
+
+/// The hook for a named fault of the end-to-end tests (`ddpbench run` takes the name from
+/// DDPBENCH_TEST_FAULT, recorded in the result's environment.env; never set in a real run):
+///   skew-grad   the last rank of the group perturbs its gradients: the check must fail (exit 3);
+///   nan-grad    every rank gets NaN gradients (a diverged model): the check must fail;
+///   exit-rank1  rank 1 exits abruptly: the other ranks must fail, not hang.
+/// Throws UsageError for an unknown name.
+SelfCheckHook fault_injection_hook(const std::string& name);
 
 /// Everything one rank needs to take part in the sweep.
 struct SweepEnv {
@@ -29,10 +44,20 @@ struct SweepEnv {
   std::chrono::milliseconds timeout{300000};
   c10::intrusive_ptr<c10d::Store> store;  ///< the job's store (sub-groups prefix it)
   std::vector<RankPlacement> placements;  ///< all ranks' placements; needed on rank 0 only
+  int threads_per_rank = 1;               ///< intra-op threads of every rank
+  MathModes math{};                       ///< math in effect (TF32, cuDNN benchmark): picks the MFU peak
+  SelfCheckHook self_check_hook;          ///< test seam; empty in real runs
 };
 
 /// Called on rank 0 after each row is measured (print it, write the JSON).
 using RowCallback = std::function<void(const BenchResult&)>;
+
+/// Noise threshold: a series whose per-iteration times have a coefficient of variation
+/// (stddev / mean) above this is flagged "noisy" (docs/METHODOLOGY.md, "Statistics").
+inline constexpr double kNoisyCv = 0.05;
+
+/// Fewest measured iterations for which p95 rests on at least one sample above it.
+inline constexpr int kMinItersForP95 = 20;
 
 /// Runs the whole sweep for every model of env.cfg. Collective: every rank of the job
 /// must call it with the same configuration. Returns the rows on rank 0 (empty elsewhere).

@@ -94,8 +94,7 @@ std::vector<int64_t> DistributedDataParallel::bucket_sizes_bytes() { return logg
 std::map<std::string, int64_t> DistributedDataParallel::reducer_timers_ns() {
   std::map<std::string, int64_t> out;
   const auto data = logger_->get_ddp_logging_data();
-  for (const char* key : {"avg_forward_compute_time", "avg_backward_compute_time", "avg_backward_comm_time",
-                          "avg_backward_compute_comm_overlap_time"}) {
+  for (const char* key : kReducerTimerKeys) {
     auto it = data.ints_map.find(key);
     if (it != data.ints_map.end()) out[key] = it->second;
   }

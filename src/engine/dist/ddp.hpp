@@ -16,6 +16,13 @@
 
 namespace ddpbench {
 
+/// The c10d::Logger keys of the Reducer's timers (DDPLoggingData.ints_map, ns):
+/// forward compute, backward compute, backward communication, and their overlap.
+inline constexpr size_t kNumReducerTimers = 4;
+inline constexpr const char* kReducerTimerKeys[kNumReducerTimers] = {
+    "avg_forward_compute_time", "avg_backward_compute_time", "avg_backward_comm_time",
+    "avg_backward_compute_comm_overlap_time"};
+
 /// DDP knobs, with Python's defaults.
 struct DdpOptions {
   int64_t bucket_cap_bytes = 25 * 1024 * 1024;      ///< bucket_cap_mb * 2^20

@@ -13,7 +13,7 @@ namespace ddpbench {
 
 MathModes apply_math_modes(const PrecisionConfig& cfg) {
   auto& ctx = at::globalContext();
-  if (cfg.precision == "fp32" || cfg.precision == "tf32") {
+  if (cfg.precision == "fp32-strict" || cfg.precision == "tf32") {
     const bool tf32 = cfg.precision == "tf32";
     ctx.setAllowTF32CuBLAS(tf32);
     ctx.setAllowTF32CuDNN(tf32);

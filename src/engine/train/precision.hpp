@@ -15,13 +15,16 @@ namespace ddpbench {
 
 /// The process-wide math settings of a run (channels_last is per model: to_channels_last).
 struct PrecisionConfig {
-  std::string precision = "fp32";  ///< fp32 | tf32 | fp16 | bf16
+  std::string precision = "fp32";  ///< fp32 | fp32-strict | tf32 | fp16 | bf16
   bool cudnn_benchmark = true;
 };
 
-/// Sets the process-wide math modes: fp32 turns TF32 off for cuBLAS and cuDNN, tf32
-/// turns it on (fp16/bf16 keep PyTorch's defaults for their fp32 leftovers); cuDNN
-/// benchmark (autotuning) per `cfg`. Returns what is now in effect, for the result file.
+/// Sets the process-wide math modes: fp32 leaves PyTorch's defaults as an unmodified job
+/// has them (cuDNN may use TF32 for convolutions, cuBLAS matmuls stay fp32: torch >= 1.12's
+/// torch.backends.cudnn.allow_tf32 = True, torch.backends.cuda.matmul.allow_tf32 = False);
+/// fp32-strict turns TF32 off for both (true IEEE fp32); tf32 turns it on for both;
+/// fp16/bf16 keep PyTorch's defaults for their fp32 leftovers. cuDNN benchmark
+/// (autotuning) per `cfg`. Returns what is now in effect, for the result file.
 struct MathModes {
   bool cublas_allow_tf32, cudnn_allow_tf32, cudnn_benchmark;
 };
