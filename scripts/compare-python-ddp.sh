@@ -12,7 +12,8 @@
 # Usage: scripts/compare-python-ddp.sh [ROUNDS] [extra ddpbench flags...]
 # Env: PYTHON (default /usr/bin/python3), TORCHRUN (default /usr/bin/torchrun),
 #      MODEL (resnet18) BATCH (8) IMAGE (64) ITERS (50) WARMUP (5), OMP_NUM_THREADS (1),
-#      SKIP_TORCHRUN=1 to leave out the torchrun column.
+#      WORLD (2: ranks of the DDP row; 1 on a one-GPU machine), PRECISION (fp32, fp32-strict,
+#      tf32 or bf16; passed to both sides), SKIP_TORCHRUN=1 to leave out the torchrun column.
 set -euo pipefail
 rounds=${1:-5}; shift || true
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,9 +22,11 @@ python=${PYTHON:-/usr/bin/python3}
 torchrun=${TORCHRUN:-/usr/bin/torchrun}
 ref="$root/scripts/python_ddp_reference.py"
 model=${MODEL:-resnet18} batch=${BATCH:-8} image=${IMAGE:-64} iters=${ITERS:-50} warmup=${WARMUP:-5}
+world=${WORLD:-2} precision=${PRECISION:-fp32}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-wargs=(--model "$model" --batch-size "$batch" --image-size "$image" --iters "$iters" --warmup "$warmup")
+wargs=(--model "$model" --batch-size "$batch" --image-size "$image" --iters "$iters" --warmup "$warmup"
+       --precision "$precision")
 
 p50() { "$python" -c "import json,sys; print('%.4f' % json.loads(sys.stdin.read().strip().splitlines()[-1])['p50_s'])"; }
 free_port() { "$python" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])"; }
@@ -44,18 +47,18 @@ py_plain() {  # $1 = world size, rest: script flags
 
 printf '%-6s %10s %10s %10s %10s %12s   %9s %9s\n' round cpp-noddp cpp-ddp py-noddp py-ddp py-ddp-trun cpp-cost py-cost
 for ((i = 1; i <= rounds; i++)); do
-  "$bin" run "${wargs[@]}" --world-sizes 2 --json "$tmp/cpp.json" "$@" >/dev/null
+  "$bin" run "${wargs[@]}" --world-sizes "$world" --nproc-per-node "$world" --json "$tmp/cpp.json" "$@" >/dev/null
   read -r cnd cdd < <("$python" -c "
 import json,sys
 rs=json.load(open(sys.argv[1]))['results']
-nd=[r for r in rs if not r['ddp']][0]; d=[r for r in rs if r['ddp'] and r['world_size']==2][0]
-print('%.4f %.4f' % (nd['summary']['p50_s'], d['summary']['p50_s']))" "$tmp/cpp.json")
+nd=[r for r in rs if not r['ddp']][0]; d=[r for r in rs if r['ddp'] and r['world_size']==int(sys.argv[2])][0]
+print('%.4f %.4f' % (nd['summary']['p50_s'], d['summary']['p50_s']))" "$tmp/cpp.json" "$world")
   pnd=$(py_plain 1 --no-ddp)
-  pdd=$(py_plain 2)
+  pdd=$(py_plain "$world")
   ptr=n/a
   if [ "${SKIP_TORCHRUN:-0}" != 1 ]; then
     # --redirects 1 --tee 1: Debian's torchrun 1.13 crashes on its default under Python 3.11.
-    ptr=$(timeout 600 "$torchrun" --redirects 1 --tee 1 --standalone --nproc_per_node 2 "$ref" "${wargs[@]}" 2>/dev/null |
+    ptr=$(timeout 600 "$torchrun" --redirects 1 --tee 1 --standalone --nproc_per_node "$world" "$ref" "${wargs[@]}" 2>/dev/null |
           sed -n 's/^\[default0\]://p' | p50)
   fi
   printf '%-6s %10s %10s %10s %10s %12s   %9s %9s\n' "$i" "$cnd" "$cdd" "$pnd" "$pdd" "$ptr" \

@@ -33,6 +33,9 @@ def main():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--no-ddp", action="store_true", help="train without DDP (baseline)")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "fp32-strict", "tf32", "bf16"],
+                   help="fp32: PyTorch's default math (untouched); fp32-strict: TF32 off; tf32: TF32 on; "
+                        "bf16: torch.autocast around forward and loss, as ddpbench --precision")
     args = p.parse_args()
 
     cuda = torch.cuda.is_available()
@@ -42,6 +45,13 @@ def main():
     dev = torch.device("cuda", local_rank) if cuda else torch.device("cpu")
     dist.init_process_group("nccl" if cuda else "gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
+
+    if args.precision in ("fp32-strict", "tf32"):
+        tf32 = args.precision == "tf32"
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cudnn.benchmark = True  # ddpbench's default (--no-cudnn-benchmark turns it off)
+    autocast = torch.autocast(dev.type, dtype=torch.bfloat16, enabled=args.precision == "bf16")
 
     torch.manual_seed(0)
     model = getattr(torchvision.models, args.model)(num_classes=1000).to(dev)
@@ -56,7 +66,8 @@ def main():
     for it in range(args.warmup + args.iters):
         t0 = time.perf_counter()
         opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
+        with autocast:
+            loss = F.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
         if cuda:
@@ -71,7 +82,10 @@ def main():
         pooled = np.array([t for ts in gathered for t in ts])
         out = {"tool": "python-ddp", "torch": torch.__version__, "model": args.model, "world_size": world,
                "batch_per_rank": args.batch_size, "image_size": args.image_size, "ddp": not args.no_ddp,
-               "threads": torch.get_num_threads(), "device": str(dev), "n": int(pooled.size)}
+               "threads": torch.get_num_threads(), "device": str(dev), "n": int(pooled.size),
+               "precision": args.precision,
+               "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
+               "cublas_allow_tf32": torch.backends.cuda.matmul.allow_tf32}
         for q in (50, 75, 90, 95):
             out[f"p{q}_s"] = float(np.percentile(pooled, q))
         print(json.dumps(out), flush=True)

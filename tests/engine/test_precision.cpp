@@ -38,7 +38,7 @@ TEST(Precision, Bf16AutocastTrainsOnTheCpuCloseToFp32) {
 }
 
 TEST(Precision, MathModesFollowThePrecision) {
-  auto m = apply_math_modes({"fp32", false});
+  auto m = apply_math_modes({"fp32-strict", false});
   EXPECT_FALSE(m.cublas_allow_tf32);
   EXPECT_FALSE(m.cudnn_allow_tf32);
   EXPECT_FALSE(m.cudnn_benchmark);
