@@ -160,6 +160,14 @@ DiffRow compare(const SideRow& b, const SideRow& t, const DiffOptions& opts) {
   } else {
     ci = t_diff_ci(row.base_launches, row.test_launches);
     row.method = sb.size() >= 2 && st.size() >= 2 ? "Welch t" : "pooled t";
+    if (ci.hi - ci.lo == 0) {
+      // Launches that agree exactly (the same file given twice) show no spread at all:
+      // that is no evidence of a small one, so the floor stands in for it.
+      const double floor = opts.noise_floor * row.base_s;
+      ci.lo -= floor;
+      ci.hi += floor;
+      row.method += " + noise floor";
+    }
   }
   row.ci = ci;
   row.verdict = verdict_of(ci);
@@ -339,7 +347,7 @@ std::string render_diff_text(const DiffReport& d) {
         "one launch per side: 95% bootstrap interval of the median difference, widened by the launch-to-launch noise "
         "floor of +-{:g}% of base (--noise-floor); 'within noise' when it contains 0",
         100 * d.opts.noise_floor));
-  if (methods.count("Welch t") || methods.count("pooled t"))
+  if (std::any_of(methods.begin(), methods.end(), [](const std::string& m) { return m.find(" t") != std::string::npos; }))
     t.notes.push_back("several launches: 95% t interval (Welch) of the difference of the launch means; 'within noise' "
                       "when it contains 0");
   t.notes.push_back("docs/METHODOLOGY.md, \"diff: noise and launches\"");

@@ -69,7 +69,8 @@ struct DiffRow {
   /// 95% interval of test_s - base_s (s), as the verdict used it (noise floor included);
   /// absent when there is no verdict.
   std::optional<Interval> ci;
-  /// "bootstrap + noise floor" (one launch per side), "Welch t" or "pooled t" (launches).
+  /// "bootstrap + noise floor" (one launch per side), "Welch t" or "pooled t" (launches;
+  /// "+ noise floor" when the launches do not vary at all, e.g. one file given twice).
   std::string method;
   /// "faster", "slower", "within noise", "too few samples" (a launch with < 5
   /// iterations), "no samples".

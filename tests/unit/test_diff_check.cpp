@@ -261,6 +261,17 @@ TEST(Diff, LaunchesThatDisagreeMakeAChangeWithinNoise) {
   EXPECT_EQ(diff_results(launch(0.100), launch(0.108), no_floor).rows[0].verdict, "slower");
 }
 
+TEST(Diff, LaunchesWithoutSpreadFallBackToTheFloor) {
+  // The same launch twice per side: zero spread is no evidence of a small one.
+  const std::vector<NamedResult> base = {{"a", launch(0.100)}, {"a", launch(0.100)}};
+  const std::vector<NamedResult> test = {{"b", launch(0.105)}, {"b", launch(0.105)}};
+  const auto r = diff_results(base, test).rows[0];
+  EXPECT_EQ(r.method, "Welch t + noise floor");
+  EXPECT_NEAR(r.ci->lo, 0.005 - 0.010, 1e-9);
+  EXPECT_NEAR(r.ci->hi, 0.005 + 0.010, 1e-9);
+  EXPECT_EQ(r.verdict, "within noise");
+}
+
 TEST(Diff, MatchPairsAcrossAChangedPrecision) {
   auto a = read_result_file(kFix + "diff_base.json");
   auto b = read_result_file(kFix + "diff_base.json");
