@@ -5,7 +5,7 @@
 #include "cli/commands.hpp"
 #include "core/check.hpp"
 #include "core/errors.hpp"
-#include "core/report.hpp"
+#include "core/config_key.hpp"
 
 namespace ddpbench::cli {
 
@@ -18,6 +18,10 @@ Command add_check_command(CLI::App& parent) {
                                              "any FAIL or MISSING");
   app->add_option("file", f->file, "Result file written by ddpbench run --json")->required();
   app->add_option("--reference", f->reference, "Reference file (see docs/reference/example.json)")->required();
+  app->footer("Exit codes: 0 every applicable entry passed; 1 an entry FAILed or is MISSING, or no entry applies to "
+              "the result's device (nothing checked is not a pass); 2 bad input (an unreadable file, a malformed "
+              "reference, an unknown key).\nEntries pin model, batch_per_rank, image_size, world_size and setup: "
+              "docs/METHODOLOGY.md, \"check references\".");
   return {app, [f]() -> int {
             const ResultFile result = read_result_file(f->file);
             const auto refs = parse_reference(read_text_file(f->reference), f->reference);

@@ -1,29 +1,108 @@
-// `ddpbench diff BASE TEST`: what changed between two result files, and whether it matters.
+// `ddpbench diff BASE... -- TEST...`: what changed between launches, and whether it matters.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "core/config_key.hpp"
 #include "core/diff.hpp"
 #include "core/errors.hpp"
 
 namespace ddpbench::cli {
+namespace {
+
+// The usage line names the files (CLI11 keeps them as extras, so it cannot).
+class DiffUsage : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App*, std::string name) const override {
+    return "Usage: " + name + " [OPTIONS] BASE.json TEST.json\n       " + name +
+           " [OPTIONS] BASE1.json [BASE2.json ...] -- TEST1.json [TEST2.json ...]\n";
+  }
+};
+
+}  // namespace
 
 Command add_diff_command(CLI::App& parent) {
   struct Flags {
-    std::string base, test, format = "table";
+    std::string format = "table", match = "all", sentinel;
+    double noise_floor_pct = 10;
+    double fail_pct = 0;
+    CLI::Option* fail_opt = nullptr;
   };
   auto f = std::make_shared<Flags>();
-  auto* app = parent.add_subcommand("diff", "Compare two result files: configuration, then per-row timing changes "
-                                            "with a noise verdict");
-  app->add_option("base", f->base, "Result file A (the baseline)")->required();
-  app->add_option("test", f->test, "Result file B (the candidate)")->required();
+  auto* app = parent.add_subcommand(
+      "diff",
+      "Compare result files, one launch per file (BASE TEST, or BASE... -- TEST...): configuration, then per-row "
+      "timing changes with a noise verdict");
+  // The files are kept by CLI11 as extras, in order, with the "--" between the sides. The
+  // positional below never takes a value (its check rejects every one); while it waits,
+  // CLI11 keeps a "--" among this subcommand's arguments instead of handing it up.
+  app->allow_extras();
+  app->formatter(std::make_shared<DiffUsage>());
+  app->validate_positionals();
+  app->add_option("separator", f->sentinel)
+      ->expected(1)
+      ->check(CLI::Validator([](std::string&) { return std::string("files are read as extras"); }, "", "never"))
+      ->group("");
   app->add_option("--format", f->format, "Output: table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
-  return {app, [f]() -> int {
-            const DiffReport d = diff_results(read_result_file(f->base), read_result_file(f->test));
+  app->add_option("--match", f->match,
+                  fmt::format("Pair rows that agree on these configuration fields (comma list; others may differ and "
+                              "are shown): {} (default: all)",
+                              fmt::join(config_field_names(), ",")));
+  app->add_option("--noise-floor", f->noise_floor_pct,
+                  "Launch-to-launch noise floor, % of the base time: with one launch per side the interval is widened "
+                  "by it, so smaller changes are 'within noise'")
+      ->capture_default_str();
+  f->fail_opt = app->add_option("--fail-if-slower", f->fail_pct,
+                                "Exit 1 when a row is slower by more than PCT % and its interval excludes 0 (a CI gate)");
+  app->footer(
+      "Exit codes: 0 compared; 1 --fail-if-slower tripped; 2 bad input, or no row of the sides pairs (the message "
+      "names the --match that pairs them).\nVerdicts and the noise floor: docs/METHODOLOGY.md, \"diff: noise and "
+      "launches\".");
+  return {app, [f, app]() -> int {
+            std::vector<std::string> base, test;
+            bool separated = false;
+            for (const auto& a : app->remaining()) {
+              if (a == "--" && !separated) {
+                separated = true;
+                continue;
+              }
+              if (a.size() > 1 && a[0] == '-')
+                throw UsageError(fmt::format("unknown option '{}' (options go before the '--' that separates the "
+                                             "sides); see 'ddpbench diff --help'",
+                                             a));
+              (separated ? test : base).push_back(a);
+            }
+            if (!separated) {
+              if (base.size() != 2)
+                throw UsageError(fmt::format("diff got {} file(s); pass BASE TEST, or BASE... -- TEST... for several "
+                                             "launches per side",
+                                             base.size()));
+              test = {base.back()};
+              base.pop_back();
+            }
+            if (base.empty() || test.empty())
+              throw UsageError("a side has no files; pass BASE1.json [BASE2.json ...] -- TEST1.json [TEST2.json ...]");
+            if (f->fail_opt->count() && !(f->fail_pct >= 0))
+              throw UsageError(fmt::format("--fail-if-slower {} must be a percentage >= 0", f->fail_pct));
+            DiffOptions opts;
+            opts.match = parse_field_list(f->match, "--match");
+            opts.noise_floor = f->noise_floor_pct / 100.0;
+            std::vector<NamedResult> b, t;
+            for (const auto& p : base) b.push_back({p, read_result_file(p)});
+            for (const auto& p : test) t.push_back({p, read_result_file(p)});
+            const DiffReport d = diff_results(b, t, opts);
             const std::string text = f->format == "json" ? diff_json(d).dump(2) + "\n" : render_diff_text(d);
             std::fwrite(text.data(), 1, text.size(), stdout);
+            if (f->fail_opt->count() && any_slower_than(d, f->fail_pct / 100.0)) {
+              std::fprintf(stderr, "ddpbench: a row is slower by more than %g%% (--fail-if-slower)\n", f->fail_pct);
+              return kExitFailure;
+            }
             return kExitOk;
           }};
 }

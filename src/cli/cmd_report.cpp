@@ -36,6 +36,7 @@ Command add_report_command(CLI::App& parent) {
   app->add_option("--epochs", f->opts.epochs, "Epochs of a training run, for cost")->capture_default_str();
   app->add_option("--dataset-size", f->opts.dataset_size, "Samples per epoch, for cost (ImageNet-1k)")
       ->capture_default_str();
+  app->footer("Exit codes: 0 report written; 2 bad input (an unreadable or foreign file, no DDP row, a bad option).");
 
   return {app, [f]() -> int {
             if (f->price_opt->count()) f->opts.gpu_hour_usd = f->price;
@@ -43,11 +44,7 @@ Command add_report_command(CLI::App& parent) {
             for (const auto& path : f->files) files.push_back({path, read_result_file(path)});
             const Report rep = build_report(files, f->opts);
 
-            std::string text;
-            if (f->format == "table") text = render_text(rep);
-            else if (f->format == "md") text = render_markdown(rep);
-            else if (f->format == "csv") text = render_csv(rep);
-            else text = report_json(rep).dump(2) + "\n";
+            const std::string text = render_report(rep, parse_table_format(f->format));
             if (!f->output.empty()) check_writable(f->output, "--output");
             if (!f->html.empty()) check_writable(f->html, "--html");
 

@@ -10,14 +10,136 @@
 #include "core/errors.hpp"
 #include "core/json_util.hpp"
 #include "core/report.hpp"
-#include "core/text_table.hpp"
+#include "core/table.hpp"
 
 namespace ddpbench {
+namespace {
+
+const std::vector<std::string> kTopKeys = {"ddpbench_reference", "description", "references"};
+const std::vector<std::string> kEntryKeys = {"gpu",   "model",  "world_size", "batch_per_rank", "image_size", "setup",
+                                             "metric", "value", "lower",      "upper",          "unit",       "note"};
+const std::vector<std::string> kRequiredEntryKeys = {"gpu",        "model", "world_size", "batch_per_rank",
+                                                     "image_size", "setup", "metric",     "value"};
+// The setup fields are ConfigKey's, under its names.
+const std::vector<ConfigField> kSetupFields = {ConfigField::precision,       ConfigField::math,
+                                               ConfigField::channels_last,   ConfigField::frozen_backbone,
+                                               ConfigField::backend,         ConfigField::bucket_cap_mb,
+                                               ConfigField::first_bucket_cap_mb, ConfigField::broadcast_buffers};
+
+// Throws when `obj` holds a key outside `allowed`: a misspelt key must not be ignored.
+void only_keys(const nlohmann::json& obj, const std::vector<std::string>& allowed, const std::string& where) {
+  for (auto it = obj.begin(); it != obj.end(); ++it)
+    if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
+      throw UsageError(fmt::format("{}: unknown key '{}'; allowed: {}", where, it.key(), fmt::join(allowed, ", ")));
+}
+
+std::string default_backend(const std::string& device) { return device.rfind("CPU", 0) == 0 ? "gloo" : "nccl"; }
+
+ReferenceSetup parse_setup(const nlohmann::json& s, const std::string& where) {
+  if (!s.is_object())
+    throw UsageError(fmt::format("{}: \"setup\" must be an object such as {{\"precision\": \"fp32-strict\"}}", where));
+  std::vector<std::string> names;
+  for (auto f : kSetupFields) names.push_back(config_field_name(f));
+  only_keys(s, names, where + ".setup");
+  ReferenceSetup r;
+  if (!s.contains("precision") || !s["precision"].is_string())
+    throw UsageError(fmt::format("{}.setup: \"precision\" (fp32, fp32-strict, tf32, fp16 or bf16) is required", where));
+  r.precision = s["precision"].get<std::string>();
+  try {
+    math_of_precision_name(r.precision);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}.setup: {}", where, e.what()));
+  }
+  if (s.contains("math")) {
+    r.math = s["math"].get<std::string>();
+    static const std::vector<std::string> ok = {"no-tf32", "cudnn-tf32", "tf32", "cublas-tf32", ""};
+    if (std::find(ok.begin(), ok.end(), *r.math) == ok.end())
+      throw UsageError(fmt::format("{}.setup: math '{}' is not one of no-tf32, cudnn-tf32, tf32, cublas-tf32", where,
+                                   *r.math));
+  }
+  if (s.contains("channels_last")) r.channels_last = s["channels_last"].get<bool>();
+  if (s.contains("frozen_backbone")) {
+    const auto& f = s["frozen_backbone"];
+    if (f.is_boolean() && !f.get<bool>()) r.frozen_backbone = "";
+    else if (f.is_string() && !f.get<std::string>().empty()) r.frozen_backbone = f.get<std::string>();
+    else
+      throw UsageError(fmt::format("{}.setup: frozen_backbone must be false or the head's name (e.g. \"mlp4096\")", where));
+  }
+  if (s.contains("backend")) r.backend = s["backend"].get<std::string>();
+  if (s.contains("bucket_cap_mb")) r.bucket_cap_mb = s["bucket_cap_mb"].get<double>();
+  if (s.contains("first_bucket_cap_mb")) r.first_bucket_cap_mb = s["first_bucket_cap_mb"].get<double>();
+  if (s.contains("broadcast_buffers")) r.broadcast_buffers = s["broadcast_buffers"].get<bool>();
+  return r;
+}
+
+ReferenceEntry parse_entry(const nlohmann::json& e, const std::string& where) {
+  if (!e.is_object()) throw UsageError(fmt::format("{}: an entry must be an object", where));
+  only_keys(e, kEntryKeys, where);
+  for (const auto& k : kRequiredEntryKeys)
+    if (!e.contains(k) || e[k].is_null())
+      throw UsageError(fmt::format("{}: missing \"{}\"; each entry pins {}", where, k, fmt::join(kRequiredEntryKeys, ", ")));
+  ReferenceEntry r;
+  try {
+    r.gpu = e.at("gpu").get<std::string>();
+    r.model = e.at("model").get<std::string>();
+    r.world_size = json_int<int>(e.at("world_size"), "world_size", 1);
+    r.batch_per_rank = json_int(e.at("batch_per_rank"), "batch_per_rank", 1);
+    r.image_size = json_int<int>(e.at("image_size"), "image_size", 1);
+    r.setup = parse_setup(e.at("setup"), where);
+    r.metric = e.at("metric").get<std::string>();
+    r.value = e.at("value").get<double>();
+    if (e.contains("lower") && !e["lower"].is_null()) r.lower = e["lower"].get<double>();
+    if (e.contains("upper") && !e["upper"].is_null()) r.upper = e["upper"].get<double>();
+    r.unit = e.value("unit", std::string());
+    r.note = e.value("note", std::string());
+  } catch (const nlohmann::json::exception& ex) {
+    throw UsageError(fmt::format("{}: {}; see docs/reference/example.json", where, first_line(ex.what())));
+  } catch (const std::invalid_argument& ex) {
+    throw UsageError(fmt::format("{}: {}; see docs/reference/example.json", where, ex.what()));
+  }
+  if (std::find(check_metrics().begin(), check_metrics().end(), r.metric) == check_metrics().end())
+    throw UsageError(fmt::format("{}: unknown metric '{}'; use one of {}", where, r.metric,
+                                 fmt::join(check_metrics(), ", ")));
+  if (!(r.value > 0) || !std::isfinite(r.value))
+    throw UsageError(fmt::format("{}: value {} must be a positive number", where, r.value));
+  if (r.lower && !(*r.lower <= 0 && *r.lower >= -1))
+    throw UsageError(fmt::format("{}: lower {} must be a fraction in [-1, 0] (e.g. -0.05 for 5% below)", where, *r.lower));
+  if (r.upper && !(*r.upper >= 0))
+    throw UsageError(fmt::format("{}: upper {} must be a fraction >= 0 (e.g. 0.1 for 10% above)", where, *r.upper));
+  if (!r.lower && !r.upper)
+    throw UsageError(fmt::format("{}: neither lower nor upper is set, so the entry could never fail; set one", where));
+  return r;
+}
+
+}  // namespace
 
 const std::vector<std::string>& check_metrics() {
   static const std::vector<std::string> m = {"ex_per_s_per_gpu", "ex_per_s_total", "p50_s", "p95_s",
                                              "weak_scaling_efficiency"};
   return m;
+}
+
+ConfigKey ReferenceEntry::expected(const ConfigKey& row) const {
+  ConfigKey k = row;
+  if (gpu != "*") k.device = gpu;
+  k.model = model;
+  k.world_size = world_size;
+  k.batch_per_rank = batch_per_rank;
+  k.global_batch = global_batch_of(batch_per_rank, world_size);
+  k.image_size = image_size;
+  k.scaling = "weak";
+  k.ddp = true;
+  k.precision = precision_family(setup.precision);
+  const bool gpu_row = row.device.rfind("CPU", 0) != 0;
+  // The math exists for the fp32 family on GPUs only (ConfigKey::of).
+  k.math = gpu_row && k.precision == "fp32" ? setup.math.value_or(math_of_precision_name(setup.precision)) : "";
+  k.channels_last = setup.channels_last;
+  k.frozen_backbone = setup.frozen_backbone;
+  k.backend = setup.backend == "auto" ? default_backend(row.device) : setup.backend;
+  k.bucket_cap_mb = setup.bucket_cap_mb;
+  k.first_bucket_cap_mb = setup.first_bucket_cap_mb;
+  k.broadcast_buffers = setup.broadcast_buffers;
+  return k;
 }
 
 std::vector<ReferenceEntry> parse_reference(const std::string& text, const std::string& source) {
@@ -30,45 +152,30 @@ std::vector<ReferenceEntry> parse_reference(const std::string& text, const std::
     throw UsageError(fmt::format("{}: not valid JSON ({}); see docs/reference/example.json", source,
                                  first_line(e.what())));
   }
-  if (!j.is_object() || !j.contains("references") || !j["references"].is_array())
+  if (!j.is_object()) throw UsageError(fmt::format("{}: not a reference file (an object); see docs/reference/example.json", source));
+  only_keys(j, kTopKeys, source);
+  if (!j.contains("ddpbench_reference") || !j["ddpbench_reference"].is_string())
+    throw UsageError(fmt::format("{}: no \"ddpbench_reference\": \"{}.0\" version; see docs/reference/example.json",
+                                 source, kReferenceMajor));
+  const std::string version = j["ddpbench_reference"].get<std::string>();
+  int major = -1;
+  try {
+    major = schema_major(version.find('.') == std::string::npos ? version + "." : version);
+  } catch (const UsageError&) {
+  }
+  if (major == 1)
+    throw UsageError(fmt::format("{}: reference format {} lets entries match rows they were not measured on; give each "
+                                 "entry batch_per_rank, image_size and setup and set \"ddpbench_reference\": \"2.0\" "
+                                 "(see docs/reference/example.json)",
+                                 source, version));
+  if (major != kReferenceMajor)
+    throw UsageError(fmt::format("{}: reference format '{}' is not readable by this ddpbench (reads {}.x)", source,
+                                 version, kReferenceMajor));
+  if (!j.contains("references") || !j["references"].is_array())
     throw UsageError(fmt::format("{}: no \"references\" list; see docs/reference/example.json", source));
   std::vector<ReferenceEntry> out;
-  size_t i = 0;
-  for (const auto& e : j["references"]) {
-    const std::string where = fmt::format("{}: references[{}]", source, i++);
-    ReferenceEntry r;
-    try {
-      r.gpu = e.at("gpu").get<std::string>();
-      r.model = e.at("model").get<std::string>();
-      r.precision = e.value("precision", std::string("fp32"));
-      r.world_size = json_int<int>(e.at("world_size"), "world_size", 1);
-      r.metric = e.at("metric").get<std::string>();
-      r.value = e.at("value").get<double>();
-      if (e.contains("lower") && !e["lower"].is_null()) r.lower = e["lower"].get<double>();
-      if (e.contains("upper") && !e["upper"].is_null()) r.upper = e["upper"].get<double>();
-      r.unit = e.value("unit", std::string());
-      // Optional fields: absent or null means "any".
-      if (e.contains("batch_per_rank") && !e["batch_per_rank"].is_null())
-        r.batch_per_rank = json_int(e["batch_per_rank"], "batch_per_rank", 1);
-      if (e.contains("image_size") && !e["image_size"].is_null())
-        r.image_size = json_int<int>(e["image_size"], "image_size", 1);
-    } catch (const nlohmann::json::exception& ex) {
-      throw UsageError(fmt::format("{}: {}; each entry needs gpu, model, world_size, metric, value", where,
-                                   first_line(ex.what())));
-    } catch (const std::invalid_argument& ex) {
-      throw UsageError(fmt::format("{}: {}; each entry needs gpu, model, world_size, metric, value", where, ex.what()));
-    }
-    if (std::find(check_metrics().begin(), check_metrics().end(), r.metric) == check_metrics().end())
-      throw UsageError(fmt::format("{}: unknown metric '{}'; use one of {}", where, r.metric,
-                                   fmt::join(check_metrics(), ", ")));
-    if (!(r.value > 0) || !std::isfinite(r.value))
-      throw UsageError(fmt::format("{}: value {} must be a positive number", where, r.value));
-    if (r.lower && !(*r.lower <= 0 && *r.lower >= -1))
-      throw UsageError(fmt::format("{}: lower {} must be a fraction in [-1, 0] (e.g. -0.05 for 5% below)", where, *r.lower));
-    if (r.upper && !(*r.upper >= 0))
-      throw UsageError(fmt::format("{}: upper {} must be a fraction >= 0 (e.g. 0.1 for 10% above)", where, *r.upper));
-    out.push_back(std::move(r));
-  }
+  for (size_t i = 0; i < j["references"].size(); ++i)
+    out.push_back(parse_entry(j["references"][i], fmt::format("{}: references[{}]", source, i)));
   return out;
 }
 
@@ -95,17 +202,20 @@ std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<
         }
       }
       for (const auto& t : report->weak)
-        if (t.model == ref.model && t.base_precision == ref.precision &&
-            (!ref.batch_per_rank || *ref.batch_per_rank == t.batch_per_rank) &&
-            (!ref.image_size || *ref.image_size == t.image_size))
-          for (const auto& w : t.rows)
-            if (w.world_size == ref.world_size) row.measured = w.efficiency;
+        for (const auto& w : t.rows) {
+          ConfigKey k = t.key;  // the table's configuration at this row's group size
+          k.world_size = w.world_size;
+          k.global_batch = global_batch_of(k.batch_per_rank, w.world_size);
+          if (k == ref.expected(k)) {
+            row.row = k;
+            row.measured = w.efficiency;
+          }
+        }
     } else {
       for (const auto& r : result.results) {
-        if (!r.ddp || r.model != ref.model || r.precision != ref.precision || r.world_size != ref.world_size ||
-            r.scaling != "weak" || (ref.batch_per_rank && *ref.batch_per_rank != r.batch_per_rank) ||
-            (ref.image_size && *ref.image_size != r.image_size))
-          continue;
+        const ConfigKey k = ConfigKey::of(result, r);
+        if (k != ref.expected(k)) continue;
+        row.row = k;
         if (ref.metric == "ex_per_s_per_gpu") row.measured = r.summary.ex_per_s_per_gpu;
         else if (ref.metric == "ex_per_s_total") row.measured = r.summary.ex_per_s_total;
         else if (ref.metric == "p50_s") row.measured = r.summary.p50_s;
@@ -122,14 +232,23 @@ std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<
 }
 
 std::string render_check_text(const std::vector<CheckRow>& rows, const std::string& device, int skipped) {
-  TextTable t;
+  Table t;
+  t.kind = "check";
   t.title = fmt::format("Reference check on {}", device);
-  t.header = {"model", "precision", "GPUs", "metric", "measured", "reference", "allowed range", "status"};
+  auto col = [](std::string key, std::string header) { return Column{std::move(key), std::move(header), "", fmtcol::plain()}; };
+  t.columns = {col("model", "model"),         col("setup", "setup"),         col("batch", "batch/rank"),
+               col("image", "image"),         col("ranks", "ranks"),         col("metric", "metric"),
+               col("measured", "measured"),   col("reference", "reference"), col("range", "allowed range"),
+               col("status", "status")};
   int pass = 0, fail = 0, missing = 0;
   for (const auto& r : rows) {
     const std::string unit = r.ref.unit.empty() ? "" : " " + r.ref.unit;
-    t.rows.push_back({r.ref.model, r.ref.precision, std::to_string(r.ref.world_size), r.ref.metric,
-                      r.measured ? fmt::format("{:.4g}", *r.measured) : "-", fmt::format("{:.4g}{}", r.ref.value, unit),
+    // The row compared, or (MISSING) what the entry asked for, named by its configuration.
+    ConfigKey shown = r.row ? *r.row : r.ref.expected(ConfigKey{device});
+    t.rows.push_back({shown.model, shown.setup_label(), shown.batch_per_rank, static_cast<long long>(shown.image_size),
+                      static_cast<long long>(shown.world_size), r.ref.metric,
+                      r.measured ? Value(fmt::format("{:.4g}", *r.measured)) : Value(std::string("-")),
+                      fmt::format("{:.4g}{}", r.ref.value, unit),
                       fmt::format("[{}, {}]", r.lo ? fmt::format("{:.4g}", *r.lo) : "-inf",
                                   r.hi ? fmt::format("{:.4g}", *r.hi) : "+inf"),
                       r.status});
@@ -139,11 +258,14 @@ std::string render_check_text(const std::vector<CheckRow>& rows, const std::stri
   }
   t.notes.push_back(fmt::format("{} passed, {} failed, {} missing; {} reference entr{} for other devices skipped", pass,
                                 fail, missing, skipped, skipped == 1 ? "y" : "ies"));
+  if (missing > 0)
+    t.notes.push_back("MISSING: the result has no weak-scaling DDP row of exactly that configuration (model, batch, "
+                      "image size, ranks and setup, as listed)");
   if (rows.empty())
     t.notes.push_back(fmt::format("FAIL: no reference entry is for {}; nothing was checked (device names must match "
                                   "exactly, as `ddpbench report` prints them)",
                                   device));
-  return render_text(t);
+  return render_tables({t}, TableFormat::text);
 }
 
 }  // namespace ddpbench

@@ -1,13 +1,17 @@
-// A/B comparison of two result files, in the spirit of PyTorch's
-// benchmarks/distributed/ddp/diff.py. Torch-free.
+// A/B comparison of result files, one or several launches per side, in the spirit of
+// PyTorch's benchmarks/distributed/ddp/diff.py, with a verdict that accounts for
+// launch-to-launch variation (docs/METHODOLOGY.md, "diff: noise and launches"). Torch-free.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/config_key.hpp"
+#include "core/report.hpp"
 #include "core/result.hpp"
 
 namespace ddpbench {
@@ -27,42 +31,82 @@ struct Interval {
 Interval bootstrap_median_diff_ci(const std::vector<double>& base, const std::vector<double>& test,
                                   int resamples = 2000, uint64_t seed = 20261122);
 
-/// A configuration or environment value that differs between the files.
-struct ConfigChange {
-  std::string key;  ///< dotted path, e.g. "environment.nccl"
-  std::string base, test;
+/// 95% confidence interval of mean(test) - mean(base) from two small sets of
+/// observations (here: one value per launch). With at least two on each side, Welch's
+/// unequal-variance t interval (Welch, Biometrika 34, 1947; Satterthwaite's degrees of
+/// freedom, Biometrics Bulletin 2, 1946, rounded down); with one on a side, Student's t
+/// with the other side's variance for both (its n - 1 degrees of freedom). Throws
+/// std::invalid_argument when a side is empty or neither side has two observations.
+Interval t_diff_ci(const std::vector<double>& base, const std::vector<double>& test);
+
+/// Options of `ddpbench diff`.
+struct DiffOptions {
+  /// ConfigKey fields two rows must share to be compared (`--match`); the other fields
+  /// may differ and are shown per row.
+  FieldSet match = all_fields();
+  /// Launch-to-launch noise floor, a fraction of the base time (`--noise-floor PCT` / 100):
+  /// with one launch per side the bootstrap interval is widened by it on both sides.
+  double noise_floor = 0.10;
 };
 
-/// One benchmark row present in both files.
+/// A configuration or environment value that differs between the sides.
+struct ConfigChange {
+  std::string key;  ///< dotted path, e.g. "environment.nccl"
+  std::string base, test;  ///< the side's value; "a | b" when the side's launches differ; "(absent)"
+};
+
+/// One configuration measured on both sides.
 struct DiffRow {
-  std::string model, precision, scaling, label;
-  long long batch_per_rank = 0;
-  int world_size = 1;
-  bool ddp = true;
-  Summary base, test;
-  double p50_change = 0;  ///< (test p50 - base p50) / base p50; > 0 is slower
-  double ex_change = 0;   ///< (test ex/s - base ex/s) / base ex/s at p50; > 0 is faster
-  Interval ci;            ///< bootstrap CI of the median difference (s); zero when samples are missing
-  std::string verdict;    ///< "faster", "slower", "within noise", "too few samples" (< 5 iterations), "no samples"
+  ConfigKey base_key, test_key;
+  std::vector<FieldDifference> differs;  ///< fields outside --match in which the two differ
+  std::string label;                     ///< benchmark.py's row label ("no ddp", "1M/2G") of the base row
+  /// Per launch: the median of the row's per-iteration means across ranks (s/iter).
+  std::vector<double> base_launches, test_launches;
+  int base_iterations = 0, test_iterations = 0;  ///< iterations summed over launches
+  double base_s = 0, test_s = 0;  ///< mean over launches of those medians (s/iter)
+  double base_ex_s = 0, test_ex_s = 0;  ///< per-GPU ex/s at base_s / test_s
+  double change = 0;  ///< (test_s - base_s) / base_s; > 0 is slower
+  /// 95% interval of test_s - base_s (s), as the verdict used it (noise floor included);
+  /// absent when there is no verdict.
+  std::optional<Interval> ci;
+  /// "bootstrap + noise floor" (one launch per side), "Welch t" or "pooled t" (launches;
+  /// "+ noise floor" when the launches do not vary at all, e.g. one file given twice).
+  std::string method;
+  /// "faster", "slower", "within noise", "too few samples" (a launch with < 5
+  /// iterations), "no samples".
+  std::string verdict;
 };
 
 /// Everything `ddpbench diff` prints.
 struct DiffReport {
+  std::vector<std::string> base_files, test_files;
   std::vector<ConfigChange> changes;  ///< configuration first, then environment, then tool
   std::vector<DiffRow> rows;
-  std::vector<std::string> only_base, only_test;  ///< rows present in one file only ("model label batch")
+  std::vector<std::string> only_base, only_test;  ///< rows of one side only (ConfigKey::describe)
+  DiffOptions opts;
 };
 
-/// Compares `test` against `base`. Rows match on (model, precision, scaling, image size,
-/// batch per rank, world size, DDP or not). A change is "within noise" when the bootstrap CI of
-/// the difference of medians of the rows' per-iteration means across ranks (see
-/// iteration_means) contains 0: the samples do not support a change.
-/// Values that always differ between launches (creation time, argv, ports, the JSON
-/// path, per-rank placements) are not listed as changes.
-DiffReport diff_results(const ResultFile& base, const ResultFile& test);
+/// Compares the test side against the base side, each one or several launches (files)
+/// of the same configurations. Rows of one side with equal ConfigKeys are launches of
+/// one row; a base and a test row pair when their keys agree on `opts.match`. Verdicts:
+/// see DiffRow and docs/METHODOLOGY.md. Values that always differ between launches
+/// (creation time, argv, ports, the spawner's pid, the JSON path, per-rank placements)
+/// are not listed as changes. Throws UsageError when a side is empty, when a row pairs
+/// ambiguously (add fields to --match), or when no row pairs at all (the message names
+/// the fields the closest rows differ in and the --match that pairs them).
+DiffReport diff_results(const std::vector<NamedResult>& base, const std::vector<NamedResult>& test,
+                        const DiffOptions& opts = {});
 
-/// Terminal rendering: changes, then a table with base/test p50, p75, p95 (s/iter),
-/// per-GPU ex/s, the % changes and the verdict.
+/// The same for one file per side.
+DiffReport diff_results(const ResultFile& base, const ResultFile& test, const DiffOptions& opts = {});
+
+/// True when some row is "slower" by more than `fraction` (its change > fraction):
+/// `diff --fail-if-slower PCT` exits 1 then.
+bool any_slower_than(const DiffReport& d, double fraction);
+
+/// Terminal rendering: the changes, then one line per row with base and test s/iter,
+/// the change, the 95% interval (as % of base), n (launches x iterations) per side,
+/// ex/s, the fields outside --match that differ, and the verdict.
 std::string render_diff_text(const DiffReport& d);
 
 /// The same, machine-readable.

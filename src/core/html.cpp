@@ -6,27 +6,11 @@
 
 #include "core/json_util.hpp"
 #include "core/result.hpp"
-#include "core/text_table.hpp"
+#include "core/table.hpp"
 #include "core/version.hpp"
 
 namespace ddpbench {
 namespace {
-
-std::string table_html(const TextTable& t) {
-  std::string o = "<h2>" + html_escape(t.title) + "</h2>\n<table>\n<thead><tr>";
-  for (size_t c = 0; c < t.header.size(); ++c)
-    o += fmt::format("<th{}>{}</th>", c ? " class=\"num\"" : "", html_escape(t.header[c]));
-  o += "</tr></thead>\n<tbody>\n";
-  for (const auto& row : t.rows) {
-    o += "<tr>";
-    for (size_t c = 0; c < t.header.size(); ++c)
-      o += fmt::format("<td{}>{}</td>", c ? " class=\"num\"" : "", html_escape(c < row.size() ? row[c] : ""));
-    o += "</tr>\n";
-  }
-  o += "</tbody>\n</table>\n";
-  for (const auto& n : t.notes) o += "<p class=\"note\">" + html_escape(n) + "</p>\n";
-  return o;
-}
 
 // The <svg> element of a gnuplot SVG file, without its XML prolog.
 std::string inline_svg(const std::string& path) {
@@ -64,7 +48,7 @@ std::string render_html(const Report& r, const std::vector<Plot>& plots, const s
         f["hosts"].dump());
   }
   o += "</tbody>\n</table>\n";
-  for (const auto& t : report_tables(r)) o += table_html(t);
+  for (const auto& t : report_tables(r)) o += render_table_html(t);
   if (!plots.empty()) o += "<h2>Plots</h2>\n";
   for (const auto& p : plots)
     o += "<figure>\n" + inline_svg(p.svg) + "\n<figcaption>" + html_escape(p.title) + "</figcaption>\n</figure>\n";

@@ -43,6 +43,7 @@ std::string shq(const std::string& s) {
 // One table's data: GPUs, aggregate ex/s, ideal aggregate, efficiency %, per-GPU ex/s, p5, p50, p95.
 struct Series {
   std::string stem, what;  // file stem and "resnet50, fp32, <device>, weak scaling, batch 16/GPU"
+  std::string unit;        // "GPU", or "rank" on CPUs (unit_word)
   std::vector<std::array<double, 8>> rows;
 };
 
@@ -50,9 +51,12 @@ std::vector<Series> series_of(const Report& r) {
   std::vector<Series> out;
   for (const auto& w : r.weak) {
     Series s;
-    s.stem = slug(fmt::format("weak-{}-{}-{}-i{}-b{}", w.model, w.precision, w.gpu, w.image_size, w.batch_per_rank));
-    s.what = fmt::format("{}, {}, {}: weak scaling, batch {} per GPU, {}x{}", w.model, w.precision, w.gpu,
-                         w.batch_per_rank, w.image_size, w.image_size);
+    const ConfigKey& k = w.key;
+    s.unit = unit_word(k);
+    s.stem = slug(fmt::format("weak-{}-{}-{}-i{}-b{}", k.model, k.setup_label(), k.device, k.image_size,
+                              k.batch_per_rank));
+    s.what = fmt::format("{}, {}, {}: weak scaling, batch {} per {}, {}x{}", k.model, k.setup_label(), k.device,
+                         k.batch_per_rank, s.unit, k.image_size, k.image_size);
     for (const auto& x : w.rows)
       s.rows.push_back({double(x.world_size), x.aggregate_ex_s, w.baseline_per_gpu_ex_s * x.world_size,
                         100.0 * x.efficiency, x.per_gpu_ex_s, x.p5_s, x.p50_s, x.p95_s});
@@ -60,9 +64,12 @@ std::vector<Series> series_of(const Report& r) {
   }
   for (const auto& t : r.strong) {
     Series s;
-    s.stem = slug(fmt::format("strong-{}-{}-{}-i{}-gb{}", t.model, t.precision, t.gpu, t.image_size, t.global_batch));
-    s.what = fmt::format("{}, {}, {}: strong scaling, global batch {}, {}x{}", t.model, t.precision, t.gpu,
-                         t.global_batch, t.image_size, t.image_size);
+    const ConfigKey& k = t.key;
+    s.unit = unit_word(k);
+    s.stem = slug(fmt::format("strong-{}-{}-{}-i{}-gb{}", k.model, k.setup_label(), k.device, k.image_size,
+                              t.global_batch));
+    s.what = fmt::format("{}, {}, {}: strong scaling, global batch {}, {}x{}", k.model, k.setup_label(), k.device,
+                         t.global_batch, k.image_size, k.image_size);
     const auto& base = t.rows.front();
     for (const auto& x : t.rows)
       s.rows.push_back({double(x.world_size), x.aggregate_ex_s, base.aggregate_ex_s * x.world_size / base.world_size,
@@ -95,12 +102,12 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
 
   std::vector<Plot> plots;
   std::ostringstream script;
-  script << "set encoding utf8\nset grid\nset key top left\nset logscale x 2\nset xlabel 'GPUs (ranks, log2 scale)'\n";
+  script << "set encoding utf8\nset grid\nset key top left\nset logscale x 2\n";
   for (const auto& s : series_of(r)) {
     const std::string dat = s.stem + ".dat";
     {
       std::ofstream out(fs::path(dir) / dat);
-      out << "# GPUs aggregate_ex_s ideal_ex_s efficiency_pct per_gpu_ex_s p5_s p50_s p95_s\n";
+      out << "# " << s.unit << "s aggregate_ex_s ideal_ex_s efficiency_pct per_" << s.unit << "_ex_s p5_s p50_s p95_s\n";
       for (const auto& row : s.rows)
         out << fmt::format("{} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g}\n", row[0], row[1], row[2], row[3],
                            row[4], row[5], row[6], row[7]);
@@ -108,23 +115,26 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
     const double max_n = s.rows.back()[0];
     double max_eff = 100;
     for (const auto& row : s.rows) max_eff = std::max(max_eff, row[3]);
-    const std::string xrange = fmt::format("set xrange [0.7:{}]\n", std::max(2.0, max_n * 1.4));
+    // The x label says GPUs only where there are GPUs.
+    const std::string xrange = fmt::format("set xlabel {}\nset xrange [0.7:{}]\n",
+                                           gq(s.unit == "GPU" ? "GPUs (ranks, log2 scale)" : "ranks (log2 scale)"),
+                                           std::max(2.0, max_n * 1.4));
     struct Panel {
       const char* suffix;
       std::string title, ylabel, plot;
     };
     const std::vector<Panel> panels = {
-        {"throughput", "aggregate throughput", "throughput (examples/s, all GPUs)",
+        {"throughput", "aggregate throughput", fmt::format("throughput (examples/s, all {}s)", s.unit),
          fmt::format("set yrange [0:*]\nplot {} using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with "
-                     "lines dt 2 lw 2 title 'ideal (baseline per-GPU ex/s x GPUs)'\nunset yrange",
-                     gq(dat))},
+                     "lines dt 2 lw 2 title {}\nunset yrange",
+                     gq(dat), gq(fmt::format("ideal (baseline per-{} ex/s x {}s)", s.unit, s.unit)))},
         {"efficiency", "scaling efficiency", "efficiency (%)",
          fmt::format("set yrange [0:{:.0f}]\nplot {} using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with "
                      "lines dt 2 title '100 %'\nunset yrange",
                      max_eff * 1.1, gq(dat))},
-        {"per-gpu", "per-GPU throughput", "throughput per GPU (examples/s)",
-         fmt::format("set yrange [0:*]\nplot {} using 1:5 with linespoints lw 2 pt 7 title 'per GPU'\nunset yrange",
-                     gq(dat))},
+        {"per-gpu", fmt::format("per-{} throughput", s.unit), fmt::format("throughput per {} (examples/s)", s.unit),
+         fmt::format("set yrange [0:*]\nplot {} using 1:5 with linespoints lw 2 pt 7 title {}\nunset yrange", gq(dat),
+                     gq("per " + s.unit))},
         {"latency", "time per iteration", "seconds per iteration",
          fmt::format("set yrange [0:*]\nplot {} using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'\n"
                      "unset yrange",

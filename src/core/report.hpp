@@ -9,8 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "core/config_key.hpp"
 #include "core/result.hpp"
-#include "core/text_table.hpp"
+#include "core/table.hpp"
 
 namespace ddpbench {
 
@@ -20,9 +21,21 @@ struct NamedResult {
   ResultFile file;
 };
 
-/// Device type of a result file: the GPU name all ranks share, "mixed: A + B" when they
-/// differ, or "CPU (<cpu model>)" ("CPU" when unrecorded) for CPU runs.
-std::string device_type(const ResultFile& f);
+/// "GPU" for a key measured on GPUs, "rank" on CPUs (tables say "ranks", never "GPUs", there).
+std::string unit_word(const ConfigKey& k);
+
+/// What a row says about itself beyond its times.
+struct RowFacts {
+  std::optional<bool> self_check_passed;    ///< checks.grad_check_passed (DDP rows)
+  std::optional<double> peak_memory_bytes;  ///< telemetry.peak_memory_bytes_max_over_ranks
+  std::vector<RowWarning> warnings;
+  Stopping stopping;
+  std::string peak_basis;                   ///< compute.peak_basis: which peak MFU divides by ("" if unrecorded)
+  std::optional<double> peak_tflops;        ///< compute.peak_tflops
+
+  /// Reads them from a row; fields a row lacks stay empty.
+  static RowFacts of(const BenchResult& r);
+};
 
 /// Weak scaling (fixed batch per GPU).
 struct WeakRow {
@@ -30,17 +43,16 @@ struct WeakRow {
   double per_gpu_ex_s = 0;    ///< batch per rank / p50
   double aggregate_ex_s = 0;  ///< world size * per_gpu_ex_s
   double efficiency = 0;      ///< per_gpu_ex_s(N) / per_gpu_ex_s(1)
-  std::optional<double> exposed_comm;  ///< (t_DDP(N) - t_noDDP) / t_DDP(N), p50 times, when a baseline exists
+  /// DDP overhead vs no-DDP: (t_DDP(N) - t_noDDP) / t_DDP(N), p50 times, when a baseline exists.
+  std::optional<double> ddp_overhead;
   std::optional<double> tflops_per_gpu, mfu;  ///< achieved training TFLOP/s per GPU and MFU, when recorded
   double p5_s = 0, p50_s = 0, p95_s = 0;
+  RowFacts facts;
 };
 struct WeakTable {
-  std::string gpu, model, precision;  ///< precision with setup qualifiers ("fp32 (TF32 allowed)", ", channels_last", ...)
-  std::string base_precision;         ///< without them
-  int image_size = 0;
-  long long batch_per_rank = 0;
+  ConfigKey key;  ///< of the group's rows (world_size, global_batch: those of the first row)
   double baseline_per_gpu_ex_s = 0;  ///< per-GPU ex/s of the `baseline` row
-  std::string baseline;              ///< "1-GPU DDP", else "no-DDP", else "<N>-GPU DDP" (the smallest N)
+  std::string baseline;              ///< "1-GPU DDP", else "no-DDP", else "<N>-GPU DDP" (the smallest N); "rank" on CPUs
   std::optional<double> no_ddp_p50_s;
   std::vector<WeakRow> rows;         ///< DDP rows by world size
 };
@@ -53,29 +65,27 @@ struct StrongRow {
   double speedup = 0;     ///< t(1) / t(N)
   double efficiency = 0;  ///< speedup / N
   double aggregate_ex_s = 0;  ///< global batch / step_s
-  std::optional<double> exposed_comm;
+  std::optional<double> ddp_overhead;  ///< as WeakRow::ddp_overhead, against the no-DDP row of the same batch per rank
   double p5_s = 0, p95_s = 0;
+  RowFacts facts;
 };
 struct StrongTable {
-  std::string gpu, model, precision;
-  int image_size = 0;
+  ConfigKey key;  ///< of the group's rows (world_size, batch_per_rank: those of the first row)
   long long global_batch = 0;
   std::vector<StrongRow> rows;
 };
 
-/// Per-GPU throughput of the same (model, precision, image size, scaling, batch per rank,
-/// world size) across groups (device types, or files when all share one device type),
-/// for configurations measured by at least two groups; ratio to the first group with a value.
+/// Per-GPU throughput of the same configuration (every ConfigKey field but the device)
+/// across groups (device types, or files when all share one device type), for
+/// configurations measured by at least two groups; ratio to the first group with a value.
 struct ComparisonRow {
-  std::string model, precision, scaling;
-  int image_size = 0;
-  long long batch_per_rank = 0;
-  int world_size = 1;
+  ConfigKey key;  ///< device ""
   std::vector<std::optional<double>> per_gpu_ex_s;  ///< one per group
   std::vector<std::optional<double>> ratio;         ///< per_gpu / per_gpu of the first group with a value
 };
 struct Comparison {
   std::string by;                  ///< "device type" or "file"
+  std::string unit = "GPU";        ///< "rank" when a CPU device takes part (see unit_word)
   std::vector<std::string> groups;
   std::vector<ComparisonRow> rows;
 };
@@ -89,8 +99,7 @@ struct CostRow {
   double usd = 0;              ///< hours * N * price
 };
 struct CostTable {
-  std::string gpu, model, precision, scaling;
-  int image_size = 0;
+  ConfigKey key;        ///< of the scaling table it prices
   long long batch = 0;  ///< batch per GPU (weak) or global batch (strong)
   double gpu_hour_usd = 0;
   int epochs = 0;
@@ -115,20 +124,17 @@ struct Report {
   std::vector<nlohmann::json> files;  ///< per file: name, tool, created, device type, torch, cuda, nccl, backend, hosts
 };
 
-/// Builds the report. A configuration is identified by device type, model, precision and
-/// setup (TF32 math on GPUs, channels_last, frozen backbone, Gloo on GPUs), image size,
-/// scaling, batch per rank, world size and DDP or not; where several files measured the
-/// same one, the row with the most samples is used (the first on a tie). Rows without a
-/// positive p50 are skipped. Throws UsageError when `files` hold no DDP row or `opts` is invalid.
+/// Builds the report. Rows are identified by their ConfigKey (config_key.hpp); where
+/// several files measured the same configuration, the row with the most samples is used
+/// (the first on a tie). Rows without a positive p50 are skipped. Throws UsageError when
+/// `files` hold no DDP row or `opts` is invalid.
 Report build_report(const std::vector<NamedResult>& files, const ReportOptions& opts);
 
 /// The report's tables in print order: weak, strong, comparison, cost.
-std::vector<TextTable> report_tables(const Report& r);
+std::vector<Table> report_tables(const Report& r);
 
-/// Output formats of the report.
-std::string render_text(const Report& r);      ///< terminal tables
-std::string render_markdown(const Report& r);  ///< GitHub-flavoured Markdown tables
-std::string render_csv(const Report& r);       ///< one long CSV (RFC 4180), a row per table row
-nlohmann::json report_json(const Report& r);   ///< the same numbers, machine-readable
+/// The report in `format` (render_tables of report_tables); JSON adds the files:
+/// {"tables": [...], "files": [...]}.
+std::string render_report(const Report& r, TableFormat format);
 
 }  // namespace ddpbench

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -29,7 +30,8 @@ TEST(ReportCli, TablesToStdout) {
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_THAT(o.out, HasSubstr("Weak scaling: resnet18"));
   EXPECT_THAT(o.out, HasSubstr("Strong scaling: resnet18"));
-  EXPECT_THAT(o.out, HasSubstr("Most cost-efficient: 1 GPU(s)"));
+  EXPECT_THAT(o.out, HasSubstr("Most cost-efficient: 1 rank(s)"));  // CPU runs: ranks, not GPUs
+  EXPECT_EQ(o.out.find("GPU"), std::string::npos);
 }
 
 TEST(ReportCli, JsonCsvAndFilesOnDisk) {
@@ -37,7 +39,11 @@ TEST(ReportCli, JsonCsvAndFilesOnDisk) {
   auto o = run(kBin + " report " + kFix + "gpu_a100.json " + kFix + "gpu_h100.json --format json");
   ASSERT_EQ(o.code, 0) << o.err;
   const auto j = nlohmann::json::parse(o.out);
-  EXPECT_EQ(j["comparison"]["groups"].size(), 2u);
+  std::set<std::string> groups;
+  for (const auto& t : j["tables"])
+    if (t["kind"] == "comparison")
+      for (const auto& r : t["rows"]) groups.insert(r["group"].get<std::string>());
+  EXPECT_EQ(groups, (std::set<std::string>{"NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"}));
   o = run(kBin + " report " + kFix + "weak_cpu.json --format csv -o " + (d.path / "r.csv").string());
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(testutil::slurp(d.path / "r.csv").rfind("table,device,model", 0), 0u);
@@ -79,12 +85,67 @@ TEST(ReportCli, HostileNamesDoNotRunGnuplotCommands) {
   EXPECT_FALSE(fs::exists(marker));
 }
 
+const std::string kResults = DDPBENCH_SOURCE_DIR "/docs/results/";
+
 TEST(DiffCli, PrintsChangesAndVerdicts) {
   const auto o = run(kBin + " diff " + kFix + "diff_base.json " + kFix + "diff_test.json");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_THAT(o.out, HasSubstr("environment.nccl: 2.18.1 -> 2.19.3"));
   EXPECT_THAT(o.out, HasSubstr("slower"));
   EXPECT_THAT(o.out, HasSubstr("within noise"));
+}
+
+// The same configuration twice on one H100: no difference, and nothing "faster".
+TEST(DiffCli, TheH100RepeatIsNotCalledFaster) {
+  const auto o = run(kBin + " diff " + kResults + "h100_resnet50_b32_fp32_default.json " + kResults +
+                     "h100_resnet50_b32_fp32_default_repeat.json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("Configuration and environment: no differences."));
+  EXPECT_EQ(o.out.find("faster"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("slower"), std::string::npos) << o.out;
+  EXPECT_THAT(o.out, HasSubstr("within noise"));
+  EXPECT_THAT(o.out, HasSubstr("1x20"));
+}
+
+TEST(DiffCli, SeveralLaunchesPerSide) {
+  const std::string a = kResults + "h100_resnet50_b32_fp32_default.json ",
+                    b = kResults + "h100_resnet50_b32_fp32_default_repeat.json ";
+  const auto o = run(kBin + " diff --format json " + a + b + "-- " + b + a);
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["base_files"].size(), 2u);
+  EXPECT_EQ(j["test_files"].size(), 2u);
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][1]["method"], "Welch t");
+  EXPECT_EQ(j["rows"][1]["base_launch_medians_s"].size(), 2u);
+  EXPECT_NEAR(j["rows"][1]["change"].get<double>(), 0.0, 1e-12);  // the same two launches on both sides
+  EXPECT_EQ(j["rows"][1]["verdict"], "within noise");
+}
+
+TEST(DiffCli, ExitCodes) {
+  const std::string pair = kFix + "diff_base.json " + kFix + "diff_test.json";
+  EXPECT_EQ(run(kBin + " diff --fail-if-slower 10 " + pair).code, 1);  // the 1-GPU row: +20%, interval above 0
+  EXPECT_EQ(run(kBin + " diff --fail-if-slower 30 " + pair).code, 0);
+  // fp32 against bf16: nothing pairs; the message names the --match that pairs them.
+  const auto o = run(kBin + " diff " + kResults + "h100_resnet50_b32_fp32_tf32_off.json " + kResults +
+                     "h100_vit_b_16_bf16_b256.json");
+  EXPECT_EQ(o.code, 2) << o.out;
+  EXPECT_THAT(o.err, HasSubstr("--match"));
+  const auto m = run(kBin + " diff --match device,ddp,world_size " + kResults + "h100_resnet50_b32_fp32_tf32_off.json " +
+                     kResults + "h100_resnet50_bf16_cl_b256.json");
+  EXPECT_EQ(m.code, 0) << m.err;
+  EXPECT_THAT(m.out, HasSubstr("precision: fp32 -> bf16"));
+  EXPECT_THAT(m.out, HasSubstr("batch_per_rank: 32 -> 256"));
+  const auto h = run(kBin + " diff --help");
+  EXPECT_EQ(h.code, 0);
+  EXPECT_THAT(h.out, HasSubstr("Exit codes: 0"));
+  EXPECT_THAT(h.out, HasSubstr("--noise-floor"));
+}
+
+TEST(CheckCli, HelpListsExitCodes) {
+  const auto h = run(kBin + " check --help");
+  EXPECT_EQ(h.code, 0);
+  EXPECT_THAT(h.out, HasSubstr("Exit codes: 0"));
 }
 
 struct BadFile {
@@ -118,7 +179,14 @@ INSTANTIATE_TEST_SUITE_P(
                       BadFile{"diff @F @FIXdiff_test.json", "", "cannot read"},
                       BadFile{"diff @FIXdiff_base.json @F", kNewer, "schema version 2.0.0"},
                       BadFile{"check @F --reference @FIXreference_h100.json", "[1,", "not valid JSON"},
-                      BadFile{"check @FIXgpu_h100.json --reference @F", "{\"references\": [{}]}", "references[0]"},
+                      BadFile{"check @FIXgpu_h100.json --reference @F",
+                              "{\"ddpbench_reference\": \"2.0\", \"references\": [{}]}", "references[0]"},
+                      BadFile{"check @FIXgpu_h100.json --reference @F",
+                              "{\"ddpbench_reference\": \"2.0\", \"uppper\": 1, \"references\": []}", "'uppper'"},
+                      BadFile{"diff @FIXdiff_base.json @FIXdiff_test.json --match modle", "", "'modle'"},
+                      BadFile{"diff @FIXdiff_base.json", "", "diff got 1 file"},
+                      BadFile{"diff @FIXdiff_base.json -- @FIXdiff_test.json --format json", "", "options go before"},
+                      BadFile{"diff @FIXdiff_base.json @FIXdiff_test.json --noise-floor 100", "", "--noise-floor"},
                       BadFile{"check @FIXgpu_h100.json --reference @F", "", "cannot read"},
                       BadFile{"report @FIXweak_cpu.json --format xml", "", "--format"},
                       BadFile{"report @FIXweak_cpu.json --gpu-hour-cost -2", "", "--gpu-hour-cost"},

@@ -1,8 +1,13 @@
-// `ddpbench diff` (noise rule) and `ddpbench check` (reference tolerances).
+// "The same configuration" (ConfigKey), `ddpbench diff` (noise rule, launches, --match)
+// and `ddpbench check` (reference tolerances, pinned configurations).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <stdexcept>
+
 #include "core/check.hpp"
+#include "core/config_key.hpp"
 #include "core/diff.hpp"
 #include "core/errors.hpp"
 
@@ -12,6 +17,107 @@ namespace {
 using ::testing::HasSubstr;
 
 const std::string kFix = DDPBENCH_SOURCE_DIR "/tests/fixtures/";
+const std::string kResults = DDPBENCH_SOURCE_DIR "/docs/results/";
+
+ResultFile h100(const std::string& name) { return read_result_file(kResults + name); }
+
+const BenchResult& ddp_row(const ResultFile& f) {
+  for (const auto& r : f.results)
+    if (r.ddp) return r;
+  throw std::logic_error("no DDP row");
+}
+
+// ------------------------------------------------------------------ ConfigKey
+
+TEST(ConfigKey, MathComesFromTheRecordedFlagsNotThePrecisionName) {
+  const auto strict = h100("h100_resnet50_b32_fp32_tf32_off.json");  // "fp32", both TF32 flags off
+  const auto defmath = h100("h100_resnet50_b32_fp32_default.json");  // "fp32", cuDNN TF32 on
+  const auto tf32 = h100("h100_resnet50_b32_tf32.json");             // "tf32", both on
+  const auto ks = ConfigKey::of(strict, ddp_row(strict));
+  const auto kd = ConfigKey::of(defmath, ddp_row(defmath));
+  const auto kt = ConfigKey::of(tf32, ddp_row(tf32));
+  EXPECT_EQ(ks.precision, "fp32");
+  EXPECT_EQ(ks.math, "no-tf32");
+  EXPECT_EQ(ks.setup_label(), "fp32-strict");
+  EXPECT_EQ(kd.math, "cudnn-tf32");
+  EXPECT_EQ(kd.setup_label(), "fp32 (cuDNN TF32)");
+  EXPECT_EQ(kt.precision, "fp32");
+  EXPECT_EQ(kt.setup_label(), "tf32");
+  EXPECT_NE(ks, kd);
+  EXPECT_NE(ks, kt);
+  ASSERT_EQ(differences(ks, kd).size(), 1u);
+  EXPECT_EQ(differences(ks, kd)[0].field, ConfigField::math);
+  EXPECT_EQ(describe_differences(differences(ks, kd)), "math: no-tf32 -> cudnn-tf32");
+}
+
+TEST(ConfigKey, OldFp32WithFlagsOffIsTheNewFp32Strict) {
+  // A schema-1.0 file whose "fp32" ran with both TF32 flags off ...
+  auto old = h100("h100_resnet50_b32_fp32_default.json");
+  old.environment["math"]["cudnn_allow_tf32"] = false;
+  // ... and a run under the new name for that math.
+  auto renamed = h100("h100_resnet50_b32_fp32_tf32_off.json");
+  for (auto& r : renamed.results) r.precision = "fp32-strict";
+  EXPECT_EQ(ConfigKey::of(old, ddp_row(old)), ConfigKey::of(renamed, ddp_row(renamed)))
+      << describe_differences(differences(ConfigKey::of(old, ddp_row(old)), ConfigKey::of(renamed, ddp_row(renamed))));
+}
+
+TEST(ConfigKey, TheSetupSeparatesRows) {
+  const auto base = h100("h100_resnet50_b32_fp32_tf32_off.json");
+  const auto k = ConfigKey::of(base, ddp_row(base));
+  auto cl = base;
+  cl.config["channels_last"] = true;
+  auto frozen = base;
+  frozen.config["freeze_backbone"] = true;
+  frozen.config["head"] = "mlp4096";
+  auto gloo = base;
+  gloo.environment["backend"] = "gloo";
+  auto buckets = base;
+  buckets.config["bucket_cap_mb"] = 50.0;
+  EXPECT_EQ(ConfigKey::of(cl, ddp_row(cl)).setup_label(), "fp32-strict, channels_last");
+  EXPECT_EQ(ConfigKey::of(frozen, ddp_row(frozen)).setup_label(), "fp32-strict, frozen backbone + mlp4096");
+  EXPECT_EQ(ConfigKey::of(gloo, ddp_row(gloo)).setup_label(), "fp32-strict, gloo");
+  EXPECT_EQ(ConfigKey::of(buckets, ddp_row(buckets)).setup_label(), "fp32-strict, bucket cap 50 MiB");
+  for (const auto* f : {&cl, &frozen, &gloo, &buckets}) EXPECT_NE(ConfigKey::of(*f, ddp_row(*f)), k);
+  // The no-DDP row neither communicates nor buckets: its key ignores the DDP settings.
+  const auto nd = [](const ResultFile& f) { return ConfigKey::of(f, f.results.front()); };
+  ASSERT_FALSE(base.results.front().ddp);
+  EXPECT_EQ(nd(gloo), nd(base));
+  EXPECT_EQ(nd(buckets), nd(base));
+  EXPECT_NE(nd(cl), nd(base));
+}
+
+TEST(ConfigKey, CpuRunsHaveNoTf32) {
+  auto cpu = read_result_file(kFix + "weak_cpu.json");
+  cpu.environment["math"] = {{"cudnn_allow_tf32", true}, {"cublas_allow_tf32", true}};
+  const auto k = ConfigKey::of(cpu, cpu.results[1]);
+  EXPECT_EQ(k.math, "");
+  EXPECT_EQ(k.setup_label(), "fp32");
+  EXPECT_EQ(k.device, "CPU (Fixture CPU)");
+  EXPECT_EQ(k.global_batch, 16);
+}
+
+TEST(ConfigKey, FieldLists) {
+  const FieldSet s = parse_field_list("model,world_size");
+  EXPECT_EQ(s.count(), 2u);
+  EXPECT_TRUE(s.test(static_cast<size_t>(ConfigField::model)));
+  EXPECT_TRUE(s.test(static_cast<size_t>(ConfigField::world_size)));
+  EXPECT_EQ(parse_field_list("all"), all_fields());
+  try {
+    parse_field_list("model,modle");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("'modle'"));
+    EXPECT_THAT(std::string(e.what()), HasSubstr("batch_per_rank"));
+  }
+  EXPECT_EQ(config_field_names().size(), kConfigFieldCount);
+  EXPECT_EQ(math_of_precision_name("fp32"), "cudnn-tf32");
+  EXPECT_EQ(math_of_precision_name("fp32-strict"), "no-tf32");
+  EXPECT_EQ(math_from_flags(false, false), "no-tf32");
+  EXPECT_EQ(math_from_flags(true, std::nullopt), "unrecorded");
+  EXPECT_THROW(math_of_precision_name("fp33"), UsageError);
+}
+
+// ------------------------------------------------------------------ statistics
 
 TEST(Bootstrap, ConstantSamplesGiveAPointIntervalAtTheShift) {
   const auto ci = bootstrap_median_diff_ci({0.2, 0.2, 0.2}, {0.25, 0.25, 0.25}, 500, 1);
@@ -21,14 +127,6 @@ TEST(Bootstrap, ConstantSamplesGiveAPointIntervalAtTheShift) {
   const auto same = bootstrap_median_diff_ci(a, a, 500, 1);
   EXPECT_LT(same.lo, 0.0);  // the same spread on both sides: an interval around 0
   EXPECT_GT(same.hi, 0.0);
-}
-
-TEST(Diff, TooFewIterationsGiveNoVerdict) {
-  auto base = read_result_file(kFix + "diff_base.json");
-  auto test = read_result_file(kFix + "diff_test.json");
-  for (auto* f : {&base, &test})
-    for (auto& rk : f->results[0].ranks) rk.samples_s.resize(3);
-  EXPECT_EQ(diff_results(base, test).rows[0].verdict, "too few samples");
 }
 
 TEST(Bootstrap, SeparatedSamplesExcludeZeroAndBracketTheShift) {
@@ -50,6 +148,36 @@ TEST(Bootstrap, DeterministicForASeed) {
   EXPECT_THROW(bootstrap_median_diff_ci({}, b), std::invalid_argument);
 }
 
+TEST(TInterval, WelchByHand) {
+  // means 0.100 and 0.120; s 0.002 and 0.001 (n 3 each): se^2 = 4e-6/3 + 1e-6/3,
+  // Welch-Satterthwaite dof = 2.94 -> 2, t(0.975, 2) = 4.303.
+  const auto ci = t_diff_ci({0.100, 0.102, 0.098}, {0.120, 0.121, 0.119});
+  const double h = 4.303 * std::sqrt(4e-6 / 3 + 1e-6 / 3);
+  EXPECT_NEAR(ci.lo, 0.02 - h, 1e-9);
+  EXPECT_NEAR(ci.hi, 0.02 + h, 1e-9);
+}
+
+TEST(TInterval, OneObservationOnASideUsesTheOthersSpread) {
+  // s of {0.12, 0.13} = 0.0070711; se = s * sqrt(1/1 + 1/2); dof 1 -> t = 12.706.
+  const auto ci = t_diff_ci({0.1}, {0.12, 0.13});
+  const double h = 12.706 * std::sqrt(0.00005) * std::sqrt(1.5);
+  EXPECT_NEAR(ci.lo, 0.025 - h, 1e-9);
+  EXPECT_NEAR(ci.hi, 0.025 + h, 1e-9);
+  EXPECT_THROW(t_diff_ci({0.1}, {0.2}), std::invalid_argument);
+}
+
+// ------------------------------------------------------------------ diff
+
+TEST(Diff, TooFewIterationsGiveNoVerdict) {
+  auto base = read_result_file(kFix + "diff_base.json");
+  auto test = read_result_file(kFix + "diff_test.json");
+  for (auto* f : {&base, &test})
+    for (auto& rk : f->results[0].ranks) rk.samples_s.resize(3);
+  const auto d = diff_results(base, test);
+  EXPECT_EQ(d.rows[0].verdict, "too few samples");
+  EXPECT_FALSE(d.rows[0].ci.has_value());
+}
+
 TEST(Diff, FixturePairOneRealChangeOneWithinNoise) {
   const auto d = diff_results(read_result_file(kFix + "diff_base.json"), read_result_file(kFix + "diff_test.json"));
   ASSERT_EQ(d.changes.size(), 1u);
@@ -57,17 +185,127 @@ TEST(Diff, FixturePairOneRealChangeOneWithinNoise) {
   EXPECT_EQ(d.changes[0].base, "2.18.1");
   EXPECT_EQ(d.changes[0].test, "2.19.3");
   ASSERT_EQ(d.rows.size(), 2u);
-  EXPECT_EQ(d.rows[0].world_size, 1);
-  EXPECT_NEAR(d.rows[0].p50_change, 0.2, 1e-9);
-  EXPECT_NEAR(d.rows[0].ex_change, 0.1 / 0.12 - 1, 1e-9);
+  EXPECT_EQ(d.rows[0].base_key.world_size, 1);
+  // 10 samples symmetric around 0.100 and 0.120 s: medians exact, change +20%.
+  EXPECT_NEAR(d.rows[0].base_s, 0.100, 1e-9);
+  EXPECT_NEAR(d.rows[0].change, 0.2, 1e-9);
+  EXPECT_NEAR(d.rows[0].test_ex_s, 32 / 0.12, 1e-6);
   EXPECT_EQ(d.rows[0].verdict, "slower");
-  EXPECT_GT(d.rows[0].ci.lo, 0.0);
-  EXPECT_EQ(d.rows[1].world_size, 2);
-  EXPECT_NEAR(d.rows[1].p50_change, 0.01, 0.002);
+  EXPECT_EQ(d.rows[0].method, "bootstrap + noise floor");
+  // The bootstrap interval (about [0.0195, 0.0205] s) widened by 10% of 0.100 s on both sides.
+  EXPECT_GT(d.rows[0].ci->lo, 0.0085);
+  EXPECT_LT(d.rows[0].ci->lo, 0.0105);
+  EXPECT_EQ(d.rows[0].base_iterations, 10);
+  EXPECT_EQ(d.rows[1].base_key.world_size, 2);
+  EXPECT_NEAR(d.rows[1].change, 0.01, 0.01);
   EXPECT_EQ(d.rows[1].verdict, "within noise");
+  EXPECT_TRUE(any_slower_than(d, 0.15));
+  EXPECT_FALSE(any_slower_than(d, 0.25));
   const auto text = render_diff_text(d);
   EXPECT_THAT(text, HasSubstr("environment.nccl: 2.18.1 -> 2.19.3"));
   EXPECT_THAT(text, HasSubstr("within noise"));
+  EXPECT_THAT(text, HasSubstr("1x10"));  // n: 1 launch x 10 iterations
+}
+
+// The same configuration launched twice on one H100 (docs/results): the DDP row's p50
+// moved 9.7% between the launches. One launch per side cannot tell that from a change.
+TEST(Diff, TheH100RepeatOfTheDefaultJobIsWithinNoise) {
+  const auto a = h100("h100_resnet50_b32_fp32_default.json"), b = h100("h100_resnet50_b32_fp32_default_repeat.json");
+  const auto d = diff_results(a, b);
+  EXPECT_TRUE(d.changes.empty());
+  ASSERT_EQ(d.rows.size(), 2u);
+  for (const auto& r : d.rows) {
+    EXPECT_TRUE(r.differs.empty());
+    EXPECT_EQ(r.verdict, "within noise") << r.label;
+  }
+  EXPECT_NEAR(d.rows[1].change, 0.02728 / 0.03022 - 1, 0.003);
+  // Without the floor the within-launch bootstrap alone would call it faster: the floor decides.
+  DiffOptions no_floor;
+  no_floor.noise_floor = 0;
+  EXPECT_EQ(diff_results(a, b, no_floor).rows[1].verdict, "faster");
+}
+
+// Files with the 1-GPU row only, its 10 samples symmetric around `center`.
+ResultFile launch(double center) {
+  auto f = read_result_file(kFix + "diff_base.json");
+  f.results.resize(1);
+  auto& s = f.results[0].ranks[0].samples_s;
+  for (size_t i = 0; i < s.size(); ++i) s[i] = center + 0.0002 * (static_cast<double>(i) - 4.5);
+  return f;
+}
+
+TEST(Diff, SeveralLaunchesUseTheSpreadBetweenLaunches) {
+  const std::vector<NamedResult> base = {{"a1", launch(0.100)}, {"a2", launch(0.102)}, {"a3", launch(0.098)}};
+  const std::vector<NamedResult> test = {{"b1", launch(0.120)}, {"b2", launch(0.121)}, {"b3", launch(0.119)}};
+  const auto d = diff_results(base, test);
+  ASSERT_EQ(d.rows.size(), 1u);
+  const auto& r = d.rows[0];
+  EXPECT_EQ(r.base_launches.size(), 3u);
+  EXPECT_EQ(r.base_iterations, 30);
+  EXPECT_EQ(r.method, "Welch t");
+  const double h = 4.303 * std::sqrt(4e-6 / 3 + 1e-6 / 3);  // as TInterval.WelchByHand
+  EXPECT_NEAR(r.ci->lo, 0.02 - h, 1e-7);
+  EXPECT_NEAR(r.ci->hi, 0.02 + h, 1e-7);
+  EXPECT_EQ(r.verdict, "slower");
+  EXPECT_THAT(render_diff_text(d), HasSubstr("3x, 30 it"));
+}
+
+TEST(Diff, LaunchesThatDisagreeMakeAChangeWithinNoise) {
+  // Each launch is tight, but launches of one side differ by 10%: a 5% change is noise.
+  const std::vector<NamedResult> base = {{"a1", launch(0.100)}, {"a2", launch(0.110)}};
+  const std::vector<NamedResult> test = {{"b1", launch(0.108)}, {"b2", launch(0.112)}};
+  EXPECT_EQ(diff_results(base, test).rows[0].verdict, "within noise");
+  // One launch per side with no floor would have called it.
+  DiffOptions no_floor;
+  no_floor.noise_floor = 0;
+  EXPECT_EQ(diff_results(launch(0.100), launch(0.108), no_floor).rows[0].verdict, "slower");
+}
+
+TEST(Diff, LaunchesWithoutSpreadFallBackToTheFloor) {
+  // The same launch twice per side: zero spread is no evidence of a small one.
+  const std::vector<NamedResult> base = {{"a", launch(0.100)}, {"a", launch(0.100)}};
+  const std::vector<NamedResult> test = {{"b", launch(0.105)}, {"b", launch(0.105)}};
+  const auto r = diff_results(base, test).rows[0];
+  EXPECT_EQ(r.method, "Welch t + noise floor");
+  EXPECT_NEAR(r.ci->lo, 0.005 - 0.010, 1e-9);
+  EXPECT_NEAR(r.ci->hi, 0.005 + 0.010, 1e-9);
+  EXPECT_EQ(r.verdict, "within noise");
+}
+
+TEST(Diff, MatchPairsAcrossAChangedPrecision) {
+  auto a = read_result_file(kFix + "diff_base.json");
+  auto b = read_result_file(kFix + "diff_base.json");
+  for (auto& r : b.results) r.precision = "bf16";
+  try {
+    diff_results(a, b);
+    FAIL() << "rows of different precisions paired";
+  } catch (const UsageError& e) {
+    const std::string msg = e.what();
+    EXPECT_THAT(msg, HasSubstr("precision: fp32 -> bf16"));
+    EXPECT_THAT(msg, HasSubstr("--match device,model,channels_last"));  // all fields but precision and math
+    EXPECT_EQ(msg.find(",precision,"), std::string::npos);
+  }
+  DiffOptions o;
+  o.match = all_fields() & ~fields({ConfigField::precision, ConfigField::math});
+  const auto d = diff_results(a, b, o);
+  ASSERT_EQ(d.rows.size(), 2u);
+  ASSERT_EQ(d.rows[0].differs.size(), 2u);
+  EXPECT_EQ(d.rows[0].differs[0].field, ConfigField::precision);
+  EXPECT_EQ(d.rows[0].differs[1].field, ConfigField::math);  // fp32's math; bf16 has none
+  EXPECT_THAT(render_diff_text(d), HasSubstr("precision: fp32 -> bf16"));
+  // Too few fields: the 1- and 2-GPU rows become indistinguishable.
+  o.match = fields({ConfigField::model});
+  EXPECT_THROW(diff_results(a, b, o), UsageError);
+}
+
+TEST(Diff, TheSpawnerPidIsNotAChange) {
+  auto a = read_result_file(kFix + "diff_base.json"), b = a;
+  a.environment["env"]["DDPBENCH_LOCAL_SPAWNER"] = "1234";
+  b.environment["env"]["DDPBENCH_LOCAL_SPAWNER"] = "5678";
+  b.environment["env"]["NCCL_ALGO"] = "Ring";
+  const auto d = diff_results(a, b);
+  ASSERT_EQ(d.changes.size(), 1u);
+  EXPECT_EQ(d.changes[0].key, "environment.env.NCCL_ALGO");
 }
 
 TEST(Diff, UnmatchedRowsAreListed) {
@@ -78,7 +316,10 @@ TEST(Diff, UnmatchedRowsAreListed) {
   EXPECT_EQ(d.rows.size(), 1u);
   ASSERT_EQ(d.only_base.size(), 1u);
   EXPECT_THAT(d.only_base[0], HasSubstr("1M/2G"));
+  EXPECT_THAT(d.only_base[0], HasSubstr("DDP on 2 GPUs"));
 }
+
+// ------------------------------------------------------------------ check
 
 TEST(Check, PassFailMissingAndSkipped) {
   const auto refs = parse_reference(read_text_file(kFix + "reference_h100.json"), "ref");
@@ -89,38 +330,84 @@ TEST(Check, PassFailMissingAndSkipped) {
   EXPECT_EQ(rows[0].status, "PASS");  // 640 ex/s >= 600 * 0.9
   EXPECT_NEAR(*rows[0].lo, 540, 1e-9);
   EXPECT_FALSE(rows[0].hi.has_value());
+  ASSERT_TRUE(rows[0].row.has_value());
+  EXPECT_EQ(rows[0].row->setup_label(), "fp32 (cuDNN TF32)");
   EXPECT_EQ(rows[1].status, "PASS");  // p50 0.05 within +-5%
   EXPECT_EQ(rows[2].status, "FAIL");  // efficiency 0.8 < 0.9 * 0.95
   EXPECT_NEAR(*rows[2].measured, 0.8, 1e-12);
   EXPECT_EQ(rows[3].status, "MISSING");  // nothing measured on 8 GPUs
+  const auto text = render_check_text(rows, "NVIDIA H100 80GB HBM3", skipped);
+  EXPECT_THAT(text, HasSubstr("fp32 (cuDNN TF32)"));  // names the configuration compared
+  EXPECT_THAT(text, HasSubstr("2 passed, 1 failed, 1 missing"));
 }
 
-TEST(Check, NothingApplicableAndFiltersByBatch) {
+const std::string kEntry =
+    R"({"gpu": "*", "model": "resnet50", "batch_per_rank": 32, "image_size": 224, "world_size": 1, "metric": "p50_s",
+        "value": 0.05, "lower": -0.1, "upper": 0.1, )";
+
+std::vector<ReferenceEntry> one(const std::string& rest) {
+  return parse_reference(R"({"ddpbench_reference": "2.0", "references": [)" + kEntry + rest + "]}", "r.json");
+}
+
+TEST(Check, EntriesMatchOnlyTheConfigurationTheyPin) {
+  int skipped = 0;
+  const auto f = read_result_file(kFix + "gpu_h100.json");
+  EXPECT_EQ(check_against(f, one(R"("setup": {"precision": "fp32"}})"), skipped)[0].status, "PASS");
+  // Another batch, image size, math, channels_last or backend: never measured, so MISSING.
+  for (const auto& rest :
+       {std::string(R"("setup": {"precision": "fp32-strict"}})"), std::string(R"("setup": {"precision": "tf32"}})"),
+        std::string(R"("setup": {"precision": "bf16"}})"),
+        std::string(R"("setup": {"precision": "fp32", "channels_last": true}})"),
+        std::string(R"("setup": {"precision": "fp32", "backend": "gloo"}})"),
+        std::string(R"("setup": {"precision": "fp32", "frozen_backbone": "mlp4096"}})")}) {
+    const auto rows = check_against(f, one(rest), skipped);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].status, "MISSING") << rest;
+  }
+  auto b64 = R"({"ddpbench_reference": "2.0", "references": [)" + kEntry + R"("setup": {"precision": "fp32"}}]})";
+  const std::string b32 = R"("batch_per_rank": 32)";
+  b64.replace(b64.find(b32), b32.size(), R"("batch_per_rank": 64)");
+  EXPECT_EQ(check_against(f, parse_reference(b64, "r.json"), skipped)[0].status, "MISSING");
+}
+
+// The issue's case: an fp32-strict target must not pass a TF32 or channels_last run, and
+// must apply to an old file whose "fp32" ran with TF32 off.
+TEST(Check, Fp32StrictReferenceAgainstTf32ChannelsLastAndOldFp32) {
+  const auto refs = parse_reference(read_text_file(DDPBENCH_SOURCE_DIR "/docs/reference/example.json"), "example");
+  int skipped = 0;
+  const auto statuses = [&](const ResultFile& f) {
+    std::vector<std::string> s;
+    for (const auto& r : check_against(f, refs, skipped)) s.push_back(r.status);
+    return s;
+  };
+  const std::vector<std::string> missing = {"MISSING", "MISSING"};
+  EXPECT_EQ(statuses(h100("h100_resnet50_b32_tf32.json")), missing);            // TF32 everywhere
+  EXPECT_EQ(statuses(h100("h100_resnet50_b32_fp32_default.json")), missing);    // cuDNN TF32 (PyTorch's default)
+  auto cl = h100("h100_resnet50_b32_fp32_tf32_off.json");
+  cl.config["channels_last"] = true;
+  EXPECT_EQ(statuses(cl), missing);
+  auto old = h100("h100_resnet50_b32_fp32_default.json");  // schema 1.0, "fp32"
+  old.environment["math"]["cudnn_allow_tf32"] = false;
+  const auto rows = check_against(old, refs, skipped);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(rows[0].row.has_value());  // matched; its numbers (1059 ex/s) are another matter
+  EXPECT_NEAR(*rows[0].measured, 1058.75, 0.01);
+}
+
+TEST(Check, UpperBoundFails) {
+  int skipped = 0;
+  auto refs = one(R"("setup": {"precision": "fp32"}})");
+  refs[0].value = 0.04;  // allowed up to 0.044 s; measured 0.05
+  const auto rows = check_against(read_result_file(kFix + "gpu_h100.json"), refs, skipped);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].status, "FAIL");
+}
+
+TEST(Check, NothingApplicable) {
   int skipped = 0;
   const auto refs = parse_reference(read_text_file(kFix + "reference_h100.json"), "ref");
   EXPECT_TRUE(check_against(read_result_file(kFix + "weak_cpu.json"), refs, skipped).empty());  // `check` exits 1
   EXPECT_EQ(skipped, 5);
-  const auto filtered = parse_reference(
-      R"({"references": [{"gpu": "*", "model": "resnet50", "world_size": 1, "metric": "p50_s", "value": 0.05,
-          "lower": -0.1, "upper": 0.1, "batch_per_rank": 64}]})",
-      "r.json");
-  const auto rows = check_against(read_result_file(kFix + "gpu_h100.json"), filtered, skipped);
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].status, "MISSING");  // measured at batch 32, not 64
-}
-
-TEST(Check, UpperBoundFails) {
-  ReferenceEntry e;
-  e.gpu = "*";
-  e.model = "resnet50";
-  e.world_size = 1;
-  e.metric = "p50_s";
-  e.value = 0.04;
-  e.upper = 0.1;  // allowed up to 0.044 s; measured 0.05
-  int skipped = 0;
-  const auto rows = check_against(read_result_file(kFix + "gpu_h100.json"), {e}, skipped);
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].status, "FAIL");
 }
 
 // The example the README points to stays true to the committed H100 measurement.
@@ -132,30 +419,48 @@ TEST(Check, ShippedExampleReferencePassesTheCommittedH100Result) {
   const auto rows = check_against(result, refs, skipped);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(skipped, 0);
-  for (const auto& r : rows) EXPECT_EQ(r.status, "PASS") << r.ref.metric;
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.status, "PASS") << r.ref.metric;
+    EXPECT_EQ(r.row->setup_label(), "fp32-strict");
+  }
+  EXPECT_NEAR(*rows[0].measured, 724.05, 0.01);
 }
 
-TEST(Check, MalformedReferencesNameTheEntry) {
-  EXPECT_THROW(parse_reference("{", "r.json"), UsageError);
-  EXPECT_THROW(parse_reference(R"({"references": 3})", "r.json"), UsageError);
-  const std::string base = R"({"references": [{"gpu": "*", "model": "m", "world_size": 1, "metric": )";
-  EXPECT_THROW(parse_reference(base + R"("speed", "value": 1}]})", "r.json"), UsageError);          // metric
-  EXPECT_THROW(parse_reference(base + R"("p50_s", "value": -1}]})", "r.json"), UsageError);         // value
-  EXPECT_THROW(parse_reference(base + R"("p50_s", "value": 1, "lower": 0.1}]})", "r.json"), UsageError);  // sign
-  EXPECT_THROW(parse_reference(base + R"("p50_s", "value": 1, "upper": -0.1}]})", "r.json"), UsageError);
-  const std::string ws0 = R"({"references": [{"gpu": "*", "model": "m", "world_size": 0, "metric": "p50_s", "value": 1}]})";
-  EXPECT_THROW(parse_reference(ws0, "r.json"), UsageError);
-  // null optional filters mean "any", as absent ones do
-  const auto any = parse_reference(base + R"("p50_s", "value": 1, "batch_per_rank": null, "image_size": null}]})", "r.json");
-  ASSERT_EQ(any.size(), 1u);
-  EXPECT_FALSE(any[0].batch_per_rank.has_value());
-  EXPECT_FALSE(any[0].image_size.has_value());
+std::string usage_error(const std::string& text) {
   try {
-    parse_reference(R"({"references": [{"gpu": "*"}]})", "r.json");
-    FAIL();
+    parse_reference(text, "r.json");
   } catch (const UsageError& e) {
-    EXPECT_THAT(std::string(e.what()), HasSubstr("references[0]"));
+    return e.what();
   }
+  return "(no error)";
+}
+
+TEST(Check, MalformedReferencesNameTheProblem) {
+  EXPECT_THAT(usage_error("{"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(usage_error(R"({"ddpbench_reference": "2.0", "references": 3})"), HasSubstr("\"references\""));
+  EXPECT_THAT(usage_error(R"({"references": []})"), HasSubstr("ddpbench_reference"));
+  EXPECT_THAT(usage_error(R"({"ddpbench_reference": "1.0", "references": []})"), HasSubstr("batch_per_rank, image_size and setup"));
+  EXPECT_THAT(usage_error(R"({"ddpbench_reference": "3.0", "references": []})"), HasSubstr("reads 2.x"));
+  EXPECT_THAT(usage_error(R"({"ddpbench_reference": "2.0", "refs": []})"), HasSubstr("unknown key 'refs'"));
+  const std::string head = R"({"ddpbench_reference": "2.0", "references": [)";
+  const std::string setup = R"("setup": {"precision": "fp32"})";
+  EXPECT_THAT(usage_error(head + kEntry + setup + R"(, "uppper": 0.2}]})"), HasSubstr("unknown key 'uppper'"));
+  EXPECT_THAT(usage_error(head + kEntry + setup + R"(, "metric": "speed"}]})"), HasSubstr("unknown metric 'speed'"));
+  EXPECT_THAT(usage_error(head + kEntry + R"("setup": {"precision": "fp32", "chanels_last": true}}]})"),
+              HasSubstr("unknown key 'chanels_last'"));
+  EXPECT_THAT(usage_error(head + kEntry + R"("setup": {"channels_last": true}}]})"), HasSubstr("\"precision\""));
+  EXPECT_THAT(usage_error(head + kEntry + R"("setup": {"precision": "fp64"}}]})"), HasSubstr("fp64"));
+  EXPECT_THAT(usage_error(head + R"({"gpu": "*", "model": "m", "world_size": 1, "metric": "p50_s", "value": 1,
+                                     "upper": 0.1, )" + setup + "}]}"),
+              HasSubstr("missing \"batch_per_rank\""));
+  std::string no_bounds = head + kEntry + setup + "}]}";
+  const std::string bounds = R"("lower": -0.1, "upper": 0.1, )";
+  no_bounds.erase(no_bounds.find(bounds), bounds.size());
+  EXPECT_THAT(usage_error(no_bounds), HasSubstr("never fail"));
+  EXPECT_THAT(usage_error(head + kEntry + setup + R"(, "value": -1}]})"), HasSubstr("positive"));
+  EXPECT_THAT(usage_error(head + kEntry + setup + R"(, "lower": 0.1}]})"), HasSubstr("[-1, 0]"));
+  EXPECT_THAT(usage_error(head + kEntry + setup + R"(, "world_size": 0}]})"), HasSubstr("references[0]"));
+  EXPECT_THAT(usage_error(head + R"({"gpu": "*"}]})"), HasSubstr("references[0]"));
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ namespace ddpbench {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using testutil::have;
 using testutil::TempDir;
@@ -62,6 +63,17 @@ TEST(Plots, PngAndSvgOfTheExpectedSize) {
   }
   // Titles name model, precision and device.
   EXPECT_THAT(plots.front().title, HasSubstr("resnet18, fp32, CPU (Fixture CPU)"));
+  // The x axis says GPUs only where there are GPUs.
+  for (const auto& p : plots) {
+    const bool cpu = p.title.find("CPU (Fixture CPU)") != std::string::npos;
+    const std::string svg = testutil::slurp(p.svg);
+    if (cpu) {
+      EXPECT_THAT(svg, HasSubstr("ranks (log2 scale)")) << p.name;
+      EXPECT_THAT(svg, Not(HasSubstr("GPU"))) << p.name;
+    } else {
+      EXPECT_THAT(svg, HasSubstr("GPUs (ranks, log2 scale)")) << p.name;
+    }
+  }
 }
 
 TEST(Plots, MissingDirectoryParentIsAUsageError) {

@@ -1,0 +1,244 @@
+#include "core/config_key.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <array>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "core/errors.hpp"
+#include "core/json_util.hpp"
+
+namespace ddpbench {
+namespace {
+
+constexpr std::array<const char*, kConfigFieldCount> kNames = {
+    "device",     "model",   "precision",      "math",         "channels_last", "frozen_backbone",
+    "backend",    "image_size", "scaling",     "batch_per_rank", "global_batch", "world_size",
+    "ddp",        "bucket_cap_mb", "first_bucket_cap_mb", "broadcast_buffers"};
+
+// Defaults of `ddpbench run` (and of torch.nn.parallel.DistributedDataParallel) for files
+// that do not record a setting.
+constexpr double kDefaultBucketCapMb = 25.0, kDefaultFirstBucketCapMb = 1.0;
+
+std::optional<bool> opt_bool(const nlohmann::json& obj, const char* key) {
+  if (!obj.is_object()) return std::nullopt;
+  const auto it = obj.find(key);
+  if (it == obj.end() || !it->is_boolean()) return std::nullopt;
+  return it->get<bool>();
+}
+
+double num_or(const nlohmann::json& obj, const char* key, double fallback) {
+  return json_num_opt(obj, key).value_or(fallback);
+}
+
+// The backend `ddpbench run --backend auto` picks on the device.
+std::string default_backend(const std::string& device) { return device.rfind("CPU", 0) == 0 ? "gloo" : "nccl"; }
+
+std::string num(double v) { return fmt::format("{}", v); }  // shortest round-trip form: exact
+
+// The key's fields as a tuple, in ConfigField order: one place that lists them for comparison.
+auto tie(const ConfigKey& k) {
+  return std::tie(k.device, k.model, k.precision, k.math, k.channels_last, k.frozen_backbone, k.backend,
+                  k.image_size, k.scaling, k.batch_per_rank, k.global_batch, k.world_size, k.ddp, k.bucket_cap_mb,
+                  k.first_bucket_cap_mb, k.broadcast_buffers);
+}
+static_assert(std::tuple_size_v<decltype(tie(std::declval<const ConfigKey&>()))> == kConfigFieldCount,
+              "ConfigKey, tie() and ConfigField must list the same fields");
+
+}  // namespace
+
+std::string device_type(const ResultFile& f) {
+  std::set<std::string> names;
+  if (f.environment.contains("gpus") && f.environment["gpus"].is_array())
+    for (const auto& g : f.environment["gpus"])
+      if (const std::string name = json_str_or(g, "name"); !name.empty()) names.insert(name);
+  if (names.empty()) {
+    const std::string cpu = json_str_or(f.environment, "cpu_model");
+    return cpu.empty() ? "CPU" : "CPU (" + cpu + ")";
+  }
+  if (names.size() == 1) return *names.begin();
+  return "mixed: " + fmt::format("{}", fmt::join(names, " + "));
+}
+
+bool on_gpu(const ResultFile& f) {
+  const std::string dt = json_str_or(f.environment, "device_type");
+  if (!dt.empty()) return dt == "cuda";
+  return f.environment.contains("gpus") && f.environment["gpus"].is_array() && !f.environment["gpus"].empty();
+}
+
+FieldSet all_fields() { return FieldSet().set(); }
+
+FieldSet fields(std::initializer_list<ConfigField> fs) {
+  FieldSet s;
+  for (auto f : fs) s.set(static_cast<size_t>(f));
+  return s;
+}
+
+FieldSet ddp_only_fields() {
+  return fields({ConfigField::backend, ConfigField::bucket_cap_mb, ConfigField::first_bucket_cap_mb,
+                 ConfigField::broadcast_buffers});
+}
+
+const char* config_field_name(ConfigField f) { return kNames[static_cast<size_t>(f)]; }
+
+std::vector<std::string> config_field_names() { return {kNames.begin(), kNames.end()}; }
+
+FieldSet parse_field_list(const std::string& list, const std::string& flag) {
+  FieldSet out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = list.find(',', start);
+    const std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    start = comma == std::string::npos ? list.size() + 1 : comma + 1;
+    if (name == "all") {
+      out.set();
+      continue;
+    }
+    size_t i = 0;
+    while (i < kNames.size() && name != kNames[i]) ++i;
+    if (i == kNames.size())
+      throw UsageError(fmt::format("{} '{}': unknown field '{}'; use a comma list of {} (or all)", flag, list, name,
+                                   fmt::join(kNames, ", ")));
+    out.set(i);
+  }
+  return out;
+}
+
+std::string math_from_flags(std::optional<bool> cudnn_tf32, std::optional<bool> cublas_tf32) {
+  if (!cudnn_tf32 || !cublas_tf32) return "unrecorded";
+  if (*cudnn_tf32 && *cublas_tf32) return "tf32";
+  if (*cudnn_tf32) return "cudnn-tf32";
+  if (*cublas_tf32) return "cublas-tf32";
+  return "no-tf32";
+}
+
+std::string math_of_precision_name(const std::string& name) {
+  if (name == "fp32") return "cudnn-tf32";
+  if (name == "fp32-strict") return "no-tf32";
+  if (name == "tf32") return "tf32";
+  if (name == "fp16" || name == "bf16") return "";
+  throw UsageError(fmt::format("precision '{}' is not one of fp32, fp32-strict, tf32, fp16, bf16", name));
+}
+
+std::string precision_family(const std::string& name) {
+  return name == "fp32" || name == "fp32-strict" || name == "tf32" ? "fp32" : name;
+}
+
+long long global_batch_of(long long batch_per_rank, int world_size) {
+  long long g = 0;
+  return __builtin_mul_overflow(batch_per_rank, static_cast<long long>(world_size), &g) ? 0 : g;
+}
+
+ConfigKey ConfigKey::of(const ResultFile& f, const BenchResult& r) {
+  ConfigKey k;
+  k.device = device_type(f);
+  k.model = r.model;
+  k.precision = precision_family(r.precision);
+  // TF32 exists only on GPUs, and under autocast (fp16/bf16) convolutions and matmuls run
+  // in the low precision whatever the flags say: the flags define the math of fp32 alone.
+  if (k.precision == "fp32" && on_gpu(f)) {
+    const nlohmann::json math = f.environment.is_object() && f.environment.contains("math") ? f.environment["math"]
+                                                                                           : nlohmann::json::object();
+    k.math = math_from_flags(opt_bool(math, "cudnn_allow_tf32"), opt_bool(math, "cublas_allow_tf32"));
+  }
+  k.channels_last = json_true(f.config, "channels_last");
+  if (json_true(f.config, "freeze_backbone")) k.frozen_backbone = json_str_or(f.config, "head", "head");
+  k.image_size = r.image_size;
+  k.scaling = r.scaling;
+  k.batch_per_rank = r.batch_per_rank;
+  k.global_batch = r.global_batch > 0 ? r.global_batch : global_batch_of(r.batch_per_rank, r.world_size);
+  k.world_size = r.world_size;
+  k.ddp = r.ddp;
+  // A no-DDP row neither communicates nor buckets: the DDP settings stay at their "not
+  // applicable" values, so the baseline of two runs that differ only in them is one configuration.
+  if (r.ddp) {
+    k.backend = json_str_or(f.environment, "backend");
+    k.bucket_cap_mb = num_or(f.config, "bucket_cap_mb", kDefaultBucketCapMb);
+    k.first_bucket_cap_mb = num_or(f.config, "first_bucket_cap_mb", kDefaultFirstBucketCapMb);
+    k.broadcast_buffers = opt_bool(f.config, "broadcast_buffers").value_or(true);
+  }
+  return k;
+}
+
+std::string ConfigKey::value(ConfigField fld) const {
+  auto b = [](bool v) { return std::string(v ? "true" : "false"); };
+  switch (fld) {
+    case ConfigField::device: return device;
+    case ConfigField::model: return model;
+    case ConfigField::precision: return precision;
+    case ConfigField::math: return math.empty() ? "n/a" : math;
+    case ConfigField::channels_last: return b(channels_last);
+    case ConfigField::frozen_backbone: return frozen_backbone.empty() ? "no" : frozen_backbone;
+    case ConfigField::backend: return backend.empty() ? "n/a" : backend;
+    case ConfigField::image_size: return std::to_string(image_size);
+    case ConfigField::scaling: return scaling;
+    case ConfigField::batch_per_rank: return std::to_string(batch_per_rank);
+    case ConfigField::global_batch: return std::to_string(global_batch);
+    case ConfigField::world_size: return std::to_string(world_size);
+    case ConfigField::ddp: return b(ddp);
+    case ConfigField::bucket_cap_mb: return ddp ? num(bucket_cap_mb) : "n/a";
+    case ConfigField::first_bucket_cap_mb: return ddp ? num(first_bucket_cap_mb) : "n/a";
+    case ConfigField::broadcast_buffers: return ddp ? b(broadcast_buffers) : "n/a";
+  }
+  return "";
+}
+
+std::string ConfigKey::setup_label() const {
+  std::string label = precision;
+  if (precision == "fp32") {
+    if (math == "no-tf32") label = "fp32-strict";
+    else if (math == "cudnn-tf32") label = "fp32 (cuDNN TF32)";
+    else if (math == "tf32") label = "tf32";
+    else if (math == "cublas-tf32") label = "fp32 (cuBLAS TF32)";
+    else if (math == "unrecorded") label = "fp32 (TF32 unrecorded)";
+  }
+  if (channels_last) label += ", channels_last";
+  if (!frozen_backbone.empty()) label += ", frozen backbone + " + frozen_backbone;
+  if (ddp) {
+    if (!backend.empty() && backend != default_backend(device)) label += ", " + backend;
+    if (bucket_cap_mb != kDefaultBucketCapMb) label += ", bucket cap " + num(bucket_cap_mb) + " MiB";
+    if (first_bucket_cap_mb != kDefaultFirstBucketCapMb) label += ", first bucket " + num(first_bucket_cap_mb) + " MiB";
+    if (!broadcast_buffers) label += ", no buffer broadcast";
+  }
+  return label;
+}
+
+std::string ConfigKey::describe() const {
+  const bool gpu = device.rfind("CPU", 0) != 0;
+  return fmt::format("{}, {}, batch {}/{}, {} px, {} scaling, {}, {}", model, setup_label(), batch_per_rank,
+                     gpu ? "GPU" : "rank", image_size, scaling,
+                     ddp ? fmt::format("DDP on {} {}{}", world_size, gpu ? "GPU" : "rank", world_size == 1 ? "" : "s")
+                         : "no DDP",
+                     device);
+}
+
+bool operator==(const ConfigKey& a, const ConfigKey& b) { return tie(a) == tie(b); }
+bool operator!=(const ConfigKey& a, const ConfigKey& b) { return !(a == b); }
+bool operator<(const ConfigKey& a, const ConfigKey& b) { return tie(a) < tie(b); }
+
+std::vector<FieldDifference> differences(const ConfigKey& a, const ConfigKey& b, const FieldSet& among) {
+  // value() is exact (numbers print in their shortest round-trip form), so equal values
+  // mean equal fields.
+  std::vector<FieldDifference> out;
+  for (size_t i = 0; i < kConfigFieldCount; ++i) {
+    if (!among.test(i)) continue;
+    const auto f = static_cast<ConfigField>(i);
+    std::string va = a.value(f), vb = b.value(f);
+    if (va != vb) out.push_back({f, std::move(va), std::move(vb)});
+  }
+  return out;
+}
+
+bool same_on(const ConfigKey& a, const ConfigKey& b, const FieldSet& on) { return differences(a, b, on).empty(); }
+
+std::string describe_differences(const std::vector<FieldDifference>& d) {
+  std::string out;
+  for (const auto& x : d)
+    out += fmt::format("{}{}: {} -> {}", out.empty() ? "" : "; ", config_field_name(x.field), x.a, x.b);
+  return out;
+}
+
+}  // namespace ddpbench

@@ -1,0 +1,137 @@
+// "The same configuration": the one definition report, diff and check use to decide
+// whether two benchmark rows measured the same thing. Torch-free.
+// The rules, with why each field is there, are in docs/METHODOLOGY.md ("Same configuration").
+#pragma once
+
+#include <bitset>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace ddpbench {
+
+/// Device type of a result file: the GPU name all ranks share, "mixed: A + B" when they
+/// differ, or "CPU (<cpu model>)" ("CPU" when unrecorded) for CPU runs.
+std::string device_type(const ResultFile& f);
+
+/// True when the file's ranks ran on GPUs (environment.device_type "cuda", or, in files
+/// that do not record it, a non-empty environment.gpus list).
+bool on_gpu(const ResultFile& f);
+
+/// The fields of a ConfigKey, in comparison order. Their names (config_field_name) are
+/// what `diff --match` and a reference's "setup" object use.
+enum class ConfigField {
+  device,               ///< "device": device_type()
+  model,                ///< "model"
+  precision,            ///< "precision": family: "fp32" (fp32, fp32-strict, tf32), "fp16", "bf16"
+  math,                 ///< "math": fp32 family on GPUs: no-tf32, cudnn-tf32, tf32, cublas-tf32, unrecorded; else ""
+  channels_last,        ///< "channels_last"
+  frozen_backbone,      ///< "frozen_backbone": the head's name when the backbone is frozen, else ""
+  backend,              ///< "backend": process-group backend of DDP rows ("" for no-DDP rows)
+  image_size,           ///< "image_size": pixels per side
+  scaling,              ///< "scaling": "weak" or "strong"
+  batch_per_rank,       ///< "batch_per_rank"
+  global_batch,         ///< "global_batch": batch_per_rank * world_size
+  world_size,           ///< "world_size": ranks in the row's group
+  ddp,                  ///< "ddp": DDP or the no-DDP baseline
+  bucket_cap_mb,        ///< "bucket_cap_mb": Reducer bucket cap, MiB (DDP rows; 0 for no-DDP rows)
+  first_bucket_cap_mb,  ///< "first_bucket_cap_mb": MiB (DDP rows; 0 for no-DDP rows)
+  broadcast_buffers,    ///< "broadcast_buffers" (DDP rows; false for no-DDP rows)
+};
+inline constexpr size_t kConfigFieldCount = 16;
+
+/// A set of ConfigFields (bit i = field i).
+using FieldSet = std::bitset<kConfigFieldCount>;
+
+/// Every field.
+FieldSet all_fields();
+/// The set of the given fields.
+FieldSet fields(std::initializer_list<ConfigField> fs);
+/// What a DDP row has and a no-DDP row does not: backend, bucket caps, broadcast_buffers.
+FieldSet ddp_only_fields();
+
+/// The field's name as `diff --match` and reference files spell it ("batch_per_rank").
+const char* config_field_name(ConfigField f);
+/// All field names, in comparison order.
+std::vector<std::string> config_field_names();
+/// Parses a comma list of field names ("model,world_size"); "all" is every field. Throws
+/// UsageError naming an unknown name and listing the valid ones (`flag` names the option).
+FieldSet parse_field_list(const std::string& list, const std::string& flag = "--match");
+
+/// fp32-family math on a GPU, from the TF32 flags recorded in environment.math:
+/// "no-tf32" (both off: `--precision fp32-strict`; "fp32" before the rename),
+/// "cudnn-tf32" (PyTorch's default: cuDNN may use TF32, cuBLAS not; `--precision fp32`),
+/// "tf32" (both on), "cublas-tf32" (cuBLAS only). Absent flags give "unrecorded".
+std::string math_from_flags(std::optional<bool> cudnn_tf32, std::optional<bool> cublas_tf32);
+
+/// The math `ddpbench run --precision <name>` sets on a GPU (the meaning since the
+/// rename): fp32 -> "cudnn-tf32", fp32-strict -> "no-tf32", tf32 -> "tf32"; "" for
+/// autocast precisions (fp16, bf16), whose convolutions and matmuls do not run in fp32.
+/// Throws UsageError for a name that is not a precision.
+std::string math_of_precision_name(const std::string& name);
+
+/// The precision family of a `--precision` name: "fp32" for fp32, fp32-strict and tf32;
+/// the name itself otherwise.
+std::string precision_family(const std::string& name);
+
+/// batch_per_rank * world_size, or 0 when that overflows (a foreign file's absurd values).
+long long global_batch_of(long long batch_per_rank, int world_size);
+
+/// What a row measured, beyond the numbers: two rows are "the same configuration" exactly
+/// when their keys are equal. Built from the row and its file, never from the precision
+/// name alone: an old file's "fp32" with both TF32 flags off equals a new "fp32-strict".
+struct ConfigKey {
+  std::string device, model, precision, math;
+  bool channels_last = false;
+  std::string frozen_backbone;  ///< head name, "" when not frozen
+  std::string backend;          ///< "" for no-DDP rows
+  int image_size = 0;
+  std::string scaling = "weak";
+  long long batch_per_rank = 0, global_batch = 0;
+  int world_size = 1;
+  bool ddp = true;
+  double bucket_cap_mb = 0, first_bucket_cap_mb = 0;  ///< MiB; 0 for no-DDP rows
+  bool broadcast_buffers = false;                     ///< false for no-DDP rows
+
+  /// The key of row `r` of file `f`. Fields a file does not record take `ddpbench run`'s
+  /// defaults (bucket caps 25 and 1 MiB, broadcast_buffers true, no channels_last, no
+  /// frozen backbone); math on GPUs comes from environment.math (math_from_flags).
+  static ConfigKey of(const ResultFile& f, const BenchResult& r);
+
+  /// The field's value for display ("fp32", "224", "true", "25").
+  std::string value(ConfigField fld) const;
+
+  /// Precision with what changes the computation, for titles: "fp32-strict",
+  /// "fp32 (cuDNN TF32)", "tf32", "bf16", then ", channels_last", ", frozen backbone +
+  /// mlp4096", ", gloo" (a backend other than the device's default), ", bucket cap 50 MiB",
+  /// ", first bucket 2 MiB", ", no buffer broadcast" (DDP settings other than the defaults).
+  std::string setup_label() const;
+
+  /// One line naming the whole row: "resnet50, fp32-strict, batch 32/rank, 224 px, weak,
+  /// DDP on 1 rank, NVIDIA H100 80GB HBM3".
+  std::string describe() const;
+};
+
+bool operator==(const ConfigKey& a, const ConfigKey& b);
+bool operator!=(const ConfigKey& a, const ConfigKey& b);
+/// Lexicographic in ConfigField order (so maps of keys iterate by device, then model, ...).
+bool operator<(const ConfigKey& a, const ConfigKey& b);
+
+/// True when `a` and `b` agree on every field in `on`.
+bool same_on(const ConfigKey& a, const ConfigKey& b, const FieldSet& on);
+
+/// One field where two keys differ.
+struct FieldDifference {
+  ConfigField field;
+  std::string a, b;  ///< values for display
+};
+
+/// The fields in `among` where `a` and `b` differ, in field order.
+std::vector<FieldDifference> differences(const ConfigKey& a, const ConfigKey& b, const FieldSet& among = all_fields());
+
+/// "precision: fp32 -> bf16; batch_per_rank: 32 -> 64" (empty for no differences).
+std::string describe_differences(const std::vector<FieldDifference>& d);
+
+}  // namespace ddpbench

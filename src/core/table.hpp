@@ -1,0 +1,86 @@
+// Typed tables and their printers: a table is defined once (columns with a key, a header,
+// a unit and a formatter) and every printer — terminal text, Markdown, CSV, JSON, HTML —
+// renders any table. Torch-free.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace ddpbench {
+
+/// One cell: missing (rendered "n/a" in text, empty in CSV, null in JSON), an integer, a
+/// number or a string.
+using Value = std::variant<std::monostate, long long, double, std::string>;
+
+/// One column of a table.
+struct Column {
+  std::string key;     ///< machine name (CSV header, JSON field), e.g. "per_gpu_ex_s"
+  std::string header;  ///< human header, e.g. "per-GPU ex/s"
+  std::string unit;    ///< unit of the raw value, e.g. "ex/s", "s", "fraction", "bytes"; "" for labels
+  /// Text for people (terminal, Markdown, HTML); the raw value goes to CSV and JSON.
+  std::function<std::string(const Value&)> format;
+  bool in_text = true;  ///< false: CSV and JSON only (e.g. the p5/p95 behind the plots)
+};
+
+/// Column formatters. Each renders a missing value as "n/a".
+namespace fmtcol {
+std::function<std::string(const Value&)> plain();               ///< integers and strings as they are; numbers %g
+std::function<std::string(const Value&)> fixed(int decimals);   ///< 12.35
+std::function<std::string(const Value&)> percent();             ///< a fraction as 84.0%
+std::function<std::string(const Value&)> times();               ///< a ratio as 1.78x
+std::function<std::string(const Value&)> sig3();                ///< three significant digits (0.0868)
+std::function<std::string(const Value&)> bytes();               ///< bytes as 3.08 GiB / 512.0 MiB
+}  // namespace fmtcol
+
+/// A titled table: what it is about (`context`, e.g. device and model, repeated on every
+/// CSV row), typed rows and notes printed under it.
+struct Table {
+  std::string kind;   ///< what the table is ("weak", "strong", "comparison", "cost", ...)
+  std::string title;
+  std::vector<std::pair<std::string, Value>> context;
+  std::vector<Column> columns;
+  std::vector<std::vector<Value>> rows;  ///< one Value per column
+  std::vector<std::string> notes;
+
+  /// Index of the column with `key`; throws std::logic_error when there is none (a
+  /// misspelt key is a bug, never a silently empty cell).
+  size_t col(const std::string& key) const;
+};
+
+/// Output formats of the printers.
+enum class TableFormat { text, markdown, csv, json };
+
+/// Parses "table", "md", "csv" or "json"; throws UsageError naming `flag` otherwise.
+TableFormat parse_table_format(const std::string& name, const std::string& flag = "--format");
+
+/// Renders `tables` in `format`:
+/// text — per table the title, a header underlined with dashes, columns padded (the first
+/// left-aligned, the rest right-aligned), notes; tables separated by a blank line;
+/// markdown — "### title", a GitHub table, notes as paragraphs ('|' escaped);
+/// csv — one RFC 4180 CSV: columns "table", the union of the context keys, then the union
+/// of the column keys, in first-seen order; one line per table row, raw values;
+/// json — {"tables": [table_json(t)...]}.
+std::string render_tables(const std::vector<Table>& tables, TableFormat format);
+
+/// One table as JSON: {kind, title, <context fields>, columns: [{key, header, unit}],
+/// rows: [{<column key>: raw value}], notes}.
+nlohmann::json table_json(const Table& t);
+
+/// A cell's raw value as JSON (null when missing).
+nlohmann::json value_json(const Value& v);
+
+/// One table as an HTML fragment (<h2> title, <table>, notes), text escaped.
+std::string render_table_html(const Table& t);
+
+/// RFC 4180 field: quoted (with doubled quotes) when it holds a comma, quote or newline.
+std::string csv_field(const std::string& s);
+
+/// Text with &, <, >, " escaped for HTML.
+std::string html_escape(const std::string& s);
+
+}  // namespace ddpbench
