@@ -244,7 +244,9 @@ std::string render_check_text(const std::vector<CheckRow>& rows, const std::stri
   for (const auto& r : rows) {
     const std::string unit = r.ref.unit.empty() ? "" : " " + r.ref.unit;
     // The row compared, or (MISSING) what the entry asked for, named by its configuration.
-    ConfigKey shown = r.row ? *r.row : r.ref.expected(ConfigKey{device});
+    ConfigKey on_device;
+    on_device.device = device;
+    ConfigKey shown = r.row ? *r.row : r.ref.expected(on_device);
     t.rows.push_back({shown.model, shown.setup_label(), shown.batch_per_rank, static_cast<long long>(shown.image_size),
                       static_cast<long long>(shown.world_size), r.ref.metric,
                       r.measured ? Value(fmt::format("{:.4g}", *r.measured)) : Value(std::string("-")),
