@@ -96,6 +96,43 @@ TEST(RunConfig, BadInputNamesProblemAndFix) {
   EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--timeout"));
 }
 
+TEST(RunConfig, AdaptiveStoppingLimitsAreChecked) {
+  auto c = good();
+  c.iters_auto = true;
+  EXPECT_NO_THROW(validate(c, 2, kModels));
+  c.target_ci_pct = 0;
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--target-ci 0"));
+  c = good();
+  c.iters_auto = true;
+  c.min_iters = 1;
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--min-iters 1"));
+  c = good();
+  c.iters_auto = true;
+  c.max_iters = 5;  // below the default --min-iters 10
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--max-iters 5 must be >= --min-iters 10"));
+  c = good();
+  c.iters_auto = true;
+  c.max_time_s = -1;
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--max-time"));
+  // Recorded: "auto" with its limits, or the fixed count with null limits.
+  c = good();
+  c.iters_auto = true;
+  EXPECT_EQ(to_json(c)["iters"], "auto");
+  EXPECT_EQ(to_json(c)["target_ci_pct"], 1.0);
+  EXPECT_TRUE(to_json(good())["target_ci_pct"].is_null());
+  EXPECT_EQ(to_json(good())["iters"], good().iters);
+}
+
+TEST(RunConfig, PrecisionNames) {
+  auto c = good();
+  for (const char* p : {"fp32", "fp32-strict", "tf32", "fp16", "bf16"}) {
+    c.precision = p;
+    EXPECT_NO_THROW(validate(c, 2, kModels)) << p;
+  }
+  c.precision = "fp64";
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("fp32-strict"));
+}
+
 TEST(RunConfig, StrongScaling) {
   auto c = good();
   c.scaling = "strong";
