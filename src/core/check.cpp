@@ -16,9 +16,9 @@ namespace ddpbench {
 namespace {
 
 const std::vector<std::string> kTopKeys = {"ddpbench_reference", "description", "references"};
-const std::vector<std::string> kEntryKeys = {"gpu",   "model",  "world_size", "batch_per_rank", "image_size", "setup",
+const std::vector<std::string> kEntryKeys = {"device", "model",  "world_size", "batch_per_rank", "image_size", "setup",
                                              "metric", "value", "lower",      "upper",          "unit",       "note"};
-const std::vector<std::string> kRequiredEntryKeys = {"gpu",        "model", "world_size", "batch_per_rank",
+const std::vector<std::string> kRequiredEntryKeys = {"device",     "model", "world_size", "batch_per_rank",
                                                      "image_size", "setup", "metric",     "value"};
 // The setup fields are ConfigKey's, under its names.
 const std::vector<ConfigField> kSetupFields = {ConfigField::precision,       ConfigField::math,
@@ -80,7 +80,7 @@ ReferenceEntry parse_entry(const nlohmann::json& e, const std::string& where) {
       throw UsageError(fmt::format("{}: missing \"{}\"; each entry pins {}", where, k, fmt::join(kRequiredEntryKeys, ", ")));
   ReferenceEntry r;
   try {
-    r.gpu = e.at("gpu").get<std::string>();
+    r.device = e.at("device").get<std::string>();
     r.model = e.at("model").get<std::string>();
     r.world_size = json_int<int>(e.at("world_size"), "world_size", 1);
     r.batch_per_rank = json_int(e.at("batch_per_rank"), "batch_per_rank", 1);
@@ -121,7 +121,7 @@ const std::vector<std::string>& check_metrics() {
 
 ConfigKey ReferenceEntry::expected(const ConfigKey& row) const {
   ConfigKey k = row;
-  if (gpu != "*") k.device = gpu;
+  if (device != "*") k.device = device;
   k.model = model;
   k.world_size = world_size;
   k.batch_per_rank = batch_per_rank;
@@ -185,7 +185,7 @@ std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<
   std::optional<Report> report;  // for the efficiency metric, built on first use
   std::vector<CheckRow> out;
   for (const auto& ref : refs) {
-    if (ref.gpu != "*" && ref.gpu != device) {
+    if (ref.device != "*" && ref.device != device) {
       ++skipped;
       continue;
     }

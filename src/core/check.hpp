@@ -39,7 +39,7 @@ struct ReferenceSetup {
 /// value * (1 + lower) <= measured <= value * (1 + upper); `lower` <= 0 and `upper` >= 0
 /// are fractions, and an absent bound is unbounded (at least one bound is required).
 struct ReferenceEntry {
-  std::string gpu;        ///< device type as `ddpbench report` names it ("NVIDIA H100 80GB HBM3"), or "*"
+  std::string device;     ///< device type as `ddpbench report` names it ("NVIDIA H100 80GB HBM3"), or "*"
   std::string model;
   int world_size = 1;
   long long batch_per_rank = 0;
@@ -54,13 +54,13 @@ struct ReferenceEntry {
   std::string note;       ///< for people only
 
   /// The configuration this entry expects of a row measured as `row`: `row` with every
-  /// field the entry pins replaced by the entry's value (the device only when gpu is not
+  /// field the entry pins replaced by the entry's value (the device only when `device` is not
   /// "*"; math per `row`'s device). A row matches exactly when its key equals this.
   ConfigKey expected(const ConfigKey& row) const;
 };
 
 /// Parses a reference file (format 2.x):
-/// {"ddpbench_reference": "2.0", "description": "...", "references": [{gpu, model,
+/// {"ddpbench_reference": "2.0", "description": "...", "references": [{device, model,
 ///  world_size, batch_per_rank, image_size, setup: {precision, math?, channels_last?,
 ///  frozen_backbone?, backend?, bucket_cap_mb?, first_bucket_cap_mb?, broadcast_buffers?},
 ///  metric, value, lower?, upper?, unit?, note?}]}.

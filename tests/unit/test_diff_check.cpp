@@ -342,7 +342,7 @@ TEST(Check, PassFailMissingAndSkipped) {
 }
 
 const std::string kEntry =
-    R"({"gpu": "*", "model": "resnet50", "batch_per_rank": 32, "image_size": 224, "world_size": 1, "metric": "p50_s",
+    R"({"device": "*", "model": "resnet50", "batch_per_rank": 32, "image_size": 224, "world_size": 1, "metric": "p50_s",
         "value": 0.05, "lower": -0.1, "upper": 0.1, )";
 
 std::vector<ReferenceEntry> one(const std::string& rest) {
@@ -450,7 +450,7 @@ TEST(Check, MalformedReferencesNameTheProblem) {
               HasSubstr("unknown key 'chanels_last'"));
   EXPECT_THAT(usage_error(head + kEntry + R"("setup": {"channels_last": true}}]})"), HasSubstr("\"precision\""));
   EXPECT_THAT(usage_error(head + kEntry + R"("setup": {"precision": "fp64"}}]})"), HasSubstr("fp64"));
-  EXPECT_THAT(usage_error(head + R"({"gpu": "*", "model": "m", "world_size": 1, "metric": "p50_s", "value": 1,
+  EXPECT_THAT(usage_error(head + R"({"device": "*", "model": "m", "world_size": 1, "metric": "p50_s", "value": 1,
                                      "upper": 0.1, )" + setup + "}]}"),
               HasSubstr("missing \"batch_per_rank\""));
   std::string no_bounds = head + kEntry + setup + "}]}";
@@ -460,7 +460,7 @@ TEST(Check, MalformedReferencesNameTheProblem) {
   EXPECT_THAT(usage_error(head + kEntry + setup + R"(, "value": -1}]})"), HasSubstr("positive"));
   EXPECT_THAT(usage_error(head + kEntry + setup + R"(, "lower": 0.1}]})"), HasSubstr("[-1, 0]"));
   EXPECT_THAT(usage_error(head + kEntry + setup + R"(, "world_size": 0}]})"), HasSubstr("references[0]"));
-  EXPECT_THAT(usage_error(head + R"({"gpu": "*"}]})"), HasSubstr("references[0]"));
+  EXPECT_THAT(usage_error(head + R"({"device": "*"}]})"), HasSubstr("references[0]"));
 }
 
 }  // namespace
