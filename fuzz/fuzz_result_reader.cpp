@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   int skipped = 0;
   ReferenceEntry ref;
-  ref.gpu = "*";
+  ref.device = "*";
   ref.model = f.results.empty() ? "m" : f.results.front().model;
   if (!f.results.empty()) {
     ref.batch_per_rank = f.results.front().batch_per_rank;
