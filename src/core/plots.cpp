@@ -1,19 +1,17 @@
 #include "core/plots.hpp"
 
-#include <sys/wait.h>
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include "core/errors.hpp"
+#include "core/process.hpp"
 
 namespace fs = std::filesystem;
 
@@ -30,13 +28,6 @@ std::string gq(const std::string& s) {
     else if (c == '\'') o += "''";
     else o += c;
   }
-  return o + "'";
-}
-
-// A POSIX shell single-quoted word.
-std::string shq(const std::string& s) {
-  std::string o = "'";
-  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return o + "'";
 }
 
@@ -92,7 +83,7 @@ std::string slug(const std::string& s) {
 }
 
 std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
+  if (find_program("gnuplot").empty())
     throw UsageError("--plots needs gnuplot; install it (apt-get install gnuplot-nox) or drop --plots");
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -163,15 +154,16 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
   }
   const auto script_path = fs::absolute(dir) / "plots.gp";
   std::ofstream(script_path) << script.str();
-  const auto err_path = fs::absolute(dir) / "gnuplot.err";
-  const int st = std::system(
-      fmt::format("cd -- {} && gnuplot plots.gp 2>{}", shq(fs::absolute(dir).string()), shq(err_path.string())).c_str());
-  std::ifstream err(err_path);
-  std::string first;
-  std::getline(err, first);
-  if (st != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+  ProcessOptions gp;
+  gp.cwd = fs::absolute(dir).string();
+  constexpr double kGnuplotTimeoutS = 300;  // generous: a few seconds for dozens of plots
+  const CaptureResult res = run_capture({"gnuplot", "plots.gp"}, gp, kGnuplotTimeoutS);
+  if (!res.ok()) {
+    std::string first = res.err.substr(0, res.err.find('\n'));
+    if (res.timed_out) first = fmt::format("no result after {:.0f} s, stopped", kGnuplotTimeoutS);
+    else if (first.empty()) first = res.status.describe();
     throw std::runtime_error(fmt::format("gnuplot failed on {}: {}", script_path.string(), first));
-  fs::remove(err_path, ec);
+  }
   return plots;
 }
 

@@ -5,12 +5,12 @@
 
 #include <fmt/format.h>
 
-#include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <regex>
+#include <stdexcept>
+#include <vector>
 
+#include "core/process.hpp"
 #include "engine/compat.hpp"
 
 #ifdef DDPBENCH_WITH_CUDA
@@ -20,31 +20,17 @@
 namespace ddpbench {
 namespace {
 
-bool on_path(const std::string& prog) {
-  const char* path = std::getenv("PATH");
-  if (!path) return false;
-  std::string p(path);
-  size_t start = 0;
-  while (start <= p.size()) {
-    size_t colon = p.find(':', start);
-    if (colon == std::string::npos) colon = p.size();
-    std::string dir = p.substr(start, colon - start);
-    if (!dir.empty() && ::access((dir + "/" + prog).c_str(), X_OK) == 0) return true;
-    start = colon + 1;
+// Standard output of a program (no shell), at most 64 KiB; "" when it cannot be started,
+// fails, or runs longer than 10 s (a hung nvidia-smi must not stall rank start-up).
+std::string capture(const std::vector<std::string>& argv) {
+  ProcessOptions po;
+  po.max_capture = 64 * 1024;
+  try {
+    const CaptureResult r = run_capture(argv, po, /*timeout_s=*/10);
+    return r.ok() ? r.out : "";
+  } catch (const std::runtime_error&) {  // not installed, or cannot be started
+    return "";
   }
-  return false;
-}
-
-// Output of a shell command, at most 64 KiB; "" when it fails.
-std::string capture(const std::string& cmd) {
-  std::string out;
-  FILE* f = ::popen((cmd + " 2>/dev/null").c_str(), "r");
-  if (!f) return out;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0 && out.size() < 65536) out.append(buf.data(), n);
-  if (::pclose(f) != 0) return "";
-  return out;
 }
 
 }  // namespace
@@ -112,8 +98,8 @@ std::string nccl_version() {
 }
 
 std::string driver_version() {
-  if (!on_path("nvidia-smi")) return "none";
-  std::string out = capture("nvidia-smi --query-gpu=driver_version --format=csv,noheader");
+  if (find_program("nvidia-smi").empty()) return "none";
+  std::string out = capture({"nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"});
   auto nl = out.find('\n');
   out = out.substr(0, nl);
   return out.empty() ? "unknown" : out;
@@ -134,9 +120,9 @@ std::string cpu_model() {
 }
 
 std::string gpu_topology() {
-  if (!on_path("nvidia-smi")) return "";
+  if (find_program("nvidia-smi").empty()) return "";
   static const std::regex ansi("\x1b\\[[0-9;]*m");
-  return std::regex_replace(capture("nvidia-smi topo -m"), ansi, "");
+  return std::regex_replace(capture({"nvidia-smi", "topo", "-m"}), ansi, "");
 }
 
 nlohmann::json env_subset(const EnvMap& env) {

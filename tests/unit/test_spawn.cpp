@@ -2,7 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <arpa/inet.h>
-#include <fcntl.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -14,9 +14,11 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
-#include "core/spawn.hpp"
 #include "common/testutil.hpp"
+#include "core/spawn.hpp"
+#include "unit/process_helpers.hpp"
 
 namespace fs = std::filesystem;
 
@@ -25,6 +27,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
+using testutil::capture_fd;
+using testutil::ends_soon;
+using testutil::read_pid;
 using testutil::slurp;
 using testutil::TempDir;
 
@@ -34,21 +39,6 @@ SpawnOptions shell(int n, const std::string& script) {
   o.argv = {"/bin/sh", "-c", script};
   o.term_grace_s = 5;
   return o;
-}
-
-// Runs fn with this process's stdout redirected to a file; returns what was written.
-template <typename F>
-std::string capture_stdout(const fs::path& file, F fn) {
-  std::fflush(stdout);
-  int saved = ::dup(STDOUT_FILENO);
-  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  ::dup2(fd, STDOUT_FILENO);
-  ::close(fd);
-  fn();
-  std::fflush(stdout);
-  ::dup2(saved, STDOUT_FILENO);
-  ::close(saved);
-  return slurp(file);
 }
 
 TEST(Spawn, EveryRankGetsTorchrunStyleEnvironment) {
@@ -82,7 +72,7 @@ TEST(Spawn, OutputIsForwardedWithRankPrefixExceptRankZero) {
   TempDir d;
   std::string out;
   int rc = -1;
-  out = capture_stdout(d.path / "out", [&] {
+  out = capture_fd(STDOUT_FILENO, d.path / "out", [&] {
     rc = spawn_local_ranks(shell(2, "printf 'hello from %s\\nsecond line' \"$RANK\""));
   });
   EXPECT_EQ(rc, 0);
@@ -90,6 +80,65 @@ TEST(Spawn, OutputIsForwardedWithRankPrefixExceptRankZero) {
   EXPECT_THAT(out, HasSubstr("[rank 1] hello from 1\n"));
   EXPECT_THAT(out, HasSubstr("[rank 1] second line\n"));  // unterminated last line flushed
   EXPECT_EQ(out.find("[rank 0]"), std::string::npos);
+}
+
+// A grandchild holds the rank's stderr open after the rank exits: the rank's last
+// words, without a newline, still come out.
+TEST(Spawn, LastUnterminatedLineIsForwardedWhileAChildHoldsThePipe) {
+  TempDir d;
+  int rc = -1;
+  const std::string err = capture_fd(STDERR_FILENO, d.path / "err", [&] {
+    rc = spawn_local_ranks(shell(2, "sleep 300 & printf 'fatal: rank %s gave up' \"$RANK\" >&2"));
+  });
+  EXPECT_EQ(rc, 0);
+  EXPECT_THAT(err, HasSubstr("fatal: rank 0 gave up\n"));
+  EXPECT_THAT(err, HasSubstr("[rank 1] fatal: rank 1 gave up\n"));
+  EXPECT_EQ(err.find("[rank 0]"), std::string::npos);
+}
+
+// Rank 1 fails once rank 0 has started a child of its own: that child ends too.
+TEST(Spawn, ChildOfAStoppedRankIsKilledWithIt) {
+  TempDir d;
+  const auto child0 = d.path / "child0";
+  auto o = shell(2, "if [ \"$RANK\" = 1 ]; then i=0; while [ ! -s '" + child0.string() +
+                        "' ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; exit 7; fi; "
+                        "sleep 300 & echo $! > '" + child0.string() + "'; wait");
+  EXPECT_EQ(spawn_local_ranks(o), 7);
+  const pid_t child = read_pid(child0);
+  ASSERT_GT(child, 0);
+  EXPECT_TRUE(ends_soon(child, "sleep"));
+}
+
+// A rank that exits 0 leaving a background child: the launcher does not leave it behind.
+TEST(Spawn, ChildLeftBehindByAFinishedRankIsKilled) {
+  TempDir d;
+  const auto file = d.path / "child";
+  EXPECT_EQ(spawn_local_ranks(shell(1, "sleep 300 >/dev/null 2>&1 & echo $! > '" + file.string() + "'")), 0);
+  const pid_t child = read_pid(file);
+  ASSERT_GT(child, 0);
+  EXPECT_TRUE(ends_soon(child, "sleep"));
+}
+
+// SIGINT to the launcher reaches every rank's group (a non-interactive shell's
+// background job ignores SIGINT, so its child ends as what is left of the group).
+TEST(Spawn, InterruptIsForwardedToEveryRankGroup) {
+  TempDir d;
+  const std::string dir = d.path.string();
+  auto o = shell(2, "sleep 300 & echo $! > '" + dir + "'/child$RANK; wait");
+  std::thread interrupter([&] {
+    // Once both ranks have their child (or after 10 s: then the test fails below).
+    read_pid(d.path / "child0");
+    read_pid(d.path / "child1");
+    ::kill(::getpid(), SIGINT);
+  });
+  const int rc = spawn_local_ranks(o);
+  interrupter.join();
+  EXPECT_EQ(rc, 128 + SIGINT);
+  for (const char* f : {"child0", "child1"}) {
+    const pid_t child = read_pid(d.path / f);
+    ASSERT_GT(child, 0) << f;
+    EXPECT_TRUE(ends_soon(child, "sleep")) << f;
+  }
 }
 
 TEST(Spawn, UnstartableProgramThrows) {
