@@ -32,7 +32,8 @@ Command add_models_command(CLI::App& parent);
 /// `ddpbench report FILE...`: scaling tables, comparison, cost, plots, HTML.
 Command add_report_command(CLI::App& parent);
 
-/// `ddpbench diff BASE TEST`: configuration differences and per-row changes with a noise verdict.
+/// `ddpbench diff BASE TEST` or `ddpbench diff BASE... -- TEST...`: configuration differences and
+/// per-row changes of the same configuration (--match), with a noise verdict over launches.
 Command add_diff_command(CLI::App& parent);
 
 /// `ddpbench check FILE --reference REF`: PASS/FAIL per reference entry; exit 1 on any failure.
