@@ -1,10 +1,11 @@
 // The versioned JSON result file: types, (de)serialisation, atomic write.
-// Torch-free. Shape (see docs/METHODOLOGY.md and ../shared/DESIGN.md):
+// Torch-free. Shape (README "The result file"; meanings in docs/METHODOLOGY.md):
 // {schema_version, tool{name, version, git_sha, git_dirty}, created_utc, argv[],
 //  config{...}, environment{...}, results[{model, label, batch_per_rank, image_size,
 //  precision, scaling, global_batch, world_size, nodes, ddp,
 //  ranks[{rank, host, local_rank, device, samples_s[]}],
-//  summary{p50_s, ..., ex_per_s_per_gpu, ex_per_s_total}, telemetry{...}, checks{...}}]}
+//  summary{p50_s, ..., iterations, cv, ex_per_s_per_gpu, ex_per_s_total}, telemetry{...},
+//  checks{...}, compute{...}, communication{...}, stopping{...}, warnings[...]}]}
 #pragma once
 
 #include <nlohmann/json.hpp>
