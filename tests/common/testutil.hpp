@@ -53,10 +53,20 @@ inline Outcome run(const std::string& cmd) {
   return o;
 }
 
-/// Number of newline characters in `s`.
 /// True when `prog` is on PATH (for skipping tests whose tool is not installed).
 inline bool have(const std::string& prog) { return std::system(("command -v " + prog + " >/dev/null 2>&1").c_str()) == 0; }
 
+/// GoogleTest name generator for INSTANTIATE_TEST_SUITE_P over parameters that carry a
+/// `name` member (letters, digits and '_' only, unique): cases read Suite/Test.Case/<name>
+/// instead of an index, and ctest lists them by that name.
+struct ParamName {
+  template <typename Info>
+  std::string operator()(const Info& info) const {
+    return info.param.name;
+  }
+};
+
+/// Number of newline characters in `s`.
 inline size_t count_lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
 }  // namespace ddpbench::testutil

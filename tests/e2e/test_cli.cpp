@@ -4,8 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <sstream>
 #include <stdexcept>
 
@@ -129,9 +131,12 @@ TEST(Cli, ModelsListsTorchvisionCounts) {
   EXPECT_EQ(j[10]["parameters"], 304326632);
 }
 
+/// A bad command line: its case name, the arguments, and a piece of the expected message.
 struct BadCase {
-  std::string args, expect;
+  std::string name, args, expect;
 };
+/// Failure messages show the arguments, not the struct's bytes.
+void PrintTo(const BadCase& c, std::ostream* os) { *os << "ddpbench " << c.args; }
 
 class BadInput : public ::testing::TestWithParam<BadCase> {};
 
@@ -150,27 +155,32 @@ TEST_P(BadInput, ExitTwoWithOneLineNamingTheProblem) {
 
 INSTANTIATE_TEST_SUITE_P(
     Run, BadInput,
-    ::testing::Values(BadCase{"run --model resnet9000", "unknown model 'resnet9000'"},
-                      BadCase{"run --batch-size 0", "--batch-size 0 must be >= 1"},
-                      BadCase{"run --batch-size -3", "--batch-size -3 must be >= 1"},
-                      BadCase{"run --nproc-per-node 2 --world-sizes 1,4", "--world-sizes has 4"},
-                      BadCase{"run --json /nonexistent-ddpbench-dir/r.json", "not writable"},
-                      BadCase{"run --json @DIR", "is a directory"},
-                      BadCase{"run --iters many", "--iters"},
-                      BadCase{"run --no-such-flag", "no-such-flag"},
-                      BadCase{"run --backend mpi", "--backend 'mpi'"},
-                      BadCase{"run --nproc-per-node 0", "--nproc-per-node 0"},
-                      BadCase{"run --model resnet18,resnet50,resnet18", "'resnet18' twice"},
-                      BadCase{"run --device cpu --backend nccl", "--backend nccl needs GPUs"},
-                      BadCase{"run --timeout 0.0001", "--timeout"},
-                      BadCase{"run --scaling strong --global-batch-size 7 --nproc-per-node 2", "does not divide"},
-                      BadCase{"run --device cpu --precision fp16", "--precision fp16 needs a GPU"},
-                      BadCase{"run --precision half", "--precision 'half'"},
-                      BadCase{"run --head mlp4096", "add --freeze-backbone"},
-                      BadCase{"run --model vit_b_16 --image-size 100 --warmup 0", "multiple of its patch size 16"},
-                      BadCase{"run --model alexnet --image-size 32", "alexnet needs images of at least 63 pixels"},
-                      BadCase{"models --head mlp4096", "add --freeze-backbone"},
-                      BadCase{"", "subcommand"}));
+    ::testing::Values(BadCase{"UnknownModel", "run --model resnet9000", "unknown model 'resnet9000'"},
+                      BadCase{"ZeroBatch", "run --batch-size 0", "--batch-size 0 must be >= 1"},
+                      BadCase{"NegativeBatch", "run --batch-size -3", "--batch-size -3 must be >= 1"},
+                      BadCase{"WorldSizeBeyondTheJob", "run --nproc-per-node 2 --world-sizes 1,4",
+                              "--world-sizes has 4"},
+                      BadCase{"JsonInMissingDir", "run --json /nonexistent-ddpbench-dir/r.json", "not writable"},
+                      BadCase{"JsonIsADirectory", "run --json @DIR", "is a directory"},
+                      BadCase{"ItersNotANumber", "run --iters many", "--iters"},
+                      BadCase{"UnknownFlag", "run --no-such-flag", "no-such-flag"},
+                      BadCase{"UnknownBackend", "run --backend mpi", "--backend 'mpi'"},
+                      BadCase{"ZeroRanks", "run --nproc-per-node 0", "--nproc-per-node 0"},
+                      BadCase{"ModelTwice", "run --model resnet18,resnet50,resnet18", "'resnet18' twice"},
+                      BadCase{"NcclOnTheCpu", "run --device cpu --backend nccl", "--backend nccl needs GPUs"},
+                      BadCase{"TimeoutTooShort", "run --timeout 0.0001", "--timeout"},
+                      BadCase{"GlobalBatchNotDivisible", "run --scaling strong --global-batch-size 7 --nproc-per-node 2",
+                              "does not divide"},
+                      BadCase{"Fp16OnTheCpu", "run --device cpu --precision fp16", "--precision fp16 needs a GPU"},
+                      BadCase{"UnknownPrecision", "run --precision half", "--precision 'half'"},
+                      BadCase{"HeadWithoutFrozenBackbone", "run --head mlp4096", "add --freeze-backbone"},
+                      BadCase{"VitImageNotAPatchMultiple", "run --model vit_b_16 --image-size 100 --warmup 0",
+                              "multiple of its patch size 16"},
+                      BadCase{"AlexnetImageTooSmall", "run --model alexnet --image-size 32",
+                              "alexnet needs images of at least 63 pixels"},
+                      BadCase{"ModelsHeadWithoutFrozenBackbone", "models --head mlp4096", "add --freeze-backbone"},
+                      BadCase{"NoSubcommand", "", "subcommand"}),
+    testutil::ParamName());
 
 // Checked before any rank starts: one line, not one per rank.
 // (libgomp prints a warning of its own about the same variable when it loads.)
@@ -235,19 +245,27 @@ TEST(Cli, WaitingRanksAreToldWhyAGroupFailed) {
 }
 
 // A rank that dies must not hang the others, even without a launcher to clean up:
-// two ranks started by hand, rank 1 exits during its first DDP step.
+// two ranks started by hand, rank 1 exits during its first DDP step. Liveness bound: rank 0
+// gives up within its --timeout (a collective that cannot finish fails after it), so the
+// whole command ends within that plus a generous margin for start-up and the no-DDP
+// baseline before it; a hang would run into ctest's 600 s instead.
 TEST(Cli, DeadRankMakesTheOthersFailNotHang) {
+  constexpr int kTimeoutS = 20, kMarginS = 30;
   TempDir d;
   const int port = find_free_port();
   const std::string common = "MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) +
                              " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 DDPBENCH_TEST_FAULT=exit-rank1 ";
+  const std::string timeout = " --timeout " + std::to_string(kTimeoutS);
   const std::string rc0 = (d.path / "rc0").string();
-  const auto o = run("sh -c '" + common + "RANK=1 LOCAL_RANK=1 " + kBin + kTiny + " --timeout 60 >/dev/null 2>&1 & " +
-                     common + "RANK=0 LOCAL_RANK=0 " + kBin + kTiny + " --timeout 60; echo $? > " + rc0 + "; wait'");
+  const auto start = std::chrono::steady_clock::now();
+  const auto o = run("sh -c '" + common + "RANK=1 LOCAL_RANK=1 " + kBin + kTiny + timeout + " >/dev/null 2>&1 & " +
+                     common + "RANK=0 LOCAL_RANK=0 " + kBin + kTiny + timeout + "; echo $? > " + rc0 + "; wait'");
+  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int code = std::stoi(slurp(rc0));
   EXPECT_NE(code, 0) << o.err;
   EXPECT_NE(code, 2) << o.err;
   EXPECT_THAT(o.err, HasSubstr("ddpbench: error:")) << o.err;
+  EXPECT_LT(elapsed_s, kTimeoutS + kMarginS) << "rank 0 took " << elapsed_s << " s to give up\n" << o.err;
 }
 
 // torchrun as a real launcher (Debian's python3-torch), with ranks that create their own
@@ -273,7 +291,10 @@ TEST_P(Torchrun, LaunchesRanksWithoutFlags) {
     EXPECT_EQ(f.environment.at("env").value("TORCHELASTIC_USE_AGENT_STORE", ""), "True");
 }
 
-INSTANTIATE_TEST_SUITE_P(Rendezvous, Torchrun, ::testing::Values("standalone", "agent-store"));
+INSTANTIATE_TEST_SUITE_P(Rendezvous, Torchrun, ::testing::Values("standalone", "agent-store"),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           return i.param == "standalone" ? std::string("Standalone") : std::string("AgentStore");
+                         });
 
 }  // namespace
 }  // namespace ddpbench

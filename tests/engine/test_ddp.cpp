@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -18,7 +19,7 @@ namespace {
 
 using testutil::TempDir;
 
-// Starts `n` ddp_worker ranks in `mode`; returns rank 0's result (all ranks must succeed).
+/// Starts `n` ddp_worker ranks in `mode`; returns rank 0's result (all ranks must succeed).
 nlohmann::json run_workers(int n, const std::string& mode, const std::string& model = "resnet18") {
   TempDir d;
   const std::string prefix = (d.path / "out").string();
@@ -53,7 +54,8 @@ TEST_P(DdpCorrectness, GradientsAreTheMeanOfPerRankGradients) {
   EXPECT_EQ(r["param_spread_after_steps"].get<double>(), 0.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, DdpCorrectness, ::testing::Values(2, 3));
+INSTANTIATE_TEST_SUITE_P(Ranks, DdpCorrectness, ::testing::Values(2, 3),
+                         [](const ::testing::TestParamInfo<int>& i) { return std::to_string(i.param) + "Ranks"; });
 
 TEST(DdpNegativeControl, WithoutReductionTheChecksFail) {
   const auto r = run_workers(2, "local");

@@ -1,4 +1,5 @@
-// Result file: JSON round trip, schema major-version check, atomic write, writability.
+// Result file: JSON against a hand-written schema 1.3.0 document and round trip, schema
+// major-version check, atomic write, writability.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -22,6 +23,7 @@ using ::testing::HasSubstr;
 
 using testutil::TempDir;
 
+/// A small result file built in code (one 2-rank DDP row, summary from summarize()).
 ResultFile sample_file() {
   ResultFile f;
   f.tool = {{"name", "ddpbench"}, {"version", "0.1.0"}, {"git_sha", "abc"}, {"git_dirty", false}};
@@ -62,6 +64,125 @@ TEST(ResultJson, RoundTripKeepsEveryField) {
   EXPECT_EQ(g.results[0].ranks[1].samples_s, (std::vector<double>{1.1, 1.2, 1.3}));
   EXPECT_DOUBLE_EQ(g.results[0].summary.p50_s, f.results[0].summary.p50_s);
   EXPECT_EQ(g.schema_version, kSchemaVersion);
+}
+
+// A schema 1.3.0 file written by hand, every field set to a value other than its default
+// and every number distinct, so a field that to_json or from_json drops, renames or mixes
+// up with another cannot go unnoticed (a round trip alone misses a field dropped on both
+// sides).
+const char* const kEveryField = R"({
+  "schema_version": "1.3.0",
+  "tool": {"name": "ddpbench", "version": "0.1.0", "git_sha": "0123abc", "git_dirty": true},
+  "created_utc": "2026-11-22T21:31:00Z",
+  "argv": ["ddpbench", "run", "--precision", "bf16"],
+  "config": {"batch_size": 16, "precision": "bf16"},
+  "environment": {"torch": "2.11.0", "backend": "nccl", "world_size": 4},
+  "results": [{
+    "model": "resnet50",
+    "label": "2M/4G",
+    "batch_per_rank": 16,
+    "image_size": 160,
+    "precision": "bf16",
+    "scaling": "strong",
+    "global_batch": 64,
+    "world_size": 4,
+    "nodes": 2,
+    "ddp": false,
+    "ranks": [
+      {"rank": 3, "host": "node-b", "local_rank": 1, "device": "cuda:1",
+       "samples_s": [0.25, 0.5], "telemetry": {"peak_memory_bytes": 4096}},
+      {"rank": 2, "host": "node-b", "local_rank": 2, "device": "cuda:2",
+       "samples_s": [0.75], "telemetry": {"reducer": {"backward_compute_ns": 17}}}
+    ],
+    "summary": {"n": 3, "p50_s": 0.5, "p75_s": 0.625, "p90_s": 0.7, "p95_s": 0.725,
+                "min_s": 0.25, "max_s": 0.75, "mean_s": 0.52, "stddev_s": 0.125, "ci95_s": 0.31,
+                "iterations": 2, "cv": 0.04, "ex_per_s_per_gpu": 32.5, "ex_per_s_total": 130.5},
+    "telemetry": {"bucket_count": 5},
+    "checks": {"grad_check_passed": false, "grad_max_abs_diff_across_ranks": 1.5},
+    "compute": {"mfu": 0.375, "peak_tflops": 989.5},
+    "communication": {"trainable_parameters": 25557032, "allreduce_bytes_per_step": 102228128},
+    "stopping": {"mode": "auto", "reason": "target_ci", "target_ci_pct": 2.5, "achieved_ci_pct": 1.75},
+    "warnings": [{"code": "noisy", "message": "cv 4% over 2 iterations"},
+                 {"code": "oversubscribed", "message": "4 ranks x 2 threads on 4 cores"}]
+  }]
+})";
+
+TEST(ResultJson, ReadsAHandWrittenFileFieldByField) {
+  const ResultFile f = parse_result(kEveryField, "hand.json");
+  EXPECT_EQ(f.schema_version, "1.3.0");
+  EXPECT_EQ(f.tool, nlohmann::json::parse(R"({"name": "ddpbench", "version": "0.1.0", "git_sha": "0123abc",
+                                              "git_dirty": true})"));
+  EXPECT_EQ(f.created_utc, "2026-11-22T21:31:00Z");
+  EXPECT_EQ(f.argv, (std::vector<std::string>{"ddpbench", "run", "--precision", "bf16"}));
+  EXPECT_EQ(f.config, nlohmann::json::parse(R"({"batch_size": 16, "precision": "bf16"})"));
+  EXPECT_EQ(f.environment, nlohmann::json::parse(R"({"torch": "2.11.0", "backend": "nccl", "world_size": 4})"));
+  ASSERT_EQ(f.results.size(), 1u);
+  const BenchResult& r = f.results[0];
+  EXPECT_EQ(r.model, "resnet50");
+  EXPECT_EQ(r.label, "2M/4G");
+  EXPECT_EQ(r.batch_per_rank, 16);
+  EXPECT_EQ(r.image_size, 160);
+  EXPECT_EQ(r.precision, "bf16");
+  EXPECT_EQ(r.scaling, "strong");
+  EXPECT_EQ(r.global_batch, 64);
+  EXPECT_EQ(r.world_size, 4);
+  EXPECT_EQ(r.nodes, 2);
+  EXPECT_FALSE(r.ddp);
+  ASSERT_EQ(r.ranks.size(), 2u);
+  EXPECT_EQ(r.ranks[0].rank, 3);
+  EXPECT_EQ(r.ranks[0].host, "node-b");
+  EXPECT_EQ(r.ranks[0].local_rank, 1);
+  EXPECT_EQ(r.ranks[0].device, "cuda:1");
+  EXPECT_EQ(r.ranks[0].samples_s, (std::vector<double>{0.25, 0.5}));
+  EXPECT_EQ(r.ranks[0].telemetry, nlohmann::json::parse(R"({"peak_memory_bytes": 4096})"));
+  EXPECT_EQ(r.ranks[1].rank, 2);
+  EXPECT_EQ(r.ranks[1].local_rank, 2);
+  EXPECT_EQ(r.ranks[1].device, "cuda:2");
+  EXPECT_EQ(r.ranks[1].samples_s, (std::vector<double>{0.75}));
+  EXPECT_EQ(r.ranks[1].telemetry, nlohmann::json::parse(R"({"reducer": {"backward_compute_ns": 17}})"));
+  const Summary& s = r.summary;
+  EXPECT_EQ(s.n, 3);
+  EXPECT_EQ(s.p50_s, 0.5);
+  EXPECT_EQ(s.p75_s, 0.625);
+  EXPECT_EQ(s.p90_s, 0.7);
+  EXPECT_EQ(s.p95_s, 0.725);
+  EXPECT_EQ(s.min_s, 0.25);
+  EXPECT_EQ(s.max_s, 0.75);
+  EXPECT_EQ(s.mean_s, 0.52);
+  EXPECT_EQ(s.stddev_s, 0.125);
+  EXPECT_EQ(s.ci95_s, 0.31);
+  EXPECT_EQ(s.iterations, 2);
+  EXPECT_EQ(s.cv, 0.04);
+  EXPECT_EQ(s.ex_per_s_per_gpu, 32.5);
+  EXPECT_EQ(s.ex_per_s_total, 130.5);
+  EXPECT_EQ(r.telemetry, nlohmann::json::parse(R"({"bucket_count": 5})"));
+  EXPECT_EQ(r.checks, nlohmann::json::parse(R"({"grad_check_passed": false, "grad_max_abs_diff_across_ranks": 1.5})"));
+  EXPECT_EQ(r.compute, nlohmann::json::parse(R"({"mfu": 0.375, "peak_tflops": 989.5})"));
+  EXPECT_EQ(r.communication, nlohmann::json::parse(
+                                 R"({"trainable_parameters": 25557032, "allreduce_bytes_per_step": 102228128})"));
+  EXPECT_EQ(r.stopping.mode, "auto");
+  EXPECT_EQ(r.stopping.reason, "target_ci");
+  EXPECT_EQ(r.stopping.target_ci_pct, 2.5);
+  EXPECT_EQ(r.stopping.achieved_ci_pct, 1.75);
+  ASSERT_EQ(r.warnings.size(), 2u);
+  EXPECT_EQ(r.warnings[0].code, "noisy");
+  EXPECT_EQ(r.warnings[0].message, "cv 4% over 2 iterations");
+  EXPECT_EQ(r.warnings[1].code, "oversubscribed");
+  EXPECT_EQ(r.warnings[1].message, "4 ranks x 2 threads on 4 cores");
+}
+
+// Writing what was read gives the hand-written document back: no field lost, none added,
+// none renamed (compared as JSON values, so key order and spacing do not matter).
+TEST(ResultJson, WritesTheHandWrittenFileBack) {
+  const auto doc = nlohmann::json::parse(kEveryField);
+  const nlohmann::json written = parse_result(kEveryField, "hand.json");
+  EXPECT_EQ(written, doc);
+  // Field by field, so a failure names the field.
+  for (const auto& [key, value] : doc.items())
+    if (key != "results") EXPECT_EQ(written.value(key, nlohmann::json()), value) << key;
+  ASSERT_EQ(written.at("results").size(), 1u);
+  for (const auto& [key, value] : doc.at("results").at(0).items())
+    EXPECT_EQ(written.at("results").at(0).value(key, nlohmann::json()), value) << "results[0]." << key;
 }
 
 TEST(ResultJson, MinorVersionBumpIsReadable) {
