@@ -459,6 +459,8 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
               threads = threads_per_rank(env, spawner ? Launcher::kLocalSpawner : li.launcher,
                                          spawner ? world : li.local_world_size, usable_cpu_count());
               if (!cfg.json_path.empty() && li.rank == 0) check_writable(cfg.json_path);
+              if (auto it = env.find("DDPBENCH_TEST_FAULT"); it != env.end() && !it->second.empty())
+                (void)fault_injection_hook(it->second);  // an unknown name is bad input, said once
             } catch (const UsageError&) {
               if (li.rank != 0) throw SilentExit{kExitUsage};
               throw;

@@ -17,7 +17,8 @@ namespace {
 constexpr std::array<const char*, kConfigFieldCount> kNames = {
     "device",     "model",   "precision",      "math",         "channels_last", "frozen_backbone",
     "backend",    "image_size", "scaling",     "batch_per_rank", "global_batch", "world_size",
-    "ddp",        "bucket_cap_mb", "first_bucket_cap_mb", "broadcast_buffers"};
+    "ddp",        "bucket_cap_mb", "first_bucket_cap_mb", "broadcast_buffers", "num_classes", "cudnn_benchmark",
+    "threads_per_rank", "malloc_tuning"};
 
 // Defaults of `ddpbench run` (and of torch.nn.parallel.DistributedDataParallel) for files
 // that do not record a setting.
@@ -34,6 +35,13 @@ double num_or(const nlohmann::json& obj, const char* key, double fallback) {
   return json_num_opt(obj, key).value_or(fallback);
 }
 
+// An integer setting for the key; `fallback` when absent, not a number or outside int's range
+// (a foreign file's value must not be undefined behaviour).
+int int_or(const nlohmann::json& obj, const char* key, int fallback) {
+  const double v = num_or(obj, key, fallback);
+  return v >= -2147483648.0 && v <= 2147483647.0 ? static_cast<int>(v) : fallback;
+}
+
 // The backend `ddpbench run --backend auto` picks on the device.
 std::string default_backend(const std::string& device) { return device.rfind("CPU", 0) == 0 ? "gloo" : "nccl"; }
 
@@ -43,7 +51,8 @@ std::string num(double v) { return fmt::format("{}", v); }  // shortest round-tr
 auto tie(const ConfigKey& k) {
   return std::tie(k.device, k.model, k.precision, k.math, k.channels_last, k.frozen_backbone, k.backend,
                   k.image_size, k.scaling, k.batch_per_rank, k.global_batch, k.world_size, k.ddp, k.bucket_cap_mb,
-                  k.first_bucket_cap_mb, k.broadcast_buffers);
+                  k.first_bucket_cap_mb, k.broadcast_buffers, k.num_classes, k.cudnn_benchmark, k.threads_per_rank,
+                  k.malloc_tuning);
 }
 static_assert(std::tuple_size_v<decltype(tie(std::declval<const ConfigKey&>()))> == kConfigFieldCount,
               "ConfigKey, tie() and ConfigField must list the same fields");
@@ -160,6 +169,18 @@ ConfigKey ConfigKey::of(const ResultFile& f, const BenchResult& r) {
     k.first_bucket_cap_mb = num_or(f.config, "first_bucket_cap_mb", kDefaultFirstBucketCapMb);
     k.broadcast_buffers = opt_bool(f.config, "broadcast_buffers").value_or(true);
   }
+  // What else changes a step's time: the classifier's width, cuDNN autotuning (GPUs),
+  // threads per rank, and on CPUs glibc's malloc thresholds (docs/METHODOLOGY.md, "ddpbench
+  // and Python DDP": untuned, page faults dominate a step).
+  k.num_classes = int_or(f.config, "num_classes", 1000);
+  const auto on_off = [](std::optional<bool> v) { return v ? (*v ? "on" : "off") : "unrecorded"; };
+  const nlohmann::json env = f.environment.is_object() ? f.environment : nlohmann::json::object();
+  if (on_gpu(f)) {
+    k.cudnn_benchmark = on_off(opt_bool(env.contains("math") ? env["math"] : nlohmann::json(), "cudnn_benchmark"));
+  } else {
+    k.malloc_tuning = on_off(opt_bool(env.contains("malloc_tuning") ? env["malloc_tuning"] : nlohmann::json(), "applied"));
+  }
+  k.threads_per_rank = int_or(env, "threads_per_rank", 0);
   return k;
 }
 
@@ -182,6 +203,10 @@ std::string ConfigKey::value(ConfigField fld) const {
     case ConfigField::bucket_cap_mb: return ddp ? num(bucket_cap_mb) : "n/a";
     case ConfigField::first_bucket_cap_mb: return ddp ? num(first_bucket_cap_mb) : "n/a";
     case ConfigField::broadcast_buffers: return ddp ? b(broadcast_buffers) : "n/a";
+    case ConfigField::num_classes: return std::to_string(num_classes);
+    case ConfigField::cudnn_benchmark: return cudnn_benchmark.empty() ? "n/a" : cudnn_benchmark;
+    case ConfigField::threads_per_rank: return threads_per_rank > 0 ? std::to_string(threads_per_rank) : "unrecorded";
+    case ConfigField::malloc_tuning: return malloc_tuning.empty() ? "n/a" : malloc_tuning;
   }
   return "";
 }
@@ -203,6 +228,9 @@ std::string ConfigKey::setup_label() const {
     if (first_bucket_cap_mb != kDefaultFirstBucketCapMb) label += ", first bucket " + num(first_bucket_cap_mb) + " MiB";
     if (!broadcast_buffers) label += ", no buffer broadcast";
   }
+  if (num_classes != 1000) label += fmt::format(", {} classes", num_classes);
+  if (cudnn_benchmark == "off") label += ", cuDNN benchmark off";
+  if (malloc_tuning == "off") label += ", malloc untuned";
   return label;
 }
 

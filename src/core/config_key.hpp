@@ -39,8 +39,12 @@ enum class ConfigField {
   bucket_cap_mb,        ///< "bucket_cap_mb": Reducer bucket cap, MiB (DDP rows; 0 for no-DDP rows)
   first_bucket_cap_mb,  ///< "first_bucket_cap_mb": MiB (DDP rows; 0 for no-DDP rows)
   broadcast_buffers,    ///< "broadcast_buffers" (DDP rows; false for no-DDP rows)
+  num_classes,          ///< "num_classes": classifier width (config.num_classes; 1000 when unrecorded)
+  cudnn_benchmark,      ///< "cudnn_benchmark": GPUs: "on", "off" or "unrecorded" (environment.math); CPUs ""
+  threads_per_rank,     ///< "threads_per_rank": intra-op threads of every rank (environment; 0 unrecorded)
+  malloc_tuning,        ///< "malloc_tuning": CPUs: "on", "off" or "unrecorded" (environment.malloc_tuning); GPUs ""
 };
-inline constexpr size_t kConfigFieldCount = 16;
+inline constexpr size_t kConfigFieldCount = 20;
 
 /// A set of ConfigFields (bit i = field i).
 using FieldSet = std::bitset<kConfigFieldCount>;
@@ -94,6 +98,10 @@ struct ConfigKey {
   bool ddp = true;
   double bucket_cap_mb = 0, first_bucket_cap_mb = 0;  ///< MiB; 0 for no-DDP rows
   bool broadcast_buffers = false;                     ///< false for no-DDP rows
+  int num_classes = 1000;
+  std::string cudnn_benchmark;  ///< GPUs: "on" / "off" / "unrecorded"; "" on CPUs
+  int threads_per_rank = 0;     ///< 0: unrecorded
+  std::string malloc_tuning;    ///< CPUs: "on" / "off" / "unrecorded"; "" on GPUs (CUDA's caching allocator)
 
   /// The key of row `r` of file `f`. Fields a file does not record take `ddpbench run`'s
   /// defaults (bucket caps 25 and 1 MiB, broadcast_buffers true, no channels_last, no
@@ -106,7 +114,8 @@ struct ConfigKey {
   /// Precision with what changes the computation, for titles: "fp32-strict",
   /// "fp32 (cuDNN TF32)", "tf32", "bf16", then ", channels_last", ", frozen backbone +
   /// mlp4096", ", gloo" (a backend other than the device's default), ", bucket cap 50 MiB",
-  /// ", first bucket 2 MiB", ", no buffer broadcast" (DDP settings other than the defaults).
+  /// ", first bucket 2 MiB", ", no buffer broadcast" (DDP settings other than the defaults),
+  /// ", 10 classes", ", cuDNN benchmark off", ", malloc untuned" (other than run's defaults).
   std::string setup_label() const;
 
   /// One line naming the whole row: "resnet50, fp32-strict, batch 32/rank, 224 px, weak,

@@ -102,7 +102,7 @@ TEST(Cli, FrozenBackboneAllreducesOnlyTheHead) {
 }
 
 TEST(Cli, Bf16RunRecordsPrecisionAndFlops) {
-  const auto [o, f] = run_tiny(" --precision bf16 --channels-last");
+  const auto [o, f] = run_tiny(" --device cpu --precision bf16 --channels-last");
   for (const auto& r : f.results) {
     EXPECT_EQ(r.precision, "bf16");
     EXPECT_GT(r.compute.at("forward_macs_per_example").get<double>(), 0.0);
@@ -110,6 +110,57 @@ TEST(Cli, Bf16RunRecordsPrecisionAndFlops) {
   }
   EXPECT_EQ(f.config.at("channels_last"), true);
   EXPECT_THAT(o.out, HasSubstr("* Precision: bf16, channels_last"));
+}
+
+// --iters auto: every rank of a group measures the same number of iterations, and each
+// row says why its series stopped. A target no series can reach stops at --max-iters.
+TEST(Cli, ItersAutoStopsEveryRankTogetherAtTheLimit) {
+  TempDir d;
+  const auto json = (d.path / "r.json").string();
+  const auto o = run(kBin + " run --model resnet18 --image-size 32 --batch-size 2 --warmup 1 --nproc-per-node 2 "
+                     "--iters auto --target-ci 0.000001 --min-iters 3 --max-iters 6 --json " + json);
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto f = read_result_file(json);
+  EXPECT_EQ(f.config.at("iters"), "auto");
+  ASSERT_EQ(f.results.size(), 3u);
+  for (const auto& r : f.results) {
+    EXPECT_EQ(r.stopping.mode, "auto");
+    EXPECT_EQ(r.stopping.reason, "max_iters") << r.label;
+    EXPECT_EQ(r.summary.iterations, 6) << r.label;
+    for (const auto& rk : r.ranks) EXPECT_EQ(rk.samples_s.size(), 6u) << r.label << " rank " << rk.rank;
+  }
+  EXPECT_THAT(o.out, HasSubstr("(stopped at max_iters, not at the 1e-06% target)"));
+}
+
+// A target every series reaches: it stops there, at or after --min-iters, all ranks alike.
+TEST(Cli, ItersAutoStopsAtTheTargetCi) {
+  TempDir d;
+  const auto json = (d.path / "r.json").string();
+  // --target-ci alone implies --iters auto; 100% of the mean is reached within a few iterations.
+  const auto o = run(kBin + " run --model resnet18 --image-size 32 --batch-size 2 --warmup 1 --nproc-per-node 2 "
+                     "--target-ci 100 --min-iters 4 --max-iters 200 --json " + json);
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto f = read_result_file(json);
+  for (const auto& r : f.results) {
+    EXPECT_EQ(r.stopping.reason, "target_ci") << r.label;
+    EXPECT_GE(r.summary.iterations, 4) << r.label;
+    EXPECT_LE(r.stopping.achieved_ci_pct, 100.0) << r.label;
+    for (const auto& rk : r.ranks)
+      EXPECT_EQ(rk.samples_s.size(), static_cast<size_t>(r.summary.iterations)) << r.label << " rank " << rk.rank;
+  }
+}
+
+// Numbers that should not be trusted as they stand are flagged: 3 iterations cannot carry
+// a p95, in the JSON and under the row.
+TEST(Cli, FewIterationsAreFlagged) {
+  const auto [o, f] = run_tiny("");
+  for (const auto& r : f.results) {
+    bool few = false;
+    for (const auto& w : r.warnings) few = few || w.code == "few_samples";
+    EXPECT_TRUE(few) << r.label;
+  }
+  EXPECT_THAT(o.out, HasSubstr("! 3 iterations: p95 needs at least 20"));
+  EXPECT_THAT(o.out, HasSubstr("n   3  ci ±"));
 }
 
 TEST(Cli, WorldSizesFlagChoosesGroups) {
@@ -145,7 +196,8 @@ TEST_P(BadInput, ExitTwoWithOneLineNamingTheProblem) {
   std::string args = GetParam().args;
   const auto pos = args.find("@DIR");
   if (pos != std::string::npos) args.replace(pos, 4, d.path.string());
-  const auto o = run(kBin + " " + args);
+  const auto o = run((GetParam().name == std::string("UnknownTestFault") ? "DDPBENCH_TEST_FAULT=bogus " : "") + kBin +
+                     " " + args);
   EXPECT_EQ(o.code, 2) << o.err;
   EXPECT_EQ(count_lines(o.err), 1u) << o.err;
   EXPECT_EQ(o.err.rfind("ddpbench: error: ", 0), 0u) << o.err;
@@ -162,7 +214,14 @@ INSTANTIATE_TEST_SUITE_P(
                               "--world-sizes has 4"},
                       BadCase{"JsonInMissingDir", "run --json /nonexistent-ddpbench-dir/r.json", "not writable"},
                       BadCase{"JsonIsADirectory", "run --json @DIR", "is a directory"},
-                      BadCase{"ItersNotANumber", "run --iters many", "--iters"},
+                      BadCase{"ItersNotANumber", "run --iters many", "--iters 'many' must be a count >= 1 or auto"},
+                      BadCase{"ItersZero", "run --iters 0", "--iters '0' must be a count >= 1 or auto"},
+                      BadCase{"ItersNotAnInteger", "run --iters 1e3", "--iters '1e3'"},
+                      BadCase{"TargetCiWithFixedIters", "run --iters 5 --target-ci 1", "--target-ci needs --iters auto"},
+                      BadCase{"NegativeTargetCi", "run --target-ci -1", "--target-ci -1 must be a percentage"},
+                      BadCase{"MaxItersBelowMin", "run --iters auto --max-iters 3", "--max-iters 3 must be >= --min-iters 10"},
+                      BadCase{"UnknownTestFault", "run --nproc-per-node 1 --model resnet18 --image-size 32 --warmup 0 --iters 1",
+                              "DDPBENCH_TEST_FAULT 'bogus' is unknown"},
                       BadCase{"UnknownFlag", "run --no-such-flag", "no-such-flag"},
                       BadCase{"UnknownBackend", "run --backend mpi", "--backend 'mpi'"},
                       BadCase{"ZeroRanks", "run --nproc-per-node 0", "--nproc-per-node 0"},

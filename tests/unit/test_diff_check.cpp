@@ -31,7 +31,10 @@ const BenchResult& ddp_row(const ResultFile& f) {
 
 TEST(ConfigKey, MathComesFromTheRecordedFlagsNotThePrecisionName) {
   const auto strict = h100("h100_resnet50_b32_fp32_tf32_off.json");  // "fp32", both TF32 flags off
-  const auto defmath = h100("h100_resnet50_b32_fp32_default.json");  // "fp32", cuDNN TF32 on
+  auto defmath = h100("h100_resnet50_b32_fp32_default.json");        // "fp32", cuDNN TF32 on
+  // That run also had cuDNN autotuning off (the strict one on): a difference of its own.
+  EXPECT_EQ(differences(ConfigKey::of(strict, ddp_row(strict)), ConfigKey::of(defmath, ddp_row(defmath))).size(), 2u);
+  defmath.environment["math"]["cudnn_benchmark"] = true;
   const auto tf32 = h100("h100_resnet50_b32_tf32.json");             // "tf32", both on
   const auto ks = ConfigKey::of(strict, ddp_row(strict));
   const auto kd = ConfigKey::of(defmath, ddp_row(defmath));
@@ -54,11 +57,37 @@ TEST(ConfigKey, OldFp32WithFlagsOffIsTheNewFp32Strict) {
   // A schema-1.0 file whose "fp32" ran with both TF32 flags off ...
   auto old = h100("h100_resnet50_b32_fp32_default.json");
   old.environment["math"]["cudnn_allow_tf32"] = false;
+  old.environment["math"]["cudnn_benchmark"] = true;  // as the renamed run had it
   // ... and a run under the new name for that math.
   auto renamed = h100("h100_resnet50_b32_fp32_tf32_off.json");
   for (auto& r : renamed.results) r.precision = "fp32-strict";
   EXPECT_EQ(ConfigKey::of(old, ddp_row(old)), ConfigKey::of(renamed, ddp_row(renamed)))
       << describe_differences(differences(ConfigKey::of(old, ddp_row(old)), ConfigKey::of(renamed, ddp_row(renamed))));
+}
+
+// Settings beyond the math that change a step's time are part of the configuration too.
+TEST(ConfigKey, ThreadsMallocClassesAndAutotuningSeparateRows) {
+  const auto cpu = read_result_file(kFix + "weak_cpu.json");
+  const auto k = ConfigKey::of(cpu, ddp_row(cpu));
+  EXPECT_EQ(k.cudnn_benchmark, "");  // a GPU setting
+  auto threads = cpu;
+  threads.environment["threads_per_rank"] = 7;
+  auto untuned = cpu;
+  untuned.environment["malloc_tuning"] = {{"applied", false}};
+  auto classes = cpu;
+  classes.config["num_classes"] = 10;
+  EXPECT_EQ(differences(k, ConfigKey::of(threads, ddp_row(threads)))[0].field, ConfigField::threads_per_rank);
+  EXPECT_EQ(differences(k, ConfigKey::of(untuned, ddp_row(untuned)))[0].field, ConfigField::malloc_tuning);
+  EXPECT_EQ(differences(k, ConfigKey::of(classes, ddp_row(classes)))[0].field, ConfigField::num_classes);
+  EXPECT_THAT(ConfigKey::of(untuned, ddp_row(untuned)).setup_label(), HasSubstr("malloc untuned"));
+  auto huge = cpu;
+  huge.config["num_classes"] = 1e300;  // a foreign file's value: the default, not undefined behaviour
+  EXPECT_EQ(ConfigKey::of(huge, ddp_row(huge)).num_classes, 1000);
+  const auto gpu = h100("h100_resnet50_b32_fp32_tf32_off.json");
+  auto untuned_gpu = gpu;
+  untuned_gpu.environment["math"]["cudnn_benchmark"] = false;
+  EXPECT_EQ(differences(ConfigKey::of(gpu, ddp_row(gpu)), ConfigKey::of(untuned_gpu, ddp_row(untuned_gpu)))[0].field,
+            ConfigField::cudnn_benchmark);
 }
 
 TEST(ConfigKey, TheSetupSeparatesRows) {
