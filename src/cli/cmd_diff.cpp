@@ -59,9 +59,11 @@ Command add_diff_command(CLI::App& parent) {
                   "by it, so smaller changes are 'within noise'")
       ->capture_default_str();
   f->fail_opt = app->add_option("--fail-if-slower", f->fail_pct,
-                                "Exit 1 when a row is slower by more than PCT % and its interval excludes 0 (a CI gate)");
+                                "Exit 1 when a row is slower by more than PCT % and its interval excludes 0, or a row "
+                                "has no verdict or is missing from the test side (a CI gate)");
   app->footer(
-      "Exit codes: 0 compared; 1 --fail-if-slower tripped; 2 bad input, or no row of the sides pairs (the message "
+      "Exit codes: 0 compared; 1 --fail-if-slower tripped (a slower row, a row without a verdict, or a base row "
+      "missing from the test side); 2 bad input, or no row of the sides pairs (the message "
       "names the --match that pairs them).\nVerdicts and the noise floor: docs/METHODOLOGY.md, \"diff: noise and "
       "launches\".");
   return {app, [f, app]() -> int {
@@ -99,9 +101,10 @@ Command add_diff_command(CLI::App& parent) {
             const DiffReport d = diff_results(b, t, opts);
             const std::string text = f->format == "json" ? diff_json(d).dump(2) + "\n" : render_diff_text(d);
             std::fwrite(text.data(), 1, text.size(), stdout);
-            if (f->fail_opt->count() && any_slower_than(d, f->fail_pct / 100.0)) {
-              std::fprintf(stderr, "ddpbench: a row is slower by more than %g%% (--fail-if-slower)\n", f->fail_pct);
-              return kExitFailure;
+            if (f->fail_opt->count()) {
+              const auto why = gate_failures(d, f->fail_pct / 100.0);
+              for (const auto& w : why) std::fprintf(stderr, "ddpbench: --fail-if-slower: %s\n", w.c_str());
+              if (!why.empty()) return kExitFailure;
             }
             return kExitOk;
           }};

@@ -374,7 +374,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                      ->capture_default_str();
   f->target_ci_opt = app->add_option("--target-ci", c.target_ci_pct,
                                      "With --iters auto (implies it): CI half-width target, % of the mean (default 1)");
-  f->min_iters_opt = app->add_option("--min-iters", c.min_iters, "With --iters auto: at least this many (default 10)");
+  f->min_iters_opt = app->add_option("--min-iters", c.min_iters, "With --iters auto: at least this many (default 20)");
   f->max_iters_opt =
       app->add_option("--max-iters", c.max_iters, "With --iters auto: at most this many (default 1000)");
   f->max_time_opt = app->add_option("--max-time", c.max_time_s,

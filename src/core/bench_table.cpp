@@ -41,7 +41,7 @@ std::string table_row_extras(const BenchResult& row) {
 
 std::vector<std::string> table_row_warnings(const BenchResult& row) {
   std::vector<std::string> out;
-  for (const auto& w : row.warnings) out.push_back(fmt::format("{:6}! {}", "", w.message));
+  for (const auto& w : row.warnings) out.push_back(fmt::format("{:6}! {}: {}", "", w.code, w.message));
   return out;
 }
 

@@ -32,7 +32,7 @@ std::string table_row(const BenchResult& row, const std::string& units);
 /// stopped at a limit before reaching its CI target says so.
 std::string table_row_extras(const BenchResult& row);
 
-/// One line per warning of the row, indented under it: "      ! noisy: ...".
+/// One line per warning of the row, indented under it: "      ! <code>: <message>".
 std::vector<std::string> table_row_warnings(const BenchResult& row);
 
 /// An integer with a comma every three digits: 11689512 -> "11,689,512".

@@ -209,6 +209,7 @@ std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<
           if (k == ref.expected(k)) {
             row.row = k;
             row.measured = w.efficiency;
+            if (w.facts.self_check_passed == false) row.invalid = "self-check failed";
           }
         }
     } else {
@@ -220,11 +221,20 @@ std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<
         else if (ref.metric == "ex_per_s_total") row.measured = r.summary.ex_per_s_total;
         else if (ref.metric == "p50_s") row.measured = r.summary.p50_s;
         else if (ref.metric == "p95_s") row.measured = r.summary.p95_s;
+        // A row the run itself declared invalid passes nothing, whatever its numbers.
+        if (r.checks.contains("grad_check_passed") && r.checks["grad_check_passed"].is_boolean() &&
+            !r.checks["grad_check_passed"].get<bool>())
+          row.invalid = "self-check failed";
+        else if (r.checks.contains("fp16_skipped_steps_in_measurement") &&
+                 r.checks["fp16_skipped_steps_in_measurement"].is_number() &&
+                 r.checks["fp16_skipped_steps_in_measurement"].get<double>() > 0)
+          row.invalid = "fp16 steps skipped among the timed ones";
       }
     }
     const double m = row.measured.value_or(0.0);
     const bool in_range = (!row.lo || *row.lo <= m) && (!row.hi || m <= *row.hi) && std::isfinite(m);
     if (!row.measured) row.status = "MISSING";
+    else if (!row.invalid.empty()) row.status = "FAIL (" + row.invalid + ")";
     else row.status = in_range ? "PASS" : "FAIL";  // NaN or inf fails
     out.push_back(std::move(row));
   }
@@ -255,7 +265,7 @@ std::string render_check_text(const std::vector<CheckRow>& rows, const std::stri
                                   r.hi ? fmt::format("{:.4g}", *r.hi) : "+inf"),
                       r.status});
     if (r.status == "PASS") ++pass;
-    else if (r.status == "FAIL") ++fail;
+    else if (r.status.rfind("FAIL", 0) == 0) ++fail;
     else ++missing;
   }
   t.notes.push_back(fmt::format("{} passed, {} failed, {} missing; {} reference entr{} for other devices skipped", pass,

@@ -74,7 +74,11 @@ struct CheckRow {
   std::optional<ConfigKey> row;  ///< the configuration compared (absent when MISSING)
   std::optional<double> measured;
   std::optional<double> lo, hi;  ///< allowed range
-  std::string status;            ///< "PASS", "FAIL", or "MISSING" (no such weak-scaling DDP row measured)
+  /// "PASS", "FAIL", "FAIL (<why>)" when the run declared the row invalid (its gradient
+  /// self-check failed, or fp16 steps were skipped among the timed ones) whatever its
+  /// numbers, or "MISSING" (no such weak-scaling DDP row measured)
+  std::string status;
+  std::string invalid;           ///< why the row is invalid; "" when it is not
 };
 
 /// Checks the weak-scaling DDP rows of `result` against the entries whose device type

@@ -223,7 +223,8 @@ std::string ConfigKey::setup_label() const {
   if (channels_last) label += ", channels_last";
   if (!frozen_backbone.empty()) label += ", frozen backbone + " + frozen_backbone;
   if (ddp) {
-    if (!backend.empty() && backend != default_backend(device)) label += ", " + backend;
+    // (A key without a device, as the comparison across devices keeps them, names no backend.)
+    if (!backend.empty() && !device.empty() && backend != default_backend(device)) label += ", " + backend;
     if (bucket_cap_mb != kDefaultBucketCapMb) label += ", bucket cap " + num(bucket_cap_mb) + " MiB";
     if (first_bucket_cap_mb != kDefaultFirstBucketCapMb) label += ", first bucket " + num(first_bucket_cap_mb) + " MiB";
     if (!broadcast_buffers) label += ", no buffer broadcast";

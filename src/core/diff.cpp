@@ -288,9 +288,17 @@ DiffReport diff_results(const ResultFile& base, const ResultFile& test, const Di
   return diff_results(std::vector<NamedResult>{{"base", base}}, std::vector<NamedResult>{{"test", test}}, opts);
 }
 
-bool any_slower_than(const DiffReport& d, double fraction) {
-  return std::any_of(d.rows.begin(), d.rows.end(),
-                     [&](const DiffRow& r) { return r.verdict == "slower" && r.change > fraction; });
+std::vector<std::string> gate_failures(const DiffReport& d, double fraction) {
+  std::vector<std::string> out;
+  for (const auto& r : d.rows) {
+    if (r.verdict == "slower" && r.change > fraction)
+      out.push_back(fmt::format("{}: slower by {:.1f}% (limit {:.1f}%)", r.base_key.describe(), 100 * r.change,
+                                100 * fraction));
+    else if (r.verdict != "slower" && r.verdict != "faster" && r.verdict != "within noise")
+      out.push_back(fmt::format("{}: no verdict ({})", r.base_key.describe(), r.verdict));
+  }
+  for (const auto& b : d.only_base) out.push_back(fmt::format("{}: not in the test files", b));
+  return out;
 }
 
 namespace {

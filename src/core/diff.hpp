@@ -100,9 +100,11 @@ DiffReport diff_results(const std::vector<NamedResult>& base, const std::vector<
 /// The same for one file per side.
 DiffReport diff_results(const ResultFile& base, const ResultFile& test, const DiffOptions& opts = {});
 
-/// True when some row is "slower" by more than `fraction` (its change > fraction):
-/// `diff --fail-if-slower PCT` exits 1 then.
-bool any_slower_than(const DiffReport& d, double fraction);
+/// Why `diff --fail-if-slower PCT` (PCT = 100 x `fraction`) fails the gate, one line per
+/// reason; empty when it passes. A gate cannot pass on what it did not see: a row "slower"
+/// by more than `fraction`, a paired row without a verdict (too few or no samples), and a
+/// base row the test side lacks (e.g. the test run died after its first rows) each fail it.
+std::vector<std::string> gate_failures(const DiffReport& d, double fraction);
 
 /// Terminal rendering: the changes, then one line per row with base and test s/iter,
 /// the change, the 95% interval (as % of base), n (launches x iterations) per side,

@@ -274,6 +274,52 @@ int usable_cpu_count() {
   return std::max(1, CPU_COUNT(&set));
 }
 
+std::vector<int> affinity_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> out;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) out.push_back(c);
+  return out;
+}
+
+std::string format_cpu_list(std::vector<int> cpus) {
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  std::string out;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    if (j - i >= 2) out += std::to_string(cpus[i]) + "-" + std::to_string(cpus[j]);
+    else
+      for (size_t k = i; k <= j; ++k) out += (k > i ? "," : "") + std::to_string(cpus[k]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::vector<int> parse_cpu_list(const std::string& list) {
+  std::vector<int> out;
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    const std::string item = list.substr(start, comma - start);
+    const size_t dash = item.find('-');
+    const long long lo = parse_int(item.substr(0, dash), "CPU list '" + list + "'");
+    const long long hi = dash == std::string::npos ? lo : parse_int(item.substr(dash + 1), "CPU list '" + list + "'");
+    if (lo < 0 || hi < lo || hi >= 1 << 20)
+      throw UsageError(fmt::format("CPU list '{}': '{}' is not a CPU id or an ascending range", list, item));
+    for (long long c = lo; c <= hi; ++c) out.push_back(static_cast<int>(c));
+    start = comma + 1;
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 int threads_per_rank(const EnvMap& env, Launcher launcher, int local_world_size, int usable_cpus) {
   std::vector<const char*> keys = {"OMP_NUM_THREADS"};
   if (launcher == Launcher::kSlurm) keys.push_back("SLURM_CPUS_PER_TASK");  // srun gave each task this many

@@ -82,6 +82,17 @@ int threads_per_rank(const EnvMap& env, Launcher launcher, int local_world_size,
 /// CPUs in this process's affinity mask (sched_getaffinity), at least 1.
 int usable_cpu_count();
 
+/// The CPU ids in this process's affinity mask, ascending (empty if it cannot be read).
+std::vector<int> affinity_cpus();
+
+/// A CPU list in the kernel's cpulist format (as /sys/.../cpulist and taskset -c print
+/// it): ascending ids, runs of 3 or more as ranges: {0,1,2,3,8,10,11} -> "0-3,8,10,11".
+/// Bounded: at most one range per run, so a rank's list stays small however many CPUs.
+std::string format_cpu_list(std::vector<int> cpus);
+
+/// Parses the kernel's cpulist format ("0-3,8"); throws UsageError on anything else.
+std::vector<int> parse_cpu_list(const std::string& list);
+
 /// Parses a whole decimal integer; throws UsageError naming `what` otherwise.
 long long parse_int(const std::string& value, const std::string& what);
 

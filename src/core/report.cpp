@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -62,7 +63,14 @@ std::vector<Point> collect_points(const std::vector<NamedResult>& files) {
   return pts;
 }
 
-// The same configuration measured in several files: keep the one with the most samples.
+// Relative width of a row's 95% CI of the mean; infinite when it has none (one iteration).
+double relative_ci(const Summary& s) {
+  return s.ci95_s > 0 && s.mean_s > 0 ? s.ci95_s / s.mean_s : std::numeric_limits<double>::infinity();
+}
+
+// The same configuration measured in several files: keep the most precise measurement,
+// the narrowest relative CI (not the most samples: under --iters auto the launch that ran
+// longest is the noisiest one); the first on a tie.
 std::vector<Point> best_points(const std::vector<Point>& pts) {
   std::map<ConfigKey, size_t> best;
   std::vector<Point> out;
@@ -71,7 +79,7 @@ std::vector<Point> best_points(const std::vector<Point>& pts) {
     if (it == best.end()) {
       best.emplace(p.key, out.size());
       out.push_back(p);
-    } else if (p.summary.n > out[it->second].summary.n) {
+    } else if (relative_ci(p.summary) < relative_ci(out[it->second].summary)) {
       out[it->second] = p;
     }
   }

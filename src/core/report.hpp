@@ -125,7 +125,8 @@ struct Report {
 };
 
 /// Builds the report. Rows are identified by their ConfigKey (config_key.hpp); where
-/// several files measured the same configuration, the row with the most samples is used
+/// several files measured the same configuration, the row with the narrowest relative 95% CI
+/// of the mean is used
 /// (the first on a tie). Rows without a positive p50 are skipped. Throws UsageError when
 /// `files` hold no DDP row or `opts` is invalid.
 Report build_report(const std::vector<NamedResult>& files, const ReportOptions& opts);

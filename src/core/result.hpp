@@ -41,7 +41,7 @@ struct RankSamples {
 /// "self_check_failed", "fp16_skipped_steps".
 struct RowWarning {
   std::string code;
-  std::string message;  ///< one sentence for people
+  std::string message;  ///< one sentence for people, without the code (renderers put it in front)
 };
 
 /// Why a measured series stopped (adaptive stopping, `--iters auto`).

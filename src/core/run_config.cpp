@@ -70,10 +70,12 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
   if (cfg.iters_auto) {
     if (!(cfg.target_ci_pct > 0 && cfg.target_ci_pct <= 100))
       throw UsageError(fmt::format("--target-ci {} must be a percentage in (0, 100], e.g. 1", cfg.target_ci_pct));
-    if (cfg.min_iters < 2)
-      throw UsageError(fmt::format("--min-iters {} must be >= 2 (a CI needs two samples)", cfg.min_iters));
-    if (cfg.max_iters < cfg.min_iters)
-      throw UsageError(fmt::format("--max-iters {} must be >= --min-iters {}", cfg.max_iters, cfg.min_iters));
+    if (cfg.min_iters < 2 || cfg.min_iters > 100'000'000)
+      throw UsageError(fmt::format("--min-iters {} must be >= 2 (a CI needs two samples) and <= 100000000",
+                                   cfg.min_iters));
+    if (cfg.max_iters < cfg.min_iters || cfg.max_iters > 100'000'000)
+      throw UsageError(fmt::format("--max-iters {} must be >= --min-iters {} and <= 100000000", cfg.max_iters,
+                                   cfg.min_iters));
     if (!(cfg.max_time_s > 0 && cfg.max_time_s <= 1e7))
       throw UsageError(fmt::format("--max-time {} must be a number of seconds > 0", cfg.max_time_s));
   }

@@ -21,9 +21,9 @@ struct RunConfig {
   int iters = 20;                   ///< measured iterations per series (fixed mode)
   bool iters_auto = false;          ///< --iters auto: measure until the CI of the mean is within target_ci_pct
   double target_ci_pct = 1.0;       ///< auto: 95% CI half-width of the mean step time, % of the mean
-  int min_iters = 10;               ///< auto: never stop before this many measured iterations
+  int min_iters = 20;               ///< auto: never stop before this many (20: p95 has a sample above it)
   int max_iters = 1000;             ///< auto: stop here even if the CI is wider than the target
-  double max_time_s = 120.0;        ///< auto: stop a series after this many seconds of measuring
+  double max_time_s = 120.0;        ///< auto: stop a series once its measured iterations add up to this many s
   std::vector<int> world_sizes;     ///< DDP group sizes; empty: default_world_sizes(world)
   double bucket_cap_mb = 25.0;      ///< DDP bucket_cap_mb (MiB, as PyTorch: x * 1024 * 1024 bytes)
   double first_bucket_cap_mb = 1.0; ///< first bucket's cap (dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB)

@@ -6,6 +6,8 @@
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
+#include <malloc.h>
+
 #include <fstream>
 #include <string>
 
@@ -86,6 +88,10 @@ void reset_peak_memory(const c10::Device& device) {
   }
 #endif
   if (device.is_cpu()) std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to the current RSS (Linux >= 4.0)
+}
+
+void release_free_host_memory(const c10::Device& device) {
+  if (device.is_cpu()) ::malloc_trim(0);
 }
 
 long long peak_memory_bytes(const c10::Device& device) {

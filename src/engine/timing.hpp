@@ -44,6 +44,11 @@ int cuda_device_count();
 /// /proc/self/clear_refs (Linux >= 4.0; ignored where that fails).
 void reset_peak_memory(const c10::Device& device);
 
+/// Before a series, outside any timing: on the CPU returns the heap's free memory to the
+/// kernel (glibc malloc_trim(0)), so the peak RSS that follows is this series' and not an
+/// earlier model's high-water mark kept by the tuned malloc; nothing on a GPU.
+void release_free_host_memory(const c10::Device& device);
+
 /// Peak memory since the last reset, bytes: on a GPU the caching allocator's allocated
 /// bytes (CUDACachingAllocator::getDeviceStats().allocated_bytes[AGGREGATE].peak); on the
 /// CPU the process's peak resident set size (VmHWM of /proc/self/status: the whole

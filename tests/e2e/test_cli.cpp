@@ -159,7 +159,7 @@ TEST(Cli, FewIterationsAreFlagged) {
     for (const auto& w : r.warnings) few = few || w.code == "few_samples";
     EXPECT_TRUE(few) << r.label;
   }
-  EXPECT_THAT(o.out, HasSubstr("! 3 iterations: p95 needs at least 20"));
+  EXPECT_THAT(o.out, HasSubstr("! few_samples: 3 iterations: fewer than 20 leave less than one expected sample"));
   EXPECT_THAT(o.out, HasSubstr("n   3  ci ±"));
 }
 
@@ -219,7 +219,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"ItersNotAnInteger", "run --iters 1e3", "--iters '1e3'"},
                       BadCase{"TargetCiWithFixedIters", "run --iters 5 --target-ci 1", "--target-ci needs --iters auto"},
                       BadCase{"NegativeTargetCi", "run --target-ci -1", "--target-ci -1 must be a percentage"},
-                      BadCase{"MaxItersBelowMin", "run --iters auto --max-iters 3", "--max-iters 3 must be >= --min-iters 10"},
+                      BadCase{"MaxItersBelowMin", "run --iters auto --max-iters 3", "--max-iters 3 must be >= --min-iters 20"},
                       BadCase{"UnknownTestFault", "run --nproc-per-node 1 --model resnet18 --image-size 32 --warmup 0 --iters 1",
                               "DDPBENCH_TEST_FAULT 'bogus' is unknown"},
                       BadCase{"UnknownFlag", "run --no-such-flag", "no-such-flag"},

@@ -33,6 +33,17 @@ inline bool running(pid_t pid, const std::string& comm) {
   return name == comm;
 }
 
+/// Waits (10 s at most) for `pid` to be running() as `comm`: a child whose pid `$!` gave is
+/// still the shell's copy until it has exec'd. True when it is.
+inline bool starts_soon(pid_t pid, const std::string& comm) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!running(pid, comm)) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
 /// Waits (10 s at most) for `pid` to stop running(); true when it did.
 inline bool ends_soon(pid_t pid, const std::string& comm) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);

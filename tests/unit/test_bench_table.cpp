@@ -49,7 +49,7 @@ TEST(BenchTable, ExtrasShowIterationsCiCheckAndMemory) {
   row.stopping = {"auto", "max_time", 1.0, 2.5};
   EXPECT_EQ(table_row_extras(row),
             "  n  50  ci ±0.8% (stopped at max_time, not at the 1% target)  check FAILED  peak 3.50 GiB");
-  row.warnings.push_back({"noisy", "noisy: cv 7%"});
+  row.warnings.push_back({"noisy", "cv 7%"});
   ASSERT_EQ(table_row_warnings(row).size(), 1u);
   EXPECT_EQ(table_row_warnings(row)[0], "      ! noisy: cv 7%");
 }

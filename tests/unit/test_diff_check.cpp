@@ -228,8 +228,9 @@ TEST(Diff, FixturePairOneRealChangeOneWithinNoise) {
   EXPECT_EQ(d.rows[1].base_key.world_size, 2);
   EXPECT_NEAR(d.rows[1].change, 0.01, 0.01);
   EXPECT_EQ(d.rows[1].verdict, "within noise");
-  EXPECT_TRUE(any_slower_than(d, 0.15));
-  EXPECT_FALSE(any_slower_than(d, 0.25));
+  ASSERT_EQ(gate_failures(d, 0.15).size(), 1u);
+  EXPECT_THAT(gate_failures(d, 0.15)[0], HasSubstr("slower by 20.0% (limit 15.0%)"));
+  EXPECT_TRUE(gate_failures(d, 0.25).empty());
   const auto text = render_diff_text(d);
   EXPECT_THAT(text, HasSubstr("environment.nccl: 2.18.1 -> 2.19.3"));
   EXPECT_THAT(text, HasSubstr("within noise"));
@@ -346,6 +347,10 @@ TEST(Diff, UnmatchedRowsAreListed) {
   ASSERT_EQ(d.only_base.size(), 1u);
   EXPECT_THAT(d.only_base[0], HasSubstr("1M/2G"));
   EXPECT_THAT(d.only_base[0], HasSubstr("DDP on 2 GPUs"));
+  // A CI gate does not pass on a row it never saw, however large its limit.
+  const auto why = gate_failures(d, 10.0);
+  ASSERT_EQ(why.size(), 1u);
+  EXPECT_THAT(why[0], HasSubstr("not in the test files"));
 }
 
 // ------------------------------------------------------------------ check
@@ -430,6 +435,22 @@ TEST(Check, UpperBoundFails) {
   const auto rows = check_against(read_result_file(kFix + "gpu_h100.json"), refs, skipped);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].status, "FAIL");
+}
+
+// A row the run declared invalid fails whatever its numbers: the same entry that passes
+// on the real row fails on a copy whose self-check failed, or whose fp16 steps were skipped.
+TEST(Check, RowsTheRunDeclaredInvalidFail) {
+  int skipped = 0;
+  const auto refs = one(R"("setup": {"precision": "fp32"}})");
+  auto f = read_result_file(kFix + "gpu_h100.json");
+  ASSERT_EQ(check_against(f, refs, skipped)[0].status, "PASS");
+  for (auto& r : f.results) r.checks["grad_check_passed"] = false;
+  auto rows = check_against(f, refs, skipped);
+  EXPECT_EQ(rows[0].status, "FAIL (self-check failed)");
+  EXPECT_THAT(render_check_text(rows, "x", skipped), HasSubstr("0 passed, 1 failed"));
+  f = read_result_file(kFix + "gpu_h100.json");
+  for (auto& r : f.results) r.checks["fp16_skipped_steps_in_measurement"] = 2;
+  EXPECT_EQ(check_against(f, refs, skipped)[0].status, "FAIL (fp16 steps skipped among the timed ones)");
 }
 
 TEST(Check, NothingApplicable) {

@@ -25,6 +25,7 @@ using testutil::capture_fd;
 using testutil::ends_soon;
 using testutil::read_pid;
 using testutil::running;
+using testutil::starts_soon;
 using testutil::TempDir;
 
 TEST(Process, ArgumentsReachTheProgramVerbatim) {
@@ -194,7 +195,7 @@ TEST(Process, SupervisorEndsItsGroupsWhenDestroyed) {
     leader = s.pid(0);
     child = read_pid(file);
     ASSERT_GT(child, 0);
-    EXPECT_TRUE(running(child, "sleep"));
+    EXPECT_TRUE(starts_soon(child, "sleep"));
   }
   EXPECT_TRUE(ends_soon(child, "sleep"));
   EXPECT_FALSE(running(leader, "sh"));

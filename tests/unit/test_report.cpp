@@ -98,15 +98,24 @@ TEST(Report, WithoutTheOneGpuRowTheNoDdpRowIsTheBase) {
   EXPECT_NEAR(r.weak[0].rows[0].efficiency, (16 / 0.22) / (16 / 0.20), 1e-12);
 }
 
-TEST(Report, RepeatedConfigurationsUseTheRowWithMoreSamples) {
-  auto files = load({"weak_cpu.json", "weak_cpu.json"});
-  auto& dup = files[1].file.results[1];  // the 1-GPU row of the second copy: more samples, slower
-  dup.ranks[0].samples_s.assign(9, 0.42);
-  dup.summary = summarize({dup.ranks[0].samples_s}, 16, 1);
-  files[1].name = "second";
+TEST(Report, RepeatedConfigurationsUseTheMostPreciseRow) {
+  auto files = load({"weak_cpu.json", "weak_cpu.json", "weak_cpu.json"});
+  // The 1-GPU row three times: the first file's as it is; a tight one (0.42 s +- 0.1%); and
+  // a noisy one with the most samples (0.3 to 0.5 s, as a long --iters auto series).
+  auto& tight = files[1].file.results[1];
+  tight.ranks[0].samples_s = {0.4196, 0.4204, 0.4196, 0.4204, 0.42};
+  tight.summary = summarize({tight.ranks[0].samples_s}, 16, 1);
+  auto& noisy = files[2].file.results[1];
+  noisy.ranks[0].samples_s.clear();
+  for (int i = 0; i < 50; ++i) noisy.ranks[0].samples_s.push_back(i % 2 ? 0.3 : 0.5);
+  noisy.summary = summarize({noisy.ranks[0].samples_s}, 16, 1);
+  files[1].name = "tight";
+  files[2].name = "noisy";
+  const double first_rel = files[0].file.results[1].summary.ci95_s / files[0].file.results[1].summary.mean_s;
+  ASSERT_GT(first_rel, tight.summary.ci95_s / tight.summary.mean_s);  // the premise: the tight row is tighter
   const Report r = build_report(files, {});
   ASSERT_EQ(r.weak.size(), 1u);
-  EXPECT_NEAR(r.weak[0].rows[0].per_gpu_ex_s, 16 / 0.42, 1e-9);
+  EXPECT_NEAR(r.weak[0].rows[0].p50_s, 0.42, 1e-9);
   EXPECT_NEAR(r.weak[0].rows[1].per_gpu_ex_s, 16 / 0.22, 1e-9);  // the other rows tie: the first file's
 }
 

@@ -108,8 +108,8 @@ TEST(RunConfig, AdaptiveStoppingLimitsAreChecked) {
   EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--min-iters 1"));
   c = good();
   c.iters_auto = true;
-  c.max_iters = 5;  // below the default --min-iters 10
-  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--max-iters 5 must be >= --min-iters 10"));
+  c.max_iters = 5;  // below the default --min-iters 20
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--max-iters 5 must be >= --min-iters 20"));
   c = good();
   c.iters_auto = true;
   c.max_time_s = -1;

@@ -80,9 +80,10 @@ Trainer make_trainer(const SweepEnv& env, ModelPtr model, std::unique_ptr<Distri
 }
 
 // Runs `warmup` untimed then the timed iterations: cfg.iters of them, or with --iters
-// auto until rank 0's 95% CI half-width of the mean is within the target (or a limit is
-// hit), the decision shared over `pg` after each iteration, outside the timed span, so
-// every rank of the group measures the same count. After each iteration the gate (if any)
+// auto until the 95% CI half-width of the mean of the per-iteration means across the
+// group's ranks is within the target (or a limit is hit): after each iteration, outside
+// the timed span, one SUM allreduce over `pg` gives every rank the same iteration mean, so
+// every rank takes the same decision and measures the same count. After each iteration the gate (if any)
 // gets a heartbeat; `check` (the self-check) runs after each iteration, untimed, until it
 // returns true (it defers a step whose fp16 gradients overflowed).
 struct Series {
@@ -91,7 +92,8 @@ struct Series {
   Stopping stopping;
 };
 
-// Rank 0's stop decision after `samples` (auto mode): 0 = go on, else the reason's code.
+// The stop decision after `samples` (auto mode), `measured_s` their sum: 0 = go on, else
+// the reason's code. A pure function of its inputs, so ranks with equal inputs agree.
 enum StopCode : int { kGoOn = 0, kTargetCi = 1, kMaxIters = 2, kMaxTime = 3 };
 const char* stop_reason(int code) {
   switch (code) {
@@ -107,30 +109,28 @@ double ci_pct(const std::vector<double>& samples) {
   return m > 0 ? 100.0 * ci95_halfwidth(samples) / m : 0.0;
 }
 
-int stop_decision(const RunConfig& cfg, const std::vector<double>& samples, double elapsed_s) {
+int stop_decision(const RunConfig& cfg, const std::vector<double>& samples, double measured_s) {
   const auto n = static_cast<int>(samples.size());
   if (n >= cfg.min_iters && ci_pct(samples) <= cfg.target_ci_pct) return kTargetCi;
   if (n >= cfg.max_iters) return kMaxIters;
-  if (n >= 2 && elapsed_s >= cfg.max_time_s) return kMaxTime;
+  if (n >= 2 && measured_s >= cfg.max_time_s) return kMaxTime;
   return kGoOn;
 }
 
 Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const std::function<bool()>& check,
-                  const c10::intrusive_ptr<c10d::ProcessGroup>& pg, int group_rank) {
+                  const c10::intrusive_ptr<c10d::ProcessGroup>& pg) {
   const RunConfig& cfg = env.cfg;
   StepTimer timer(env.device);
   Series out;
   std::vector<double>& samples = out.samples;
-  samples.reserve(static_cast<size_t>(cfg.iters_auto ? cfg.min_iters : cfg.iters));
+  samples.reserve(static_cast<size_t>(std::min(cfg.iters_auto ? cfg.min_iters : cfg.iters, 100000)));
   const auto skipped = [&] { return trainer.scaler() ? trainer.scaler()->skipped_steps() : 0; };
   int64_t skipped_before = 0;
   bool checked = false;
-  auto measuring_since = std::chrono::steady_clock::now();
+  std::vector<double> iteration_means;  // auto mode: means over the group's ranks
+  double measured_s = 0;                // auto mode: their sum
   for (int it = 0;; ++it) {
-    if (it == cfg.warmup) {
-      skipped_before = skipped();
-      measuring_since = std::chrono::steady_clock::now();
-    }
+    if (it == cfg.warmup) skipped_before = skipped();
     timer.start();
     trainer.step();
     const double s = timer.stop_s();
@@ -147,11 +147,17 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
       if (static_cast<int>(samples.size()) >= cfg.iters) break;
       continue;
     }
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - measuring_since).count();
-    int code = group_rank == 0 ? stop_decision(cfg, samples, elapsed) : kGoOn;
-    if (pg && pg->getSize() > 1)
-      code = static_cast<int>(
-          allreduce_values(pg, {static_cast<double>(code)}, c10d::ReduceOp::MAX, env.device, env.timeout).front());
+    // The mean of this iteration over the group's ranks: every rank gets the same value
+    // from the allreduce, so every rank computes the same decision from the same series
+    // (the statistic the table's CI shows), and "time" is the sum of those means, not a
+    // rank's wall clock.
+    const double it_mean =
+        pg && pg->getSize() > 1
+            ? allreduce_values(pg, {s}, c10d::ReduceOp::SUM, env.device, env.timeout).front() / pg->getSize()
+            : s;
+    iteration_means.push_back(it_mean);
+    measured_s += it_mean;
+    const int code = stop_decision(cfg, iteration_means, measured_s);
     if (code != kGoOn) {
       out.stopping.reason = stop_reason(code);
       break;
@@ -159,7 +165,7 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
   }
   out.stopping.mode = cfg.iters_auto ? "auto" : "fixed";
   out.stopping.target_ci_pct = cfg.iters_auto ? cfg.target_ci_pct : 0.0;
-  out.stopping.achieved_ci_pct = ci_pct(samples);
+  out.stopping.achieved_ci_pct = ci_pct(cfg.iters_auto ? iteration_means : samples);
   out.skipped_measured = skipped() - skipped_before;
   return out;
 }
@@ -175,29 +181,37 @@ int distinct_hosts(const std::vector<RankPlacement>& placements, int n) {
 void add_row_warnings(const SweepEnv& env, BenchResult& row) {
   const Summary& s = row.summary;
   if (s.cv > kNoisyCv)
-    row.warnings.push_back({"noisy", fmt::format("noisy: per-iteration times vary by {:.1f}% (cv > {:.0f}%); the "
+    row.warnings.push_back({"noisy", fmt::format("per-iteration times vary by {:.1f}% (cv > {:.0f}%); the "
                                                  "percentiles may move between launches",
                                                  100 * s.cv, 100 * kNoisyCv)});
   if (s.iterations < kMinItersForP95)
-    row.warnings.push_back({"few_samples", fmt::format("{} iterations: p95 needs at least {} to rest on a sample "
-                                                       "above it; run more --iters",
-                                                       s.iterations, kMinItersForP95)});
+    row.warnings.push_back(
+        {"few_samples", fmt::format("{} iterations: fewer than {} leave less than one expected sample above p95; {}",
+                                    s.iterations, kMinItersForP95,
+                                    env.cfg.iters_auto ? "raise --min-iters" : "run more --iters")});
   if (!env.device.is_cuda()) {
-    // CPU ranks: intra-op threads of the ranks sharing a host against that host's cores.
-    std::map<std::string, std::pair<int, int>> per_host;  // host -> (ranks, usable cpus)
+    // CPU ranks: the intra-op threads of the group's ranks on a host against the CPUs their
+    // affinity masks cover together (ranks pinned to separate cores do not compete).
+    std::map<std::string, std::pair<int, std::set<int>>> per_host;  // host -> (threads, union of masks)
+    std::string over;
     for (int r = 0; r < row.world_size && r < static_cast<int>(env.placements.size()); ++r) {
-      auto& h = per_host[env.placements[static_cast<size_t>(r)].host];
-      ++h.first;
-      h.second = env.placements[static_cast<size_t>(r)].usable_cpus;
+      const RankPlacement& pl = env.placements[static_cast<size_t>(r)];
+      auto& h = per_host[pl.host];
+      h.first += env.threads_per_rank;
+      std::vector<int> mask;
+      try {
+        mask = parse_cpu_list(pl.cpus);
+      } catch (const UsageError&) {
+      }
+      h.second.insert(mask.begin(), mask.end());
+      if (over.empty() && pl.usable_cpus > 0 && env.threads_per_rank > pl.usable_cpus)
+        over = fmt::format("rank {} runs {} threads on {} CPUs", r, env.threads_per_rank, pl.usable_cpus);
     }
     for (const auto& [host, h] : per_host)
-      if (h.second > 0 && h.first * env.threads_per_rank > h.second) {
-        row.warnings.push_back({"oversubscribed",
-                                fmt::format("{} ranks x {} threads on {} exceed its {} usable cores: ranks compete "
-                                            "for CPUs",
-                                            h.first, env.threads_per_rank, host, h.second)});
-        break;
-      }
+      if (over.empty() && !h.second.empty() && h.first > static_cast<int>(h.second.size()))
+        over = fmt::format("{} threads of this group's ranks on {} share {} CPUs", h.first, host, h.second.size());
+    if (!over.empty())
+      row.warnings.push_back({"oversubscribed", fmt::format("{}; ranks compete for cores", over)});
   }
   if (row.checks.contains("grad_check_passed") && !row.checks["grad_check_passed"].get<bool>())
     row.warnings.push_back({"self_check_failed", "gradients differ across ranks: no timing of this row is valid"});
@@ -369,9 +383,10 @@ std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& mo
     return std::nullopt;
   }
   try {
+    release_free_host_memory(env.device);
     reset_peak_memory(env.device);
     Trainer trainer = make_trainer(env, build_model(env, model), nullptr, batch);
-    const Series series = run_series(env, trainer, &gate, nullptr, {}, 0);
+    const Series series = run_series(env, trainer, &gate, nullptr, {});
     auto row = make_row(env, model, /*ddp=*/false, 1, batch, {rank_stats(env, series, nullptr)}, series.stopping);
     annotate(env, info, row, trainer, series);
     add_row_warnings(env, row);
@@ -402,6 +417,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
     std::optional<GradSpread> spread;  // set once the self-check ran
     double limit = 0;
     {
+      release_free_host_memory(env.device);
       reset_peak_memory(env.device);
       DdpOptions opts;
       opts.bucket_cap_bytes = static_cast<int64_t>(env.cfg.bucket_cap_mb * 1024 * 1024);
@@ -421,7 +437,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
         spread = grad_spread_across_ranks(ddp_raw->parameters(), pg, env.timeout);
         return true;
       };
-      const Series series = run_series(env, trainer, rank == 0 ? &gate : nullptr, check, pg, rank);
+      const Series series = run_series(env, trainer, rank == 0 ? &gate : nullptr, check, pg);
       const GradSpread measured = spread.value_or(GradSpread{});
       limit = env.cfg.grad_check_tol * std::max(1.0, measured.max_abs_grad);
       // Every rank of the group measured the same number of iterations (fixed, or agreed in auto mode).
