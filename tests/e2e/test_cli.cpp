@@ -163,6 +163,27 @@ TEST(Cli, FewIterationsAreFlagged) {
   EXPECT_THAT(o.out, HasSubstr("n   3  ci ±"));
 }
 
+// Two one-thread ranks confined to one CPU compete for it: the 2-rank row says so, the
+// 1-rank rows do not (a real restriction from outside the process, not a flag).
+TEST(Cli, RanksSharingOneCpuAreFlaggedOversubscribed) {
+  if (!testutil::have("taskset")) GTEST_SKIP() << "taskset not installed (apt-get install util-linux)";
+  TempDir d;
+  const auto json = (d.path / "r.json").string();
+  const auto o = run("OMP_NUM_THREADS=1 taskset -c 0 " + kBin + kTiny + " --nproc-per-node 2 --json " + json);
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto f = read_result_file(json);
+  ASSERT_EQ(f.results.size(), 3u);
+  const auto flagged = [](const BenchResult& r) {
+    for (const auto& w : r.warnings)
+      if (w.code == "oversubscribed") return true;
+    return false;
+  };
+  EXPECT_FALSE(flagged(f.results[0]));
+  EXPECT_FALSE(flagged(f.results[1]));
+  EXPECT_TRUE(flagged(f.results[2]));
+  EXPECT_THAT(o.out, HasSubstr("! oversubscribed: 2 threads of this group's ranks on"));
+}
+
 TEST(Cli, WorldSizesFlagChoosesGroups) {
   const auto f = run_tiny(" --world-sizes 2").f;
   ASSERT_EQ(f.results.size(), 2u);

@@ -231,3 +231,24 @@ TEST(LaunchEnv, UnknownRanksPerNodeAssumesAllLocal) {
 
 }  // namespace
 }  // namespace ddpbench
+
+namespace ddpbench {
+namespace {
+
+// The kernel's cpulist format, as /sys/devices/system/cpu/online and `taskset -c` print it.
+TEST(CpuList, FormatsRunsAsRangesAndParsesBack) {
+  EXPECT_EQ(format_cpu_list({3, 0, 1, 2, 8, 10, 11}), "0-3,8,10,11");
+  EXPECT_EQ(format_cpu_list({5}), "5");
+  EXPECT_EQ(format_cpu_list({}), "");
+  EXPECT_EQ(format_cpu_list({1, 1, 2}), "1,2");  // duplicates once; a run of 2 is not a range
+  EXPECT_EQ(parse_cpu_list("0-3,8,10,11"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(parse_cpu_list(""), std::vector<int>{});
+  EXPECT_EQ(parse_cpu_list(format_cpu_list(affinity_cpus())), affinity_cpus());
+  EXPECT_EQ(static_cast<int>(affinity_cpus().size()), usable_cpu_count());
+  EXPECT_THROW(parse_cpu_list("3-1"), UsageError);
+  EXPECT_THROW(parse_cpu_list("a"), UsageError);
+  EXPECT_THROW(parse_cpu_list("-1"), UsageError);
+}
+
+}  // namespace
+}  // namespace ddpbench
