@@ -378,7 +378,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   f->max_iters_opt =
       app->add_option("--max-iters", c.max_iters, "With --iters auto: at most this many (default 1000)");
   f->max_time_opt = app->add_option("--max-time", c.max_time_s,
-                                    "With --iters auto: stop a series after this many seconds (default 120)");
+                                    "With --iters auto: stop a series once its measured iterations add up to this many seconds (default 120)");
   app->add_option("--world-sizes", f->world_sizes,
                   "DDP group sizes, comma list (default 1,2,4,... up to the world size, plus the world size)");
   app->add_option("--bucket-cap-mb", c.bucket_cap_mb, "DDP bucket cap in MiB")->capture_default_str();
