@@ -267,12 +267,7 @@ LaunchInfo detect_launch(const EnvMap& env) {
   return li;
 }
 
-int usable_cpu_count() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
-}
+int usable_cpu_count() { return std::max(1, static_cast<int>(affinity_cpus().size())); }
 
 std::vector<int> affinity_cpus() {
   cpu_set_t set;

@@ -38,7 +38,7 @@ std::string capture(const std::vector<std::string>& argv) {
 void to_json(nlohmann::json& j, const RankPlacement& p) {
   j = nlohmann::json{{"rank", p.rank},         {"local_rank", p.local_rank}, {"host", p.host},
                      {"device", p.device},     {"gpu_name", p.gpu_name},     {"gpu_uuid", p.gpu_uuid},
-                     {"bus_id", p.bus_id},         {"usable_cpus", p.usable_cpus},
+                     {"bus_id", p.bus_id},
                      {"cpus", p.cpus}};
 }
 
@@ -50,7 +50,6 @@ void from_json(const nlohmann::json& j, RankPlacement& p) {
   p.gpu_name = j.value("gpu_name", std::string());
   p.gpu_uuid = j.value("gpu_uuid", std::string());
   p.bus_id = j.value("bus_id", std::string());
-  p.usable_cpus = j.value("usable_cpus", 0);
   p.cpus = j.value("cpus", std::string());
 }
 
@@ -66,7 +65,6 @@ RankPlacement local_placement(const LaunchInfo& li, const c10::Device& device) {
   p.local_rank = li.local_rank;
   p.host = host_name();
   p.device = device.str();
-  p.usable_cpus = usable_cpu_count();
   p.cpus = format_cpu_list(affinity_cpus());
 #ifdef DDPBENCH_WITH_CUDA
   if (device.is_cuda()) {

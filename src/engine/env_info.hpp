@@ -19,8 +19,7 @@ struct RankPlacement {
   std::string gpu_name;  ///< e.g. "NVIDIA H100 80GB HBM3"; empty on the CPU
   std::string gpu_uuid;  ///< "GPU-xxxxxxxx-..." as nvidia-smi prints it
   std::string bus_id;    ///< PCI "0000:06:00.0"
-  int usable_cpus = 0;   ///< CPUs this rank's process may run on (its affinity mask); 0 unknown
-  std::string cpus;      ///< that mask as a kernel cpulist ("0-3,8"; format_cpu_list); "" unknown
+  std::string cpus;      ///< CPUs this rank may run on (its affinity mask) as a kernel cpulist ("0-3,8"); "" unknown
 };
 void to_json(nlohmann::json& j, const RankPlacement& p);
 void from_json(const nlohmann::json& j, RankPlacement& p);

@@ -206,9 +206,10 @@ TEST(Cli, ModelsListsTorchvisionCounts) {
 /// A bad command line: its case name, the arguments, and a piece of the expected message.
 struct BadCase {
   std::string name, args, expect;
+  std::string env = "";  ///< "VAR=value " put before the command
 };
-/// Failure messages show the arguments, not the struct's bytes.
-void PrintTo(const BadCase& c, std::ostream* os) { *os << "ddpbench " << c.args; }
+/// Failure messages show the command, not the struct's bytes.
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.env << "ddpbench " << c.args; }
 
 class BadInput : public ::testing::TestWithParam<BadCase> {};
 
@@ -217,8 +218,7 @@ TEST_P(BadInput, ExitTwoWithOneLineNamingTheProblem) {
   std::string args = GetParam().args;
   const auto pos = args.find("@DIR");
   if (pos != std::string::npos) args.replace(pos, 4, d.path.string());
-  const auto o = run((GetParam().name == std::string("UnknownTestFault") ? "DDPBENCH_TEST_FAULT=bogus " : "") + kBin +
-                     " " + args);
+  const auto o = run(GetParam().env + kBin + " " + args);
   EXPECT_EQ(o.code, 2) << o.err;
   EXPECT_EQ(count_lines(o.err), 1u) << o.err;
   EXPECT_EQ(o.err.rfind("ddpbench: error: ", 0), 0u) << o.err;
@@ -242,7 +242,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"NegativeTargetCi", "run --target-ci -1", "--target-ci -1 must be a percentage"},
                       BadCase{"MaxItersBelowMin", "run --iters auto --max-iters 3", "--max-iters 3 must be >= --min-iters 20"},
                       BadCase{"UnknownTestFault", "run --nproc-per-node 1 --model resnet18 --image-size 32 --warmup 0 --iters 1",
-                              "DDPBENCH_TEST_FAULT 'bogus' is unknown"},
+                              "DDPBENCH_TEST_FAULT 'bogus' is unknown", "DDPBENCH_TEST_FAULT=bogus "},
                       BadCase{"UnknownFlag", "run --no-such-flag", "no-such-flag"},
                       BadCase{"UnknownBackend", "run --backend mpi", "--backend 'mpi'"},
                       BadCase{"ZeroRanks", "run --nproc-per-node 0", "--nproc-per-node 0"},

@@ -204,8 +204,8 @@ void add_row_warnings(const SweepEnv& env, BenchResult& row) {
       } catch (const UsageError&) {
       }
       h.second.insert(mask.begin(), mask.end());
-      if (over.empty() && pl.usable_cpus > 0 && env.threads_per_rank > pl.usable_cpus)
-        over = fmt::format("rank {} runs {} threads on {} CPUs", r, env.threads_per_rank, pl.usable_cpus);
+      if (over.empty() && !mask.empty() && env.threads_per_rank > static_cast<int>(mask.size()))
+        over = fmt::format("rank {} runs {} threads on {} CPUs", r, env.threads_per_rank, mask.size());
     }
     for (const auto& [host, h] : per_host)
       if (over.empty() && !h.second.empty() && h.first > static_cast<int>(h.second.size()))
