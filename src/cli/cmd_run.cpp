@@ -3,7 +3,9 @@
 #include <malloc.h>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include <c10/util/Exception.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <map>
@@ -18,9 +20,11 @@
 #include "core/run_config.hpp"
 #include "core/spawn.hpp"
 #include "core/version.hpp"
+#include "core/watchdog.hpp"
 #include "engine/bench/sweep.hpp"
 #include "engine/compat.hpp"
 #include "engine/dist/process_group.hpp"
+#include "engine/dist/rendezvous.hpp"
 #include "engine/env_info.hpp"
 #include "engine/models/registry.hpp"
 #include "engine/timing.hpp"
@@ -158,10 +162,14 @@ void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placem
 // Rank 0 serves the store: it must outlive every rank's last store access.
 void finish_barrier(const c10::intrusive_ptr<c10d::Store>& store, const LaunchInfo& li,
                     std::chrono::milliseconds timeout) {
-  store->add("ddpbench/finished", 1);
+  set_phase("the final barrier");
+  {
+    Deadline d("the store (rank 0's process)", timeout);
+    store->add("finished", 1);
+  }
   if (li.rank != 0) return;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (store->add("ddpbench/finished", 0) < li.world_size) {
+  while (store->add("finished", 0) < li.world_size) {
     if (std::chrono::steady_clock::now() > deadline)
       throw std::runtime_error("not every rank reached the end of the run before --timeout");
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -219,6 +227,40 @@ void parse_iters(RunFlags& f) {
   }
 }
 
+// True for an allocator's out-of-memory error (CPU or CUDA), by its message: torch 1.13
+// has no distinct type for the CPU allocator's failure.
+bool is_out_of_memory(const std::string& what) {
+  return what.find("can't allocate memory") != std::string::npos ||
+         what.find("out of memory") != std::string::npos || what.find("std::bad_alloc") != std::string::npos;
+}
+
+// A runtime failure of this rank, as one line that says which rank, where and in which
+// phase ("rank 1 (pid 42 on node7), during warm-up of resnet18/ddp2: ..."). Messages that
+// already name their rank (the rendezvous, the watchdog) pass unchanged. Running out of
+// memory is bad input (the batch does not fit): rank 0 says so, the other ranks exit 2
+// without a line, a second later, so rank 0's line is the one a launcher shows.
+[[noreturn]] void rethrow_with_context(const LaunchInfo& li, double timeout_s, const std::string& what) {
+  std::string line = first_line(what);
+  const std::string phase = current_phase();
+  // TCPStore's own timeout says only "Socket Timeout".
+  if (line.find("Socket Timeout") != std::string::npos)
+    line = fmt::format("the store served by rank 0 at {}:{} did not answer within --timeout {:g} s (rank 0 stopped, "
+                       "or its host is down or unreachable)",
+                       li.master_addr, li.master_port, timeout_s);
+  if (is_out_of_memory(line)) {
+    if (li.rank != 0) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      throw SilentExit{kExitUsage};
+    }
+    throw UsageError(fmt::format("the batch does not fit in memory during {} ({}); use a smaller --batch-size or "
+                                 "--image-size",
+                                 phase, line.substr(0, 300)));
+  }
+  if (line.rfind("rank ", 0) == 0) throw std::runtime_error(line);
+  throw std::runtime_error(fmt::format("rank {} (pid {} on {}), during {}: {}", li.rank, ::getpid(), host_name(),
+                                       phase, line));
+}
+
 int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda, BackendKind backend, int threads,
              const std::string& note, const std::vector<std::string>& argv) {
   RunConfig& cfg = f.cfg;
@@ -237,21 +279,19 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
   const nlohmann::json malloc_info = use_cuda ? nlohmann::json{{"applied", false}, {"reason", "GPU run"}}
                                               : tune_malloc(env, f.no_malloc_tuning);
 
-  auto store = connect_store(li, timeout);
-
-  // Every rank must run the same configuration, or the sweep would deadlock.
+  // The ranks of this job find each other; every rank must run the same configuration,
+  // or the sweep would deadlock.
   nlohmann::json cfg_json = to_json(cfg);
+  JoinRequest join;
+  join.job_id = launcher_job_id(env, li.launcher);
   {
     nlohmann::json shared = cfg_json;
     shared.erase("json_path");
-    const std::string mine = shared.dump();
-    if (li.rank == 0) store->set("ddpbench/config", std::vector<uint8_t>(mine.begin(), mine.end()));
-    const auto theirs = store->get("ddpbench/config");
-    if (std::string(theirs.begin(), theirs.end()) != mine)
-      throw UsageError(fmt::format("rank {} was started with other flags than rank 0; give every rank the same "
-                                   "command line",
-                                   li.rank));
+    join.config = shared.dump();
   }
+  join.placement = local_placement(li, device);
+  Rendezvous rv = rendezvous(li, join, timeout);
+  auto store = rv.store;
 
   // Placements: each rank publishes a few bytes; rank 0 collects them.
   SweepEnv senv;
@@ -264,16 +304,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
   senv.threads_per_rank = threads;
   senv.math = math;
   senv.self_check_hook = fault_hook;
-  {
-    const std::string mine = nlohmann::json(local_placement(li, device)).dump();
-    store->set(fmt::format("ddpbench/placement/{}", li.rank), std::vector<uint8_t>(mine.begin(), mine.end()));
-    if (li.rank == 0) {
-      for (int r = 0; r < li.world_size; ++r) {
-        const auto v = store->get(fmt::format("ddpbench/placement/{}", r));
-        senv.placements.push_back(nlohmann::json::parse(std::string(v.begin(), v.end())).get<RankPlacement>());
-      }
-    }
-  }
+  senv.placements = std::move(rv.placements);
 
   ResultFile rf;
   if (li.rank == 0) {
@@ -302,7 +333,8 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
                       {"launcher", launcher_name(li.launcher)},
                       {"rendezvous", {{"master_addr", li.master_addr},
                                       {"master_port", li.master_port},
-                                      {"agent_store", li.use_agent_store}}},
+                                      {"agent_store", li.use_agent_store},
+                                      {"job_id", join.job_id}}},
                       {"world_size", li.world_size},
                       {"threads_per_rank", threads},
                       {"hosts", hosts},
@@ -414,7 +446,10 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
             RunConfig& cfg = f->cfg;
             const EnvMap env = current_env();
             const LaunchInfo li = detect_launch(env);
-            if (li.launcher == Launcher::kLocalSpawner) exit_with_parent(env);
+            if (li.launcher == Launcher::kLocalSpawner && !exit_with_parent(env))
+              throw UsageError(fmt::format("DDPBENCH_LOCAL_SPAWNER={} names a launcher that is not this process's "
+                                           "parent (left over in the environment, or the launcher died); unset it",
+                                           env.at("DDPBENCH_LOCAL_SPAWNER")));
             if (f->model_opt->count()) cfg.models = split_list(f->models);
             parse_iters(*f);
             cfg.broadcast_buffers = !f->no_broadcast_buffers;
@@ -469,11 +504,32 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
             if (spawner) {
               SpawnOptions so;
               so.nproc = world;
+              // MASTER_ADDR / MASTER_PORT, when set, say where rank 0 serves the store.
+              if (env.count("MASTER_ADDR") && !env.at("MASTER_ADDR").empty()) {
+                so.master_addr = li.master_addr;
+                check_master_addr(so.master_addr);
+              }
+              if (env.count("MASTER_PORT") && !env.at("MASTER_PORT").empty()) so.master_port = li.master_port;
               so.argv = argv;
               so.argv[0] = self_exe_path();
               return spawn_local_ranks(so);
             }
-            return run_rank(*f, li, env, use_cuda, backend, threads, note, argv);
+            compat::quiet_torch_logs();
+            set_watchdog_name(fmt::format("rank {}", li.rank));
+            open_phase_file(env);
+            try {
+              return run_rank(*f, li, env, use_cuda, backend, threads, note, argv);
+            } catch (const UsageError&) {
+              throw;
+            } catch (const SelfCheckError&) {
+              throw;
+            } catch (const SilentExit&) {
+              throw;
+            } catch (const c10::Error& e) {
+              rethrow_with_context(li, cfg.timeout_s, e.what_without_backtrace());
+            } catch (const std::exception& e) {
+              rethrow_with_context(li, cfg.timeout_s, e.what());
+            }
           }};
 }
 

@@ -28,6 +28,18 @@ int main(int argc, char** argv) {
   commands.push_back(cli::add_diff_command(app));
   commands.push_back(cli::add_check_command(app));
 
+  // CLI11 reads an unknown first word as a stray argument ("A subcommand is required").
+  std::string names;
+  bool known = false;
+  for (const auto& c : commands) {
+    names += (names.empty() ? "" : ", ") + c.app->get_name();
+    known = known || (argc > 1 && c.app->get_name() == argv[1]);
+  }
+  if (argc > 1 && argv[1][0] != '-' && !known) {
+    std::fprintf(stderr, "ddpbench: error: '%s' is not a ddpbench command; use one of: %s (see 'ddpbench --help')\n",
+                 argv[1], names.c_str());
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

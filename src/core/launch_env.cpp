@@ -329,3 +329,33 @@ int threads_per_rank(const EnvMap& env, Launcher launcher, int local_world_size,
 }
 
 }  // namespace ddpbench
+
+namespace ddpbench {
+
+std::string launcher_job_id(const EnvMap& env, Launcher launcher) {
+  auto value = [&](const char* key) -> std::string {
+    const auto it = env.find(key);
+    return it == env.end() ? std::string() : it->second.substr(0, 256);
+  };
+  if (const auto v = value("DDPBENCH_JOB_ID"); !v.empty()) return v;
+  switch (launcher) {
+    case Launcher::kSlurm:
+      if (const auto j = value("SLURM_JOB_ID"); !j.empty()) {
+        const auto step = value("SLURM_STEP_ID").empty() ? value("SLURM_STEPID") : value("SLURM_STEP_ID");
+        return "slurm:" + j + "." + step;
+      }
+      return "";
+    case Launcher::kTorchrun:
+      if (const auto r = value("TORCHELASTIC_RUN_ID"); !r.empty()) return "torchrun:" + r;
+      return "";
+    case Launcher::kOpenMPI:
+    case Launcher::kPMIx:
+      if (const auto ns = value("PMIX_NAMESPACE"); !ns.empty()) return "pmix:" + ns;
+      if (const auto j = value("OMPI_MCA_ess_base_jobid"); !j.empty()) return "openmpi:" + j;
+      return "";
+    default:
+      return "";
+  }
+}
+
+}  // namespace ddpbench

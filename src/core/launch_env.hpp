@@ -97,3 +97,16 @@ std::vector<int> parse_cpu_list(const std::string& list);
 long long parse_int(const std::string& value, const std::string& what);
 
 }  // namespace ddpbench
+
+namespace ddpbench {
+
+/// The job this process belongs to, as its launcher names it, for the rendezvous to
+/// refuse ranks of another job that reach the same MASTER_ADDR:MASTER_PORT. First set
+/// wins: DDPBENCH_JOB_ID (set by the built-in launcher to a random token, or by hand to
+/// tie hand-started ranks together), "slurm:<SLURM_JOB_ID>.<SLURM_STEP_ID>" in an srun
+/// step, "torchrun:<TORCHELASTIC_RUN_ID>", "pmix:<PMIX_NAMESPACE>" (OpenMPI 4+, any
+/// PMIx launcher), "openmpi:<OMPI_MCA_ess_base_jobid>". Empty when none is set (ranks
+/// started by hand): then only the rank-slot claims tell two jobs apart.
+std::string launcher_job_id(const EnvMap& env, Launcher launcher);
+
+}  // namespace ddpbench

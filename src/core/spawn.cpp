@@ -11,11 +11,15 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <random>
 #include <stdexcept>
 
 #include "core/process.hpp"
+#include "core/watchdog.hpp"
 
 namespace ddpbench {
 namespace {
@@ -42,6 +46,39 @@ struct SignalForwarding {
   }
 };
 
+// A private directory for the ranks' phase files (DDPBENCH_PHASE_FILE), removed with
+// everything in it on every exit path. Empty path when it cannot be made (phases are then
+// unknown to the launcher, nothing else changes).
+struct PhaseDir {
+  std::string path;
+  PhaseDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/ddpbench-ranks.XXXXXX";
+    if (::mkdtemp(tmpl.data())) path = tmpl;
+  }
+  ~PhaseDir() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+  std::string file(int rank) const { return path.empty() ? "" : fmt::format("{}/rank{}", path, rank); }
+};
+
+// "SIGKILL" for 9; "signal 64" where there is no name.
+std::string sigabbrev(int sig) {
+  static const std::pair<int, const char*> kNames[] = {
+      {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},   {SIGABRT, "SIGABRT"},
+      {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"},
+      {SIGUSR2, "SIGUSR2"}, {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"}};
+  for (const auto& [n, name] : kNames)
+    if (n == sig) return name;
+  return fmt::format("signal {}", sig);
+}
+
+std::string this_host() {
+  char buf[256] = {0};
+  return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("this host");
+}
+
 }  // namespace
 
 int find_free_port(const std::string& addr) {
@@ -63,12 +100,12 @@ int find_free_port(const std::string& addr) {
   return port;
 }
 
-void exit_with_parent(const EnvMap& env) {
+bool exit_with_parent(const EnvMap& env) {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   // The launcher died before prctl took effect: this rank was re-parented (to init or
   // a subreaper). Compared by pid, since the launcher may itself be pid 1 in a container.
   const auto it = env.find("DDPBENCH_LOCAL_SPAWNER");
-  if (it != env.end() && it->second != std::to_string(::getppid())) std::_Exit(128 + SIGTERM);
+  return it == env.end() || it->second == std::to_string(::getppid());
 }
 
 std::string self_exe_path() {
@@ -89,6 +126,10 @@ int spawn_local_ranks(const SpawnOptions& opt) {
   base["WORLD_SIZE"] = std::to_string(opt.nproc);
   base["LOCAL_WORLD_SIZE"] = std::to_string(opt.nproc);
   base["DDPBENCH_LOCAL_SPAWNER"] = std::to_string(::getpid());  // read by exit_with_parent
+  // The per-launch token the rendezvous checks (launcher_job_id), unless the user set one.
+  if (const char* id = std::getenv("DDPBENCH_JOB_ID"); !id || !*id)
+    base["DDPBENCH_JOB_ID"] = fmt::format("local-{:08x}{:08x}", std::random_device{}(), static_cast<unsigned>(::getpid()));
+  const PhaseDir phases;
 
   SignalForwarding signals;
   Supervisor ranks(opt.term_grace_s);  // its destructor ends the ranks if start() throws
@@ -97,6 +138,7 @@ int spawn_local_ranks(const SpawnOptions& opt) {
     po.env = base;
     po.env["RANK"] = std::to_string(r);
     po.env["LOCAL_RANK"] = std::to_string(r);
+    if (!phases.path.empty()) po.env["DDPBENCH_PHASE_FILE"] = phases.file(r);
     po.stdout_mode = po.stderr_mode = OutputMode::kForward;
     if (r != 0) po.prefix = fmt::format("[rank {}] ", r);
     ranks.start(opt.argv, po);
@@ -105,9 +147,20 @@ int spawn_local_ranks(const SpawnOptions& opt) {
   int first_failure = 0;
   while (ranks.running()) {
     for (std::size_t i : ranks.step(0.1)) {
-      const int code = ranks.status(i).shell_code();
+      const ExitStatus& st = ranks.status(i);
+      const int code = st.shell_code();
       if (code != 0 && first_failure == 0) {
         first_failure = code;
+        // A rank killed by a signal could not say a word: say who, and what it was doing.
+        if (st.signal != 0) {
+          std::string phase = read_phase_file(phases.file(static_cast<int>(i)));
+          std::fprintf(stderr,
+                       "ddpbench: error: rank %zu (pid %d on %s) was killed by signal %d (%s) during %s; the other "
+                       "ranks were stopped\n",
+                       i, static_cast<int>(ranks.pid(i)), this_host().c_str(), st.signal, sigabbrev(st.signal).c_str(),
+                       phase.empty() ? "start-up" : phase.c_str());
+          std::fflush(stderr);
+        }
         ranks.terminate_all(SIGTERM);
       }
     }

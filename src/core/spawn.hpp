@@ -26,6 +26,12 @@ struct SpawnOptions {
 /// signal below goes to the whole group, so a rank's own child processes end with it.
 /// Rank 0's stdout/stderr lines pass through unchanged; other ranks' lines get a
 /// "[rank N] " prefix; a last line without a newline is forwarded with one added.
+/// Every rank also gets DDPBENCH_JOB_ID (a random per-launch token unless this process has
+/// one: the rendezvous refuses ranks of another job with it) and DDPBENCH_PHASE_FILE (a
+/// file in a private temporary directory, removed at the end, where the rank writes its
+/// phase: core/watchdog.hpp). A rank killed by a signal gets one line on stderr:
+/// "ddpbench: error: rank R (pid P on HOST) was killed by signal 9 (SIGKILL) during PHASE;
+/// the other ranks were stopped" (a rank that exits by itself has said why).
 /// If any rank exits non-zero or is killed, the others' groups get SIGTERM and, after
 /// `term_grace_s`, SIGKILL. SIGINT/SIGTERM to this process are forwarded to every rank's
 /// group (SIGKILL `term_grace_s` later). What is left of a rank's group when the rank
@@ -43,9 +49,10 @@ int find_free_port(const std::string& addr = "127.0.0.1");
 
 /// For a rank started by spawn_local_ranks (`env` is its environment): have the kernel
 /// send SIGTERM to this process when the launcher dies (PR_SET_PDEATHSIG), so a killed
-/// launcher leaves no ranks behind; exits at once (status 143) if the launcher, whose pid
-/// is in DDPBENCH_LOCAL_SPAWNER, is already gone.
-void exit_with_parent(const EnvMap& env);
+/// launcher leaves no ranks behind. Returns false when the launcher, whose pid is in
+/// DDPBENCH_LOCAL_SPAWNER, is not this process's parent: it is already gone, or the
+/// variable was left over in the environment (the caller says so and exits).
+bool exit_with_parent(const EnvMap& env);
 
 /// Absolute path of the running executable (/proc/self/exe).
 std::string self_exe_path();

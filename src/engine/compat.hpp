@@ -18,10 +18,13 @@
 
 #include <torch/nn/options/conv.h>
 
+#include <c10/util/Logging.h>
+
 #include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -266,5 +269,21 @@ inline void disable_autocast(const c10::Device& device) {
 }
 
 #pragma GCC diagnostic pop
+
+/// Raises libtorch's C++ log threshold to FATAL, so c10d's socket retries and warnings
+/// ("The server socket has failed to bind ...") do not print around ddpbench's own
+/// one-line errors, unless the user asked for them with TORCH_CPP_LOG_LEVEL (PyTorch's
+/// knob). libtorch logs through glog where it was built with it (Debian's 1.13:
+/// FLAGS_minloglevel) and through c10's own logger otherwise (pip wheels:
+/// FLAGS_caffe2_log_level); C10_USE_GLOG says which.
+inline void quiet_torch_logs() {
+  const char* user = std::getenv("TORCH_CPP_LOG_LEVEL");
+  if (user && *user) return;
+#ifdef C10_USE_GLOG
+  fLI::FLAGS_minloglevel = 3;  // google::GLOG_FATAL
+#else
+  FLAGS_caffe2_log_level = 3;  // c10's FATAL
+#endif
+}
 
 }  // namespace ddpbench::compat

@@ -15,6 +15,7 @@
 #include "core/errors.hpp"
 #include "core/gpu_peaks.hpp"
 #include "core/stats.hpp"
+#include "core/watchdog.hpp"
 #include "engine/dist/collectives.hpp"
 #include "engine/dist/ddp.hpp"
 #include "engine/models/flops.hpp"
@@ -117,8 +118,9 @@ int stop_decision(const RunConfig& cfg, const std::vector<double>& samples, doub
   return kGoOn;
 }
 
+// `label` names the series in the phase ("warm-up of <label>", "measurement of <label>").
 Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const std::function<bool()>& check,
-                  const c10::intrusive_ptr<c10d::ProcessGroup>& pg) {
+                  const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const std::string& label) {
   const RunConfig& cfg = env.cfg;
   StepTimer timer(env.device);
   Series out;
@@ -130,7 +132,11 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
   std::vector<double> iteration_means;  // auto mode: means over the group's ranks
   double measured_s = 0;                // auto mode: their sum
   for (int it = 0;; ++it) {
-    if (it == cfg.warmup) skipped_before = skipped();
+    if (it == 0 && cfg.warmup > 0) set_phase("warm-up of " + label);
+    if (it == cfg.warmup) {
+      skipped_before = skipped();
+      set_phase("measurement of " + label);
+    }
     timer.start();
     trainer.step();
     const double s = timer.stop_s();
@@ -369,6 +375,7 @@ void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, cons
 // at the batch of the first group.
 void warmup_alone(const SweepEnv& env, const std::string& model) {
   if (env.cfg.warmup == 0) return;
+  set_phase(fmt::format("warm-up of {} (every rank alone)", model));
   Trainer trainer = make_trainer(env, build_model(env, model), nullptr, batch_per_rank(env.cfg, env.cfg.world_sizes.front()));
   for (int it = 0; it < env.cfg.warmup; ++it) trainer.step();
   synchronize(env.device);
@@ -377,8 +384,10 @@ void warmup_alone(const SweepEnv& env, const std::string& model) {
 // Rank 0 trains without DDP at `batch` examples while the others wait at the gate.
 std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& model, const ModelInfo& info,
                                       long long batch) {
+  const std::string label = fmt::format("the no-DDP baseline of {} at batch {}", model, batch);
   GroupGate gate(env.store, fmt::format("{}/noddp-b{}", model, batch), env.timeout, gate_poll(env));
   if (env.launch.rank != 0) {
+    set_phase("the wait for rank 0's " + label.substr(4));
     gate.wait_done();
     return std::nullopt;
   }
@@ -386,7 +395,7 @@ std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& mo
     release_free_host_memory(env.device);
     reset_peak_memory(env.device);
     Trainer trainer = make_trainer(env, build_model(env, model), nullptr, batch);
-    const Series series = run_series(env, trainer, &gate, nullptr, {});
+    const Series series = run_series(env, trainer, &gate, nullptr, {}, label);
     auto row = make_row(env, model, /*ddp=*/false, 1, batch, {rank_stats(env, series, nullptr)}, series.stopping);
     annotate(env, info, row, trainer, series);
     add_row_warnings(env, row);
@@ -408,12 +417,19 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
   GroupGate gate(env.store, name, env.timeout, gate_poll(env));
   const int rank = env.launch.rank;
   if (rank >= n) {
+    set_phase("the wait for DDP group " + name);
     gate.wait_done();
     return;
   }
   try {
+    set_phase("set-up of DDP group " + name);
     auto group_store = c10::make_intrusive<c10d::PrefixStore>("group/" + name + "/", env.store);
-    auto pg = make_process_group(env.backend, group_store, rank, n, env.device, env.timeout);
+    c10::intrusive_ptr<c10d::ProcessGroup> pg;
+    {
+      // Gloo exchanges addresses over the store: bounded even if rank 0 stops answering.
+      Deadline d("the store (rank 0), setting up the process group of " + name, env.timeout);
+      pg = make_process_group(env.backend, group_store, rank, n, env.device, env.timeout);
+    }
     std::optional<GradSpread> spread;  // set once the self-check ran
     double limit = 0;
     {
@@ -437,11 +453,12 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
         spread = grad_spread_across_ranks(ddp_raw->parameters(), pg, env.timeout);
         return true;
       };
-      const Series series = run_series(env, trainer, rank == 0 ? &gate : nullptr, check, pg);
+      const Series series = run_series(env, trainer, rank == 0 ? &gate : nullptr, check, pg, "DDP group " + name);
       const GradSpread measured = spread.value_or(GradSpread{});
       limit = env.cfg.grad_check_tol * std::max(1.0, measured.max_abs_grad);
       // Every rank of the group measured the same number of iterations (fixed, or agreed in auto mode).
       const size_t iters = series.samples.size();
+      set_phase("the result gather of DDP group " + name);
       const auto payload = rank_stats(env, series, ddp_raw).pack();
       const auto gathered = gather_to_root(pg, payload, payload.size(), env.device, env.timeout);
       if (rank == 0) {

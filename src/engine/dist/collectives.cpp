@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/watchdog.hpp"
 
 #include <stdexcept>
 #include <thread>
@@ -97,14 +98,20 @@ void GroupGate::wait_done() {
   int64_t last = -1;
   auto last_progress = Clock::now();
   for (;;) {
-    if (store_->check({state_key_})) {
-      const auto raw = store_->get(state_key_);
-      const std::string state(raw.begin(), raw.end());
-      if (state == "done") return;
-      store_->add(ack_key_, 1);
-      throw std::runtime_error(fmt::format("benchmark group '{}' failed: {}", name_, state.substr(5)));
+    int64_t beats = 0;
+    {
+      // Rank 0 serves the store: if it stops (SIGSTOP, a hung host) the store accepts
+      // and never answers, which no store call times out on.
+      Deadline d("the store (rank 0's process)", timeout_);
+      if (store_->check({state_key_})) {
+        const auto raw = store_->get(state_key_);
+        const std::string state(raw.begin(), raw.end());
+        if (state == "done") return;
+        store_->add(ack_key_, 1);
+        throw std::runtime_error(fmt::format("benchmark group '{}' failed: {}", name_, state.substr(5)));
+      }
+      beats = store_->add(hb_key_, 0);
     }
-    const int64_t beats = store_->add(hb_key_, 0);
     if (beats != last) {
       last = beats;
       last_progress = Clock::now();

@@ -49,7 +49,9 @@ class GroupGate {
   void done();
   /// Marks the group failed and waits for `waiters` acknowledgements (bounded, see above).
   void fail(const std::string& reason, int waiters);
-  /// Throws std::runtime_error naming the group when it failed or stalled longer than the timeout.
+  /// Throws std::runtime_error naming the group when it failed or stalled longer than the
+  /// timeout. Each poll runs under a Deadline: a store that stops answering (rank 0
+  /// stopped) ends this process with one line (core/watchdog.hpp).
   void wait_done();
 
  private:

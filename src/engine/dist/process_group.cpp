@@ -24,7 +24,7 @@ c10::intrusive_ptr<c10d::Store> connect_store(const LaunchInfo& li, std::chrono:
   opts.port = static_cast<uint16_t>(li.master_port);
   opts.isServer = !li.use_agent_store && li.rank == 0;
   opts.numWorkers = static_cast<size_t>(li.world_size);
-  opts.waitWorkers = !li.use_agent_store;
+  opts.waitWorkers = false;  // the rendezvous (or the first collective) waits, with a bounded message
   opts.timeout = timeout;
   c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(li.master_addr, opts);
   if (li.use_agent_store) store = c10::make_intrusive<c10d::PrefixStore>(li.store_prefix, store);

@@ -22,9 +22,12 @@ const char* backend_name(BackendKind b);
 bool backend_available(BackendKind b);
 
 /// The job's TCPStore, as Python's env:// rendezvous builds it: rank 0 serves it at
-/// MASTER_ADDR:MASTER_PORT and waits for all ranks; the others connect. Under torchrun
+/// MASTER_ADDR:MASTER_PORT (without waiting for the others: engine/dist/rendezvous.hpp
+/// does, naming who is missing); the others connect. Under torchrun
 /// with TORCHELASTIC_USE_AGENT_STORE=True every rank is a client of the agent's store,
-/// under the prefix "/worker/attempt_<n>". Every store operation times out after `timeout`.
+/// under the prefix "/worker/attempt_<n>". Store operations that wait for a key time out after
+/// `timeout`; a peer that accepts the connection and never answers is not caught here
+/// (run them under a Deadline, core/watchdog.hpp).
 /// Throws c10::Error (DistStoreError) when the store cannot be reached in time.
 c10::intrusive_ptr<c10d::Store> connect_store(const LaunchInfo& li, std::chrono::milliseconds timeout);
 

@@ -1,0 +1,175 @@
+#include "engine/dist/rendezvous.hpp"
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+
+#include <random>
+#include <thread>
+
+#include "core/errors.hpp"
+#include "core/watchdog.hpp"
+#include "engine/dist/process_group.hpp"
+
+namespace ddpbench {
+namespace {
+
+std::vector<uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
+std::string text(const std::vector<uint8_t>& v) { return {v.begin(), v.end()}; }
+
+std::string random_token() {
+  std::random_device rd;
+  const unsigned long long hi = rd(), lo = rd();
+  return fmt::format("{:016x}", (hi << 32) ^ lo ^ (static_cast<unsigned long long>(::getpid()) << 16));
+}
+
+std::string peer(const LaunchInfo& li) { return fmt::format("{}:{}", li.master_addr, li.master_port); }
+
+// "1, 3, 7 and 12 more": the first 8 of `ranks`.
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size() && i < 8; ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  if (ranks.size() > 8) out += fmt::format(" and {} more", ranks.size() - 8);
+  return out;
+}
+
+bool mentions(const std::string& what, std::initializer_list<const char*> needles) {
+  for (const char* n : needles)
+    if (what.find(n) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+void check_master_addr(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res);
+  if (res) ::freeaddrinfo(res);
+  if (rc != 0)
+    throw UsageError(fmt::format("MASTER_ADDR '{}' does not resolve ({}); set it to rank 0's host name or IP address",
+                                 host, ::gai_strerror(rc)));
+}
+
+Rendezvous rendezvous(const LaunchInfo& li, const JoinRequest& me, std::chrono::milliseconds timeout) {
+  set_phase("rendezvous");
+  check_master_addr(li.master_addr);
+  const std::string hint = fmt::format("; check that rank 0 runs at {} (MASTER_ADDR, MASTER_PORT) and that no other "
+                                       "program listens there",
+                                       peer(li));
+  const std::string server = fmt::format("the rendezvous store at {}", peer(li));
+  const bool serves = li.rank == 0 && !li.use_agent_store;
+
+  c10::intrusive_ptr<c10d::Store> raw;
+  {
+    Deadline d(server, timeout, hint);
+    try {
+      raw = connect_store(li, timeout);
+    } catch (const std::exception& e) {
+      const std::string what = first_line(e.what());
+      if (serves && mentions(what, {"Address already in use", "errno: 98", "EADDRINUSE"}))
+        throw UsageError(fmt::format("rank 0 cannot serve the rendezvous on {}: the port is already in use (another "
+                                     "job or program); choose a free MASTER_PORT",
+                                     peer(li)));
+      if (serves)
+        throw UsageError(fmt::format("rank 0 cannot serve the rendezvous on {} ({}); set MASTER_ADDR to an address "
+                                     "of this host and MASTER_PORT to a free port",
+                                     peer(li), what));
+      throw std::runtime_error(fmt::format("rank {}: {} did not answer within --timeout {:g} s ({}){}", li.rank,
+                                           server, std::chrono::duration<double>(timeout).count(), what, hint));
+    }
+  }
+  const std::string tag = "ddpbench/";
+
+  // 1. The job record, published by rank 0.
+  nlohmann::json job;
+  if (li.rank == 0) {
+    job = {{"token", random_token()}, {"job_id", me.job_id}, {"world_size", li.world_size}, {"config", me.config},
+           {"host", me.placement.host}, {"pid", static_cast<long long>(::getpid())}};
+    Deadline d(server, timeout, hint);
+    raw->set(tag + "job", bytes(job.dump()));
+  } else {
+    Deadline d(server, timeout, hint);
+    try {
+      job = nlohmann::json::parse(text(raw->get(tag + "job")));
+    } catch (const nlohmann::json::exception&) {
+      throw UsageError(fmt::format("rank {}: {} holds no ddpbench job record (another program uses the store?); "
+                                   "choose a free MASTER_PORT",
+                                   li.rank, server));
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("rank {}: {} did not answer within --timeout {:g} s (rank 0 published no "
+                                           "job: {}){}",
+                                           li.rank, server, std::chrono::duration<double>(timeout).count(),
+                                           first_line(e.what()), hint));
+    }
+  }
+
+  // 2. Does this rank belong to that job?
+  const std::string their_id = job.value("job_id", std::string());
+  const int their_world = job.value("world_size", -1);
+  const std::string owner = fmt::format("rank 0 pid {} on {}", job.value("pid", -1LL), job.value("host", std::string("?")));
+  if (!me.job_id.empty() && !their_id.empty() && me.job_id != their_id)
+    throw UsageError(fmt::format("rank {}: the rendezvous at {} belongs to another job (job id {}, {}; this rank's "
+                                 "job id is {}); give each job its own MASTER_PORT",
+                                 li.rank, peer(li), their_id, owner, me.job_id));
+  if (their_world != li.world_size)
+    throw UsageError(fmt::format("rank {}: the rendezvous at {} is for {} ranks, this rank was started for {} "
+                                 "(another job, or a different WORLD_SIZE); give each job its own MASTER_PORT and "
+                                 "every rank the same world size",
+                                 li.rank, peer(li), their_world, li.world_size));
+  if (job.value("config", std::string()) != me.config)
+    throw UsageError(fmt::format("rank {} was started with other flags than rank 0 ({}); give every rank the same "
+                                 "command line",
+                                 li.rank, owner));
+
+  // 3.-4. Claim the rank, publish the placement, be counted.
+  const std::string token = job.at("token").get<std::string>();
+  auto store = c10::make_intrusive<c10d::PrefixStore>(tag + token, raw);
+  {
+    Deadline d(server, timeout, hint);
+    if (store->add(fmt::format("claim/{}", li.rank), 1) > 1)
+      throw UsageError(fmt::format("rank {}: rank {} of the job at {} ({}) is already taken: another job shares this "
+                                   "port, or two ranks were given RANK={}; give each job its own MASTER_PORT (set "
+                                   "DDPBENCH_JOB_ID to one value per job when starting ranks by hand)",
+                                   li.rank, li.rank, peer(li), owner, li.rank));
+    store->set(fmt::format("member/{}", li.rank), bytes(nlohmann::json(me.placement).dump()));
+    store->add("joined", 1);
+  }
+
+  Rendezvous out;
+  out.store = store;
+  out.token = token;
+  if (li.rank != 0) return out;
+
+  // Rank 0 waits for everyone (its own store: these calls are answered in-process).
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int64_t joined = 0;
+  auto poll = std::chrono::milliseconds(20);
+  while ((joined = store->add("joined", 0)) < li.world_size) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::vector<int> missing;
+      for (int r = 0; r < li.world_size; ++r)
+        if (!store->check({fmt::format("member/{}", r)})) missing.push_back(r);
+      throw std::runtime_error(fmt::format(
+          "rank 0: rank(s) {} of {} did not join the rendezvous at {} within --timeout {:g} s; start every rank with "
+          "the same MASTER_ADDR and MASTER_PORT (or raise --timeout when ranks start slowly)",
+          rank_list(missing), li.world_size, peer(li), std::chrono::duration<double>(timeout).count()));
+    }
+    std::this_thread::sleep_for(poll);
+    poll = std::min(poll * 2, std::chrono::milliseconds(200));
+  }
+  out.placements.reserve(static_cast<size_t>(li.world_size));
+  for (int r = 0; r < li.world_size; ++r)
+    out.placements.push_back(
+        nlohmann::json::parse(text(store->get(fmt::format("member/{}", r)))).get<RankPlacement>());
+  return out;
+}
+
+}  // namespace ddpbench
