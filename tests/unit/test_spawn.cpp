@@ -33,6 +33,12 @@ using testutil::read_pid;
 using testutil::slurp;
 using testutil::TempDir;
 
+std::string host() {
+  char buf[256] = {0};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
 SpawnOptions shell(int n, const std::string& script) {
   SpawnOptions o;
   o.nproc = n;
@@ -66,6 +72,49 @@ TEST(Spawn, OneFailureStopsTheOthersAndIsReturned) {
 TEST(Spawn, DeathBySignalIsReportedAs128PlusSignal) {
   auto o = shell(2, "if [ \"$RANK\" = 0 ]; then kill -9 $$; fi; exit 0");
   EXPECT_EQ(spawn_local_ranks(o), 128 + 9);
+}
+
+// The launcher names a rank that a signal killed, with its pid and the phase it wrote
+// to DDPBENCH_PHASE_FILE, in one line; the phase directory is gone afterwards.
+TEST(Spawn, RankKilledBySignalIsNamedWithItsPhase) {
+  TempDir d;
+  int rc = -1;
+  const std::string err = capture_fd(STDERR_FILENO, d.path / "err", [&] {
+    rc = spawn_local_ranks(shell(2, "echo \"$DDPBENCH_PHASE_FILE\" > " + d.path.string() +
+                                        "/phasefile$RANK; if [ \"$RANK\" = 1 ]; then echo 'warm-up of resnet18/ddp2' "
+                                        "> \"$DDPBENCH_PHASE_FILE\"; echo $$ > " + d.path.string() +
+                                        "/pid1; kill -9 $$; fi; sleep 30"));
+  });
+  EXPECT_EQ(rc, 128 + 9);
+  const std::string pid = slurp(d.path / "pid1");
+  EXPECT_EQ(err, "ddpbench: error: rank 1 (pid " + pid.substr(0, pid.size() - 1) + " on " + host() +
+                     ") was killed by signal 9 (SIGKILL) during warm-up of resnet18/ddp2; the other ranks were "
+                     "stopped\n");
+  std::string phase_file = slurp(d.path / "phasefile1");  // written before rank 1 killed itself
+  phase_file.pop_back();
+  EXPECT_FALSE(phase_file.empty());
+  EXPECT_FALSE(fs::exists(fs::path(phase_file).parent_path())) << phase_file;
+}
+
+// Without a phase written (killed before it could say anything) the phase is start-up.
+TEST(Spawn, RankKilledBeforeItsFirstPhaseIsInStartUp) {
+  TempDir d;
+  const std::string err = capture_fd(STDERR_FILENO, d.path / "err", [&] {
+    EXPECT_EQ(spawn_local_ranks(shell(1, "kill -15 $$")), 128 + 15);
+  });
+  EXPECT_THAT(err, HasSubstr("rank 0 (pid "));
+  EXPECT_THAT(err, HasSubstr("was killed by signal 15 (SIGTERM) during start-up;"));
+}
+
+// Each launch gets its own job token unless the user set DDPBENCH_JOB_ID.
+TEST(Spawn, RanksShareAPerLaunchJobToken) {
+  TempDir d;
+  ASSERT_EQ(spawn_local_ranks(shell(2, "echo $DDPBENCH_JOB_ID > " + d.path.string() + "/id$RANK")), 0);
+  const std::string first = slurp(d.path / "id0");
+  EXPECT_EQ(first, slurp(d.path / "id1"));
+  EXPECT_EQ(first.rfind("local-", 0), 0u) << first;
+  ASSERT_EQ(spawn_local_ranks(shell(1, "echo $DDPBENCH_JOB_ID > " + d.path.string() + "/id0")), 0);
+  EXPECT_NE(slurp(d.path / "id0"), first);
 }
 
 TEST(Spawn, OutputIsForwardedWithRankPrefixExceptRankZero) {
