@@ -410,6 +410,8 @@ void Supervisor::terminate_all(int sig) {
   for (auto& c : kids_) {
     if (c->finished || c->reaped) continue;
     ::kill(-c->pid, sig);
+    // A stopped process (SIGSTOP, a debugger) acts on the signal only once continued.
+    if (sig != SIGKILL && sig != SIGCONT) ::kill(-c->pid, SIGCONT);
     if (!c->exited && c->kill_at == kNever && c->killed_at == kNever) c->kill_at = at;
   }
 }

@@ -98,7 +98,8 @@ class Supervisor {
   /// True while some child is not finished (not yet reaped, or its output not drained).
   bool running() const;
 
-  /// Sends `sig` to the process group of every unfinished child and arms SIGKILL
+  /// Sends `sig` (then SIGCONT, so a stopped child acts on it) to the process group of
+  /// every unfinished child and arms SIGKILL
   /// `grace_s` from the first such call for every group still alive then. Calling it
   /// again re-sends `sig` and keeps the first deadline.
   void terminate_all(int sig = SIGTERM);
