@@ -252,9 +252,13 @@ bool is_out_of_memory(const std::string& what) {
       std::this_thread::sleep_for(std::chrono::seconds(1));
       throw SilentExit{kExitUsage};
     }
+    // From the allocator's own words on: "[enforce fail at alloc_cpu.cpp:75] err == 0. " is noise.
+    size_t from = std::string::npos;
+    for (const char* m : {"DefaultCPUAllocator", "CUDA out of memory", "out of memory", "can't allocate memory"})
+      from = std::min(from, line.find(m));
     throw UsageError(fmt::format("the batch does not fit in memory during {} ({}); use a smaller --batch-size or "
                                  "--image-size",
-                                 phase, line.substr(0, 300)));
+                                 phase, line.substr(from == std::string::npos ? 0 : from, 300)));
   }
   if (line.rfind("rank ", 0) == 0) throw std::runtime_error(line);
   throw std::runtime_error(fmt::format("rank {} (pid {} on {}), during {}: {}", li.rank, ::getpid(), host_name(),
