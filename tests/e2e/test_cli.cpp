@@ -259,7 +259,22 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"AlexnetImageTooSmall", "run --model alexnet --image-size 32",
                               "alexnet needs images of at least 63 pixels"},
                       BadCase{"ModelsHeadWithoutFrozenBackbone", "models --head mlp4096", "add --freeze-backbone"},
-                      BadCase{"NoSubcommand", "", "subcommand"}),
+                      BadCase{"NoSubcommand", "", "subcommand"},
+                      // Issue 10: numbers bounded before they reach libtorch or overflow (environment).
+                      BadCase{"WorldSizeWrapsToOne", "run", "WORLD_SIZE=4294967297 is out of range; set it to 1..1048576",
+                              "WORLD_SIZE=4294967297 RANK=0 "},
+                      BadCase{"MasterPortWrapsIntoRange", "run", "MASTER_PORT=4294996796 is out of range",
+                              "WORLD_SIZE=1 RANK=0 MASTER_PORT=4294996796 "},
+                      BadCase{"SlurmTasksPerNodeBeyondInt", "run",
+                              "SLURM_TASKS_PER_NODE=99999999999 is out of range; each node's task count must be 1..1048576",
+                              "SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_STEP_ID=0 SLURM_JOB_ID=7 SLURM_NODEID=0 "
+                              "SLURM_TASKS_PER_NODE=99999999999 "},
+                      BadCase{"SlurmTasksPerNodeRepeatedTwoBillionTimes", "run",
+                              "SLURM_TASKS_PER_NODE=1(x2000000000) is out of range",
+                              "SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_STEP_ID=0 SLURM_JOB_ID=7 SLURM_NODEID=0 "
+                              "SLURM_TASKS_PER_NODE='1(x2000000000)' "},
+                      BadCase{"OmpThreadsBeyondInt", "run --nproc-per-node 1", "OMP_NUM_THREADS=4294967297 is out of range",
+                              "OMP_NUM_THREADS=4294967297 "}),
     testutil::ParamName());
 
 // Checked before any rank starts: one line, not one per rank.
@@ -270,7 +285,7 @@ TEST(Cli, BadThreadCountIsReportedOnce) {
   size_t ours = 0;
   for (size_t p = o.err.find("ddpbench: "); p != std::string::npos; p = o.err.find("ddpbench: ", p + 1)) ++ours;
   EXPECT_EQ(ours, 1u) << o.err;
-  EXPECT_THAT(o.err, HasSubstr("ddpbench: error: OMP_NUM_THREADS=0 must be >= 1")) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("ddpbench: error: OMP_NUM_THREADS=0 is out of range; set it to 1..4096")) << o.err;
   EXPECT_EQ(o.err.find("[rank"), std::string::npos) << o.err;
 }
 
