@@ -5,6 +5,7 @@ CMAKE_ARGS ?=
 ARGS ?=
 
 FUZZ_BUILD ?= build-fuzz
+# Seconds of fuzzing per target (three targets in `make fuzz`).
 FUZZ_SECONDS ?= 30
 CLANGXX ?= $(shell command -v clang++-14 || command -v clang++)
 
@@ -27,16 +28,22 @@ test: ctest fuzz
 ctest: build
 	ctest --test-dir $(BUILD) --output-on-failure
 
-# libFuzzer on the result-file reader (torch-free core, clang + ASan/UBSan), briefly,
-# from the checked-in corpus; new inputs go to $(FUZZ_BUILD)/corpus, crashes fail the run.
+# libFuzzer (torch-free core, clang + ASan/UBSan), briefly, from the checked-in corpora:
+# the result-file reader, the reference-file reader of `check`, and the launcher-environment
+# parsers; FUZZ_SECONDS each. New inputs go to $(FUZZ_BUILD)/corpus/<target>, crashes fail the run.
+FUZZ_TARGETS := result_reader reference_reader launch_env
 fuzz:
 	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=$(CLANGXX) \
 	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all" \
 	  -DDDPBENCH_WITH_TORCH=OFF -DDDPBENCH_BUILD_TESTS=OFF -DDDPBENCH_FUZZ=ON
-	cmake --build $(FUZZ_BUILD) --target fuzz_result_reader
-	mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/artifacts
-	$(FUZZ_BUILD)/fuzz_result_reader -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=10 \
-	  -artifact_prefix=$(FUZZ_BUILD)/artifacts/ $(FUZZ_BUILD)/corpus fuzz/corpus/result_reader
+	cmake --build $(FUZZ_BUILD) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	mkdir -p $(FUZZ_BUILD)/artifacts
+	set -e; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+	  $(FUZZ_BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=10 \
+	    -rss_limit_mb=2048 -malloc_limit_mb=512 \
+	    -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t- $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t; \
+	done
 
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD)

@@ -90,8 +90,8 @@ Command add_diff_command(CLI::App& parent) {
             }
             if (base.empty() || test.empty())
               throw UsageError("a side has no files; pass BASE1.json [BASE2.json ...] -- TEST1.json [TEST2.json ...]");
-            if (f->fail_opt->count() && !(f->fail_pct >= 0))
-              throw UsageError(fmt::format("--fail-if-slower {} must be a percentage >= 0", f->fail_pct));
+            if (f->fail_opt->count() && !(f->fail_pct >= 0 && f->fail_pct <= 10000))  // NaN and inf fail
+              throw UsageError(fmt::format("--fail-if-slower {} must be a percentage in [0, 10000]", f->fail_pct));
             DiffOptions opts;
             opts.match = parse_field_list(f->match, "--match");
             opts.noise_floor = f->noise_floor_pct / 100.0;

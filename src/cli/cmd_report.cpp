@@ -35,6 +35,7 @@ Command add_report_command(CLI::App& parent) {
                                                               "training run at each world size");
   app->add_option("--epochs", f->opts.epochs, "Epochs of a training run, for cost")->capture_default_str();
   app->add_option("--dataset-size", f->opts.dataset_size, "Samples per epoch, for cost (ImageNet-1k)")
+      ->check(whole_number())
       ->capture_default_str();
   app->footer("Exit codes: 0 report written; 2 bad input (an unreadable or foreign file, no DDP row, a bad option).");
 

@@ -395,13 +395,15 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   RunConfig& c = f->cfg;
   f->model_opt = app->add_option("--model", f->models,
                                  "Model(s), comma list (default: resnet50 on GPUs, a small CPU job otherwise)");
-  f->batch_opt = app->add_option("--batch-size", c.batch_size, "Examples per rank per iteration (default 32 on GPUs)");
+  f->batch_opt = app->add_option("--batch-size", c.batch_size, "Examples per rank per iteration (default 32 on GPUs)")
+                     ->check(whole_number());
   f->image_opt = app->add_option("--image-size", c.image_size, "Input height = width in pixels (default 224 on GPUs)");
   app->add_option("--scaling", c.scaling, "weak: --batch-size per rank; strong: --global-batch-size split over the "
                                          "ranks of each group")
       ->capture_default_str();
   app->add_option("--global-batch-size", c.global_batch_size,
-                                  "Strong scaling: examples per step over a group (B/N per rank)");
+                                  "Strong scaling: examples per step over a group (B/N per rank)")
+      ->check(whole_number());
   app->add_option("--num-classes", c.num_classes, "Classifier width")->capture_default_str();
   app->add_option("--warmup", c.warmup, "Untimed iterations before each measured series")->capture_default_str();
   f->iters_opt = app->add_option("--iters", f->iters,
@@ -429,7 +431,9 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   f->nproc_opt = app->add_option("--nproc-per-node", f->nproc_per_node,
                                  "Ranks to start on this machine with the built-in launcher (default: one per GPU, "
                                  "2 without GPUs)");
-  app->add_option("--seed", c.seed, "Base seed (rank r draws data from seed + 1000 + r)")->capture_default_str();
+  app->add_option("--seed", c.seed, "Base seed >= 0 (rank r draws data from seed + 1000 + r)")
+      ->check(whole_number())
+      ->capture_default_str();
   app->add_option("--grad-check-tol", c.grad_check_tol,
                   "Self-check tolerance: max gradient difference across ranks, relative to max |g|")
       ->capture_default_str();
@@ -444,6 +448,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                 "Train only a classifier head on a frozen backbone (fixed feature extractor)");
   f->head_opt = app->add_option("--head", c.head, "Head trained with --freeze-backbone")->capture_default_str();
   app->add_option("--dataset-size", c.dataset_size, "Examples per epoch, for per-epoch communication volume")
+      ->check(whole_number())
       ->capture_default_str();
 
   return {app, [f, argv]() -> int {
@@ -471,8 +476,9 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
               throw UsageError(fmt::format("--nproc-per-node is for the built-in launcher, but {} already started "
                                            "{} rank(s); drop the flag",
                                            launcher_name(li.launcher), li.world_size));
-            if (f->nproc_opt->count() && f->nproc_per_node < 1)
-              throw UsageError(fmt::format("--nproc-per-node {} must be >= 1", f->nproc_per_node));
+            if (f->nproc_opt->count() && (f->nproc_per_node < 1 || f->nproc_per_node > kMaxNprocPerNode))
+              throw UsageError(fmt::format("--nproc-per-node {} is out of range; use 1..{}", f->nproc_per_node,
+                                           kMaxNprocPerNode));
             const int world = spawner ? (f->nproc_opt->count() ? f->nproc_per_node : (use_cuda ? gpus : 2))
                                       : li.world_size;
 
@@ -490,6 +496,9 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
               else cfg.world_sizes = default_world_sizes(world);
               validate(cfg, world, model_names());
               for (const auto& m : cfg.models) check_model_input(m, cfg.image_size);
+              if (!use_cuda)  // GPU memory is the device's, unknown here
+                if (const auto avail = mem_available_bytes())
+                  check_input_fits(cfg, spawner ? world : li.local_world_size, *avail);
               backend = choose_backend(cfg, use_cuda);
               if (spawner && backend == BackendKind::kNccl && world > gpus)
                 throw UsageError(fmt::format("NCCL needs one GPU per rank, but {} ranks would share {} GPU(s); use "

@@ -9,6 +9,28 @@
 
 namespace ddpbench::cli {
 
+/// CLI11 check of a 64-bit integer option's text, before CLI11 converts it: decimal digits
+/// with an optional sign, within 64 bits. CLI11 alone would clamp 99999999999999999999 to
+/// 2^63-1 and read 010 as octal; leading zeros are dropped here. Ranges are checked later,
+/// where the configuration is validated.
+inline CLI::Validator whole_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+        if (text.size() == sign || text.find_first_not_of("0123456789", sign) != std::string::npos)
+          return "'" + text + "' is not a whole number";
+        size_t first = text.find_first_not_of('0', sign);
+        if (first == std::string::npos) first = text.size() - 1;  // all zeros: keep one
+        const std::string digits = text.substr(first);
+        const std::string limit = text[0] == '-' ? "9223372036854775808" : "9223372036854775807";
+        if (digits.size() > limit.size() || (digits.size() == limit.size() && digits > limit))
+          return text + " is out of range (beyond 64 bits)";
+        text = text.substr(0, sign) + digits;
+        return std::string();
+      },
+      "", "whole number");
+}
+
 /// A registered subcommand: its CLI11 app and what runs when it was chosen.
 /// `run` returns the process exit code; it throws UsageError (exit 2) on bad input.
 struct Command {

@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "core/errors.hpp"
 #include "core/json_util.hpp"
+#include "core/launch_env.hpp"
 #include "core/report.hpp"
+#include "core/run_config.hpp"
 #include "core/table.hpp"
 
 namespace ddpbench {
@@ -35,40 +38,85 @@ void only_keys(const nlohmann::json& obj, const std::vector<std::string>& allowe
 
 std::string default_backend(const std::string& device) { return device.rfind("CPU", 0) == 0 ? "gloo" : "nccl"; }
 
+// Typed reads of obj[key] that name the key: nlohmann's own errors do not, and its
+// get<double>() reads a boolean as 0 or 1.
+const std::string kSeeExample = "see docs/reference/example.json";
+
+std::string str_at(const nlohmann::json& obj, const char* key, const std::string& where) {
+  const auto& v = obj.at(key);
+  if (!v.is_string())
+    throw UsageError(fmt::format("{}: \"{}\" must be a string, not {}; {}", where, key, v.type_name(), kSeeExample));
+  return v.get<std::string>();
+}
+
+double num_at(const nlohmann::json& obj, const char* key, const std::string& where) {
+  const auto& v = obj.at(key);
+  if (!v.is_number())
+    throw UsageError(fmt::format("{}: \"{}\" must be a number, not {}; {}", where, key, v.type_name(), kSeeExample));
+  return v.get<double>();
+}
+
+bool bool_at(const nlohmann::json& obj, const char* key, const std::string& where) {
+  const auto& v = obj.at(key);
+  if (!v.is_boolean())
+    throw UsageError(fmt::format("{}: \"{}\" must be true or false, not {}; {}", where, key, v.type_name(),
+                                 kSeeExample));
+  return v.get<bool>();
+}
+
+template <typename T>
+T int_at(const nlohmann::json& obj, const char* key, long long lo, long long hi, const std::string& where) {
+  try {
+    return json_int<T>(obj.at(key), key, lo, hi);
+  } catch (const std::invalid_argument&) {
+    throw UsageError(fmt::format("{}: \"{}\" must be a whole number in {}..{}; {}", where, key, lo, hi, kSeeExample));
+  }
+}
+
 ReferenceSetup parse_setup(const nlohmann::json& s, const std::string& where) {
   if (!s.is_object())
     throw UsageError(fmt::format("{}: \"setup\" must be an object such as {{\"precision\": \"fp32-strict\"}}", where));
   std::vector<std::string> names;
   for (auto f : kSetupFields) names.push_back(config_field_name(f));
   only_keys(s, names, where + ".setup");
+  const std::string at = where + ".setup";
   ReferenceSetup r;
   if (!s.contains("precision") || !s["precision"].is_string())
-    throw UsageError(fmt::format("{}.setup: \"precision\" (fp32, fp32-strict, tf32, fp16 or bf16) is required", where));
+    throw UsageError(fmt::format("{}: \"precision\" (fp32, fp32-strict, tf32, fp16 or bf16) is required", at));
   r.precision = s["precision"].get<std::string>();
   try {
     math_of_precision_name(r.precision);
   } catch (const UsageError& e) {
-    throw UsageError(fmt::format("{}.setup: {}", where, e.what()));
+    throw UsageError(fmt::format("{}: {}", at, e.what()));
   }
   if (s.contains("math")) {
-    r.math = s["math"].get<std::string>();
+    r.math = str_at(s, "math", at);
     static const std::vector<std::string> ok = {"no-tf32", "cudnn-tf32", "tf32", "cublas-tf32", ""};
     if (std::find(ok.begin(), ok.end(), *r.math) == ok.end())
-      throw UsageError(fmt::format("{}.setup: math '{}' is not one of no-tf32, cudnn-tf32, tf32, cublas-tf32", where,
-                                   *r.math));
+      throw UsageError(fmt::format("{}: math '{}' is not one of no-tf32, cudnn-tf32, tf32, cublas-tf32", at, *r.math));
   }
-  if (s.contains("channels_last")) r.channels_last = s["channels_last"].get<bool>();
+  if (s.contains("channels_last")) r.channels_last = bool_at(s, "channels_last", at);
   if (s.contains("frozen_backbone")) {
     const auto& f = s["frozen_backbone"];
     if (f.is_boolean() && !f.get<bool>()) r.frozen_backbone = "";
     else if (f.is_string() && !f.get<std::string>().empty()) r.frozen_backbone = f.get<std::string>();
     else
-      throw UsageError(fmt::format("{}.setup: frozen_backbone must be false or the head's name (e.g. \"mlp4096\")", where));
+      throw UsageError(fmt::format("{}: frozen_backbone must be false or the head's name (e.g. \"mlp4096\")", at));
   }
-  if (s.contains("backend")) r.backend = s["backend"].get<std::string>();
-  if (s.contains("bucket_cap_mb")) r.bucket_cap_mb = s["bucket_cap_mb"].get<double>();
-  if (s.contains("first_bucket_cap_mb")) r.first_bucket_cap_mb = s["first_bucket_cap_mb"].get<double>();
-  if (s.contains("broadcast_buffers")) r.broadcast_buffers = s["broadcast_buffers"].get<bool>();
+  if (s.contains("backend")) {
+    r.backend = str_at(s, "backend", at);
+    if (r.backend != "auto" && r.backend != "nccl" && r.backend != "gloo")
+      throw UsageError(fmt::format("{}: backend '{}' is not one of auto, nccl, gloo", at, r.backend));
+  }
+  for (const char* key : {"bucket_cap_mb", "first_bucket_cap_mb"}) {
+    if (!s.contains(key)) continue;
+    const double mb = num_at(s, key, at);
+    if (!(mb > 0 && mb <= kMaxBucketCapMb))
+      throw UsageError(fmt::format("{}: {} {} must be a size in (0, {}] MiB, as `run --{}` takes", at, key, mb,
+                                   kMaxBucketCapMb, key[0] == 'b' ? "bucket-cap-mb" : "first-bucket-cap-mb"));
+    (key[0] == 'b' ? r.bucket_cap_mb : r.first_bucket_cap_mb) = mb;
+  }
+  if (s.contains("broadcast_buffers")) r.broadcast_buffers = bool_at(s, "broadcast_buffers", at);
   return r;
 }
 
@@ -79,24 +127,21 @@ ReferenceEntry parse_entry(const nlohmann::json& e, const std::string& where) {
     if (!e.contains(k) || e[k].is_null())
       throw UsageError(fmt::format("{}: missing \"{}\"; each entry pins {}", where, k, fmt::join(kRequiredEntryKeys, ", ")));
   ReferenceEntry r;
-  try {
-    r.device = e.at("device").get<std::string>();
-    r.model = e.at("model").get<std::string>();
-    r.world_size = json_int<int>(e.at("world_size"), "world_size", 1);
-    r.batch_per_rank = json_int(e.at("batch_per_rank"), "batch_per_rank", 1);
-    r.image_size = json_int<int>(e.at("image_size"), "image_size", 1);
-    r.setup = parse_setup(e.at("setup"), where);
-    r.metric = e.at("metric").get<std::string>();
-    r.value = e.at("value").get<double>();
-    if (e.contains("lower") && !e["lower"].is_null()) r.lower = e["lower"].get<double>();
-    if (e.contains("upper") && !e["upper"].is_null()) r.upper = e["upper"].get<double>();
-    r.unit = e.value("unit", std::string());
-    r.note = e.value("note", std::string());
-  } catch (const nlohmann::json::exception& ex) {
-    throw UsageError(fmt::format("{}: {}; see docs/reference/example.json", where, first_line(ex.what())));
-  } catch (const std::invalid_argument& ex) {
-    throw UsageError(fmt::format("{}: {}; see docs/reference/example.json", where, ex.what()));
-  }
+  r.device = str_at(e, "device", where);
+  r.model = str_at(e, "model", where);
+  if (r.device.empty() || r.model.empty())
+    throw UsageError(fmt::format("{}: \"device\" and \"model\" must not be empty (\"*\" is any device)", where));
+  // The ranges `run` accepts: an entry outside them could never match a row.
+  r.world_size = int_at<int>(e, "world_size", 1, kMaxWorldSize, where);
+  r.batch_per_rank = int_at<long long>(e, "batch_per_rank", 1, kMaxBatchSize, where);
+  r.image_size = int_at<int>(e, "image_size", 32, kMaxImageSize, where);
+  r.setup = parse_setup(e.at("setup"), where);
+  r.metric = str_at(e, "metric", where);
+  r.value = num_at(e, "value", where);
+  if (e.contains("lower") && !e["lower"].is_null()) r.lower = num_at(e, "lower", where);
+  if (e.contains("upper") && !e["upper"].is_null()) r.upper = num_at(e, "upper", where);
+  if (e.contains("unit")) r.unit = str_at(e, "unit", where);
+  if (e.contains("note")) r.note = str_at(e, "note", where);
   if (std::find(check_metrics().begin(), check_metrics().end(), r.metric) == check_metrics().end())
     throw UsageError(fmt::format("{}: unknown metric '{}'; use one of {}", where, r.metric,
                                  fmt::join(check_metrics(), ", ")));
@@ -104,7 +149,7 @@ ReferenceEntry parse_entry(const nlohmann::json& e, const std::string& where) {
     throw UsageError(fmt::format("{}: value {} must be a positive number", where, r.value));
   if (r.lower && !(*r.lower <= 0 && *r.lower >= -1))
     throw UsageError(fmt::format("{}: lower {} must be a fraction in [-1, 0] (e.g. -0.05 for 5% below)", where, *r.lower));
-  if (r.upper && !(*r.upper >= 0))
+  if (r.upper && !(*r.upper >= 0 && std::isfinite(*r.upper)))
     throw UsageError(fmt::format("{}: upper {} must be a fraction >= 0 (e.g. 0.1 for 10% above)", where, *r.upper));
   if (!r.lower && !r.upper)
     throw UsageError(fmt::format("{}: neither lower nor upper is set, so the entry could never fail; set one", where));
@@ -154,15 +199,26 @@ std::vector<ReferenceEntry> parse_reference(const std::string& text, const std::
   }
   if (!j.is_object()) throw UsageError(fmt::format("{}: not a reference file (an object); see docs/reference/example.json", source));
   only_keys(j, kTopKeys, source);
+  if (j.contains("description") && !j["description"].is_string())
+    throw UsageError(fmt::format("{}: \"description\" must be a string, not {}; {}", source,
+                                 j["description"].type_name(), kSeeExample));
   if (!j.contains("ddpbench_reference") || !j["ddpbench_reference"].is_string())
     throw UsageError(fmt::format("{}: no \"ddpbench_reference\": \"{}.0\" version; see docs/reference/example.json",
                                  source, kReferenceMajor));
   const std::string version = j["ddpbench_reference"].get<std::string>();
+  // MAJOR, MAJOR.MINOR or MAJOR.MINOR.PATCH, digits only.
   int major = -1;
-  try {
-    major = schema_major(version.find('.') == std::string::npos ? version + "." : version);
-  } catch (const UsageError&) {
+  bool well_formed = !version.empty() && version.size() <= 32 && version.front() != '.' && version.back() != '.' &&
+                     version.find("..") == std::string::npos &&
+                     version.find_first_not_of("0123456789.") == std::string::npos &&
+                     std::count(version.begin(), version.end(), '.') <= 2;
+  if (well_formed) {
+    const std::string digits = version.substr(0, version.find('.'));
+    major = digits.size() > 9 ? std::numeric_limits<int>::max() : std::stoi(digits);  // no int overflow
   }
+  if (!well_formed)
+    throw UsageError(fmt::format("{}: reference format '{}' is not a version such as \"{}.0\"; {}", source, version,
+                                 kReferenceMajor, kSeeExample));
   if (major == 1)
     throw UsageError(fmt::format("{}: reference format {} lets entries match rows they were not measured on; give each "
                                  "entry batch_per_rank, image_size and setup and set \"ddpbench_reference\": \"2.0\" "

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
+#include <utility>
 
 #include "core/errors.hpp"
 
@@ -20,10 +22,14 @@ std::optional<std::string> get(const EnvMap& env, const std::string& key) {
   return it->second;
 }
 
-int get_int(const EnvMap& env, const std::string& key) {
-  auto v = get(env, key);
-  return static_cast<int>(parse_int(*v, key));
+// `key`'s value (present), range-checked before it is narrowed to int.
+int get_int(const EnvMap& env, const std::string& key, long long lo, long long hi) {
+  return static_cast<int>(parse_bounded(*get(env, key), key, lo, hi));
 }
+
+// A world size (ranks in the job, or on a node) and a rank within one.
+int get_size(const EnvMap& env, const std::string& key) { return get_int(env, key, 1, kMaxWorldSize); }
+int get_rank(const EnvMap& env, const std::string& key) { return get_int(env, key, 0, kMaxWorldSize - 1); }
 
 bool is_loopback(const std::string& host) {
   return host.empty() || host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
@@ -44,15 +50,13 @@ void check_ranks(const LaunchInfo& li, const char* source) {
 // MASTER_ADDR / MASTER_PORT override whatever a launcher implies.
 void apply_master_overrides(const EnvMap& env, LaunchInfo& li) {
   if (auto a = get(env, "MASTER_ADDR")) li.master_addr = *a;
-  if (get(env, "MASTER_PORT")) li.master_port = get_int(env, "MASTER_PORT");
-  if (li.master_port < 1 || li.master_port > 65535)
-    throw UsageError(fmt::format("MASTER_PORT={} is not a TCP port; set it to 1..65535", li.master_port));
+  if (get(env, "MASTER_PORT")) li.master_port = get_int(env, "MASTER_PORT", 1, 65535);
 }
 
 void apply_slurm_job(const EnvMap& env, LaunchInfo& li) {
   if (auto j = get(env, "SLURM_JOB_ID")) {
     li.job_id = *j;
-    li.master_port = slurm_default_port(parse_int(*j, "SLURM_JOB_ID"));
+    li.master_port = slurm_default_port(parse_bounded(*j, "SLURM_JOB_ID", 0, std::numeric_limits<long long>::max()));
   }
 }
 
@@ -81,48 +85,92 @@ const char* launcher_name(Launcher l) {
 }
 
 long long parse_int(const std::string& value, const std::string& what) {
-  size_t pos = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(value, &pos);
-  } catch (const std::exception&) {
-    pos = 0;
-  }
-  if (pos == 0 || pos != value.size())
+  return parse_bounded(value, what, std::numeric_limits<long long>::min(), std::numeric_limits<long long>::max());
+}
+
+long long parse_bounded(const std::string& value, const std::string& what, long long lo, long long hi) {
+  // Decimal only: [+-]digits. Whole numbers beyond 64 bits are out of range, not malformed.
+  const size_t sign = !value.empty() && (value[0] == '-' || value[0] == '+') ? 1 : 0;
+  if (value.size() == sign || value.find_first_not_of("0123456789", sign) != std::string::npos)
     throw UsageError(fmt::format("{}='{}' is not an integer; set it to a whole number", what, value));
+  const size_t first = std::min(value.find_first_not_of('0', sign), value.size());
+  const std::string digits = value.substr(first);  // no leading zeros; empty for 0
+  bool in_range = digits.size() <= 19;             // 10^19 > 2^63: wider is out of range
+  long long v = 0;
+  if (in_range) {
+    const unsigned long long magnitude = digits.empty() ? 0 : std::stoull(digits);
+    const unsigned long long limit = value[0] == '-' ? 1ULL << 63 : (1ULL << 63) - 1;
+    in_range = magnitude <= limit;
+    if (in_range)
+      v = value[0] == '-' ? static_cast<long long>(0ULL - magnitude) : static_cast<long long>(magnitude);
+  }
+  if (!in_range || v < lo || v > hi)
+    throw UsageError(fmt::format("{}={} is out of range; set it to {}..{}", what, value, lo, hi));
   return v;
 }
 
-std::vector<int> slurm_tasks_per_node(const std::string& spec) {
-  std::vector<int> out;
-  size_t i = 0;
+namespace {
+
+// Slurm's tasks-per-node notation as (count, repetitions) groups: "2(x3),1" -> {(2, 3), (1, 1)}.
+// Counts are 1..kMaxWorldSize, and the nodes listed add up to at most kMaxWorldSize (a
+// node runs at least one task), so a caller that expands them stays bounded.
+std::vector<std::pair<int, int>> slurm_task_groups(const std::string& spec, const std::string& what) {
+  std::vector<std::pair<int, int>> out;
   auto bad = [&] {
-    return UsageError(fmt::format("tasks-per-node value '{}' is malformed (expected e.g. '4(x2),3')", spec));
+    return UsageError(fmt::format("{}='{}' is malformed (expected e.g. '4(x2),3')", what, spec));
   };
+  // A run of digits from `i` as a number in 1..kMaxWorldSize; `i` moves past it.
+  auto number = [&](size_t& i, const char* part) {
+    const size_t start = i;
+    while (i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i]))) ++i;
+    if (i == start) throw bad();
+    const std::string digits = spec.substr(start, i - start);
+    if (digits.size() > 7 || std::stoll(digits) < 1 || std::stoll(digits) > kMaxWorldSize)
+      throw UsageError(fmt::format("{}={} is out of range; each {} must be 1..{}", what, spec, part, kMaxWorldSize));
+    return static_cast<int>(std::stoll(digits));
+  };
+  long long nodes = 0;
+  size_t i = 0;
   while (i < spec.size()) {
-    size_t j = i;
-    while (j < spec.size() && std::isdigit(static_cast<unsigned char>(spec[j]))) ++j;
-    if (j == i) throw bad();
-    int n = std::stoi(spec.substr(i, j - i));
+    const int n = number(i, "node's task count");
     int reps = 1;
-    if (j < spec.size() && spec[j] == '(') {
-      if (spec.compare(j, 2, "(x") != 0) throw bad();
-      size_t k = j + 2, e = k;
-      while (e < spec.size() && std::isdigit(static_cast<unsigned char>(spec[e]))) ++e;
-      if (e == k || e >= spec.size() || spec[e] != ')') throw bad();
-      reps = std::stoi(spec.substr(k, e - k));
-      j = e + 1;
+    if (i < spec.size() && spec[i] == '(') {
+      if (spec.compare(i, 2, "(x") != 0) throw bad();
+      i += 2;
+      reps = number(i, "repetition count");
+      if (i >= spec.size() || spec[i] != ')') throw bad();
+      ++i;
     }
-    out.insert(out.end(), static_cast<size_t>(reps), n);
-    if (j < spec.size()) {
-      if (spec[j] != ',') throw bad();
-      ++j;
-      if (j == spec.size()) throw bad();
+    nodes += reps;
+    if (nodes > kMaxWorldSize)
+      throw UsageError(fmt::format("{}={} is out of range; it lists more than {} nodes", what, spec, kMaxWorldSize));
+    out.emplace_back(n, reps);
+    if (i < spec.size()) {
+      if (spec[i] != ',') throw bad();
+      ++i;
+      if (i == spec.size()) throw bad();
     }
-    i = j;
   }
   if (out.empty()) throw bad();
   return out;
+}
+
+}  // namespace
+
+std::vector<int> slurm_tasks_per_node(const std::string& spec, const std::string& what) {
+  std::vector<int> out;
+  for (const auto& [n, reps] : slurm_task_groups(spec, what)) out.insert(out.end(), static_cast<size_t>(reps), n);
+  return out;
+}
+
+int slurm_tasks_on_node(const std::string& spec, long long node, const std::string& what) {
+  const auto groups = slurm_task_groups(spec, what);
+  long long first = 0;
+  for (const auto& [n, reps] : groups) {
+    if (node >= first && node < first + reps) return n;
+    first += reps;
+  }
+  return groups.front().first;
 }
 
 std::string slurm_first_host(const std::string& nodelist) {
@@ -176,26 +224,28 @@ LaunchInfo detect_launch(const EnvMap& env) {
     if (!get(env, "RANK") || !get(env, "WORLD_SIZE"))
       throw UsageError("RANK and WORLD_SIZE must be set together (torchrun sets both); set or unset both");
     li.launcher = get(env, "DDPBENCH_LOCAL_SPAWNER") ? Launcher::kLocalSpawner : Launcher::kTorchrun;
-    li.rank = get_int(env, "RANK");
-    li.world_size = get_int(env, "WORLD_SIZE");
+    li.rank = get_rank(env, "RANK");
+    li.world_size = get_size(env, "WORLD_SIZE");
     apply_master_overrides(env, li);
     if (get(env, "LOCAL_RANK") && get(env, "LOCAL_WORLD_SIZE")) {
-      li.local_rank = get_int(env, "LOCAL_RANK");
-      li.local_world_size = get_int(env, "LOCAL_WORLD_SIZE");
+      li.local_rank = get_rank(env, "LOCAL_RANK");
+      li.local_world_size = get_size(env, "LOCAL_WORLD_SIZE");
     } else if (is_loopback(li.master_addr)) {
       // Hand launch on one machine: every rank is local.
-      li.local_rank = get(env, "LOCAL_RANK") ? get_int(env, "LOCAL_RANK") : li.rank;
+      li.local_rank = get(env, "LOCAL_RANK") ? get_rank(env, "LOCAL_RANK") : li.rank;
       li.local_world_size = li.world_size;
     } else {
       // Ranks per node unknown: assume all of them could share this node, so threads
       // are never oversubscribed (set LOCAL_WORLD_SIZE for the exact count).
-      li.local_rank = get(env, "LOCAL_RANK") ? get_int(env, "LOCAL_RANK") : 0;
+      li.local_rank = get(env, "LOCAL_RANK") ? get_rank(env, "LOCAL_RANK") : 0;
       li.local_world_size = li.world_size;
     }
     auto agent = get(env, "TORCHELASTIC_USE_AGENT_STORE");
     if (agent && (*agent == "True" || *agent == "true" || *agent == "1")) {
       li.use_agent_store = true;
-      li.store_prefix = "/worker/attempt_" + get(env, "TORCHELASTIC_RESTART_COUNT").value_or("0");
+      const std::string restarts = get(env, "TORCHELASTIC_RESTART_COUNT").value_or("0");
+      (void)parse_bounded(restarts, "TORCHELASTIC_RESTART_COUNT", 0, std::numeric_limits<int>::max());
+      li.store_prefix = "/worker/attempt_" + restarts;
     }
     if (auto j = get(env, "SLURM_JOB_ID")) li.job_id = *j;
     check_ranks(li, "torchrun environment");
@@ -205,13 +255,13 @@ LaunchInfo detect_launch(const EnvMap& env) {
   // --- OpenMPI (also inside a Slurm allocation: it inherits SLURM_PROCID=0)
   if (get(env, "OMPI_COMM_WORLD_RANK")) {
     li.launcher = Launcher::kOpenMPI;
-    li.rank = get_int(env, "OMPI_COMM_WORLD_RANK");
+    li.rank = get_rank(env, "OMPI_COMM_WORLD_RANK");
     if (!get(env, "OMPI_COMM_WORLD_SIZE"))
       throw UsageError("OMPI_COMM_WORLD_RANK is set but OMPI_COMM_WORLD_SIZE is not; launch with mpirun");
-    li.world_size = get_int(env, "OMPI_COMM_WORLD_SIZE");
-    li.local_rank = get(env, "OMPI_COMM_WORLD_LOCAL_RANK") ? get_int(env, "OMPI_COMM_WORLD_LOCAL_RANK") : 0;
+    li.world_size = get_size(env, "OMPI_COMM_WORLD_SIZE");
+    li.local_rank = get(env, "OMPI_COMM_WORLD_LOCAL_RANK") ? get_rank(env, "OMPI_COMM_WORLD_LOCAL_RANK") : 0;
     li.local_world_size =
-        get(env, "OMPI_COMM_WORLD_LOCAL_SIZE") ? get_int(env, "OMPI_COMM_WORLD_LOCAL_SIZE") : li.world_size;
+        get(env, "OMPI_COMM_WORLD_LOCAL_SIZE") ? get_size(env, "OMPI_COMM_WORLD_LOCAL_SIZE") : li.world_size;
     apply_slurm_job(env, li);
     mpi_rendezvous_host(env, li, "mpirun");
     apply_master_overrides(env, li);
@@ -222,17 +272,16 @@ LaunchInfo detect_launch(const EnvMap& env) {
   // --- Slurm srun step (a batch script without srun has no SLURM_STEP_ID)
   if (get(env, "SLURM_PROCID") && (get(env, "SLURM_STEP_ID") || get(env, "SLURM_STEPID"))) {
     li.launcher = Launcher::kSlurm;
-    li.rank = get_int(env, "SLURM_PROCID");
+    li.rank = get_rank(env, "SLURM_PROCID");
     const char* ntasks = get(env, "SLURM_STEP_NUM_TASKS") ? "SLURM_STEP_NUM_TASKS" : "SLURM_NTASKS";
     if (!get(env, ntasks)) throw UsageError("srun did not export SLURM_NTASKS; launch with srun -n N");
-    li.world_size = get_int(env, ntasks);
-    li.local_rank = get(env, "SLURM_LOCALID") ? get_int(env, "SLURM_LOCALID") : 0;
+    li.world_size = get_size(env, ntasks);
+    li.local_rank = get(env, "SLURM_LOCALID") ? get_rank(env, "SLURM_LOCALID") : 0;
     li.local_world_size = 1;
     const char* tpn = get(env, "SLURM_STEP_TASKS_PER_NODE") ? "SLURM_STEP_TASKS_PER_NODE" : "SLURM_TASKS_PER_NODE";
     if (auto spec = get(env, tpn)) {
-      auto per_node = slurm_tasks_per_node(*spec);
-      size_t node = get(env, "SLURM_NODEID") ? static_cast<size_t>(get_int(env, "SLURM_NODEID")) : 0;
-      li.local_world_size = per_node[node < per_node.size() ? node : 0];
+      const int node = get(env, "SLURM_NODEID") ? get_rank(env, "SLURM_NODEID") : 0;
+      li.local_world_size = slurm_tasks_on_node(*spec, node, tpn);
     }
     li.local_world_size = std::max(li.local_world_size, li.local_rank + 1);
     apply_slurm_job(env, li);
@@ -248,14 +297,14 @@ LaunchInfo detect_launch(const EnvMap& env) {
   // --- PMIx-only launchers (size from PMI_SIZE or SLURM_NTASKS)
   if (get(env, "PMIX_RANK")) {
     li.launcher = Launcher::kPMIx;
-    li.rank = get_int(env, "PMIX_RANK");
+    li.rank = get_rank(env, "PMIX_RANK");
     const char* size_key = get(env, "PMI_SIZE") ? "PMI_SIZE" : (get(env, "SLURM_NTASKS") ? "SLURM_NTASKS" : nullptr);
     if (!size_key)
       throw UsageError("PMIX_RANK is set but the world size is unknown; export WORLD_SIZE and RANK, or use mpirun/srun");
-    li.world_size = get_int(env, size_key);
-    if (get(env, "MPI_LOCALRANKID")) li.local_rank = get_int(env, "MPI_LOCALRANKID");
-    else if (get(env, "SLURM_LOCALID")) li.local_rank = get_int(env, "SLURM_LOCALID");
-    li.local_world_size = get(env, "MPI_LOCALNRANKS") ? get_int(env, "MPI_LOCALNRANKS") : li.world_size;
+    li.world_size = get_size(env, size_key);
+    if (get(env, "MPI_LOCALRANKID")) li.local_rank = get_rank(env, "MPI_LOCALRANKID");
+    else if (get(env, "SLURM_LOCALID")) li.local_rank = get_rank(env, "SLURM_LOCALID");
+    li.local_world_size = get(env, "MPI_LOCALNRANKS") ? get_size(env, "MPI_LOCALNRANKS") : li.world_size;
     apply_slurm_job(env, li);
     mpi_rendezvous_host(env, li, "the PMIx launcher");
     apply_master_overrides(env, li);
@@ -296,7 +345,9 @@ std::string format_cpu_list(std::vector<int> cpus) {
 }
 
 std::vector<int> parse_cpu_list(const std::string& list) {
-  std::vector<int> out;
+  // Ranges first, merged, then expanded: repeated or overlapping items cost nothing, so the
+  // result holds at most kMaxCpuId + 1 ids however long the list.
+  std::vector<std::pair<long long, long long>> ranges;
   size_t start = 0;
   while (start < list.size()) {
     size_t comma = list.find(',', start);
@@ -305,13 +356,18 @@ std::vector<int> parse_cpu_list(const std::string& list) {
     const size_t dash = item.find('-');
     const long long lo = parse_int(item.substr(0, dash), "CPU list '" + list + "'");
     const long long hi = dash == std::string::npos ? lo : parse_int(item.substr(dash + 1), "CPU list '" + list + "'");
-    if (lo < 0 || hi < lo || hi >= 1 << 20)
+    if (lo < 0 || hi < lo || hi > kMaxCpuId)
       throw UsageError(fmt::format("CPU list '{}': '{}' is not a CPU id or an ascending range", list, item));
-    for (long long c = lo; c <= hi; ++c) out.push_back(static_cast<int>(c));
+    ranges.emplace_back(lo, hi);
     start = comma + 1;
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<int> out;
+  long long next = 0;  // ids below this are in `out` already
+  for (const auto& [lo, hi] : ranges) {
+    for (long long c = std::max(lo, next); c <= hi; ++c) out.push_back(static_cast<int>(c));
+    next = std::max(next, hi + 1);
+  }
   return out;
 }
 
@@ -320,9 +376,7 @@ int threads_per_rank(const EnvMap& env, Launcher launcher, int local_world_size,
   if (launcher == Launcher::kSlurm) keys.push_back("SLURM_CPUS_PER_TASK");  // srun gave each task this many
   for (const char* key : keys) {
     if (auto v = get(env, key)) {
-      long long n = parse_int(*v, key);
-      if (n < 1) throw UsageError(fmt::format("{}={} must be >= 1; unset it or set a positive count", key, n));
-      return static_cast<int>(n);
+      return static_cast<int>(parse_bounded(*v, key, 1, kMaxThreadsPerRank));
     }
   }
   return std::max(1, std::max(1, usable_cpus) / std::max(1, local_world_size));

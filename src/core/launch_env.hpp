@@ -10,6 +10,17 @@
 
 namespace ddpbench {
 
+/// Largest world size (ranks in a job, or on a node) read from a launcher's environment:
+/// 2^20. Every rank, size and count from the environment is range-checked before it is
+/// narrowed to int, so a value such as WORLD_SIZE=4294967297 is an error, not 1 rank.
+inline constexpr long long kMaxWorldSize = 1LL << 20;
+
+/// Largest intra-op thread count per rank read from OMP_NUM_THREADS / SLURM_CPUS_PER_TASK.
+inline constexpr long long kMaxThreadsPerRank = 4096;
+
+/// Largest CPU id parse_cpu_list accepts (2^20 - 1).
+inline constexpr long long kMaxCpuId = (1LL << 20) - 1;
+
 /// Environment variables as name -> value.
 using EnvMap = std::map<std::string, std::string>;
 
@@ -54,8 +65,14 @@ struct LaunchInfo {
 /// mpirun inside an allocation inherits the batch step's SLURM_PROCID=0.
 /// MASTER_ADDR / MASTER_PORT always override the derived values.
 ///
-/// Throws UsageError when the variables are inconsistent (rank >= world size,
-/// non-numeric values, a multi-node MPI job without MASTER_ADDR).
+/// Throws UsageError (one line naming the variable) when the variables are inconsistent
+/// (rank >= world size, a multi-node MPI job without MASTER_ADDR), non-numeric or out of
+/// range: world sizes (WORLD_SIZE, LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_SIZE,
+/// OMPI_COMM_WORLD_LOCAL_SIZE, SLURM_NTASKS, SLURM_STEP_NUM_TASKS, PMI_SIZE,
+/// MPI_LOCALNRANKS, each entry of SLURM_*TASKS_PER_NODE) 1..kMaxWorldSize, ranks (RANK,
+/// LOCAL_RANK, OMPI_COMM_WORLD_[LOCAL_]RANK, SLURM_PROCID, SLURM_LOCALID, SLURM_NODEID,
+/// PMIX_RANK, MPI_LOCALRANKID) 0..kMaxWorldSize-1, MASTER_PORT 1..65535, SLURM_JOB_ID and
+/// TORCHELASTIC_RESTART_COUNT >= 0: "WORLD_SIZE=4294967297 is out of range; set it to 1..1048576".
 LaunchInfo detect_launch(const EnvMap& env);
 
 /// First host of a Slurm hostlist expression, e.g. "gpu[007-010,12],login1" -> "gpu007",
@@ -63,8 +80,14 @@ LaunchInfo detect_launch(const EnvMap& env);
 std::string slurm_first_host(const std::string& nodelist);
 
 /// Expands Slurm's tasks-per-node notation: "2(x3),1" -> {2, 2, 2, 1}.
-/// Throws UsageError on a malformed value.
-std::vector<int> slurm_tasks_per_node(const std::string& spec);
+/// Throws UsageError naming `what` on a malformed value, a count outside 1..kMaxWorldSize,
+/// or more than kMaxWorldSize nodes in all (so the expansion stays bounded).
+std::vector<int> slurm_tasks_per_node(const std::string& spec, const std::string& what = "SLURM_TASKS_PER_NODE");
+
+/// The task count of node `node` (0-based) in Slurm's tasks-per-node notation, without
+/// expanding it: "2(x3),1", node 3 -> 1. A node past the list gets the first node's count.
+/// Throws as slurm_tasks_per_node.
+int slurm_tasks_on_node(const std::string& spec, long long node, const std::string& what = "SLURM_TASKS_PER_NODE");
 
 /// Rendezvous port derived from a Slurm job id: 20000 + (job_id mod 10000), so
 /// all ranks of one job agree without a flag and concurrent jobs on a shared head
@@ -76,7 +99,7 @@ int slurm_default_port(long long job_id);
 /// script the built-in launcher's ranks share the allocation instead); else
 /// `usable_cpus / local_world_size`, at least 1, where `usable_cpus` are the CPUs in
 /// this process's affinity mask (so cgroup/cpuset limits are respected).
-/// Throws UsageError on a non-numeric or non-positive value.
+/// Throws UsageError on a non-numeric value or one outside 1..kMaxThreadsPerRank.
 int threads_per_rank(const EnvMap& env, Launcher launcher, int local_world_size, int usable_cpus);
 
 /// CPUs in this process's affinity mask (sched_getaffinity), at least 1.
@@ -90,11 +113,16 @@ std::vector<int> affinity_cpus();
 /// Bounded: at most one range per run, so a rank's list stays small however many CPUs.
 std::string format_cpu_list(std::vector<int> cpus);
 
-/// Parses the kernel's cpulist format ("0-3,8"); throws UsageError on anything else.
+/// Parses the kernel's cpulist format ("0-3,8"): ascending, duplicates dropped, ids
+/// 0..kMaxCpuId. Throws UsageError on anything else.
 std::vector<int> parse_cpu_list(const std::string& list);
 
-/// Parses a whole decimal integer; throws UsageError naming `what` otherwise.
+/// Parses a whole decimal integer ([+-]digits, 64-bit); throws UsageError naming `what` otherwise.
 long long parse_int(const std::string& value, const std::string& what);
+
+/// parse_int, within [lo, hi]: otherwise UsageError "WHAT=VALUE is out of range; set it to LO..HI"
+/// (also for whole numbers beyond 64 bits).
+long long parse_bounded(const std::string& value, const std::string& what, long long lo, long long hi);
 
 }  // namespace ddpbench
 

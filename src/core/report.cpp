@@ -291,10 +291,14 @@ RowFacts RowFacts::of(const BenchResult& r) {
 }
 
 Report build_report(const std::vector<NamedResult>& files, const ReportOptions& opts) {
-  if (opts.gpu_hour_usd && !(*opts.gpu_hour_usd > 0))
-    throw UsageError(fmt::format("--gpu-hour-cost {} must be > 0 (USD per GPU-hour)", *opts.gpu_hour_usd));
-  if (opts.epochs < 1) throw UsageError(fmt::format("--epochs {} must be >= 1", opts.epochs));
-  if (opts.dataset_size < 1) throw UsageError(fmt::format("--dataset-size {} must be >= 1", opts.dataset_size));
+  // Closed ranges that NaN and infinities fail too.
+  if (opts.gpu_hour_usd && !(*opts.gpu_hour_usd > 0 && *opts.gpu_hour_usd <= kMaxGpuHourUsd))
+    throw UsageError(fmt::format("--gpu-hour-cost {} must be > 0 and <= {} (USD per GPU-hour)", *opts.gpu_hour_usd,
+                                 kMaxGpuHourUsd));
+  if (opts.epochs < 1 || opts.epochs > kMaxEpochs)
+    throw UsageError(fmt::format("--epochs {} must be 1..{}", opts.epochs, kMaxEpochs));
+  if (opts.dataset_size < 1 || opts.dataset_size > kMaxReportDatasetSize)
+    throw UsageError(fmt::format("--dataset-size {} must be 1..{}", opts.dataset_size, kMaxReportDatasetSize));
 
   const std::vector<Point> all = collect_points(files);
   if (std::none_of(all.begin(), all.end(), [](const Point& p) { return p.key.ddp; }))

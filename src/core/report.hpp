@@ -109,10 +109,15 @@ struct CostTable {
 };
 
 /// Options of `ddpbench report` that change numbers.
+/// Bounds of the cost options (build_report throws UsageError outside them).
+inline constexpr double kMaxGpuHourUsd = 1e6;                       ///< --gpu-hour-cost: (0, 1e6] USD
+inline constexpr int kMaxEpochs = 1'000'000;                        ///< --epochs: 1..1e6
+inline constexpr long long kMaxReportDatasetSize = 1'000'000'000'000LL;  ///< --dataset-size: 1..1e12
+
 struct ReportOptions {
-  std::optional<double> gpu_hour_usd;  ///< price of one GPU (or rank) for one hour
-  int epochs = 90;
-  long long dataset_size = 1281167;    ///< ImageNet-1k training set
+  std::optional<double> gpu_hour_usd;  ///< price of one GPU (or rank) for one hour, (0, kMaxGpuHourUsd]
+  int epochs = 90;                     ///< 1..kMaxEpochs
+  long long dataset_size = 1281167;    ///< ImageNet-1k training set; 1..kMaxReportDatasetSize
 };
 
 /// Everything `ddpbench report` prints.

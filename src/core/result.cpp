@@ -135,6 +135,8 @@ int schema_major(const std::string& version) {
   std::string major = version.substr(0, dot);
   if (major.empty() || major.find_first_not_of("0123456789") != std::string::npos || dot == std::string::npos)
     throw UsageError(fmt::format("schema_version '{}' is not MAJOR.MINOR.PATCH", version));
+  if (major.size() > 9)  // beyond int; no ddpbench writes such a version
+    throw UsageError(fmt::format("schema version '{}' is not readable by this ddpbench", version));
   return std::stoi(major);
 }
 

@@ -4,7 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
+#include <fstream>
 #include <numeric>
+#include <sstream>
 
 #include "core/errors.hpp"
 #include "core/launch_env.hpp"
@@ -37,13 +40,18 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& flag
   std::vector<int> out;
   for (const auto& item : split_list(text)) {
     long long v = 0;
+    const bool whole = item.find_first_not_of("0123456789", item[0] == '-' || item[0] == '+' ? 1 : 0) ==
+                           std::string::npos &&
+                       item.find_first_of("0123456789") != std::string::npos;
+    if (!whole)
+      throw UsageError(fmt::format("{} '{}' is not a comma list of whole numbers; pass e.g. {} 1,2,4", flag, text, flag));
     try {
       v = parse_int(item, flag);
-    } catch (const UsageError&) {
-      throw UsageError(fmt::format("{} '{}' is not a comma list of whole numbers; pass e.g. {} 1,2,4", flag, text, flag));
+    } catch (const UsageError&) {  // beyond 64 bits
+      v = kMaxWorldSize + 1;
     }
-    if (v < 1 || v > 1'000'000)
-      throw UsageError(fmt::format("{} has {}; sizes must be >= 1", flag, v));
+    if (v < 1 || v > kMaxWorldSize)
+      throw UsageError(fmt::format("{} has {}; sizes must be 1..{}", flag, item, kMaxWorldSize));
     out.push_back(static_cast<int>(v));
   }
   if (out.empty()) throw UsageError(fmt::format("{} is empty; pass e.g. {} 1,2", flag, flag));
@@ -62,35 +70,51 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
     if (std::find(known_models.begin(), known_models.end(), m) == known_models.end())
       throw UsageError(fmt::format("unknown model '{}'; choose one of: {} (see 'ddpbench models')", m,
                                    fmt::join(known_models, ", ")));
-  if (cfg.batch_size <= 0)
+  if (cfg.batch_size < 1)
     throw UsageError(fmt::format("--batch-size {} must be >= 1 (examples per rank)", cfg.batch_size));
+  if (cfg.batch_size > kMaxBatchSize)
+    throw UsageError(fmt::format("--batch-size {} is out of range; use 1..{} (examples per rank)", cfg.batch_size,
+                                 kMaxBatchSize));
   if (cfg.image_size < 32)
     throw UsageError(fmt::format("--image-size {} is too small; ResNets need >= 32 pixels", cfg.image_size));
-  if (cfg.iters < 1) throw UsageError(fmt::format("--iters {} must be >= 1 (or auto)", cfg.iters));
+  if (cfg.image_size > kMaxImageSize)
+    throw UsageError(fmt::format("--image-size {} is out of range; use 32..{} pixels", cfg.image_size, kMaxImageSize));
+  if (cfg.iters < 1 || cfg.iters > kMaxIters)
+    throw UsageError(fmt::format("--iters {} must be 1..{} (or auto)", cfg.iters, kMaxIters));
   if (cfg.iters_auto) {
     if (!(cfg.target_ci_pct > 0 && cfg.target_ci_pct <= 100))
       throw UsageError(fmt::format("--target-ci {} must be a percentage in (0, 100], e.g. 1", cfg.target_ci_pct));
-    if (cfg.min_iters < 2 || cfg.min_iters > 100'000'000)
-      throw UsageError(fmt::format("--min-iters {} must be >= 2 (a CI needs two samples) and <= 100000000",
-                                   cfg.min_iters));
-    if (cfg.max_iters < cfg.min_iters || cfg.max_iters > 100'000'000)
-      throw UsageError(fmt::format("--max-iters {} must be >= --min-iters {} and <= 100000000", cfg.max_iters,
-                                   cfg.min_iters));
+    if (cfg.min_iters < 2 || cfg.min_iters > kMaxIters)
+      throw UsageError(fmt::format("--min-iters {} must be >= 2 (a CI needs two samples) and <= {}", cfg.min_iters,
+                                   kMaxIters));
+    if (cfg.max_iters < cfg.min_iters || cfg.max_iters > kMaxIters)
+      throw UsageError(fmt::format("--max-iters {} must be >= --min-iters {} and <= {}", cfg.max_iters,
+                                   cfg.min_iters, kMaxIters));
     if (!(cfg.max_time_s > 0 && cfg.max_time_s <= 1e7))
-      throw UsageError(fmt::format("--max-time {} must be a number of seconds > 0", cfg.max_time_s));
+      throw UsageError(fmt::format("--max-time {} must be a number of seconds in (0, 10000000]", cfg.max_time_s));
   }
-  if (cfg.warmup < 0) throw UsageError(fmt::format("--warmup {} must be >= 0", cfg.warmup));
-  if (cfg.num_classes < 2) throw UsageError(fmt::format("--num-classes {} must be >= 2", cfg.num_classes));
+  if (cfg.warmup < 0 || cfg.warmup > kMaxIters)
+    throw UsageError(fmt::format("--warmup {} is out of range; use 0..{}", cfg.warmup, kMaxIters));
+  if (cfg.num_classes < 2 || cfg.num_classes > kMaxNumClasses)
+    throw UsageError(fmt::format("--num-classes {} is out of range; use 2..{}", cfg.num_classes, kMaxNumClasses));
+  if (cfg.seed < 0) throw UsageError(fmt::format("--seed {} must be >= 0", cfg.seed));
   for (int n : cfg.world_sizes)
     if (n < 1 || n > world)
       throw UsageError(fmt::format("--world-sizes has {} but the job has {} rank(s); pass sizes up to {} or launch "
                                    "more ranks (--nproc-per-node)",
                                    n, world, world));
-  if (!(cfg.bucket_cap_mb > 0)) throw UsageError(fmt::format("--bucket-cap-mb {} must be > 0", cfg.bucket_cap_mb));
-  if (!(cfg.first_bucket_cap_mb > 0))
-    throw UsageError(fmt::format("--first-bucket-cap-mb {} must be > 0", cfg.first_bucket_cap_mb));
-  if (!(cfg.timeout_s >= 1)) throw UsageError(fmt::format("--timeout {} must be >= 1 second", cfg.timeout_s));
-  if (!(cfg.grad_check_tol > 0)) throw UsageError(fmt::format("--grad-check-tol {} must be > 0", cfg.grad_check_tol));
+  // Bounds as closed ranges that NaN fails too: !(lo <= x && x <= hi).
+  if (!(cfg.bucket_cap_mb > 0 && cfg.bucket_cap_mb <= kMaxBucketCapMb))
+    throw UsageError(fmt::format("--bucket-cap-mb {} is out of range; use a size in (0, {}] MiB", cfg.bucket_cap_mb,
+                                 kMaxBucketCapMb));
+  if (!(cfg.first_bucket_cap_mb > 0 && cfg.first_bucket_cap_mb <= kMaxBucketCapMb))
+    throw UsageError(fmt::format("--first-bucket-cap-mb {} is out of range; use a size in (0, {}] MiB",
+                                 cfg.first_bucket_cap_mb, kMaxBucketCapMb));
+  if (!(cfg.timeout_s >= 1 && cfg.timeout_s <= kMaxTimeoutS))
+    throw UsageError(fmt::format("--timeout {} is out of range; use 1..{} seconds", cfg.timeout_s, kMaxTimeoutS));
+  if (!(cfg.grad_check_tol > 0 && cfg.grad_check_tol <= 1))
+    throw UsageError(fmt::format("--grad-check-tol {} is out of range; use a fraction in (0, 1] of max |g|",
+                                 cfg.grad_check_tol));
   if (cfg.backend != "auto" && cfg.backend != "nccl" && cfg.backend != "gloo")
     throw UsageError(fmt::format("--backend '{}' is unknown; use nccl or gloo", cfg.backend));
   if (cfg.device != "auto" && cfg.device != "cpu" && cfg.device != "cuda")
@@ -100,12 +124,16 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
     throw UsageError(
         fmt::format("--precision '{}' is unknown; use fp32, fp32-strict, tf32, fp16 or bf16", cfg.precision));
   if (cfg.head != "mlp4096") throw UsageError(fmt::format("--head '{}' is unknown; use mlp4096", cfg.head));
-  if (cfg.dataset_size < 1) throw UsageError(fmt::format("--dataset-size {} must be >= 1", cfg.dataset_size));
+  if (cfg.dataset_size < 1 || cfg.dataset_size > kMaxDatasetSize)
+    throw UsageError(fmt::format("--dataset-size {} is out of range; use 1..{}", cfg.dataset_size, kMaxDatasetSize));
   if (cfg.scaling != "weak" && cfg.scaling != "strong")
     throw UsageError(fmt::format("--scaling '{}' is unknown; use weak or strong", cfg.scaling));
   if (cfg.scaling == "strong") {
     if (cfg.global_batch_size <= 0)
       throw UsageError("--scaling strong needs --global-batch-size B (examples per step, split over the ranks)");
+    if (cfg.global_batch_size > kMaxBatchSize * kMaxWorldSize)
+      throw UsageError(fmt::format("--global-batch-size {} is out of range; use 1..{}", cfg.global_batch_size,
+                                   kMaxBatchSize * kMaxWorldSize));
     for (int n : cfg.world_sizes)
       if (cfg.global_batch_size % n != 0) {
         // The smallest batch that works: the LCM of the group sizes (when it fits in 2^62).
@@ -123,6 +151,11 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
                                      "(every group size in --world-sizes must divide it)",
                                      cfg.global_batch_size, n, hint));
       }
+    for (int n : cfg.world_sizes)
+      if (cfg.global_batch_size / n > kMaxBatchSize)
+        throw UsageError(fmt::format("--global-batch-size {} gives {} examples per rank at {} rank(s), more than {}; "
+                                     "use a smaller global batch or larger --world-sizes",
+                                     cfg.global_batch_size, cfg.global_batch_size / n, n, kMaxBatchSize));
   } else if (cfg.global_batch_size != 0) {
     throw UsageError("--global-batch-size is for --scaling strong; use --batch-size for weak scaling");
   }
@@ -130,6 +163,60 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
 
 long long batch_per_rank(const RunConfig& cfg, int n) {
   return cfg.scaling == "strong" ? cfg.global_batch_size / n : cfg.batch_size;
+}
+
+double input_batch_bytes(long long batch, int image_size) {
+  return static_cast<double>(batch) * 3.0 * static_cast<double>(image_size) * static_cast<double>(image_size) * 4.0;
+}
+
+void check_input_fits(const RunConfig& cfg, int local_ranks, double available_bytes) {
+  // Every rank warms up alone at the first (smallest) group's batch: the largest per rank.
+  long long batch = cfg.batch_size;
+  int at_ranks = 1;
+  if (cfg.scaling == "strong") {
+    batch = 0;
+    for (int n : cfg.world_sizes)
+      if (batch_per_rank(cfg, n) > batch) {
+        batch = batch_per_rank(cfg, n);
+        at_ranks = n;
+      }
+  }
+  const double per_rank = input_batch_bytes(batch, cfg.image_size);
+  const double all = per_rank * std::max(1, local_ranks);
+  if (all <= available_bytes) return;
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  const std::string flag = cfg.scaling == "strong"
+                               ? fmt::format("--global-batch-size {} ({} per rank at {} rank(s))",
+                                             cfg.global_batch_size, batch, at_ranks)
+                               : fmt::format("--batch-size {}", batch);
+  const std::string ranks =
+      local_ranks > 1 ? fmt::format(" ({:.1f} GiB for the {} ranks on this machine)", all / kGiB, local_ranks) : "";
+  throw UsageError(fmt::format("{} at {} px needs {:.1f} GiB per rank for the input batch alone{}, more than the "
+                               "{:.1f} GiB available; use a smaller {} or --image-size",
+                               flag, cfg.image_size, per_rank / kGiB, ranks, available_bytes / kGiB,
+                               cfg.scaling == "strong" ? "--global-batch-size" : "--batch-size"));
+}
+
+std::optional<double> parse_mem_available(const std::string& text) {
+  // The line "MemAvailable:   12345678 kB".
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("MemAvailable:", 0) != 0) continue;
+    std::istringstream fields(line.substr(std::string("MemAvailable:").size()));
+    double kib = -1;
+    std::string unit;
+    if (!(fields >> kib >> unit) || unit != "kB" || !(kib >= 0) || !std::isfinite(kib)) return std::nullopt;
+    return kib * 1024.0;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> mem_available_bytes() {
+  std::ifstream in("/proc/meminfo");
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_mem_available(text.str());
 }
 
 nlohmann::json to_json(const RunConfig& cfg) {

@@ -4,10 +4,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace ddpbench {
+
+// Bounds of `ddpbench run`'s numbers (validate): values past them are typos or would
+// overflow on their way into libtorch, so they are one-line errors before any rank starts.
+inline constexpr long long kMaxBatchSize = 1LL << 24;      ///< examples per rank (16777216)
+inline constexpr int kMaxImageSize = 16384;                ///< pixels per side
+inline constexpr int kMaxNumClasses = 1'000'000;           ///< classifier width
+inline constexpr int kMaxIters = 100'000'000;              ///< --iters, --warmup, --min-iters, --max-iters
+inline constexpr double kMaxBucketCapMb = 65536;           ///< --bucket-cap-mb, --first-bucket-cap-mb (MiB)
+inline constexpr double kMaxTimeoutS = 86400;              ///< --timeout: one day
+inline constexpr long long kMaxDatasetSize = 1'000'000'000'000LL;  ///< --dataset-size (examples per epoch)
+inline constexpr int kMaxNprocPerNode = 4096;              ///< --nproc-per-node
 
 /// Everything `ddpbench run` measures with. Units in the names (_s, _mb).
 struct RunConfig {
@@ -32,7 +44,7 @@ struct RunConfig {
   double timeout_s = 300.0;         ///< store and collective timeout
   double grad_check_tol = 1e-5;     ///< self-check: max |g_r - g_0| allowed, relative to max |g|
   std::string json_path;            ///< result file; empty: none
-  unsigned long long seed = 0;      ///< base seed: models from seed, rank r's data from seed + 1000 + r
+  long long seed = 0;               ///< base seed, >= 0: models from seed, rank r's data from seed + 1000 + r
   std::string device = "auto";      ///< "auto", "cpu" or "cuda"
   /// fp32 (PyTorch's default math: cuDNN may use TF32) | fp32-strict (TF32 off) | tf32 |
   /// fp16 | bf16 (fp16/bf16: autocast mixed precision)
@@ -57,15 +69,38 @@ std::vector<std::string> split_list(const std::string& text);
 
 /// Checks `cfg` for a job of `world` ranks; `known_models` are the registry's names.
 /// Throws UsageError (one line: the problem and the fix) on: no, unknown or repeated
-/// model, batch <= 0, image size < 32, iters < 1, warmup < 0, (auto) a target CI outside
-/// (0, 100] %, min iters < 2, max iters < min iters, max time <= 0, a world size outside
-/// 1..world, bucket caps <= 0, timeout < 1 s, an unknown backend, device or scaling mode, and for
-/// strong scaling a global batch that is missing or does not divide evenly among the
-/// ranks of every group in cfg.world_sizes (resolve those first).
+/// model; a number outside its range (NaN and infinities are outside every range):
+/// --batch-size 1..kMaxBatchSize (2^24), --image-size 32..16384, --num-classes
+/// 2..1000000, --iters 1..10^8, --warmup 0..10^8, --seed >= 0, --bucket-cap-mb and
+/// --first-bucket-cap-mb in (0, 65536] MiB, --timeout 1..86400 s, --grad-check-tol in
+/// (0, 1], --dataset-size 1..10^12; (auto) a target CI outside (0, 100] %, min iters
+/// outside 2..10^8, max iters outside min iters..10^8, max time outside (0, 10^7] s;
+/// a world size outside 1..world; an unknown backend, device, precision, head or scaling
+/// mode; and for strong scaling a global batch that is missing, above 2^44, gives more than
+/// 2^24 examples per rank in some group, or does not divide evenly among the ranks of
+/// every group in cfg.world_sizes (resolve those first).
 void validate(const RunConfig& cfg, int world, const std::vector<std::string>& known_models);
 
 /// Examples per rank in a group of `n` ranks: batch_size (weak) or global_batch_size / n (strong).
 long long batch_per_rank(const RunConfig& cfg, int n);
+
+/// Bytes of one rank's fp32 input batch: batch * 3 channels * image_size^2 * 4 bytes.
+double input_batch_bytes(long long batch, int image_size);
+
+/// Checks, before ranks start, that the fp32 input batches of the `local_ranks` ranks on
+/// this machine fit in `available_bytes` of memory: the largest batch per rank of the
+/// sweep (strong scaling: the smallest group's) times input_batch_bytes times
+/// `local_ranks`. Only the inputs are counted (activations need several times more), so
+/// a failure means the run cannot fit at all. Throws UsageError "--batch-size N at S px
+/// needs X GiB per rank for the input batch alone, more than the Y GiB available; ...".
+/// Call after validate() (it reads cfg.world_sizes).
+void check_input_fits(const RunConfig& cfg, int local_ranks, double available_bytes);
+
+/// MemAvailable of /proc/meminfo-formatted `text`, in bytes; nullopt when absent or malformed.
+std::optional<double> parse_mem_available(const std::string& text);
+
+/// MemAvailable of this machine (/proc/meminfo), in bytes; nullopt when it cannot be read.
+std::optional<double> mem_available_bytes();
 
 /// The configuration as recorded in the result file's "config" object.
 nlohmann::json to_json(const RunConfig& cfg);

@@ -190,7 +190,27 @@ INSTANTIATE_TEST_SUITE_P(
                       BadFile{"check @FIXgpu_h100.json --reference @F", "", "cannot read"},
                       BadFile{"report @FIXweak_cpu.json --format xml", "", "--format"},
                       BadFile{"report @FIXweak_cpu.json --gpu-hour-cost -2", "", "--gpu-hour-cost"},
-                      BadFile{"report", "", "files"}));
+                      BadFile{"report", "", "files"},
+                      // Issue 10: bounded numbers, strict references, versions beyond int.
+                      BadFile{"report @FIXweak_cpu.json --gpu-hour-cost inf", "", "--gpu-hour-cost inf must be > 0 and <="},
+                      BadFile{"report @FIXweak_cpu.json --gpu-hour-cost nan", "", "--gpu-hour-cost nan must be > 0"},
+                      BadFile{"report @FIXweak_cpu.json --gpu-hour-cost 2e6", "", "--gpu-hour-cost 2000000 must be > 0 and <= 1000000"},
+                      BadFile{"report @FIXweak_cpu.json --epochs 2000000", "", "--epochs 2000000 must be 1..1000000"},
+                      BadFile{"report @FIXweak_cpu.json --dataset-size 99999999999999999999", "",
+                              "--dataset-size: 99999999999999999999 is out of range (beyond 64 bits)"},
+                      BadFile{"diff @FIXdiff_base.json @FIXdiff_test.json --fail-if-slower inf", "",
+                              "--fail-if-slower inf must be a percentage in [0, 10000]"},
+                      BadFile{"diff @FIXdiff_base.json @FIXdiff_test.json --noise-floor nan", "", "--noise-floor nan"},
+                      BadFile{"report @F", R"({"schema_version": "99999999999.0.0", "results": []})",
+                              "is not readable by this ddpbench"},
+                      BadFile{"check @FIXgpu_h100.json --reference @F",
+                              R"({"ddpbench_reference": "99999999999.0", "references": []})",
+                              "reference format '99999999999.0' is not readable"},
+                      BadFile{"check @FIXgpu_h100.json --reference @F",
+                              R"({"ddpbench_reference": "2.0", "references": [{"device": "*", "model": "resnet50",
+                                  "batch_per_rank": 32, "image_size": 224, "world_size": 1,
+                                  "setup": {"precision": "fp32"}, "metric": "p50_s", "value": 0.05, "upper": true}]})",
+                              "\"upper\" must be a number, not boolean"}));
 
 }  // namespace
 }  // namespace ddpbench

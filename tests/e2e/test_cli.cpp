@@ -259,7 +259,51 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"AlexnetImageTooSmall", "run --model alexnet --image-size 32",
                               "alexnet needs images of at least 63 pixels"},
                       BadCase{"ModelsHeadWithoutFrozenBackbone", "models --head mlp4096", "add --freeze-backbone"},
-                      BadCase{"NoSubcommand", "", "subcommand"}),
+                      BadCase{"NoSubcommand", "", "subcommand"},
+                      // Issue 10: numbers bounded before they reach libtorch or overflow (environment, then flags).
+                      BadCase{"WorldSizeWrapsToOne", "run", "WORLD_SIZE=4294967297 is out of range; set it to 1..1048576",
+                              "WORLD_SIZE=4294967297 RANK=0 "},
+                      BadCase{"MasterPortWrapsIntoRange", "run", "MASTER_PORT=4294996796 is out of range",
+                              "WORLD_SIZE=1 RANK=0 MASTER_PORT=4294996796 "},
+                      BadCase{"SlurmTasksPerNodeBeyondInt", "run",
+                              "SLURM_TASKS_PER_NODE=99999999999 is out of range; each node's task count must be 1..1048576",
+                              "SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_STEP_ID=0 SLURM_JOB_ID=7 SLURM_NODEID=0 "
+                              "SLURM_TASKS_PER_NODE=99999999999 "},
+                      BadCase{"SlurmTasksPerNodeRepeatedTwoBillionTimes", "run",
+                              "SLURM_TASKS_PER_NODE=1(x2000000000) is out of range",
+                              "SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_STEP_ID=0 SLURM_JOB_ID=7 SLURM_NODEID=0 "
+                              "SLURM_TASKS_PER_NODE='1(x2000000000)' "},
+                      BadCase{"OmpThreadsBeyondInt", "run --nproc-per-node 1", "OMP_NUM_THREADS=4294967297 is out of range",
+                              "OMP_NUM_THREADS=4294967297 "},
+                      BadCase{"TimeoutInfinite", "run --timeout inf", "--timeout inf is out of range; use 1..86400 seconds"},
+                      BadCase{"TimeoutHuge", "run --timeout 1e300", "--timeout 1e+300 is out of range"},
+                      BadCase{"TimeoutNan", "run --timeout nan", "--timeout nan is out of range"},
+                      BadCase{"BatchBeyondBound", "run --batch-size 1000000000",
+                              "--batch-size 1000000000 is out of range; use 1..16777216"},
+                      BadCase{"BatchOfTwentyDigits", "run --batch-size 99999999999999999999",
+                              "--batch-size: 99999999999999999999 is out of range (beyond 64 bits)"},
+                      BadCase{"BatchInHex", "run --batch-size 0x10", "--batch-size: '0x10' is not a whole number"},
+                      BadCase{"GlobalBatchBeyondBound", "run --scaling strong --global-batch-size 9000000000000000000",
+                              "--global-batch-size 9000000000000000000 is out of range"},
+                      BadCase{"ImageSizeBeyondBound", "run --image-size 100000",
+                              "--image-size 100000 is out of range; use 32..16384"},
+                      BadCase{"NumClassesBeyondBound", "run --num-classes 2000000000",
+                              "--num-classes 2000000000 is out of range; use 2..1000000"},
+                      BadCase{"WarmupBeyondBound", "run --warmup 2000000000", "--warmup 2000000000 is out of range"},
+                      BadCase{"NegativeSeed", "run --seed -1", "--seed -1 must be >= 0"},
+                      BadCase{"SeedOfTwentyDigits", "run --seed 99999999999999999999",
+                              "--seed: 99999999999999999999 is out of range (beyond 64 bits)"},
+                      BadCase{"BucketCapInfinite", "run --bucket-cap-mb inf",
+                              "--bucket-cap-mb inf is out of range; use a size in (0, 65536] MiB"},
+                      BadCase{"FirstBucketCapNan", "run --first-bucket-cap-mb nan", "--first-bucket-cap-mb nan"},
+                      BadCase{"GradCheckTolInfinite", "run --grad-check-tol inf", "--grad-check-tol inf is out of range"},
+                      BadCase{"DatasetSizeBeyondBound", "run --dataset-size 9223372036854775807",
+                              "--dataset-size 9223372036854775807 is out of range"},
+                      BadCase{"TooManyRanksPerNode", "run --nproc-per-node 100000",
+                              "--nproc-per-node 100000 is out of range; use 1..4096"},
+                      BadCase{"WorldSizesBeyondInt", "run --world-sizes 4294967297", "--world-sizes has 4294967297"},
+                      BadCase{"InputBatchCannotFitInMemory", "run --device cpu --nproc-per-node 1 --batch-size 16000000",
+                              "--batch-size 16000000 at 64 px needs 732.4 GiB per rank for the input batch alone"}),
     testutil::ParamName());
 
 // Checked before any rank starts: one line, not one per rank.
@@ -270,7 +314,7 @@ TEST(Cli, BadThreadCountIsReportedOnce) {
   size_t ours = 0;
   for (size_t p = o.err.find("ddpbench: "); p != std::string::npos; p = o.err.find("ddpbench: ", p + 1)) ++ours;
   EXPECT_EQ(ours, 1u) << o.err;
-  EXPECT_THAT(o.err, HasSubstr("ddpbench: error: OMP_NUM_THREADS=0 must be >= 1")) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("ddpbench: error: OMP_NUM_THREADS=0 is out of range; set it to 1..4096")) << o.err;
   EXPECT_EQ(o.err.find("[rank"), std::string::npos) << o.err;
 }
 

@@ -513,5 +513,83 @@ TEST(Check, MalformedReferencesNameTheProblem) {
   EXPECT_THAT(usage_error(head + R"({"device": "*"}]})"), HasSubstr("references[0]"));
 }
 
+// Reference files are read strictly (issue 10): an unknown key at any level, a missing or
+// foreign format version, and a value of the wrong type or outside what `run` accepts are
+// each an error naming the key, never a silently open bound.
+TEST(Check, ReferencesAreValidatedStrictly) {
+  const std::string entry =
+      R"({"device": "*", "model": "resnet50", "batch_per_rank": 32, "image_size": 224, "world_size": 1,
+          "setup": {"precision": "fp32"}, "metric": "p50_s", "value": 0.05, "lower": -0.1, "upper": 0.1)";
+  const auto file = [&](const std::string& extra_entry, const std::string& top = "") {
+    return R"({"ddpbench_reference": "2.0", )" + top + R"("references": [)" + entry + extra_entry + "}]}";
+  };
+  const auto setup = [&](const std::string& fields) {
+    std::string e = file("");
+    const std::string s = R"("setup": {"precision": "fp32"})";
+    e.replace(e.find(s), s.size(), R"("setup": {"precision": "fp32", )" + fields + "}");
+    return e;
+  };
+  ASSERT_EQ(parse_reference(file(""), "r.json").size(), 1u);
+  struct Case {
+    std::string text, expect;
+  };
+  const std::vector<Case> cases = {
+      // Unknown keys, at every level.
+      {file("", R"("descripton": "x", )"), "r.json: unknown key 'descripton'"},
+      {file(R"(, "uppper": 0.1)"), "r.json: references[0]: unknown key 'uppper'"},
+      {setup(R"("bucket_cap": 25)"), "references[0].setup: unknown key 'bucket_cap'"},
+      // The format version: missing, of the wrong type, malformed, or another major.
+      {R"({"references": []})", "no \"ddpbench_reference\""},
+      {R"({"ddpbench_reference": 2.0, "references": []})", "no \"ddpbench_reference\""},
+      {R"({"ddpbench_reference": "", "references": []})", "reference format '' is not a version"},
+      {R"({"ddpbench_reference": "2.x", "references": []})", "reference format '2.x' is not a version"},
+      {R"({"ddpbench_reference": "v2.0", "references": []})", "reference format 'v2.0' is not a version"},
+      {R"({"ddpbench_reference": "2.0.", "references": []})", "is not a version"},
+      {R"({"ddpbench_reference": "99999999999.0", "references": []})", "not readable by this ddpbench"},
+      {R"({"ddpbench_reference": "1.0", "references": []})", "set \"ddpbench_reference\": \"2.0\""},
+      {R"({"ddpbench_reference": "3.0", "references": []})", "reads 2.x"},
+      {R"({"ddpbench_reference": "2.0", "references": {}})", "no \"references\" list"},
+      {R"([])", "not a reference file"},
+      // Wrong types, each named.
+      {file("", R"("description": 5, )"), "\"description\" must be a string, not number"},
+      {file(R"(, "value": true)"), "\"value\" must be a number, not boolean"},
+      {file(R"(, "value": "0.05")"), "\"value\" must be a number, not string"},
+      {file(R"(, "upper": false)"), "\"upper\" must be a number, not boolean"},
+      {file(R"(, "lower": "-0.1")"), "\"lower\" must be a number, not string"},
+      {file(R"(, "device": 1)"), "\"device\" must be a string, not number"},
+      {file(R"(, "model": ["resnet50"])"), "\"model\" must be a string, not array"},
+      {file(R"(, "metric": null)"), "missing \"metric\""},
+      {file(R"(, "unit": 1)"), "\"unit\" must be a string, not number"},
+      {file(R"(, "note": {})"), "\"note\" must be a string, not object"},
+      {file(R"(, "world_size": "1")"), "\"world_size\" must be a whole number in 1..1048576"},
+      {file(R"(, "world_size": 1.5)"), "\"world_size\" must be a whole number"},
+      {file(R"(, "world_size": 4294967297)"), "\"world_size\" must be a whole number in 1..1048576"},
+      {file(R"(, "batch_per_rank": 99999999999)"), "\"batch_per_rank\" must be a whole number in 1..16777216"},
+      {file(R"(, "image_size": 16)"), "\"image_size\" must be a whole number in 32..16384"},
+      {file(R"(, "setup": [])"), "\"setup\" must be an object"},
+      {setup(R"("channels_last": 1)"), "\"channels_last\" must be true or false, not number"},
+      {setup(R"("broadcast_buffers": "yes")"), "\"broadcast_buffers\" must be true or false, not string"},
+      {setup(R"("math": 3)"), "\"math\" must be a string, not number"},
+      {setup(R"("backend": "mpi")"), "backend 'mpi' is not one of auto, nccl, gloo"},
+      {setup(R"("backend": true)"), "\"backend\" must be a string, not boolean"},
+      {setup(R"("bucket_cap_mb": true)"), "\"bucket_cap_mb\" must be a number, not boolean"},
+      {setup(R"("bucket_cap_mb": 0)"), "bucket_cap_mb 0 must be a size in (0, 65536] MiB"},
+      {setup(R"("first_bucket_cap_mb": 1e300)"), "first_bucket_cap_mb 1e+300 must be a size in (0, 65536] MiB"},
+      {setup(R"("frozen_backbone": true)"), "frozen_backbone must be false or the head's name"},
+      // Values outside their ranges.
+      {file(R"(, "upper": 1e300, "value": 1e300)"), "(no error)"},  // finite: allowed
+      {file(R"(, "value": 0)"), "value 0 must be a positive number"},
+      {file(R"(, "lower": -2)"), "lower -2 must be a fraction in [-1, 0]"},
+      {file(R"(, "upper": -0.1)"), "upper -0.1 must be a fraction >= 0"},
+      {file(R"(, "device": "")"), "\"device\" and \"model\" must not be empty"},
+      {file(R"(, "upper": 1e400)"), "not valid JSON"},  // beyond a double
+  };
+  for (const auto& c : cases) EXPECT_THAT(usage_error(c.text), HasSubstr(c.expect)) << c.text;
+  // What stays accepted: a version with a minor or patch, a bare major, null bounds and a
+  // string description.
+  for (const std::string v : {"2.0", "2.1", "2.0.3", "2"})
+    EXPECT_EQ(usage_error(R"({"ddpbench_reference": ")" + v + R"(", "references": []})"), "(no error)") << v;
+}
+
 }  // namespace
 }  // namespace ddpbench

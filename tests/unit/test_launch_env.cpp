@@ -1,11 +1,26 @@
 // Launch-environment parsing for every launcher ddpbench supports.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <limits>
 
 #include "core/errors.hpp"
 #include "core/launch_env.hpp"
 
 namespace ddpbench {
 namespace {
+
+using ::testing::HasSubstr;
+
+template <typename F>
+std::string usage_error(F f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
 
 TEST(LaunchEnv, NoLauncherMeansLocalSpawn) {
   const auto li = detect_launch({{"HOME", "/root"}, {"PATH", "/usr/bin"}});
@@ -222,6 +237,111 @@ TEST(Threads, CoresDividedByLocalRanks) {
   EXPECT_EQ(threads_per_rank({}, Launcher::kOpenMPI, 3, 16), 5);
 }
 
+std::string launch_error(const EnvMap& env) {
+  try {
+    detect_launch(env);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Every integer from a launcher is range-checked before it is narrowed to int: a value
+// that wraps (2^32 + 1 is 1 as an int) or is beyond 64 bits is an error naming the variable.
+TEST(LaunchEnv, IntegersAreRangeCheckedBeforeNarrowing) {
+  const EnvMap srun = {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_STEP_ID", "0"}};
+  const EnvMap ompi = {{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}};
+  const EnvMap pmix = {{"PMIX_RANK", "0"}, {"PMI_SIZE", "2"}, {"MPI_LOCALNRANKS", "2"}};
+  const EnvMap torchrun = {{"RANK", "0"}, {"WORLD_SIZE", "2"}};
+  const auto with = [](EnvMap env, const std::string& key, const std::string& value) {
+    env[key] = value;
+    return env;
+  };
+  struct Case {
+    EnvMap env;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {with(torchrun, "WORLD_SIZE", "4294967297"), "WORLD_SIZE=4294967297 is out of range; set it to 1..1048576"},
+      {with(torchrun, "WORLD_SIZE", "1048577"), "WORLD_SIZE=1048577 is out of range; set it to 1..1048576"},
+      {with(torchrun, "WORLD_SIZE", "99999999999999999999"), "WORLD_SIZE=99999999999999999999 is out of range"},
+      {with(torchrun, "WORLD_SIZE", "0"), "WORLD_SIZE=0 is out of range"},
+      {with(torchrun, "RANK", "-1"), "RANK=-1 is out of range; set it to 0..1048575"},
+      {with(torchrun, "RANK", "4294967296"), "RANK=4294967296 is out of range"},
+      {with(with(torchrun, "LOCAL_RANK", "0"), "LOCAL_WORLD_SIZE", "4294967298"), "LOCAL_WORLD_SIZE=4294967298"},
+      {with(torchrun, "LOCAL_RANK", "-9223372036854775809"), "LOCAL_RANK=-9223372036854775809 is out of range"},
+      {with(torchrun, "MASTER_PORT", "4294996796"), "MASTER_PORT=4294996796 is out of range; set it to 1..65535"},
+      {with(torchrun, "MASTER_PORT", "0"), "MASTER_PORT=0 is out of range; set it to 1..65535"},
+      {with(with(torchrun, "TORCHELASTIC_USE_AGENT_STORE", "True"), "TORCHELASTIC_RESTART_COUNT", "-1"),
+       "TORCHELASTIC_RESTART_COUNT=-1 is out of range"},
+      {with(ompi, "OMPI_COMM_WORLD_SIZE", "4294967297"), "OMPI_COMM_WORLD_SIZE=4294967297 is out of range"},
+      {with(ompi, "OMPI_COMM_WORLD_RANK", "4294967296"), "OMPI_COMM_WORLD_RANK=4294967296 is out of range"},
+      {with(ompi, "OMPI_COMM_WORLD_LOCAL_RANK", "-2"), "OMPI_COMM_WORLD_LOCAL_RANK=-2 is out of range"},
+      {with(ompi, "OMPI_COMM_WORLD_LOCAL_SIZE", "2147483648"), "OMPI_COMM_WORLD_LOCAL_SIZE=2147483648 is out of range"},
+      {with(ompi, "SLURM_JOB_ID", "-5"), "SLURM_JOB_ID=-5 is out of range; set it to 0..9223372036854775807"},
+      {with(srun, "SLURM_NTASKS", "4294967297"), "SLURM_NTASKS=4294967297 is out of range"},
+      {with(srun, "SLURM_STEP_NUM_TASKS", "0"), "SLURM_STEP_NUM_TASKS=0 is out of range"},
+      {with(srun, "SLURM_PROCID", "4294967296"), "SLURM_PROCID=4294967296 is out of range"},
+      {with(srun, "SLURM_LOCALID", "4294967296"), "SLURM_LOCALID=4294967296 is out of range"},
+      {with(with(srun, "SLURM_TASKS_PER_NODE", "2"), "SLURM_NODEID", "-1"), "SLURM_NODEID=-1 is out of range"},
+      {with(srun, "SLURM_TASKS_PER_NODE", "99999999999"),
+       "SLURM_TASKS_PER_NODE=99999999999 is out of range; each node's task count must be 1..1048576"},
+      {with(srun, "SLURM_TASKS_PER_NODE", "1(x2000000000)"),
+       "SLURM_TASKS_PER_NODE=1(x2000000000) is out of range; each repetition count must be 1..1048576"},
+      {with(srun, "SLURM_TASKS_PER_NODE", "1(x1048576),1"),
+       "SLURM_TASKS_PER_NODE=1(x1048576),1 is out of range; it lists more than 1048576 nodes"},
+      {with(srun, "SLURM_STEP_TASKS_PER_NODE", "0"), "SLURM_STEP_TASKS_PER_NODE=0 is out of range"},
+      {with(srun, "SLURM_TASKS_PER_NODE", "2(x"), "SLURM_TASKS_PER_NODE='2(x' is malformed"},
+      {with(srun, "SLURM_JOB_ID", "99999999999999999999"), "SLURM_JOB_ID=99999999999999999999 is out of range"},
+      {with(pmix, "PMIX_RANK", "4294967296"), "PMIX_RANK=4294967296 is out of range"},
+      {with(pmix, "PMI_SIZE", "4294967298"), "PMI_SIZE=4294967298 is out of range"},
+      {with(pmix, "MPI_LOCALRANKID", "-1"), "MPI_LOCALRANKID=-1 is out of range"},
+      {with(pmix, "MPI_LOCALNRANKS", "4294967298"), "MPI_LOCALNRANKS=4294967298 is out of range"},
+      {with(torchrun, "WORLD_SIZE", "0x10"), "WORLD_SIZE='0x10' is not an integer"},
+      {with(torchrun, "WORLD_SIZE", " 2"), "WORLD_SIZE=' 2' is not an integer"},
+  };
+  for (const auto& c : cases) EXPECT_THAT(launch_error(c.env), HasSubstr(c.expect));
+  // The largest values still parse.
+  EXPECT_EQ(detect_launch(with(with(torchrun, "WORLD_SIZE", "1048576"), "RANK", "1048575")).world_size, 1 << 20);
+  EXPECT_EQ(detect_launch(with(ompi, "SLURM_JOB_ID", "9223372036854775807")).job_id, "9223372036854775807");
+  EXPECT_EQ(detect_launch(with(torchrun, "MASTER_PORT", "65535")).master_port, 65535);
+}
+
+TEST(LaunchEnv, ParseBoundedNamesTheVariableAndRange) {
+  EXPECT_EQ(parse_bounded("007", "X", 0, 10), 7);
+  EXPECT_EQ(parse_bounded("-9223372036854775808", "X", std::numeric_limits<long long>::min(), 0),
+            std::numeric_limits<long long>::min());
+  EXPECT_EQ(parse_bounded("+5", "X", 0, 10), 5);
+  EXPECT_THAT(usage_error([] { parse_bounded("11", "X", 0, 10); }), HasSubstr("X=11 is out of range; set it to 0..10"));
+  EXPECT_THAT(usage_error([] { parse_bounded("9223372036854775808", "X", 0, 10); }), HasSubstr("out of range"));
+  EXPECT_THAT(usage_error([] { parse_bounded("", "X", 0, 10); }), HasSubstr("X='' is not an integer"));
+  EXPECT_THAT(usage_error([] { parse_bounded("-", "X", 0, 10); }), HasSubstr("is not an integer"));
+  EXPECT_THAT(usage_error([] { parse_bounded("1e3", "X", 0, 10); }), HasSubstr("is not an integer"));
+}
+
+TEST(SlurmHostlist, TasksOnOneNodeWithoutExpanding) {
+  EXPECT_EQ(slurm_tasks_on_node("2(x3),1", 0), 2);
+  EXPECT_EQ(slurm_tasks_on_node("2(x3),1", 2), 2);
+  EXPECT_EQ(slurm_tasks_on_node("2(x3),1", 3), 1);
+  EXPECT_EQ(slurm_tasks_on_node("2(x3),1", 4), 2);  // past the list: the first node's count
+  EXPECT_EQ(slurm_tasks_on_node("4(x1048576)", 1048575), 4);
+  EXPECT_EQ(slurm_tasks_per_node("1(x1048576)").size(), 1u << 20);  // the most it ever expands to
+  EXPECT_THROW(slurm_tasks_on_node("1(x1048577)", 0), UsageError);
+  EXPECT_THROW(slurm_tasks_per_node("1(x0)"), UsageError);
+  EXPECT_THAT(usage_error([] { slurm_tasks_per_node("3,99999999999", "SLURM_STEP_TASKS_PER_NODE"); }),
+              HasSubstr("SLURM_STEP_TASKS_PER_NODE=3,99999999999 is out of range"));
+}
+
+TEST(Threads, CountsAreBounded) {
+  EXPECT_EQ(threads_per_rank({{"OMP_NUM_THREADS", "4096"}}, Launcher::kNone, 1, 4), 4096);
+  EXPECT_THAT(usage_error([] { threads_per_rank({{"OMP_NUM_THREADS", "4097"}}, Launcher::kNone, 1, 4); }),
+              HasSubstr("OMP_NUM_THREADS=4097 is out of range; set it to 1..4096"));
+  EXPECT_THAT(usage_error([] { threads_per_rank({{"OMP_NUM_THREADS", "4294967297"}}, Launcher::kNone, 1, 4); }),
+              HasSubstr("OMP_NUM_THREADS=4294967297 is out of range"));
+  EXPECT_THAT(usage_error([] { threads_per_rank({{"SLURM_CPUS_PER_TASK", "0"}}, Launcher::kSlurm, 1, 4); }),
+              HasSubstr("SLURM_CPUS_PER_TASK=0 is out of range; set it to 1..4096"));
+}
+
 TEST(LaunchEnv, UnknownRanksPerNodeAssumesAllLocal) {
   // Non-loopback MASTER_ADDR without LOCAL_WORLD_SIZE: never oversubscribe threads.
   const auto li = detect_launch({{"RANK", "0"}, {"WORLD_SIZE", "16"}, {"MASTER_ADDR", "10.1.2.3"}});
@@ -248,6 +368,16 @@ TEST(CpuList, FormatsRunsAsRangesAndParsesBack) {
   EXPECT_THROW(parse_cpu_list("3-1"), UsageError);
   EXPECT_THROW(parse_cpu_list("a"), UsageError);
   EXPECT_THROW(parse_cpu_list("-1"), UsageError);
+  EXPECT_THROW(parse_cpu_list("0-1048576"), UsageError);
+}
+
+// Repeated or overlapping ranges are merged before they are expanded: a long list of the
+// widest range costs one expansion, not one per item.
+TEST(CpuList, RepeatedRangesExpandOnce) {
+  std::string list = "0-1048575";
+  for (int i = 0; i < 2000; ++i) list += ",0-1048575";
+  EXPECT_EQ(parse_cpu_list(list).size(), 1u << 20);
+  EXPECT_EQ(parse_cpu_list("5-9,0-6,2"), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <limits>
+
 #include "core/errors.hpp"
 #include "core/run_config.hpp"
 
@@ -164,6 +167,134 @@ TEST(RunConfig, JsonRecordsEveryKnob) {
   for (const char* k : {"models", "batch_size", "image_size", "warmup", "iters", "world_sizes", "bucket_cap_mb",
                         "first_bucket_cap_mb", "broadcast_buffers", "backend", "timeout_s", "precision"})
     EXPECT_TRUE(j.contains(k)) << k;
+}
+
+// Numbers that would reach libtorch or overflow: each has a range, and NaN and the
+// infinities are outside every range of a double.
+TEST(RunConfig, NumbersAreBounded) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+  struct Case {
+    std::function<void(RunConfig&)> set;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {[](RunConfig& c) { c.batch_size = 1'000'000'000; }, "--batch-size 1000000000 is out of range; use 1..16777216"},
+      {[](RunConfig& c) { c.batch_size = std::numeric_limits<long long>::max(); }, "--batch-size 9223372036854775807"},
+      {[](RunConfig& c) { c.image_size = 100000; }, "--image-size 100000 is out of range; use 32..16384"},
+      {[](RunConfig& c) { c.num_classes = 2'000'000'000; }, "--num-classes 2000000000 is out of range; use 2..1000000"},
+      {[](RunConfig& c) { c.warmup = 100'000'001; }, "--warmup 100000001 is out of range; use 0..100000000"},
+      {[](RunConfig& c) { c.warmup = -1; }, "--warmup -1 is out of range"},
+      {[](RunConfig& c) { c.iters = 100'000'001; }, "--iters 100000001 must be 1..100000000"},
+      {[](RunConfig& c) { c.seed = -1; }, "--seed -1 must be >= 0"},
+      {[](RunConfig& c) { c.timeout_s = kInf; }, "--timeout inf is out of range; use 1..86400 seconds"},
+      {[](RunConfig& c) { c.timeout_s = 1e300; }, "--timeout 1e+300 is out of range"},
+      {[](RunConfig& c) { c.timeout_s = kNan; }, "--timeout nan is out of range"},
+      {[](RunConfig& c) { c.timeout_s = 86401; }, "--timeout 86401 is out of range"},
+      {[](RunConfig& c) { c.bucket_cap_mb = kInf; }, "--bucket-cap-mb inf is out of range; use a size in (0, 65536] MiB"},
+      {[](RunConfig& c) { c.bucket_cap_mb = kNan; }, "--bucket-cap-mb nan is out of range"},
+      {[](RunConfig& c) { c.bucket_cap_mb = 65537; }, "--bucket-cap-mb 65537 is out of range"},
+      {[](RunConfig& c) { c.first_bucket_cap_mb = kInf; }, "--first-bucket-cap-mb inf is out of range"},
+      {[](RunConfig& c) { c.first_bucket_cap_mb = 0; }, "--first-bucket-cap-mb 0 is out of range"},
+      {[](RunConfig& c) { c.grad_check_tol = kInf; }, "--grad-check-tol inf is out of range"},
+      {[](RunConfig& c) { c.grad_check_tol = kNan; }, "--grad-check-tol nan is out of range"},
+      {[](RunConfig& c) { c.grad_check_tol = 0; }, "--grad-check-tol 0 is out of range"},
+      {[](RunConfig& c) { c.dataset_size = 1'000'000'000'001LL; }, "--dataset-size 1000000000001 is out of range"},
+      {[](RunConfig& c) { c.dataset_size = 0; }, "--dataset-size 0 is out of range"},
+      {[](RunConfig& c) {
+         c.iters_auto = true;
+         c.max_time_s = kInf;
+       },
+       "--max-time inf"},
+      {[](RunConfig& c) {
+         c.iters_auto = true;
+         c.target_ci_pct = kNan;
+       },
+       "--target-ci nan"},
+      {[](RunConfig& c) {
+         c.scaling = "strong";
+         c.world_sizes = {1, 2};
+         c.global_batch_size = std::numeric_limits<long long>::max() - 1;
+       },
+       "--global-batch-size 9223372036854775806 is out of range; use 1..17592186044416"},
+      {[](RunConfig& c) {
+         c.scaling = "strong";
+         c.world_sizes = {1, 2};
+         c.global_batch_size = 2 * kMaxBatchSize + 2;
+       },
+       "--global-batch-size 33554434 gives 33554434 examples per rank at 1 rank(s), more than 16777216"},
+  };
+  for (const auto& k : cases) {
+    RunConfig c = good();
+    k.set(c);
+    EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr(k.expect)) << k.expect;
+  }
+  // The bounds themselves are accepted.
+  RunConfig c = good();
+  c.batch_size = kMaxBatchSize;
+  c.image_size = 16384;
+  c.num_classes = 1'000'000;
+  c.seed = std::numeric_limits<long long>::max();
+  c.timeout_s = 86400;
+  c.bucket_cap_mb = c.first_bucket_cap_mb = 65536;
+  c.grad_check_tol = 1;
+  c.dataset_size = 1'000'000'000'000LL;
+  EXPECT_NO_THROW(validate(c, 2, kModels));
+  c = good();
+  c.scaling = "strong";
+  c.world_sizes = {2};
+  c.global_batch_size = 2 * kMaxBatchSize;
+  EXPECT_NO_THROW(validate(c, 2, kModels));
+}
+
+TEST(RunConfig, ParseIntListBoundsSizes) {
+  EXPECT_THAT(usage_error([] { parse_int_list("1,99999999999999999999", "--world-sizes"); }),
+              HasSubstr("--world-sizes has 99999999999999999999; sizes must be 1..1048576"));
+  EXPECT_THAT(usage_error([] { parse_int_list("4294967297", "--world-sizes"); }), HasSubstr("sizes must be 1..1048576"));
+  EXPECT_EQ(parse_int_list("1048576", "--world-sizes"), std::vector<int>{1 << 20});
+}
+
+// Hand-computed: 16 x 3 x 64 x 64 x 4 bytes = 786432 bytes = 0.75 MiB.
+TEST(RunConfig, InputBatchBytes) {
+  EXPECT_EQ(input_batch_bytes(16, 64), 786432.0);
+  EXPECT_EQ(input_batch_bytes(1, 32), 12288.0);
+  // 1e9 x 3 x 64^2 x 4 = 4.9152e13 bytes (45776.4 GiB); 2^24 x 3 x 16384^2 x 4 stays finite.
+  EXPECT_EQ(input_batch_bytes(1'000'000'000, 64), 4.9152e13);
+  EXPECT_EQ(input_batch_bytes(kMaxBatchSize, 16384), 54043195528445952.0);
+}
+
+TEST(RunConfig, InputBatchMustFitInMemory) {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  RunConfig c = good();
+  c.batch_size = 1'000'000;  // 1e6 x 3 x 64^2 x 4 = 4.9152e10 bytes = 45.78 GiB per rank
+  c.image_size = 64;
+  c.world_sizes = {1, 2};
+  EXPECT_THAT(usage_error([&] { check_input_fits(c, 1, 16 * kGiB); }),
+              HasSubstr("--batch-size 1000000 at 64 px needs 45.8 GiB per rank for the input batch alone, more than "
+                        "the 16.0 GiB available; use a smaller --batch-size or --image-size"));
+  EXPECT_THAT(usage_error([&] { check_input_fits(c, 2, 16 * kGiB); }),
+              HasSubstr("(91.6 GiB for the 2 ranks on this machine)"));
+  EXPECT_EQ(usage_error([&] { check_input_fits(c, 1, 46 * kGiB); }), "");
+  EXPECT_NE(usage_error([&] { check_input_fits(c, 2, 46 * kGiB); }), "");  // 2 x 45.8 GiB do not fit
+  // Strong scaling: the smallest group's batch per rank is the largest (every rank warms up with it).
+  c.scaling = "strong";
+  c.global_batch_size = 2'000'000;
+  EXPECT_THAT(usage_error([&] { check_input_fits(c, 1, 64 * kGiB); }),
+              HasSubstr("--global-batch-size 2000000 (2000000 per rank at 1 rank(s)) at 64 px needs 91.6 GiB"));
+  c.world_sizes = {2};
+  EXPECT_EQ(usage_error([&] { check_input_fits(c, 1, 64 * kGiB); }), "");
+}
+
+TEST(RunConfig, MemAvailableFromMeminfo) {
+  EXPECT_EQ(parse_mem_available("MemTotal:       16384000 kB\nMemFree:  100 kB\nMemAvailable:    8192000 kB\n"),
+            8192000.0 * 1024);
+  EXPECT_EQ(parse_mem_available("MemAvailable: 1 kB"), 1024.0);
+  EXPECT_EQ(parse_mem_available("MemTotal: 1 kB\n"), std::nullopt);
+  EXPECT_EQ(parse_mem_available("MemAvailable: lots\n"), std::nullopt);
+  EXPECT_EQ(parse_mem_available(""), std::nullopt);
+  const auto here = mem_available_bytes();  // this machine's /proc/meminfo
+  ASSERT_TRUE(here.has_value());
+  EXPECT_GT(*here, 0);
 }
 
 }  // namespace

@@ -69,8 +69,10 @@ ModelPtr build_model(const SweepEnv& env, const std::string& name) {
 }
 
 SyntheticBatch rank_batch(const SweepEnv& env, long long batch) {
-  auto b = make_synthetic_batch(batch, env.cfg.image_size, env.cfg.num_classes, env.device,
-                                env.cfg.seed + 1000 + static_cast<unsigned long long>(env.launch.rank));
+  // Unsigned: a seed near 2^63 wraps instead of overflowing.
+  const unsigned long long seed = static_cast<unsigned long long>(env.cfg.seed) + 1000 +
+                                  static_cast<unsigned long long>(env.launch.rank);
+  auto b = make_synthetic_batch(batch, env.cfg.image_size, env.cfg.num_classes, env.device, seed);
   if (env.cfg.channels_last) b.input = b.input.contiguous(at::MemoryFormat::ChannelsLast);
   return b;
 }
