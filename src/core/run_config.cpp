@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 #include "core/errors.hpp"
 #include "core/launch_env.hpp"
@@ -130,6 +131,12 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
 
 long long batch_per_rank(const RunConfig& cfg, int n) {
   return cfg.scaling == "strong" ? cfg.global_batch_size / n : cfg.batch_size;
+}
+
+int planned_rows(const RunConfig& cfg) {
+  std::set<long long> batches;
+  for (int n : cfg.world_sizes) batches.insert(batch_per_rank(cfg, n));
+  return static_cast<int>(cfg.models.size() * (batches.size() + cfg.world_sizes.size()));
 }
 
 nlohmann::json to_json(const RunConfig& cfg) {

@@ -67,6 +67,11 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
 /// Examples per rank in a group of `n` ranks: batch_size (weak) or global_batch_size / n (strong).
 long long batch_per_rank(const RunConfig& cfg, int n);
 
+/// Rows a sweep of `cfg` produces (engine/bench/sweep.cpp): per model, one no-DDP row per
+/// distinct batch_per_rank over cfg.world_sizes (one in weak scaling), then one DDP row per
+/// world size. E.g. weak, 2 models, world sizes {1, 2} -> 2 * (1 + 2) = 6.
+int planned_rows(const RunConfig& cfg);
+
 /// The configuration as recorded in the result file's "config" object.
 nlohmann::json to_json(const RunConfig& cfg);
 
