@@ -47,12 +47,12 @@ py_plain() {  # $1 = world size, rest: script flags
 
 printf '%-6s %10s %10s %10s %10s %12s   %9s %9s\n' round cpp-noddp cpp-ddp py-noddp py-ddp py-ddp-trun cpp-cost py-cost
 for ((i = 1; i <= rounds; i++)); do
-  "$bin" run "${wargs[@]}" --world-sizes "$world" --nproc-per-node "$world" --json "$tmp/cpp.json" "$@" >/dev/null
+  "$bin" run "${wargs[@]}" --world-sizes "$world" --nproc-per-node "$world" --json "$tmp/cpp$i.json" "$@" >/dev/null
   read -r cnd cdd < <("$python" -c "
 import json,sys
 rs=json.load(open(sys.argv[1]))['results']
 nd=[r for r in rs if not r['ddp']][0]; d=[r for r in rs if r['ddp'] and r['world_size']==int(sys.argv[2])][0]
-print('%.4f %.4f' % (nd['summary']['p50_s'], d['summary']['p50_s']))" "$tmp/cpp.json" "$world")
+print('%.4f %.4f' % (nd['summary']['p50_s'], d['summary']['p50_s']))" "$tmp/cpp$i.json" "$world")
   pnd=$(py_plain 1 --no-ddp)
   pdd=$(py_plain "$world")
   ptr=n/a

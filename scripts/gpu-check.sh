@@ -27,14 +27,14 @@ echo "GPU-only tests exit status: $gpu_tests"  # the measurements still run; the
 step=${2:-all}  # "runs" (after the build and GPU tests), "compare" (the Python parity rounds), or "all"
 if [ "$step" = runs ] || [ "$step" = all ]; then
 echo "== the default main job (resnet50, batch 32, 224x224, fp32 = PyTorch's default math, one rank per GPU)"
-$bin run --json "$out/run_default.json"
+$bin run --overwrite --json "$out/run_default.json"
 echo "== the same with --iters auto (95% CI of the mean within 1%)"
-$bin run --iters auto --json "$out/run_default_auto.json" | tail -4
+$bin run --iters auto --overwrite --json "$out/run_default_auto.json" | tail -4
 echo "== true fp32 (TF32 off) and TF32 everywhere"
-$bin run --precision fp32-strict --json "$out/run_fp32_strict.json" | tail -3
-$bin run --precision tf32 --json "$out/run_tf32.json" | tail -3
+$bin run --precision fp32-strict --overwrite --json "$out/run_fp32_strict.json" | tail -3
+$bin run --precision tf32 --overwrite --json "$out/run_tf32.json" | tail -3
 echo "== mixed precision at batch 256 per GPU"
-$bin run --model resnet50 --precision bf16 --batch-size 256 --json "$out/resnet50_bf16_b256.json" 2>&1 | tail -4
+$bin run --model resnet50 --precision bf16 --batch-size 256 --overwrite --json "$out/resnet50_bf16_b256.json" 2>&1 | tail -4
 echo "== NCCL refuses two spawned ranks on one GPU before starting them (exit 2, one line)"
 rc=0
 msg=$($bin run --backend nccl --nproc-per-node 2 --model resnet18 --warmup 1 --iters 3 2>&1) || rc=$?

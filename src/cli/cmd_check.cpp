@@ -23,7 +23,7 @@ Command add_check_command(CLI::App& parent) {
               "reference, an unknown key).\nEntries pin model, batch_per_rank, image_size, world_size and setup: "
               "docs/METHODOLOGY.md, \"check references\".");
   return {app, [f]() -> int {
-            const ResultFile result = read_result_file(f->file);
+            const ResultFile result = load_result(f->file);
             const auto refs = parse_reference(read_text_file(f->reference), f->reference);
             int skipped = 0;
             const auto rows = check_against(result, refs, skipped);

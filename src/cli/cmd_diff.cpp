@@ -96,8 +96,8 @@ Command add_diff_command(CLI::App& parent) {
             opts.match = parse_field_list(f->match, "--match");
             opts.noise_floor = f->noise_floor_pct / 100.0;
             std::vector<NamedResult> b, t;
-            for (const auto& p : base) b.push_back({p, read_result_file(p)});
-            for (const auto& p : test) t.push_back({p, read_result_file(p)});
+            for (const auto& p : base) b.push_back({p, load_result(p)});
+            for (const auto& p : test) t.push_back({p, load_result(p)});
             const DiffReport d = diff_results(b, t, opts);
             const std::string text = f->format == "json" ? diff_json(d).dump(2) + "\n" : render_diff_text(d);
             std::fwrite(text.data(), 1, text.size(), stdout);

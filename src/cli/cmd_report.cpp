@@ -19,7 +19,7 @@ Command add_report_command(CLI::App& parent) {
     std::string format = "table", plots, html, output;
     ReportOptions opts;
     double price = 0;
-    CLI::Option* price_opt = nullptr;
+    CLI::Option *price_opt = nullptr, *html_opt = nullptr, *output_opt = nullptr;
   };
   auto f = std::make_shared<Flags>();
   auto* app = parent.add_subcommand("report", "Weak/strong scaling tables, comparison, cost, plots and HTML from "
@@ -29,8 +29,9 @@ Command add_report_command(CLI::App& parent) {
       ->check(CLI::IsMember({"table", "md", "csv", "json"}))
       ->capture_default_str();
   app->add_option("--plots", f->plots, "Write PNG and SVG plots into this directory (needs gnuplot)");
-  app->add_option("--html", f->html, "Write one self-contained HTML page (tables, inline SVG plots, environment)");
-  app->add_option("-o,--output", f->output, "Write the tables here instead of standard output");
+  f->html_opt = app->add_option("--html", f->html,
+                                "Write one self-contained HTML page (tables, inline SVG plots, environment)");
+  f->output_opt = app->add_option("-o,--output", f->output, "Write the tables here instead of standard output");
   f->price_opt = app->add_option("--gpu-hour-cost", f->price, "USD per GPU-hour: adds cost per 1M samples and per "
                                                               "training run at each world size");
   app->add_option("--epochs", f->opts.epochs, "Epochs of a training run, for cost")->capture_default_str();
@@ -42,12 +43,13 @@ Command add_report_command(CLI::App& parent) {
   return {app, [f]() -> int {
             if (f->price_opt->count()) f->opts.gpu_hour_usd = f->price;
             std::vector<NamedResult> files;
-            for (const auto& path : f->files) files.push_back({path, read_result_file(path)});
+            for (const auto& path : f->files) files.push_back({path, load_result(path)});
             const Report rep = build_report(files, f->opts);
 
             const std::string text = render_report(rep, parse_table_format(f->format));
-            if (!f->output.empty()) check_writable(f->output, "--output");
-            if (!f->html.empty()) check_writable(f->html, "--html");
+            // Given, even as "": an empty path is refused, not read as "no file".
+            if (f->output_opt->count()) check_writable(f->output, "--output");
+            if (f->html_opt->count()) check_writable(f->html, "--html");
 
             std::vector<Plot> plots;
             if (!f->plots.empty()) plots = write_plots(rep, f->plots);

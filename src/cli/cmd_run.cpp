@@ -55,6 +55,8 @@ struct RunFlags {
   CLI::Option *model_opt = nullptr, *batch_opt = nullptr, *image_opt = nullptr, *nproc_opt = nullptr,
               *head_opt = nullptr, *iters_opt = nullptr, *target_ci_opt = nullptr, *min_iters_opt = nullptr,
               *max_iters_opt = nullptr, *max_time_opt = nullptr;
+  CLI::Option* json_opt = nullptr;
+  bool overwrite = false;  ///< --overwrite: an existing --json file is replaced once the new run completes
 };
 
 void print_line(const std::string& s) {
@@ -372,13 +374,26 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     print_line(strong ? fmt::format("{}  (batch {} per rank)", line, row.batch_per_rank) : line);
     for (const auto& w : table_row_warnings(row)) print_line(w);
     rf.results.push_back(row);
-    if (!cfg.json_path.empty()) write_result_file_atomic(cfg.json_path, rf);
+    // The rows so far go to PATH.partial; PATH itself only ever holds a complete run.
+    rf.complete = false;
+    rf.rows_planned = planned_rows(cfg);
+    if (!cfg.json_path.empty()) write_result_file_atomic(partial_path(cfg.json_path), rf);
   };
-  run_sweep(senv, on_row);
-  finish_barrier(store, li, timeout);
-  if (li.rank == 0 && !cfg.json_path.empty()) {
-    print_line("");
-    print_line(fmt::format("Wrote {} ({} rows, schema {})", cfg.json_path, rf.results.size(), kSchemaVersion));
+  try {
+    run_sweep(senv, on_row);
+    finish_barrier(store, li, timeout);
+    if (li.rank == 0 && !cfg.json_path.empty()) {
+      rf.complete = true;
+      write_result_file_atomic(cfg.json_path, rf);
+      std::remove(partial_path(cfg.json_path).c_str());
+      print_line("");
+      print_line(fmt::format("Wrote {} ({} rows, schema {})", cfg.json_path, rf.results.size(), kSchemaVersion));
+    }
+  } catch (...) {
+    if (li.rank == 0 && !cfg.json_path.empty() && !rf.results.empty())
+      error_notes().push_back(fmt::format("the {} row(s) measured so far are in {} (marked incomplete)",
+                                          rf.results.size(), partial_path(cfg.json_path)));
+    throw;
   }
   return kExitOk;
 }
@@ -391,7 +406,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   app->footer(
       "Exit codes: 0 every row measured and every self-check passed; 1 a runtime failure (a rank died, a timeout, "
       "a torch error); 2 bad input (one line names it); 3 the gradient self-check failed (the rows so far are in "
-      "--json).");
+      "PATH.partial of --json PATH).");
   RunConfig& c = f->cfg;
   f->model_opt = app->add_option("--model", f->models,
                                  "Model(s), comma list (default: resnet50 on GPUs, a small CPU job otherwise)");
@@ -427,7 +442,12 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   app->add_option("--backend", c.backend, "Process group backend: auto, nccl or gloo")->capture_default_str();
   app->add_option("--device", c.device, "Device: auto, cpu or cuda")->capture_default_str();
   app->add_option("--timeout", c.timeout_s, "Seconds before a store access or collective fails")->capture_default_str();
-  app->add_option("--json", c.json_path, "Write the result file here (atomically)");
+  f->json_opt = app->add_option("--json", c.json_path,
+                                "Write the result file here once the run completes (the rows so far go to "
+                                "PATH.partial while it runs); an existing PATH needs --overwrite");
+  app->add_flag("--overwrite", f->overwrite,
+                "Replace an existing --json file (and PATH.partial) once the new run completes; without it an "
+                "existing one is refused");
   f->nproc_opt = app->add_option("--nproc-per-node", f->nproc_per_node,
                                  "Ranks to start on this machine with the built-in launcher (default: one per GPU, "
                                  "2 without GPUs)");
@@ -506,7 +526,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                                              world, gpus, gpus));
               threads = threads_per_rank(env, spawner ? Launcher::kLocalSpawner : li.launcher,
                                          spawner ? world : li.local_world_size, usable_cpu_count());
-              if (!cfg.json_path.empty() && li.rank == 0) check_writable(cfg.json_path);
+              if (f->json_opt->count() && li.rank == 0) check_result_target(cfg.json_path, f->overwrite);
               if (auto it = env.find("DDPBENCH_TEST_FAULT"); it != env.end() && !it->second.empty())
                 (void)fault_injection_hook(it->second);  // an unknown name is bad input, said once
             } catch (const UsageError&) {

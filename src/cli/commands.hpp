@@ -3,9 +3,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "core/result.hpp"
 
 namespace ddpbench::cli {
 
@@ -43,6 +46,23 @@ struct Command {
 struct SilentExit {
   int code;
 };
+
+/// Lines main prints on stderr after the error line of a command that failed, each as
+/// "ddpbench: note: <line>" (e.g. where the rows measured before the failure are).
+inline std::vector<std::string>& error_notes() {
+  static std::vector<std::string> notes;
+  return notes;
+}
+
+/// Reads a result file for `report`, `diff` or `check` (read_result_file) and, when it is
+/// incomplete, prints incomplete_warning on stderr as "ddpbench: warning: ...". Throws
+/// UsageError as read_result_file.
+inline ResultFile load_result(const std::string& path) {
+  ResultFile f = read_result_file(path);
+  const std::string warning = incomplete_warning(path, f);
+  if (!warning.empty()) std::fprintf(stderr, "ddpbench: warning: %s\n", warning.c_str());
+  return f;
+}
 
 /// `ddpbench run`: the DDP training benchmark sweep. `argv` is the whole command
 /// line, recorded in the result file and reused to start ranks.

@@ -50,6 +50,14 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  // The error line, then what the failed command left behind (cli::error_notes), in one
+  // write so that no other rank's line lands between them.
+  const auto fail = [](const std::string& line, int code) {
+    std::string text = line + "\n";
+    for (const auto& n : cli::error_notes()) text += "ddpbench: note: " + n + "\n";
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    return code;
+  };
   try {
     for (auto& c : commands)
       if (c.app->parsed()) return c.run();
@@ -57,18 +65,14 @@ int main(int argc, char** argv) {
   } catch (const cli::SilentExit& e) {
     return e.code;
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "ddpbench: error: %s\n", first_line(e.what()).c_str());
-    return kExitUsage;
+    return fail("ddpbench: error: " + first_line(e.what()), kExitUsage);
   } catch (const SelfCheckError& e) {
-    std::fprintf(stderr, "ddpbench: self-check failed: %s\n", first_line(e.what()).c_str());
-    return kExitSelfCheck;
+    return fail("ddpbench: self-check failed: " + first_line(e.what()), kExitSelfCheck);
 #ifdef DDPBENCH_HAVE_ENGINE
   } catch (const c10::Error& e) {
-    std::fprintf(stderr, "ddpbench: error: %s\n", first_line(e.what_without_backtrace()).c_str());
-    return kExitFailure;
+    return fail("ddpbench: error: " + first_line(e.what_without_backtrace()), kExitFailure);
 #endif
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ddpbench: error: %s\n", first_line(e.what()).c_str());
-    return kExitFailure;
+    return fail("ddpbench: error: " + first_line(e.what()), kExitFailure);
   }
 }

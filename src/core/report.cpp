@@ -271,7 +271,11 @@ nlohmann::json file_info(const NamedResult& nf) {
           {"nccl", json_str_or(e, "nccl")},
           {"backend", json_str_or(e, "backend")},
           {"world_size", safe_int(e, "world_size")},
-          {"hosts", hosts.size()}};
+          {"hosts", hosts.size()},
+          {"complete", nf.file.complete},
+          {"rows", nf.file.results.size()},
+          {"rows_planned", nf.file.rows_planned},
+          {"warning", incomplete_warning(nf.name, nf.file)}};
 }
 
 }  // namespace

@@ -126,7 +126,9 @@ struct Report {
   std::vector<StrongTable> strong;
   Comparison comparison;
   std::vector<CostTable> cost;   ///< empty unless a GPU-hour price was given
-  std::vector<nlohmann::json> files;  ///< per file: name, tool, created, device type, torch, cuda, nccl, backend, hosts
+  /// Per file: name, tool, created, device type, torch, cuda, nccl, backend, hosts; complete,
+  /// rows, rows_planned and warning (incomplete_warning: "" for a complete file).
+  std::vector<nlohmann::json> files;
 };
 
 /// Builds the report. Rows are identified by their ConfigKey (config_key.hpp); where

@@ -112,6 +112,8 @@ void from_json(const json& j, BenchResult& b) {
 
 void to_json(json& j, const ResultFile& f) {
   j = json{{"schema_version", f.schema_version},
+           {"complete", f.complete},
+           {"rows_planned", f.rows_planned},
            {"tool", f.tool},
            {"created_utc", f.created_utc},
            {"argv", f.argv},
@@ -122,6 +124,8 @@ void to_json(json& j, const ResultFile& f) {
 
 void from_json(const json& j, ResultFile& f) {
   j.at("schema_version").get_to(f.schema_version);
+  f.complete = j.value("complete", true);  // schema < 1.4: only complete files were written
+  f.rows_planned = json_int_or<int>(j, "rows_planned", 0);
   f.tool = json_object_or_empty(j, "tool");
   f.created_utc = j.value("created_utc", std::string());
   f.argv = j.value("argv", std::vector<std::string>{});
@@ -192,11 +196,37 @@ void write_result_file_atomic(const std::string& path, const ResultFile& file) {
   write_file_atomic(path, json(file).dump(2) + "\n");
 }
 
+namespace {
+
+std::string dir_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+
+// What is wrong with replacing `path` by a new file, or "" when nothing (absent, or a
+// writable regular file). `named` is how messages start: "--json 'p'" or "'p'".
+std::string target_problem(const std::string& path, const std::string& named) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return "";
+  if (S_ISLNK(st.st_mode))
+    return fmt::format("{} is a symbolic link, not a regular file; pass the file's real path or a new name", named);
+  if (S_ISDIR(st.st_mode))
+    return fmt::format("{} is a directory; pass a file path such as {}/result.json", named, path);
+  if (!S_ISREG(st.st_mode)) return fmt::format("{} exists and is not a regular file; pass a new file name", named);
+  // By the mode bits too: root passes access(W_OK) on a 0444 file.
+  if ((st.st_mode & 0222) == 0 || ::access(path.c_str(), W_OK) != 0)
+    return fmt::format("{} is read-only; make it writable or pass a new file name", named);
+  return "";
+}
+
+}  // namespace
+
 void write_file_atomic(const std::string& path, const std::string& text) {
+  const std::string named = fmt::format("'{}'", path);
+  if (auto problem = target_problem(path, named); !problem.empty()) throw UsageError(problem);
   // mkstemp: an unpredictable name created exclusively, so nothing planted in a shared
   // directory (a symlink) is written through.
-  const auto slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string dir = dir_of(path);
   std::string tmpl = path + ".tmp.XXXXXX";
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) throw std::runtime_error(fmt::format("cannot create a temporary file next to '{}': {}", path,
@@ -219,6 +249,11 @@ void write_file_atomic(const std::string& path, const std::string& text) {
     ::unlink(tmp.c_str());
     throw std::runtime_error(fmt::format("cannot flush '{}': {}", tmp, std::strerror(errno)));
   }
+  // Again right before the rename: what appeared at the path meanwhile is not replaced.
+  if (auto problem = target_problem(path, named); !problem.empty()) {
+    ::unlink(tmp.c_str());
+    throw UsageError(problem);
+  }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
@@ -234,11 +269,9 @@ void write_file_atomic(const std::string& path, const std::string& text) {
 
 void check_writable(const std::string& path, const std::string& flag) {
   if (path.empty()) throw UsageError(fmt::format("{} needs a file path; pass e.g. {} result.json", flag, flag));
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    throw UsageError(fmt::format("{} '{}' is a directory; pass a file path such as {}/result.json", flag, path, path));
-  const auto slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  if (auto problem = target_problem(path, fmt::format("{} '{}'", flag, path)); !problem.empty())
+    throw UsageError(problem);
+  const std::string dir = dir_of(path);
   const std::string probe = fmt::format("{}/.ddpbench-probe.{}", dir, ::getpid());
   int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
   if (fd < 0)
@@ -246,6 +279,32 @@ void check_writable(const std::string& path, const std::string& flag) {
                                  std::strerror(errno)));
   ::close(fd);
   ::unlink(probe.c_str());
+}
+
+std::string partial_path(const std::string& path) { return path + ".partial"; }
+
+void check_result_target(const std::string& path, bool overwrite) {
+  check_writable(path, "--json");
+  const std::string partial = partial_path(path);
+  check_writable(partial, "--json");
+  if (overwrite) return;
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0)
+    throw UsageError(fmt::format("--json '{}' already exists; pass --overwrite to replace it once the new run "
+                                 "completes, or choose a new name",
+                                 path));
+  if (::lstat(partial.c_str(), &st) == 0)
+    throw UsageError(fmt::format("--json '{}': '{}' already exists (the rows of a run that stopped early); pass "
+                                 "--overwrite to replace it, or choose a new name",
+                                 path, partial));
+}
+
+std::string incomplete_warning(const std::string& name, const ResultFile& file) {
+  if (file.complete) return "";
+  const size_t n = file.results.size();
+  const std::string rows = file.rows_planned > 0 ? fmt::format("{} of {} rows", n, file.rows_planned)
+                                                 : fmt::format("{} row{}", n, n == 1 ? "" : "s");
+  return fmt::format("{} is incomplete (the run stopped after {}); its numbers cover only those rows", name, rows);
 }
 
 std::string utc_now_iso8601() {

@@ -1,6 +1,6 @@
 // The versioned JSON result file: types, (de)serialisation, atomic write.
 // Torch-free. Shape (README "The result file"; meanings in docs/METHODOLOGY.md):
-// {schema_version, tool{name, version, git_sha, git_dirty}, created_utc, argv[],
+// {schema_version, complete, rows_planned, tool{name, version, git_sha, git_dirty}, created_utc, argv[],
 //  config{...}, environment{...}, results[{model, label, batch_per_rank, image_size,
 //  precision, scaling, global_batch, world_size, nodes, ddp,
 //  ranks[{rank, host, local_rank, device, samples_s[]}],
@@ -20,8 +20,9 @@ namespace ddpbench {
 /// Semantic version of the result-file schema (not the tool version). Readers
 /// accept any file whose major version equals kSchemaMajor; a minor bump only
 /// adds fields (1.1: scaling, global_batch per row; 1.2: compute, communication per row;
-/// 1.3: summary.iterations and summary.cv, Student-t ci95_s, stopping and warnings per row).
-inline constexpr const char* kSchemaVersion = "1.3.0";
+/// 1.3: summary.iterations and summary.cv, Student-t ci95_s, stopping and warnings per row;
+/// 1.4: top-level complete and rows_planned).
+inline constexpr const char* kSchemaVersion = "1.4.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's raw measurements for one benchmark row.
@@ -83,6 +84,10 @@ struct BenchResult {
 /// A whole result file (one launch).
 struct ResultFile {
   std::string schema_version = kSchemaVersion;
+  /// false while a run is under way or after it stopped early (`run` writes those to
+  /// PATH.partial); a file without the key (schema < 1.4) reads as complete.
+  bool complete = true;
+  int rows_planned = 0;  ///< rows the run set out to measure; 0: unknown (schema < 1.4)
   nlohmann::json tool = nlohmann::json::object();
   std::string created_utc;
   std::vector<std::string> argv;
@@ -118,20 +123,41 @@ ResultFile read_result_file(const std::string& path);
 /// Writes `file` to `path` atomically: the JSON goes to a temporary file (mkstemp) in
 /// the same directory, is flushed, then renamed over `path` and the directory synced, so
 /// readers never see a half-written file and an earlier complete file survives a crash.
-/// Throws std::runtime_error on I/O failure.
+/// Throws as write_file_atomic.
 void write_result_file_atomic(const std::string& path, const ResultFile& file);
 
 /// Writes `content` to `path` atomically (temporary file in the same directory, fsync,
-/// rename). Throws std::runtime_error on I/O failure.
+/// rename). Only a regular, writable file is ever replaced: `path` is checked (lstat)
+/// before the temporary file is made and again right before the rename; a symbolic link,
+/// a device, fifo, socket or directory, or a read-only file there throws UsageError
+/// naming it, and the temporary file is removed. Throws std::runtime_error on I/O failure.
 void write_file_atomic(const std::string& path, const std::string& content);
 
 /// Reads a whole text file; throws UsageError naming `path` when it cannot be read.
 std::string read_text_file(const std::string& path);
 
-/// Checks that `path` can be created (its directory exists and is writable, and the
-/// path is not a directory) without leaving anything behind. Throws UsageError naming
-/// `flag` (the option that named the path, e.g. "--json"), the problem and the fix.
+/// The one check of an output file before anything is computed, for every writer
+/// (`run --json`, `report -o`/`--html`). Throws UsageError naming `flag` (the option that
+/// named the path, e.g. "--json"), the problem and the fix when `path` is empty, is a
+/// symbolic link, exists and is not a regular file (a directory, device, fifo, socket),
+/// is a read-only file (no write permission bits, or not writable by this user), or its
+/// directory is missing or not writable. An existing writable regular file passes.
+/// Leaves nothing behind.
 void check_writable(const std::string& path, const std::string& flag = "--json");
+
+/// Where `run --json PATH` keeps its rows while it runs and after it stopped early:
+/// PATH + ".partial" (written with complete = false).
+std::string partial_path(const std::string& path);
+
+/// `run --json PATH`'s check before any rank starts: check_writable of PATH and of
+/// partial_path(PATH), then, unless `overwrite`, a UsageError when either exists (an
+/// earlier result, or the rows of an earlier run that stopped), naming --overwrite.
+void check_result_target(const std::string& path, bool overwrite);
+
+/// For `report`, `diff` and `check`: "NAME is incomplete (the run stopped after N of M
+/// rows); its numbers cover only those rows" ("after N rows" when rows_planned is
+/// unknown), or "" when `file` is complete.
+std::string incomplete_warning(const std::string& name, const ResultFile& file);
 
 /// Current UTC time as ISO 8601, e.g. "2026-11-22T21:31:00Z".
 std::string utc_now_iso8601();

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <numeric>
 #include <sstream>
+#include <set>
 
 #include "core/errors.hpp"
 #include "core/launch_env.hpp"
@@ -217,6 +218,12 @@ std::optional<double> mem_available_bytes() {
   std::ostringstream text;
   text << in.rdbuf();
   return parse_mem_available(text.str());
+}
+
+int planned_rows(const RunConfig& cfg) {
+  std::set<long long> batches;
+  for (int n : cfg.world_sizes) batches.insert(batch_per_rank(cfg, n));
+  return static_cast<int>(cfg.models.size() * (batches.size() + cfg.world_sizes.size()));
 }
 
 nlohmann::json to_json(const RunConfig& cfg) {

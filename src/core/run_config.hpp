@@ -102,6 +102,11 @@ std::optional<double> parse_mem_available(const std::string& text);
 /// MemAvailable of this machine (/proc/meminfo), in bytes; nullopt when it cannot be read.
 std::optional<double> mem_available_bytes();
 
+/// Rows a sweep of `cfg` produces (engine/bench/sweep.cpp): per model, one no-DDP row per
+/// distinct batch_per_rank over cfg.world_sizes (one in weak scaling), then one DDP row per
+/// world size. E.g. weak, 2 models, world sizes {1, 2} -> 2 * (1 + 2) = 6.
+int planned_rows(const RunConfig& cfg);
+
 /// The configuration as recorded in the result file's "config" object.
 nlohmann::json to_json(const RunConfig& cfg);
 

@@ -85,6 +85,68 @@ TEST(ReportCli, HostileNamesDoNotRunGnuplotCommands) {
   EXPECT_FALSE(fs::exists(marker));
 }
 
+// A run that stopped after 3 of its 4 rows (run --json keeps those in PATH.partial):
+// report, diff and check each say so once per file on stderr, and still do their work.
+TEST(AnalysisCli, IncompleteFilesAreWarnedAbout) {
+  TempDir d;
+  auto j = nlohmann::json::parse(testutil::slurp(kFix + "weak_cpu.json"));
+  j["results"].erase(3);
+  j["schema_version"] = "1.4.0";
+  j["complete"] = false;
+  j["rows_planned"] = 4;
+  const std::string partial = (d.path / "r.json.partial").string();
+  std::ofstream(partial) << j.dump();
+  const std::string warning = "ddpbench: warning: " + partial +
+                              " is incomplete (the run stopped after 3 of 4 rows); its numbers cover only those rows\n";
+
+  auto o = run(kBin + " report " + partial);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.err, warning);
+  EXPECT_THAT(o.out, HasSubstr("Weak scaling: resnet18"));
+  o = run(kBin + " report " + kFix + "weak_cpu.json");  // a complete (pre-1.4) file: no warning
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.err, "");
+  o = run(kBin + " report --format json " + partial + " " + kFix + "weak_cpu.json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.err, warning);
+  const auto files = nlohmann::json::parse(o.out).at("files");
+  EXPECT_EQ(files[0].at("complete"), false);
+  EXPECT_EQ(files[0].at("rows"), 3);
+  EXPECT_EQ(files[0].at("rows_planned"), 4);
+  EXPECT_EQ(files[1].at("complete"), true);
+  EXPECT_EQ(files[1].at("warning"), "");
+  // The HTML page says it under the file table (plots or not).
+  o = run(kBin + " report " + partial + " --html " + (d.path / "r.html").string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.err, HasSubstr(warning));
+  EXPECT_THAT(testutil::slurp(d.path / "r.html"),
+              HasSubstr("<p class=\"note\"><strong>Warning:</strong> " + partial + " is incomplete (the run stopped "
+                        "after 3 of 4 rows); its numbers cover only those rows</p>"));
+
+  o = run(kBin + " diff " + partial + " " + kFix + "weak_cpu.json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.err, warning);
+  o = run(kBin + " check " + partial + " --reference " + kFix + "reference_h100.json");
+  EXPECT_EQ(o.code, 1) << o.err;  // nothing applies to a CPU result
+  EXPECT_EQ(o.err, warning);
+}
+
+// report -o never writes through a symbolic link: refused before anything is written.
+TEST(ReportCli, OutputOntoASymlinkIsRefused) {
+  TempDir d;
+  const auto real = d.path / "real.txt", link = d.path / "out.txt";
+  std::ofstream(real) << "earlier\n";
+  fs::create_symlink("real.txt", link);
+  const auto o = run(kBin + " report " + kFix + "weak_cpu.json -o " + link.string());
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_EQ(o.err, "ddpbench: error: --output '" + link.string() +
+                       "' is a symbolic link, not a regular file; pass the file's real path or a new name\n");
+  EXPECT_EQ(o.out, "");
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(fs::read_symlink(link), fs::path("real.txt"));
+  EXPECT_EQ(testutil::slurp(real), "earlier\n");
+}
+
 const std::string kResults = DDPBENCH_SOURCE_DIR "/docs/results/";
 
 TEST(DiffCli, PrintsChangesAndVerdicts) {
@@ -190,6 +252,11 @@ INSTANTIATE_TEST_SUITE_P(
                       BadFile{"check @FIXgpu_h100.json --reference @F", "", "cannot read"},
                       BadFile{"report @FIXweak_cpu.json --format xml", "", "--format"},
                       BadFile{"report @FIXweak_cpu.json --gpu-hour-cost -2", "", "--gpu-hour-cost"},
+                      BadFile{"report @FIXweak_cpu.json -o ''", "", "--output needs a file path"},
+                      BadFile{"report @FIXweak_cpu.json --html /dev/full", "",
+                              "--html '/dev/full' exists and is not a regular file; pass a new file name"},
+                      BadFile{"report @FIXweak_cpu.json -o /proc/version", "",
+                              "--output '/proc/version' is read-only; make it writable or pass a new file name"},
                       BadFile{"report", "", "files"},
                       // Issue 10: bounded numbers, strict references, versions beyond int.
                       BadFile{"report @FIXweak_cpu.json --gpu-hour-cost inf", "", "--gpu-hour-cost inf must be > 0 and <="},

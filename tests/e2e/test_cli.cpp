@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
@@ -206,7 +207,8 @@ TEST(Cli, ModelsListsTorchvisionCounts) {
 /// A bad command line: its case name, the arguments, and a piece of the expected message.
 struct BadCase {
   std::string name, args, expect;
-  std::string env = "";  ///< "VAR=value " put before the command
+  std::string env = "";    ///< "VAR=value " put before the command
+  std::string setup = "";  ///< a shell command run first (files in @DIR)
 };
 /// Failure messages show the command, not the struct's bytes.
 void PrintTo(const BadCase& c, std::ostream* os) { *os << c.env << "ddpbench " << c.args; }
@@ -215,9 +217,10 @@ class BadInput : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(BadInput, ExitTwoWithOneLineNamingTheProblem) {
   TempDir d;
-  std::string args = GetParam().args;
-  const auto pos = args.find("@DIR");
-  if (pos != std::string::npos) args.replace(pos, 4, d.path.string());
+  std::string args = GetParam().args, setup = GetParam().setup;
+  for (std::string* s : {&args, &setup})
+    for (size_t pos; (pos = s->find("@DIR")) != std::string::npos;) s->replace(pos, 4, d.path.string());
+  if (!setup.empty()) ASSERT_EQ(std::system(setup.c_str()), 0) << setup;
   const auto o = run(GetParam().env + kBin + " " + args);
   EXPECT_EQ(o.code, 2) << o.err;
   EXPECT_EQ(count_lines(o.err), 1u) << o.err;
@@ -235,6 +238,26 @@ INSTANTIATE_TEST_SUITE_P(
                               "--world-sizes has 4"},
                       BadCase{"JsonInMissingDir", "run --json /nonexistent-ddpbench-dir/r.json", "not writable"},
                       BadCase{"JsonIsADirectory", "run --json @DIR", "is a directory"},
+                      BadCase{"JsonEmpty", "run --json ''", "--json needs a file path; pass e.g. --json result.json"},
+                      BadCase{"JsonIsASymlink", "run --json @DIR/link.json",
+                              "link.json' is a symbolic link, not a regular file; pass the file's real path or a new "
+                              "name",
+                              "", "echo earlier >@DIR/real.json && ln -s real.json @DIR/link.json"},
+                      BadCase{"JsonOnDevFull", "run --json /dev/full",
+                              "--json '/dev/full' exists and is not a regular file; pass a new file name"},
+                      BadCase{"JsonReadOnly", "run --json @DIR/ro.json --overwrite",
+                              "ro.json' is read-only; make it writable or pass a new file name", "",
+                              "echo earlier >@DIR/ro.json && chmod 0444 @DIR/ro.json"},
+                      BadCase{"JsonProcVersion", "run --json /proc/version --overwrite",
+                              "--json '/proc/version' is read-only; make it writable or pass a new file name"},
+                      BadCase{"JsonExists", "run --json @DIR/r.json",
+                              "r.json' already exists; pass --overwrite to replace it once the new run completes, "
+                              "or choose a new name",
+                              "", "echo earlier >@DIR/r.json"},
+                      BadCase{"JsonPartialExists", "run --json @DIR/r.json",
+                              "r.json.partial' already exists (the rows of a run that stopped early); pass "
+                              "--overwrite",
+                              "", "echo '{}' >@DIR/r.json.partial"},
                       BadCase{"ItersNotANumber", "run --iters many", "--iters 'many' must be a count >= 1 or auto"},
                       BadCase{"ItersZero", "run --iters 0", "--iters '0' must be a count >= 1 or auto"},
                       BadCase{"ItersNotAnInteger", "run --iters 1e3", "--iters '1e3'"},
@@ -327,17 +350,73 @@ TEST(Cli, BadInputLeavesAnEarlierResultUntouched) {
   EXPECT_EQ(slurp(json), "earlier result\n");
 }
 
+// The rows measured before the failure are kept in PATH.partial, marked incomplete; PATH
+// itself is not written (it only ever holds a complete run).
 TEST(Cli, SelfCheckFailsLoudlyAndKeepsTheRows) {
   TempDir d;
   const auto json = (d.path / "r.json").string();
   const auto o = run("DDPBENCH_TEST_FAULT=skew-grad " + kBin + kTiny + " --nproc-per-node 2 --json " + json);
   EXPECT_EQ(o.code, 3) << o.err;
   EXPECT_THAT(o.err, HasSubstr("self-check failed")) << o.err;
-  const auto f = read_result_file(json);
+  EXPECT_FALSE(fs::exists(json));
+  const auto f = read_result_file(json + ".partial");
+  EXPECT_FALSE(f.complete);
+  EXPECT_EQ(f.rows_planned, 3);
   ASSERT_EQ(f.results.size(), 3u);  // no ddp, 1 rank (passes), 2 ranks (fails)
   EXPECT_TRUE(f.results[1].checks.at("grad_check_passed").get<bool>());
   EXPECT_FALSE(f.results[2].checks.at("grad_check_passed").get<bool>());
   EXPECT_GE(f.results[2].checks.at("grad_max_abs_diff_across_ranks").get<double>(), 1.0);
+}
+
+// --overwrite replaces an earlier complete result only once the new run completes: a run
+// that fails leaves it byte for byte, with its own rows in PATH.partial.
+TEST(Cli, OverwriteReplacesAResultOnlyWithACompleteOne) {
+  TempDir d;
+  const auto json = (d.path / "r.json").string(), partial = json + ".partial";
+  const std::string tiny = kBin + kTiny + " --nproc-per-node 2 --json " + json;
+  auto o = run(tiny);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("Wrote " + json + " (3 rows, schema " + kSchemaVersion + ")"));
+  EXPECT_FALSE(fs::exists(partial));
+  const std::string first = slurp(json);
+  const auto f1 = read_result_file(json);
+  EXPECT_TRUE(f1.complete);
+  EXPECT_EQ(f1.rows_planned, 3);
+  EXPECT_EQ(f1.results.size(), 3u);
+  EXPECT_EQ(nlohmann::json::parse(first).at("complete"), true);
+
+  o = run(tiny);  // no --overwrite: refused before anything runs
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_EQ(o.err, "ddpbench: error: --json '" + json +
+                       "' already exists; pass --overwrite to replace it once the new run completes, or choose a new "
+                       "name\n");
+  EXPECT_EQ(slurp(json), first);
+
+  o = run("DDPBENCH_TEST_FAULT=skew-grad " + tiny + " --overwrite");
+  EXPECT_EQ(o.code, 3) << o.err;
+  EXPECT_EQ(slurp(json), first);  // the earlier complete result stays
+  const auto p = read_result_file(partial);
+  EXPECT_FALSE(p.complete);
+  EXPECT_EQ(p.rows_planned, 3);
+  EXPECT_EQ(p.results.size(), 3u);
+  // Rank 0's error line, then where its rows are, one line each.
+  const std::string note =
+      "ddpbench: note: the 3 row(s) measured so far are in " + partial + " (marked incomplete)\n";
+  const auto at = o.err.find(note);
+  ASSERT_NE(at, std::string::npos) << o.err;
+  ASSERT_GT(at, 0u) << o.err;
+  const auto prev = o.err.rfind('\n', at - 2);  // the line right before the note: rank 0's error line
+  const std::string before = o.err.substr(prev == std::string::npos ? 0 : prev + 1);
+  EXPECT_EQ(before.rfind("ddpbench: self-check failed: resnet18 on 2 ranks", 0), 0u) << o.err;
+
+  o = run(tiny + " --overwrite");  // replaces the result and clears the partial rows
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_FALSE(fs::exists(partial));
+  const auto f2 = read_result_file(json);
+  EXPECT_TRUE(f2.complete);
+  EXPECT_EQ(f2.results.size(), 3u);
+  EXPECT_EQ(f2.argv.back(), "--overwrite");
+  EXPECT_NE(slurp(json), first);
 }
 
 TEST(Cli, NanGradientsFailTheSelfCheck) {

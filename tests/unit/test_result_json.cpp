@@ -1,5 +1,5 @@
-// Result file: JSON against a hand-written schema 1.3.0 document and round trip, schema
-// major-version check, atomic write, writability.
+// Result file: JSON against a hand-written schema 1.4.0 document and round trip, schema
+// major-version check, atomic write, writability and what an output path may be.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "core/errors.hpp"
 #include "core/result.hpp"
@@ -66,12 +68,14 @@ TEST(ResultJson, RoundTripKeepsEveryField) {
   EXPECT_EQ(g.schema_version, kSchemaVersion);
 }
 
-// A schema 1.3.0 file written by hand, every field set to a value other than its default
+// A schema 1.4.0 file written by hand, every field set to a value other than its default
 // and every number distinct, so a field that to_json or from_json drops, renames or mixes
 // up with another cannot go unnoticed (a round trip alone misses a field dropped on both
 // sides).
 const char* const kEveryField = R"({
-  "schema_version": "1.3.0",
+  "schema_version": "1.4.0",
+  "complete": false,
+  "rows_planned": 9,
   "tool": {"name": "ddpbench", "version": "0.1.0", "git_sha": "0123abc", "git_dirty": true},
   "created_utc": "2026-11-22T21:31:00Z",
   "argv": ["ddpbench", "run", "--precision", "bf16"],
@@ -109,7 +113,9 @@ const char* const kEveryField = R"({
 
 TEST(ResultJson, ReadsAHandWrittenFileFieldByField) {
   const ResultFile f = parse_result(kEveryField, "hand.json");
-  EXPECT_EQ(f.schema_version, "1.3.0");
+  EXPECT_EQ(f.schema_version, "1.4.0");
+  EXPECT_FALSE(f.complete);
+  EXPECT_EQ(f.rows_planned, 9);
   EXPECT_EQ(f.tool, nlohmann::json::parse(R"({"name": "ddpbench", "version": "0.1.0", "git_sha": "0123abc",
                                               "git_dirty": true})"));
   EXPECT_EQ(f.created_utc, "2026-11-22T21:31:00Z");
@@ -183,6 +189,43 @@ TEST(ResultJson, WritesTheHandWrittenFileBack) {
   ASSERT_EQ(written.at("results").size(), 1u);
   for (const auto& [key, value] : doc.at("results").at(0).items())
     EXPECT_EQ(written.at("results").at(0).value(key, nlohmann::json()), value) << "results[0]." << key;
+}
+
+// Before 1.4 only complete files were written, and they carry neither key.
+TEST(ResultJson, AnOlderFileWithoutCompleteReadsAsComplete) {
+  auto doc = nlohmann::json::parse(kEveryField);
+  doc["schema_version"] = "1.3.0";
+  doc.erase("complete");
+  doc.erase("rows_planned");
+  const ResultFile f = parse_result(doc.dump(), "old.json");
+  EXPECT_TRUE(f.complete);
+  EXPECT_EQ(f.rows_planned, 0);
+  EXPECT_EQ(incomplete_warning("old.json", f), "");
+}
+
+TEST(ResultJson, CompleteAndRowsPlannedRoundTrip) {
+  ResultFile f = sample_file();
+  EXPECT_TRUE(f.complete);  // the default: what a finished run writes
+  f.complete = false;
+  f.rows_planned = 3;
+  const nlohmann::json j = f;
+  EXPECT_EQ(j.at("complete"), false);
+  EXPECT_EQ(j.at("rows_planned"), 3);
+  const ResultFile g = parse_result(j.dump(), "mem");
+  EXPECT_FALSE(g.complete);
+  EXPECT_EQ(g.rows_planned, 3);
+}
+
+TEST(ResultJson, IncompleteWarningSaysHowFarTheRunGot) {
+  ResultFile f = sample_file();  // one row
+  EXPECT_EQ(incomplete_warning("r.json", f), "");
+  f.complete = false;
+  f.rows_planned = 3;
+  EXPECT_EQ(incomplete_warning("r.json.partial", f),
+            "r.json.partial is incomplete (the run stopped after 1 of 3 rows); its numbers cover only those rows");
+  f.rows_planned = 0;  // unknown
+  EXPECT_EQ(incomplete_warning("r.json.partial", f),
+            "r.json.partial is incomplete (the run stopped after 1 row); its numbers cover only those rows");
 }
 
 TEST(ResultJson, MinorVersionBumpIsReadable) {
@@ -263,6 +306,118 @@ TEST(ResultJson, CheckWritable) {
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()).rfind("--html '", 0), 0u) << e.what();
   }
+}
+
+// Every kind of path that is not a writable regular file, as the one output check and
+// the atomic write see it: refused with a message naming the problem and the fix, and
+// left exactly as it was (nothing written through a link, nothing renamed over a node).
+TEST(ResultJson, OutputTargetsThatAreNotWritableRegularFilesAreRefused) {
+  TempDir dir;
+  const fs::path real = dir.path / "real.json", link = dir.path / "link.json", dangling = dir.path / "dangling.json",
+                 fifo = dir.path / "fifo", ro = dir.path / "ro.json", sub = dir.path / "sub";
+  std::ofstream(real) << "earlier\n";
+  fs::create_symlink("real.json", link);
+  fs::create_symlink("nowhere.json", dangling);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  std::ofstream(ro) << "read-only\n";
+  fs::permissions(ro, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  fs::create_directory(sub);
+  const auto entries = [&] {
+    int n = 0;
+    for (auto it = fs::directory_iterator(dir.path); it != fs::directory_iterator(); ++it) ++n;
+    return n;
+  };
+  const int before = entries();
+
+  struct Case {
+    std::string path, expect;  // expect: the whole message after "--json '<path>'"
+  };
+  const std::vector<Case> cases = {
+      {link.string(), " is a symbolic link, not a regular file; pass the file's real path or a new name"},
+      {dangling.string(), " is a symbolic link, not a regular file; pass the file's real path or a new name"},
+      {fifo.string(), " exists and is not a regular file; pass a new file name"},
+      {"/dev/null", " exists and is not a regular file; pass a new file name"},
+      {"/dev/full", " exists and is not a regular file; pass a new file name"},
+      {ro.string(), " is read-only; make it writable or pass a new file name"},
+      {"/proc/version", " is read-only; make it writable or pass a new file name"},
+      {sub.string(), " is a directory; pass a file path such as " + sub.string() + "/result.json"},
+  };
+  for (const auto& c : cases) {
+    try {
+      check_writable(c.path, "--json");
+      ADD_FAILURE() << "check_writable accepted " << c.path;
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), "--json '" + c.path + "'" + c.expect);
+    }
+    try {
+      write_file_atomic(c.path, "new\n");
+      ADD_FAILURE() << "write_file_atomic wrote " << c.path;
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), "'" + c.path + "'" + c.expect);
+    }
+  }
+  // Unchanged: the links point where they did, the nodes are what they were, no content
+  // changed, and no temporary file was left next to them.
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(fs::read_symlink(link), fs::path("real.json"));
+  EXPECT_EQ(testutil::slurp(real), "earlier\n");
+  EXPECT_TRUE(fs::is_symlink(dangling));
+  EXPECT_FALSE(fs::exists(dir.path / "nowhere.json"));
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_EQ(testutil::slurp(ro), "read-only\n");
+  EXPECT_EQ(fs::status(ro).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  EXPECT_TRUE(fs::is_directory(sub));
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  EXPECT_TRUE(fs::is_character_file("/dev/full"));
+  EXPECT_EQ(entries(), before);
+
+  // The empty path names the option it came from.
+  try {
+    check_writable("", "--output");
+    ADD_FAILURE() << "an empty path was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "--output needs a file path; pass e.g. --output result.json");
+  }
+  // A writable regular file is a valid target: report -o replaces it.
+  EXPECT_NO_THROW(check_writable(real.string(), "--output"));
+  write_file_atomic(real.string(), "replaced\n");
+  EXPECT_EQ(testutil::slurp(real), "replaced\n");
+}
+
+// run --json PATH: an earlier result, or the rows of an earlier run that stopped
+// (PATH.partial), is only replaced with --overwrite; a link or read-only file never.
+TEST(ResultJson, ResultTargetNeedsOverwriteForAnExistingResult) {
+  TempDir dir;
+  const std::string path = (dir.path / "r.json").string();
+  EXPECT_EQ(partial_path(path), path + ".partial");
+  EXPECT_NO_THROW(check_result_target(path, false));
+  std::ofstream(path) << "earlier\n";
+  try {
+    check_result_target(path, false);
+    ADD_FAILURE() << "an existing result was accepted without --overwrite";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "--json '" + path +
+                                         "' already exists; pass --overwrite to replace it once the new run "
+                                         "completes, or choose a new name");
+  }
+  EXPECT_NO_THROW(check_result_target(path, true));
+  fs::remove(path);
+  std::ofstream(path + ".partial") << "{}\n";
+  try {
+    check_result_target(path, false);
+    ADD_FAILURE() << "an earlier partial result was accepted without --overwrite";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "--json '" + path + "': '" + path +
+                                         ".partial' already exists (the rows of a run that stopped early); pass "
+                                         "--overwrite to replace it, or choose a new name");
+  }
+  EXPECT_NO_THROW(check_result_target(path, true));
+  fs::remove(path + ".partial");
+  fs::create_symlink("elsewhere.json", path + ".partial");
+  EXPECT_THROW(check_result_target(path, true), UsageError);  // --overwrite never writes through a link
+  EXPECT_TRUE(fs::is_symlink(path + ".partial"));
+  EXPECT_FALSE(fs::exists(path));  // nothing created either
 }
 
 TEST(ResultJson, SchemaMajor) {

@@ -162,6 +162,21 @@ TEST(RunConfig, StrongScaling) {
   EXPECT_EQ(batch_per_rank(w, 4), w.batch_size);
 }
 
+// As the sweep emits them: per model, a no-DDP row per distinct batch per rank, then a DDP
+// row per world size.
+TEST(RunConfig, PlannedRows) {
+  auto c = good();
+  c.world_sizes = {1, 2};
+  EXPECT_EQ(planned_rows(c), 3);  // no ddp, 1, 2: the tiny e2e sweep
+  c.models = {"resnet18", "resnet50"};
+  c.world_sizes = {1, 2, 4, 8};
+  EXPECT_EQ(planned_rows(c), 10);  // 2 x (1 + 4)
+  c.models = {"resnet18"};
+  c.scaling = "strong";
+  c.global_batch_size = 64;
+  EXPECT_EQ(planned_rows(c), 8);  // baselines at 64, 32, 16 and 8 per rank, then 4 DDP rows
+}
+
 TEST(RunConfig, JsonRecordsEveryKnob) {
   auto j = to_json(good());
   for (const char* k : {"models", "batch_size", "image_size", "warmup", "iters", "world_sizes", "bucket_cap_mb",
