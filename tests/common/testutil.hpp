@@ -11,7 +11,20 @@
 #include <sstream>
 #include <string>
 
+#include "core/errors.hpp"
+
 namespace ddpbench::testutil {
+
+/// The message of the UsageError `fn` throws, or "" when it throws none.
+template <typename F>
+std::string usage_error(F fn) {
+  try {
+    fn();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
 
 /// A fresh directory under /tmp, removed with everything in it at scope exit.
 struct TempDir {

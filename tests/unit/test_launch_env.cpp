@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "common/testutil.hpp"
 #include "core/errors.hpp"
 #include "core/launch_env.hpp"
 
@@ -12,15 +13,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-template <typename F>
-std::string usage_error(F f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testutil::usage_error;
 
 TEST(LaunchEnv, NoLauncherMeansLocalSpawn) {
   const auto li = detect_launch({{"HOME", "/root"}, {"PATH", "/usr/bin"}});
@@ -238,12 +231,8 @@ TEST(Threads, CoresDividedByLocalRanks) {
 }
 
 std::string launch_error(const EnvMap& env) {
-  try {
-    detect_launch(env);
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  const std::string m = usage_error([&] { detect_launch(env); });
+  return m.empty() ? "(no error)" : m;
 }
 
 // Every integer from a launcher is range-checked before it is narrowed to int: a value

@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 
+#include "common/testutil.hpp"
 #include "core/errors.hpp"
 #include "core/run_config.hpp"
 
@@ -21,16 +22,7 @@ RunConfig good() {
   return c;
 }
 
-// The one-line message of the UsageError `fn` throws, or "" when it does not throw.
-template <typename F>
-std::string usage_error(F fn) {
-  try {
-    fn();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testutil::usage_error;
 
 TEST(RunConfig, DefaultWorldSizes) {
   EXPECT_EQ(default_world_sizes(1), (std::vector<int>{1}));
