@@ -920,10 +920,14 @@ void append_matrix_line(const Scenario& sc, const Outcome& o) {
       const auto lines = stderr_lines(l.err);
       p["stderr_lines"] = lines.size();
       p["first_line"] = lines.empty() ? "" : lines.front().substr(0, 300);
+      std::string error_line;  // the first of ddpbench's own error lines, if any
+      for (const auto& x : lines)
+        if (error_line.empty() && x.find("ddpbench: error: ") != std::string::npos) error_line = x.substr(0, 300);
+      p["error_line"] = error_line;
     }
     procs.push_back(p);
   }
-  nlohmann::json line = {{"case", sc.name},           {"binary", binary_under_test()},
+  nlohmann::json line = {{"case", sc.name},           {"binary", fs::path(binary_under_test()).filename().string()},
                          {"timeout_s", sc.timeout_s}, {"procs", procs},
                          {"stray", o.stray},          {"passed", o.failures.empty()},
                          {"failures", o.failures}};
