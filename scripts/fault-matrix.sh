@@ -90,6 +90,12 @@ table() {
         (if $i == 0 then ($c.stray | tostring) else "" end),
         (if $i == 0 then (if $c.passed then "yes" else "no" end) else "" end) ]
     | "| " + join(" | ") + " |"' "$jsonl"
+  if jq -e 'select(.passed | not)' "$jsonl" >/dev/null; then
+    echo
+    echo "Failed checks:"
+    echo
+    jq -r 'select(.passed | not) | "* \(.case): " + (.failures | map(gsub("\n"; " ")) | join("; "))' "$jsonl"
+  fi
 }
 
 if [ -n "$out" ]; then table | tee "$out"; else table; fi

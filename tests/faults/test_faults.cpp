@@ -178,9 +178,8 @@ const std::string kHeader = "* Iterations:";  // rendezvous done, warm-up begins
 const std::string kBaselineRow = "no ddp:";     // the baseline row: DDP groups begin
 
 // A hand-launched rank: the torchrun variables for rank r of n on 127.0.0.1:@PORT.
-std::string hand(int r, int n, const std::string& extra = "") {
-  return "RANK=" + std::to_string(r) + " WORLD_SIZE=" + std::to_string(n) +
-         " MASTER_ADDR=127.0.0.1 MASTER_PORT=@PORT" + (extra.empty() ? "" : " " + extra);
+std::string hand(int r, int n) {
+  return "RANK=" + std::to_string(r) + " WORLD_SIZE=" + std::to_string(n) + " MASTER_ADDR=127.0.0.1 MASTER_PORT=@PORT";
 }
 Proc ddp(const std::string& role, const std::string& env, const std::string& args, Expect e, When start = at(0)) {
   Proc p;
