@@ -9,14 +9,14 @@
 #    that run /usr/bin/python3 and /usr/bin/torchrun skip); openmpi-bin (mpirun)
 #    and slurmctld, slurmd, slurm-client, munge for a loopback Slurm (srun, sbatch) that
 #    the tests start and stop themselves; gnuplot-nox (report plots), clang-14 with
-#    libclang-rt-14-dev (the libFuzzer target), python3 (HTML check).
+#    libclang-rt-14-dev (the libFuzzer target), python3 (HTML check), jq (scripts/fault-matrix.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 pkgs=(g++ make cmake ninja-build ccache git pkg-config
       libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
       openmpi-bin slurmctld slurmd slurm-client munge
-      gnuplot-nox clang-14 libclang-rt-14-dev python3)
+      gnuplot-nox clang-14 libclang-rt-14-dev python3 jq)
 if [ -n "$(scripts/torch-prefix.sh)" ]; then
   echo "setup: using python3's PyTorch at $(scripts/torch-prefix.sh)"
 else
