@@ -244,6 +244,7 @@ bool is_out_of_memory(const std::string& what) {
 [[noreturn]] void rethrow_with_context(const LaunchInfo& li, double timeout_s, const std::string& what) {
   std::string line = first_line(what);
   const std::string phase = current_phase();
+  if (line.rfind("rank ", 0) == 0) throw std::runtime_error(line);  // already says who and what
   // TCPStore's own timeout says only "Socket Timeout".
   if (line.find("Socket Timeout") != std::string::npos)
     line = fmt::format("the store served by rank 0 at {}:{} did not answer within --timeout {:g} s (rank 0 stopped, "
@@ -262,7 +263,6 @@ bool is_out_of_memory(const std::string& what) {
                                  "--image-size",
                                  phase, line.substr(from == std::string::npos ? 0 : from, 300)));
   }
-  if (line.rfind("rank ", 0) == 0) throw std::runtime_error(line);
   throw std::runtime_error(fmt::format("rank {} (pid {} on {}), during {}: {}", li.rank, ::getpid(), host_name(),
                                        phase, line));
 }

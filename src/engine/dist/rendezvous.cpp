@@ -38,6 +38,12 @@ std::string rank_list(const std::vector<int>& ranks) {
   return out;
 }
 
+// TCPStore's reasons, in words: its receive timeout says only "Socket Timeout".
+std::string reason(const std::exception& e) {
+  const std::string what = first_line(e.what());
+  return what.find("Socket Timeout") != std::string::npos ? "connected, but it sent no answer" : what;
+}
+
 bool mentions(const std::string& what, std::initializer_list<const char*> needles) {
   for (const char* n : needles)
     if (what.find(n) != std::string::npos) return true;
@@ -83,7 +89,7 @@ Rendezvous rendezvous(const LaunchInfo& li, const JoinRequest& me, std::chrono::
                                      "of this host and MASTER_PORT to a free port",
                                      peer(li), what));
       throw std::runtime_error(fmt::format("rank {}: {} did not answer within --timeout {:g} s ({}){}", li.rank,
-                                           server, std::chrono::duration<double>(timeout).count(), what, hint));
+                                           server, std::chrono::duration<double>(timeout).count(), reason(e), hint));
     }
   }
   const std::string tag = "ddpbench/";
@@ -107,7 +113,7 @@ Rendezvous rendezvous(const LaunchInfo& li, const JoinRequest& me, std::chrono::
       throw std::runtime_error(fmt::format("rank {}: {} did not answer within --timeout {:g} s (rank 0 published no "
                                            "job: {}){}",
                                            li.rank, server, std::chrono::duration<double>(timeout).count(),
-                                           first_line(e.what()), hint));
+                                           reason(e), hint));
     }
   }
 
