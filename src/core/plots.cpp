@@ -12,6 +12,7 @@
 
 #include "core/errors.hpp"
 #include "core/process.hpp"
+#include "core/result.hpp"
 
 namespace fs = std::filesystem;
 
@@ -82,6 +83,9 @@ std::string slug(const std::string& s) {
   return o;
 }
 
+// The four panels of every series, in file-name order ("<stem>-<suffix>.png/.svg").
+constexpr const char* kPanelSuffixes[] = {"throughput", "efficiency", "per-gpu", "latency"};
+
 std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
   if (find_program("gnuplot").empty())
     throw UsageError("--plots needs gnuplot; install it (apt-get install gnuplot-nox) or drop --plots");
@@ -91,10 +95,23 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
     throw UsageError(fmt::format("--plots directory '{}' cannot be created ({}); choose a writable path", dir,
                                  ec ? ec.message() : "not a directory"));
 
+  // Every file this writes (and gnuplot writes for it) is checked before any is written:
+  // a symbolic link, device or read-only file planted in the folder is refused, not replaced.
+  const auto series = series_of(r);
+  {
+    std::vector<std::string> names = {"plots.gp"};
+    for (const auto& s : series) {
+      names.push_back(s.stem + ".dat");
+      for (const char* suffix : kPanelSuffixes)
+        for (const char* ext : {".png", ".svg"}) names.push_back(s.stem + "-" + suffix + ext);
+    }
+    for (const auto& n : names) check_writable((fs::path(dir) / n).string(), "--plots");
+  }
+
   std::vector<Plot> plots;
   std::ostringstream script;
   script << "set encoding utf8\nset grid\nset key top left\nset logscale x 2\n";
-  for (const auto& s : series_of(r)) {
+  for (const auto& s : series) {
     const std::string dat = s.stem + ".dat";
     {
       std::ofstream out(fs::path(dir) / dat);
@@ -115,18 +132,18 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
       std::string title, ylabel, plot;
     };
     const std::vector<Panel> panels = {
-        {"throughput", "aggregate throughput", fmt::format("throughput (examples/s, all {}s)", s.unit),
+        {kPanelSuffixes[0], "aggregate throughput", fmt::format("throughput (examples/s, all {}s)", s.unit),
          fmt::format("set yrange [0:*]\nplot {} using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with "
                      "lines dt 2 lw 2 title {}\nunset yrange",
                      gq(dat), gq(fmt::format("ideal (baseline per-{} ex/s x {}s)", s.unit, s.unit)))},
-        {"efficiency", "scaling efficiency", "efficiency (%)",
+        {kPanelSuffixes[1], "scaling efficiency", "efficiency (%)",
          fmt::format("set yrange [0:{:.0f}]\nplot {} using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with "
                      "lines dt 2 title '100 %'\nunset yrange",
                      max_eff * 1.1, gq(dat))},
-        {"per-gpu", fmt::format("per-{} throughput", s.unit), fmt::format("throughput per {} (examples/s)", s.unit),
+        {kPanelSuffixes[2], fmt::format("per-{} throughput", s.unit), fmt::format("throughput per {} (examples/s)", s.unit),
          fmt::format("set yrange [0:*]\nplot {} using 1:5 with linespoints lw 2 pt 7 title {}\nunset yrange", gq(dat),
                      gq("per " + s.unit))},
-        {"latency", "time per iteration", "seconds per iteration",
+        {kPanelSuffixes[3], "time per iteration", "seconds per iteration",
          fmt::format("set yrange [0:*]\nplot {} using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'\n"
                      "unset yrange",
                      gq(dat))},

@@ -24,6 +24,7 @@ using ::testing::Not;
 
 using testutil::have;
 using testutil::TempDir;
+namespace fs = std::filesystem;
 
 const std::string kDir = DDPBENCH_SOURCE_DIR "/tests/";
 
@@ -79,6 +80,29 @@ TEST(Plots, PngAndSvgOfTheExpectedSize) {
 TEST(Plots, MissingDirectoryParentIsAUsageError) {
   if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed";
   EXPECT_THROW(write_plots(fixture_report(), "/proc/ddpbench-cannot-create"), UsageError);
+}
+
+// A symbolic link planted under a plot's name is refused before anything is written,
+// and stays a link to what it pointed at.
+TEST(Plots, RefuseALinkPlantedInTheFolder) {
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  TempDir d;
+  const Report r = fixture_report();
+  const auto dir = d.path / "plots";
+  fs::create_directories(dir);
+  const auto victim = d.path / "victim.txt";
+  std::ofstream(victim) << "keep me\n";
+  const std::string name = write_plots(r, (d.path / "first").string()).front().name + ".png";
+  fs::create_symlink(victim, dir / name);
+  try {
+    write_plots(r, dir.string());
+    ADD_FAILURE() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("is a symbolic link, not a regular file")) << e.what();
+  }
+  EXPECT_TRUE(fs::is_symlink(dir / name));
+  EXPECT_EQ(testutil::slurp(victim), "keep me\n");
+  EXPECT_FALSE(fs::exists(dir / "plots.gp"));  // nothing written
 }
 
 TEST(Html, ParsesAndHoldsEveryTableAndPlot) {
