@@ -316,6 +316,8 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
   if (li.rank == 0) {
     rf.tool = {{"name", "ddpbench"}, {"version", tool_version()}, {"git_sha", git_sha()}, {"git_dirty", git_dirty()}};
     rf.created_utc = utc_now_iso8601();
+    rf.complete = false;  // until the sweep and the final barrier are done
+    rf.rows_planned = planned_rows(cfg);
     rf.argv = argv;
     // The program by name: the launcher may have started it by an absolute path.
     if (!rf.argv.empty()) rf.argv[0] = rf.argv[0].substr(rf.argv[0].find_last_of('/') + 1);
@@ -375,8 +377,6 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     for (const auto& w : table_row_warnings(row)) print_line(w);
     rf.results.push_back(row);
     // The rows so far go to PATH.partial; PATH itself only ever holds a complete run.
-    rf.complete = false;
-    rf.rows_planned = planned_rows(cfg);
     if (!cfg.json_path.empty()) write_result_file_atomic(partial_path(cfg.json_path), rf);
   };
   try {

@@ -1,6 +1,7 @@
 #include "core/launch_env.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -314,6 +315,12 @@ LaunchInfo detect_launch(const EnvMap& env) {
 
   apply_master_overrides(env, li);
   return li;
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
 }
 
 int usable_cpu_count() { return std::max(1, static_cast<int>(affinity_cpus().size())); }

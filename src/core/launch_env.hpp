@@ -102,6 +102,9 @@ int slurm_default_port(long long job_id);
 /// Throws UsageError on a non-numeric value or one outside 1..kMaxThreadsPerRank.
 int threads_per_rank(const EnvMap& env, Launcher launcher, int local_world_size, int usable_cpus);
 
+/// This host's name (gethostname), or "unknown".
+std::string host_name();
+
 /// CPUs in this process's affinity mask (sched_getaffinity), at least 1.
 int usable_cpu_count();
 

@@ -149,7 +149,11 @@ void forward_lines(Stream& s, const std::string& prefix, bool final) {
 }  // namespace
 
 std::string ExitStatus::describe() const {
-  if (signal != 0) return fmt::format("killed by signal {} ({})", signal, ::strsignal(signal));
+  if (signal != 0) {
+    const char* abbrev = ::sigabbrev_np(signal);  // "KILL"; null for a number without a name
+    return abbrev ? fmt::format("killed by signal {} (SIG{})", signal, abbrev)
+                  : fmt::format("killed by signal {}", signal);
+  }
   return fmt::format("exit code {}", code);
 }
 

@@ -36,7 +36,7 @@ struct ExitStatus {
   int shell_code() const { return signal != 0 ? 128 + signal : code; }
   /// Exited with code 0.
   bool success() const { return signal == 0 && code == 0; }
-  /// "exit code 3" or "killed by signal 9 (Killed)", for messages.
+  /// "exit code 3" or "killed by signal 9 (SIGKILL)", for messages.
   std::string describe() const;
 };
 

@@ -63,22 +63,6 @@ struct PhaseDir {
   std::string file(int rank) const { return path.empty() ? "" : fmt::format("{}/rank{}", path, rank); }
 };
 
-// "SIGKILL" for 9; "signal 64" where there is no name.
-std::string sigabbrev(int sig) {
-  static const std::pair<int, const char*> kNames[] = {
-      {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},   {SIGABRT, "SIGABRT"},
-      {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"},
-      {SIGUSR2, "SIGUSR2"}, {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"}};
-  for (const auto& [n, name] : kNames)
-    if (n == sig) return name;
-  return fmt::format("signal {}", sig);
-}
-
-std::string this_host() {
-  char buf[256] = {0};
-  return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("this host");
-}
-
 }  // namespace
 
 int find_free_port(const std::string& addr) {
@@ -153,11 +137,9 @@ int spawn_local_ranks(const SpawnOptions& opt) {
         first_failure = code;
         // A rank killed by a signal could not say a word: say who, and what it was doing.
         if (st.signal != 0) {
-          std::string phase = read_phase_file(phases.file(static_cast<int>(i)));
-          std::fprintf(stderr,
-                       "ddpbench: error: rank %zu (pid %d on %s) was killed by signal %d (%s) during %s; the other "
-                       "ranks were stopped\n",
-                       i, static_cast<int>(ranks.pid(i)), this_host().c_str(), st.signal, sigabbrev(st.signal).c_str(),
+          const std::string phase = read_phase_file(phases.file(static_cast<int>(i)));
+          std::fprintf(stderr, "ddpbench: error: rank %zu (pid %d on %s) was %s during %s; the other ranks were stopped\n",
+                       i, static_cast<int>(ranks.pid(i)), host_name().c_str(), st.describe().c_str(),
                        phase.empty() ? "start-up" : phase.c_str());
           std::fflush(stderr);
         }

@@ -53,12 +53,6 @@ void from_json(const nlohmann::json& j, RankPlacement& p) {
   p.cpus = j.value("cpus", std::string());
 }
 
-std::string host_name() {
-  char buf[256] = {0};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
-}
-
 RankPlacement local_placement(const LaunchInfo& li, const c10::Device& device) {
   RankPlacement p;
   p.rank = li.rank;

@@ -27,9 +27,6 @@ void from_json(const nlohmann::json& j, RankPlacement& p);
 /// Placement of this process (hostname, device, GPU identity).
 RankPlacement local_placement(const LaunchInfo& li, const c10::Device& device);
 
-/// This host's name (gethostname), or "unknown".
-std::string host_name();
-
 /// Version of the linked libtorch ("1.13.0", "2.11.0").
 std::string torch_version();
 /// CUDA version libtorch was built with ("13.0"), or "none" in a CPU build.
