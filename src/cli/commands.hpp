@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/errors.hpp"
+#include "core/launch_env.hpp"
 #include "core/result.hpp"
 
 namespace ddpbench::cli {
@@ -19,16 +21,12 @@ namespace ddpbench::cli {
 inline CLI::Validator whole_number() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        const size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
-        if (text.size() == sign || text.find_first_not_of("0123456789", sign) != std::string::npos)
-          return "'" + text + "' is not a whole number";
-        size_t first = text.find_first_not_of('0', sign);
-        if (first == std::string::npos) first = text.size() - 1;  // all zeros: keep one
-        const std::string digits = text.substr(first);
-        const std::string limit = text[0] == '-' ? "9223372036854775808" : "9223372036854775807";
-        if (digits.size() > limit.size() || (digits.size() == limit.size() && digits > limit))
+        if (!is_decimal(text)) return "'" + text + "' is not a whole number";
+        try {
+          text = std::to_string(parse_int(text, "value"));  // canonical decimal: no leading zeros, no '+'
+        } catch (const UsageError&) {
           return text + " is out of range (beyond 64 bits)";
-        text = text.substr(0, sign) + digits;
+        }
         return std::string();
       },
       "", "whole number");

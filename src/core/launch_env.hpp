@@ -123,6 +123,9 @@ std::vector<int> parse_cpu_list(const std::string& list);
 /// Parses a whole decimal integer ([+-]digits, 64-bit); throws UsageError naming `what` otherwise.
 long long parse_int(const std::string& value, const std::string& what);
 
+/// True for a decimal integer's text: an optional sign, then one or more digits (any width).
+bool is_decimal(const std::string& text);
+
 /// parse_int, within [lo, hi]: otherwise UsageError "WHAT=VALUE is out of range; set it to LO..HI"
 /// (also for whole numbers beyond 64 bits).
 long long parse_bounded(const std::string& value, const std::string& what, long long lo, long long hi);
