@@ -41,10 +41,7 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& flag
   std::vector<int> out;
   for (const auto& item : split_list(text)) {
     long long v = 0;
-    const bool whole = item.find_first_not_of("0123456789", item[0] == '-' || item[0] == '+' ? 1 : 0) ==
-                           std::string::npos &&
-                       item.find_first_of("0123456789") != std::string::npos;
-    if (!whole)
+    if (!is_decimal(item))
       throw UsageError(fmt::format("{} '{}' is not a comma list of whole numbers; pass e.g. {} 1,2,4", flag, text, flag));
     try {
       v = parse_int(item, flag);

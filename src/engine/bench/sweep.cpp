@@ -386,10 +386,10 @@ void warmup_alone(const SweepEnv& env, const std::string& model) {
 // Rank 0 trains without DDP at `batch` examples while the others wait at the gate.
 std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& model, const ModelInfo& info,
                                       long long batch) {
-  const std::string label = fmt::format("the no-DDP baseline of {} at batch {}", model, batch);
+  const std::string what = fmt::format("no-DDP baseline of {} at batch {}", model, batch);
   GroupGate gate(env.store, fmt::format("{}/noddp-b{}", model, batch), env.timeout, gate_poll(env));
   if (env.launch.rank != 0) {
-    set_phase("the wait for rank 0's " + label.substr(4));
+    set_phase("the wait for rank 0's " + what);
     gate.wait_done();
     return std::nullopt;
   }
@@ -397,7 +397,7 @@ std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& mo
     release_free_host_memory(env.device);
     reset_peak_memory(env.device);
     Trainer trainer = make_trainer(env, build_model(env, model), nullptr, batch);
-    const Series series = run_series(env, trainer, &gate, nullptr, {}, label);
+    const Series series = run_series(env, trainer, &gate, nullptr, {}, "the " + what);
     auto row = make_row(env, model, /*ddp=*/false, 1, batch, {rank_stats(env, series, nullptr)}, series.stopping);
     annotate(env, info, row, trainer, series);
     add_row_warnings(env, row);
