@@ -49,6 +49,7 @@ void from_json(const json& j, Summary& s) {
 void to_json(json& j, const RankSamples& r) {
   j = json{{"rank", r.rank},     {"host", r.host},           {"local_rank", r.local_rank},
            {"device", r.device}, {"samples_s", r.samples_s}, {"telemetry", r.telemetry}};
+  if (!r.breakdown.empty()) j["breakdown"] = r.breakdown;
 }
 
 void from_json(const json& j, RankSamples& r) {
@@ -58,6 +59,7 @@ void from_json(const json& j, RankSamples& r) {
   r.device = j.value("device", std::string());
   j.at("samples_s").get_to(r.samples_s);
   r.telemetry = json_object_or_empty(j, "telemetry");
+  r.breakdown = json_object_or_empty(j, "breakdown");
 }
 
 void to_json(json& j, const BenchResult& b) {
@@ -67,6 +69,8 @@ void to_json(json& j, const BenchResult& b) {
            {"nodes", b.nodes},         {"ddp", b.ddp},             {"ranks", b.ranks},
            {"summary", b.summary},     {"telemetry", b.telemetry}, {"checks", b.checks},
            {"compute", b.compute},     {"communication", b.communication},
+           {"grad_accum", b.grad_accum}, {"ddp_options", b.ddp_options},
+           {"breakdown", b.breakdown},
            {"stopping", b.stopping},   {"warnings", b.warnings}};
 }
 
@@ -106,12 +110,16 @@ void from_json(const json& j, BenchResult& b) {
   b.checks = json_object_or_empty(j, "checks");
   b.compute = json_object_or_empty(j, "compute");
   b.communication = json_object_or_empty(j, "communication");
+  b.grad_accum = json_int_or<int>(j, "grad_accum", 1);
+  b.ddp_options = json_object_or_empty(j, "ddp_options");
+  b.breakdown = json_object_or_empty(j, "breakdown");
   if (j.contains("stopping") && j["stopping"].is_object()) j["stopping"].get_to(b.stopping);
   if (j.contains("warnings") && j["warnings"].is_array()) j["warnings"].get_to(b.warnings);
 }
 
 void to_json(json& j, const ResultFile& f) {
   j = json{{"schema_version", f.schema_version},
+           {"kind", f.kind},
            {"complete", f.complete},
            {"rows_planned", f.rows_planned},
            {"tool", f.tool},
@@ -120,6 +128,36 @@ void to_json(json& j, const ResultFile& f) {
            {"config", f.config},
            {"environment", f.environment},
            {"results", f.results}};
+  if (f.kind == "comm" || !f.comm_results.empty()) j["comm_results"] = f.comm_results;
+}
+
+void to_json(json& j, const CommResult& c) {
+  j = json{{"collective", c.collective}, {"dtype", c.dtype},       {"redop", c.redop},
+           {"root", c.root},             {"bytes", c.bytes},       {"count", c.count},
+           {"world_size", c.world_size}, {"nodes", c.nodes},       {"label", c.label},
+           {"warmup", c.warmup},         {"iters", c.iters},       {"time_us", c.time_us},
+           {"time_us_max_over_ranks", c.time_us_max_over_ranks},  {"algbw_gbps", c.algbw_gbps},
+           {"busbw_gbps", c.busbw_gbps}, {"wrong", c.wrong},       {"extra", c.extra}};
+}
+
+void from_json(const json& j, CommResult& c) {
+  j.at("collective").get_to(c.collective);
+  c.dtype = j.value("dtype", std::string());
+  c.redop = j.value("redop", std::string("none"));
+  c.root = json_int_or<int>(j, "root", -1);
+  c.bytes = json_int(j.at("bytes"), "bytes");
+  c.count = json_int_or<long long>(j, "count", 0);
+  c.world_size = json_int<int>(j.at("world_size"), "world_size");
+  c.nodes = json_int_or<int>(j, "nodes", 1);
+  c.label = j.value("label", std::string());
+  c.warmup = json_int_or<int>(j, "warmup", 0);
+  c.iters = json_int_or<int>(j, "iters", 0);
+  j.at("time_us").get_to(c.time_us);
+  c.time_us_max_over_ranks = j.value("time_us_max_over_ranks", c.time_us);
+  j.at("algbw_gbps").get_to(c.algbw_gbps);
+  j.at("busbw_gbps").get_to(c.busbw_gbps);
+  c.wrong = json_int_or<long long>(j, "wrong", 0);
+  c.extra = json_object_or_empty(j, "extra");
 }
 
 void from_json(const json& j, ResultFile& f) {
@@ -131,7 +169,11 @@ void from_json(const json& j, ResultFile& f) {
   f.argv = j.value("argv", std::vector<std::string>{});
   f.config = json_object_or_empty(j, "config");
   f.environment = json_object_or_empty(j, "environment");
+  f.kind = j.value("kind", std::string("run"));
+  if (f.kind != "run" && f.kind != "comm")
+    throw std::invalid_argument("kind '" + f.kind + "' is neither run nor comm");
   j.at("results").get_to(f.results);
+  if (j.contains("comm_results")) j.at("comm_results").get_to(f.comm_results);
 }
 
 int schema_major(const std::string& version) {

@@ -21,8 +21,9 @@ namespace ddpbench {
 /// accept any file whose major version equals kSchemaMajor; a minor bump only
 /// adds fields (1.1: scaling, global_batch per row; 1.2: compute, communication per row;
 /// 1.3: summary.iterations and summary.cv, Student-t ci95_s, stopping and warnings per row;
-/// 1.4: top-level complete and rows_planned).
-inline constexpr const char* kSchemaVersion = "1.4.0";
+/// 1.4: top-level complete and rows_planned; 1.5: kind, comm_results, and per row grad_accum,
+/// ddp_options, breakdown, per rank breakdown).
+inline constexpr const char* kSchemaVersion = "1.5.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's raw measurements for one benchmark row.
@@ -33,6 +34,47 @@ struct RankSamples {
   std::string device;              ///< "cpu" or "cuda:<index>"
   std::vector<double> samples_s;   ///< seconds per measured iteration, in order
   nlohmann::json telemetry = nlohmann::json::object();  ///< per-rank extras (Reducer timers, memory)
+  /// This rank's step breakdown: each of kBreakdownComponents -> mean seconds per measured
+  /// step (empty object when the row has none; schema < 1.5).
+  nlohmann::json breakdown = nlohmann::json::object();
+};
+
+/// The components of one optimizer step in a row's "breakdown" (seconds per step, docs/
+/// METHODOLOGY.md "Where the time goes"), in display order. step_s is the measured step;
+/// forward_s + backward_compute_s + exposed_comm_s + optimizer_s + other_s = step_s, other_s
+/// being the remainder (zero_grad, the Reducer's bucket copies and finalisation).
+///   forward_s           forward + loss (DDP: with the Reducer's prepare and the buffer broadcast)
+///   backward_compute_s  autograd compute (DDP: the Reducer's timer, kBackwardComputeStart..End)
+///   backward_comm_s     first bucket's allreduce launched .. last bucket's finished (Reducer)
+///   overlap_s           backward_comm_s hidden behind backward_compute_s (Reducer)
+///   exposed_comm_s      backward_comm_s - overlap_s: communication nothing hid
+///   optimizer_s         the optimizer step (with loss scaling: unscale and update too)
+///   other_s             step_s minus the four above
+///   step_s              the measured step
+inline constexpr const char* kBreakdownComponents[] = {"forward_s",      "backward_compute_s", "backward_comm_s",
+                                                       "overlap_s",      "exposed_comm_s",     "optimizer_s",
+                                                       "other_s",        "step_s"};
+inline constexpr size_t kNumBreakdownComponents = 8;
+
+/// One measured size of one collective of `ddpbench comm`, with nccl-tests' columns
+/// (nccl-tests doc/PERFORMANCE.md): algbw = bytes / time, busbw = algbw * factor(collective, n).
+struct CommResult {
+  std::string collective;   ///< allreduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, barrier
+  std::string dtype;        ///< float32, float16, bfloat16, float64, int32, int64, int8, uint8
+  std::string redop;        ///< sum, prod, max, min, avg; "none" where the collective does not reduce
+  int root = -1;            ///< broadcast/reduce root rank; -1 where none
+  long long bytes = 0;      ///< nccl-tests' "size": bytes of the (per-rank output or input) buffer, see METHODOLOGY
+  long long count = 0;      ///< elements of dtype in `bytes`
+  int world_size = 1;       ///< ranks in the group measured
+  int nodes = 1;            ///< distinct hosts among them
+  std::string label;        ///< "<nodes>M/<ranks><G|C>", as run's rows
+  int warmup = 0, iters = 0;
+  double time_us = 0;       ///< mean time per operation, microseconds, averaged over ranks
+  double time_us_max_over_ranks = 0;  ///< slowest rank's mean time per operation
+  double algbw_gbps = 0;    ///< bytes / time, GB/s (1e9 bytes)
+  double busbw_gbps = 0;    ///< algbw * busbw factor, GB/s
+  long long wrong = 0;      ///< elements that differed from the expected result, summed over ranks and iterations checked
+  nlohmann::json extra = nlohmann::json::object();  ///< anything else (emulation notes, per-rank times)
 };
 
 /// A reason not to trust a row's numbers as they stand, shown in `run`'s table, the JSON
@@ -77,6 +119,17 @@ struct BenchResult {
   /// DDP rows: trainable_parameters, allreduce_bytes_per_step, steps_per_epoch,
   /// allreduce_bytes_per_epoch (at dataset_size examples per epoch).
   nlohmann::json communication = nlohmann::json::object();
+  /// Micro-steps per optimizer step (--grad-accum K): K-1 under no_sync, then one synchronised;
+  /// a row's times are per optimizer step and its examples K * batch_per_rank per rank.
+  int grad_accum = 1;
+  /// DDP rows: the DDP settings the row ran with: bucket_cap_mb, first_bucket_cap_mb,
+  /// broadcast_buffers, gradient_as_bucket_view, static_graph, find_unused_parameters,
+  /// comm_hook ("none", "allreduce", "fp16", "bf16", "powersgd:R", "hierarchical", "topk:RATIO").
+  /// Empty object for no-DDP rows and in files of schema < 1.5 (config holds them there).
+  nlohmann::json ddp_options = nlohmann::json::object();
+  /// Row summary of the ranks' breakdowns: {"mean_over_ranks": {component: s},
+  /// "max_over_ranks": {component: s}, "iterations": n, "note": "..."}; empty when absent.
+  nlohmann::json breakdown = nlohmann::json::object();
   Stopping stopping;
   std::vector<RowWarning> warnings;
 };
@@ -84,6 +137,9 @@ struct BenchResult {
 /// A whole result file (one launch).
 struct ResultFile {
   std::string schema_version = kSchemaVersion;
+  /// "run" (rows in `results`) or "comm" (`ddpbench comm`: rows in `comm_results`, `results`
+  /// empty); files of schema < 1.5 are "run".
+  std::string kind = "run";
   /// false while a run is under way or after it stopped early (`run` writes those to
   /// PATH.partial); a file without the key (schema < 1.4) reads as complete.
   bool complete = true;
@@ -94,6 +150,7 @@ struct ResultFile {
   nlohmann::json config = nlohmann::json::object();
   nlohmann::json environment = nlohmann::json::object();
   std::vector<BenchResult> results;
+  std::vector<CommResult> comm_results;  ///< kind "comm"
 };
 
 void to_json(nlohmann::json& j, const Summary& s);
@@ -108,6 +165,8 @@ void from_json(const nlohmann::json& j, RowWarning& w);
 void to_json(nlohmann::json& j, const Stopping& s);
 void from_json(const nlohmann::json& j, Stopping& s);
 void from_json(const nlohmann::json& j, ResultFile& f);
+void to_json(nlohmann::json& j, const CommResult& c);
+void from_json(const nlohmann::json& j, CommResult& c);
 
 /// Major component of a "MAJOR.MINOR.PATCH" version; throws UsageError if malformed.
 int schema_major(const std::string& version);
