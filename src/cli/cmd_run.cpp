@@ -5,9 +5,11 @@
 
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <thread>
@@ -46,6 +48,7 @@ constexpr int kCpuImage = 64;
 
 struct RunFlags {
   std::string models, world_sizes;
+  std::string bucket_caps = "25", comm_hooks = "none", grad_accums = "1";  ///< comma lists, one row each
   std::string iters = "20";  ///< a count, or "auto"
   RunConfig cfg;
   int nproc_per_node = 0;
@@ -79,6 +82,18 @@ nlohmann::json tune_malloc(const EnvMap& env, bool disabled) {
   const int trim_threshold = 1024 << 20;
   const bool ok = mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 && mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1;
   return {{"applied", ok}, {"M_MMAP_THRESHOLD", mmap_threshold}, {"M_TRIM_THRESHOLD", trim_threshold}};
+}
+
+// --profile DIR: created (with parents) where missing; must be a writable directory.
+// Every rank calls it on its own host.
+void prepare_profile_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw UsageError(fmt::format("--profile '{}' is not a directory that can be created ({}); pass a writable directory",
+                                 dir, ec ? ec.message() : "a file is in the way"));
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw UsageError(fmt::format("--profile '{}' is not writable; pass a writable directory", dir));
 }
 
 // Resolves the defaults that depend on the machine and says what it chose and why.
@@ -120,8 +135,22 @@ void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placem
   print_line(fmt::format("* CUDA version: {}", e["cuda"].get<std::string>()));
   print_line(fmt::format("* NCCL version: {}", e["nccl"].get<std::string>()));
   print_line(fmt::format("* Distributed backend: {}", e["backend"].get<std::string>()));
-  print_line(fmt::format("* Maximum bucket size: {} MiB (first bucket {} MiB)", c["bucket_cap_mb"].get<double>(),
+  print_line(fmt::format("* Maximum bucket size: {} MiB (first bucket {} MiB)",
+                         c["bucket_cap_mb"].is_array() ? fmt::format("{}", fmt::join(c["bucket_cap_mb"].get<std::vector<double>>(), ", "))
+                                                       : fmt::format("{}", c["bucket_cap_mb"].get<double>()),
                          c["first_bucket_cap_mb"].get<double>()));
+  {
+    std::vector<std::string> knobs;
+    if (c["gradient_as_bucket_view"].get<bool>()) knobs.push_back("gradient_as_bucket_view");
+    if (c["static_graph"].get<bool>()) knobs.push_back("static_graph");
+    if (c["find_unused_parameters"].get<bool>()) knobs.push_back("find_unused_parameters");
+    if (c["comm_hook"] != nlohmann::json::array({"none"}))
+      knobs.push_back(fmt::format("comm hook {}", fmt::join(c["comm_hook"].get<std::vector<std::string>>(), " / ")));
+    if (c["grad_accum"] != nlohmann::json::array({1}))
+      knobs.push_back(fmt::format("gradient accumulation {} micro-steps",
+                                  fmt::join(c["grad_accum"].get<std::vector<int>>(), " / ")));
+    if (!knobs.empty()) print_line(fmt::format("* DDP: {}", fmt::join(knobs, ", ")));
+  }
   print_line(fmt::format("* World size: {} (launcher: {}), {}", e["world_size"].get<int>(),
                          e["launcher"].get<std::string>(), hosts_summary(placements)));
   print_line(fmt::format("* Device: {}, {} intra-op thread(s) per rank", e["device_type"].get<std::string>(),
@@ -271,6 +300,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
              const std::string& note, const std::vector<std::string>& argv) {
   RunConfig& cfg = f.cfg;
   at::set_num_threads(threads);
+  if (!cfg.profile_dir.empty()) prepare_profile_dir(cfg.profile_dir);  // on this rank's host
   // The test seam of the self-check (tests/e2e), named once here, never inside the measured code.
   SelfCheckHook fault_hook;
   if (auto it = env.find("DDPBENCH_TEST_FAULT"); it != env.end() && !it->second.empty())
@@ -374,6 +404,8 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     }
     const std::string line = table_row(row, use_cuda ? "GPUs" : "CPUs") + table_row_extras(row);
     print_line(strong ? fmt::format("{}  (batch {} per rank)", line, row.batch_per_rank) : line);
+    if (cfg.print_breakdown)
+      if (const std::string b = table_row_breakdown(row); !b.empty()) print_line(b);
     for (const auto& w : table_row_warnings(row)) print_line(w);
     rf.results.push_back(row);
     // The rows so far go to PATH.partial; PATH itself only ever holds a complete run.
@@ -434,11 +466,34 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                                     "With --iters auto: stop a series once its measured iterations add up to this many seconds (default 120)");
   app->add_option("--world-sizes", f->world_sizes,
                   "DDP group sizes, comma list (default 1,2,4,... up to the world size, plus the world size)");
-  app->add_option("--bucket-cap-mb", c.bucket_cap_mb, "DDP bucket cap in MiB")->capture_default_str();
+  app->add_option("--bucket-cap-mb", f->bucket_caps,
+                  "DDP bucket cap in MiB; a comma list sweeps them in one launch, one row each")
+      ->capture_default_str();
   app->add_option("--first-bucket-cap-mb", c.first_bucket_cap_mb, "Cap of the first DDP bucket in MiB")
       ->capture_default_str();
   app->add_flag("--no-broadcast-buffers", f->no_broadcast_buffers,
                 "Do not broadcast BatchNorm buffers each step (DDP broadcast_buffers=False, as benchmark.py)");
+  app->add_flag("--gradient-as-bucket-view", c.gradient_as_bucket_view,
+                "DDP gradient_as_bucket_view=True: gradients are views into the buckets (no copy, less memory)");
+  app->add_flag("--static-graph", c.static_graph,
+                "DDP static_graph=True: the graph is the same every step (the first step's allreduce waits for the "
+                "whole backward)");
+  app->add_flag("--find-unused-parameters", c.find_unused_parameters,
+                "DDP find_unused_parameters=True: walk the autograd graph each step for parameters without gradients");
+  app->add_option("--comm-hook", f->comm_hooks,
+                  "DDP communication hook(s), comma list, one row each: none (the Reducer's allreduce), allreduce, "
+                  "fp16, bf16, powersgd[:RANK], hierarchical, topk:RATIO")
+      ->capture_default_str();
+  app->add_option("--grad-accum", f->grad_accums,
+                  "Micro-steps per optimizer step, comma list: K-1 under no_sync, then one synchronised")
+      ->capture_default_str();
+  app->add_flag("--breakdown", c.print_breakdown,
+                "Print where each row's step time goes (forward, backward compute, exposed communication, optimizer, "
+                "other) under it");
+  app->add_option("--profile", c.profile_dir,
+                  "Write a Chrome/Perfetto trace of --profile-iters extra steps after each measured series, one file "
+                  "per rank and row, into this directory (created)");
+  app->add_option("--profile-iters", c.profile_iters, "Steps traced per row with --profile")->capture_default_str();
   app->add_option("--backend", c.backend, "Process group backend: auto, nccl or gloo")->capture_default_str();
   app->add_option("--device", c.device, "Device: auto, cpu or cuda")->capture_default_str();
   app->add_option("--timeout", c.timeout_s, "Seconds before a store access or collective fails")->capture_default_str();
@@ -514,6 +569,10 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                 throw UsageError("--head is the head trained with --freeze-backbone; add --freeze-backbone");
               if (!f->world_sizes.empty()) cfg.world_sizes = parse_int_list(f->world_sizes, "--world-sizes");
               else cfg.world_sizes = default_world_sizes(world);
+              cfg.bucket_caps_mb = parse_mb_list(f->bucket_caps, "--bucket-cap-mb");
+              cfg.comm_hooks = parse_comm_hook_list(f->comm_hooks);
+              cfg.grad_accums = parse_count_list(f->grad_accums, "--grad-accum", kMaxGradAccum);
+              if (!cfg.profile_dir.empty()) prepare_profile_dir(cfg.profile_dir);
               validate(cfg, world, model_names());
               for (const auto& m : cfg.models) check_model_input(m, cfg.image_size);
               if (!use_cuda)  // GPU memory is the device's, unknown here

@@ -1,6 +1,9 @@
 #include "core/bench_table.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include <cmath>
 
@@ -20,15 +23,49 @@ std::string table_row(const BenchResult& row, const std::string& units) {
   const int qs[4] = {50, 75, 90, 95};
   for (int i = 0; i < 4; ++i) {
     const double v = ps[i];
-    const long long ex = v > 0 ? static_cast<long long>(static_cast<double>(row.batch_per_rank) / v) : 0;
+    // Examples per rank per optimizer step: the micro-batch times the micro-steps.
+    const double batch = static_cast<double>(row.batch_per_rank) * std::max(1, row.grad_accum);
+    const long long ex = v > 0 ? static_cast<long long>(batch / v) : 0;
     out += fmt::format("  p{:02}:  {:1.3f}s  {:6}/s", qs[i], v, ex);
   }
+  return out;
+}
+
+std::string row_settings(const BenchResult& row) {
+  std::vector<std::string> parts;
+  const nlohmann::json& o = row.ddp_options;
+  if (o.is_object()) {
+    if (const auto v = o.find("bucket_cap_mb"); v != o.end() && v->is_number() && v->get<double>() != 25.0)
+      parts.push_back(fmt::format("bucket cap {} MiB", v->get<double>()));
+    if (const auto v = o.find("comm_hook"); v != o.end() && v->is_string() && v->get<std::string>() != "none")
+      parts.push_back("hook " + v->get<std::string>());
+    for (const char* k : {"gradient_as_bucket_view", "static_graph", "find_unused_parameters"})
+      if (const auto v = o.find(k); v != o.end() && v->is_boolean() && v->get<bool>()) parts.push_back(k);
+  }
+  if (row.grad_accum > 1) parts.push_back(fmt::format("{} micro-steps", row.grad_accum));
+  return parts.empty() ? "" : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string table_row_breakdown(const BenchResult& row) {
+  const auto it = row.breakdown.find("mean_over_ranks");
+  if (it == row.breakdown.end() || !it->is_object()) return "";
+  const auto ms = [&](const char* k) {
+    const auto v = it->find(k);
+    return v != it->end() && v->is_number() ? 1000.0 * v->get<double>() : NAN;
+  };
+  std::string out = fmt::format("{:6}ms/step: forward {:.1f} | backward compute {:.1f}", "", ms("forward_s"),
+                                ms("backward_compute_s"));
+  if (row.ddp)
+    out += fmt::format(" | comm {:.1f} (hidden {:.1f}, exposed {:.1f})", ms("backward_comm_s"), ms("overlap_s"),
+                       ms("exposed_comm_s"));
+  out += fmt::format(" | optimizer {:.1f} | other {:.1f} | step {:.1f}", ms("optimizer_s"), ms("other_s"), ms("step_s"));
   return out;
 }
 
 std::string table_row_extras(const BenchResult& row) {
   const Summary& s = row.summary;
   std::string out = fmt::format("  n {:3}  ci ±{:.1f}%", s.iterations, s.mean_s > 0 ? 100.0 * s.ci95_s / s.mean_s : 0.0);
+  if (const std::string settings = row_settings(row); !settings.empty()) out += "  [" + settings + "]";
   if (row.stopping.mode == "auto" && row.stopping.reason != "target_ci")
     out += fmt::format(" (stopped at {}, not at the {}% target)", row.stopping.reason, row.stopping.target_ci_pct);
   if (row.checks.contains("grad_check_passed") && row.checks["grad_check_passed"].is_boolean())

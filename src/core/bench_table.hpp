@@ -32,6 +32,16 @@ std::string table_row(const BenchResult& row, const std::string& units);
 /// stopped at a limit before reaching its CI target says so.
 std::string table_row_extras(const BenchResult& row);
 
+/// The DDP settings of a row that differ from Python DDP's defaults, for people:
+/// "bucket cap 5 MiB, hook fp16, static_graph, 4 micro-steps"; "" when all are defaults.
+/// (Shown in [brackets] by table_row_extras, since rows of one group share their label.)
+std::string row_settings(const BenchResult& row);
+
+/// `run --breakdown`'s line under a row: its step breakdown (mean over ranks, ms per step),
+/// "      ms/step: forward 12.1 | backward compute 30.2 | comm 9.0 (hidden 7.5, exposed 1.5) |
+/// optimizer 2.0 | other 0.4 | step 46.2" (no comm part on no-DDP rows); "" without a breakdown.
+std::string table_row_breakdown(const BenchResult& row);
+
 /// One line per warning of the row, indented under it: "      ! <code>: <message>".
 std::vector<std::string> table_row_warnings(const BenchResult& row);
 

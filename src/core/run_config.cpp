@@ -10,6 +10,7 @@
 #include <sstream>
 #include <set>
 
+#include "core/comm_hook_spec.hpp"
 #include "core/errors.hpp"
 #include "core/launch_env.hpp"
 
@@ -102,9 +103,26 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
                                    "more ranks (--nproc-per-node)",
                                    n, world, world));
   // Bounds as closed ranges that NaN fails too: !(lo <= x && x <= hi).
-  if (!(cfg.bucket_cap_mb > 0 && cfg.bucket_cap_mb <= kMaxBucketCapMb))
-    throw UsageError(fmt::format("--bucket-cap-mb {} is out of range; use a size in (0, {}] MiB", cfg.bucket_cap_mb,
-                                 kMaxBucketCapMb));
+  if (cfg.bucket_caps_mb.empty()) throw UsageError("--bucket-cap-mb is empty; pass e.g. --bucket-cap-mb 25");
+  for (double mb : cfg.bucket_caps_mb)
+    if (!(mb > 0 && mb <= kMaxBucketCapMb))
+      throw UsageError(fmt::format("--bucket-cap-mb {} is out of range; use a size in (0, {}] MiB", mb, kMaxBucketCapMb));
+  if (cfg.comm_hooks.empty()) throw UsageError("--comm-hook is empty; pass e.g. --comm-hook none,fp16");
+  if (cfg.grad_accums.empty()) throw UsageError("--grad-accum is empty; pass e.g. --grad-accum 1,4");
+  for (int k : cfg.grad_accums)
+    if (k < 1 || k > kMaxGradAccum)
+      throw UsageError(fmt::format("--grad-accum {} is out of range; use 1..{} micro-steps per optimizer step", k,
+                                   kMaxGradAccum));
+  const size_t variants = cfg.bucket_caps_mb.size() * cfg.comm_hooks.size() * cfg.grad_accums.size();
+  if (variants > static_cast<size_t>(kMaxVariants))
+    throw UsageError(fmt::format("--bucket-cap-mb, --comm-hook and --grad-accum give {} combinations, more than {}; "
+                                 "sweep fewer values per launch",
+                                 variants, kMaxVariants));
+  if (cfg.static_graph && cfg.find_unused_parameters)
+    throw UsageError("--static-graph already handles unused parameters (PyTorch: static_graph supersedes "
+                     "find_unused_parameters); pass one of them");
+  if (cfg.profile_iters < 1 || cfg.profile_iters > kMaxProfileIters)
+    throw UsageError(fmt::format("--profile-iters {} is out of range; use 1..{}", cfg.profile_iters, kMaxProfileIters));
   if (!(cfg.first_bucket_cap_mb > 0 && cfg.first_bucket_cap_mb <= kMaxBucketCapMb))
     throw UsageError(fmt::format("--first-bucket-cap-mb {} is out of range; use a size in (0, {}] MiB",
                                  cfg.first_bucket_cap_mb, kMaxBucketCapMb));
@@ -217,10 +235,74 @@ std::optional<double> mem_available_bytes() {
   return parse_mem_available(text.str());
 }
 
+std::vector<DdpVariant> ddp_variants(const RunConfig& cfg) {
+  std::vector<DdpVariant> out;
+  for (double mb : cfg.bucket_caps_mb)
+    for (const auto& hook : cfg.comm_hooks)
+      for (int k : cfg.grad_accums) out.push_back({mb, hook, k});
+  return out;
+}
+
+std::vector<std::pair<long long, int>> baseline_points(const RunConfig& cfg) {
+  std::vector<std::pair<long long, int>> out;
+  for (int n : cfg.world_sizes)
+    for (int k : cfg.grad_accums) {
+      const std::pair<long long, int> p{batch_per_rank(cfg, n), k};
+      if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+    }
+  return out;
+}
+
+std::vector<double> parse_mb_list(const std::string& text, const std::string& flag) {
+  std::vector<double> out;
+  for (const auto& item : split_list(text)) {
+    double v = 0;
+    size_t used = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.find_first_not_of("0123456789.") != std::string::npos)
+      throw UsageError(fmt::format("{} '{}' is not a comma list of sizes in MiB; pass e.g. {} 1,5,25", flag, text, flag));
+    if (!(v > 0 && v <= kMaxBucketCapMb))
+      throw UsageError(fmt::format("{} {} is out of range; use a size in (0, {}] MiB", flag, item, kMaxBucketCapMb));
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  if (out.empty()) throw UsageError(fmt::format("{} is empty; pass e.g. {} 25", flag, flag));
+  return out;
+}
+
+std::vector<int> parse_count_list(const std::string& text, const std::string& flag, int max) {
+  std::vector<int> out;
+  for (const auto& item : split_list(text)) {
+    if (!is_decimal(item) || item[0] == '-' || item[0] == '+')
+      throw UsageError(fmt::format("{} '{}' is not a comma list of whole numbers; pass e.g. {} 1,4", flag, text, flag));
+    long long v = max + 1LL;
+    try {
+      v = parse_int(item, flag);
+    } catch (const UsageError&) {  // beyond 64 bits
+    }
+    if (v < 1 || v > max) throw UsageError(fmt::format("{} {} is out of range; use 1..{}", flag, item, max));
+    if (std::find(out.begin(), out.end(), static_cast<int>(v)) == out.end()) out.push_back(static_cast<int>(v));
+  }
+  if (out.empty()) throw UsageError(fmt::format("{} is empty; pass e.g. {} 1", flag, flag));
+  return out;
+}
+
+std::vector<std::string> parse_comm_hook_list(const std::string& text) {
+  std::vector<std::string> out;
+  for (const auto& item : split_list(text)) {
+    const std::string name = parse_comm_hook(item).name();
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  }
+  if (out.empty()) throw UsageError("--comm-hook is empty; pass e.g. --comm-hook none,fp16");
+  return out;
+}
+
 int planned_rows(const RunConfig& cfg) {
-  std::set<long long> batches;
-  for (int n : cfg.world_sizes) batches.insert(batch_per_rank(cfg, n));
-  return static_cast<int>(cfg.models.size() * (batches.size() + cfg.world_sizes.size()));
+  return static_cast<int>(cfg.models.size() *
+                          (baseline_points(cfg).size() + cfg.world_sizes.size() * ddp_variants(cfg).size()));
 }
 
 nlohmann::json to_json(const RunConfig& cfg) {
@@ -237,9 +319,19 @@ nlohmann::json to_json(const RunConfig& cfg) {
                         {"max_iters", cfg.iters_auto ? nlohmann::json(cfg.max_iters) : nlohmann::json(nullptr)},
                         {"max_time_s", cfg.iters_auto ? nlohmann::json(cfg.max_time_s) : nlohmann::json(nullptr)},
                         {"world_sizes", cfg.world_sizes},
-                        {"bucket_cap_mb", cfg.bucket_cap_mb},
+                        // A number when one value is swept (the form older readers know), else the list.
+                        {"bucket_cap_mb", cfg.bucket_caps_mb.size() == 1 ? nlohmann::json(cfg.bucket_caps_mb.front())
+                                                                          : nlohmann::json(cfg.bucket_caps_mb)},
                         {"first_bucket_cap_mb", cfg.first_bucket_cap_mb},
                         {"broadcast_buffers", cfg.broadcast_buffers},
+                        {"gradient_as_bucket_view", cfg.gradient_as_bucket_view},
+                        {"static_graph", cfg.static_graph},
+                        {"find_unused_parameters", cfg.find_unused_parameters},
+                        {"comm_hook", cfg.comm_hooks},
+                        {"grad_accum", cfg.grad_accums},
+                        {"profile", cfg.profile_dir.empty() ? nlohmann::json(nullptr)
+                                                            : nlohmann::json{{"dir", cfg.profile_dir},
+                                                                             {"iters", cfg.profile_iters}}},
                         {"backend", cfg.backend},
                         {"timeout_s", cfg.timeout_s},
                         {"grad_check_tol", cfg.grad_check_tol},

@@ -20,6 +20,9 @@ inline constexpr double kMaxBucketCapMb = 65536;           ///< --bucket-cap-mb,
 inline constexpr double kMaxTimeoutS = 86400;              ///< --timeout: one day
 inline constexpr long long kMaxDatasetSize = 1'000'000'000'000LL;  ///< --dataset-size (examples per epoch)
 inline constexpr int kMaxNprocPerNode = 4096;              ///< --nproc-per-node
+inline constexpr int kMaxGradAccum = 1024;                 ///< --grad-accum: micro-steps per optimizer step
+inline constexpr int kMaxVariants = 256;                   ///< DDP settings swept in one launch (product of the lists)
+inline constexpr int kMaxProfileIters = 100;               ///< --profile-iters
 
 /// Everything `ddpbench run` measures with. Units in the names (_s, _mb).
 struct RunConfig {
@@ -37,9 +40,21 @@ struct RunConfig {
   int max_iters = 1000;             ///< auto: stop here even if the CI is wider than the target
   double max_time_s = 120.0;        ///< auto: stop a series once its measured iterations add up to this many s
   std::vector<int> world_sizes;     ///< DDP group sizes; empty: default_world_sizes(world)
-  double bucket_cap_mb = 25.0;      ///< DDP bucket_cap_mb (MiB, as PyTorch: x * 1024 * 1024 bytes)
+  /// DDP bucket_cap_mb values swept (MiB, as PyTorch: x * 1024 * 1024 bytes); one row each.
+  std::vector<double> bucket_caps_mb{25.0};
   double first_bucket_cap_mb = 1.0; ///< first bucket's cap (dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB)
   bool broadcast_buffers = true;    ///< DDP broadcast_buffers (BatchNorm statistics from rank 0 each step)
+  bool gradient_as_bucket_view = false;  ///< DDP gradient_as_bucket_view
+  bool static_graph = false;             ///< DDP static_graph
+  bool find_unused_parameters = false;   ///< DDP find_unused_parameters
+  /// Communication hooks swept (--comm-hook; core/comm_hook_spec.hpp names), one row each.
+  std::vector<std::string> comm_hooks{"none"};
+  /// Micro-steps per optimizer step swept (--grad-accum K: K-1 under no_sync, then one
+  /// synchronised); a no-DDP baseline runs per distinct (batch, K).
+  std::vector<int> grad_accums{1};
+  std::string profile_dir;          ///< --profile DIR: one trace per rank and row; empty: none
+  int profile_iters = 3;            ///< iterations traced after each measured series
+  bool print_breakdown = false;     ///< --breakdown: print the step breakdown under each row
   std::string backend = "auto";     ///< "auto", "nccl" or "gloo"
   double timeout_s = 300.0;         ///< store and collective timeout
   double grad_check_tol = 1e-5;     ///< self-check: max |g_r - g_0| allowed, relative to max |g|
@@ -55,6 +70,33 @@ struct RunConfig {
   std::string head = "mlp4096";     ///< the head trained with freeze_backbone
   long long dataset_size = 1281167; ///< examples per epoch, for per-epoch communication (ImageNet-1k)
 };
+
+/// One combination of the list-valued DDP settings: what one DDP row of a group ran with.
+struct DdpVariant {
+  double bucket_cap_mb = 25.0;
+  std::string comm_hook = "none";  ///< canonical name (CommHookSpec::name)
+  int grad_accum = 1;
+};
+
+/// Every combination of cfg.bucket_caps_mb x cfg.comm_hooks x cfg.grad_accums, in flag order
+/// (bucket caps outermost, grad_accum innermost). E.g. caps {1, 25}, hooks {none, fp16} -> 4.
+std::vector<DdpVariant> ddp_variants(const RunConfig& cfg);
+
+/// The distinct (batch per rank, grad_accum) pairs of the sweep, in first-use order: one
+/// no-DDP baseline row each.
+std::vector<std::pair<long long, int>> baseline_points(const RunConfig& cfg);
+
+/// Parses a comma list of positive sizes in MiB ("1,5,25"); in order, duplicates dropped.
+/// Throws UsageError naming `flag` on anything else or a size outside (0, kMaxBucketCapMb].
+std::vector<double> parse_mb_list(const std::string& text, const std::string& flag);
+
+/// Parses a comma list of whole numbers in 1..`max` ("1,4"); in order, duplicates dropped.
+/// Throws UsageError naming `flag` on anything else.
+std::vector<int> parse_count_list(const std::string& text, const std::string& flag, int max);
+
+/// Parses --comm-hook's comma list into canonical hook names (core/comm_hook_spec.hpp), in
+/// order, duplicates dropped. Throws UsageError naming the unknown hook and the valid ones.
+std::vector<std::string> parse_comm_hook_list(const std::string& text);
 
 /// DDP group sizes swept by default: 1, 2, 4, ... up to `world`, plus `world`
 /// itself when it is not a power of two. E.g. 6 -> {1, 2, 4, 6}.
@@ -73,7 +115,8 @@ std::vector<std::string> split_list(const std::string& text);
 /// --batch-size 1..kMaxBatchSize (2^24), --image-size 32..16384, --num-classes
 /// 2..1000000, --iters 1..10^8, --warmup 0..10^8, --seed >= 0, --bucket-cap-mb and
 /// --first-bucket-cap-mb in (0, 65536] MiB, --timeout 1..86400 s, --grad-check-tol in
-/// (0, 1], --dataset-size 1..10^12; (auto) a target CI outside (0, 100] %, min iters
+/// (0, 1], --dataset-size 1..10^12, --grad-accum 1..1024, --profile-iters 1..100, at most 256
+/// DDP variants, --static-graph with --find-unused-parameters; (auto) a target CI outside (0, 100] %, min iters
 /// outside 2..10^8, max iters outside min iters..10^8, max time outside (0, 10^7] s;
 /// a world size outside 1..world; an unknown backend, device, precision, head or scaling
 /// mode; and for strong scaling a global batch that is missing, above 2^44, gives more than
@@ -103,8 +146,8 @@ std::optional<double> parse_mem_available(const std::string& text);
 std::optional<double> mem_available_bytes();
 
 /// Rows a sweep of `cfg` produces (engine/bench/sweep.cpp): per model, one no-DDP row per
-/// distinct batch_per_rank over cfg.world_sizes (one in weak scaling), then one DDP row per
-/// world size. E.g. weak, 2 models, world sizes {1, 2} -> 2 * (1 + 2) = 6.
+/// baseline_points entry, then one DDP row per world size and DDP variant. E.g. weak,
+/// 2 models, world sizes {1, 2}, one variant -> 2 * (1 + 2) = 6.
 int planned_rows(const RunConfig& cfg);
 
 /// The configuration as recorded in the result file's "config" object.

@@ -37,6 +37,7 @@ struct StepTimer::Impl {
 #ifdef DDPBENCH_WITH_CUDA
   at::cuda::CUDAEvent start{cudaEventDefault};
   at::cuda::CUDAEvent end{cudaEventDefault};
+  std::vector<std::unique_ptr<at::cuda::CUDAEvent>> marks;  // created on first use
 #endif
 };
 
@@ -44,24 +45,46 @@ StepTimer::StepTimer(const c10::Device& device) : device_(device), impl_(std::ma
 StepTimer::~StepTimer() = default;
 
 void StepTimer::start() {
+  n_marks_ = 0;
 #ifdef DDPBENCH_WITH_CUDA
   if (device_.is_cuda()) {
     impl_->start.record();
     return;
   }
 #endif
+  cpu_marks_.reserve(kMaxMarks);
+  cpu_marks_.clear();
   t0_ = std::chrono::steady_clock::now();
 }
 
+void StepTimer::mark() {
+  if (n_marks_ >= kMaxMarks) return;
+#ifdef DDPBENCH_WITH_CUDA
+  if (device_.is_cuda()) {
+    if (impl_->marks.size() <= n_marks_) impl_->marks.push_back(std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault));
+    impl_->marks[n_marks_]->record();
+    ++n_marks_;
+    return;
+  }
+#endif
+  cpu_marks_.push_back(std::chrono::steady_clock::now());
+  ++n_marks_;
+}
+
 double StepTimer::stop_s() {
+  marks_s_.resize(n_marks_);
 #ifdef DDPBENCH_WITH_CUDA
   if (device_.is_cuda()) {
     impl_->end.record();
     impl_->end.synchronize();
+    for (size_t i = 0; i < n_marks_; ++i)
+      marks_s_[i] = static_cast<double>(impl_->start.elapsed_time(*impl_->marks[i])) / 1000.0;
     return static_cast<double>(impl_->start.elapsed_time(impl_->end)) / 1000.0;
   }
 #endif
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  const auto now = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < n_marks_; ++i) marks_s_[i] = std::chrono::duration<double>(cpu_marks_[i] - t0_).count();
+  return std::chrono::duration<double>(now - t0_).count();
 }
 
 void set_current_device(const c10::Device& device) {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <vector>
 
 namespace ddpbench {
 
@@ -23,14 +24,24 @@ class StepTimer {
   StepTimer& operator=(const StepTimer&) = delete;
   /// Marks the start of an iteration.
   void start();
+  /// Marks a phase boundary inside the iteration (a CUDA event on the current stream, or
+  /// the clock on the CPU); nothing waits. At most kMaxMarks per iteration (later ones are ignored).
+  void mark();
   /// Marks its end, waits for the device, and returns the elapsed time in seconds.
   double stop_s();
+  /// After stop_s(): the time of each mark() since start(), seconds, in order.
+  const std::vector<double>& marks_s() const { return marks_s_; }
+
+  static constexpr size_t kMaxMarks = 2 * 1024 + 1;  ///< zero_grad + 2 per micro-step at --grad-accum 1024
 
  private:
   struct Impl;
   c10::Device device_;
   std::unique_ptr<Impl> impl_;
   std::chrono::steady_clock::time_point t0_;
+  std::vector<std::chrono::steady_clock::time_point> cpu_marks_;
+  size_t n_marks_ = 0;
+  std::vector<double> marks_s_;
 };
 
 /// Selects `device` as the current CUDA device of this thread (no-op on the CPU).

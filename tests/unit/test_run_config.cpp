@@ -78,7 +78,7 @@ TEST(RunConfig, BadInputNamesProblemAndFix) {
   c.timeout_s = 0;
   EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--timeout"));
   c = good();
-  c.bucket_cap_mb = -1;
+  c.bucket_caps_mb = {-1};
   EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--bucket-cap-mb"));
   c = good();
   c.models.clear();
@@ -169,6 +169,50 @@ TEST(RunConfig, PlannedRows) {
   EXPECT_EQ(planned_rows(c), 8);  // baselines at 64, 32, 16 and 8 per rank, then 4 DDP rows
 }
 
+// List-valued DDP settings: one DDP row per combination and world size; a baseline per
+// distinct (batch, grad_accum).
+TEST(RunConfig, VariantsAreTheProductOfTheLists) {
+  auto c = good();
+  c.world_sizes = {1, 2};
+  c.bucket_caps_mb = {1, 25};
+  c.comm_hooks = {"none", "fp16", "powersgd:2"};
+  const auto v = ddp_variants(c);
+  ASSERT_EQ(v.size(), 6u);
+  EXPECT_EQ(v[0].bucket_cap_mb, 1);
+  EXPECT_EQ(v[0].comm_hook, "none");
+  EXPECT_EQ(v[2].comm_hook, "powersgd:2");
+  EXPECT_EQ(v[3].bucket_cap_mb, 25);
+  EXPECT_EQ(planned_rows(c), 1 + 2 * 6);
+  c.grad_accums = {1, 4};
+  EXPECT_EQ(baseline_points(c).size(), 2u);  // (16, 1) and (16, 4)
+  EXPECT_EQ(planned_rows(c), 2 + 2 * 12);
+  c.bucket_caps_mb = std::vector<double>(20, 1.0);
+  c.comm_hooks = std::vector<std::string>(20, "none");
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("800 combinations"));
+}
+
+TEST(RunConfig, KnobBounds) {
+  auto c = good();
+  c.grad_accums = {0};
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--grad-accum 0 is out of range"));
+  c = good();
+  c.static_graph = c.find_unused_parameters = true;
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--static-graph"));
+  c = good();
+  c.profile_iters = 0;
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--profile-iters"));
+}
+
+TEST(RunConfig, ParseMbList) {
+  EXPECT_EQ(parse_mb_list("1,5,25,100", "--bucket-cap-mb"), (std::vector<double>{1, 5, 25, 100}));
+  EXPECT_EQ(parse_mb_list("25, 0.5,25", "--bucket-cap-mb"), (std::vector<double>{25, 0.5}));
+  EXPECT_THAT(usage_error([] { parse_mb_list("1,x", "--bucket-cap-mb"); }), HasSubstr("not a comma list"));
+  EXPECT_THAT(usage_error([] { parse_mb_list("0", "--bucket-cap-mb"); }), HasSubstr("out of range"));
+  EXPECT_THAT(usage_error([] { parse_mb_list("-1", "--bucket-cap-mb"); }), HasSubstr("not a comma list"));
+  EXPECT_THAT(usage_error([] { parse_mb_list("1e9", "--bucket-cap-mb"); }), HasSubstr("not a comma list"));
+  EXPECT_THAT(usage_error([] { parse_mb_list(",", "--bucket-cap-mb"); }), HasSubstr("empty"));
+}
+
 TEST(RunConfig, JsonRecordsEveryKnob) {
   auto j = to_json(good());
   for (const char* k : {"models", "batch_size", "image_size", "warmup", "iters", "world_sizes", "bucket_cap_mb",
@@ -198,9 +242,9 @@ TEST(RunConfig, NumbersAreBounded) {
       {[](RunConfig& c) { c.timeout_s = 1e300; }, "--timeout 1e+300 is out of range"},
       {[](RunConfig& c) { c.timeout_s = kNan; }, "--timeout nan is out of range"},
       {[](RunConfig& c) { c.timeout_s = 86401; }, "--timeout 86401 is out of range"},
-      {[](RunConfig& c) { c.bucket_cap_mb = kInf; }, "--bucket-cap-mb inf is out of range; use a size in (0, 65536] MiB"},
-      {[](RunConfig& c) { c.bucket_cap_mb = kNan; }, "--bucket-cap-mb nan is out of range"},
-      {[](RunConfig& c) { c.bucket_cap_mb = 65537; }, "--bucket-cap-mb 65537 is out of range"},
+      {[](RunConfig& c) { c.bucket_caps_mb = {kInf}; }, "--bucket-cap-mb inf is out of range; use a size in (0, 65536] MiB"},
+      {[](RunConfig& c) { c.bucket_caps_mb = {kNan}; }, "--bucket-cap-mb nan is out of range"},
+      {[](RunConfig& c) { c.bucket_caps_mb = {65537}; }, "--bucket-cap-mb 65537 is out of range"},
       {[](RunConfig& c) { c.first_bucket_cap_mb = kInf; }, "--first-bucket-cap-mb inf is out of range"},
       {[](RunConfig& c) { c.first_bucket_cap_mb = 0; }, "--first-bucket-cap-mb 0 is out of range"},
       {[](RunConfig& c) { c.grad_check_tol = kInf; }, "--grad-check-tol inf is out of range"},
@@ -243,7 +287,8 @@ TEST(RunConfig, NumbersAreBounded) {
   c.num_classes = 1'000'000;
   c.seed = std::numeric_limits<long long>::max();
   c.timeout_s = 86400;
-  c.bucket_cap_mb = c.first_bucket_cap_mb = 65536;
+  c.bucket_caps_mb = {65536};
+  c.first_bucket_cap_mb = 65536;
   c.grad_check_tol = 1;
   c.dataset_size = 1'000'000'000'000LL;
   EXPECT_NO_THROW(validate(c, 2, kModels));

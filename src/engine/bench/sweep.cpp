@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "engine/dist/ddp.hpp"
 #include "engine/models/flops.hpp"
 #include "engine/models/registry.hpp"
+#include "engine/profile.hpp"
 #include "engine/timing.hpp"
 #include "engine/train/workload.hpp"
 
@@ -30,26 +32,52 @@ namespace {
 // bounded layout (the samples, then one slot per field; NaN where a value is absent).
 struct RankStats {
   std::vector<double> samples_s;
-  std::optional<double> reducer_ns[kNumReducerTimers];  // kReducerTimerKeys order
+  std::optional<double> breakdown_s[kNumBreakdownComponents];  // kBreakdownComponents order, mean per step
   std::optional<double> peak_memory_bytes;
-
-  static constexpr size_t kExtras = kNumReducerTimers + 1;
+  std::optional<double> wire_bytes_per_step;  // what a comm hook handed to collectives, mean per step
 
   std::vector<double> pack() const {
     std::vector<double> v(samples_s);
-    for (const auto& t : reducer_ns) v.push_back(t.value_or(NAN));
+    for (const auto& t : breakdown_s) v.push_back(t.value_or(NAN));
     v.push_back(peak_memory_bytes.value_or(NAN));
+    v.push_back(wire_bytes_per_step.value_or(NAN));
     return v;
   }
   static RankStats unpack(const std::vector<double>& v, size_t iters) {
     RankStats r;
     r.samples_s.assign(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(iters));
     const auto opt = [](double x) { return std::isnan(x) ? std::nullopt : std::optional<double>(x); };
-    for (size_t k = 0; k < kNumReducerTimers; ++k) r.reducer_ns[k] = opt(v[iters + k]);
-    r.peak_memory_bytes = opt(v[iters + kNumReducerTimers]);
+    for (size_t k = 0; k < kNumBreakdownComponents; ++k) r.breakdown_s[k] = opt(v[iters + k]);
+    r.peak_memory_bytes = opt(v[iters + kNumBreakdownComponents]);
+    r.wire_bytes_per_step = opt(v[iters + kNumBreakdownComponents + 1]);
     return r;
   }
 };
+
+// Indices into kBreakdownComponents.
+enum Component : size_t { kForward, kBackwardCompute, kBackwardComm, kOverlap, kExposedComm, kOptimizer, kOther, kStep };
+
+// One measured step's components (seconds) from our marks and, under DDP, the Reducer's
+// timers of its synchronised micro-step (docs/METHODOLOGY.md, "Where the time goes").
+std::array<double, kNumBreakdownComponents> step_components(double step_s, const StepPhases& ph,
+                                                            const std::optional<ReducerIterationTimes>& rt) {
+  std::array<double, kNumBreakdownComponents> c{};
+  c[kForward] = ph.forward_s;
+  if (rt) {
+    // The no_sync micro-steps' backward is compute alone; the synchronised one's compute is
+    // the Reducer's kBackwardComputeStart..End.
+    c[kBackwardCompute] = ph.backward_s - ph.last_backward_s + rt->backward_compute_s;
+    c[kBackwardComm] = rt->backward_comm_s;
+    c[kOverlap] = std::clamp(rt->overlap_s, 0.0, rt->backward_comm_s);
+    c[kExposedComm] = c[kBackwardComm] - c[kOverlap];
+  } else {
+    c[kBackwardCompute] = ph.backward_s;
+  }
+  c[kOptimizer] = ph.optimizer_s;
+  c[kStep] = step_s;
+  c[kOther] = step_s - c[kForward] - c[kBackwardCompute] - c[kExposedComm] - c[kOptimizer];
+  return c;
+}
 
 // The model as configured, on the CPU: torchvision initialisation from the run's seed,
 // frozen behind an MLP head for --freeze-backbone.
@@ -78,8 +106,8 @@ SyntheticBatch rank_batch(const SweepEnv& env, long long batch) {
 }
 
 Trainer make_trainer(const SweepEnv& env, ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp,
-                     long long batch) {
-  return Trainer(std::move(model), std::move(ddp), rank_batch(env, batch), env.device, env.cfg.precision);
+                     long long batch, int grad_accum) {
+  return Trainer(std::move(model), std::move(ddp), rank_batch(env, batch), env.device, env.cfg.precision, grad_accum);
 }
 
 // Runs `warmup` untimed then the timed iterations: cfg.iters of them, or with --iters
@@ -93,6 +121,10 @@ struct Series {
   std::vector<double> samples;
   int64_t skipped_measured = 0;  ///< fp16 steps skipped for overflow among the timed ones
   Stopping stopping;
+  std::array<double, kNumBreakdownComponents> breakdown_sum{};  ///< over measured steps
+  int breakdown_n = 0;           ///< measured steps with a complete breakdown
+  double wire_bytes_sum = 0;     ///< comm hook's bytes over measured steps
+  bool has_wire_bytes = false;
 };
 
 // The stop decision after `samples` (auto mode), `measured_s` their sum: 0 = go on, else
@@ -121,8 +153,10 @@ int stop_decision(const RunConfig& cfg, const std::vector<double>& samples, doub
 }
 
 // `label` names the series in the phase ("warm-up of <label>", "measurement of <label>").
+// `wire_bytes` (may be null): the comm hook's cumulative byte counter, read per measured step.
 Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const std::function<bool()>& check,
-                  const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const std::string& label) {
+                  const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const std::string& label,
+                  const std::function<long long()>& wire_bytes = nullptr) {
   const RunConfig& cfg = env.cfg;
   StepTimer timer(env.device);
   Series out;
@@ -139,10 +173,27 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
       skipped_before = skipped();
       set_phase("measurement of " + label);
     }
+    const long long wire_before = wire_bytes ? wire_bytes() : 0;
     timer.start();
-    trainer.step();
+    trainer.step(&timer);
     const double s = timer.stop_s();
-    if (it >= cfg.warmup) samples.push_back(s);
+    if (it >= cfg.warmup) {
+      samples.push_back(s);
+      // Outside the timed span: our marks, and the Reducer's timers of this step.
+      const StepPhases ph = trainer.phases(timer, s);
+      const auto rt = trainer.ddp() ? trainer.ddp()->last_iteration_times() : std::nullopt;
+      if (ph.complete && (!trainer.ddp() || rt)) {
+        const auto c = step_components(s, ph, rt);
+        for (size_t k = 0; k < kNumBreakdownComponents; ++k) out.breakdown_sum[k] += c[k];
+        ++out.breakdown_n;
+      }
+      if (wire_bytes) {
+        out.wire_bytes_sum += static_cast<double>(wire_bytes() - wire_before);
+        out.has_wire_bytes = true;
+      }
+    } else if (trainer.ddp()) {
+      (void)trainer.ddp()->last_iteration_times();  // the Logger records every iteration once
+    }
     const bool checked_now = !checked && check && (checked = check());
     if (it == 0 || checked_now) {
       // The peak memory reported is that of the steady state: the first iteration holds
@@ -232,9 +283,10 @@ void add_row_warnings(const SweepEnv& env, BenchResult& row) {
 
 // Rank 0's row from every rank's stats (in group rank order).
 BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, int n, long long batch,
-                     const std::vector<RankStats>& stats, const Stopping& stopping) {
+                     int grad_accum, const std::vector<RankStats>& stats, const Stopping& stopping, int iterations) {
   BenchResult row;
   row.model = model;
+  row.grad_accum = grad_accum;
   row.batch_per_rank = batch;
   row.scaling = env.cfg.scaling;
   row.global_batch = batch * n;
@@ -246,8 +298,8 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
   row.label = ddp ? group_label(row.nodes, n, env.device.is_cuda() ? 'G' : 'C') : "no ddp";
   row.stopping = stopping;
   std::vector<std::vector<double>> per_rank;
-  double timer_sum[kNumReducerTimers] = {};
-  int timer_n[kNumReducerTimers] = {};
+  std::array<double, kNumBreakdownComponents> bd_sum{}, bd_max{};
+  int bd_n = 0;
   std::optional<double> peak_max;
   for (int r = 0; r < n; ++r) {
     const RankStats& st = stats[static_cast<size_t>(r)];
@@ -259,31 +311,36 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
     rs.device = pl.device;
     rs.samples_s = st.samples_s;
     per_rank.push_back(rs.samples_s);
-    if (ddp) {
-      nlohmann::json timers = nlohmann::json::object();
-      for (size_t k = 0; k < kNumReducerTimers; ++k) {
-        if (!st.reducer_ns[k]) continue;
-        timers[kReducerTimerKeys[k]] = static_cast<long long>(*st.reducer_ns[k]);
-        timer_sum[k] += *st.reducer_ns[k];
-        ++timer_n[k];
+    if (std::all_of(std::begin(st.breakdown_s), std::end(st.breakdown_s), [](const auto& v) { return v.has_value(); })) {
+      for (size_t k = 0; k < kNumBreakdownComponents; ++k) {
+        rs.breakdown[kBreakdownComponents[k]] = *st.breakdown_s[k];
+        bd_sum[k] += *st.breakdown_s[k];
+        bd_max[k] = bd_n == 0 ? *st.breakdown_s[k] : std::max(bd_max[k], *st.breakdown_s[k]);
       }
-      rs.telemetry["reducer_timers_ns"] = timers;
+      ++bd_n;
     }
+    if (st.wire_bytes_per_step) rs.telemetry["comm_hook_wire_bytes_per_step"] = *st.wire_bytes_per_step;
     if (st.peak_memory_bytes) {
       rs.telemetry["peak_memory_bytes"] = static_cast<long long>(*st.peak_memory_bytes);
       peak_max = std::max(peak_max.value_or(0.0), *st.peak_memory_bytes);
     }
     row.ranks.push_back(std::move(rs));
   }
-  row.summary = summarize(per_rank, row.batch_per_rank, n);
-  if (ddp) {
-    nlohmann::json mean_timers = nlohmann::json::object();
-    for (size_t k = 0; k < kNumReducerTimers; ++k)
-      if (timer_n[k] > 0) mean_timers[kReducerTimerKeys[k]] = timer_sum[k] / timer_n[k];
-    row.telemetry["reducer_timers_ns_mean_over_ranks"] = mean_timers;
-    row.telemetry["reducer_timers_note"] =
-        "c10d::Logger averages over the iterations the Reducer samples (the first 10, then every 100th), "
-        "warm-up included";
+  // Examples per rank per optimizer step: the micro-batch times the micro-steps.
+  row.summary = summarize(per_rank, row.batch_per_rank * grad_accum, n);
+  if (bd_n == n) {  // every rank's breakdown, or none: a partial one would mislead
+    nlohmann::json mean = nlohmann::json::object(), max = nlohmann::json::object();
+    for (size_t k = 0; k < kNumBreakdownComponents; ++k) {
+      mean[kBreakdownComponents[k]] = bd_sum[k] / n;
+      max[kBreakdownComponents[k]] = bd_max[k];
+    }
+    row.breakdown = {{"mean_over_ranks", mean},
+                     {"max_over_ranks", max},
+                     {"iterations", iterations},
+                     {"note", ddp ? "per rank: mean over the measured steps; forward, optimizer and the no_sync "
+                                    "micro-steps' backward by ddpbench's marks, backward compute/comm/overlap of "
+                                    "the synchronised micro-step by the c10d::Reducer's timers (sample rate 1)"
+                                  : "per rank: mean over the measured steps, by ddpbench's marks"}};
   }
   if (peak_max) row.telemetry["peak_memory_bytes_max_over_ranks"] = static_cast<long long>(*peak_max);
   return row;
@@ -303,17 +360,36 @@ std::chrono::milliseconds gate_poll(const SweepEnv& env) {
   return std::chrono::milliseconds(static_cast<long long>(s * 1000));
 }
 
-RankStats rank_stats(const SweepEnv& env, const Series& series, DistributedDataParallel* ddp) {
+RankStats rank_stats(const SweepEnv& env, const Series& series) {
   RankStats st;
   st.samples_s = series.samples;
-  if (ddp) {
-    const auto timers = ddp->reducer_timers_ns();
-    for (size_t k = 0; k < kNumReducerTimers; ++k)
-      if (auto it = timers.find(kReducerTimerKeys[k]); it != timers.end())
-        st.reducer_ns[k] = static_cast<double>(it->second);
-  }
+  // A breakdown covers every measured step or is left out.
+  if (series.breakdown_n > 0 && series.breakdown_n == static_cast<int>(series.samples.size()))
+    for (size_t k = 0; k < kNumBreakdownComponents; ++k) st.breakdown_s[k] = series.breakdown_sum[k] / series.breakdown_n;
+  if (series.has_wire_bytes && !series.samples.empty())
+    st.wire_bytes_per_step = series.wire_bytes_sum / static_cast<double>(series.samples.size());
   if (const long long peak = peak_memory_bytes(env.device); peak >= 0) st.peak_memory_bytes = static_cast<double>(peak);
   return st;
+}
+
+// --profile DIR: after a measured series, `profile_iters` more steps (untimed) traced by
+// libtorch's profiler, one file per rank: DIR/<model>-<what>-rank<R>.json. Returns the
+// file's record for the row ({} without --profile).
+nlohmann::json profile_series(const SweepEnv& env, Trainer& trainer, const std::string& model, const std::string& what,
+                              GroupGate* gate) {
+  if (env.cfg.profile_dir.empty()) return nlohmann::json::object();
+  set_phase(fmt::format("the profiled steps of {} {}", model, what));
+  std::string file = fmt::format("{}-{}-rank{}.json", model, what, env.launch.rank);
+  for (char& c : file)
+    if (c == '/' || c == ' ') c = '_';
+  const std::string path = env.cfg.profile_dir + "/" + file;
+  const std::string profiler = trace_steps(
+      [&] {
+        trainer.step();
+        if (gate) gate->beat();
+      },
+      env.cfg.profile_iters, path, env.device);
+  return {{"file", file}, {"profiler", profiler}, {"iterations", env.cfg.profile_iters}};
 }
 
 // What rank 0 knows about a model before measuring it (computed once, on the CPU).
@@ -378,16 +454,19 @@ void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, cons
 void warmup_alone(const SweepEnv& env, const std::string& model) {
   if (env.cfg.warmup == 0) return;
   set_phase(fmt::format("warm-up of {} (every rank alone)", model));
-  Trainer trainer = make_trainer(env, build_model(env, model), nullptr, batch_per_rank(env.cfg, env.cfg.world_sizes.front()));
+  Trainer trainer =
+      make_trainer(env, build_model(env, model), nullptr, batch_per_rank(env.cfg, env.cfg.world_sizes.front()), 1);
   for (int it = 0; it < env.cfg.warmup; ++it) trainer.step();
   synchronize(env.device);
 }
 
-// Rank 0 trains without DDP at `batch` examples while the others wait at the gate.
+// Rank 0 trains without DDP at `batch` examples (`grad_accum` micro-steps per step) while
+// the others wait at the gate.
 std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& model, const ModelInfo& info,
-                                      long long batch) {
-  const std::string what = fmt::format("no-DDP baseline of {} at batch {}", model, batch);
-  GroupGate gate(env.store, fmt::format("{}/noddp-b{}", model, batch), env.timeout, gate_poll(env));
+                                      long long batch, int grad_accum) {
+  const std::string what = fmt::format("no-DDP baseline of {} at batch {}{}", model, batch,
+                                       grad_accum > 1 ? fmt::format(" x {} micro-steps", grad_accum) : "");
+  GroupGate gate(env.store, fmt::format("{}/noddp-b{}-k{}", model, batch, grad_accum), env.timeout, gate_poll(env));
   if (env.launch.rank != 0) {
     set_phase("the wait for rank 0's " + what);
     gate.wait_done();
@@ -396,10 +475,14 @@ std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& mo
   try {
     release_free_host_memory(env.device);
     reset_peak_memory(env.device);
-    Trainer trainer = make_trainer(env, build_model(env, model), nullptr, batch);
+    Trainer trainer = make_trainer(env, build_model(env, model), nullptr, batch, grad_accum);
     const Series series = run_series(env, trainer, &gate, nullptr, {}, "the " + what);
-    auto row = make_row(env, model, /*ddp=*/false, 1, batch, {rank_stats(env, series, nullptr)}, series.stopping);
+    const RankStats stats = rank_stats(env, series);
+    auto row = make_row(env, model, /*ddp=*/false, 1, batch, grad_accum, {stats}, series.stopping,
+                        static_cast<int>(series.samples.size()));
     annotate(env, info, row, trainer, series);
+    const auto trace = profile_series(env, trainer, model, fmt::format("noddp-b{}-k{}", batch, grad_accum), &gate);
+    if (!trace.empty()) row.telemetry["profile"] = trace;
     add_row_warnings(env, row);
     gate.done();
     return row;
@@ -409,22 +492,68 @@ std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& mo
   }
 }
 
-// The first n ranks train under DDP on their own sub-group; the others wait.
-// Rank 0 emits the row (with the self-check values) even when the check fails, then
-// every rank of the group throws SelfCheckError and the waiting ranks are released
-// with the failure.
-void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInfo& info, int n,
-                   const RowCallback& emit) {
-  const std::string name = fmt::format("{}/ddp{}", model, n);
+// A communication hook registered on a group's Reducer.
+struct HookInstall {
+  std::function<long long()> wire_bytes;  ///< cumulative bytes the hook passed to collectives; empty: no hook
+  double tolerance_factor = 1;            ///< the self-check's limit is multiplied by this (lossy hooks)
+  std::string tolerance_note;             ///< why, for the row's checks
+};
+
+HookInstall install_comm_hook(const SweepEnv& env, const DdpVariant& v, DistributedDataParallel& ddp,
+                              const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+                              const c10::intrusive_ptr<c10d::Store>& store, const std::string& name) {
+  (void)env, (void)ddp, (void)pg, (void)store, (void)name;
+  if (v.comm_hook == "none") return {};
+  throw UsageError(fmt::format("--comm-hook {} is not available in this build", v.comm_hook));
+}
+
+// The DDP settings of a variant as DdpOptions (bytes) and as the row records them.
+DdpOptions ddp_options_of(const RunConfig& cfg, const DdpVariant& v) {
+  DdpOptions opts;
+  opts.bucket_cap_bytes = static_cast<int64_t>(v.bucket_cap_mb * 1024 * 1024);
+  opts.first_bucket_cap_bytes = static_cast<int64_t>(cfg.first_bucket_cap_mb * 1024 * 1024);
+  opts.broadcast_buffers = cfg.broadcast_buffers;
+  opts.gradient_as_bucket_view = cfg.gradient_as_bucket_view;
+  opts.static_graph = cfg.static_graph;
+  opts.find_unused_parameters = cfg.find_unused_parameters;
+  return opts;
+}
+
+nlohmann::json ddp_options_json(const RunConfig& cfg, const DdpVariant& v) {
+  return {{"bucket_cap_mb", v.bucket_cap_mb},
+          {"first_bucket_cap_mb", cfg.first_bucket_cap_mb},
+          {"broadcast_buffers", cfg.broadcast_buffers},
+          {"gradient_as_bucket_view", cfg.gradient_as_bucket_view},
+          {"static_graph", cfg.static_graph},
+          {"find_unused_parameters", cfg.find_unused_parameters},
+          {"comm_hook", v.comm_hook}};
+}
+
+// "bucket cap 5 MiB, comm hook fp16, 4 micro-steps": what sets a variant apart, for phases.
+std::string variant_words(const DdpVariant& v) {
+  std::string out = fmt::format("bucket cap {} MiB", v.bucket_cap_mb);
+  if (v.comm_hook != "none") out += ", comm hook " + v.comm_hook;
+  if (v.grad_accum > 1) out += fmt::format(", {} micro-steps", v.grad_accum);
+  return out;
+}
+
+// The first n ranks train under DDP on their own sub-group with the settings of variant
+// `vi`; the others wait. Rank 0 emits the row (with the self-check values) even when the
+// check fails, then every rank of the group throws SelfCheckError and the waiting ranks
+// are released with the failure.
+void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInfo& info, int n, size_t vi,
+                   const DdpVariant& variant, const RowCallback& emit) {
+  const std::string name = fmt::format("{}/ddp{}/v{}", model, n, vi);
+  const std::string label = fmt::format("DDP group {}/ddp{} ({})", model, n, variant_words(variant));
   GroupGate gate(env.store, name, env.timeout, gate_poll(env));
   const int rank = env.launch.rank;
   if (rank >= n) {
-    set_phase("the wait for DDP group " + name);
+    set_phase("the wait for " + label);
     gate.wait_done();
     return;
   }
   try {
-    set_phase("set-up of DDP group " + name);
+    set_phase("set-up of " + label);
     auto group_store = c10::make_intrusive<c10d::PrefixStore>("group/" + name + "/", env.store);
     c10::intrusive_ptr<c10d::ProcessGroup> pg;
     {
@@ -437,14 +566,12 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
     {
       release_free_host_memory(env.device);
       reset_peak_memory(env.device);
-      DdpOptions opts;
-      opts.bucket_cap_bytes = static_cast<int64_t>(env.cfg.bucket_cap_mb * 1024 * 1024);
-      opts.first_bucket_cap_bytes = static_cast<int64_t>(env.cfg.first_bucket_cap_mb * 1024 * 1024);
-      opts.broadcast_buffers = env.cfg.broadcast_buffers;
+      const long long batch = batch_per_rank(env.cfg, n);
       auto module = build_model(env, model);
-      auto ddp = std::make_unique<DistributedDataParallel>(module, pg, opts, env.device);
+      auto ddp = std::make_unique<DistributedDataParallel>(module, pg, ddp_options_of(env.cfg, variant), env.device);
       DistributedDataParallel* ddp_raw = ddp.get();
-      Trainer trainer = make_trainer(env, module, std::move(ddp), batch_per_rank(env.cfg, n));
+      const HookInstall hook = install_comm_hook(env, variant, *ddp, pg, group_store, name);
+      Trainer trainer = make_trainer(env, module, std::move(ddp), batch, variant.grad_accum);
 
       auto check = [&]() -> bool {
         // A step skipped for fp16 overflow has inf/NaN gradients by design (identical on
@@ -455,19 +582,23 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
         spread = grad_spread_across_ranks(ddp_raw->parameters(), pg, env.timeout);
         return true;
       };
-      const Series series = run_series(env, trainer, rank == 0 ? &gate : nullptr, check, pg, "DDP group " + name);
+      const Series series =
+          run_series(env, trainer, rank == 0 ? &gate : nullptr, check, pg, label, hook.wire_bytes);
       const GradSpread measured = spread.value_or(GradSpread{});
-      limit = env.cfg.grad_check_tol * std::max(1.0, measured.max_abs_grad);
+      limit = hook.tolerance_factor * env.cfg.grad_check_tol * std::max(1.0, measured.max_abs_grad);
+      const nlohmann::json trace = profile_series(env, trainer, model, fmt::format("ddp{}-v{}", n, vi),
+                                                  rank == 0 ? &gate : nullptr);
       // Every rank of the group measured the same number of iterations (fixed, or agreed in auto mode).
       const size_t iters = series.samples.size();
-      set_phase("the result gather of DDP group " + name);
-      const auto payload = rank_stats(env, series, ddp_raw).pack();
+      set_phase("the result gather of " + label);
+      const auto payload = rank_stats(env, series).pack();
       const auto gathered = gather_to_root(pg, payload, payload.size(), env.device, env.timeout);
       if (rank == 0) {
         std::vector<RankStats> stats;
         for (const auto& v : gathered) stats.push_back(RankStats::unpack(v, iters));
-        BenchResult row =
-            make_row(env, model, /*ddp=*/true, n, batch_per_rank(env.cfg, n), stats, series.stopping);
+        BenchResult row = make_row(env, model, /*ddp=*/true, n, batch, variant.grad_accum, stats, series.stopping,
+                                   static_cast<int>(iters));
+        row.ddp_options = ddp_options_json(env.cfg, variant);
         const auto buckets = ddp_raw->bucket_sizes_bytes();
         row.checks = nlohmann::json{{"grad_max_abs_diff_across_ranks", measured.max_abs_diff},
                                     {"grad_max_abs", measured.max_abs_grad},
@@ -476,18 +607,38 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
                                     {"grad_check_ran", spread.has_value()},
                                     {"buckets_rebuilt", ddp_raw->buckets_rebuilt()},
                                     {"bucket_sizes_bytes", buckets}};
+        if (!hook.tolerance_note.empty()) row.checks["grad_check_note"] = hook.tolerance_note;
         annotate(env, info, row, trainer, series);
         add_row_warnings(env, row);
-        // What DDP reduces: every bucket once per step (the gradients of the trainable
-        // parameters). Steps per epoch at this group's global batch.
+        if (!trace.empty()) row.telemetry["profile"] = trace;
+        // What DDP reduces: every bucket once per optimizer step (the gradients of the
+        // trainable parameters). Steps per epoch at this group's global batch.
         long long per_step = 0;
         for (auto b : buckets) per_step += b;
-        const long long steps = (env.cfg.dataset_size + row.global_batch - 1) / row.global_batch;
+        const long long examples = row.global_batch * variant.grad_accum;
+        const long long steps = (env.cfg.dataset_size + examples - 1) / examples;
         row.communication = {{"trainable_parameters", info.trainable_parameters},
+                             {"buckets", buckets.size()},
+                             {"bucket_sizes_bytes", buckets},
                              {"allreduce_bytes_per_step", per_step},
                              {"dataset_size", env.cfg.dataset_size},
                              {"steps_per_epoch", steps},
                              {"allreduce_bytes_per_epoch", per_step * steps}};
+        if (!stats.front().wire_bytes_per_step) {
+          row.communication["wire_bytes_per_step"] = per_step;  // the Reducer's allreduce of every bucket
+        } else {
+          row.communication["wire_bytes_per_step"] = *stats.front().wire_bytes_per_step;
+        }
+        // The bandwidth the gradient allreduce achieved: its bytes over the Reducer's
+        // communication span (first bucket launched .. last finished), busbw as nccl-tests.
+        if (row.breakdown.contains("mean_over_ranks") && n > 1) {
+          const double comm_s = row.breakdown["mean_over_ranks"]["backward_comm_s"].get<double>();
+          if (comm_s > 0) {
+            const double algbw = static_cast<double>(per_step) / comm_s / 1e9;
+            row.communication["effective_algbw_gbps"] = algbw;
+            row.communication["effective_busbw_gbps"] = algbw * 2.0 * (n - 1) / n;
+          }
+        }
         emit(row);
       }
     }
@@ -498,9 +649,9 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
                                        model, n));
     if (!check_passed(spread, limit))
       throw SelfCheckError(fmt::format(
-          "{} on {} ranks: gradients differ across ranks by {:.3g} after the first DDP step (limit {:.3g}); "
+          "{} on {} ranks ({}): gradients differ across ranks by {:.3g} after the first DDP step (limit {:.3g}); "
           "the allreduce is not averaging, so no timing of this group is valid",
-          model, n, spread->max_abs_diff, limit));
+          model, n, variant_words(variant), spread->max_abs_diff, limit));
     if (rank == 0) gate.done();
   } catch (const std::exception& e) {
     if (rank == 0) gate.fail(e.what(), env.launch.world_size - n);
@@ -537,7 +688,7 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row) {
     // DDP faster than the same step without it: noise, or not the same work.
     if (r.ddp)
       for (const auto& nd : rows)
-        if (!nd.ddp && nd.model == r.model && nd.batch_per_rank == r.batch_per_rank &&
+        if (!nd.ddp && nd.model == r.model && nd.batch_per_rank == r.batch_per_rank && nd.grad_accum == r.grad_accum &&
             r.summary.p50_s < nd.summary.p50_s) {
           r.warnings.push_back({"negative_ddp_overhead",
                                 fmt::format("DDP p50 {:.4f} s is below the no-DDP p50 {:.4f} s: DDP cannot be "
@@ -549,15 +700,13 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row) {
   };
   for (const auto& model : env.cfg.models) {
     warmup_alone(env, model);
-    // No-DDP baselines at every per-rank batch the groups use (one in weak scaling).
-    std::vector<long long> batches;
-    for (int n : env.cfg.world_sizes)
-      if (std::find(batches.begin(), batches.end(), batch_per_rank(env.cfg, n)) == batches.end())
-        batches.push_back(batch_per_rank(env.cfg, n));
+    // No-DDP baselines at every (per-rank batch, micro-steps) the groups use (one in weak scaling).
     const ModelInfo info = model_info(env, model);
-    for (long long b : batches)
-      if (auto row = run_no_ddp(env, model, info, b)) emit(*row);
-    for (int n : env.cfg.world_sizes) run_ddp_group(env, model, info, n, emit);
+    for (const auto& [b, k] : baseline_points(env.cfg))
+      if (auto row = run_no_ddp(env, model, info, b, k)) emit(*row);
+    const auto variants = ddp_variants(env.cfg);
+    for (int n : env.cfg.world_sizes)
+      for (size_t vi = 0; vi < variants.size(); ++vi) run_ddp_group(env, model, info, n, vi, variants[vi], emit);
   }
   return rows;
 }

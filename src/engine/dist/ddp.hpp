@@ -3,11 +3,13 @@
 #pragma once
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/comm.hpp>
 #include <torch/csrc/distributed/c10d/logger.hpp>
 #include <torch/csrc/distributed/c10d/reducer.hpp>
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,8 +30,19 @@ struct DdpOptions {
   int64_t bucket_cap_bytes = 25 * 1024 * 1024;      ///< bucket_cap_mb * 2^20
   int64_t first_bucket_cap_bytes = 1024 * 1024;     ///< dist._DEFAULT_FIRST_BUCKET_BYTES
   bool broadcast_buffers = true;                    ///< broadcast BatchNorm buffers from rank 0 each forward
-  bool gradient_as_bucket_view = false;
+  bool gradient_as_bucket_view = false;             ///< gradients are views into the buckets (no copy)
+  bool static_graph = false;                        ///< DDP static_graph=True (the Reducer's static-graph mode)
+  bool find_unused_parameters = false;              ///< traverse the autograd graph from the outputs each step
   int64_t broadcast_bucket_bytes = 250 * 1024 * 1024;  ///< DDP.broadcast_bucket_size
+};
+
+/// The Reducer's timers of one synchronised iteration (c10d::Logger ints_map, ns -> s):
+/// forward compute (kForwardStart..kBackwardComputeStart), backward compute
+/// (kBackwardComputeStart..kBackwardComputeEnd), backward communication (first bucket's
+/// allreduce launched .. last bucket's finished) and their overlap (kBackwardCommStart..
+/// kBackwardComputeEnd). Source: torch/csrc/distributed/c10d/logger.cpp, reducer.cpp.
+struct ReducerIterationTimes {
+  double forward_compute_s = 0, backward_compute_s = 0, backward_comm_s = 0, overlap_s = 0;
 };
 
 /// Wraps a model already on its device. Construction is collective over `pg` (all
@@ -54,7 +67,23 @@ class DistributedDataParallel {
   /// the first time after iteration 1), buffer broadcast from rank 0, module forward,
   /// Reducer::prepare_for_backward. The following backward() allreduces gradients
   /// bucket by bucket, overlapped with the backward computation.
-  torch::Tensor forward(const torch::Tensor& x);
+  /// `sync` false is Python's no_sync(): no Reducer preparation, so the backward that
+  /// follows only accumulates gradients locally (no allreduce); the buffer broadcast is
+  /// skipped in the forward after such a step, as Python's require_forward_param_sync does.
+  /// With find_unused_parameters the Reducer traverses the graph from the output; with
+  /// static_graph the first iteration's allreduce is delayed to the end of the backward
+  /// (Reducer::delay_all_reduce queued on the autograd engine, as Python's _DDPSink does).
+  torch::Tensor forward(const torch::Tensor& x, bool sync = true);
+
+  /// Registers a communication hook with the Reducer (before the first forward; at most
+  /// one, as Python's register_comm_hook). Throws c10::Error after the first iteration.
+  void register_comm_hook(std::unique_ptr<c10d::CommHookInterface> hook, const std::string& name);
+
+  /// The Reducer's timers of the last synchronised iteration (call after its backward,
+  /// outside any timed span: it records the iteration in the Logger, which Python does at
+  /// the start of the next forward; the sample rate is 1, so every iteration is recorded).
+  /// nullopt when the Reducer recorded nothing (no synchronised iteration yet).
+  std::optional<ReducerIterationTimes> last_iteration_times();
 
   /// The wrapped module.
   Model& module() { return *module_; }
@@ -78,6 +107,8 @@ class DistributedDataParallel {
   std::shared_ptr<c10d::Reducer> reducer_;
   std::shared_ptr<c10d::Logger> logger_;
   bool rebuilt_ = false;
+  bool param_sync_ = true;    ///< Python's require_forward_param_sync
+  int64_t sync_iterations_ = 0;  ///< synchronised forwards so far (Python's num_iterations)
 };
 
 }  // namespace ddpbench

@@ -30,30 +30,54 @@ std::vector<torch::Tensor> trainable(torch::nn::Module& m) {
 }  // namespace
 
 Trainer::Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, SyntheticBatch batch,
-                 const c10::Device& device, const std::string& precision)
+                 const c10::Device& device, const std::string& precision, int grad_accum)
     : model_(std::move(model)),
       ddp_(std::move(ddp)),
       batch_(std::move(batch)),
       device_(device),
       precision_(precision),
       scaler_(precision == "fp16" ? std::make_unique<LossScaler>(device) : nullptr),
-      optimizer_(trainable(*model_), torch::optim::SGDOptions(0.001).momentum(0.9).weight_decay(1e-4)) {}
+      optimizer_(trainable(*model_), torch::optim::SGDOptions(0.001).momentum(0.9).weight_decay(1e-4)),
+      grad_accum_(std::max(1, grad_accum)) {}
 
 // The optimizer's one parameter group holds exactly the trainable parameters: no module
 // walk per step (Python's GradScaler also reads optimizer.param_groups).
 const std::vector<torch::Tensor>& Trainer::parameters() { return optimizer_.param_groups().front().params(); }
 
-torch::Tensor Trainer::forward_backward() {
+torch::Tensor Trainer::forward_backward(StepTimer* timer) {
   optimizer_.zero_grad();
+  if (timer) timer->mark();
   torch::Tensor loss;
-  {
-    AutocastScope autocast(device_, precision_);
-    auto out = ddp_ ? ddp_->forward(batch_.input) : model_->forward(batch_.input);
-    loss = torch::nn::functional::cross_entropy(out, batch_.target);
+  for (int k = 0; k < grad_accum_; ++k) {
+    const bool sync = k == grad_accum_ - 1;  // the micro-steps before the last run under no_sync
+    {
+      AutocastScope autocast(device_, precision_);
+      auto out = ddp_ ? ddp_->forward(batch_.input, sync) : model_->forward(batch_.input);
+      loss = torch::nn::functional::cross_entropy(out, batch_.target);
+      if (grad_accum_ > 1) loss = loss / grad_accum_;
+    }
+    if (timer) timer->mark();
+    if (scaler_) scaler_->scale(loss).backward();
+    else loss.backward();
+    if (timer) timer->mark();
   }
-  if (scaler_) scaler_->scale(loss).backward();
-  else loss.backward();
   return loss;
+}
+
+StepPhases Trainer::phases(const StepTimer& timer, double step_s) const {
+  const auto& m = timer.marks_s();
+  StepPhases p;
+  if (m.size() != static_cast<size_t>(1 + 2 * grad_accum_)) return p;  // not marked (or beyond kMaxMarks)
+  p.zero_grad_s = m[0];
+  for (int k = 0; k < grad_accum_; ++k) {
+    const size_t f = 1 + 2 * static_cast<size_t>(k);
+    p.forward_s += m[f] - m[f - 1];
+    p.backward_s += m[f + 1] - m[f];
+  }
+  p.last_backward_s = m.back() - m[m.size() - 2];
+  p.optimizer_s = step_s - m.back();
+  p.complete = true;
+  return p;
 }
 
 void Trainer::optimizer_step() {
@@ -65,8 +89,8 @@ void Trainer::optimizer_step() {
   scaler_->update();
 }
 
-torch::Tensor Trainer::step() {
-  auto loss = forward_backward();
+torch::Tensor Trainer::step(StepTimer* timer) {
+  auto loss = forward_backward(timer);
   optimizer_step();
   return loss;
 }

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "engine/dist/ddp.hpp"
+#include "engine/timing.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/precision.hpp"
 
@@ -27,18 +28,39 @@ SyntheticBatch make_synthetic_batch(int64_t batch, int64_t image, int64_t classe
 /// of benchmark.py, over the parameters that require gradients) and optionally the DDP
 /// wrapper that reduces its gradients. fp16/bf16 run forward and loss under autocast;
 /// fp16 also scales the loss (LossScaler) and skips steps whose gradients overflow.
+/// Where one step's time went by our own marks (StepTimer::mark), seconds per step,
+/// summed over the micro-steps of gradient accumulation.
+struct StepPhases {
+  double zero_grad_s = 0;  ///< optimizer.zero_grad
+  double forward_s = 0;    ///< forward + loss (DDP: Reducer prepare, buffer broadcast)
+  double backward_s = 0;   ///< loss.backward() until it returned (DDP: with the wait for the last bucket)
+  double optimizer_s = 0;  ///< optimizer step (fp16: unscale, skip check, scale update)
+  double last_backward_s = 0;  ///< backward of the last (synchronised) micro-step alone
+  bool complete = false;   ///< false when the step was not marked as expected
+};
+
 class Trainer {
  public:
-  /// `ddp` may be null: then the model trains alone (the "no ddp" baseline).
+  /// `ddp` may be null: then the model trains alone (the "no ddp" baseline). `grad_accum` K
+  /// >= 1: each step runs K micro-steps on the batch (loss / K each), the first K-1 under
+  /// no_sync, then one optimizer step.
   Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, SyntheticBatch batch,
-          const c10::Device& device, const std::string& precision = "fp32");
+          const c10::Device& device, const std::string& precision = "fp32", int grad_accum = 1);
 
-  /// zero_grad -> forward -> cross-entropy -> backward (DDP: with bucketed allreduce) ->
-  /// optimizer step. Asynchronous on a GPU: time it with StepTimer. Returns the loss.
-  torch::Tensor step();
+  /// zero_grad -> K x (forward -> cross-entropy -> backward; DDP: the last with bucketed
+  /// allreduce) -> optimizer step. Asynchronous on a GPU: time it with StepTimer; with a
+  /// `timer` it marks the phase boundaries (phases() reads them). Returns the last loss.
+  torch::Tensor step(StepTimer* timer = nullptr);
 
-  /// zero_grad -> forward -> loss -> backward only (no optimizer step): for checks.
-  torch::Tensor forward_backward();
+  /// The phases of the step just timed with `timer` (after timer.stop_s() returned `step_s`):
+  /// marks are [zero_grad end, then per micro-step forward end, backward end].
+  StepPhases phases(const StepTimer& timer, double step_s) const;
+
+  /// Micro-steps per optimizer step.
+  int grad_accum() const { return grad_accum_; }
+
+  /// zero_grad -> K x (forward -> loss -> backward) only (no optimizer step): for checks.
+  torch::Tensor forward_backward(StepTimer* timer = nullptr);
 
   /// The optimizer step alone (after forward_backward); with loss scaling, unscale,
   /// skip the step on overflow, update the scale.
@@ -60,6 +82,7 @@ class Trainer {
   std::string precision_;
   std::unique_ptr<LossScaler> scaler_;
   torch::optim::SGD optimizer_;
+  int grad_accum_ = 1;
 };
 
 /// Spread of gradients across the ranks of `pg` after a DDP step: max over elements of

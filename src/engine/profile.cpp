@@ -1,0 +1,97 @@
+#include "engine/profile.hpp"
+
+#include <torch/csrc/autograd/profiler_kineto.h>
+#if __has_include(<torch/csrc/autograd/profiler_legacy.h>)
+#include <torch/csrc/autograd/profiler_legacy.h>
+#define DDPBENCH_HAVE_LEGACY_PROFILER 1
+#endif
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <optional>
+#include <set>
+#include <stdexcept>
+
+#include "core/errors.hpp"
+#include "engine/timing.hpp"
+
+namespace ddpbench {
+namespace {
+
+namespace prof = torch::autograd::profiler;
+using torch::profiler::impl::ActivityType;
+using torch::profiler::impl::ProfilerConfig;
+using torch::profiler::impl::ProfilerState;
+
+std::set<ActivityType> activities(const c10::Device& device) {
+  std::set<ActivityType> a{ActivityType::CPU};
+  if (device.is_cuda()) a.insert(ActivityType::CUDA);
+  return a;
+}
+
+// Runs `body` under the Kineto profiler and saves the trace; throws c10::Error where the
+// linked torch was built without Kineto (its ProfilerResult::save refuses).
+void kineto_trace(const std::function<void()>& body, const std::string& path, const c10::Device& device) {
+  const ProfilerConfig config(ProfilerState::KINETO);
+  prof::prepareProfiler(config, activities(device));
+  prof::enableProfiler(config, activities(device));
+  try {
+    body();
+    synchronize(device);
+  } catch (...) {
+    (void)prof::disableProfiler();
+    throw;
+  }
+  prof::disableProfiler()->save(path);
+}
+
+// Whether Kineto traces can be written with this torch: one trial on an empty body.
+bool kineto_works(const c10::Device& device) {
+  static std::optional<bool> works;
+  if (works) return *works;
+  char tmpl[] = "/tmp/ddpbench-kineto-probe-XXXXXX";
+  const int fd = ::mkstemp(tmpl);
+  if (fd < 0) return *(works = false);
+  ::close(fd);
+  try {
+    kineto_trace([] {}, tmpl, device);
+    works = true;
+  } catch (const std::exception&) {
+    works = false;
+  }
+  std::remove(tmpl);
+  return *works;
+}
+
+}  // namespace
+
+std::string trace_steps(const std::function<void()>& step, int iters, const std::string& path,
+                        const c10::Device& device) {
+  const auto body = [&] {
+    for (int i = 0; i < iters; ++i) step();
+  };
+  if (kineto_works(device)) {
+    kineto_trace(body, path, device);
+    return "kineto";
+  }
+#ifdef DDPBENCH_HAVE_LEGACY_PROFILER
+  {
+    // Writes the trace when it goes out of scope.
+    prof::RecordProfile guard(path);
+    body();
+    synchronize(device);
+  }
+  if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+    std::fclose(f);
+    return "legacy";
+  }
+  throw std::runtime_error(fmt::format("the profiler wrote no trace to '{}'", path));
+#else
+  throw UsageError("--profile: this ddpbench is linked with a torch without Kineto and without the legacy profiler; "
+                   "drop --profile");
+#endif
+}
+
+}  // namespace ddpbench
