@@ -97,8 +97,15 @@ int main(int argc, char** argv) {
     ModelPtr model = make_model(name, kClasses);
     const double init_spread_before = param_spread(*model, pg);
     std::unique_ptr<DistributedDataParallel> ddp;
-    if (mode == "ddp") {
-      ddp = std::make_unique<DistributedDataParallel>(model, pg, DdpOptions{}, at::kCPU);
+    int grad_accum = 1;
+    if (mode.rfind("ddp", 0) == 0) {
+      DdpOptions opts;
+      if (mode == "ddp-static") opts.static_graph = true;
+      else if (mode == "ddp-unused") opts.find_unused_parameters = true;
+      else if (mode == "ddp-gabv") opts.gradient_as_bucket_view = true;
+      else if (mode == "ddp-accum") grad_accum = 3;
+      else if (mode != "ddp") throw std::runtime_error("unknown mode " + mode);
+      ddp = std::make_unique<DistributedDataParallel>(model, pg, opts, at::kCPU);
     } else {
       torch::NoGradGuard ng;
       std::vector<at::Tensor> states = model->parameters();
@@ -107,7 +114,7 @@ int main(int argc, char** argv) {
     }
     DistributedDataParallel* ddp_raw = ddp.get();
     const double init_spread = param_spread(*model, pg);
-    Trainer trainer(model, std::move(ddp), batch_of(li.rank), at::kCPU);
+    Trainer trainer(model, std::move(ddp), batch_of(li.rank), at::kCPU, "fp32", grad_accum);
 
     nlohmann::json result = {{"rank", li.rank}, {"world_size", li.world_size}, {"mode", mode},
                              {"param_spread_before_init", init_spread_before}, {"param_spread_after_init", init_spread}};

@@ -44,8 +44,20 @@ Trainer::Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, S
 // walk per step (Python's GradScaler also reads optimizer.param_groups).
 const std::vector<torch::Tensor>& Trainer::parameters() { return optimizer_.param_groups().front().params(); }
 
+// Python's Optimizer.zero_grad(set_to_none=False): libtorch's detaches every gradient in
+// place, which a gradient that is a view into a DDP bucket (gradient_as_bucket_view) refuses.
+void Trainer::zero_grad() {
+  for (auto& p : parameters()) {
+    auto& g = p.mutable_grad();
+    if (!g.defined()) continue;
+    if (g.grad_fn()) g.detach_();
+    else g.requires_grad_(false);
+    g.zero_();
+  }
+}
+
 torch::Tensor Trainer::forward_backward(StepTimer* timer) {
-  optimizer_.zero_grad();
+  zero_grad();
   if (timer) timer->mark();
   torch::Tensor loss;
   for (int k = 0; k < grad_accum_; ++k) {

@@ -56,6 +56,10 @@ class Trainer {
   /// marks are [zero_grad end, then per micro-step forward end, backward end].
   StepPhases phases(const StepTimer& timer, double step_s) const;
 
+  /// Zeroes the gradients in place as Python's Optimizer.zero_grad(set_to_none=False)
+  /// does (detach_ only where a gradient has a grad_fn), so views into DDP buckets stay views.
+  void zero_grad();
+
   /// Micro-steps per optimizer step.
   int grad_accum() const { return grad_accum_; }
 
