@@ -235,9 +235,12 @@ std::string hook_dtype(const std::string& hook) {
   return "";
 }
 
+// A breakdown component (mean over ranks, s); nullopt when absent, negative or not finite.
 std::optional<double> component(const BenchResult& r, const char* name) {
   if (!r.breakdown.is_object() || !r.breakdown.contains("mean_over_ranks")) return std::nullopt;
-  return json_num_opt(r.breakdown["mean_over_ranks"], name);
+  const auto v = json_num_opt(r.breakdown["mean_over_ranks"], name);
+  if (!v || !(*v >= 0) || !std::isfinite(*v)) return std::nullopt;
+  return v;
 }
 
 std::vector<double> bucket_sizes(const BenchResult& r) {
@@ -299,12 +302,6 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
   if (!have_allreduce)
     throw UsageError("--comm files hold no allreduce timings at two or more sizes on 2+ ranks to fit alpha and beta; "
                      "measure them with ddpbench comm");
-  for (const auto& c : out.fits)
-    if (c.collective == "allreduce" && !(c.fit.ab.beta_s_per_byte > 0))
-      throw UsageError(fmt::format("the {} {} allreduce fit ({} model) has beta = {:.3g} s/byte, no bandwidth: the "
-                                   "--comm timings do not grow with size; measure larger sizes",
-                                   c.dtype, link_level_name(c.level), cost_model_name(c.model),
-                                   c.fit.ab.beta_s_per_byte));
 
   // Ranks per node.
   if (opts.gpus_per_node > 0) {
@@ -354,7 +351,7 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
                      "plain/fp16/bf16 allreduce); measure one with ddpbench run");
 
   const Report rep = build_report(runs, ReportOptions{});
-  std::set<std::string> dtype_notes;
+  std::set<std::string> dtype_notes, clamped;
   bool substituted_any = false;
   for (const auto& [nf, r] : bases) {
     RowPrediction rp;
@@ -382,7 +379,7 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
     b.backward_comm_s = component(*r, "backward_comm_s").value_or(0);
     b.overlap_s = component(*r, "overlap_s").value_or(0);
     b.exposed_comm_s = *component(*r, "exposed_comm_s");
-    b.hideable_s = b.backward_compute_s / b.grad_accum;
+    b.hideable_s = b.backward_compute_s / b.grad_accum;  // component() refuses negative values
     b.fixed_s = b.step_p50_s - b.exposed_comm_s;
     for (const auto& wt : rep.weak)
       if (same_on(wt.key, key, series_fields())) {
@@ -436,7 +433,19 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
         if (fit->dtype != b.dtype)
           dtype_notes.insert(fmt::format("no {} allreduce fit: the {} buckets use the {} fit", b.dtype, b.comm_hook,
                                          fit->dtype));
+        if (!(fit->fit.ab.beta_s_per_byte > 0))
+          throw UsageError(fmt::format("the {} {} allreduce fit ({} model) has beta = {:.3g} s/byte, no bandwidth: "
+                                       "the --comm timings do not grow with size; measure larger sizes",
+                                       fit->dtype, link_level_name(fit->level), cost_model_name(model),
+                                       fit->fit.ab.beta_s_per_byte));
         pt.ab = fit->fit.ab;
+        if (pt.ab.alpha_s < 0) {  // noise at the small sizes; a negative latency would shrink T with p
+          pt.ab.alpha_s = 0;
+          clamped.insert(fmt::format("the {} {} allreduce fit ({} model) has alpha < 0 ({:.3g} s, noise at small "
+                                     "sizes): 0 used in the predictions",
+                                     fit->dtype, link_level_name(fit->level), cost_model_name(model),
+                                     fit->fit.ab.alpha_s));
+        }
         std::vector<double> times;
         for (double bytes : b.bucket_bytes) times.push_back(model_time_s(pt.ab, "allreduce", model, p, bytes));
         for (double t : times) pt.comm_s += t;
@@ -458,6 +467,7 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
     out.rows.push_back(std::move(rp));
   }
   for (const auto& n : dtype_notes) out.notes.push_back(n);
+  for (const auto& n : clamped) out.notes.push_back(n);
   if (substituted_any)
     out.notes.push_back("link marked *: no allreduce fit of that level in the --comm files; the other level's "
                         "alpha-beta is used (optimistic for inter-node sizes: measure ddpbench comm across nodes)");

@@ -196,8 +196,10 @@ struct Prediction {
 /// its one world size's, of the bucket dtype, else float32, else any dtype (noted).
 /// Throws UsageError (one line, naming the fix) for a file of the wrong kind, no comm
 /// file, no DDP row with a breakdown and buckets, no allreduce fit (no allreduce rows, or
-/// fewer than two sizes), a fitted β ≤ 0, or options out of range (world sizes 1..10⁶,
-/// gpus per node 0..10⁶).
+/// fewer than two sizes), β ≤ 0 in an allreduce fit a prediction needs, or options out of
+/// range (world sizes 1..10⁶, gpus per node 0..10⁶). A fitted α < 0 (noise at the small
+/// sizes) is taken as 0 in the predictions, with a note; breakdown components that are
+/// negative or not finite count as missing.
 Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vector<NamedResult>& comms,
                             const PredictOptions& opts);
 

@@ -272,6 +272,22 @@ TEST(Predict, CompressionHookScalesTheBuckets) {
               HasSubstr("no weak-scaling DDP row"));
 }
 
+TEST(Predict, NegativeAlphaIsTakenAsZero) {
+  // Intra-node rows generated with alpha = -5 us, beta 1 ns/byte (positive times from 32 KiB up; the
+  // 4 KiB row, negative, is left out).
+  NamedResult comm = fixture("predict_comm.json");
+  comm.file.comm_results = synthetic("allreduce", CostModel::ring, 2, 1, AlphaBeta{-5e-6, 1e-9});
+  PredictOptions o;
+  o.world_sizes = {};
+  o.models = {CostModel::ring};
+  const Prediction p = build_prediction({fixture("predict_run.json")}, {comm}, o);
+  ASSERT_EQ(p.fits.size(), 1u);
+  EXPECT_REL(p.fits[0].fit.ab.alpha_s, -5e-6);  // reported as fitted
+  // Used as 0: at 2 ranks the last bucket costs n beta = 4.194304 ms.
+  EXPECT_REL(point(p, 2, 2, CostModel::ring).exposed_s, 0.004194304);
+  EXPECT_THAT(p.notes, ::testing::Contains(HasSubstr("alpha < 0")));
+}
+
 TEST(Predict, BadInputIsOneLineNamingTheFix) {
   const NamedResult run = fixture("predict_run.json"), comm = fixture("predict_comm.json");
   EXPECT_THAT(usage_error([&] { build_prediction({run}, {}, {}); }), HasSubstr("pass --comm FILE"));
