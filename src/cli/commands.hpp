@@ -79,4 +79,8 @@ Command add_diff_command(CLI::App& parent);
 /// `ddpbench check FILE --reference REF`: PASS/FAIL per reference entry; exit 1 on any failure.
 Command add_check_command(CLI::App& parent);
 
+/// `ddpbench predict RUN... --comm COMM...`: alpha-beta fits of the comm results and the
+/// predicted step time and weak-scaling efficiency at other world sizes (core/predict.hpp).
+Command add_predict_command(CLI::App& parent);
+
 }  // namespace ddpbench::cli

@@ -1,6 +1,6 @@
 // ddpbench: PyTorch DDP training benchmark driving c10d's Reducer from C++.
 // A build without libtorch (DDPBENCH_WITH_TORCH=OFF, e.g. for a login node) has only
-// the analysis subcommands: report, diff, check.
+// the analysis subcommands: report, diff, check, predict.
 #ifdef DDPBENCH_HAVE_ENGINE
 #include <c10/util/Exception.h>
 #endif
@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   commands.push_back(cli::add_report_command(app));
   commands.push_back(cli::add_diff_command(app));
   commands.push_back(cli::add_check_command(app));
+  commands.push_back(cli::add_predict_command(app));
 
   // CLI11 reads an unknown first word as a stray argument ("A subcommand is required").
   std::string names;
