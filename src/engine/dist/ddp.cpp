@@ -149,14 +149,4 @@ torch::Tensor DistributedDataParallel::forward(const torch::Tensor& x, bool sync
 
 std::vector<int64_t> DistributedDataParallel::bucket_sizes_bytes() { return logger_->get_bucket_sizes(); }
 
-std::map<std::string, int64_t> DistributedDataParallel::reducer_timers_ns() {
-  std::map<std::string, int64_t> out;
-  const auto data = logger_->get_ddp_logging_data();
-  for (const char* key : kReducerTimerKeys) {
-    auto it = data.ints_map.find(key);
-    if (it != data.ints_map.end()) out[key] = it->second;
-  }
-  return out;
-}
-
 }  // namespace ddpbench

@@ -18,13 +18,6 @@
 
 namespace ddpbench {
 
-/// The c10d::Logger keys of the Reducer's timers (DDPLoggingData.ints_map, ns):
-/// forward compute, backward compute, backward communication, and their overlap.
-inline constexpr size_t kNumReducerTimers = 4;
-inline constexpr const char* kReducerTimerKeys[kNumReducerTimers] = {
-    "avg_forward_compute_time", "avg_backward_compute_time", "avg_backward_comm_time",
-    "avg_backward_compute_comm_overlap_time"};
-
 /// DDP knobs, with Python's defaults.
 struct DdpOptions {
   int64_t bucket_cap_bytes = 25 * 1024 * 1024;      ///< bucket_cap_mb * 2^20
@@ -93,10 +86,6 @@ class DistributedDataParallel {
   bool buckets_rebuilt() const { return rebuilt_; }
   /// Bucket sizes in bytes as the Reducer holds them now (after rebuild: the rebuilt ones).
   std::vector<int64_t> bucket_sizes_bytes();
-  /// The Reducer's timers via c10d::Logger::get_ddp_logging_data(), in ns: averages of
-  /// forward compute, backward compute, backward communication and their overlap over the
-  /// iterations the Reducer samples (the first 10, then every 100th); empty where absent.
-  std::map<std::string, int64_t> reducer_timers_ns();
 
  private:
   ModelPtr module_;
