@@ -17,7 +17,9 @@
 #include "core/gpu_peaks.hpp"
 #include "core/stats.hpp"
 #include "core/watchdog.hpp"
+#include "core/comm_hook_spec.hpp"
 #include "engine/dist/collectives.hpp"
+#include "engine/dist/comm_hooks.hpp"
 #include "engine/dist/ddp.hpp"
 #include "engine/models/flops.hpp"
 #include "engine/models/registry.hpp"
@@ -495,16 +497,46 @@ std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& mo
 // A communication hook registered on a group's Reducer.
 struct HookInstall {
   std::function<long long()> wire_bytes;  ///< cumulative bytes the hook passed to collectives; empty: no hook
-  double tolerance_factor = 1;            ///< the self-check's limit is multiplied by this (lossy hooks)
-  std::string tolerance_note;             ///< why, for the row's checks
+  std::string note;                       ///< the hook's caveat for the row ("" when none)
 };
 
+// The host of every rank of `pg`, as every rank of it sees them (the hierarchical hook's
+// node layout): each rank contributes a 52-bit hash of its host name at its own index of
+// a SUM allreduce (8 bytes per rank; hashes are exact in a double). Collective over `pg`.
+std::vector<std::string> group_hosts(const SweepEnv& env, const c10::intrusive_ptr<c10d::ProcessGroup>& pg) {
+  std::vector<double> ids(static_cast<size_t>(pg->getSize()), 0.0);
+  const std::string me = env.placements.size() > static_cast<size_t>(env.launch.rank)
+                             ? env.placements[static_cast<size_t>(env.launch.rank)].host
+                             : host_name();
+  ids[static_cast<size_t>(pg->getRank())] = static_cast<double>(std::hash<std::string>{}(me) & ((1ULL << 52) - 1));
+  ids = allreduce_values(pg, ids, c10d::ReduceOp::SUM, env.device, env.timeout);
+  std::vector<std::string> hosts;
+  for (double id : ids) hosts.push_back(fmt::format("host-{:.0f}", id));
+  return hosts;
+}
+
+// Registers the variant's communication hook (engine/dist/comm_hooks.hpp) on `ddp`
+// before its first forward. Collective over `pg` (the hierarchical hook builds per-node
+// sub-groups). Nothing for "none".
 HookInstall install_comm_hook(const SweepEnv& env, const DdpVariant& v, DistributedDataParallel& ddp,
                               const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
                               const c10::intrusive_ptr<c10d::Store>& store, const std::string& name) {
-  (void)env, (void)ddp, (void)pg, (void)store, (void)name;
-  if (v.comm_hook == "none") return {};
-  throw UsageError(fmt::format("--comm-hook {} is not available in this build", v.comm_hook));
+  const CommHookSpec spec = parse_comm_hook(v.comm_hook);
+  if (spec.kind == "none") return {};
+  CommHookContext ctx;
+  ctx.pg = pg;
+  ctx.store = store;
+  if (spec.kind == "hierarchical") ctx.hosts = group_hosts(env, pg);
+  ctx.backend = env.backend;
+  ctx.device = env.device;
+  ctx.timeout = env.timeout;
+  ctx.group_name = name;
+  auto stats = std::make_shared<CommHookStats>();
+  ddp.register_comm_hook(make_comm_hook(spec, ctx, stats), spec.name());
+  HookInstall out;
+  out.note = stats->note;
+  out.wire_bytes = [stats] { return stats->wire_bytes.load(); };
+  return out;
 }
 
 // The DDP settings of a variant as DdpOptions (bytes) and as the row records them.
@@ -585,7 +617,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
       const Series series =
           run_series(env, trainer, rank == 0 ? &gate : nullptr, check, pg, label, hook.wire_bytes);
       const GradSpread measured = spread.value_or(GradSpread{});
-      limit = hook.tolerance_factor * env.cfg.grad_check_tol * std::max(1.0, measured.max_abs_grad);
+      limit = env.cfg.grad_check_tol * std::max(1.0, measured.max_abs_grad);
       const nlohmann::json trace = profile_series(env, trainer, model, fmt::format("ddp{}-v{}", n, vi),
                                                   rank == 0 ? &gate : nullptr);
       // Every rank of the group measured the same number of iterations (fixed, or agreed in auto mode).
@@ -607,7 +639,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
                                     {"grad_check_ran", spread.has_value()},
                                     {"buckets_rebuilt", ddp_raw->buckets_rebuilt()},
                                     {"bucket_sizes_bytes", buckets}};
-        if (!hook.tolerance_note.empty()) row.checks["grad_check_note"] = hook.tolerance_note;
+        if (!hook.note.empty()) row.telemetry["comm_hook_note"] = hook.note;
         annotate(env, info, row, trainer, series);
         add_row_warnings(env, row);
         if (!trace.empty()) row.telemetry["profile"] = trace;
