@@ -282,6 +282,19 @@ std::string ConfigKey::knob_label() const {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+ConfigKey ConfigKey::with_default_knobs() const {
+  ConfigKey k = *this;
+  if (k.ddp) {
+    k.bucket_cap_mb = kDefaultBucketCapMb;
+    k.first_bucket_cap_mb = kDefaultFirstBucketCapMb;
+    k.broadcast_buffers = true;
+    k.gradient_as_bucket_view = k.static_graph = k.find_unused_parameters = false;
+    k.comm_hook = kDefaultCommHook;
+  }
+  k.grad_accum = 1;
+  return k;
+}
+
 std::string ConfigKey::describe() const {
   const bool gpu = device.rfind("CPU", 0) != 0;
   return fmt::format("{}, {}, batch {}/{}, {} px, {} scaling, {}, {}", model, setup_label(), batch_per_rank,

@@ -145,6 +145,10 @@ struct ConfigKey {
   /// grad_accum is named for no-DDP rows too; the other knobs only for DDP rows.
   std::string knob_label() const;
 
+  /// This key with every DDP knob (ddp_knob_fields) at Python DDP's default: the "plain"
+  /// run a tuned one is compared with. A no-DDP key keeps its DDP fields empty (grad_accum 1).
+  ConfigKey with_default_knobs() const;
+
   /// One line naming the whole row: "resnet50, fp32-strict, batch 32/rank, 224 px, weak,
   /// DDP on 1 rank, NVIDIA H100 80GB HBM3".
   std::string describe() const;
