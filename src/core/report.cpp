@@ -261,6 +261,7 @@ StrongTable strong_table(const std::vector<Point>& all, const std::vector<const 
 // configuration (all ConfigKey fields but the device) that at least two groups measured.
 Comparison comparison(const std::vector<Point>& all, const std::vector<Point>& best) {
   Comparison c;
+  if (all.empty()) return c;  // collective results only (`ddpbench comm` files)
   std::set<std::string> devices;
   for (const auto& p : all) devices.insert(p.key.device);
   const bool by_device = devices.size() > 1;
