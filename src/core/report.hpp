@@ -57,7 +57,7 @@ struct BreakdownRow {
 /// Weak scaling (fixed batch per GPU).
 struct WeakRow {
   int world_size = 1, nodes = 1;
-  double per_gpu_ex_s = 0;    ///< batch per rank / p50
+  double per_gpu_ex_s = 0;    ///< examples per rank per step (batch per rank x grad_accum) / p50
   double aggregate_ex_s = 0;  ///< world size * per_gpu_ex_s
   double efficiency = 0;      ///< per_gpu_ex_s(N) / per_gpu_ex_s(1)
   /// DDP overhead vs no-DDP: (t_DDP(N) - t_noDDP) / t_DDP(N), p50 times, when a baseline exists.
@@ -89,7 +89,7 @@ struct StrongRow {
   double step_s = 0;      ///< p50 time per global step
   double speedup = 0;     ///< t(1) / t(N)
   double efficiency = 0;  ///< speedup / N
-  double aggregate_ex_s = 0;  ///< global batch / step_s
+  double aggregate_ex_s = 0;  ///< global batch x grad_accum / step_s
   std::optional<double> ddp_overhead;  ///< as WeakRow::ddp_overhead, against the no-DDP row of the same batch per rank
   std::optional<double> exposed_comm, other_overhead;  ///< as in WeakRow
   double p5_s = 0, p95_s = 0;
