@@ -279,13 +279,15 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
       cmd += fmt::format("{}{} using {}{} title {}", i ? ", " : "", i ? "''" : gq(bdat), i + 2, i ? "" : ":xtic(1)",
                          gq(kStacked[i].second));
     for (const auto& [term, file] : terminals(plot.name))
-      script << "set terminal " << term << "\nset output " << gq(file) << "\nset title " << gq(plot.title)
+      // Two title lines (a gnuplot string expression): the configuration can be long.
+      script << "set terminal " << term << "\nset output " << gq(file) << "\nset title " << gq(s.what)
+             << " . \"\\n\" . " << gq("step breakdown")
              << " noenhanced\nset ylabel " << gq("milliseconds per step (mean over ranks)") << "\nset xlabel "
              << gq(s.unit == "GPU" ? "GPUs (ranks)" : "ranks")
-             << "\nunset logscale x\nset autoscale x\nset key outside right top invert\nset style data histograms\n"
+             << "\nunset logscale x\nset autoscale x\nset key outside below center horizontal\nset style data histograms\n"
                 "set style histogram rowstacked\nset style fill solid 0.85 border -1\nset boxwidth 0.6 relative\n"
              << fmt::format("set yrange [0:{:.6g}]\n", top > 0 ? top * 1.1 : 1.0) << cmd
-             << "\nunset yrange\nset key inside noinvert\nset style data points\nset logscale x 2\nunset output\n";
+             << "\nunset yrange\nset key inside\nset style data points\nset logscale x 2\nunset output\n";
     plots.push_back(std::move(plot));
   }
   for (const auto& s : comm_series) {

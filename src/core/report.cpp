@@ -686,10 +686,14 @@ Table breakdown_tab(const std::vector<BreakdownRow>& rows, const ConfigKey& key,
       "mean over ranks of each rank's mean time per step; forward + bwd compute + exposed comm + optimizer + other = "
       "step; exposed comm = bwd comm - overlap (docs/METHODOLOGY.md, \"Where the time goes\"); allreduce MiB/step = "
       "gradient bytes per step / 2^20; eff. busbw = those bytes / bwd comm time x 2(n-1)/n, as run recorded it");
-  for (const auto& r : rows)
-    if (!r.note.empty())
-      t.notes.push_back(fmt::format("{} on {} {}: {}", r.ddp ? "DDP" : "no DDP", r.world_size, r.world_size == 1 ? u : us,
-                                    r.note));
+  // How the rows measured it, once per distinct note ("no DDP: ...", "DDP: ...").
+  std::vector<std::string> seen;
+  for (const auto& r : rows) {
+    if (r.note.empty()) continue;
+    std::string line = fmt::format("{}: {}", r.ddp ? "DDP" : "no DDP", r.note);
+    if (std::find(seen.begin(), seen.end(), line) == seen.end()) seen.push_back(std::move(line));
+  }
+  t.notes.insert(t.notes.end(), seen.begin(), seen.end());
   return t;
 }
 
