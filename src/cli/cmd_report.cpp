@@ -22,9 +22,11 @@ Command add_report_command(CLI::App& parent) {
     CLI::Option *price_opt = nullptr, *html_opt = nullptr, *output_opt = nullptr;
   };
   auto f = std::make_shared<Flags>();
-  auto* app = parent.add_subcommand("report", "Weak/strong scaling tables, comparison, cost, plots and HTML from "
-                                              "result files");
-  app->add_option("files", f->files, "Result files written by ddpbench run --json (one or many launches)")->required();
+  auto* app = parent.add_subcommand("report", "Weak/strong scaling tables, step breakdown, optimization impact, "
+                                              "collectives, comparison, cost, plots and HTML from result files");
+  app->add_option("files", f->files,
+                  "Result files written by ddpbench run --json or ddpbench comm --json (one or many launches)")
+      ->required();
   app->add_option("--format", f->format, "Output: table, md, csv or json")
       ->check(CLI::IsMember({"table", "md", "csv", "json"}))
       ->capture_default_str();
@@ -38,7 +40,8 @@ Command add_report_command(CLI::App& parent) {
   app->add_option("--dataset-size", f->opts.dataset_size, "Samples per epoch, for cost (ImageNet-1k)")
       ->check(whole_number())
       ->capture_default_str();
-  app->footer("Exit codes: 0 report written; 2 bad input (an unreadable or foreign file, no DDP row, a bad option).");
+  app->footer("Exit codes: 0 report written; 2 bad input (an unreadable or foreign file, neither a DDP row nor a "
+              "collective result, a bad option).");
 
   return {app, [f]() -> int {
             if (f->price_opt->count()) f->opts.gpu_hour_usd = f->price;

@@ -24,10 +24,21 @@ const std::vector<std::string> kEntryKeys = {"device", "model",  "world_size", "
 const std::vector<std::string> kRequiredEntryKeys = {"device",     "model", "world_size", "batch_per_rank",
                                                      "image_size", "setup", "metric",     "value"};
 // The setup fields are ConfigKey's, under its names.
-const std::vector<ConfigField> kSetupFields = {ConfigField::precision,       ConfigField::math,
-                                               ConfigField::channels_last,   ConfigField::frozen_backbone,
-                                               ConfigField::backend,         ConfigField::bucket_cap_mb,
-                                               ConfigField::first_bucket_cap_mb, ConfigField::broadcast_buffers};
+const std::vector<ConfigField> kSetupFields = {ConfigField::precision,
+                                               ConfigField::math,
+                                               ConfigField::channels_last,
+                                               ConfigField::frozen_backbone,
+                                               ConfigField::backend,
+                                               ConfigField::bucket_cap_mb,
+                                               ConfigField::first_bucket_cap_mb,
+                                               ConfigField::broadcast_buffers,
+                                               ConfigField::gradient_as_bucket_view,
+                                               ConfigField::static_graph,
+                                               ConfigField::find_unused_parameters,
+                                               ConfigField::comm_hook,
+                                               ConfigField::grad_accum};
+// Upper bound of a reference's grad_accum (any larger value is a typo, not a setup).
+constexpr int kMaxReferenceGradAccum = 1'000'000;
 
 // Throws when `obj` holds a key outside `allowed`: a misspelt key must not be ignored.
 void only_keys(const nlohmann::json& obj, const std::vector<std::string>& allowed, const std::string& where) {
@@ -117,6 +128,17 @@ ReferenceSetup parse_setup(const nlohmann::json& s, const std::string& where) {
     (key[0] == 'b' ? r.bucket_cap_mb : r.first_bucket_cap_mb) = mb;
   }
   if (s.contains("broadcast_buffers")) r.broadcast_buffers = bool_at(s, "broadcast_buffers", at);
+  if (s.contains("gradient_as_bucket_view")) r.gradient_as_bucket_view = bool_at(s, "gradient_as_bucket_view", at);
+  if (s.contains("static_graph")) r.static_graph = bool_at(s, "static_graph", at);
+  if (s.contains("find_unused_parameters")) r.find_unused_parameters = bool_at(s, "find_unused_parameters", at);
+  if (s.contains("comm_hook")) {
+    r.comm_hook = str_at(s, "comm_hook", at);
+    if (r.comm_hook.empty())
+      throw UsageError(fmt::format("{}: comm_hook must name a hook as `run --comm-hook` takes (\"none\", \"fp16\", "
+                                   "\"powersgd:2\", ...)",
+                                   at));
+  }
+  if (s.contains("grad_accum")) r.grad_accum = int_at<int>(s, "grad_accum", 1, kMaxReferenceGradAccum, at);
   return r;
 }
 
@@ -184,6 +206,11 @@ ConfigKey ReferenceEntry::expected(const ConfigKey& row) const {
   k.bucket_cap_mb = setup.bucket_cap_mb;
   k.first_bucket_cap_mb = setup.first_bucket_cap_mb;
   k.broadcast_buffers = setup.broadcast_buffers;
+  k.gradient_as_bucket_view = setup.gradient_as_bucket_view;
+  k.static_graph = setup.static_graph;
+  k.find_unused_parameters = setup.find_unused_parameters;
+  k.comm_hook = setup.comm_hook;
+  k.grad_accum = setup.grad_accum;
   return k;
 }
 

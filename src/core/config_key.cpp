@@ -17,12 +17,16 @@ namespace {
 constexpr std::array<const char*, kConfigFieldCount> kNames = {
     "device",     "model",   "precision",      "math",         "channels_last", "frozen_backbone",
     "backend",    "image_size", "scaling",     "batch_per_rank", "global_batch", "world_size",
-    "ddp",        "bucket_cap_mb", "first_bucket_cap_mb", "broadcast_buffers", "num_classes", "cudnn_benchmark",
+    "ddp",        "bucket_cap_mb", "first_bucket_cap_mb", "broadcast_buffers", "gradient_as_bucket_view",
+    "static_graph", "find_unused_parameters", "comm_hook", "grad_accum", "num_classes", "cudnn_benchmark",
     "threads_per_rank", "malloc_tuning"};
 
-// Defaults of `ddpbench run` (and of torch.nn.parallel.DistributedDataParallel) for files
-// that do not record a setting.
+// Defaults of `ddpbench run` and of torch.nn.parallel.DistributedDataParallel
+// (torch/nn/parallel/distributed.py: bucket_cap_mb=25, dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB,
+// broadcast_buffers=True, gradient_as_bucket_view=False, static_graph=False,
+// find_unused_parameters=False, no comm hook) for rows and files that do not record a setting.
 constexpr double kDefaultBucketCapMb = 25.0, kDefaultFirstBucketCapMb = 1.0;
+constexpr const char* kDefaultCommHook = "none";
 
 std::optional<bool> opt_bool(const nlohmann::json& obj, const char* key) {
   if (!obj.is_object()) return std::nullopt;
@@ -51,8 +55,9 @@ std::string num(double v) { return fmt::format("{}", v); }  // shortest round-tr
 auto tie(const ConfigKey& k) {
   return std::tie(k.device, k.model, k.precision, k.math, k.channels_last, k.frozen_backbone, k.backend,
                   k.image_size, k.scaling, k.batch_per_rank, k.global_batch, k.world_size, k.ddp, k.bucket_cap_mb,
-                  k.first_bucket_cap_mb, k.broadcast_buffers, k.num_classes, k.cudnn_benchmark, k.threads_per_rank,
-                  k.malloc_tuning);
+                  k.first_bucket_cap_mb, k.broadcast_buffers, k.gradient_as_bucket_view, k.static_graph,
+                  k.find_unused_parameters, k.comm_hook, k.grad_accum, k.num_classes, k.cudnn_benchmark,
+                  k.threads_per_rank, k.malloc_tuning);
 }
 static_assert(std::tuple_size_v<decltype(tie(std::declval<const ConfigKey&>()))> == kConfigFieldCount,
               "ConfigKey, tie() and ConfigField must list the same fields");
@@ -88,7 +93,14 @@ FieldSet fields(std::initializer_list<ConfigField> fs) {
 
 FieldSet ddp_only_fields() {
   return fields({ConfigField::backend, ConfigField::bucket_cap_mb, ConfigField::first_bucket_cap_mb,
-                 ConfigField::broadcast_buffers});
+                 ConfigField::broadcast_buffers, ConfigField::gradient_as_bucket_view, ConfigField::static_graph,
+                 ConfigField::find_unused_parameters, ConfigField::comm_hook});
+}
+
+FieldSet ddp_knob_fields() {
+  return fields({ConfigField::bucket_cap_mb, ConfigField::first_bucket_cap_mb, ConfigField::broadcast_buffers,
+                 ConfigField::gradient_as_bucket_view, ConfigField::static_graph,
+                 ConfigField::find_unused_parameters, ConfigField::comm_hook, ConfigField::grad_accum});
 }
 
 const char* config_field_name(ConfigField f) { return kNames[static_cast<size_t>(f)]; }
@@ -165,10 +177,27 @@ ConfigKey ConfigKey::of(const ResultFile& f, const BenchResult& r) {
   // applicable" values, so the baseline of two runs that differ only in them is one configuration.
   if (r.ddp) {
     k.backend = json_str_or(f.environment, "backend");
-    k.bucket_cap_mb = num_or(f.config, "bucket_cap_mb", kDefaultBucketCapMb);
-    k.first_bucket_cap_mb = num_or(f.config, "first_bucket_cap_mb", kDefaultFirstBucketCapMb);
-    k.broadcast_buffers = opt_bool(f.config, "broadcast_buffers").value_or(true);
+    // The row's own settings first (schema 1.5: a list-valued sweep gives the rows of one
+    // file different values, and the file's config holds the list), then the file's config
+    // (older files), then the defaults.
+    const nlohmann::json& o = r.ddp_options;
+    const auto setting_num = [&](const char* key, double fallback) {
+      return json_num_opt(o, key).value_or(num_or(f.config, key, fallback));
+    };
+    const auto setting_bool = [&](const char* key, bool fallback) {
+      return opt_bool(o, key).value_or(opt_bool(f.config, key).value_or(fallback));
+    };
+    k.bucket_cap_mb = setting_num("bucket_cap_mb", kDefaultBucketCapMb);
+    k.first_bucket_cap_mb = setting_num("first_bucket_cap_mb", kDefaultFirstBucketCapMb);
+    k.broadcast_buffers = setting_bool("broadcast_buffers", true);
+    k.gradient_as_bucket_view = setting_bool("gradient_as_bucket_view", false);
+    k.static_graph = setting_bool("static_graph", false);
+    k.find_unused_parameters = setting_bool("find_unused_parameters", false);
+    k.comm_hook = json_str_or(o, "comm_hook", json_str_or(f.config, "comm_hook", kDefaultCommHook));
+    if (k.comm_hook.empty()) k.comm_hook = kDefaultCommHook;
   }
+  // Every row accumulates (the no-DDP baseline of a --grad-accum K row runs K micro-steps too).
+  k.grad_accum = r.grad_accum >= 1 ? r.grad_accum : 1;
   // What else changes a step's time: the classifier's width, cuDNN autotuning (GPUs),
   // threads per rank, and on CPUs glibc's malloc thresholds (docs/METHODOLOGY.md, "ddpbench
   // and Python DDP": untuned, page faults dominate a step).
@@ -203,6 +232,11 @@ std::string ConfigKey::value(ConfigField fld) const {
     case ConfigField::bucket_cap_mb: return ddp ? num(bucket_cap_mb) : "n/a";
     case ConfigField::first_bucket_cap_mb: return ddp ? num(first_bucket_cap_mb) : "n/a";
     case ConfigField::broadcast_buffers: return ddp ? b(broadcast_buffers) : "n/a";
+    case ConfigField::gradient_as_bucket_view: return ddp ? b(gradient_as_bucket_view) : "n/a";
+    case ConfigField::static_graph: return ddp ? b(static_graph) : "n/a";
+    case ConfigField::find_unused_parameters: return ddp ? b(find_unused_parameters) : "n/a";
+    case ConfigField::comm_hook: return ddp ? comm_hook : "n/a";
+    case ConfigField::grad_accum: return std::to_string(grad_accum);
     case ConfigField::num_classes: return std::to_string(num_classes);
     case ConfigField::cudnn_benchmark: return cudnn_benchmark.empty() ? "n/a" : cudnn_benchmark;
     case ConfigField::threads_per_rank: return threads_per_rank > 0 ? std::to_string(threads_per_rank) : "unrecorded";
@@ -225,14 +259,40 @@ std::string ConfigKey::setup_label() const {
   if (ddp) {
     // (A key without a device, as the comparison across devices keeps them, names no backend.)
     if (!backend.empty() && !device.empty() && backend != default_backend(device)) label += ", " + backend;
-    if (bucket_cap_mb != kDefaultBucketCapMb) label += ", bucket cap " + num(bucket_cap_mb) + " MiB";
-    if (first_bucket_cap_mb != kDefaultFirstBucketCapMb) label += ", first bucket " + num(first_bucket_cap_mb) + " MiB";
-    if (!broadcast_buffers) label += ", no buffer broadcast";
   }
+  if (const std::string knobs = knob_label(); !knobs.empty()) label += ", " + knobs;
   if (num_classes != 1000) label += fmt::format(", {} classes", num_classes);
   if (cudnn_benchmark == "off") label += ", cuDNN benchmark off";
   if (malloc_tuning == "off") label += ", malloc untuned";
   return label;
+}
+
+std::string ConfigKey::knob_label() const {
+  std::vector<std::string> parts;
+  if (ddp) {
+    if (bucket_cap_mb != kDefaultBucketCapMb) parts.push_back("bucket cap " + num(bucket_cap_mb) + " MiB");
+    if (first_bucket_cap_mb != kDefaultFirstBucketCapMb) parts.push_back("first bucket " + num(first_bucket_cap_mb) + " MiB");
+    if (!broadcast_buffers) parts.push_back("no buffer broadcast");
+    if (gradient_as_bucket_view) parts.push_back("gradient as bucket view");
+    if (static_graph) parts.push_back("static graph");
+    if (find_unused_parameters) parts.push_back("find unused parameters");
+    if (comm_hook != kDefaultCommHook) parts.push_back("comm hook " + comm_hook);
+  }
+  if (grad_accum != 1) parts.push_back(fmt::format("grad accum {}", grad_accum));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+ConfigKey ConfigKey::with_default_knobs() const {
+  ConfigKey k = *this;
+  if (k.ddp) {
+    k.bucket_cap_mb = kDefaultBucketCapMb;
+    k.first_bucket_cap_mb = kDefaultFirstBucketCapMb;
+    k.broadcast_buffers = true;
+    k.gradient_as_bucket_view = k.static_graph = k.find_unused_parameters = false;
+    k.comm_hook = kDefaultCommHook;
+  }
+  k.grad_accum = 1;
+  return k;
 }
 
 std::string ConfigKey::describe() const {

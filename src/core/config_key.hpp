@@ -39,12 +39,17 @@ enum class ConfigField {
   bucket_cap_mb,        ///< "bucket_cap_mb": Reducer bucket cap, MiB (DDP rows; 0 for no-DDP rows)
   first_bucket_cap_mb,  ///< "first_bucket_cap_mb": MiB (DDP rows; 0 for no-DDP rows)
   broadcast_buffers,    ///< "broadcast_buffers" (DDP rows; false for no-DDP rows)
+  gradient_as_bucket_view,  ///< "gradient_as_bucket_view" (DDP rows; false for no-DDP rows)
+  static_graph,             ///< "static_graph" (DDP rows; false for no-DDP rows)
+  find_unused_parameters,   ///< "find_unused_parameters" (DDP rows; false for no-DDP rows)
+  comm_hook,                ///< "comm_hook": "none", "fp16", "powersgd:2", ... (DDP rows; "" for no-DDP rows)
+  grad_accum,               ///< "grad_accum": micro-steps per optimizer step (every row; 1 when unrecorded)
   num_classes,          ///< "num_classes": classifier width (config.num_classes; 1000 when unrecorded)
   cudnn_benchmark,      ///< "cudnn_benchmark": GPUs: "on", "off" or "unrecorded" (environment.math); CPUs ""
   threads_per_rank,     ///< "threads_per_rank": intra-op threads of every rank (environment; 0 unrecorded)
   malloc_tuning,        ///< "malloc_tuning": CPUs: "on", "off" or "unrecorded" (environment.malloc_tuning); GPUs ""
 };
-inline constexpr size_t kConfigFieldCount = 20;
+inline constexpr size_t kConfigFieldCount = 25;
 
 /// A set of ConfigFields (bit i = field i).
 using FieldSet = std::bitset<kConfigFieldCount>;
@@ -53,8 +58,14 @@ using FieldSet = std::bitset<kConfigFieldCount>;
 FieldSet all_fields();
 /// The set of the given fields.
 FieldSet fields(std::initializer_list<ConfigField> fs);
-/// What a DDP row has and a no-DDP row does not: backend, bucket caps, broadcast_buffers.
+/// What a DDP row has and a no-DDP row does not: backend, bucket caps, broadcast_buffers,
+/// gradient_as_bucket_view, static_graph, find_unused_parameters, comm_hook.
 FieldSet ddp_only_fields();
+/// The DDP knobs a user tunes without changing the model or the data (the report's
+/// "optimization impact" compares rows that differ only in these): bucket_cap_mb,
+/// first_bucket_cap_mb, broadcast_buffers, gradient_as_bucket_view, static_graph,
+/// find_unused_parameters, comm_hook and grad_accum.
+FieldSet ddp_knob_fields();
 
 /// The field's name as `diff --match` and reference files spell it ("batch_per_rank").
 const char* config_field_name(ConfigField f);
@@ -98,14 +109,23 @@ struct ConfigKey {
   bool ddp = true;
   double bucket_cap_mb = 0, first_bucket_cap_mb = 0;  ///< MiB; 0 for no-DDP rows
   bool broadcast_buffers = false;                     ///< false for no-DDP rows
+  bool gradient_as_bucket_view = false;               ///< false for no-DDP rows
+  bool static_graph = false;                          ///< false for no-DDP rows
+  bool find_unused_parameters = false;                ///< false for no-DDP rows
+  std::string comm_hook;                              ///< "none" by default; "" for no-DDP rows
+  int grad_accum = 1;                                 ///< micro-steps per optimizer step, every row
   int num_classes = 1000;
   std::string cudnn_benchmark;  ///< GPUs: "on" / "off" / "unrecorded"; "" on CPUs
   int threads_per_rank = 0;     ///< 0: unrecorded
   std::string malloc_tuning;    ///< CPUs: "on" / "off" / "unrecorded"; "" on GPUs (CUDA's caching allocator)
 
-  /// The key of row `r` of file `f`. Fields a file does not record take `ddpbench run`'s
-  /// defaults (bucket caps 25 and 1 MiB, broadcast_buffers true, no channels_last, no
-  /// frozen backbone); math on GPUs comes from environment.math (math_from_flags).
+  /// The key of row `r` of file `f`. The DDP settings come from the row's ddp_options
+  /// (schema 1.5: one file's rows may differ in them), else the file's config (older files);
+  /// settings neither records take Python DDP's (and `ddpbench run`'s) defaults: bucket caps
+  /// 25 and 1 MiB, broadcast_buffers true, gradient_as_bucket_view, static_graph and
+  /// find_unused_parameters false, comm hook "none"; grad_accum is the row's (1 when absent);
+  /// no channels_last, no frozen backbone; math on GPUs comes from environment.math
+  /// (math_from_flags).
   static ConfigKey of(const ResultFile& f, const BenchResult& r);
 
   /// The field's value for display ("fp32", "224", "true", "25").
@@ -114,9 +134,20 @@ struct ConfigKey {
   /// Precision with what changes the computation, for titles: "fp32-strict",
   /// "fp32 (cuDNN TF32)", "tf32", "bf16", then ", channels_last", ", frozen backbone +
   /// mlp4096", ", gloo" (a backend other than the device's default), ", bucket cap 50 MiB",
-  /// ", first bucket 2 MiB", ", no buffer broadcast" (DDP settings other than the defaults),
-  /// ", 10 classes", ", cuDNN benchmark off", ", malloc untuned" (other than run's defaults).
+  /// ", first bucket 2 MiB", ", no buffer broadcast", ", gradient as bucket view", ", static
+  /// graph", ", find unused parameters", ", comm hook fp16", ", grad accum 4" (DDP knobs other
+  /// than the defaults: knob_label), ", 10 classes", ", cuDNN benchmark off", ", malloc
+  /// untuned" (other than run's defaults).
   std::string setup_label() const;
+
+  /// The DDP knobs (ddp_knob_fields) that differ from Python DDP's defaults, comma-separated
+  /// in field order ("bucket cap 1 MiB, comm hook fp16"); "" when all are at their defaults.
+  /// grad_accum is named for no-DDP rows too; the other knobs only for DDP rows.
+  std::string knob_label() const;
+
+  /// This key with every DDP knob (ddp_knob_fields) at Python DDP's default: the "plain"
+  /// run a tuned one is compared with. A no-DDP key keeps its DDP fields empty (grad_accum 1).
+  ConfigKey with_default_knobs() const;
 
   /// One line naming the whole row: "resnet50, fp32-strict, batch 32/rank, 224 px, weak,
   /// DDP on 1 rank, NVIDIA H100 80GB HBM3".

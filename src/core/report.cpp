@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
+#include <stdexcept>
+#include <tuple>
 
 #include "core/bench_table.hpp"
 #include "core/errors.hpp"
@@ -26,7 +29,44 @@ struct Point {
   std::optional<double> tflops_per_gpu, mfu;  // from the row's compute section, when recorded
   double p5_s = 0;     // 5th percentile of the pooled raw samples (p50 when none)
   RowFacts facts;
+  BreakdownRow breakdown;  // the row's breakdown and communication facts (world size etc. filled in)
 };
+
+// Examples one rank processes per optimizer step: the batch of each of grad_accum micro-steps.
+double examples_per_step(const ConfigKey& k) { return static_cast<double>(k.batch_per_rank) * k.grad_accum; }
+
+// A row's breakdown and the communication facts behind the breakdown table. The mean over
+// ranks is taken only when every component is a finite number (a foreign file's partial
+// object is no breakdown).
+BreakdownRow breakdown_of(const BenchResult& r) {
+  BreakdownRow b;
+  b.ddp = r.ddp;
+  b.world_size = r.world_size;
+  b.batch_per_rank = r.batch_per_rank;
+  const nlohmann::json mean = r.breakdown.is_object() && r.breakdown.contains("mean_over_ranks")
+                                  ? r.breakdown["mean_over_ranks"]
+                                  : nlohmann::json();
+  std::array<double, kNumBreakdownComponents> v{};
+  bool complete = mean.is_object();
+  for (size_t i = 0; complete && i < kNumBreakdownComponents; ++i) {
+    const auto x = json_num_opt(mean, kBreakdownComponents[i]);
+    complete = x && std::isfinite(*x);
+    if (complete) v[i] = *x;
+  }
+  if (complete) b.mean_s = v;
+  b.note = json_str_or(r.breakdown, "note");
+  b.buckets = json_num_opt(r.communication, "buckets");
+  b.allreduce_bytes_per_step = json_num_opt(r.communication, "allreduce_bytes_per_step");
+  b.effective_busbw_gbps = json_num_opt(r.communication, "effective_busbw_gbps");
+  return b;
+}
+
+// Index of a component in kBreakdownComponents (a misspelt name is a bug).
+size_t component(const char* name) {
+  for (size_t i = 0; i < kNumBreakdownComponents; ++i)
+    if (std::string(kBreakdownComponents[i]) == name) return i;
+  throw std::logic_error(std::string("no breakdown component ") + name);
+}
 
 // An integer environment field for display; 0 when absent or not an integer.
 long long safe_int(const nlohmann::json& e, const char* key) {
@@ -57,6 +97,7 @@ std::vector<Point> collect_points(const std::vector<NamedResult>& files) {
       p.tflops_per_gpu = json_num_opt(r.compute, "achieved_tflops_per_gpu");
       p.mfu = json_num_opt(r.compute, "mfu");
       p.facts = RowFacts::of(r);
+      p.breakdown = breakdown_of(r);
       pts.push_back(std::move(p));
     }
   }
@@ -111,6 +152,32 @@ std::optional<double> ddp_overhead(const std::vector<Point>& all, const Point& p
   return (p.summary.p50_s - q->summary.p50_s) / p.summary.p50_s;
 }
 
+// Exposed communication as a fraction of the step, both from the row's breakdown (mean over
+// ranks): exposed_comm_s / step_s.
+std::optional<double> exposed_fraction(const Point& p) {
+  const auto& m = p.breakdown.mean_s;
+  if (!m || !((*m)[component("step_s")] > 0)) return std::nullopt;
+  return (*m)[component("exposed_comm_s")] / (*m)[component("step_s")];
+}
+
+// The overhead split: {exposed comm, overhead - exposed comm}, each absent when unknown.
+std::pair<std::optional<double>, std::optional<double>> split_overhead(const std::optional<double>& overhead,
+                                                                        const Point& p) {
+  const auto exposed = exposed_fraction(p);
+  if (!overhead || !exposed) return {exposed, std::nullopt};
+  return {exposed, *overhead - *exposed};
+}
+
+// The breakdown table of a scaling group: the no-DDP baseline of its first row, then its
+// rows; empty when none of them has a breakdown.
+std::vector<BreakdownRow> breakdown_rows(const std::vector<Point>& all, const std::vector<const Point*>& rows) {
+  std::vector<BreakdownRow> out;
+  if (const Point* nd = no_ddp_baseline(all, *rows.front())) out.push_back(nd->breakdown);
+  for (const Point* p : rows) out.push_back(p->breakdown);
+  if (std::none_of(out.begin(), out.end(), [](const BreakdownRow& b) { return b.mean_s.has_value(); })) out.clear();
+  return out;
+}
+
 // DDP rows grouped on `on`, each group sorted by world size, groups by their first key.
 std::vector<std::vector<const Point*>> ddp_groups(const std::vector<Point>& pts, const std::string& scaling,
                                                   const FieldSet& on) {
@@ -135,23 +202,24 @@ WeakTable weak_table(const std::vector<Point>& all, const std::vector<const Poin
   const std::string unit = unit_word(t.key);
   if (const Point* nd = no_ddp_baseline(all, *base)) t.no_ddp_p50_s = nd->summary.p50_s;
   if (base->key.world_size == 1) {
-    t.baseline_per_gpu_ex_s = base->key.batch_per_rank / base->summary.p50_s;
+    t.baseline_per_gpu_ex_s = examples_per_step(base->key) / base->summary.p50_s;
     t.baseline = "1-" + unit + " DDP";
   } else if (t.no_ddp_p50_s) {
-    t.baseline_per_gpu_ex_s = t.key.batch_per_rank / *t.no_ddp_p50_s;
+    t.baseline_per_gpu_ex_s = examples_per_step(t.key) / *t.no_ddp_p50_s;
     t.baseline = "no-DDP";
   } else {
-    t.baseline_per_gpu_ex_s = base->key.batch_per_rank / base->summary.p50_s;
+    t.baseline_per_gpu_ex_s = examples_per_step(base->key) / base->summary.p50_s;
     t.baseline = fmt::format("{}-{} DDP", base->key.world_size, unit);
   }
   for (const Point* p : rows) {
     WeakRow w;
     w.world_size = p->key.world_size;
     w.nodes = p->nodes;
-    w.per_gpu_ex_s = p->key.batch_per_rank / p->summary.p50_s;
+    w.per_gpu_ex_s = examples_per_step(p->key) / p->summary.p50_s;
     w.aggregate_ex_s = w.per_gpu_ex_s * p->key.world_size;
     w.efficiency = w.per_gpu_ex_s / t.baseline_per_gpu_ex_s;
     w.ddp_overhead = ddp_overhead(all, *p);
+    std::tie(w.exposed_comm, w.other_overhead) = split_overhead(w.ddp_overhead, *p);
     w.tflops_per_gpu = p->tflops_per_gpu;
     w.mfu = p->mfu;
     w.p5_s = p->p5_s;
@@ -160,6 +228,7 @@ WeakTable weak_table(const std::vector<Point>& all, const std::vector<const Poin
     w.facts = p->facts;
     t.rows.push_back(std::move(w));
   }
+  t.breakdown = breakdown_rows(all, rows);
   return t;
 }
 
@@ -176,13 +245,15 @@ StrongTable strong_table(const std::vector<Point>& all, const std::vector<const 
     s.step_s = p->summary.p50_s;
     s.speedup = base->summary.p50_s / p->summary.p50_s * base->key.world_size;
     s.efficiency = s.speedup / p->key.world_size;
-    s.aggregate_ex_s = static_cast<double>(p->key.global_batch) / p->summary.p50_s;
+    s.aggregate_ex_s = static_cast<double>(p->key.global_batch) * p->key.grad_accum / p->summary.p50_s;
     s.ddp_overhead = ddp_overhead(all, *p);
+    std::tie(s.exposed_comm, s.other_overhead) = split_overhead(s.ddp_overhead, *p);
     s.p5_s = p->p5_s;
     s.p95_s = p->summary.p95_s;
     s.facts = p->facts;
     t.rows.push_back(std::move(s));
   }
+  t.breakdown = breakdown_rows(all, rows);
   return t;
 }
 
@@ -190,6 +261,7 @@ StrongTable strong_table(const std::vector<Point>& all, const std::vector<const 
 // configuration (all ConfigKey fields but the device) that at least two groups measured.
 Comparison comparison(const std::vector<Point>& all, const std::vector<Point>& best) {
   Comparison c;
+  if (all.empty()) return c;  // collective results only (`ddpbench comm` files)
   std::set<std::string> devices;
   for (const auto& p : all) devices.insert(p.key.device);
   const bool by_device = devices.size() > 1;
@@ -207,7 +279,7 @@ Comparison comparison(const std::vector<Point>& all, const std::vector<Point>& b
     k.device.clear();
     auto& v = cells[k];
     v.resize(std::max(v.size(), gi + 1));
-    if (!v[gi]) v[gi] = p.key.batch_per_rank / p.summary.p50_s;
+    if (!v[gi]) v[gi] = examples_per_step(p.key) / p.summary.p50_s;
   }
   std::vector<bool> used(groups.size(), false);
   for (auto& [key, v] : cells) {
@@ -256,6 +328,80 @@ CostTable cost_table(const ConfigKey& key, long long batch, const std::vector<st
   return t;
 }
 
+// Seed 003's "optimization impact" from measured rows: the DDP rows (world size > 1) that
+// share every field but the DDP knobs, against the one among them with every knob at its
+// default. Only groups holding a variant make a table.
+std::vector<ImpactTable> impact_tables(const std::vector<Point>& pts) {
+  std::map<ConfigKey, std::vector<const Point*>> groups;
+  for (const auto& p : pts)
+    if (p.key.ddp && p.key.world_size > 1) groups[p.key.with_default_knobs()].push_back(&p);
+  std::vector<ImpactTable> out;
+  for (auto& [plain, rows] : groups) {
+    std::sort(rows.begin(), rows.end(), [](const Point* a, const Point* b) { return a->key < b->key; });
+    const auto it = std::find_if(rows.begin(), rows.end(), [&plain = plain](const Point* p) { return p->key == plain; });
+    const Point* base = it == rows.end() ? nullptr : *it;
+    if (rows.size() == (base ? 1u : 0u)) continue;  // the plain run alone: nothing to compare
+    const auto aggregate = [](const Point* p) {
+      return p->key.world_size * examples_per_step(p->key) / p->summary.p50_s;
+    };
+    const auto exposed = [](const Point* p) -> std::optional<double> {
+      if (!p->breakdown.mean_s) return std::nullopt;
+      return (*p->breakdown.mean_s)[component("exposed_comm_s")];
+    };
+    const auto line = [&](const Point* p) {
+      ImpactRow r;
+      r.baseline = p == base;
+      r.technique = r.baseline ? "baseline (DDP defaults)" : p->key.knob_label();
+      r.step_s = p->summary.p50_s;
+      r.aggregate_ex_s = aggregate(p);
+      r.exposed_comm_s = exposed(p);
+      if (base) {
+        r.speedup = r.aggregate_ex_s / aggregate(base);
+        const auto e0 = exposed(base);
+        if (r.exposed_comm_s && e0) {
+          r.exposed_change_s = *r.exposed_comm_s - *e0;
+          if (*e0 > 0) r.exposed_change = *r.exposed_change_s / *e0;
+        }
+      }
+      return r;
+    };
+    ImpactTable t;
+    t.key = plain;
+    t.has_baseline = base != nullptr;
+    if (base) t.rows.push_back(line(base));
+    for (const Point* p : rows)
+      if (p != base) t.rows.push_back(line(p));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// One table per file, collective and group of ranks, in the order the file lists them;
+// rows by dtype, reduction, root, then size.
+std::vector<CommTable> comm_tables(const std::vector<NamedResult>& files) {
+  std::vector<CommTable> out;
+  for (const auto& nf : files) {
+    std::vector<CommTable> mine;
+    for (const auto& c : nf.file.comm_results) {
+      auto t = std::find_if(mine.begin(), mine.end(), [&](const CommTable& x) {
+        return x.collective == c.collective && x.world_size == c.world_size && x.nodes == c.nodes;
+      });
+      if (t == mine.end()) {
+        mine.push_back({nf.name, device_type(nf.file), c.collective, c.world_size, c.nodes, c.label, {}});
+        t = std::prev(mine.end());
+      }
+      t->rows.push_back(c);
+    }
+    for (auto& t : mine) {
+      std::stable_sort(t.rows.begin(), t.rows.end(), [](const CommResult& a, const CommResult& b) {
+        return std::tie(a.dtype, a.redop, a.root, a.bytes) < std::tie(b.dtype, b.redop, b.root, b.bytes);
+      });
+      out.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
 nlohmann::json file_info(const NamedResult& nf) {
   const auto& e = nf.file.environment;
   std::set<std::string> hosts;
@@ -273,7 +419,9 @@ nlohmann::json file_info(const NamedResult& nf) {
           {"world_size", safe_int(e, "world_size")},
           {"hosts", hosts.size()},
           {"complete", nf.file.complete},
+          {"kind", nf.file.kind},
           {"rows", nf.file.results.size()},
+          {"comm_rows", nf.file.comm_results.size()},
           {"rows_planned", nf.file.rows_planned},
           {"warning", incomplete_warning(nf.name, nf.file)}};
 }
@@ -305,11 +453,13 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
     throw UsageError(fmt::format("--dataset-size {} must be 1..{}", opts.dataset_size, kMaxReportDatasetSize));
 
   const std::vector<Point> all = collect_points(files);
-  if (std::none_of(all.begin(), all.end(), [](const Point& p) { return p.key.ddp; }))
-    throw UsageError("the result files hold no DDP measurement; pass files written by ddpbench run --json");
+  Report rep;
+  rep.comm = comm_tables(files);
+  if (rep.comm.empty() && std::none_of(all.begin(), all.end(), [](const Point& p) { return p.key.ddp; }))
+    throw UsageError("the result files hold no DDP measurement and no collective result; pass files written by "
+                     "ddpbench run --json or ddpbench comm --json");
   const std::vector<Point> pts = best_points(all);
 
-  Report rep;
   // A weak-scaling table: one configuration but for the group size (and so the global
   // batch); strong scaling: the same, with the batch per rank varying instead.
   const FieldSet group = all_fields() & ~fields({ConfigField::world_size, ConfigField::ddp});
@@ -318,6 +468,7 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
   for (const auto& rows : ddp_groups(pts, "strong", group & ~fields({ConfigField::batch_per_rank})))
     rep.strong.push_back(strong_table(all, rows));
   rep.comparison = comparison(all, pts);
+  rep.impact = impact_tables(pts);
   if (opts.gpu_hour_usd) {
     for (const auto& w : rep.weak) {
       std::vector<std::pair<int, double>> p;
@@ -406,6 +557,14 @@ void add_fact_notes(Table& t, const std::vector<Row>& rows, const std::string& u
   }
 }
 
+// The note that defines the split of the DDP overhead (docs/METHODOLOGY.md, "Scaling analysis").
+std::string overhead_split_note(bool have_breakdown) {
+  if (!have_breakdown)
+    return "exposed comm and other DDP overhead need the per-step breakdown (result files of schema 1.5 and later)";
+  return "exposed comm = exposed_comm_s / step_s of the row's breakdown (means over ranks); other DDP overhead = DDP "
+         "overhead vs no-DDP - exposed comm (bucket copies, buffer broadcast, Reducer work)";
+}
+
 Table weak_tab(const WeakTable& w) {
   const std::string u = unit_word(w.key), us = u + "s";
   std::vector<Col<WeakRow>> cols = {
@@ -415,6 +574,8 @@ Table weak_tab(const WeakTable& w) {
       {{"aggregate_ex_s", "aggregate ex/s", "ex/s", fmtcol::fixed(1)}, [](const WeakRow& r) { return Value(r.aggregate_ex_s); }},
       {{"efficiency", "efficiency", "fraction", fmtcol::percent()}, [](const WeakRow& r) { return Value(r.efficiency); }},
       {{"ddp_overhead", "DDP overhead vs no-DDP", "fraction", fmtcol::percent()}, [](const WeakRow& r) { return opt(r.ddp_overhead); }},
+      {{"exposed_comm", "exposed comm", "fraction", fmtcol::percent()}, [](const WeakRow& r) { return opt(r.exposed_comm); }},
+      {{"other_ddp_overhead", "other DDP overhead", "fraction", fmtcol::percent()}, [](const WeakRow& r) { return opt(r.other_overhead); }},
       {{"p50_s", "p50 s/iter", "s", fmtcol::fixed(4)}, [](const WeakRow& r) { return Value(r.p50_s); }},
   };
   const bool flops = std::any_of(w.rows.begin(), w.rows.end(), [](const WeakRow& x) { return x.tflops_per_gpu.has_value(); });
@@ -440,6 +601,7 @@ Table weak_tab(const WeakTable& w) {
       "t_noDDP) / t_DDP at p50{}: every cost of DDP, communication included",
       u, u, w.baseline, w.baseline_per_gpu_ex_s,
       w.no_ddp_p50_s ? fmt::format(", t_noDDP = {:.4f} s", *w.no_ddp_p50_s) : ""));
+  t.notes.push_back(overhead_split_note(!w.breakdown.empty()));
   if (flops) {
     std::set<std::string> peaks;
     for (const auto& r : w.rows)
@@ -463,6 +625,8 @@ Table strong_tab(const StrongTable& s) {
       {{"efficiency", "efficiency", "fraction", fmtcol::percent()}, [](const StrongRow& r) { return Value(r.efficiency); }},
       {{"aggregate_ex_s", "aggregate ex/s", "ex/s", fmtcol::fixed(1)}, [](const StrongRow& r) { return Value(r.aggregate_ex_s); }},
       {{"ddp_overhead", "DDP overhead vs no-DDP", "fraction", fmtcol::percent()}, [](const StrongRow& r) { return opt(r.ddp_overhead); }},
+      {{"exposed_comm", "exposed comm", "fraction", fmtcol::percent()}, [](const StrongRow& r) { return opt(r.exposed_comm); }},
+      {{"other_ddp_overhead", "other DDP overhead", "fraction", fmtcol::percent()}, [](const StrongRow& r) { return opt(r.other_overhead); }},
   };
   add_fact_columns(cols, s.rows);
   cols.push_back({{"p5_s", "p5 s/iter", "s", fmtcol::fixed(4), false}, [](const StrongRow& r) { return Value(r.p5_s); }});
@@ -478,7 +642,95 @@ Table strong_tab(const StrongTable& s) {
   t.notes.push_back(fmt::format("speedup = t({}) / t(N){}; efficiency = speedup / N; time/step at p50; DDP overhead "
                                 "vs no-DDP against the no-DDP row of the same batch per {}",
                                 n0, n0 == 1 ? "" : fmt::format(" x {}", n0), u));
+  t.notes.push_back(overhead_split_note(!s.breakdown.empty()));
   add_fact_notes(t, s.rows, us);
+  return t;
+}
+
+// Milliseconds of a breakdown component, missing when the row has no breakdown.
+Value component_ms(const BreakdownRow& b, const char* name) {
+  if (!b.mean_s) return {};
+  return Value((*b.mean_s)[component(name)] * 1e3);
+}
+
+Table breakdown_tab(const std::vector<BreakdownRow>& rows, const ConfigKey& key, const std::string& what) {
+  const std::string u = unit_word(key), us = u + "s";
+  std::vector<Col<BreakdownRow>> cols = {
+      {{"run", "run", "", fmtcol::plain()}, [](const BreakdownRow& r) { return Value(std::string(r.ddp ? "DDP" : "no DDP")); }},
+      {{"world_size", us, "", fmtcol::plain()}, [](const BreakdownRow& r) { return Value(static_cast<long long>(r.world_size)); }},
+  };
+  if (key.scaling == "strong")
+    cols.push_back({{"batch_per_rank", "batch/" + u, "examples", fmtcol::plain()},
+                    [](const BreakdownRow& r) { return Value(r.batch_per_rank); }});
+  const std::vector<std::pair<const char*, const char*>> comps = {
+      {"forward_s", "forward"},         {"backward_compute_s", "bwd compute"}, {"backward_comm_s", "bwd comm"},
+      {"overlap_s", "overlap"},         {"exposed_comm_s", "exposed comm"},    {"optimizer_s", "optimizer"},
+      {"other_s", "other"},             {"step_s", "step"}};
+  for (const auto& [name, header] : comps) {
+    std::string k = name;
+    k.replace(k.size() - 2, 2, "_ms");  // forward_s -> forward_ms
+    cols.push_back({{k, std::string(header) + " ms", "ms", fmtcol::fixed(2)},
+                    [name = name](const BreakdownRow& r) { return component_ms(r, name); }});
+  }
+  cols.push_back({{"buckets", "buckets", "", fmtcol::plain()}, [](const BreakdownRow& r) -> Value {
+                    if (!r.buckets) return {};
+                    return Value(static_cast<long long>(std::llround(*r.buckets)));
+                  }});
+  cols.push_back({{"allreduce_mib_per_step", "allreduce MiB/step", "MiB", fmtcol::fixed(1)}, [](const BreakdownRow& r) {
+                    return r.allreduce_bytes_per_step ? Value(*r.allreduce_bytes_per_step / (1024.0 * 1024.0)) : Value();
+                  }});
+  cols.push_back({{"effective_busbw_gbps", "eff. busbw GB/s", "GB/s", fmtcol::fixed(3)},
+                  [](const BreakdownRow& r) { return opt(r.effective_busbw_gbps); }});
+  Table t = make_table("breakdown", "Step breakdown: " + what, key_context(key), cols, rows);
+  t.notes.push_back(
+      "mean over ranks of each rank's mean time per step; forward + bwd compute + exposed comm + optimizer + other = "
+      "step; exposed comm = bwd comm - overlap (docs/METHODOLOGY.md, \"Where the time goes\"); allreduce MiB/step = "
+      "gradient bytes per step / 2^20; eff. busbw = those bytes / bwd comm time x 2(n-1)/n, as run recorded it");
+  // How the rows measured it, once per distinct note ("no DDP: ...", "DDP: ...").
+  std::vector<std::string> seen;
+  for (const auto& r : rows) {
+    if (r.note.empty()) continue;
+    std::string line = fmt::format("{}: {}", r.ddp ? "DDP" : "no DDP", r.note);
+    if (std::find(seen.begin(), seen.end(), line) == seen.end()) seen.push_back(std::move(line));
+  }
+  t.notes.insert(t.notes.end(), seen.begin(), seen.end());
+  return t;
+}
+
+Table impact_tab(const ImpactTable& m) {
+  const ConfigKey& k = m.key;
+  const std::string u = unit_word(k);
+  const std::vector<Col<ImpactRow>> cols = {
+      {{"technique", "technique", "", fmtcol::plain()}, [](const ImpactRow& r) { return Value(r.technique); }},
+      {{"step_ms", "step p50 ms", "ms", fmtcol::fixed(2)}, [](const ImpactRow& r) { return Value(r.step_s * 1e3); }},
+      {{"speedup", "speedup", "ratio", fmtcol::times()}, [](const ImpactRow& r) { return opt(r.speedup); }},
+      {{"exposed_comm_ms", "exposed comm ms", "ms", fmtcol::fixed(2)},
+       [](const ImpactRow& r) { return r.exposed_comm_s ? Value(*r.exposed_comm_s * 1e3) : Value(); }},
+      {{"exposed_change_ms", "exposed comm change ms", "ms", fmtcol::fixed(2)},
+       [](const ImpactRow& r) { return r.exposed_change_s ? Value(*r.exposed_change_s * 1e3) : Value(); }},
+      {{"exposed_change", "exposed comm change", "fraction", fmtcol::percent()},
+       [](const ImpactRow& r) { return opt(r.exposed_change); }},
+      {{"aggregate_ex_s", "aggregate ex/s", "ex/s", fmtcol::fixed(1)}, [](const ImpactRow& r) { return Value(r.aggregate_ex_s); }},
+  };
+  auto ctx = key_context(k);
+  ctx.emplace_back("batch_per_rank", k.batch_per_rank);
+  ctx.emplace_back("world_size", static_cast<long long>(k.world_size));
+  Table t = make_table("impact",
+                       fmt::format("Optimization impact: {}, {}, {}, batch {} per {}, {}x{} images, DDP on {} {}s",
+                                   k.model, k.setup_label(), k.device, with_thousands(k.batch_per_rank), u,
+                                   k.image_size, k.image_size, k.world_size, u),
+                       std::move(ctx), cols, m.rows);
+  t.notes.push_back(
+      "measured rows only; baseline = the run with every DDP knob at PyTorch's default (bucket cap 25 MiB, first bucket "
+      "1 MiB, buffer broadcast, no gradient as bucket view, no static graph, no find unused parameters, no comm hook, "
+      "grad accum 1); speedup = aggregate ex/s / the baseline's (= t_base / t at p50 when both accumulate as many "
+      "micro-steps); exposed comm = breakdown mean over ranks per optimizer step; change = exposed comm - the "
+      "baseline's, and as a fraction of the baseline's");
+  if (!m.has_baseline)
+    t.notes.push_back(fmt::format("no plain run (every DDP knob at its default) on {} {}s of this configuration, so no "
+                                  "speedup or change: measure one with the variants (e.g. add 25 to --bucket-cap-mb, "
+                                  "none to --comm-hook)",
+                                  k.world_size, u));
   return t;
 }
 
@@ -536,10 +788,69 @@ Table cost_tab(const CostTable& c) {
 
 }  // namespace
 
+Table comm_table(const CommTable& c) {
+  const std::vector<Col<CommResult>> cols = {
+      {{"size_bytes", "size", "bytes", fmtcol::plain()}, [](const CommResult& x) { return Value(x.bytes); }},
+      {{"count", "count", "elements", fmtcol::plain()}, [](const CommResult& x) { return Value(x.count); }},
+      {{"type", "type", "", fmtcol::plain()}, [](const CommResult& x) { return Value(x.dtype); }},
+      {{"redop", "redop", "", fmtcol::plain()}, [](const CommResult& x) { return Value(x.redop); }},
+      {{"root", "root", "", fmtcol::plain()}, [](const CommResult& x) { return Value(static_cast<long long>(x.root)); }},
+      {{"time_us", "time us", "us", fmtcol::fixed(2)}, [](const CommResult& x) { return Value(x.time_us); }},
+      // A barrier moves no payload: no bandwidth to show.
+      {{"algbw_gbps", "algbw GB/s", "GB/s", fmtcol::fixed(3)},
+       [](const CommResult& x) { return x.bytes > 0 ? Value(x.algbw_gbps) : Value(); }},
+      {{"busbw_gbps", "busbw GB/s", "GB/s", fmtcol::fixed(3)},
+       [](const CommResult& x) { return x.bytes > 0 ? Value(x.busbw_gbps) : Value(); }},
+      {{"wrong", "#wrong", "elements", fmtcol::plain()}, [](const CommResult& x) { return Value(x.wrong); }},
+      {{"time_us_max_over_ranks", "max time us", "us", fmtcol::fixed(2), false},
+       [](const CommResult& x) { return Value(x.time_us_max_over_ranks); }},
+  };
+  const bool cpu = c.device.rfind("CPU", 0) == 0;
+  const std::string u = cpu ? "rank" : "GPU";
+  Table t = make_table("comm",
+                       fmt::format("Collective {}: {} {}{} ({}), {}, {}", c.collective, c.world_size, u,
+                                   c.world_size == 1 ? "" : "s", c.label, c.device, c.source),
+                       {{"device", c.device},
+                        {"source", c.source},
+                        {"collective", c.collective},
+                        {"world_size", static_cast<long long>(c.world_size)},
+                        {"nodes", static_cast<long long>(c.nodes)}},
+                       cols, c.rows);
+  t.notes.push_back(
+      "nccl-tests' columns (doc/PERFORMANCE.md): time = mean per operation, averaged over ranks; algbw = size / time; "
+      "busbw = algbw x the collective's bus factor (docs/METHODOLOGY.md); #wrong = elements that differed from the "
+      "expected result");
+  std::set<std::pair<int, int>> runs;
+  for (const auto& x : c.rows) runs.emplace(x.warmup, x.iters);
+  if (runs.size() == 1)
+    t.notes.push_back(fmt::format("{} warm-up and {} timed iterations per size", runs.begin()->first, runs.begin()->second));
+  long long wrong = 0;
+  for (const auto& x : c.rows) wrong += x.wrong;
+  if (wrong > 0) t.notes.push_back(fmt::format("WRONG RESULTS: {} elements differed from the expected values", wrong));
+  return t;
+}
+
 std::vector<Table> report_tables(const Report& r) {
   std::vector<Table> out;
-  for (const auto& w : r.weak) out.push_back(weak_tab(w));
-  for (const auto& s : r.strong) out.push_back(strong_tab(s));
+  const auto scaling_what = [](const ConfigKey& k, const std::string& batch) {
+    return fmt::format("{}, {}, {}, {} scaling, {}, {}x{} images", k.model, k.setup_label(), k.device, k.scaling, batch,
+                       k.image_size, k.image_size);
+  };
+  for (const auto& w : r.weak) {
+    out.push_back(weak_tab(w));
+    if (!w.breakdown.empty())
+      out.push_back(breakdown_tab(
+          w.breakdown, w.key,
+          scaling_what(w.key, fmt::format("batch {} per {}", with_thousands(w.key.batch_per_rank), unit_word(w.key)))));
+  }
+  for (const auto& s : r.strong) {
+    out.push_back(strong_tab(s));
+    if (!s.breakdown.empty())
+      out.push_back(breakdown_tab(s.breakdown, s.key,
+                                  scaling_what(s.key, fmt::format("global batch {}", with_thousands(s.global_batch)))));
+  }
+  for (const auto& m : r.impact) out.push_back(impact_tab(m));
+  for (const auto& c : r.comm) out.push_back(comm_table(c));
   if (!r.comparison.rows.empty()) out.push_back(comparison_tab(r.comparison));
   for (const auto& c : r.cost) out.push_back(cost_tab(c));
   return out;

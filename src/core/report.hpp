@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,14 +38,36 @@ struct RowFacts {
   static RowFacts of(const BenchResult& r);
 };
 
+/// One row of a breakdown table: where a step's time went (docs/METHODOLOGY.md "Where the
+/// time goes") and what its `communication` object records.
+struct BreakdownRow {
+  bool ddp = true;  ///< false: the no-DDP baseline (listed first)
+  int world_size = 1;
+  long long batch_per_rank = 0;
+  /// Mean over ranks of each rank's mean seconds per step, in kBreakdownComponents order
+  /// (forward, backward compute, backward comm, overlap, exposed comm, optimizer, other,
+  /// step); absent when the row has no breakdown (schema < 1.5).
+  std::optional<std::array<double, kNumBreakdownComponents>> mean_s;
+  std::optional<double> buckets;                   ///< communication.buckets
+  std::optional<double> allreduce_bytes_per_step;  ///< communication.allreduce_bytes_per_step (gradient bytes)
+  std::optional<double> effective_busbw_gbps;      ///< communication.effective_busbw_gbps, as `run` recorded it
+  std::string note;                                ///< breakdown.note, when the row has one
+};
+
 /// Weak scaling (fixed batch per GPU).
 struct WeakRow {
   int world_size = 1, nodes = 1;
-  double per_gpu_ex_s = 0;    ///< batch per rank / p50
+  double per_gpu_ex_s = 0;    ///< examples per rank per step (batch per rank x grad_accum) / p50
   double aggregate_ex_s = 0;  ///< world size * per_gpu_ex_s
   double efficiency = 0;      ///< per_gpu_ex_s(N) / per_gpu_ex_s(1)
   /// DDP overhead vs no-DDP: (t_DDP(N) - t_noDDP) / t_DDP(N), p50 times, when a baseline exists.
   std::optional<double> ddp_overhead;
+  /// Exposed communication as a fraction of the DDP step: breakdown mean_over_ranks
+  /// exposed_comm_s / step_s (absent without a breakdown).
+  std::optional<double> exposed_comm;
+  /// ddp_overhead - exposed_comm: DDP's cost beyond exposed communication (bucket copies,
+  /// buffer broadcast, Reducer work); absent unless both are known.
+  std::optional<double> other_overhead;
   std::optional<double> tflops_per_gpu, mfu;  ///< achieved training TFLOP/s per GPU and MFU, when recorded
   double p5_s = 0, p50_s = 0, p95_s = 0;
   RowFacts facts;
@@ -55,6 +78,8 @@ struct WeakTable {
   std::string baseline;              ///< "1-GPU DDP", else "no-DDP", else "<N>-GPU DDP" (the smallest N); "rank" on CPUs
   std::optional<double> no_ddp_p50_s;
   std::vector<WeakRow> rows;         ///< DDP rows by world size
+  /// The no-DDP baseline then the DDP rows by world size; empty unless some row has a breakdown.
+  std::vector<BreakdownRow> breakdown;
 };
 
 /// Strong scaling (fixed global batch B, B/N per GPU).
@@ -64,8 +89,9 @@ struct StrongRow {
   double step_s = 0;      ///< p50 time per global step
   double speedup = 0;     ///< t(1) / t(N)
   double efficiency = 0;  ///< speedup / N
-  double aggregate_ex_s = 0;  ///< global batch / step_s
+  double aggregate_ex_s = 0;  ///< global batch x grad_accum / step_s
   std::optional<double> ddp_overhead;  ///< as WeakRow::ddp_overhead, against the no-DDP row of the same batch per rank
+  std::optional<double> exposed_comm, other_overhead;  ///< as in WeakRow
   double p5_s = 0, p95_s = 0;
   RowFacts facts;
 };
@@ -73,6 +99,40 @@ struct StrongTable {
   ConfigKey key;  ///< of the group's rows (world_size, batch_per_rank: those of the first row)
   long long global_batch = 0;
   std::vector<StrongRow> rows;
+  /// The no-DDP row at the first row's batch per rank, then the DDP rows; empty unless some
+  /// row has a breakdown.
+  std::vector<BreakdownRow> breakdown;
+};
+
+/// One line of the optimization-impact table (seed 003's "Communication Optimization
+/// Impact", from measured rows only): a DDP run with some knobs changed against the plain
+/// run (every knob at Python DDP's default) of the same configuration and world size.
+struct ImpactRow {
+  std::string technique;  ///< ConfigKey::knob_label() of the variant; "baseline (DDP defaults)"
+  bool baseline = false;
+  double step_s = 0;                   ///< p50 seconds per optimizer step
+  double aggregate_ex_s = 0;           ///< world size * batch per rank * grad_accum / step_s
+  /// aggregate_ex_s / the baseline's: t_base / t when both accumulate as many micro-steps.
+  std::optional<double> speedup;
+  std::optional<double> exposed_comm_s;     ///< breakdown mean over ranks, seconds per optimizer step
+  std::optional<double> exposed_change_s;   ///< exposed_comm_s - the baseline's
+  std::optional<double> exposed_change;     ///< exposed_change_s / the baseline's exposed_comm_s (fraction)
+};
+struct ImpactTable {
+  ConfigKey key;  ///< the configuration with every knob at its default (ConfigKey::with_default_knobs)
+  bool has_baseline = false;  ///< false: no plain run was measured; speedups are absent
+  std::vector<ImpactRow> rows;  ///< the baseline first (when measured), then the variants in ConfigKey order
+};
+
+/// The results of one collective of `ddpbench comm` on one group of ranks, in one file
+/// (nccl-tests' columns).
+struct CommTable {
+  std::string source;  ///< the file
+  std::string device;  ///< device_type of the file
+  std::string collective;
+  int world_size = 1, nodes = 1;
+  std::string label;   ///< "<nodes>M/<ranks><G|C>"
+  std::vector<CommResult> rows;  ///< by dtype, redop, then size
 };
 
 /// Per-GPU throughput of the same configuration (every ConfigKey field but the device)
@@ -126,6 +186,9 @@ struct Report {
   std::vector<StrongTable> strong;
   Comparison comparison;
   std::vector<CostTable> cost;   ///< empty unless a GPU-hour price was given
+  /// One per configuration (but the DDP knobs) and world size > 1 that measured a variant.
+  std::vector<ImpactTable> impact;
+  std::vector<CommTable> comm;   ///< one per file, collective and group of ranks (`ddpbench comm` files)
   /// Per file: name, tool, created, device type, torch, cuda, nccl, backend, hosts; complete,
   /// rows, rows_planned and warning (incomplete_warning: "" for a complete file).
   std::vector<nlohmann::json> files;
@@ -135,11 +198,16 @@ struct Report {
 /// several files measured the same configuration, the row with the narrowest relative 95% CI
 /// of the mean is used
 /// (the first on a tie). Rows without a positive p50 are skipped. Throws UsageError when
-/// `files` hold no DDP row or `opts` is invalid.
+/// `files` hold neither a DDP row nor a collective result (`ddpbench comm`), or `opts` is invalid.
 Report build_report(const std::vector<NamedResult>& files, const ReportOptions& opts);
 
-/// The report's tables in print order: weak, strong, comparison, cost.
+/// The report's tables in print order: each weak table followed by its breakdown, each
+/// strong table followed by its breakdown, optimization impact, collectives, comparison, cost.
 std::vector<Table> report_tables(const Report& r);
+
+/// nccl-tests' table of one collective (size, count, type, redop, root, time us, algbw,
+/// busbw, #wrong), kind "comm", with the busbw factor's source in a note.
+Table comm_table(const CommTable& c);
 
 /// The report in `format` (render_tables of report_tables); JSON adds the files:
 /// {"tables": [...], "files": [...]}.

@@ -56,6 +56,36 @@ TEST(ReportCli, JsonCsvAndFilesOnDisk) {
   EXPECT_THAT(testutil::slurp(d.path / "r.html"), HasSubstr("<svg"));
 }
 
+// Schema 1.5: the step breakdown, the knob sweep's optimization impact and `ddpbench comm`
+// results, alone and together (tests/fixtures/make_fixtures_15.py holds the hand numbers).
+TEST(ReportCli, BreakdownImpactAndCollectives) {
+  auto o = run(kBin + " report " + kFix + "breakdown_cpu.json " + kFix + "comm_cpu.json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("DDP overhead vs no-DDP  exposed comm  other DDP overhead"));
+  EXPECT_THAT(o.out, HasSubstr("2          1          160.0           320.0       64.0%                   40.0%"
+                               "         30.0%               10.0%      0.1000\n"));
+  EXPECT_THAT(o.out, HasSubstr("Step breakdown: resnet18, fp32, bucket cap 1 MiB, CPU (Fixture CPU)"));
+  // speedup = 0.100 / 0.080 = 1.25; exposed comm 30 -> 10 ms.
+  EXPECT_THAT(o.out, HasSubstr("bucket cap 1 MiB               80.00    1.25x            10.00                  -20.00"
+                               "               -66.7%           400.0\n"));
+  EXPECT_THAT(o.out, HasSubstr("4194304  1048576  float32    sum    -1  5000.00       0.839       0.839       0\n"));
+
+  // A comm file alone: its tables, the busbw plot and the HTML page.
+  TempDir d;
+  o = run(kBin + " report " + kFix + "comm_cpu.json --format json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto j = nlohmann::json::parse(o.out);
+  ASSERT_EQ(j["tables"].size(), 4u);
+  EXPECT_EQ(j["tables"][0]["kind"], "comm");
+  EXPECT_EQ(j["tables"][0]["rows"][3]["size_bytes"], 4194304);
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed";
+  o = run(kBin + " report " + kFix + "comm_cpu.json --plots " + (d.path / "p").string() + " --html " +
+          (d.path / "c.html").string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(fs::exists(d.path / "p" / "comm-cpu-fixture-cpu-comm-cpu-busbw.png"));
+  EXPECT_THAT(testutil::slurp(d.path / "c.html"), HasSubstr("Collective allreduce: 2 ranks"));
+}
+
 TEST(CheckCli, ExitCodes) {
   auto o = run(kBin + " check " + kFix + "gpu_h100.json --reference " + kFix + "reference_h100_pass.json");
   EXPECT_EQ(o.code, 0) << o.out << o.err;
@@ -258,6 +288,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadFile{"report @FIXweak_cpu.json -o /proc/version", "",
                               "--output '/proc/version' is read-only; make it writable or pass a new file name"},
                       BadFile{"report", "", "files"},
+                      BadFile{"report @F", R"({"schema_version": "1.5.0", "kind": "comm", "results": [], "comm_results": []})",
+                              "no DDP measurement and no collective result"},
                       // Issue 10: bounded numbers, strict references, versions beyond int.
                       BadFile{"report @FIXweak_cpu.json --gpu-hour-cost inf", "", "--gpu-hour-cost inf must be > 0 and <="},
                       BadFile{"report @FIXweak_cpu.json --gpu-hour-cost nan", "", "--gpu-hour-cost nan must be > 0"},

@@ -115,6 +115,89 @@ TEST(ConfigKey, TheSetupSeparatesRows) {
   EXPECT_NE(nd(cl), nd(base));
 }
 
+// Schema 1.5: a list-valued sweep (`--bucket-cap-mb 25,1 --comm-hook none,fp16`) gives the rows
+// of one file different DDP knobs; each row's ddp_options decide, the file's config (which holds
+// the lists) only for older files, and Python DDP's defaults where neither says.
+TEST(ConfigKey, DdpKnobsComeFromTheRowFirstThenTheFileThenPythonsDefaults) {
+  auto f = read_result_file(kFix + "weak_cpu.json");
+  f.config["bucket_cap_mb"] = {25.0, 1.0};
+  f.config["comm_hook"] = {"none", "fp16"};
+  BenchResult r = ddp_row(f);
+  const ConfigKey plain = ConfigKey::of(f, r);  // no ddp_options, a list in the config: every default
+  EXPECT_EQ(plain.bucket_cap_mb, 25.0);
+  EXPECT_EQ(plain.first_bucket_cap_mb, 1.0);
+  EXPECT_TRUE(plain.broadcast_buffers);
+  EXPECT_FALSE(plain.gradient_as_bucket_view);
+  EXPECT_FALSE(plain.static_graph);
+  EXPECT_FALSE(plain.find_unused_parameters);
+  EXPECT_EQ(plain.comm_hook, "none");
+  EXPECT_EQ(plain.grad_accum, 1);
+  EXPECT_EQ(plain.knob_label(), "");
+  EXPECT_EQ(plain.setup_label(), "fp32");
+
+  r.ddp_options = {{"bucket_cap_mb", 1.0}, {"first_bucket_cap_mb", 1.0}, {"broadcast_buffers", true},
+                   {"gradient_as_bucket_view", false}, {"static_graph", false}, {"find_unused_parameters", false},
+                   {"comm_hook", "fp16"}};
+  const ConfigKey swept = ConfigKey::of(f, r);
+  EXPECT_EQ(swept.bucket_cap_mb, 1.0);
+  EXPECT_EQ(swept.comm_hook, "fp16");
+  EXPECT_EQ(swept.knob_label(), "bucket cap 1 MiB, comm hook fp16");
+  EXPECT_EQ(swept.setup_label(), "fp32, bucket cap 1 MiB, comm hook fp16");
+  EXPECT_EQ(describe_differences(differences(plain, swept)), "bucket_cap_mb: 25 -> 1; comm_hook: none -> fp16");
+
+  // An older file: the settings in its config.
+  auto old = read_result_file(kFix + "weak_cpu.json");
+  old.config["bucket_cap_mb"] = 50.0;
+  old.config["static_graph"] = true;
+  EXPECT_EQ(ConfigKey::of(old, ddp_row(old)).setup_label(), "fp32, bucket cap 50 MiB, static graph");
+  // The row wins over the config.
+  BenchResult both = ddp_row(old);
+  both.ddp_options = {{"bucket_cap_mb", 5.0}, {"static_graph", false}};
+  EXPECT_EQ(ConfigKey::of(old, both).setup_label(), "fp32, bucket cap 5 MiB");
+
+  // Each knob alone makes another configuration, named in the label.
+  struct Knob {
+    nlohmann::json options;
+    int grad_accum;
+    ConfigField field;
+    std::string label;
+  };
+  const std::vector<Knob> knobs = {
+      {{{"gradient_as_bucket_view", true}}, 1, ConfigField::gradient_as_bucket_view, "gradient as bucket view"},
+      {{{"static_graph", true}}, 1, ConfigField::static_graph, "static graph"},
+      {{{"find_unused_parameters", true}}, 1, ConfigField::find_unused_parameters, "find unused parameters"},
+      {{{"comm_hook", "powersgd:2"}}, 1, ConfigField::comm_hook, "comm hook powersgd:2"},
+      {{{"broadcast_buffers", false}}, 1, ConfigField::broadcast_buffers, "no buffer broadcast"},
+      {{{"first_bucket_cap_mb", 2.0}}, 1, ConfigField::first_bucket_cap_mb, "first bucket 2 MiB"},
+      {nlohmann::json::object(), 4, ConfigField::grad_accum, "grad accum 4"},
+  };
+  for (const auto& k : knobs) {
+    BenchResult x = ddp_row(f);
+    x.ddp_options = k.options;
+    x.grad_accum = k.grad_accum;
+    const ConfigKey key = ConfigKey::of(f, x);
+    const auto d = differences(plain, key);
+    ASSERT_EQ(d.size(), 1u) << k.label;
+    EXPECT_EQ(d[0].field, k.field) << k.label;
+    EXPECT_EQ(key.knob_label(), k.label);
+    EXPECT_TRUE(ddp_knob_fields().test(static_cast<size_t>(k.field))) << k.label;
+  }
+
+  // A no-DDP row has no DDP knobs, but accumulates like its DDP rows.
+  BenchResult nd = f.results.front();
+  ASSERT_FALSE(nd.ddp);
+  nd.ddp_options = {{"comm_hook", "fp16"}};
+  EXPECT_EQ(ConfigKey::of(f, nd).comm_hook, "");
+  EXPECT_EQ(ConfigKey::of(f, nd).value(ConfigField::comm_hook), "n/a");
+  nd.grad_accum = 4;
+  EXPECT_EQ(ConfigKey::of(f, nd).grad_accum, 4);
+  EXPECT_EQ(ConfigKey::of(f, nd).setup_label(), "fp32, grad accum 4");
+  EXPECT_FALSE(ddp_only_fields().test(static_cast<size_t>(ConfigField::grad_accum)));
+  EXPECT_TRUE(ddp_only_fields().test(static_cast<size_t>(ConfigField::comm_hook)));
+  // diff --match can name the new fields.
+  EXPECT_EQ(parse_field_list("comm_hook,grad_accum,static_graph").count(), 3u);
+}
+
 TEST(ConfigKey, CpuRunsHaveNoTf32) {
   auto cpu = read_result_file(kFix + "weak_cpu.json");
   cpu.environment["math"] = {{"cudnn_allow_tf32", true}, {"cublas_allow_tf32", true}};
@@ -404,6 +487,34 @@ TEST(Check, EntriesMatchOnlyTheConfigurationTheyPin) {
   EXPECT_EQ(check_against(f, parse_reference(b64, "r.json"), skipped)[0].status, "MISSING");
 }
 
+// A reference pins the DDP knobs too (Python DDP's defaults when it names none): a row that
+// ran with a comm hook or grad accumulation matches only an entry that says so.
+TEST(Check, EntriesPinTheDdpKnobs) {
+  int skipped = 0;
+  auto f = read_result_file(kFix + "gpu_h100.json");
+  EXPECT_EQ(check_against(f, one(R"("setup": {"precision": "fp32", "comm_hook": "fp16"}})"), skipped)[0].status,
+            "MISSING");
+  for (auto& r : f.results)
+    if (r.ddp) r.ddp_options = {{"comm_hook", "fp16"}, {"static_graph", true}};
+  EXPECT_EQ(check_against(f, one(R"("setup": {"precision": "fp32"}})"), skipped)[0].status, "MISSING");
+  EXPECT_EQ(check_against(f, one(R"("setup": {"precision": "fp32", "comm_hook": "fp16"}})"), skipped)[0].status,
+            "MISSING");  // static graph too
+  EXPECT_EQ(check_against(f, one(R"("setup": {"precision": "fp32", "comm_hook": "fp16", "static_graph": true}})"),
+                          skipped)[0]
+                .status,
+            "PASS");
+  for (auto& r : f.results) r.grad_accum = 2;
+  EXPECT_EQ(check_against(f, one(R"("setup": {"precision": "fp32", "comm_hook": "fp16", "static_graph": true}})"),
+                          skipped)[0]
+                .status,
+            "MISSING");
+  EXPECT_EQ(check_against(f, one(R"("setup": {"precision": "fp32", "comm_hook": "fp16", "static_graph": true, )"
+                                 R"("grad_accum": 2}})"),
+                          skipped)[0]
+                .status,
+            "PASS");
+}
+
 // The issue's case: an fp32-strict target must not pass a TF32 or channels_last run, and
 // must apply to an old file whose "fp32" ran with TF32 off.
 TEST(Check, Fp32StrictReferenceAgainstTf32ChannelsLastAndOldFp32) {
@@ -576,6 +687,10 @@ TEST(Check, ReferencesAreValidatedStrictly) {
       {setup(R"("bucket_cap_mb": 0)"), "bucket_cap_mb 0 must be a size in (0, 65536] MiB"},
       {setup(R"("first_bucket_cap_mb": 1e300)"), "first_bucket_cap_mb 1e+300 must be a size in (0, 65536] MiB"},
       {setup(R"("frozen_backbone": true)"), "frozen_backbone must be false or the head's name"},
+      {setup(R"("static_graph": 1)"), "\"static_graph\" must be true or false, not number"},
+      {setup(R"("comm_hook": "")"), "comm_hook must name a hook"},
+      {setup(R"("comm_hook": false)"), "\"comm_hook\" must be a string, not boolean"},
+      {setup(R"("grad_accum": 0)"), "\"grad_accum\" must be a whole number in 1..1000000"},
       // Values outside their ranges.
       {file(R"(, "upper": 1e300, "value": 1e300)"), "(no error)"},  // finite: allowed
       {file(R"(, "value": 0)"), "value 0 must be a positive number"},

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -103,6 +104,82 @@ TEST(Plots, RefuseALinkPlantedInTheFolder) {
   EXPECT_TRUE(fs::is_symlink(dir / name));
   EXPECT_EQ(testutil::slurp(victim), "keep me\n");
   EXPECT_FALSE(fs::exists(dir / "plots.gp"));  // nothing written
+}
+
+Report breakdown_and_comm_report() {
+  std::vector<NamedResult> files;
+  for (const char* n : {"breakdown_cpu.json", "comm_cpu.json"})
+    files.push_back({n, read_result_file(kDir + "fixtures/" + n)});
+  return build_report(files, {});
+}
+
+void expect_png_of_plot_size(const std::string& path) {
+  std::ifstream png(path, std::ios::binary);
+  unsigned char h[24] = {0};
+  png.read(reinterpret_cast<char*>(h), sizeof h);
+  ASSERT_EQ(png.gcount(), 24) << path;
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(h), 8), std::string("\x89PNG\r\n\x1a\n", 8)) << path;
+  EXPECT_EQ(be32(h + 16), static_cast<uint32_t>(kPlotWidth)) << path;
+  EXPECT_EQ(be32(h + 20), static_cast<uint32_t>(kPlotHeight)) << path;
+}
+
+// One stacked bar per world size (no DDP first) whose parts are the breakdown's components in
+// ms, and one busbw-vs-size plot per comm file with a line per collective and group of ranks.
+TEST(Plots, BreakdownBarsAndBusbwAgainstSize) {
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  TempDir d;
+  const Report r = breakdown_and_comm_report();
+  const auto dir = d.path / "plots";
+  const auto plots = write_plots(r, dir.string());
+  // 4 panels per weak table (3 tables: plain, bucket cap 1 MiB, comm hook fp16), a breakdown
+  // per table, one busbw plot.
+  ASSERT_EQ(plots.size(), 4u * 3 + 3 + 1);
+  for (const auto& p : plots) expect_png_of_plot_size(p.png);
+  const std::string stem = "weak-resnet18-fp32-cpu-fixture-cpu-i64-b16-breakdown";
+  const auto bars = std::find_if(plots.begin(), plots.end(), [&](const Plot& p) { return p.name == stem; });
+  ASSERT_NE(bars, plots.end());
+  EXPECT_THAT(bars->title, HasSubstr("step breakdown"));
+  // forward, backward compute, exposed comm, optimizer, other (ms): they stack to the step.
+  EXPECT_EQ(testutil::slurp(dir / (stem + ".dat")),
+            "# run forward_s(ms) backward_compute_s(ms) exposed_comm_s(ms) optimizer_s(ms) other_s(ms)\n"
+            "\"no DDP\" 20 30 0 6 4\n\"1 rank\" 21 31 1 6 5\n\"2 ranks\" 22 32 30 6 10\n");
+  const std::string svg = testutil::slurp(dir / (stem + ".svg"));
+  for (const char* label : {">no DDP<", ">2 ranks<", ">exposed comm<", ">backward compute<"})
+    EXPECT_NE(svg.find(label), std::string::npos) << label;
+
+  const std::string comm = "comm-cpu-fixture-cpu-comm-cpu-busbw";
+  ASSERT_TRUE(std::any_of(plots.begin(), plots.end(), [&](const Plot& p) { return p.name == comm; }));
+  const std::string dat = testutil::slurp(dir / (comm + ".dat"));
+  // 4 MiB on 3 ranks: busbw = 4194304 B / 7000 us / 1e9 x 4/3 = 0.798915 GB/s; the barrier has no line.
+  EXPECT_THAT(dat, HasSubstr("# allreduce, 3 ranks: bytes busbw_gbps\n1024 0.0455111\n"));
+  EXPECT_THAT(dat, HasSubstr("4194304 0.798915\n"));
+  EXPECT_THAT(dat, Not(HasSubstr("barrier")));
+  const std::string csvg = testutil::slurp(dir / (comm + ".svg"));
+  // (Checked with find: a failure should not print the whole SVG.)
+  EXPECT_NE(csvg.find("<text>all_gather, 2 ranks</text>"), std::string::npos);  // underscores kept (no enhanced text)
+  EXPECT_NE(csvg.find("message size (bytes, log2 scale)"), std::string::npos);
+  EXPECT_NE(csvg.find(">4 MiB<"), std::string::npos);  // sizes in binary prefixes on the log2 axis
+  EXPECT_NE(csvg.find(">16 kiB<"), std::string::npos);
+}
+
+TEST(Html, ShowsTheBreakdownImpactAndCommTablesAndPlots) {
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  if (!have("python3")) GTEST_SKIP() << "python3 not installed";
+  TempDir d;
+  const Report r = breakdown_and_comm_report();
+  const auto plots = write_plots(r, (d.path / "plots").string());
+  const std::string html = render_html(r, plots, "2026-11-23T00:00:00Z");
+  const auto file = d.path / "report.html";
+  std::ofstream(file) << html;
+  const auto o = testutil::run("python3 " + kDir + "tools/check_html.py " + file.string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto j = nlohmann::json::parse(o.out);
+  EXPECT_TRUE(j["ok"].get<bool>()) << o.out;
+  EXPECT_EQ(j["tables"].get<size_t>(), report_tables(r).size() + 1);
+  EXPECT_EQ(j["svgs"].get<size_t>(), plots.size());
+  for (const char* s : {"Step breakdown: resnet18", "Optimization impact: resnet18", "bucket cap 1 MiB",
+                        "Collective allreduce: 3 ranks", "step breakdown", "bus bandwidth"})
+    EXPECT_THAT(html, HasSubstr(s));
 }
 
 TEST(Html, ParsesAndHoldsEveryTableAndPlot) {

@@ -5,9 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 
 #include "common/testutil.hpp"
 #include "core/errors.hpp"
@@ -187,6 +189,204 @@ TEST(Report, BadOptionsAndEmptyInputAreUsageErrors) {
   o.epochs = 0;
   EXPECT_THROW(build_report(load({"weak_cpu.json"}), o), UsageError);
   EXPECT_THROW(build_report({}, {}), UsageError);
+}
+
+// ------------------------------------------------------------------ breakdown, knobs, collectives
+// tests/fixtures/breakdown_cpu.json (make_fixtures_15.py): no DDP 60 ms; DDP plain 64 ms on 1
+// rank and 100 ms on 2 (exposed comm 1 and 30 ms); on 2 ranks bucket cap 1 MiB 80 ms (exposed
+// 10 ms) and comm hook fp16 90 ms (exposed 20 ms). Batch 16 per rank.
+
+const WeakTable& weak_with_knobs(const Report& r, const std::string& knobs) {
+  for (const auto& w : r.weak)
+    if (w.key.knob_label() == knobs) return w;
+  throw std::logic_error("no weak table with knobs '" + knobs + "'");
+}
+
+const Table& table_of_kind(const std::vector<Table>& ts, const std::string& kind, size_t nth = 0) {
+  for (const auto& t : ts)
+    if (t.kind == kind && nth-- == 0) return t;
+  throw std::logic_error("no table of kind " + kind);
+}
+
+TEST(ReportBreakdown, OverheadSplitsIntoExposedCommAndTheRestByHand) {
+  const Report r = build_report(load({"breakdown_cpu.json"}), {});
+  ASSERT_EQ(r.weak.size(), 3u);  // the knobs are part of the configuration: one table per setting
+  const auto& plain = weak_with_knobs(r, "");
+  ASSERT_EQ(plain.rows.size(), 2u);
+  EXPECT_NEAR(*plain.rows[0].ddp_overhead, (0.064 - 0.060) / 0.064, 1e-12);
+  EXPECT_NEAR(*plain.rows[0].exposed_comm, 0.001 / 0.064, 1e-12);
+  EXPECT_NEAR(*plain.rows[0].other_overhead, (0.064 - 0.060) / 0.064 - 0.001 / 0.064, 1e-12);
+  EXPECT_NEAR(*plain.rows[1].ddp_overhead, 0.40, 1e-12);
+  EXPECT_NEAR(*plain.rows[1].exposed_comm, 0.30, 1e-12);
+  EXPECT_NEAR(*plain.rows[1].other_overhead, 0.10, 1e-12);
+  const auto& cap1 = weak_with_knobs(r, "bucket cap 1 MiB");  // read from the rows' ddp_options
+  ASSERT_EQ(cap1.rows.size(), 1u);
+  EXPECT_EQ(cap1.baseline, "no-DDP");
+  EXPECT_NEAR(cap1.rows[0].efficiency, (16 / 0.080) / (16 / 0.060), 1e-12);
+  EXPECT_NEAR(*cap1.rows[0].ddp_overhead, 0.25, 1e-12);
+  EXPECT_NEAR(*cap1.rows[0].exposed_comm, 0.125, 1e-12);
+  EXPECT_NEAR(*cap1.rows[0].other_overhead, 0.125, 1e-12);
+  EXPECT_NEAR(*weak_with_knobs(r, "comm hook fp16").rows[0].exposed_comm, 0.020 / 0.090, 1e-12);
+
+  // Older files: no breakdown, so the split is n/a and no breakdown table is made.
+  const Report old = build_report(load({"weak_cpu.json"}), {});
+  EXPECT_FALSE(old.weak[0].rows[0].exposed_comm.has_value());
+  EXPECT_FALSE(old.weak[0].rows[0].other_overhead.has_value());
+  EXPECT_TRUE(old.weak[0].breakdown.empty());
+  const auto tables = report_tables(old);
+  EXPECT_EQ(tables[0].rows[0][tables[0].col("exposed_comm")], Value());
+  EXPECT_TRUE(std::none_of(tables.begin(), tables.end(), [](const Table& t) { return t.kind == "breakdown"; }));
+}
+
+TEST(ReportBreakdown, TableHasTheNoDdpRowFirstThenEachWorldSize) {
+  const Report r = build_report(load({"breakdown_cpu.json"}), {});
+  const auto& b = weak_with_knobs(r, "").breakdown;
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_FALSE(b[0].ddp);
+  EXPECT_EQ(b[1].world_size, 1);
+  EXPECT_EQ(b[2].world_size, 2);
+  ASSERT_TRUE(b[2].mean_s.has_value());
+  const std::array<double, 8> want = {0.022, 0.032, 0.050, 0.020, 0.030, 0.006, 0.010, 0.100};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR((*b[2].mean_s)[i], want[i], 1e-12) << kBreakdownComponents[i];
+  EXPECT_EQ(*b[2].buckets, 3);
+  EXPECT_EQ(*b[2].allreduce_bytes_per_step, 46137344.0);
+  EXPECT_NEAR(*b[2].effective_busbw_gbps, 46137344 / 0.050 / 1e9 * 2 * 1 / 2, 1e-9);
+  EXPECT_FALSE(b[0].buckets.has_value());  // no DDP: no buckets
+
+  const auto tables = report_tables(r);
+  EXPECT_EQ(tables[0].kind, "weak");
+  EXPECT_EQ(tables[1].kind, "breakdown");  // right under its scaling table
+  const auto text = render_tables({tables[1]}, TableFormat::text);
+  EXPECT_THAT(text, HasSubstr("Step breakdown: resnet18, fp32, CPU (Fixture CPU), weak scaling, batch 16 per rank"));
+  EXPECT_THAT(text, HasSubstr("no DDP      1       20.00           30.00         0.00        0.00             0.00"
+                              "          6.00      4.00    60.00      n/a                 n/a              n/a\n"));
+  EXPECT_THAT(text, HasSubstr("DDP         2       22.00           32.00        50.00       20.00            30.00"
+                              "          6.00     10.00   100.00        3                44.0            0.923\n"));
+  const auto j = table_json(tables[1]);
+  EXPECT_DOUBLE_EQ(j["rows"][2]["exposed_comm_ms"].get<double>(), 30.0);
+  EXPECT_DOUBLE_EQ(j["rows"][2]["allreduce_mib_per_step"].get<double>(), 44.0);
+}
+
+TEST(ReportImpact, SpeedupAndExposedCommChangeAgainstThePlainRunByHand) {
+  const Report r = build_report(load({"breakdown_cpu.json"}), {});
+  ASSERT_EQ(r.impact.size(), 1u);
+  const auto& m = r.impact[0];
+  EXPECT_TRUE(m.has_baseline);
+  EXPECT_EQ(m.key.world_size, 2);
+  ASSERT_EQ(m.rows.size(), 3u);
+  EXPECT_EQ(m.rows[0].technique, "baseline (DDP defaults)");
+  EXPECT_NEAR(*m.rows[0].speedup, 1.0, 1e-12);
+  EXPECT_EQ(m.rows[1].technique, "bucket cap 1 MiB");
+  EXPECT_NEAR(m.rows[1].step_s, 0.080, 1e-12);
+  EXPECT_NEAR(*m.rows[1].speedup, 0.100 / 0.080, 1e-12);  // 1.25
+  EXPECT_NEAR(*m.rows[1].exposed_comm_s, 0.010, 1e-12);
+  EXPECT_NEAR(*m.rows[1].exposed_change_s, 0.010 - 0.030, 1e-12);
+  EXPECT_NEAR(*m.rows[1].exposed_change, -2.0 / 3.0, 1e-12);
+  EXPECT_NEAR(m.rows[1].aggregate_ex_s, 2 * 16 / 0.080, 1e-9);
+  EXPECT_EQ(m.rows[2].technique, "comm hook fp16");
+  EXPECT_NEAR(*m.rows[2].speedup, 0.100 / 0.090, 1e-12);
+  EXPECT_NEAR(*m.rows[2].exposed_change_s, -0.010, 1e-12);
+  EXPECT_NEAR(*m.rows[2].exposed_change, -1.0 / 3.0, 1e-12);
+  const auto text = render_tables({table_of_kind(report_tables(r), "impact")}, TableFormat::text);
+  EXPECT_THAT(text, HasSubstr("Optimization impact: resnet18, fp32, CPU (Fixture CPU), batch 16 per rank, 64x64 "
+                              "images, DDP on 2 ranks\n"));
+  EXPECT_THAT(text, HasSubstr("bucket cap 1 MiB               80.00    1.25x            10.00                  -20.00"
+                              "               -66.7%           400.0\n"));
+  EXPECT_THAT(text, HasSubstr("comm hook fp16                 90.00    1.11x            20.00                  -10.00"
+                              "               -33.3%           355.6\n"));
+  // Only where a variant was measured: a run with every knob at its default has no table.
+  EXPECT_TRUE(build_report(load({"weak_cpu.json"}), {}).impact.empty());
+}
+
+TEST(ReportImpact, WithoutAPlainRunNoBaselineIsInvented) {
+  auto files = load({"breakdown_cpu.json"});
+  auto& rows = files[0].file.results;
+  rows.erase(rows.begin() + 2);  // the plain 2-rank row
+  const Report r = build_report(files, {});
+  ASSERT_EQ(r.impact.size(), 1u);
+  EXPECT_FALSE(r.impact[0].has_baseline);
+  ASSERT_EQ(r.impact[0].rows.size(), 2u);
+  for (const auto& x : r.impact[0].rows) {
+    EXPECT_FALSE(x.speedup.has_value()) << x.technique;
+    EXPECT_FALSE(x.exposed_change_s.has_value()) << x.technique;
+  }
+  const auto text = render_tables({table_of_kind(report_tables(r), "impact")}, TableFormat::text);
+  EXPECT_THAT(text, HasSubstr("no plain run (every DDP knob at its default) on 2 ranks of this configuration"));
+}
+
+// --grad-accum K: a step holds K micro-batches, so throughput (and the speedup, a throughput
+// ratio) counts K x batch examples per step.
+TEST(ReportImpact, GradAccumCountsEveryMicroBatch) {
+  auto files = load({"breakdown_cpu.json"});
+  BenchResult acc = files[0].file.results[2];  // the plain 2-rank row ...
+  acc.grad_accum = 2;                          // ... accumulating 2 micro-steps in 150 ms
+  for (auto& rk : acc.ranks)
+    for (auto& x : rk.samples_s) x += 0.050;
+  acc.summary = summarize({acc.ranks[0].samples_s, acc.ranks[1].samples_s}, 16, 2);
+  ASSERT_NEAR(acc.summary.p50_s, 0.150, 1e-12);
+  files[0].file.results.push_back(acc);
+  const Report r = build_report(files, {});
+  ASSERT_EQ(r.impact.size(), 1u);
+  const auto it = std::find_if(r.impact[0].rows.begin(), r.impact[0].rows.end(),
+                               [](const ImpactRow& x) { return x.technique == "grad accum 2"; });
+  ASSERT_NE(it, r.impact[0].rows.end());
+  EXPECT_NEAR(it->aggregate_ex_s, 2 * 16 * 2 / 0.150, 1e-9);
+  EXPECT_NEAR(*it->speedup, (2 * 16 * 2 / 0.150) / (2 * 16 / 0.100), 1e-12);  // 1.33x, not 0.100 / 0.150
+  EXPECT_NEAR(weak_with_knobs(r, "grad accum 2").rows[0].per_gpu_ex_s, 32 / 0.150, 1e-9);
+}
+
+TEST(ReportComm, NcclTestsColumnsFromACommOnlyFile) {
+  const Report r = build_report(load({"comm_cpu.json"}), {});  // no run rows: no longer an error
+  EXPECT_TRUE(r.weak.empty());
+  ASSERT_EQ(r.comm.size(), 4u);  // allreduce on 2 and on 3 ranks, all_gather, barrier
+  EXPECT_EQ(r.comm[0].collective, "allreduce");
+  EXPECT_EQ(r.comm[1].world_size, 3);
+  EXPECT_EQ(r.comm[2].collective, "all_gather");
+  const auto tables = report_tables(r);
+  ASSERT_EQ(tables.size(), 4u);
+  const auto& t = tables[1];
+  EXPECT_EQ(t.kind, "comm");
+  ASSERT_EQ(t.rows.size(), 4u);
+  // 4 MiB on 3 ranks in 7000 us: algbw = 4194304 / 7000e-6 / 1e9 = 0.599186 GB/s; busbw = algbw x 2(3-1)/3.
+  EXPECT_NEAR(std::get<double>(t.rows[3][t.col("algbw_gbps")]), 4194304 / 7000e-6 / 1e9, 1e-9);
+  EXPECT_NEAR(std::get<double>(t.rows[3][t.col("busbw_gbps")]), 4194304 / 7000e-6 / 1e9 * 4 / 3, 1e-9);
+  const auto text = render_tables({t}, TableFormat::text);
+  EXPECT_THAT(text, HasSubstr("Collective allreduce: 3 ranks (1M/3C), CPU (Fixture CPU), fixtures/comm_cpu.json\n"
+                              "size       count     type  redop  root  time us  algbw GB/s  busbw GB/s  #wrong\n"));
+  EXPECT_THAT(text, HasSubstr("4194304  1048576  float32    sum    -1  7000.00       0.599       0.799       0\n"));
+  // A barrier moves no payload: no bandwidth.
+  const auto& barrier = tables[3];
+  EXPECT_EQ(barrier.rows[0][barrier.col("busbw_gbps")], Value());
+
+  // A corrupted result is said in words under its table.
+  auto bad = load({"comm_cpu.json"});
+  bad[0].file.comm_results[2].wrong = 3;
+  EXPECT_THAT(render_tables({comm_table(build_report(bad, {}).comm[0])}, TableFormat::text),
+              HasSubstr("WRONG RESULTS: 3 elements differed"));
+
+  // Neither DDP rows nor collective results: an error naming both kinds of file.
+  auto empty = load({"comm_cpu.json"});
+  empty[0].file.comm_results.clear();
+  try {
+    build_report(empty, {});
+    ADD_FAILURE() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("ddpbench comm --json"));
+  }
+}
+
+TEST(ReportComm, RunAndCommFilesTogether) {
+  const Report r = build_report(load({"breakdown_cpu.json", "comm_cpu.json"}), {});
+  EXPECT_EQ(r.weak.size(), 3u);
+  EXPECT_EQ(r.impact.size(), 1u);
+  EXPECT_EQ(r.comm.size(), 4u);
+  std::vector<std::string> kinds;
+  for (const auto& t : report_tables(r)) kinds.push_back(t.kind);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"weak", "breakdown", "weak", "breakdown", "weak", "breakdown", "impact",
+                                             "comm", "comm", "comm", "comm"}));
+  ASSERT_EQ(r.files.size(), 2u);
+  EXPECT_EQ(r.files[1]["kind"], "comm");
+  EXPECT_EQ(r.files[1]["comm_rows"], 13);
 }
 
 // Update mode writes the file and fails, so it can never pass silently.
