@@ -1,5 +1,7 @@
 #include "core/bench_table.hpp"
 
+#include "core/config_key.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -32,18 +34,8 @@ std::string table_row(const BenchResult& row, const std::string& units) {
 }
 
 std::string row_settings(const BenchResult& row) {
-  std::vector<std::string> parts;
-  const nlohmann::json& o = row.ddp_options;
-  if (o.is_object()) {
-    if (const auto v = o.find("bucket_cap_mb"); v != o.end() && v->is_number() && v->get<double>() != 25.0)
-      parts.push_back(fmt::format("bucket cap {} MiB", v->get<double>()));
-    if (const auto v = o.find("comm_hook"); v != o.end() && v->is_string() && v->get<std::string>() != "none")
-      parts.push_back("hook " + v->get<std::string>());
-    for (const char* k : {"gradient_as_bucket_view", "static_graph", "find_unused_parameters"})
-      if (const auto v = o.find(k); v != o.end() && v->is_boolean() && v->get<bool>()) parts.push_back(k);
-  }
-  if (row.grad_accum > 1) parts.push_back(fmt::format("{} micro-steps", row.grad_accum));
-  return parts.empty() ? "" : fmt::format("{}", fmt::join(parts, ", "));
+  // The report's wording: the row's knobs read as a configuration key does (ddp_options).
+  return ConfigKey::of(ResultFile{}, row).knob_label();
 }
 
 std::string table_row_breakdown(const BenchResult& row) {

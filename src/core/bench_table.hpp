@@ -32,8 +32,9 @@ std::string table_row(const BenchResult& row, const std::string& units);
 /// stopped at a limit before reaching its CI target says so.
 std::string table_row_extras(const BenchResult& row);
 
-/// The DDP settings of a row that differ from Python DDP's defaults, for people:
-/// "bucket cap 5 MiB, hook fp16, static_graph, 4 micro-steps"; "" when all are defaults.
+/// The DDP settings of a row that differ from Python DDP's defaults, in the report's words
+/// (ConfigKey::knob_label): "bucket cap 5 MiB, comm hook fp16, static graph, grad accum 4";
+/// "" when all are defaults.
 /// (Shown in [brackets] by table_row_extras, since rows of one group share their label.)
 std::string row_settings(const BenchResult& row);
 

@@ -140,8 +140,9 @@ DiffRow compare(const SideRow& b, const SideRow& t, const DiffOptions& opts) {
   }
   row.base_s = mean(row.base_launches);
   row.test_s = mean(row.test_launches);
-  row.base_ex_s = b.key.batch_per_rank / row.base_s;
-  row.test_ex_s = t.key.batch_per_rank / row.test_s;
+  // Examples per rank per optimizer step: the micro-batch times the micro-steps.
+  row.base_ex_s = static_cast<double>(b.key.batch_per_rank) * b.key.grad_accum / row.base_s;
+  row.test_ex_s = static_cast<double>(t.key.batch_per_rank) * t.key.grad_accum / row.test_s;
   row.change = (row.test_s - row.base_s) / row.base_s;
   const auto few = [](const auto& v) { return v.size() < kMinIterations; };
   if (std::any_of(sb.begin(), sb.end(), few) || std::any_of(st.begin(), st.end(), few)) {

@@ -82,7 +82,7 @@ TEST(Cli, BreakdownAddsUpOnEveryRank) {
   ASSERT_EQ(f.results.size(), 6u);
   EXPECT_EQ(f.rows_planned, 6);
   EXPECT_THAT(o.out, HasSubstr("ms/step: forward "));
-  EXPECT_THAT(o.out, HasSubstr("[bucket cap 1 MiB, 2 micro-steps]"));
+  EXPECT_THAT(o.out, HasSubstr("[bucket cap 1 MiB, grad accum 2]"));
   int ddp_rows = 0;
   for (const auto& r : f.results) {
     SCOPED_TRACE(r.label + " " + r.ddp_options.dump());

@@ -24,6 +24,7 @@ namespace {
 using ::testing::HasSubstr;
 
 using testutil::TempDir;
+using testutil::usage_error;
 
 /// A small result file built in code (one 2-rank DDP row, summary from summarize()).
 ResultFile sample_file() {
@@ -73,7 +74,8 @@ TEST(ResultJson, RoundTripKeepsEveryField) {
 // up with another cannot go unnoticed (a round trip alone misses a field dropped on both
 // sides).
 const char* const kEveryField = R"({
-  "schema_version": "1.4.0",
+  "schema_version": "1.5.0",
+  "kind": "run",
   "complete": false,
   "rows_planned": 9,
   "tool": {"name": "ddpbench", "version": "0.1.0", "git_sha": "0123abc", "git_dirty": true},
@@ -94,7 +96,8 @@ const char* const kEveryField = R"({
     "ddp": false,
     "ranks": [
       {"rank": 3, "host": "node-b", "local_rank": 1, "device": "cuda:1",
-       "samples_s": [0.25, 0.5], "telemetry": {"peak_memory_bytes": 4096}},
+       "samples_s": [0.25, 0.5], "telemetry": {"peak_memory_bytes": 4096},
+       "breakdown": {"forward_s": 0.125, "step_s": 0.375}},
       {"rank": 2, "host": "node-b", "local_rank": 2, "device": "cuda:2",
        "samples_s": [0.75], "telemetry": {"reducer": {"backward_compute_ns": 17}}}
     ],
@@ -105,6 +108,9 @@ const char* const kEveryField = R"({
     "checks": {"grad_check_passed": false, "grad_max_abs_diff_across_ranks": 1.5},
     "compute": {"mfu": 0.375, "peak_tflops": 989.5},
     "communication": {"trainable_parameters": 25557032, "allreduce_bytes_per_step": 102228128},
+    "grad_accum": 3,
+    "ddp_options": {"bucket_cap_mb": 5.0, "comm_hook": "powersgd:2"},
+    "breakdown": {"mean_over_ranks": {"forward_s": 0.125}, "iterations": 2},
     "stopping": {"mode": "auto", "reason": "target_ci", "target_ci_pct": 2.5, "achieved_ci_pct": 1.75},
     "warnings": [{"code": "noisy", "message": "cv 4% over 2 iterations"},
                  {"code": "oversubscribed", "message": "4 ranks x 2 threads on 4 cores"}]
@@ -113,7 +119,9 @@ const char* const kEveryField = R"({
 
 TEST(ResultJson, ReadsAHandWrittenFileFieldByField) {
   const ResultFile f = parse_result(kEveryField, "hand.json");
-  EXPECT_EQ(f.schema_version, "1.4.0");
+  EXPECT_EQ(f.schema_version, "1.5.0");
+  EXPECT_EQ(f.kind, "run");
+  EXPECT_TRUE(f.comm_results.empty());
   EXPECT_FALSE(f.complete);
   EXPECT_EQ(f.rows_planned, 9);
   EXPECT_EQ(f.tool, nlohmann::json::parse(R"({"name": "ddpbench", "version": "0.1.0", "git_sha": "0123abc",
@@ -146,6 +154,11 @@ TEST(ResultJson, ReadsAHandWrittenFileFieldByField) {
   EXPECT_EQ(r.ranks[1].device, "cuda:2");
   EXPECT_EQ(r.ranks[1].samples_s, (std::vector<double>{0.75}));
   EXPECT_EQ(r.ranks[1].telemetry, nlohmann::json::parse(R"({"reducer": {"backward_compute_ns": 17}})"));
+  EXPECT_EQ(r.ranks[0].breakdown, nlohmann::json::parse(R"({"forward_s": 0.125, "step_s": 0.375})"));
+  EXPECT_TRUE(r.ranks[1].breakdown.empty());
+  EXPECT_EQ(r.grad_accum, 3);
+  EXPECT_EQ(r.ddp_options.at("comm_hook"), "powersgd:2");
+  EXPECT_EQ(r.breakdown.at("mean_over_ranks").at("forward_s"), 0.125);
   const Summary& s = r.summary;
   EXPECT_EQ(s.n, 3);
   EXPECT_EQ(s.p50_s, 0.5);
@@ -189,6 +202,34 @@ TEST(ResultJson, WritesTheHandWrittenFileBack) {
   ASSERT_EQ(written.at("results").size(), 1u);
   for (const auto& [key, value] : doc.at("results").at(0).items())
     EXPECT_EQ(written.at("results").at(0).value(key, nlohmann::json()), value) << "results[0]." << key;
+}
+
+// `ddpbench comm` files: kind "comm", nccl-tests' columns per row; an unknown kind is refused.
+TEST(ResultJson, CommResultsRoundTrip) {
+  ResultFile f;
+  f.kind = "comm";
+  CommResult c;
+  c.collective = "allreduce";
+  c.dtype = "float32";
+  c.redop = "sum";
+  c.bytes = 1048576;
+  c.count = 262144;
+  c.world_size = 3;
+  c.label = "1M/3C";
+  c.time_us = 1500.5;
+  c.time_us_max_over_ranks = 1600.25;
+  c.algbw_gbps = 0.6988;
+  c.busbw_gbps = 0.9317;
+  c.wrong = 4;
+  c.extra = {{"emulated", "no"}};
+  f.comm_results.push_back(c);
+  const ResultFile back = parse_result(nlohmann::json(f).dump(), "comm.json");
+  EXPECT_EQ(back.kind, "comm");
+  ASSERT_EQ(back.comm_results.size(), 1u);
+  EXPECT_EQ(nlohmann::json(back.comm_results[0]), nlohmann::json(c));
+  auto doc = nlohmann::json(f);
+  doc["kind"] = "train";
+  EXPECT_THAT(usage_error([&] { parse_result(doc.dump(), "x.json"); }), HasSubstr("kind 'train'"));
 }
 
 // Before 1.4 only complete files were written, and they carry neither key.
