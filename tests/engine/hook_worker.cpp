@@ -247,7 +247,7 @@ json run_bytes(const Ranks& r, const std::string& hook, const std::string& model
   torch::manual_seed(1);
   ModelPtr model = make_model(model_name, 10);
   DistributedDataParallel ddp(model, r.pg, DdpOptions{}, at::kCPU);
-  auto stats = attach_hook(ddp, spec, r, {}, "bytes-" + hook);
+  auto stats = attach_hook(ddp, spec, r, std::vector<std::string>(r.li.world_size, "localhost"), "bytes-" + hook);
   auto batch = make_synthetic_batch(2, 32, 10, at::kCPU, 40 + r.li.rank);
   json out = {{"hook", spec.name()}, {"note", stats->note}};
   long long grad_bytes = 0;
