@@ -3,7 +3,9 @@
 // hook from engine/dist/comm_hooks.hpp registered on its c10d::Reducer.
 // Usage:
 //   hook_worker grads OUT HOOKS HOSTS     per hook: DDP gradients vs the mean of the per-rank
-//                                         gradients computed locally (an MLP, 4 buckets)
+//                                         gradients computed locally (an MLP, 4 buckets); with
+//                                         4+ ranks, ranks 0 and 1 first build a hierarchical
+//                                         hook on a 2-rank sub-group of their own
 //   hook_worker converge OUT VARIANTS     per variant: least squares trained with SGD, loss
 //                                         before and after (data split across the ranks)
 //   hook_worker bytes OUT HOOKS [MODEL]   per hook: wire bytes per step of a model (resnet18)
@@ -173,11 +175,10 @@ json run_grads(const Ranks& r, const std::string& hook, const std::vector<std::s
       // fp16: u = 2^-11, eta = 2^-25 (half the spacing of its subnormals); bf16: u = 2^-8,
       // eta negligible (float32's exponent range).
       const double n = world;
-      fp16_ratio = std::max(
-          fp16_ratio,
-          (diff / ((n + 1) * std::ldexp(1.0, -11) * mean_abs[i] + (3 * n - 1) * std::ldexp(1.0, -25))).max().item<double>());
-      bf16_ratio = std::max(bf16_ratio,
-                            (diff / ((n + 1) * std::ldexp(1.0, -8) * mean_abs[i] + 1e-30)).max().item<double>());
+      const auto fp16_bound = (n + 1) * std::ldexp(1.0, -11) * mean_abs[i] + (3 * n - 1) * std::ldexp(1.0, -25);
+      const auto bf16_bound = (n + 1) * std::ldexp(1.0, -8) * mean_abs[i] + 1e-30;
+      fp16_ratio = std::max(fp16_ratio, (diff / fp16_bound).max().item<double>());
+      bf16_ratio = std::max(bf16_ratio, (diff / bf16_bound).max().item<double>());
     }
     const auto spread = grad_spread_across_ranks(model->parameters(), r.pg, kTimeout);
     json row = {{"max_abs_diff", global_max(r, max_diff)},
@@ -287,6 +288,22 @@ int main(int argc, char** argv) {
     std::vector<std::string> hosts(r.li.world_size, "localhost");
     if (mode == "grads" && argc > 4 && std::string(argv[4]) != "-") hosts = split(argv[4]);
 
+    if (mode == "grads" && r.li.world_size >= 4) {
+      // Ranks 0 and 1 alone first build (and drop) a hierarchical hook on a sub-group of
+      // their own, as a sweep does for a smaller world size: the hooks built below must
+      // still agree on their sub-groups' store keys.
+      if (r.li.rank < 2) {
+        auto sub = make_process_group(BackendKind::kGloo, c10::make_intrusive<c10d::PrefixStore>("sub/", r.store),
+                                      r.li.rank, 2, at::kCPU, kTimeout);
+        CommHookContext ctx;
+        ctx.pg = sub;
+        ctx.store = r.store;
+        ctx.hosts = {"x", "y"};
+        ctx.timeout = kTimeout;
+        make_comm_hook(parse_comm_hook("hierarchical"), ctx, nullptr).reset();
+      }
+      barrier(r.pg, at::kCPU, kTimeout);
+    }
     json result = json::object();
     result["world_size"] = r.li.world_size;
     for (const auto& item : items) {

@@ -93,7 +93,8 @@ struct BucketView {
 
 class HookBase : public c10d::CommHookInterface {
  public:
-  HookBase(CommHookContext ctx, std::shared_ptr<CommHookStats> stats) : ctx_(std::move(ctx)), stats_(std::move(stats)) {}
+  HookBase(CommHookContext ctx, std::shared_ptr<CommHookStats> stats)
+      : ctx_(std::move(ctx)), stats_(std::move(stats)) {}
 
   /// The Reducer's parseCppCommHookResult, accepting a tensor or a list of tensors.
   at::Tensor parseHookResult(const c10::IValue& result) override {
@@ -570,9 +571,10 @@ class Hierarchical final : public BucketAlgorithm {
   std::chrono::milliseconds timeout_;
 };
 
-/// Sub-groups are built by every rank in the same order, so a process-wide count of
-/// hierarchical hooks built so far is the same on every rank: it keeps the store keys of
-/// successive hooks apart.
+/// How many hierarchical hooks this process has built; it keeps the store keys of
+/// successive hooks' sub-groups apart. Ranks of a group may have built different numbers
+/// (a sweep builds hooks only on the ranks of each sub-group), so the group agrees on the
+/// largest count first.
 std::atomic<int> g_hierarchical_count{0};
 
 std::unique_ptr<BucketAlgorithm> make_hierarchical(const CommHookContext& ctx,
@@ -583,7 +585,10 @@ std::unique_ptr<BucketAlgorithm> make_hierarchical(const CommHookContext& ctx,
                                  ctx.hosts.size(), world));
   if (!ctx.store) throw std::invalid_argument("hierarchical comm hook: CommHookContext.store is null");
   const NodeLayout lay = node_layout(ctx.hosts);
-  const std::string base = fmt::format("{}/hierarchical{}", ctx.group_name, g_hierarchical_count++);
+  const int generation = static_cast<int>(allreduce_values(ctx.pg, {static_cast<double>(g_hierarchical_count.load())},
+                                                            c10d::ReduceOp::MAX, ctx.device, ctx.timeout)[0]);
+  g_hierarchical_count = generation + 1;
+  const std::string base = fmt::format("{}/hierarchical{}", ctx.group_name, generation);
   const int node = lay.node_of[rank], local = lay.local_of[rank];
   PgPtr intra, cross;
   std::vector<PgPtr> owned;
@@ -645,7 +650,8 @@ NodeLayout node_layout(const std::vector<std::string>& hosts) {
   for (size_t n = 0; n < names.size(); ++n) {
     if (static_cast<int>(lay.members[n].size()) != lay.ranks_per_node) {
       std::vector<std::string> counts;
-      for (size_t i = 0; i < names.size(); ++i) counts.push_back(fmt::format("{}: {}", names[i], lay.members[i].size()));
+      for (size_t i = 0; i < names.size(); ++i)
+        counts.push_back(fmt::format("{}: {}", names[i], lay.members[i].size()));
       throw UsageError(fmt::format("--comm-hook hierarchical needs the same number of ranks on every node, got {}; "
                                    "start as many ranks per node on each, or use another --comm-hook",
                                    fmt::join(counts, ", ")));

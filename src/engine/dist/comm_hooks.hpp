@@ -49,8 +49,9 @@ struct CommHookContext {
   BackendKind backend = BackendKind::kGloo;
   at::Device device{at::kCPU};                ///< the rank's device (bucket tensors live there)
   std::chrono::milliseconds timeout{300000};  ///< bound on every wait for a collective
-  /// Prefix of the sub-groups' store keys; a process-wide construction counter is
-  /// appended, so hooks built one after another (sweep rows) never share keys.
+  /// Prefix of the sub-groups' store keys; a count of hierarchical hooks built before,
+  /// agreed on by the group, is appended, so hooks built one after another (sweep rows,
+  /// sub-groups) never share keys.
   std::string group_name = "ddp";
 };
 
