@@ -78,6 +78,12 @@ class DistributedDataParallel {
   /// nullopt when the Reducer recorded nothing (no synchronised iteration yet).
   std::optional<ReducerIterationTimes> last_iteration_times();
 
+  /// Replaces the Reducer's built-in allreduce with `hook` (engine/dist/comm_hooks.hpp);
+  /// call before the first forward. Throws c10::Error when a hook is already registered.
+  void register_comm_hook(std::unique_ptr<c10d::CommHookInterface> hook) {
+    reducer_->register_comm_hook(std::move(hook));
+  }
+
   /// The wrapped module.
   Model& module() { return *module_; }
   /// Parameters handed to the Reducer (those requiring grad, module order).
