@@ -101,7 +101,7 @@ std::shared_ptr<CommHookStats> attach_hook(DistributedDataParallel& ddp, const C
   ctx.timeout = kTimeout;
   ctx.group_name = name;
   auto hook = make_comm_hook(spec, ctx, stats);
-  if (hook) ddp.register_comm_hook(std::move(hook));
+  if (hook) ddp.register_comm_hook(std::move(hook), spec.name());
   return stats;
 }
 

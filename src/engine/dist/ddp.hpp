@@ -68,8 +68,9 @@ class DistributedDataParallel {
   /// (Reducer::delay_all_reduce queued on the autograd engine, as Python's _DDPSink does).
   torch::Tensor forward(const torch::Tensor& x, bool sync = true);
 
-  /// Registers a communication hook with the Reducer (before the first forward; at most
-  /// one, as Python's register_comm_hook). Throws c10::Error after the first iteration.
+  /// Replaces the Reducer's built-in allreduce with `hook` (engine/dist/comm_hooks.hpp) and
+  /// tells the Logger its `name`, as Python's register_comm_hook does; call before the first
+  /// forward. Throws c10::Error when a hook is already registered.
   void register_comm_hook(std::unique_ptr<c10d::CommHookInterface> hook, const std::string& name);
 
   /// The Reducer's timers of the last synchronised iteration (call after its backward,
@@ -77,12 +78,6 @@ class DistributedDataParallel {
   /// the start of the next forward; the sample rate is 1, so every iteration is recorded).
   /// nullopt when the Reducer recorded nothing (no synchronised iteration yet).
   std::optional<ReducerIterationTimes> last_iteration_times();
-
-  /// Replaces the Reducer's built-in allreduce with `hook` (engine/dist/comm_hooks.hpp);
-  /// call before the first forward. Throws c10::Error when a hook is already registered.
-  void register_comm_hook(std::unique_ptr<c10d::CommHookInterface> hook) {
-    reducer_->register_comm_hook(std::move(hook));
-  }
 
   /// The wrapped module.
   Model& module() { return *module_; }
