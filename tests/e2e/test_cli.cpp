@@ -179,14 +179,14 @@ TEST(Cli, ProfileWritesOneTracePerRankAndRow) {
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{"resnet18-ddp2-v0-rank0.json", "resnet18-ddp2-v0-rank1.json",
-                                             "resnet18-noddp-b2-k1-rank0.json"}));
-  const auto trace = nlohmann::json::parse(slurp(dir + "/resnet18-ddp2-v0-rank1.json"));
+  EXPECT_EQ(names, (std::vector<std::string>{"resnet18-ddp2-rank0.json", "resnet18-ddp2-rank1.json",
+                                             "resnet18-noddp-b2-rank0.json"}));
+  const auto trace = nlohmann::json::parse(slurp(dir + "/resnet18-ddp2-rank1.json"));
   bool conv = false;
   for (const auto& ev : trace.is_array() ? trace : trace.at("traceEvents"))
     conv = conv || ev.value("name", "") == "aten::convolution";
   EXPECT_TRUE(conv);
-  EXPECT_EQ(f.results[1].telemetry.at("profile").at("file"), "resnet18-ddp2-v0-rank0.json");
+  EXPECT_EQ(f.results[1].telemetry.at("profile").at("file"), "resnet18-ddp2-rank0.json");
 }
 
 TEST(Cli, TinyRunWithLocalSpawnerWritesJson) {
@@ -437,7 +437,14 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"SeedOfTwentyDigits", "run --seed 99999999999999999999",
                               "--seed: 99999999999999999999 is out of range (beyond 64 bits)"},
                       BadCase{"BucketCapInfinite", "run --bucket-cap-mb inf",
-                              "--bucket-cap-mb inf is out of range; use a size in (0, 65536] MiB"},
+                              "--bucket-cap-mb 'inf' is not a comma list of sizes in MiB"},
+                      BadCase{"BucketCapTooLarge", "run --bucket-cap-mb 1,65537",
+                              "--bucket-cap-mb 65537 is out of range; use a size in (0, 65536] MiB"},
+                      BadCase{"UnknownCommHook", "run --comm-hook none,fp8", "--comm-hook 'fp8' is unknown"},
+                      BadCase{"GradAccumZero", "run --grad-accum 0", "--grad-accum 0 is out of range"},
+                      BadCase{"StaticGraphWithUnused", "run --static-graph --find-unused-parameters",
+                              "--static-graph already handles unused parameters"},
+                      BadCase{"ProfileDirIsAFile", "run --profile /dev/null", "--profile '/dev/null'"},
                       BadCase{"FirstBucketCapNan", "run --first-bucket-cap-mb nan", "--first-bucket-cap-mb nan"},
                       BadCase{"GradCheckTolInfinite", "run --grad-check-tol inf", "--grad-check-tol inf is out of range"},
                       BadCase{"DatasetSizeBeyondBound", "run --dataset-size 9223372036854775807",

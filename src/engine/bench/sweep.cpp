@@ -483,7 +483,9 @@ std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& mo
     auto row = make_row(env, model, /*ddp=*/false, 1, batch, grad_accum, {stats}, series.stopping,
                         static_cast<int>(series.samples.size()));
     annotate(env, info, row, trainer, series);
-    const auto trace = profile_series(env, trainer, model, fmt::format("noddp-b{}-k{}", batch, grad_accum), &gate);
+    const auto trace = profile_series(
+        env, trainer, model,
+        grad_accum > 1 ? fmt::format("noddp-b{}-k{}", batch, grad_accum) : fmt::format("noddp-b{}", batch), &gate);
     if (!trace.empty()) row.telemetry["profile"] = trace;
     add_row_warnings(env, row);
     gate.done();
@@ -573,10 +575,13 @@ std::string variant_words(const DdpVariant& v) {
 // `vi`; the others wait. Rank 0 emits the row (with the self-check values) even when the
 // check fails, then every rank of the group throws SelfCheckError and the waiting ranks
 // are released with the failure.
+// `vi` is the variant's index among `variants` (several: names and files say which).
 void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInfo& info, int n, size_t vi,
-                   const DdpVariant& variant, const RowCallback& emit) {
-  const std::string name = fmt::format("{}/ddp{}/v{}", model, n, vi);
-  const std::string label = fmt::format("DDP group {}/ddp{} ({})", model, n, variant_words(variant));
+                   size_t variants, const DdpVariant& variant, const RowCallback& emit) {
+  const std::string suffix = variants > 1 ? fmt::format("/v{}", vi) : "";
+  const std::string name = fmt::format("{}/ddp{}{}", model, n, suffix);
+  const std::string label = variants > 1 ? fmt::format("DDP group {}/ddp{} ({})", model, n, variant_words(variant))
+                                         : fmt::format("DDP group {}", name);
   GroupGate gate(env.store, name, env.timeout, gate_poll(env));
   const int rank = env.launch.rank;
   if (rank >= n) {
@@ -618,7 +623,8 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
           run_series(env, trainer, rank == 0 ? &gate : nullptr, check, pg, label, hook.wire_bytes);
       const GradSpread measured = spread.value_or(GradSpread{});
       limit = env.cfg.grad_check_tol * std::max(1.0, measured.max_abs_grad);
-      const nlohmann::json trace = profile_series(env, trainer, model, fmt::format("ddp{}-v{}", n, vi),
+      const nlohmann::json trace = profile_series(env, trainer, model,
+                                                  variants > 1 ? fmt::format("ddp{}-v{}", n, vi) : fmt::format("ddp{}", n),
                                                   rank == 0 ? &gate : nullptr);
       // Every rank of the group measured the same number of iterations (fixed, or agreed in auto mode).
       const size_t iters = series.samples.size();
@@ -681,9 +687,9 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
                                        model, n));
     if (!check_passed(spread, limit))
       throw SelfCheckError(fmt::format(
-          "{} on {} ranks ({}): gradients differ across ranks by {:.3g} after the first DDP step (limit {:.3g}); "
+          "{} on {} ranks{}: gradients differ across ranks by {:.3g} after the first DDP step (limit {:.3g}); "
           "the allreduce is not averaging, so no timing of this group is valid",
-          model, n, variant_words(variant), spread->max_abs_diff, limit));
+          model, n, variants > 1 ? " (" + variant_words(variant) + ")" : "", spread->max_abs_diff, limit));
     if (rank == 0) gate.done();
   } catch (const std::exception& e) {
     if (rank == 0) gate.fail(e.what(), env.launch.world_size - n);
@@ -738,7 +744,8 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row) {
       if (auto row = run_no_ddp(env, model, info, b, k)) emit(*row);
     const auto variants = ddp_variants(env.cfg);
     for (int n : env.cfg.world_sizes)
-      for (size_t vi = 0; vi < variants.size(); ++vi) run_ddp_group(env, model, info, n, vi, variants[vi], emit);
+      for (size_t vi = 0; vi < variants.size(); ++vi)
+        run_ddp_group(env, model, info, n, vi, variants.size(), variants[vi], emit);
   }
   return rows;
 }
