@@ -150,6 +150,7 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
     rf.tool = {{"name", "ddpbench"}, {"version", tool_version()}, {"git_sha", git_sha()}, {"git_dirty", git_dirty()}};
     rf.created_utc = utc_now_iso8601();
     rf.complete = false;
+    rf.rows_planned = planned_comm_rows(cfg);
     rf.argv = argv;
     if (!rf.argv.empty()) rf.argv[0] = rf.argv[0].substr(rf.argv[0].find_last_of('/') + 1);
     rf.config = cfg_json;
@@ -201,7 +202,6 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
   if (f.min_busbw_opt->count()) verdict = min_busbw_verdict(rf.comm_results, f.min_busbw);
   if (!f.json_path.empty()) {
     rf.complete = true;
-    rf.rows_planned = static_cast<int>(rf.comm_results.size());
     if (verdict) rf.environment["min_busbw_verdict"] = verdict->line;
     write_result_file_atomic(f.json_path, rf);
     std::remove(partial_path(f.json_path).c_str());

@@ -103,6 +103,18 @@ CommSize comm_size(Collective c, long long requested_bytes, int elem_size, int n
   return s;
 }
 
+std::vector<CommSize> comm_sizes(Collective c, const std::vector<long long>& sizes, int elem_size, int n) {
+  if (c == Collective::kBarrier) return {CommSize{}};
+  std::vector<CommSize> out;
+  for (long long requested : sizes) {
+    const CommSize s = comm_size(c, requested, elem_size, n);
+    if (s.count == 0) continue;
+    if (std::any_of(out.begin(), out.end(), [&](const CommSize& o) { return o.bytes == s.bytes; })) continue;
+    out.push_back(s);
+  }
+  return out;
+}
+
 long long buffer_bytes_per_rank(Collective c, long long size_bytes, int n) {
   switch (c) {
     case Collective::kAllGather: return size_bytes + size_bytes / n;

@@ -56,6 +56,11 @@ struct CommSize {
 /// zero. Throws std::invalid_argument for elem_size < 1, n < 1 or requested_bytes < 0.
 CommSize comm_size(Collective c, long long requested_bytes, int elem_size, int n);
 
+/// The rows one collective gets on `n` ranks from the requested `sizes`: comm_size of each,
+/// skipping sizes that leave no element (per rank, for the chunked collectives) and sizes
+/// that rounding made equal to an earlier one. Barrier: one row of size 0.
+std::vector<CommSize> comm_sizes(Collective c, const std::vector<long long>& sizes, int elem_size, int n);
+
 /// Bytes of the buffers one rank holds to measure `size` (CommSize::bytes = S) on `n` ranks:
 /// allreduce, broadcast, reduce S; all_gather S + S/n (input chunk and gathered output);
 /// all_to_all 2S (input and output); reduce_scatter 2S + S/n (input, the all_to_all buffer

@@ -55,6 +55,14 @@ TEST(Busbw, SizeAndCountColumnsFollowNcclTests) {
   EXPECT_EQ(comm_size(Collective::kBroadcast, 1001, 8, 2).bytes, 1000);
   EXPECT_EQ(comm_size(Collective::kReduce, 1001, 8, 2).count, 125);
   EXPECT_EQ(comm_size(Collective::kBarrier, 1 << 20, 4, 2).bytes, 0);
+  // A sweep's rows: 8 B leaves no float32 per rank on 3 ranks; 12 B and 16 B both give one
+  // element per rank (12 B), so the second is a repeat.
+  const auto rows = comm_sizes(Collective::kAllGather, {8, 12, 16, 24}, 4, 3);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].bytes, 12);
+  EXPECT_EQ(rows[1].bytes, 24);
+  EXPECT_EQ(comm_sizes(Collective::kAllreduce, {8, 12, 16, 24}, 4, 3).size(), 4u);
+  EXPECT_EQ(comm_sizes(Collective::kBarrier, {8, 12}, 4, 3).size(), 1u);
   // Memory per rank for S = 1200 B on 3 ranks.
   EXPECT_EQ(buffer_bytes_per_rank(Collective::kAllreduce, 1200, 3), 1200);
   EXPECT_EQ(buffer_bytes_per_rank(Collective::kAllGather, 1200, 3), 1600);

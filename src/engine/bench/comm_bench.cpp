@@ -340,13 +340,8 @@ void run_collective(const CommEnv& env, const c10::intrusive_ptr<c10d::ProcessGr
   const int n = pg->getSize();
   const int rank = pg->getRank();
   const int elem = dtype_size(cfg.dtype);
-  std::vector<long long> sizes = c == Collective::kBarrier ? std::vector<long long>{0} : cfg.sizes;
   std::vector<CommResult> rows;
-  std::set<long long> seen;
-  for (long long requested : sizes) {
-    const CommSize size = comm_size(c, requested, elem, n);
-    if (c != Collective::kBarrier && size.count == 0) continue;  // fewer bytes than one element per rank
-    if (!seen.insert(size.bytes).second) continue;               // rounding made it a repeat
+  for (const CommSize& size : comm_sizes(c, cfg.sizes, elem, n)) {
     const std::string what = fmt::format("{} of {} B on {} ranks", collective_name(c), size.bytes, n);
     Op op(env, pg, c, size);
     set_phase("warm-up of " + what);
@@ -358,6 +353,7 @@ void run_collective(const CommEnv& env, const c10::intrusive_ptr<c10d::ProcessGr
     }
     set_phase("measurement of " + what);
     synchronize(env.device);
+    barrier(pg, env.device, env.timeout);  // the ranks start the timed span together, as nccl-tests' Barrier()
     StepTimer timer(env.device);
     timer.start();
     for (int i = 0; i < cfg.iters; ++i) op.run();
@@ -443,6 +439,13 @@ void check_backend_dtype(BackendKind backend, const std::string& dtype) {
                                  dtype, first_line(e.what_without_backtrace())));
   }
   destroy_process_group(pg);
+}
+
+int planned_comm_rows(const CommConfig& cfg) {
+  size_t rows = 0;
+  for (int n : cfg.world_sizes)
+    for (Collective c : cfg.collectives) rows += comm_sizes(c, cfg.sizes, dtype_size(cfg.dtype), n).size();
+  return static_cast<int>(rows);
 }
 
 std::vector<CommResult> run_comm_sweep(const CommEnv& env, const CommCallbacks& cb) {

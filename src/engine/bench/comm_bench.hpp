@@ -68,6 +68,9 @@ c10::ScalarType comm_dtype(const std::string& name);
 /// in-memory store.
 void check_backend_dtype(BackendKind backend, const std::string& dtype);
 
+/// Rows run_comm_sweep produces for `cfg` (comm_sizes of every collective on every group).
+int planned_comm_rows(const CommConfig& cfg);
+
 /// Runs every collective of env.cfg on every group. Collective over the job: every rank calls
 /// it with the same configuration. Returns rank 0's rows (empty elsewhere). Throws
 /// c10::Error / std::runtime_error when a peer dies or an operation times out.
