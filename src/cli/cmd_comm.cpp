@@ -108,12 +108,18 @@ void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placem
                          c["warmup"].get<int>(), c["iters"].get<int>(), c["check"].get<bool>() ? 1 : 0));
 }
 
-std::string table_title(const std::vector<CommResult>& rows, const std::string& backend) {
+// The table of one collective on one group; an emulated collective says so in the title and
+// how in a note.
+Table collective_table(const std::vector<CommResult>& rows, const std::string& backend) {
   const CommResult& r = rows.front();
-  std::string t = fmt::format("{} on {} ({} rank(s), {})", r.collective, r.label, r.world_size, backend);
-  if (r.extra.contains("emulated"))
-    t += fmt::format(" -- EMULATED, not {}'s native {}: {}", backend, r.collective,
-                     r.extra["emulated"].get<std::string>());
+  const bool emulated = r.extra.contains("emulated");
+  std::string label = r.label;
+  if (emulated) label = label.substr(0, label.find(" (emulated)"));
+  Table t = comm_table(fmt::format("{} on {} ({} rank(s), {}){}", r.collective, label, r.world_size, backend,
+                                   emulated ? fmt::format(" -- EMULATED, not {}'s native {}", backend, r.collective)
+                                            : ""),
+                       rows);
+  if (emulated) t.notes.push_back("emulated: " + r.extra["emulated"].get<std::string>());
   return t;
 }
 
@@ -183,7 +189,7 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
   };
   cb.on_collective_done = [&](const std::vector<CommResult>& rows) {
     print_line("");
-    print_line(render_tables({comm_table(table_title(rows, backend_name(backend)), rows)}, TableFormat::text));
+    print_line(render_tables({collective_table(rows, backend_name(backend))}, TableFormat::text));
   };
   try {
     run_comm_sweep(cenv, cb);
