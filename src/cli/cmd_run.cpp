@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/launch.hpp"
 #include "core/bench_table.hpp"
 #include "core/errors.hpp"
 #include "core/launch_env.hpp"
@@ -62,12 +63,6 @@ struct RunFlags {
   bool overwrite = false;  ///< --overwrite: an existing --json file is replaced once the new run completes
 };
 
-void print_line(const std::string& s) {
-  std::fwrite(s.data(), 1, s.size(), stdout);
-  std::fputc('\n', stdout);
-  std::fflush(stdout);
-}
-
 // glibc returns large freed blocks to the OS on every iteration (mmap/munmap, heap trims,
 // page faults); raising the thresholds keeps them in the heap. On this project's 2-core
 // CPU machine an untuned step of resnet18 spends most of its time in page faults, and by
@@ -110,18 +105,6 @@ std::string resolve_defaults(RunFlags& f, bool use_cuda) {
         f.cfg.models.front(), batch_defaulted ? fmt::format(" batch {}", f.cfg.batch_size) : "", f.cfg.image_size,
         f.cfg.image_size);
   return note;
-}
-
-std::string hosts_summary(const std::vector<RankPlacement>& placements) {
-  std::map<std::string, int> per_host;
-  std::vector<std::string> order;
-  for (const auto& p : placements)
-    if (per_host[p.host]++ == 0) order.push_back(p.host);
-  std::string out = fmt::format("{} host(s): ", order.size());
-  for (size_t i = 0; i < order.size() && i < 8; ++i)
-    out += fmt::format("{}{} x{}", i ? ", " : "", order[i], per_host[order[i]]);
-  if (order.size() > 8) out += fmt::format(", ... and {} more", order.size() - 8);
-  return out;
 }
 
 void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placements, const std::string& note) {
@@ -190,53 +173,6 @@ void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placem
   }
 }
 
-// Rank 0 serves the store: it must outlive every rank's last store access.
-void finish_barrier(const c10::intrusive_ptr<c10d::Store>& store, const LaunchInfo& li,
-                    std::chrono::milliseconds timeout) {
-  set_phase("the final barrier");
-  {
-    Deadline d("the store (rank 0's process)", timeout);
-    store->add("finished", 1);
-  }
-  if (li.rank != 0) return;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (store->add("finished", 0) < li.world_size) {
-    if (std::chrono::steady_clock::now() > deadline)
-      throw std::runtime_error("not every rank reached the end of the run before --timeout");
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-}
-
-// The backend a rank uses; the same on every rank, so checked before ranks start.
-// Throws UsageError when this build lacks it or it cannot work on the device.
-BackendKind choose_backend(const RunConfig& cfg, bool use_cuda) {
-  BackendKind backend = BackendKind::kGloo;
-  if (cfg.backend == "nccl") backend = BackendKind::kNccl;
-  if (cfg.backend == "auto" && use_cuda && backend_available(BackendKind::kNccl)) backend = BackendKind::kNccl;
-  if (backend == BackendKind::kNccl && !use_cuda)
-    throw UsageError("--backend nccl needs GPUs; use --backend gloo (or --device cuda on a GPU machine)");
-  if (!backend_available(backend))
-    throw UsageError(fmt::format("this ddpbench build has no {} backend; use --backend {}", backend_name(backend),
-                                 backend == BackendKind::kNccl ? "gloo" : "nccl"));
-  return backend;
-}
-
-// The GPU of this rank: the one of its local rank, or the only one it sees when an outside
-// launcher binds one GPU per task (srun --gpus-per-task, CUDA_VISIBLE_DEVICES per rank).
-// The built-in spawner gives every rank all GPUs, so its ranks always use their local rank.
-c10::Device rank_device(const LaunchInfo& li, BackendKind backend) {
-  const int gpus = cuda_device_count();
-  int index = gpus == 1 && li.launcher != Launcher::kLocalSpawner ? 0 : li.local_rank;
-  if (index >= gpus) {
-    if (backend == BackendKind::kNccl)
-      throw UsageError(fmt::format("rank {} has local rank {} but sees {} GPU(s); NCCL needs one GPU per rank: start "
-                                   "at most {} ranks per node, bind one GPU per task, or use --backend gloo",
-                                   li.rank, li.local_rank, gpus, gpus));
-    index %= gpus;  // Gloo: ranks may share a GPU
-  }
-  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
-}
-
 // --iters N or auto; --target-ci implies auto; the auto-only flags need auto.
 void parse_iters(RunFlags& f) {
   RunConfig& c = f.cfg;
@@ -256,44 +192,6 @@ void parse_iters(RunFlags& f) {
       if (o->count())
         throw UsageError(fmt::format("{} needs --iters auto; drop it or use --iters auto", o->get_name()));
   }
-}
-
-// True for an allocator's out-of-memory error (CPU or CUDA), by its message: torch 1.13
-// has no distinct type for the CPU allocator's failure.
-bool is_out_of_memory(const std::string& what) {
-  return what.find("can't allocate memory") != std::string::npos ||
-         what.find("out of memory") != std::string::npos || what.find("std::bad_alloc") != std::string::npos;
-}
-
-// A runtime failure of this rank, as one line that says which rank, where and in which
-// phase ("rank 1 (pid 42 on node7), during warm-up of resnet18/ddp2: ..."). Messages that
-// already name their rank (the rendezvous, the watchdog) pass unchanged. Running out of
-// memory is bad input (the batch does not fit): rank 0 says so, the other ranks exit 2
-// without a line, a second later, so rank 0's line is the one a launcher shows.
-[[noreturn]] void rethrow_with_context(const LaunchInfo& li, double timeout_s, const std::string& what) {
-  std::string line = first_line(what);
-  const std::string phase = current_phase();
-  if (line.rfind("rank ", 0) == 0) throw std::runtime_error(line);  // already says who and what
-  // TCPStore's own timeout says only "Socket Timeout".
-  if (line.find("Socket Timeout") != std::string::npos)
-    line = fmt::format("the store served by rank 0 at {}:{} did not answer within --timeout {:g} s (rank 0 stopped, "
-                       "or its host is down or unreachable)",
-                       li.master_addr, li.master_port, timeout_s);
-  if (is_out_of_memory(line)) {
-    if (li.rank != 0) {
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      throw SilentExit{kExitUsage};
-    }
-    // From the allocator's own words on: "[enforce fail at alloc_cpu.cpp:75] err == 0. " is noise.
-    size_t from = std::string::npos;
-    for (const char* m : {"DefaultCPUAllocator", "CUDA out of memory", "out of memory", "can't allocate memory"})
-      from = std::min(from, line.find(m));
-    throw UsageError(fmt::format("the batch does not fit in memory during {} ({}); use a smaller --batch-size or "
-                                 "--image-size",
-                                 phase, line.substr(from == std::string::npos ? 0 : from, 300)));
-  }
-  throw std::runtime_error(fmt::format("rank {} (pid {} on {}), during {}: {}", li.rank, ::getpid(), host_name(),
-                                       phase, line));
 }
 
 int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda, BackendKind backend, int threads,
@@ -530,37 +428,23 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
             RunConfig& cfg = f->cfg;
             const EnvMap env = current_env();
             const LaunchInfo li = detect_launch(env);
-            if (li.launcher == Launcher::kLocalSpawner && !exit_with_parent(env))
-              throw UsageError(fmt::format("DDPBENCH_LOCAL_SPAWNER={} names a launcher that is not this process's "
-                                           "parent (left over in the environment, or the launcher died); unset it",
-                                           env.at("DDPBENCH_LOCAL_SPAWNER")));
+            check_spawner_parent(li, env);
             if (f->model_opt->count()) cfg.models = split_list(f->models);
             parse_iters(*f);
             cfg.broadcast_buffers = !f->no_broadcast_buffers;
             cfg.cudnn_benchmark = !f->no_cudnn_benchmark;
-            if (cfg.device != "auto" && cfg.device != "cpu" && cfg.device != "cuda")
-              throw UsageError(fmt::format("--device '{}' is unknown; use cpu or cuda", cfg.device));
-            const int gpus = cfg.device == "cpu" ? 0 : cuda_device_count();
-            if (cfg.device == "cuda" && gpus == 0)
-              throw UsageError("--device cuda but no GPU is visible (or this build has no CUDA); use --device cpu");
+            const int gpus = device_gpus(cfg.device);
             const bool use_cuda = gpus > 0;
             const std::string note = resolve_defaults(*f, use_cuda);
 
             const bool spawner = li.launcher == Launcher::kNone;
-            if (f->nproc_opt->count() && !spawner && li.launcher != Launcher::kLocalSpawner)
-              throw UsageError(fmt::format("--nproc-per-node is for the built-in launcher, but {} already started "
-                                           "{} rank(s); drop the flag",
-                                           launcher_name(li.launcher), li.world_size));
-            if (f->nproc_opt->count() && (f->nproc_per_node < 1 || f->nproc_per_node > kMaxNprocPerNode))
-              throw UsageError(fmt::format("--nproc-per-node {} is out of range; use 1..{}", f->nproc_per_node,
-                                           kMaxNprocPerNode));
-            const int world = spawner ? (f->nproc_opt->count() ? f->nproc_per_node : (use_cuda ? gpus : 2))
-                                      : li.world_size;
+            const int world =
+                launch_world_size(li, f->nproc_opt->count() > 0, f->nproc_per_node, use_cuda ? gpus : 2);
 
             // Configuration errors are the same on every rank: rank 0 reports them.
             BackendKind backend = BackendKind::kGloo;
             int threads = 1;
-            try {
+            validate_on_rank0(li, [&] {
               if (cfg.scaling == "strong" && f->batch_opt->count())
                 throw UsageError("--batch-size is per rank; with --scaling strong give --global-batch-size only");
               if (!use_cuda && (cfg.precision == "fp16" || cfg.precision == "tf32"))
@@ -578,50 +462,18 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
               if (!use_cuda)  // GPU memory is the device's, unknown here
                 if (const auto avail = mem_available_bytes())
                   check_input_fits(cfg, spawner ? world : li.local_world_size, *avail);
-              backend = choose_backend(cfg, use_cuda);
-              if (spawner && backend == BackendKind::kNccl && world > gpus)
-                throw UsageError(fmt::format("NCCL needs one GPU per rank, but {} ranks would share {} GPU(s); use "
-                                             "--nproc-per-node {} or --backend gloo",
-                                             world, gpus, gpus));
-              threads = threads_per_rank(env, spawner ? Launcher::kLocalSpawner : li.launcher,
-                                         spawner ? world : li.local_world_size, usable_cpu_count());
+              backend = choose_backend(cfg.backend, use_cuda);
+              check_nccl_ranks(backend, spawner, world, gpus);
+              threads = rank_threads(li, env, world);
               if (f->json_opt->count() && li.rank == 0) check_result_target(cfg.json_path, f->overwrite);
               if (auto it = env.find("DDPBENCH_TEST_FAULT"); it != env.end() && !it->second.empty())
                 (void)fault_injection_hook(it->second);  // an unknown name is bad input, said once
-            } catch (const UsageError&) {
-              if (li.rank != 0) throw SilentExit{kExitUsage};
-              throw;
-            }
+            });
 
-            if (spawner) {
-              SpawnOptions so;
-              so.nproc = world;
-              // MASTER_ADDR / MASTER_PORT, when set, say where rank 0 serves the store.
-              if (env.count("MASTER_ADDR") && !env.at("MASTER_ADDR").empty()) {
-                so.master_addr = li.master_addr;
-                check_master_addr(so.master_addr);
-              }
-              if (env.count("MASTER_PORT") && !env.at("MASTER_PORT").empty()) so.master_port = li.master_port;
-              so.argv = argv;
-              so.argv[0] = self_exe_path();
-              return spawn_local_ranks(so);
-            }
-            compat::quiet_torch_logs();
-            set_watchdog_name(fmt::format("rank {}", li.rank));
-            open_phase_file(env);
-            try {
-              return run_rank(*f, li, env, use_cuda, backend, threads, note, argv);
-            } catch (const UsageError&) {
-              throw;
-            } catch (const SelfCheckError&) {
-              throw;
-            } catch (const SilentExit&) {
-              throw;
-            } catch (const c10::Error& e) {
-              rethrow_with_context(li, cfg.timeout_s, e.what_without_backtrace());
-            } catch (const std::exception& e) {
-              rethrow_with_context(li, cfg.timeout_s, e.what());
-            }
+            if (spawner) return spawn_ranks(env, li, world, argv);
+            return run_this_rank(li, env, cfg.timeout_s, "the batch does not fit in memory",
+                                 "use a smaller --batch-size or --image-size",
+                                 [&] { return run_rank(*f, li, env, use_cuda, backend, threads, note, argv); });
           }};
 }
 

@@ -66,6 +66,10 @@ inline ResultFile load_result(const std::string& path) {
 /// line, recorded in the result file and reused to start ranks.
 Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv);
 
+/// `ddpbench comm`: nccl-tests-style collective benchmark (time, algbw, busbw, #wrong per
+/// size) on the launchers and process groups of `run`. `argv` as for add_run_command.
+Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv);
+
 /// `ddpbench models`: lists the models with their parameter counts.
 Command add_models_command(CLI::App& parent);
 

@@ -1,0 +1,318 @@
+// `ddpbench comm`: nccl-tests-style collective benchmark (engine/bench/comm_bench.hpp) on the
+// launchers, process groups and sub-group sweep of `run`.
+#include <ATen/Parallel.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "cli/commands.hpp"
+#include "cli/launch.hpp"
+#include "core/bench_table.hpp"
+#include "core/busbw.hpp"
+#include "core/errors.hpp"
+#include "core/launch_env.hpp"
+#include "core/result.hpp"
+#include "core/run_config.hpp"
+#include "core/table.hpp"
+#include "core/version.hpp"
+#include "core/watchdog.hpp"
+#include "engine/bench/comm_bench.hpp"
+#include "engine/dist/process_group.hpp"
+#include "engine/dist/rendezvous.hpp"
+#include "engine/env_info.hpp"
+#include "engine/timing.hpp"
+
+namespace ddpbench::cli {
+namespace {
+
+struct CommFlags {
+  long long min_bytes = 32LL << 20, max_bytes = 32LL << 20;  // nccl-tests' defaults: -b 32M -e 32M
+  long long step_factor = 1, step_bytes = 1LL << 20;         // -f 1: step by -i 1M
+  std::string dtype = "float32", op = "sum", collectives = "all", world_sizes, backend = "auto", device = "auto";
+  int root = 0, warmup = 5, iters = 20, check = 1, nproc_per_node = 0;
+  double timeout_s = 300, min_busbw = 0;
+  std::string json_path;
+  bool overwrite = false;
+  CLI::Option *nproc_opt = nullptr, *json_opt = nullptr, *min_busbw_opt = nullptr, *factor_opt = nullptr;
+};
+
+// Group-size sweep: every n of default_world_sizes(world) from 2 up (one rank moves no data);
+// {1} for a job of one rank.
+std::vector<int> default_comm_world_sizes(int world) {
+  std::vector<int> out;
+  for (int n : default_world_sizes(world))
+    if (n >= 2) out.push_back(n);
+  if (out.empty()) out.push_back(1);
+  return out;
+}
+
+CommConfig make_config(const CommFlags& f, int world) {
+  CommConfig c;
+  c.collectives = f.collectives == "all" ? all_collectives() : parse_collectives(f.collectives);
+  // -f given: factor steps (nccl-tests: -f N > 1); else -i steps.
+  c.sizes = size_sweep(f.min_bytes, f.max_bytes, f.step_factor, f.step_bytes);
+  (void)dtype_size(f.dtype);
+  check_redop(f.op);
+  c.dtype = f.dtype;
+  c.op = f.op;
+  c.root = f.root;
+  if (f.warmup < 0 || f.warmup > kMaxIters)
+    throw UsageError(fmt::format("-w/--warmup_iters {} is out of range; use 0..{}", f.warmup, kMaxIters));
+  if (f.iters < 1 || f.iters > kMaxIters)
+    throw UsageError(fmt::format("-n/--iters {} is out of range; use 1..{}", f.iters, kMaxIters));
+  if (f.check != 0 && f.check != 1) throw UsageError(fmt::format("-c/--check {} must be 0 or 1", f.check));
+  if (!(f.timeout_s >= 1 && f.timeout_s <= kMaxTimeoutS))
+    throw UsageError(fmt::format("--timeout {:g} is out of range; use 1..{:g} s", f.timeout_s, kMaxTimeoutS));
+  c.warmup = f.warmup;
+  c.iters = f.iters;
+  c.check = f.check == 1;
+  c.timeout_s = f.timeout_s;
+  c.world_sizes = f.world_sizes.empty() ? default_comm_world_sizes(world) : parse_int_list(f.world_sizes, "--world-sizes");
+  for (int n : c.world_sizes)
+    if (n < 1 || n > world)
+      throw UsageError(fmt::format("--world-sizes {} is outside this job of {} rank(s); use 1..{}", n, world, world));
+  bool rooted = false;
+  for (Collective x : c.collectives) rooted = rooted || has_root(x);
+  const int smallest = *std::min_element(c.world_sizes.begin(), c.world_sizes.end());
+  if (rooted && (c.root < 0 || c.root >= smallest))
+    throw UsageError(fmt::format("-r/--root {} is not a rank of the smallest group ({} rank(s)); use 0..{}", c.root,
+                                 smallest, smallest - 1));
+  if (f.min_busbw_opt->count()) {
+    if (!(f.min_busbw > 0) || !std::isfinite(f.min_busbw))
+      throw UsageError(fmt::format("--min-busbw {:g} must be a bandwidth > 0 in GB/s", f.min_busbw));
+    if (std::find(c.collectives.begin(), c.collectives.end(), Collective::kAllreduce) == c.collectives.end())
+      throw UsageError("--min-busbw judges allreduce; add allreduce to --collectives");
+    if (*std::max_element(c.world_sizes.begin(), c.world_sizes.end()) < 2)
+      throw UsageError("--min-busbw judges allreduce on >= 2 ranks; start at least 2 ranks");
+  }
+  return c;
+}
+
+void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placements) {
+  const auto& e = rf.environment;
+  const auto& c = rf.config;
+  print_line(fmt::format("# ddpbench {} (git {}) comm -- nccl-tests-style collective benchmark", tool_version(),
+                         git_sha()));
+  print_line(fmt::format("# PyTorch {}, backend {}, device {}, {} intra-op thread(s) per rank",
+                         e["torch"].get<std::string>(), e["backend"].get<std::string>(),
+                         e["device_type"].get<std::string>(), e["threads_per_rank"].get<int>()));
+  print_line(fmt::format("# World size {} (launcher {}), {}", e["world_size"].get<int>(),
+                         e["launcher"].get<std::string>(), hosts_summary(placements)));
+  print_line(fmt::format("# warmup iters: {} iters: {} validation: {} (time: mean over ranks of the mean per "
+                         "operation; algbw = size / time; busbw = algbw x nccl-tests' factor)",
+                         c["warmup"].get<int>(), c["iters"].get<int>(), c["check"].get<bool>() ? 1 : 0));
+}
+
+// The table of one collective on one group; an emulated collective says so in the title and
+// how in a note.
+Table collective_table(const std::vector<CommResult>& rows, const std::string& backend) {
+  const CommResult& r = rows.front();
+  const bool emulated = r.extra.contains("emulated");
+  std::string label = r.label;
+  if (emulated) label = label.substr(0, label.find(" (emulated)"));
+  Table t = comm_table(fmt::format("{} on {} ({} rank(s), {}){}", r.collective, label, r.world_size, backend,
+                                   emulated ? fmt::format(" -- EMULATED, not {}'s native {}", backend, r.collective)
+                                            : ""),
+                       rows);
+  if (emulated) t.notes.push_back("emulated: " + r.extra["emulated"].get<std::string>());
+  return t;
+}
+
+int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, const EnvMap& env, bool use_cuda,
+             BackendKind backend, int threads, const std::vector<std::string>& argv) {
+  at::set_num_threads(threads);
+  c10::Device device(c10::kCPU);
+  if (use_cuda) {
+    device = rank_device(li, backend);
+    set_current_device(device);
+  }
+  const auto timeout = std::chrono::milliseconds(static_cast<long long>(cfg.timeout_s * 1000));
+  const nlohmann::json cfg_json = to_json(cfg);
+  JoinRequest join;
+  join.job_id = launcher_job_id(env, li.launcher);
+  join.config = nlohmann::json{{"command", "comm"}, {"config", cfg_json}}.dump();
+  join.placement = local_placement(li, device);
+  Rendezvous rv = rendezvous(li, join, timeout);
+
+  CommEnv cenv;
+  cenv.launch = li;
+  cenv.cfg = cfg;
+  cenv.backend = backend;
+  cenv.device = device;
+  cenv.timeout = timeout;
+  cenv.store = rv.store;
+  cenv.placements = rv.placements;
+  if (auto it = env.find("DDPBENCH_TEST_FAULT"); it != env.end() && it->second == "corrupt-comm")
+    cenv.corrupt_one_rank = true;
+
+  ResultFile rf;
+  rf.kind = "comm";
+  if (li.rank == 0) {
+    rf.tool = {{"name", "ddpbench"}, {"version", tool_version()}, {"git_sha", git_sha()}, {"git_dirty", git_dirty()}};
+    rf.created_utc = utc_now_iso8601();
+    rf.complete = false;
+    rf.rows_planned = planned_comm_rows(cfg);
+    rf.argv = argv;
+    if (!rf.argv.empty()) rf.argv[0] = rf.argv[0].substr(rf.argv[0].find_last_of('/') + 1);
+    rf.config = cfg_json;
+    rf.config["backend"] = f.backend;
+    rf.config["device"] = f.device;
+    if (f.min_busbw_opt->count()) rf.config["min_busbw_gbps"] = f.min_busbw;
+    std::vector<std::string> hosts;
+    for (const auto& p : rv.placements)
+      if (std::find(hosts.begin(), hosts.end(), p.host) == hosts.end()) hosts.push_back(p.host);
+    rf.environment = {{"torch", torch_version()},
+                      {"cuda", cuda_version()},
+                      {"nccl", nccl_version()},
+                      {"backend", backend_name(backend)},
+                      {"device_type", use_cuda ? "cuda" : "cpu"},
+                      {"cpu_model", cpu_model()},
+                      {"launcher", launcher_name(li.launcher)},
+                      {"world_size", li.world_size},
+                      {"threads_per_rank", threads},
+                      {"hosts", hosts},
+                      {"ranks", rv.placements},
+                      {"slurm_job_id", li.job_id},
+                      {"env", env_subset(env)}};
+    print_header(rf, rv.placements);
+  }
+
+  CommCallbacks cb;
+  cb.on_row = [&](const CommResult& row) {
+    rf.comm_results.push_back(row);
+    if (!f.json_path.empty()) write_result_file_atomic(partial_path(f.json_path), rf);
+  };
+  cb.on_collective_done = [&](const std::vector<CommResult>& rows) {
+    print_line("");
+    print_line(render_tables({collective_table(rows, backend_name(backend))}, TableFormat::text));
+  };
+  try {
+    run_comm_sweep(cenv, cb);
+    finish_barrier(rv.store, li, timeout);
+  } catch (...) {
+    if (li.rank == 0 && !f.json_path.empty() && !rf.comm_results.empty())
+      error_notes().push_back(fmt::format("the {} row(s) measured so far are in {} (marked incomplete)",
+                                          rf.comm_results.size(), partial_path(f.json_path)));
+    throw;
+  }
+  if (li.rank != 0) return kExitOk;
+
+  long long wrong = 0;
+  for (const auto& r : rf.comm_results) wrong += std::max(0LL, r.wrong);
+  std::optional<BusbwVerdict> verdict;
+  if (f.min_busbw_opt->count()) verdict = min_busbw_verdict(rf.comm_results, f.min_busbw);
+  if (!f.json_path.empty()) {
+    rf.complete = true;
+    if (verdict) rf.environment["min_busbw_verdict"] = verdict->line;
+    write_result_file_atomic(f.json_path, rf);
+    std::remove(partial_path(f.json_path).c_str());
+    print_line(fmt::format("Wrote {} ({} rows, schema {})", f.json_path, rf.comm_results.size(), kSchemaVersion));
+  }
+  print_line(fmt::format("# Out of bounds values : {} {}", wrong, wrong ? "FAILED" : "OK"));
+  if (verdict) print_line(verdict->line);
+  if (wrong > 0)
+    throw SelfCheckError(fmt::format("{} element(s) differed from the expected result (#wrong column); the "
+                                     "collectives returned wrong data, so no timing is valid",
+                                     wrong));
+  return verdict && !verdict->pass ? kExitFailure : kExitOk;
+}
+
+}  // namespace
+
+Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv) {
+  auto f = std::make_shared<CommFlags>();
+  auto* app = parent.add_subcommand(
+      "comm", "Benchmark collectives as nccl-tests does (allreduce, reduce_scatter, all_gather, broadcast, reduce, "
+              "all_to_all, barrier): time, algbw, busbw, #wrong per size");
+  app->footer(
+      "Sizes take K, M, G (powers of 1024), as nccl-tests. Exit codes: 0 every result checked and, with "
+      "--min-busbw, the large allreduce sizes reach it; 1 a runtime failure or --min-busbw not reached; 2 bad input "
+      "(one line names it); 3 a collective returned wrong data (#wrong > 0).");
+  const auto size = CLI::AsSizeValue(false);
+  app->add_option("-b,--minbytes", f->min_bytes, "Smallest size in bytes (default 32M)")->transform(size);
+  app->add_option("-e,--maxbytes", f->max_bytes, "Largest size in bytes (default 32M)")->transform(size);
+  f->factor_opt = app->add_option("-f,--stepfactor", f->step_factor,
+                                  "Multiply the size by this whole number per step (1: add --stepbytes)")
+                      ->check(whole_number());
+  app->add_option("-i,--stepbytes", f->step_bytes, "Bytes added per step when --stepfactor is 1 (default 1M)")
+      ->transform(size);
+  app->add_option("-d,--datatype", f->dtype,
+                  "float32, float16, bfloat16, float64, int32, int64, int8 or uint8 (what the backend supports)")
+      ->capture_default_str();
+  app->add_option("-o,--op", f->op, "Reduction of allreduce, reduce_scatter, reduce: sum, prod, max, min")
+      ->capture_default_str();
+  app->add_option("-r,--root", f->root, "Root rank of broadcast and reduce")->capture_default_str();
+  app->add_option("-w,--warmup_iters", f->warmup, "Untimed operations per size")->capture_default_str();
+  app->add_option("-n,--iters", f->iters, "Timed operations per size")->capture_default_str();
+  app->add_option("-c,--check", f->check, "1: check one operation per size against the expected data (#wrong); 0: off")
+      ->capture_default_str();
+  app->add_option("--collectives", f->collectives,
+                  "Comma list of allreduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, barrier, or all")
+      ->capture_default_str();
+  app->add_option("--world-sizes", f->world_sizes,
+                  "Group sizes, comma list: groups of the first n ranks (default 2,4,8,... up to the world size, plus "
+                  "the world size)");
+  app->add_option("--backend", f->backend, "Process group backend: auto, nccl or gloo")->capture_default_str();
+  app->add_option("--device", f->device, "Device of the buffers: auto, cpu or cuda")->capture_default_str();
+  app->add_option("--timeout", f->timeout_s, "Seconds before a store access or collective fails")->capture_default_str();
+  f->json_opt = app->add_option("--json", f->json_path,
+                                "Write the result file (kind comm) here once the run completes (rows so far go to "
+                                "PATH.partial); an existing PATH needs --overwrite");
+  app->add_flag("--overwrite", f->overwrite, "Replace an existing --json file once the new run completes");
+  f->min_busbw_opt = app->add_option("--min-busbw", f->min_busbw,
+                                     "Exit 1 unless the mean allreduce busbw (GB/s) over the sizes >= 1/4 of the "
+                                     "largest reaches this on every group of >= 2 ranks");
+  f->nproc_opt = app->add_option("--nproc-per-node", f->nproc_per_node,
+                                 "Ranks to start on this machine with the built-in launcher (default: one per GPU, "
+                                 "2 without GPUs)");
+
+  return {app, [f, argv]() -> int {
+            const EnvMap env = current_env();
+            const LaunchInfo li = detect_launch(env);
+            check_spawner_parent(li, env);
+            const int gpus = device_gpus(f->device);
+            const bool use_cuda = gpus > 0;
+            const bool spawner = li.launcher == Launcher::kNone;
+            const int world = launch_world_size(li, f->nproc_opt->count() > 0, f->nproc_per_node, use_cuda ? gpus : 2);
+
+            CommConfig cfg;
+            BackendKind backend = BackendKind::kGloo;
+            int threads = 1;
+            validate_on_rank0(li, [&] {
+              if (f->backend != "auto" && f->backend != "gloo" && f->backend != "nccl")
+                throw UsageError(fmt::format("--backend '{}' is unknown; use auto, gloo or nccl", f->backend));
+              cfg = make_config(*f, world);
+              backend = choose_backend(f->backend, use_cuda);
+              check_nccl_ranks(backend, spawner, world, gpus);
+              threads = rank_threads(li, env, world);
+              if (!use_cuda)
+                if (const auto avail = mem_available_bytes()) {
+                  long long per_rank = 0;
+                  for (Collective c : cfg.collectives)
+                    for (long long s : cfg.sizes)
+                      per_rank = std::max(per_rank, buffer_bytes_per_rank(c, s, 1));
+                  const int local = spawner ? world : li.local_world_size;
+                  if (static_cast<double>(per_rank) * local > *avail)
+                    throw UsageError(fmt::format("-e/--maxbytes needs up to {} bytes of buffers per rank, {} rank(s) "
+                                                 "here, but {:.0f} bytes are available; use a smaller -e",
+                                                 per_rank, local, *avail));
+                }
+              if (f->json_opt->count() && li.rank == 0) check_result_target(f->json_path, f->overwrite);
+              if (auto it = env.find("DDPBENCH_TEST_FAULT"); it != env.end() && !it->second.empty() &&
+                                                              it->second != "corrupt-comm")
+                throw UsageError(fmt::format("DDPBENCH_TEST_FAULT '{}' is unknown to comm (corrupt-comm); unset it",
+                                             it->second));
+              check_backend_dtype(backend, cfg.dtype);  // every rank: each must refuse alone
+            });
+            if (spawner) return spawn_ranks(env, li, world, argv);
+            return run_this_rank(li, env, cfg.timeout_s, "the buffers do not fit in memory", "use a smaller -e/--maxbytes",
+                                 [&] { return run_rank(*f, cfg, li, env, use_cuda, backend, threads, argv); });
+          }};
+}
+
+}  // namespace ddpbench::cli

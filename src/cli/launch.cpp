@@ -1,0 +1,197 @@
+#include "cli/launch.hpp"
+
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "core/errors.hpp"
+#include "core/run_config.hpp"
+#include "core/spawn.hpp"
+#include "core/watchdog.hpp"
+#include "engine/compat.hpp"
+#include "engine/dist/rendezvous.hpp"
+#include "engine/timing.hpp"
+
+namespace ddpbench::cli {
+
+void print_line(const std::string& s) {
+  std::fwrite(s.data(), 1, s.size(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+std::string hosts_summary(const std::vector<RankPlacement>& placements) {
+  std::map<std::string, int> per_host;
+  std::vector<std::string> order;
+  for (const auto& p : placements)
+    if (per_host[p.host]++ == 0) order.push_back(p.host);
+  std::string out = fmt::format("{} host(s): ", order.size());
+  for (size_t i = 0; i < order.size() && i < 8; ++i)
+    out += fmt::format("{}{} x{}", i ? ", " : "", order[i], per_host[order[i]]);
+  if (order.size() > 8) out += fmt::format(", ... and {} more", order.size() - 8);
+  return out;
+}
+
+void check_spawner_parent(const LaunchInfo& li, const EnvMap& env) {
+  if (li.launcher == Launcher::kLocalSpawner && !exit_with_parent(env))
+    throw UsageError(fmt::format("DDPBENCH_LOCAL_SPAWNER={} names a launcher that is not this process's "
+                                 "parent (left over in the environment, or the launcher died); unset it",
+                                 env.at("DDPBENCH_LOCAL_SPAWNER")));
+}
+
+int device_gpus(const std::string& device) {
+  if (device != "auto" && device != "cpu" && device != "cuda")
+    throw UsageError(fmt::format("--device '{}' is unknown; use cpu or cuda", device));
+  const int gpus = device == "cpu" ? 0 : cuda_device_count();
+  if (device == "cuda" && gpus == 0)
+    throw UsageError("--device cuda but no GPU is visible (or this build has no CUDA); use --device cpu");
+  return gpus;
+}
+
+int launch_world_size(const LaunchInfo& li, bool nproc_given, int nproc_per_node, int default_world) {
+  const bool spawner = li.launcher == Launcher::kNone;
+  if (nproc_given && !spawner && li.launcher != Launcher::kLocalSpawner)
+    throw UsageError(fmt::format("--nproc-per-node is for the built-in launcher, but {} already started "
+                                 "{} rank(s); drop the flag",
+                                 launcher_name(li.launcher), li.world_size));
+  if (nproc_given && (nproc_per_node < 1 || nproc_per_node > kMaxNprocPerNode))
+    throw UsageError(fmt::format("--nproc-per-node {} is out of range; use 1..{}", nproc_per_node, kMaxNprocPerNode));
+  return spawner ? (nproc_given ? nproc_per_node : default_world) : li.world_size;
+}
+
+BackendKind choose_backend(const std::string& requested, bool use_cuda) {
+  BackendKind backend = BackendKind::kGloo;
+  if (requested == "nccl") backend = BackendKind::kNccl;
+  if (requested == "auto" && use_cuda && backend_available(BackendKind::kNccl)) backend = BackendKind::kNccl;
+  if (backend == BackendKind::kNccl && !use_cuda)
+    throw UsageError("--backend nccl needs GPUs; use --backend gloo (or --device cuda on a GPU machine)");
+  if (!backend_available(backend))
+    throw UsageError(fmt::format("this ddpbench build has no {} backend; use --backend {}", backend_name(backend),
+                                 backend == BackendKind::kNccl ? "gloo" : "nccl"));
+  return backend;
+}
+
+void check_nccl_ranks(BackendKind backend, bool spawner, int world, int gpus) {
+  if (spawner && backend == BackendKind::kNccl && world > gpus)
+    throw UsageError(fmt::format("NCCL needs one GPU per rank, but {} ranks would share {} GPU(s); use "
+                                 "--nproc-per-node {} or --backend gloo",
+                                 world, gpus, gpus));
+}
+
+int rank_threads(const LaunchInfo& li, const EnvMap& env, int world) {
+  const bool spawner = li.launcher == Launcher::kNone;
+  return threads_per_rank(env, spawner ? Launcher::kLocalSpawner : li.launcher,
+                          spawner ? world : li.local_world_size, usable_cpu_count());
+}
+
+c10::Device rank_device(const LaunchInfo& li, BackendKind backend) {
+  const int gpus = cuda_device_count();
+  int index = gpus == 1 && li.launcher != Launcher::kLocalSpawner ? 0 : li.local_rank;
+  if (index >= gpus) {
+    if (backend == BackendKind::kNccl)
+      throw UsageError(fmt::format("rank {} has local rank {} but sees {} GPU(s); NCCL needs one GPU per rank: start "
+                                   "at most {} ranks per node, bind one GPU per task, or use --backend gloo",
+                                   li.rank, li.local_rank, gpus, gpus));
+    index %= gpus;  // Gloo: ranks may share a GPU
+  }
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+void validate_on_rank0(const LaunchInfo& li, const std::function<void()>& check) {
+  try {
+    check();
+  } catch (const UsageError&) {
+    if (li.rank != 0) throw SilentExit{kExitUsage};
+    throw;
+  }
+}
+
+int spawn_ranks(const EnvMap& env, const LaunchInfo& li, int world, const std::vector<std::string>& argv) {
+  SpawnOptions so;
+  so.nproc = world;
+  // MASTER_ADDR / MASTER_PORT, when set, say where rank 0 serves the store.
+  if (env.count("MASTER_ADDR") && !env.at("MASTER_ADDR").empty()) {
+    so.master_addr = li.master_addr;
+    check_master_addr(so.master_addr);
+  }
+  if (env.count("MASTER_PORT") && !env.at("MASTER_PORT").empty()) so.master_port = li.master_port;
+  so.argv = argv;
+  so.argv[0] = self_exe_path();
+  return spawn_local_ranks(so);
+}
+
+bool is_out_of_memory(const std::string& what) {
+  return what.find("can't allocate memory") != std::string::npos ||
+         what.find("out of memory") != std::string::npos || what.find("std::bad_alloc") != std::string::npos;
+}
+
+[[noreturn]] void rethrow_with_context(const LaunchInfo& li, double timeout_s, const std::string& what,
+                                       const std::string& oom_what, const std::string& oom_fix) {
+  std::string line = first_line(what);
+  const std::string phase = current_phase();
+  if (line.rfind("rank ", 0) == 0) throw std::runtime_error(line);  // already says who and what
+  // TCPStore's own timeout says only "Socket Timeout".
+  if (line.find("Socket Timeout") != std::string::npos)
+    line = fmt::format("the store served by rank 0 at {}:{} did not answer within --timeout {:g} s (rank 0 stopped, "
+                       "or its host is down or unreachable)",
+                       li.master_addr, li.master_port, timeout_s);
+  if (is_out_of_memory(line)) {
+    if (li.rank != 0) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      throw SilentExit{kExitUsage};
+    }
+    // From the allocator's own words on: "[enforce fail at alloc_cpu.cpp:75] err == 0. " is noise.
+    size_t from = std::string::npos;
+    for (const char* m : {"DefaultCPUAllocator", "CUDA out of memory", "out of memory", "can't allocate memory"})
+      from = std::min(from, line.find(m));
+    throw UsageError(fmt::format("{} during {} ({}); {}", oom_what, phase,
+                                 line.substr(from == std::string::npos ? 0 : from, 300), oom_fix));
+  }
+  throw std::runtime_error(fmt::format("rank {} (pid {} on {}), during {}: {}", li.rank, ::getpid(), host_name(),
+                                       phase, line));
+}
+
+int run_this_rank(const LaunchInfo& li, const EnvMap& env, double timeout_s, const std::string& oom_what,
+                  const std::string& oom_fix, const std::function<int()>& body) {
+  compat::quiet_torch_logs();
+  set_watchdog_name(fmt::format("rank {}", li.rank));
+  open_phase_file(env);
+  try {
+    return body();
+  } catch (const UsageError&) {
+    throw;
+  } catch (const SelfCheckError&) {
+    throw;
+  } catch (const SilentExit&) {
+    throw;
+  } catch (const c10::Error& e) {
+    rethrow_with_context(li, timeout_s, e.what_without_backtrace(), oom_what, oom_fix);
+  } catch (const std::exception& e) {
+    rethrow_with_context(li, timeout_s, e.what(), oom_what, oom_fix);
+  }
+}
+
+void finish_barrier(const c10::intrusive_ptr<c10d::Store>& store, const LaunchInfo& li,
+                    std::chrono::milliseconds timeout) {
+  set_phase("the final barrier");
+  {
+    Deadline d("the store (rank 0's process)", timeout);
+    store->add("finished", 1);
+  }
+  if (li.rank != 0) return;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (store->add("finished", 0) < li.world_size) {
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("not every rank reached the end of the run before --timeout");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace ddpbench::cli

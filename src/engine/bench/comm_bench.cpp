@@ -1,0 +1,481 @@
+#include "engine/bench/comm_bench.hpp"
+
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <ATen/ATen.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "core/bench_table.hpp"
+#include "core/errors.hpp"
+#include "core/watchdog.hpp"
+#include "engine/dist/collectives.hpp"
+#include "engine/timing.hpp"
+
+namespace ddpbench {
+namespace {
+
+// Elements filled or checked per slice: the int64 arithmetic behind the closed forms never
+// holds more than this many elements (8 MiB), whatever the buffer size.
+constexpr int64_t kSlice = 1 << 20;
+
+c10d::ReduceOp reduce_op(const std::string& op) {
+  if (op == "prod") return c10d::ReduceOp::PRODUCT;
+  if (op == "max") return c10d::ReduceOp::MAX;
+  if (op == "min") return c10d::ReduceOp::MIN;
+  return c10d::ReduceOp::SUM;
+}
+
+// The deterministic input of rank `s` at global element indices `idx` (int64): small
+// integers, exact in every dtype, so the closed-form results below are exact too.
+//   reducing collectives, by --op:
+//     sum   (idx % 4) + (s % 4)         -> n (idx % 4) + sum_s (s % 4)
+//     prod  1 + ((idx + s) mod 2)       -> 2^(number of s < n with idx + s odd)
+//     max   (idx % 5) + (s % 8)         -> (idx % 5) + min(n - 1, 7)
+//     min   (idx % 5) + (s % 8)         -> idx % 5
+//   moving collectives (broadcast, all_gather, all_to_all): (idx + 7 s) % 97.
+at::Tensor reduce_input(const at::Tensor& idx, int s, const std::string& op) {
+  if (op == "sum") return idx.remainder(4) + (s % 4);
+  if (op == "prod") return (idx + s).remainder(2) + 1;
+  return idx.remainder(5) + (s % 8);
+}
+
+at::Tensor reduce_expected(const at::Tensor& idx, int n, const std::string& op, c10::ScalarType dtype) {
+  if (op == "sum") {
+    int64_t s4 = 0;
+    for (int s = 0; s < n; ++s) s4 += s % 4;
+    return idx.remainder(4) * n + s4;
+  }
+  if (op == "prod") {
+    // idx even: the odd s count (n / 2); idx odd: the even s count ((n + 1) / 2).
+    const auto k = at::where(idx.remainder(2).eq(0), at::full_like(idx, n / 2), at::full_like(idx, (n + 1) / 2));
+    auto p = at::pow(2.0, k.to(at::kDouble));
+    if (!at::isFloatingType(dtype)) {
+      // Integers wrap: 2^k mod 2^bits is 0 once k reaches the dtype's width.
+      const int bits = static_cast<int>(c10::elementSize(dtype)) * 8;
+      p = at::where(k.ge(bits), at::zeros_like(p), p);
+      return p.to(at::kLong);
+    }
+    return p;
+  }
+  if (op == "max") return idx.remainder(5) + std::min(n - 1, 7);
+  return idx.remainder(5);
+}
+
+at::Tensor move_input(const at::Tensor& idx, int s) { return (idx + static_cast<int64_t>(7) * s).remainder(97); }
+
+at::Tensor arange_slice(int64_t from, int64_t len) {
+  return at::arange(from, from + len, at::TensorOptions().dtype(at::kLong));
+}
+
+// Writes f(idx) for idx = base .. base + numel - 1 into `buf` (any dtype, any device), by slices.
+void fill(at::Tensor buf, int64_t base, const std::function<at::Tensor(const at::Tensor&)>& f) {
+  const int64_t n = buf.numel();
+  for (int64_t off = 0; off < n; off += kSlice) {
+    const int64_t len = std::min(kSlice, n - off);
+    buf.slice(0, off, off + len).copy_(f(arange_slice(base + off, len)).to(buf.scalar_type()));
+  }
+}
+
+// Elements of `buf` that differ from f(idx) (converted to buf's dtype, so integer results
+// wrap as the collective's arithmetic does), by slices.
+long long count_wrong(const at::Tensor& buf, int64_t base, const std::function<at::Tensor(const at::Tensor&)>& f) {
+  const int64_t n = buf.numel();
+  long long wrong = 0;
+  for (int64_t off = 0; off < n; off += kSlice) {
+    const int64_t len = std::min(kSlice, n - off);
+    const auto expected = f(arange_slice(base + off, len)).to(buf.scalar_type());
+    const auto got = buf.slice(0, off, off + len).to(at::kCPU);
+    wrong += got.ne(expected).sum().item<int64_t>();
+  }
+  return wrong;
+}
+
+void corrupt(at::Tensor buf) {
+  auto e = buf.slice(0, 0, 1);
+  e.add_(64);
+}
+
+int distinct_hosts(const std::vector<RankPlacement>& placements, int n) {
+  std::set<std::string> hosts;
+  for (int r = 0; r < n && r < static_cast<int>(placements.size()); ++r)
+    hosts.insert(placements[static_cast<size_t>(r)].host);
+  return std::max<int>(1, static_cast<int>(hosts.size()));
+}
+
+std::chrono::milliseconds gate_poll(const CommEnv& env) {
+  const double s = std::clamp(env.launch.world_size / 1000.0, 0.5, 5.0);
+  return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+}
+
+bool unsupported(const c10::Error& e) {
+  const std::string w = e.what_without_backtrace();
+  return w.find("not support") != std::string::npos || w.find("no support") != std::string::npos;
+}
+
+// One collective at one size on one group: its buffers and its operation.
+class Op {
+ public:
+  Op(const CommEnv& env, const c10::intrusive_ptr<c10d::ProcessGroup>& pg, Collective c, const CommSize& size)
+      : env_(env), pg_(pg), c_(c), n_(pg->getSize()), rank_(pg->getRank()), size_(size) {
+    const auto opts = at::TensorOptions().dtype(comm_dtype(env.cfg.dtype)).device(env.device);
+    const int64_t count = size.count, total = size.buffer_elements;
+    switch (c) {
+      case Collective::kAllreduce:
+      case Collective::kBroadcast:
+      case Collective::kReduce: in_ = at::empty({count}, opts); break;
+      case Collective::kAllGather:
+        in_ = at::empty({count}, opts);
+        out_ = at::empty({total}, opts);
+        break;
+      case Collective::kAllToAll:
+        in_ = at::empty({total}, opts);
+        out_ = at::empty({total}, opts);
+        break;
+      case Collective::kReduceScatter:
+        in_ = at::empty({total}, opts);
+        out_ = at::empty({count}, opts);
+        break;
+      case Collective::kBarrier: break;
+    }
+  }
+
+  /// How the operation was carried out where it is not the backend's native collective.
+  std::string emulated() const { return emulated_; }
+  std::string api() const { return api_; }
+
+  /// Issues the operation and waits for it (CPU: until done; NCCL: the current stream waits).
+  void run() {
+    const auto t = env_.timeout;
+    const auto op = reduce_op(env_.cfg.op);
+    switch (c_) {
+      case Collective::kAllreduce: {
+        std::vector<at::Tensor> ts{in_};
+        c10d::AllreduceOptions o;
+        o.reduceOp = op;
+        o.timeout = t;
+        wait_work(pg_->allreduce(ts, o), t);
+        api_ = "allreduce";
+        break;
+      }
+      case Collective::kBroadcast: {
+        std::vector<at::Tensor> ts{in_};
+        c10d::BroadcastOptions o;
+        o.rootRank = env_.cfg.root;
+        o.timeout = t;
+        wait_work(pg_->broadcast(ts, o), t);
+        api_ = "broadcast";
+        break;
+      }
+      case Collective::kReduce: {
+        std::vector<at::Tensor> ts{in_};
+        c10d::ReduceOptions o;
+        o.rootRank = env_.cfg.root;
+        o.reduceOp = op;
+        o.timeout = t;
+        wait_work(pg_->reduce(ts, o), t);
+        api_ = "reduce";
+        break;
+      }
+      case Collective::kAllGather: run_all_gather(); break;
+      case Collective::kAllToAll: {
+        std::vector<int64_t> splits;  // empty: equal chunks
+        c10d::AllToAllOptions o;
+        o.timeout = t;
+        wait_work(pg_->alltoall_base(out_, in_, splits, splits, o), t);
+        api_ = "alltoall_base";
+        break;
+      }
+      case Collective::kReduceScatter: run_reduce_scatter(); break;
+      case Collective::kBarrier: barrier(pg_, env_.device, t); api_ = "barrier"; break;
+    }
+  }
+
+  /// Fills the inputs deterministically (test seam: corrupts one rank), runs the operation
+  /// once and returns the elements of this rank's result that differ from the closed form.
+  long long check() {
+    const auto& cfg = env_.cfg;
+    const int n = n_, r = rank_;
+    const int64_t chunk = size_.count;
+    const std::string opname = cfg.op;
+    const c10::ScalarType dtype = comm_dtype(cfg.dtype);
+    const int corrupted = has_root(c_) ? cfg.root : n - 1;
+    const bool bad = env_.corrupt_one_rank && r == corrupted;
+    switch (c_) {
+      case Collective::kAllreduce:
+      case Collective::kReduce: {
+        fill(in_, 0, [&](const at::Tensor& i) { return reduce_input(i, r, opname); });
+        if (bad) corrupt(in_);
+        run();
+        if (c_ == Collective::kReduce && r != cfg.root) return 0;  // only the root's result is defined
+        return count_wrong(in_, 0, [&](const at::Tensor& i) { return reduce_expected(i, n, opname, dtype); });
+      }
+      case Collective::kBroadcast: {
+        if (r == cfg.root) fill(in_, 0, [&](const at::Tensor& i) { return move_input(i, r); });
+        else in_.fill_(101);  // never produced by move_input
+        if (bad) corrupt(in_);
+        run();
+        return count_wrong(in_, 0, [&](const at::Tensor& i) { return move_input(i, cfg.root); });
+      }
+      case Collective::kAllGather: {
+        fill(in_, 0, [&](const at::Tensor& i) { return move_input(i, r); });
+        if (bad) corrupt(in_);
+        out_.fill_(101);
+        run();
+        long long wrong = 0;
+        for (int j = 0; j < n; ++j)
+          wrong += count_wrong(out_.slice(0, j * chunk, (j + 1) * chunk), 0,
+                               [&](const at::Tensor& i) { return move_input(i, j); });
+        return wrong;
+      }
+      case Collective::kAllToAll: {
+        // Rank s's input at global index d*chunk + k goes to rank d's output chunk s, element k.
+        fill(in_, 0, [&](const at::Tensor& i) { return move_input(i, r); });
+        if (bad) corrupt(in_);
+        out_.fill_(101);
+        run();
+        long long wrong = 0;
+        for (int s = 0; s < n; ++s)
+          wrong += count_wrong(out_.slice(0, s * chunk, (s + 1) * chunk), int64_t(r) * chunk,
+                               [&](const at::Tensor& i) { return move_input(i, s); });
+        return wrong;
+      }
+      case Collective::kReduceScatter: {
+        fill(in_, 0, [&](const at::Tensor& i) { return reduce_input(i, r, opname); });
+        if (bad) corrupt(in_);
+        out_.fill_(101);
+        run();
+        return count_wrong(out_, int64_t(r) * chunk,
+                           [&](const at::Tensor& i) { return reduce_expected(i, n, opname, dtype); });
+      }
+      case Collective::kBarrier: return 0;
+    }
+    return 0;
+  }
+
+ private:
+  void run_all_gather() {
+    const auto t = env_.timeout;
+    c10d::AllgatherOptions o;
+    o.timeout = t;
+    if (!list_allgather_) {
+      try {
+        wait_work(pg_->_allgather_base(out_, in_, o), t);
+        api_ = "_allgather_base";
+        return;
+      } catch (const c10::Error& e) {
+        if (!unsupported(e)) throw;
+        list_allgather_ = true;  // e.g. Gloo in torch 1.13: "no support for _allgather_base"
+      }
+    }
+    // The list form writes into views of the flat output, so the data lands in place.
+    std::vector<std::vector<at::Tensor>> outs(1);
+    for (int j = 0; j < n_; ++j) outs[0].push_back(out_.slice(0, j * size_.count, (j + 1) * size_.count));
+    std::vector<at::Tensor> ins{in_};
+    wait_work(pg_->allgather(outs, ins, o), t);
+    api_ = "allgather (list of per-rank outputs)";
+  }
+
+  void run_reduce_scatter() {
+    const auto t = env_.timeout;
+    const auto op = reduce_op(env_.cfg.op);
+    if (!emulate_rs_) {
+      try {
+        std::vector<at::Tensor> outs{out_};
+        std::vector<std::vector<at::Tensor>> ins(1);
+        for (int j = 0; j < n_; ++j) ins[0].push_back(in_.slice(0, j * size_.count, (j + 1) * size_.count));
+        c10d::ReduceScatterOptions o;
+        o.reduceOp = op;
+        o.timeout = t;
+        wait_work(pg_->reduce_scatter(outs, ins, o), t);
+        api_ = "reduce_scatter";
+        return;
+      } catch (const c10::Error& e) {
+        if (!unsupported(e)) throw;  // Gloo: "ProcessGroupGloo does not support reduce_scatter"
+        emulate_rs_ = true;
+        emulated_ = "all_to_all (alltoall_base) of the n chunks, then a local element-wise reduction of the n "
+                    "received chunks in the dtype: the same bytes on the wire per rank as a ring "
+                    "reduce-scatter, (n-1)/n of the size";
+      }
+    }
+    if (!tmp_.defined()) tmp_ = at::empty_like(in_);
+    std::vector<int64_t> splits;
+    c10d::AllToAllOptions o;
+    o.timeout = t;
+    wait_work(pg_->alltoall_base(tmp_, in_, splits, splits, o), t);
+    const int64_t c = size_.count;
+    out_.copy_(tmp_.slice(0, 0, c));
+    for (int j = 1; j < n_; ++j) {
+      const auto part = tmp_.slice(0, j * c, (j + 1) * c);
+      switch (op) {
+        case c10d::ReduceOp::PRODUCT: out_.mul_(part); break;
+        case c10d::ReduceOp::MAX: at::maximum_out(out_, out_, part); break;
+        case c10d::ReduceOp::MIN: at::minimum_out(out_, out_, part); break;
+        default: out_.add_(part);
+      }
+    }
+    api_ = "alltoall_base + local reduction";
+  }
+
+  const CommEnv& env_;
+  c10::intrusive_ptr<c10d::ProcessGroup> pg_;
+  Collective c_;
+  int n_, rank_;
+  CommSize size_;
+  at::Tensor in_, out_, tmp_;
+  bool list_allgather_ = false, emulate_rs_ = false;
+  std::string emulated_, api_;
+};
+
+// One collective on one group, every size; rank 0 gets the rows.
+void run_collective(const CommEnv& env, const c10::intrusive_ptr<c10d::ProcessGroup>& pg, Collective c,
+                    GroupGate* gate, const CommCallbacks& cb, std::vector<CommResult>& all_rows) {
+  const CommConfig& cfg = env.cfg;
+  const int n = pg->getSize();
+  const int rank = pg->getRank();
+  const int elem = dtype_size(cfg.dtype);
+  std::vector<CommResult> rows;
+  for (const CommSize& size : comm_sizes(c, cfg.sizes, elem, n)) {
+    const std::string what = fmt::format("{} of {} B on {} ranks", collective_name(c), size.bytes, n);
+    Op op(env, pg, c, size);
+    set_phase("warm-up of " + what);
+    for (int i = 0; i < cfg.warmup; ++i) op.run();
+    long long wrong = -1;
+    if (cfg.check && c != Collective::kBarrier) {
+      set_phase("check of " + what);
+      wrong = op.check();
+    }
+    set_phase("measurement of " + what);
+    synchronize(env.device);
+    barrier(pg, env.device, env.timeout);  // the ranks start the timed span together, as nccl-tests' Barrier()
+    StepTimer timer(env.device);
+    timer.start();
+    for (int i = 0; i < cfg.iters; ++i) op.run();
+    const double per_op_s = timer.stop_s() / cfg.iters;
+    set_phase("the result gather of " + what);
+    const auto gathered = gather_to_root(pg, {per_op_s, static_cast<double>(wrong)}, 2, env.device, env.timeout);
+    if (gate) gate->beat();
+    if (rank != 0) continue;
+    CommResult row;
+    row.collective = collective_name(c);
+    row.dtype = c == Collective::kBarrier ? "none" : cfg.dtype;
+    row.redop = reduces(c) ? cfg.op : "none";
+    row.root = has_root(c) ? cfg.root : -1;
+    row.bytes = size.bytes;
+    row.count = size.count;
+    row.world_size = n;
+    row.nodes = distinct_hosts(env.placements, n);
+    row.label = group_label(row.nodes, n, env.device.is_cuda() ? 'G' : 'C');
+    row.warmup = cfg.warmup;
+    row.iters = cfg.iters;
+    double sum = 0, mx = 0;
+    long long wrong_sum = 0;
+    nlohmann::json per_rank = nlohmann::json::array();
+    for (const auto& g : gathered) {
+      sum += g[0];
+      mx = std::max(mx, g[0]);
+      if (g[1] >= 0) wrong_sum += static_cast<long long>(g[1]);
+      per_rank.push_back(g[0] * 1e6);
+    }
+    const double mean_s = sum / n;  // nccl-tests' default: the time averaged over ranks
+    row.time_us = mean_s * 1e6;
+    row.time_us_max_over_ranks = mx * 1e6;
+    row.algbw_gbps = algbw_gbps(size.bytes, mean_s);
+    row.busbw_gbps = row.algbw_gbps * busbw_factor(c, n);
+    row.wrong = wrong < 0 ? -1 : wrong_sum;
+    row.extra["time_us_per_rank"] = per_rank;
+    row.extra["backend_call"] = op.api();
+    row.extra["checked"] = wrong >= 0;
+    row.extra["timing"] = env.device.is_cuda() ? "CUDA events around iters back-to-back operations"
+                                               : "steady_clock around iters operations, each waited for";
+    if (!op.emulated().empty()) {
+      row.extra["emulated"] = op.emulated();
+      row.label += " (emulated)";
+    }
+    rows.push_back(row);
+    all_rows.push_back(row);
+    if (cb.on_row) cb.on_row(row);
+  }
+  if (rank == 0 && cb.on_collective_done && !rows.empty()) cb.on_collective_done(rows);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const CommConfig& c) {
+  std::vector<std::string> names;
+  for (Collective x : c.collectives) names.push_back(collective_name(x));
+  return {{"collectives", names}, {"sizes_bytes", c.sizes}, {"dtype", c.dtype},     {"op", c.op},
+          {"root", c.root},       {"warmup", c.warmup},     {"iters", c.iters},     {"check", c.check},
+          {"world_sizes", c.world_sizes}, {"timeout_s", c.timeout_s}};
+}
+
+c10::ScalarType comm_dtype(const std::string& name) {
+  static const std::map<std::string, c10::ScalarType> types{
+      {"float32", at::kFloat}, {"float16", at::kHalf}, {"bfloat16", at::kBFloat16}, {"float64", at::kDouble},
+      {"int32", at::kInt},     {"int64", at::kLong},   {"int8", at::kChar},         {"uint8", at::kByte}};
+  if (auto it = types.find(name); it != types.end()) return it->second;
+  (void)dtype_size(name);  // throws the one-line UsageError naming the accepted names
+  throw UsageError("-d/--datatype '" + name + "' is not supported");
+}
+
+void check_backend_dtype(BackendKind backend, const std::string& dtype) {
+  if (backend != BackendKind::kGloo) return;
+  const auto type = comm_dtype(dtype);
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  auto pg = make_process_group(backend, store, 0, 1, c10::Device(c10::kCPU), std::chrono::seconds(30));
+  std::vector<at::Tensor> ts{at::zeros({1}, at::TensorOptions().dtype(type))};
+  try {
+    wait_work(pg->allreduce(ts), std::chrono::seconds(30));
+  } catch (const c10::Error& e) {
+    destroy_process_group(pg);
+    throw UsageError(fmt::format("-d/--datatype {}: this torch's Gloo cannot move it ({}); use float32, float16, "
+                                 "float64, int32, int64, int8 or uint8",
+                                 dtype, first_line(e.what_without_backtrace())));
+  }
+  destroy_process_group(pg);
+}
+
+int planned_comm_rows(const CommConfig& cfg) {
+  size_t rows = 0;
+  for (int n : cfg.world_sizes)
+    for (Collective c : cfg.collectives) rows += comm_sizes(c, cfg.sizes, dtype_size(cfg.dtype), n).size();
+  return static_cast<int>(rows);
+}
+
+std::vector<CommResult> run_comm_sweep(const CommEnv& env, const CommCallbacks& cb) {
+  std::vector<CommResult> rows;
+  const int rank = env.launch.rank;
+  for (int n : env.cfg.world_sizes) {
+    const std::string name = fmt::format("comm/{}ranks", n);
+    GroupGate gate(env.store, name, env.timeout, gate_poll(env));
+    if (rank >= n) {
+      set_phase(fmt::format("the wait for the group of {} ranks", n));
+      gate.wait_done();
+      continue;
+    }
+    try {
+      set_phase(fmt::format("set-up of the group of {} ranks", n));
+      auto group_store = c10::make_intrusive<c10d::PrefixStore>("group/" + name + "/", env.store);
+      c10::intrusive_ptr<c10d::ProcessGroup> pg;
+      {
+        Deadline d("the store (rank 0), setting up the process group of " + name, env.timeout);
+        pg = make_process_group(env.backend, group_store, rank, n, env.device, env.timeout);
+      }
+      for (Collective c : env.cfg.collectives) run_collective(env, pg, c, rank == 0 ? &gate : nullptr, cb, rows);
+      destroy_process_group(pg);
+      if (rank == 0) gate.done();
+    } catch (const std::exception& e) {
+      if (rank == 0) gate.fail(e.what(), env.launch.world_size - n);
+      throw;
+    }
+  }
+  return rows;
+}
+
+}  // namespace ddpbench

@@ -1,0 +1,79 @@
+// `ddpbench comm`: nccl-tests-style collective benchmark on the process groups of `run`
+// (engine/dist/process_group.hpp), swept over sub-groups of the first n ranks as
+// engine/bench/sweep.hpp does (ranks outside a group wait at a GroupGate).
+// Per collective and size: warm-up, one checked operation on deterministic data, then
+// `iters` operations back to back, timed as one span and divided (nccl-tests' method).
+#pragma once
+
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/busbw.hpp"
+#include "core/launch_env.hpp"
+#include "core/result.hpp"
+#include "engine/dist/process_group.hpp"
+#include "engine/env_info.hpp"
+
+namespace ddpbench {
+
+/// What `ddpbench comm` measures (validated by the CLI before ranks start).
+struct CommConfig {
+  std::vector<Collective> collectives;  ///< in all_collectives() order
+  std::vector<long long> sizes;         ///< requested bytes per size (size_sweep)
+  std::string dtype = "float32";        ///< a dtype_size() name
+  std::string op = "sum";               ///< sum, prod, max, min (reducing collectives)
+  int root = 0;                         ///< broadcast/reduce root (group rank)
+  int warmup = 5;                       ///< untimed operations per size
+  int iters = 20;                       ///< timed operations per size
+  bool check = true;                    ///< one checked operation per size (#wrong)
+  std::vector<int> world_sizes;         ///< groups of the first n ranks
+  double timeout_s = 300;               ///< every collective and store wait
+};
+
+/// The configuration as JSON (the result's config; ranks must agree on it).
+nlohmann::json to_json(const CommConfig& c);
+
+/// Everything one rank needs to take part.
+struct CommEnv {
+  LaunchInfo launch;
+  CommConfig cfg;
+  BackendKind backend = BackendKind::kGloo;
+  c10::Device device = c10::Device(c10::kCPU);
+  std::chrono::milliseconds timeout{300000};
+  c10::intrusive_ptr<c10d::Store> store;  ///< the job's store (groups prefix it)
+  std::vector<RankPlacement> placements;  ///< all ranks' placements (rank 0)
+  /// Test seam (DDPBENCH_TEST_FAULT=corrupt-comm): before each checked operation one rank
+  /// (the root of broadcast/reduce, else the group's last rank) adds 64 to element 0 of its
+  /// input. Expected #wrong with the default sum on n ranks: allreduce n, all_gather n,
+  /// broadcast n, reduce 1, reduce_scatter 1, all_to_all 1, barrier n/a.
+  bool corrupt_one_rank = false;
+};
+
+/// Rank 0's callbacks: after each measured size (`row`), and after the last size of a
+/// collective on a group (`rows`: that collective's rows on that group).
+struct CommCallbacks {
+  std::function<void(const CommResult& row)> on_row;
+  std::function<void(const std::vector<CommResult>& rows)> on_collective_done;
+};
+
+/// The torch dtype of a dtype_size() name. Throws UsageError for an unknown name.
+c10::ScalarType comm_dtype(const std::string& name);
+
+/// Throws UsageError (one line) when `backend` in this torch cannot move `dtype` (torch
+/// 1.13's Gloo has no bfloat16): probed with a 1-element allreduce on a 1-rank group over an
+/// in-memory store.
+void check_backend_dtype(BackendKind backend, const std::string& dtype);
+
+/// Rows run_comm_sweep produces for `cfg` (comm_sizes of every collective on every group).
+int planned_comm_rows(const CommConfig& cfg);
+
+/// Runs every collective of env.cfg on every group. Collective over the job: every rank calls
+/// it with the same configuration. Returns rank 0's rows (empty elsewhere). Throws
+/// c10::Error / std::runtime_error when a peer dies or an operation times out.
+std::vector<CommResult> run_comm_sweep(const CommEnv& env, const CommCallbacks& cb);
+
+}  // namespace ddpbench
