@@ -208,7 +208,7 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
   if (f.min_busbw_opt->count()) verdict = min_busbw_verdict(rf.comm_results, f.min_busbw);
   if (!f.json_path.empty()) {
     rf.complete = true;
-    if (verdict) rf.environment["min_busbw_verdict"] = verdict->line;
+    if (verdict) rf.config["min_busbw_verdict"] = verdict->line;  // next to min_busbw_gbps
     write_result_file_atomic(f.json_path, rf);
     std::remove(partial_path(f.json_path).c_str());
     print_line(fmt::format("Wrote {} ({} rows, schema {})", f.json_path, rf.comm_results.size(), kSchemaVersion));
