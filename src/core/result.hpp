@@ -64,16 +64,16 @@ struct CommResult {
   std::string redop;        ///< sum, prod, max, min, avg; "none" where the collective does not reduce
   int root = -1;            ///< broadcast/reduce root rank; -1 where none
   long long bytes = 0;      ///< nccl-tests' "size": bytes of the (per-rank output or input) buffer, see METHODOLOGY
-  long long count = 0;      ///< elements of dtype in `bytes`
+  long long count = 0;      ///< nccl-tests' count column: elements per rank (all_gather, reduce_scatter, all_to_all: the per-rank chunk)
   int world_size = 1;       ///< ranks in the group measured
   int nodes = 1;            ///< distinct hosts among them
-  std::string label;        ///< "<nodes>M/<ranks><G|C>", as run's rows
+  std::string label;        ///< "<nodes>M/<ranks><G|C>", as run's rows; " (emulated)" appended for a collective the backend lacks
   int warmup = 0, iters = 0;
   double time_us = 0;       ///< mean time per operation, microseconds, averaged over ranks
   double time_us_max_over_ranks = 0;  ///< slowest rank's mean time per operation
   double algbw_gbps = 0;    ///< bytes / time, GB/s (1e9 bytes)
   double busbw_gbps = 0;    ///< algbw * busbw factor, GB/s
-  long long wrong = 0;      ///< elements that differed from the expected result, summed over ranks and iterations checked
+  long long wrong = 0;      ///< elements that differed from the expected result, summed over ranks; -1: not checked (barrier, -c 0)
   nlohmann::json extra = nlohmann::json::object();  ///< anything else (emulation notes, per-rank times)
 };
 
