@@ -153,12 +153,7 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
   ResultFile rf;
   rf.kind = "comm";
   if (li.rank == 0) {
-    rf.tool = {{"name", "ddpbench"}, {"version", tool_version()}, {"git_sha", git_sha()}, {"git_dirty", git_dirty()}};
-    rf.created_utc = utc_now_iso8601();
-    rf.complete = false;
-    rf.rows_planned = planned_comm_rows(cfg);
-    rf.argv = argv;
-    if (!rf.argv.empty()) rf.argv[0] = rf.argv[0].substr(rf.argv[0].find_last_of('/') + 1);
+    rf = new_result_file("comm", argv, planned_comm_rows(cfg));
     rf.config = cfg_json;
     rf.config["backend"] = f.backend;
     rf.config["device"] = f.device;

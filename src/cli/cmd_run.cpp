@@ -242,13 +242,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
 
   ResultFile rf;
   if (li.rank == 0) {
-    rf.tool = {{"name", "ddpbench"}, {"version", tool_version()}, {"git_sha", git_sha()}, {"git_dirty", git_dirty()}};
-    rf.created_utc = utc_now_iso8601();
-    rf.complete = false;  // until the sweep and the final barrier are done
-    rf.rows_planned = planned_rows(cfg);
-    rf.argv = argv;
-    // The program by name: the launcher may have started it by an absolute path.
-    if (!rf.argv.empty()) rf.argv[0] = rf.argv[0].substr(rf.argv[0].find_last_of('/') + 1);
+    rf = new_result_file("run", argv, planned_rows(cfg));
     rf.config = cfg_json;
     rf.config["defaults_note"] = note;
     std::vector<std::string> hosts;

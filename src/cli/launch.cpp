@@ -14,6 +14,7 @@
 #include "core/errors.hpp"
 #include "core/run_config.hpp"
 #include "core/spawn.hpp"
+#include "core/version.hpp"
 #include "core/watchdog.hpp"
 #include "engine/compat.hpp"
 #include "engine/dist/rendezvous.hpp"
@@ -192,6 +193,18 @@ void finish_barrier(const c10::intrusive_ptr<c10d::Store>& store, const LaunchIn
       throw std::runtime_error("not every rank reached the end of the run before --timeout");
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+}
+
+ResultFile new_result_file(const std::string& kind, const std::vector<std::string>& argv, int rows_planned) {
+  ResultFile rf;
+  rf.kind = kind;
+  rf.tool = {{"name", "ddpbench"}, {"version", tool_version()}, {"git_sha", git_sha()}, {"git_dirty", git_dirty()}};
+  rf.created_utc = utc_now_iso8601();
+  rf.complete = false;
+  rf.rows_planned = rows_planned;
+  rf.argv = argv;
+  if (!rf.argv.empty()) rf.argv[0] = rf.argv[0].substr(rf.argv[0].find_last_of('/') + 1);
+  return rf;
 }
 
 }  // namespace ddpbench::cli

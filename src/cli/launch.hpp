@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/launch_env.hpp"
+#include "core/result.hpp"
 #include "engine/dist/process_group.hpp"
 #include "engine/env_info.hpp"
 
@@ -92,5 +93,11 @@ int run_this_rank(const LaunchInfo& li, const EnvMap& env, double timeout_s, con
 /// did. Throws std::runtime_error when they did not within `timeout`.
 void finish_barrier(const c10::intrusive_ptr<c10d::Store>& store, const LaunchInfo& li,
                     std::chrono::milliseconds timeout);
+
+/// Rank 0's result file before its first row: `kind` ("run" or "comm"), tool{name,
+/// version, git_sha, git_dirty}, created_utc now, complete false (until the job and its
+/// final barrier are done), `rows_planned`, and `argv` with the program by its name only (a
+/// launcher may have started it by an absolute path).
+ResultFile new_result_file(const std::string& kind, const std::vector<std::string>& argv, int rows_planned);
 
 }  // namespace ddpbench::cli

@@ -82,4 +82,16 @@ struct ParamName {
 /// Number of newline characters in `s`.
 inline size_t count_lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
+/// What is wrong with `o` as the project's answer to bad input (exit code 2, exactly one
+/// line on stderr, starting "ddpbench: error: " and containing `expect`), or "" when nothing.
+/// Use as EXPECT_EQ(bad_input_problem(o, "..."), "").
+inline std::string bad_input_problem(const Outcome& o, const std::string& expect) {
+  std::string p;
+  if (o.code != 2) p += "exit code " + std::to_string(o.code) + " instead of 2; ";
+  if (count_lines(o.err) != 1) p += std::to_string(count_lines(o.err)) + " lines on stderr instead of 1; ";
+  if (o.err.rfind("ddpbench: error: ", 0) != 0) p += "stderr does not start with 'ddpbench: error: '; ";
+  if (o.err.find(expect) == std::string::npos) p += "stderr lacks '" + expect + "'; ";
+  return p.empty() ? p : p + "stderr: " + o.err;
+}
+
 }  // namespace ddpbench::testutil

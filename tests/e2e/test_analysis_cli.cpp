@@ -17,6 +17,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
+using testutil::bad_input_problem;
 using testutil::count_lines;
 using testutil::run;
 using testutil::have;
@@ -255,10 +256,7 @@ TEST_P(AnalysisBadInput, ExitTwoWithOneLine) {
   for (size_t p; (p = cmd.find("@FIX")) != std::string::npos;) cmd.replace(p, 4, kFix);
   for (size_t p; (p = cmd.find("@F")) != std::string::npos;) cmd.replace(p, 2, f.string());
   const auto o = run(kBin + " " + cmd);
-  EXPECT_EQ(o.code, 2) << o.err;
-  EXPECT_EQ(count_lines(o.err), 1u) << o.err;
-  EXPECT_EQ(o.err.rfind("ddpbench: error: ", 0), 0u) << o.err;
-  EXPECT_THAT(o.err, HasSubstr(GetParam().expect)) << o.err;
+  EXPECT_EQ(bad_input_problem(o, GetParam().expect), "");
 }
 
 const std::string kNewer = R"({"schema_version": "2.0.0", "results": []})";

@@ -507,10 +507,8 @@ struct HookInstall {
 // a SUM allreduce (8 bytes per rank; hashes are exact in a double). Collective over `pg`.
 std::vector<std::string> group_hosts(const SweepEnv& env, const c10::intrusive_ptr<c10d::ProcessGroup>& pg) {
   std::vector<double> ids(static_cast<size_t>(pg->getSize()), 0.0);
-  const std::string me = env.placements.size() > static_cast<size_t>(env.launch.rank)
-                             ? env.placements[static_cast<size_t>(env.launch.rank)].host
-                             : host_name();
-  ids[static_cast<size_t>(pg->getRank())] = static_cast<double>(std::hash<std::string>{}(me) & ((1ULL << 52) - 1));
+  ids[static_cast<size_t>(pg->getRank())] =
+      static_cast<double>(std::hash<std::string>{}(host_name()) & ((1ULL << 52) - 1));
   ids = allreduce_values(pg, ids, c10d::ReduceOp::SUM, env.device, env.timeout);
   std::vector<std::string> hosts;
   for (double id : ids) hosts.push_back(fmt::format("host-{:.0f}", id));
@@ -563,11 +561,12 @@ nlohmann::json ddp_options_json(const RunConfig& cfg, const DdpVariant& v) {
           {"comm_hook", v.comm_hook}};
 }
 
-// "bucket cap 5 MiB, comm hook fp16, 4 micro-steps": what sets a variant apart, for phases.
+// "bucket cap 5 MiB, comm hook fp16, grad accum 4": what sets a variant apart, for phases
+// (the words of ConfigKey::knob_label, with the bucket cap always named).
 std::string variant_words(const DdpVariant& v) {
   std::string out = fmt::format("bucket cap {} MiB", v.bucket_cap_mb);
   if (v.comm_hook != "none") out += ", comm hook " + v.comm_hook;
-  if (v.grad_accum > 1) out += fmt::format(", {} micro-steps", v.grad_accum);
+  if (v.grad_accum > 1) out += fmt::format(", grad accum {}", v.grad_accum);
   return out;
 }
 
