@@ -565,6 +565,22 @@ std::string overhead_split_note(bool have_breakdown) {
          "overhead vs no-DDP - exposed comm (bucket copies, buffer broadcast, Reducer work)";
 }
 
+// Rows whose exposed communication exceeds their whole DDP overhead: the no-DDP baseline
+// was slower than the DDP row's compute (two separately measured series; noise or a changed
+// machine state), so "other DDP overhead" comes out negative and neither split is to be read
+// as measured. One note naming them, or "".
+template <typename Row>
+std::string negative_other_note(const std::vector<Row>& rows, const std::string& units) {
+  std::vector<std::string> ns;
+  for (const auto& r : rows)
+    if (r.other_overhead && *r.other_overhead < 0) ns.push_back(std::to_string(r.world_size));
+  if (ns.empty()) return "";
+  return fmt::format("{} {}: other DDP overhead is negative: exposed communication exceeds the whole DDP overhead, so "
+                     "the no-DDP baseline ran slower than these rows' compute (separate series: noise or a changed "
+                     "machine state); read the breakdown table's components, not the split",
+                     fmt::join(ns, ", "), units);
+}
+
 Table weak_tab(const WeakTable& w) {
   const std::string u = unit_word(w.key), us = u + "s";
   std::vector<Col<WeakRow>> cols = {
@@ -602,6 +618,7 @@ Table weak_tab(const WeakTable& w) {
       u, u, w.baseline, w.baseline_per_gpu_ex_s,
       w.no_ddp_p50_s ? fmt::format(", t_noDDP = {:.4f} s", *w.no_ddp_p50_s) : ""));
   t.notes.push_back(overhead_split_note(!w.breakdown.empty()));
+  if (const auto n = negative_other_note(w.rows, us); !n.empty()) t.notes.push_back(n);
   if (flops) {
     std::set<std::string> peaks;
     for (const auto& r : w.rows)
@@ -643,6 +660,7 @@ Table strong_tab(const StrongTable& s) {
                                 "vs no-DDP against the no-DDP row of the same batch per {}",
                                 n0, n0 == 1 ? "" : fmt::format(" x {}", n0), u));
   t.notes.push_back(overhead_split_note(!s.breakdown.empty()));
+  if (const auto n = negative_other_note(s.rows, us); !n.empty()) t.notes.push_back(n);
   add_fact_notes(t, s.rows, us);
   return t;
 }

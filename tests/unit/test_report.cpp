@@ -238,6 +238,30 @@ TEST(ReportBreakdown, OverheadSplitsIntoExposedCommAndTheRestByHand) {
   EXPECT_TRUE(std::none_of(tables.begin(), tables.end(), [](const Table& t) { return t.kind == "breakdown"; }));
 }
 
+// Exposed communication above the whole DDP overhead (a no-DDP baseline slower than the
+// DDP row's compute) makes "other" negative: the table says so instead of leaving a
+// negative share unexplained. Hand-made: the 2-rank plain row's exposed comm 30 -> 50 ms
+// against a 40 ms overhead (100 ms DDP vs 60 ms no-DDP).
+TEST(ReportBreakdown, NegativeOtherOverheadIsNamedInANote) {
+  const auto has_note = [](const std::vector<NamedResult>& files) {
+    for (const auto& t : report_tables(build_report(files, {})))
+      for (const auto& n : t.notes)
+        if (n.rfind("2 ranks: other DDP overhead is negative", 0) == 0) return true;
+    return false;
+  };
+  auto files = load({"breakdown_cpu.json"});
+  EXPECT_FALSE(has_note(files));
+  bool changed = false;
+  for (auto& row : files[0].file.results)
+    if (row.ddp && row.world_size == 2 && ConfigKey::of(files[0].file, row).knob_label().empty()) {
+      row.breakdown["mean_over_ranks"]["exposed_comm_s"] = 0.050;
+      changed = true;
+    }
+  ASSERT_TRUE(changed);
+  EXPECT_NEAR(*weak_with_knobs(build_report(files, {}), "").rows[1].other_overhead, 0.40 - 0.50, 1e-12);
+  EXPECT_TRUE(has_note(files));
+}
+
 TEST(ReportBreakdown, TableHasTheNoDdpRowFirstThenEachWorldSize) {
   const Report r = build_report(load({"breakdown_cpu.json"}), {});
   const auto& b = weak_with_knobs(r, "").breakdown;
