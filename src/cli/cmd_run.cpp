@@ -51,6 +51,7 @@ struct RunFlags {
   std::string models, world_sizes;
   std::string bucket_caps = "25", comm_hooks = "none", grad_accums = "1";  ///< comma lists, one row each
   std::string iters = "20";  ///< a count, or "auto"
+  std::string duration;      ///< --duration: "" (off) or a duration ("30m")
   RunConfig cfg;
   int nproc_per_node = 0;
   bool no_broadcast_buffers = false;
@@ -386,6 +387,18 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                   "Write a Chrome/Perfetto trace of --profile-iters extra steps after each measured series, one file "
                   "per rank and row, into this directory (created)");
   app->add_option("--profile-iters", c.profile_iters, "Steps traced per row with --profile")->capture_default_str();
+  app->add_option("--sample-ms", c.sample_ms,
+                  "Telemetry sampling period during measured iterations (GPU through NVML, host CPU, memory, network)")
+      ->capture_default_str();
+  app->add_option("--min-util", c.min_util_pct, "Flag a GPU whose mean SM utilization is below this percentage")
+      ->capture_default_str();
+  app->add_option("--straggler-threshold", c.straggler_threshold,
+                  "Name a rank whose score (fastest rank's compute-only step / its own) is below this")
+      ->capture_default_str();
+  app->add_flag("--quiet", c.quiet, "No progress output (the table and errors still print)");
+  app->add_option("--duration", f->duration,
+                  "Burn-in: run each row's measured series for this long (90s, 30m, 2h) and report throughput over "
+                  "time per rank, flagging drift");
   app->add_option("--backend", c.backend, "Process group backend: auto, nccl or gloo")->capture_default_str();
   app->add_option("--device", c.device, "Device: auto, cpu or cuda")->capture_default_str();
   app->add_option("--timeout", c.timeout_s, "Seconds before a store access or collective fails")->capture_default_str();
@@ -450,6 +463,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
               cfg.bucket_caps_mb = parse_mb_list(f->bucket_caps, "--bucket-cap-mb");
               cfg.comm_hooks = parse_comm_hook_list(f->comm_hooks);
               cfg.grad_accums = parse_count_list(f->grad_accums, "--grad-accum", kMaxGradAccum);
+              if (!f->duration.empty()) cfg.duration_s = parse_duration_s(f->duration, "--duration");
               if (!cfg.profile_dir.empty()) prepare_profile_dir(cfg.profile_dir);
               validate(cfg, world, model_names());
               for (const auto& m : cfg.models) check_model_input(m, cfg.image_size);

@@ -72,6 +72,7 @@ void to_json(json& j, const BenchResult& b) {
            {"grad_accum", b.grad_accum}, {"ddp_options", b.ddp_options},
            {"breakdown", b.breakdown},
            {"stopping", b.stopping},   {"warnings", b.warnings}};
+  if (!b.burn_in.empty()) j["burn_in"] = b.burn_in;
 }
 
 void to_json(json& j, const RowWarning& w) { j = json{{"code", w.code}, {"message", w.message}}; }
@@ -113,6 +114,7 @@ void from_json(const json& j, BenchResult& b) {
   b.grad_accum = json_int_or<int>(j, "grad_accum", 1);
   b.ddp_options = json_object_or_empty(j, "ddp_options");
   b.breakdown = json_object_or_empty(j, "breakdown");
+  b.burn_in = json_object_or_empty(j, "burn_in");
   if (j.contains("stopping") && j["stopping"].is_object()) j["stopping"].get_to(b.stopping);
   if (j.contains("warnings") && j["warnings"].is_array()) j["warnings"].get_to(b.warnings);
 }
@@ -129,6 +131,9 @@ void to_json(json& j, const ResultFile& f) {
            {"environment", f.environment},
            {"results", f.results}};
   if (f.kind == "comm" || !f.comm_results.empty()) j["comm_results"] = f.comm_results;
+  if (!f.stragglers.empty()) j["stragglers"] = f.stragglers;
+  if (!f.comm_pairs.empty()) j["comm_pairs"] = f.comm_pairs;
+  if (!f.max_batch.empty()) j["max_batch"] = f.max_batch;
 }
 
 void to_json(json& j, const CommResult& c) {
@@ -170,10 +175,13 @@ void from_json(const json& j, ResultFile& f) {
   f.config = json_object_or_empty(j, "config");
   f.environment = json_object_or_empty(j, "environment");
   f.kind = j.value("kind", std::string("run"));
-  if (f.kind != "run" && f.kind != "comm")
-    throw std::invalid_argument("kind '" + f.kind + "' is neither run nor comm");
+  if (f.kind != "run" && f.kind != "comm" && f.kind != "find-max-bs")
+    throw std::invalid_argument("kind '" + f.kind + "' is none of run, comm, find-max-bs");
   j.at("results").get_to(f.results);
   if (j.contains("comm_results")) j.at("comm_results").get_to(f.comm_results);
+  if (j.contains("stragglers") && j["stragglers"].is_array()) f.stragglers = j["stragglers"];
+  f.comm_pairs = json_object_or_empty(j, "comm_pairs");
+  f.max_batch = json_object_or_empty(j, "max_batch");
 }
 
 int schema_major(const std::string& version) {

@@ -22,8 +22,9 @@ namespace ddpbench {
 /// adds fields (1.1: scaling, global_batch per row; 1.2: compute, communication per row;
 /// 1.3: summary.iterations and summary.cv, Student-t ci95_s, stopping and warnings per row;
 /// 1.4: top-level complete and rows_planned; 1.5: kind, comm_results, and per row grad_accum,
-/// ddp_options, breakdown, per rank breakdown).
-inline constexpr const char* kSchemaVersion = "1.5.0";
+/// ddp_options, breakdown, per rank breakdown; 1.6: per rank telemetry.sampled, per row burn_in,
+/// top-level stragglers, comm_pairs, max_batch, environment.nodes, kind "find-max-bs").
+inline constexpr const char* kSchemaVersion = "1.6.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's raw measurements for one benchmark row.
@@ -130,6 +131,10 @@ struct BenchResult {
   /// Row summary of the ranks' breakdowns: {"mean_over_ranks": {component: s},
   /// "max_over_ranks": {component: s}, "iterations": n, "note": "..."}; empty when absent.
   nlohmann::json breakdown = nlohmann::json::object();
+  /// --duration burn-in only (else empty): {"duration_s", "window_s", "per_rank": [{"rank",
+  /// "ex_per_s": [per window]}], "drift": [{"rank", "first_ex_per_s", "last_ex_per_s",
+  /// "change_pct", "flagged"}], "drift_threshold_pct"} (docs/METHODOLOGY.md "Burn-in").
+  nlohmann::json burn_in = nlohmann::json::object();
   Stopping stopping;
   std::vector<RowWarning> warnings;
 };
@@ -137,8 +142,8 @@ struct BenchResult {
 /// A whole result file (one launch).
 struct ResultFile {
   std::string schema_version = kSchemaVersion;
-  /// "run" (rows in `results`) or "comm" (`ddpbench comm`: rows in `comm_results`, `results`
-  /// empty); files of schema < 1.5 are "run".
+  /// "run" (rows in `results`), "comm" (`ddpbench comm`: rows in `comm_results`, `results`
+  /// empty) or "find-max-bs" (the search in `max_batch`); files of schema < 1.5 are "run".
   std::string kind = "run";
   /// false while a run is under way or after it stopped early (`run` writes those to
   /// PATH.partial); a file without the key (schema < 1.4) reads as complete.
@@ -151,6 +156,15 @@ struct ResultFile {
   nlohmann::json environment = nlohmann::json::object();
   std::vector<BenchResult> results;
   std::vector<CommResult> comm_results;  ///< kind "comm"
+  /// kind "run": the slow rank named, one entry per model: {"model", "batch_per_rank", "threshold",
+  /// "world_size", "ddp_world_size", "ranks": [{"rank", "host", "local_rank", "device", "gpu_index",
+  /// "gpu_uuid", "bus_id", "compute_step_s", "ddp_step_s", "comm_wait_s", "score", "straggler"}],
+  /// "named": [rank, ...], "note"} (docs/METHODOLOGY.md "Stragglers"); [] when not measured.
+  nlohmann::json stragglers = nlohmann::json::array();
+  /// kind "comm" with --pairs: the pair schedule, bandwidths and the named outliers; {} otherwise.
+  nlohmann::json comm_pairs = nlohmann::json::object();
+  /// kind "find-max-bs": the search (trials, maximum, recommendation); {} otherwise.
+  nlohmann::json max_batch = nlohmann::json::object();
 };
 
 void to_json(nlohmann::json& j, const Summary& s);

@@ -123,6 +123,16 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
                      "find_unused_parameters); pass one of them");
   if (cfg.profile_iters < 1 || cfg.profile_iters > kMaxProfileIters)
     throw UsageError(fmt::format("--profile-iters {} is out of range; use 1..{}", cfg.profile_iters, kMaxProfileIters));
+  if (cfg.sample_ms < 1 || cfg.sample_ms > kMaxSampleMs)
+    throw UsageError(fmt::format("--sample-ms {} is out of range; use 1..{} milliseconds", cfg.sample_ms, kMaxSampleMs));
+  if (!(cfg.min_util_pct >= 0 && cfg.min_util_pct <= 100))
+    throw UsageError(fmt::format("--min-util {} is out of range; use a percentage 0..100", cfg.min_util_pct));
+  if (!(cfg.straggler_threshold > 0 && cfg.straggler_threshold <= 1))
+    throw UsageError(fmt::format("--straggler-threshold {} is out of range; use a score in (0, 1], e.g. 0.95",
+                                 cfg.straggler_threshold));
+  if (!(cfg.duration_s >= 0 && cfg.duration_s <= kMaxDurationS))
+    throw UsageError(fmt::format("--duration {} s is out of range; use up to {} s (a week)", cfg.duration_s,
+                                 kMaxDurationS));
   if (!(cfg.first_bucket_cap_mb > 0 && cfg.first_bucket_cap_mb <= kMaxBucketCapMb))
     throw UsageError(fmt::format("--first-bucket-cap-mb {} is out of range; use a size in (0, {}] MiB",
                                  cfg.first_bucket_cap_mb, kMaxBucketCapMb));
@@ -290,6 +300,27 @@ std::vector<int> parse_count_list(const std::string& text, const std::string& fl
   return out;
 }
 
+double parse_duration_s(const std::string& text, const std::string& flag) {
+  double value = 0;
+  size_t used = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  double unit = 0;
+  const std::string rest = used ? text.substr(used) : "";
+  if (rest.empty() || rest == "s") unit = 1;
+  else if (rest == "m") unit = 60;
+  else if (rest == "h") unit = 3600;
+  const double s = value * unit;
+  if (used == 0 || unit == 0 || !(s > 0 && s <= kMaxDurationS))
+    throw UsageError(fmt::format("{} '{}' is not a duration; use seconds or a unit, e.g. 90, 90s, 30m, 2h (at most "
+                                 "a week)",
+                                 flag, text));
+  return s;
+}
+
 std::vector<std::string> parse_comm_hook_list(const std::string& text) {
   std::vector<std::string> out;
   for (const auto& item : split_list(text)) {
@@ -343,6 +374,10 @@ nlohmann::json to_json(const RunConfig& cfg) {
                         {"freeze_backbone", cfg.freeze_backbone},
                         {"head", cfg.freeze_backbone ? nlohmann::json(cfg.head) : nlohmann::json(nullptr)},
                         {"dataset_size", cfg.dataset_size},
+                        {"sample_ms", cfg.sample_ms},
+                        {"min_util_pct", cfg.min_util_pct},
+                        {"straggler_threshold", cfg.straggler_threshold},
+                        {"duration_s", cfg.duration_s > 0 ? nlohmann::json(cfg.duration_s) : nlohmann::json(nullptr)},
                         {"optimizer", "SGD(lr=0.001, momentum=0.9, weight_decay=1e-4)"},
                         {"loss", "cross_entropy"},
                         {"data", "synthetic, generated once per rank on its device"}};

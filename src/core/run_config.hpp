@@ -23,6 +23,8 @@ inline constexpr int kMaxNprocPerNode = 4096;              ///< --nproc-per-node
 inline constexpr int kMaxGradAccum = 1024;                 ///< --grad-accum: micro-steps per optimizer step
 inline constexpr int kMaxVariants = 256;                   ///< DDP settings swept in one launch (product of the lists)
 inline constexpr int kMaxProfileIters = 100;               ///< --profile-iters
+inline constexpr int kMaxSampleMs = 60'000;                ///< --sample-ms: telemetry period, ms
+inline constexpr double kMaxDurationS = 7 * 86400.0;       ///< --duration: a week
 
 /// Everything `ddpbench run` measures with. Units in the names (_s, _mb).
 struct RunConfig {
@@ -69,6 +71,11 @@ struct RunConfig {
   bool freeze_backbone = false;     ///< train only a classifier head (fixed feature extractor)
   std::string head = "mlp4096";     ///< the head trained with freeze_backbone
   long long dataset_size = 1281167; ///< examples per epoch, for per-epoch communication (ImageNet-1k)
+  int sample_ms = 100;              ///< --sample-ms: telemetry sampling period during measured iterations, ms
+  double min_util_pct = 80.0;       ///< --min-util: a GPU whose mean SM utilization is below this is flagged (seed 000)
+  double straggler_threshold = 0.95;///< --straggler-threshold: a rank whose relative score is below it is named
+  bool quiet = false;               ///< --quiet: no progress output
+  double duration_s = 0;            ///< --duration: burn-in, each row's measured series runs this long; 0: off
 };
 
 /// One combination of the list-valued DDP settings: what one DDP row of a group ran with.
@@ -106,6 +113,10 @@ std::vector<int> default_world_sizes(int world);
 /// Throws UsageError naming `flag` on anything else.
 std::vector<int> parse_int_list(const std::string& text, const std::string& flag);
 
+/// Parses a duration: seconds as a plain number or with a unit, "90", "90s", "30m", "2h"
+/// (> 0, at most kMaxDurationS). Throws UsageError naming `flag` on anything else.
+double parse_duration_s(const std::string& text, const std::string& flag);
+
 /// Splits "a,b,c" into {"a","b","c"}, dropping empty items.
 std::vector<std::string> split_list(const std::string& text);
 
@@ -115,7 +126,8 @@ std::vector<std::string> split_list(const std::string& text);
 /// --batch-size 1..kMaxBatchSize (2^24), --image-size 32..16384, --num-classes
 /// 2..1000000, --iters 1..10^8, --warmup 0..10^8, --seed >= 0, --bucket-cap-mb and
 /// --first-bucket-cap-mb in (0, 65536] MiB, --timeout 1..86400 s, --grad-check-tol in
-/// (0, 1], --dataset-size 1..10^12, --grad-accum 1..1024, --profile-iters 1..100, at most 256
+/// (0, 1], --dataset-size 1..10^12, --grad-accum 1..1024, --profile-iters 1..100, --sample-ms 1..60000, --min-util 0..100,
+/// --straggler-threshold in (0, 1], --duration in [0, 1 week], at most 256
 /// DDP variants, --static-graph with --find-unused-parameters; (auto) a target CI outside (0, 100] %, min iters
 /// outside 2..10^8, max iters outside min iters..10^8, max time outside (0, 10^7] s;
 /// a world size outside 1..world; an unknown backend, device, precision, head or scaling
