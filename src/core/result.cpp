@@ -129,6 +129,7 @@ void to_json(json& j, const ResultFile& f) {
            {"environment", f.environment},
            {"results", f.results}};
   if (f.kind == "comm" || !f.comm_results.empty()) j["comm_results"] = f.comm_results;
+  if (f.kind == "find-max-bs" || !f.max_batch.empty()) j["max_batch"] = f.max_batch;  // find-max-bs (maxbs)
 }
 
 void to_json(json& j, const CommResult& c) {
@@ -170,10 +171,11 @@ void from_json(const json& j, ResultFile& f) {
   f.config = json_object_or_empty(j, "config");
   f.environment = json_object_or_empty(j, "environment");
   f.kind = j.value("kind", std::string("run"));
-  if (f.kind != "run" && f.kind != "comm")
-    throw std::invalid_argument("kind '" + f.kind + "' is neither run nor comm");
+  if (f.kind != "run" && f.kind != "comm" && f.kind != "find-max-bs")  // find-max-bs (maxbs)
+    throw std::invalid_argument("kind '" + f.kind + "' is none of run, comm, find-max-bs");
   j.at("results").get_to(f.results);
   if (j.contains("comm_results")) j.at("comm_results").get_to(f.comm_results);
+  f.max_batch = json_object_or_empty(j, "max_batch");  // find-max-bs (maxbs)
 }
 
 int schema_major(const std::string& version) {

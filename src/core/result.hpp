@@ -151,6 +151,10 @@ struct ResultFile {
   nlohmann::json environment = nlohmann::json::object();
   std::vector<BenchResult> results;
   std::vector<CommResult> comm_results;  ///< kind "comm"
+  // --- find-max-bs (helper maxbs; kind and key to be confirmed by the lead) ---
+  /// kind "find-max-bs" (`ddpbench find-max-bs`): the search and its recommendation, as
+  /// engine/bench/max_batch.hpp's max_batch_json writes it; an empty object otherwise.
+  nlohmann::json max_batch = nlohmann::json::object();
 };
 
 void to_json(nlohmann::json& j, const Summary& s);
