@@ -236,6 +236,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     TrialSetup ts;
     ts.cfg = cfg;
     ts.device = device;
+    ts.timeout_s = cfg.timeout_s;
     if (f.memory_limit_opt->count()) ts.memory_limit_bytes = f.memory_limit;
     nlohmann::json found;
     validate_on_rank0(li, [&] { found = resolve_max_batch_over_ranks(ts, kDefaultBatchMargin, li, store, timeout); });

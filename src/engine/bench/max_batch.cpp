@@ -21,7 +21,6 @@
 
 #include "core/errors.hpp"
 #include "core/process.hpp"
-#include "core/spawn.hpp"
 #include "core/watchdog.hpp"
 #include "engine/compat.hpp"
 #include "engine/models/registry.hpp"
@@ -198,6 +197,14 @@ BatchTrial try_batch(const TrialSetup& setup, long long batch) {
   return t;
 }
 
+// A hint for a trial's error that is not out of memory: BatchNorm refuses one value per
+// channel (a batch of 1 where the last feature map is 1x1, e.g. ResNets at 32 px).
+static std::string batch_hint(const std::string& error) {
+  return error.find("more than 1 value per channel") != std::string::npos
+             ? "; BatchNorm needs a batch of at least 2 at this image size: use --start 2 or a larger --image-size"
+             : "";
+}
+
 bool trials_in_child(const TrialSetup& setup) { return setup.device.is_cpu() && setup.memory_limit_bytes.has_value(); }
 
 std::string trial_line(const BatchTrial& t) {
@@ -230,7 +237,8 @@ std::optional<BatchTrial> parse_trial_line(const std::string& out) {
 
 BatchTrial try_batch_in_child(const TrialSetup& setup, long long batch) {
   const RunConfig& c = setup.cfg;
-  std::vector<std::string> argv{self_exe_path(), "find-max-bs", "--trial-child", std::to_string(batch),
+  // /proc/self/exe, not its target: a rebuilt binary leaves the search running the same one.
+  std::vector<std::string> argv{"/proc/self/exe", "find-max-bs", "--trial-child", std::to_string(batch),
                                 "--model", c.models.front(), "--image-size", std::to_string(c.image_size),
                                 "--num-classes", std::to_string(c.num_classes), "--precision", c.precision,
                                 "--seed", std::to_string(c.seed), "--device", "cpu",
@@ -265,12 +273,21 @@ BatchTrial try_batch_in_child(const TrialSetup& setup, long long batch) {
     return t;
   }
   if (auto t = parse_trial_line(r.out); t && r.status.success()) return *t;
-  throw std::runtime_error(fmt::format("the find-max-bs trial at batch {} failed ({}): {}", batch,
-                                       r.status.describe(), first_line(r.err.empty() ? r.out : r.err)));
+  std::string line = first_line(r.err.empty() ? r.out : r.err);
+  if (const std::string p = "ddpbench: error: "; line.rfind(p, 0) == 0) line = line.substr(p.size());
+  throw std::runtime_error(fmt::format("the find-max-bs trial at batch {} failed ({}): {}{}", batch,
+                                       r.status.describe(), line, batch_hint(line)));
 }
 
 BatchTrial run_trial(const TrialSetup& setup, long long batch) {
-  return trials_in_child(setup) ? try_batch_in_child(setup, batch) : try_batch(setup, batch);
+  if (trials_in_child(setup)) return try_batch_in_child(setup, batch);
+  try {
+    return try_batch(setup, batch);
+  } catch (const c10::Error& e) {
+    const std::string line = first_line(e.what_without_backtrace());
+    throw std::runtime_error(fmt::format("the find-max-bs trial at batch {} failed: {}{}", batch, line,
+                                         batch_hint(line)));
+  }
 }
 
 nlohmann::json max_batch_json(const TrialSetup& setup, long long start, long long bound, double margin,
@@ -309,10 +326,12 @@ nlohmann::json resolve_max_batch_over_ranks(const TrialSetup& setup, double marg
                                             const c10::intrusive_ptr<c10d::Store>& store,
                                             std::chrono::milliseconds timeout) {
   if (!trials_in_child(setup)) prepare_search(setup);
-  const MaxBatchSearch search = search_max_batch(1, kDefaultMaxBatchBound, [&](long long b) {
+  // From 2: a batch of 1 tells nothing about DDP throughput, and BatchNorm refuses it where
+  // the last feature map is 1x1; batch 1 is still tried when 2 does not fit.
+  const MaxBatchSearch search = search_max_batch(kRunSearchStart, kDefaultMaxBatchBound, [&](long long b) {
     return run_trial(setup, b);
   });
-  nlohmann::json mine = max_batch_json(setup, 1, kDefaultMaxBatchBound, margin, search);
+  nlohmann::json mine = max_batch_json(setup, kRunSearchStart, kDefaultMaxBatchBound, margin, search);
   mine["rank"] = li.rank;
 #ifdef DDPBENCH_WITH_CUDA
   if (setup.device.is_cuda()) c10::cuda::CUDACachingAllocator::setMemoryFraction(1.0, setup.device.index());

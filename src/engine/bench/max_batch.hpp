@@ -24,6 +24,7 @@ inline constexpr long long kDefaultMaxBatchBound = 65536;  ///< --max-batch: the
 inline constexpr double kDefaultBatchMargin = 0.1;         ///< --margin: fraction backed off from the maximum
 inline constexpr int kDefaultSearchSteps = 3;              ///< --steps: training steps per trial
 inline constexpr int kMaxSearchSteps = 1000;
+inline constexpr long long kRunSearchStart = 2;            ///< `run --batch-size max` searches from batch 2
 
 /// One trial: `steps` training steps at one batch size.
 struct BatchTrial {
@@ -134,7 +135,8 @@ void prepare_search(const TrialSetup& setup);
 nlohmann::json max_batch_json(const TrialSetup& setup, long long start, long long bound, double margin,
                               const MaxBatchSearch& search);
 
-/// `run --batch-size max`: every rank searches on its own device (setup.device), then the
+/// `run --batch-size max`: every rank searches on its own device (setup.device), from
+/// kRunSearchStart up to kDefaultMaxBatchBound, then the
 /// ranks agree through `store` on the minimum of their recommended batches (each rank
 /// publishes its own under "find-max-bs/<rank>" and reads all; every read bounded by
 /// `timeout`). Returns {batch (that minimum), per_rank: [rank's max_batch_json...] on
