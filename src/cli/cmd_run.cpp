@@ -361,7 +361,9 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                                  "Examples per rank per iteration (default 32 on GPUs), or max: the largest batch "
                                  "that trains on every rank (ddpbench find-max-bs before the sweep; minimum over "
                                  "ranks, less 10%)")
-                     ->check(CLI::IsMember({"max"}) | whole_number());
+                     ->check(CLI::Validator(
+                         [](std::string& t) { return t == "max" ? std::string() : whole_number()(t); }, "",
+                         "whole number or max"));
   f->memory_limit_opt = app->add_option("--memory-limit", f->memory_limit,
                                         "With --batch-size max: bytes the search may use per rank (K/M/G suffixes; "
                                         "required on CPUs, as for find-max-bs)")
