@@ -41,6 +41,16 @@ long long proc_status_bytes(const char* key) {
   return -1;
 }
 
+// Free bytes inside glibc's arenas (mallinfo's fordblks): mallinfo2 since glibc 2.33, the
+// int-sized mallinfo before (clusters' older distributions; it wraps beyond 2 GiB).
+long long malloc_free_bytes() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  return static_cast<long long>(::mallinfo2().fordblks);
+#else
+  return static_cast<long long>(static_cast<unsigned int>(::mallinfo().fordblks));
+#endif
+}
+
 // Frees what the CUDA caching allocator holds in reserve (torch.cuda.empty_cache()), so
 // the next trial starts from an empty cache and its peak is its own.
 void empty_device_cache(const c10::Device& device) {
@@ -116,8 +126,7 @@ DataLimit::DataLimit(long long bytes) {
   if (base_ < 0) throw std::runtime_error("VmData is missing from /proc/self/status: no data-size limit possible");
   // Free chunks glibc keeps inside the data size (heap holes, arenas' free space) could
   // serve the trial without growing it: they count against the budget.
-  const struct mallinfo2 mi = ::mallinfo2();
-  const auto free_inside = static_cast<long long>(mi.fordblks);
+  const auto free_inside = malloc_free_bytes();
   const unsigned long long want = static_cast<unsigned long long>(std::max(base_, base_ + bytes - free_inside));
   rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? want : std::min<unsigned long long>(want, rl.rlim_max);
   if (::setrlimit(RLIMIT_DATA, &rl) != 0)

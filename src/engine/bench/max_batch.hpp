@@ -72,15 +72,11 @@ struct TrialSetup {
   double timeout_s = 600;  ///< a trial in a child process (trials_in_child) is ended after this long
 };
 
-/// Whether trials run in a child process: on the CPU under a memory limit. There an
-/// allocation that fails in a library that does not check it (oneDNN's primitive creation,
-/// libtorch 1.13 here) crashes the process instead of throwing; a fresh process per trial
-/// keeps the search going and starts every trial from the same clean heap.
-
-/// Lowers the soft RLIMIT_DATA to the process's current data size (VmData) + `bytes` for
-/// its lifetime and restores the previous limit afterwards. On Linux >= 4.7 RLIMIT_DATA
-/// counts brk and private writable mappings (glibc's large allocations are mmaps), so an
-/// allocation past it fails and libtorch's CPU allocator throws its own "can't allocate
+/// Lowers the soft RLIMIT_DATA to the process's current data size (VmData) + `bytes`, less
+/// the free bytes glibc already holds inside that size (mallinfo fordblks: the trial could
+/// reuse them without growing it), for its lifetime, and restores the previous limit
+/// afterwards. On Linux >= 4.7 RLIMIT_DATA counts brk and private writable mappings
+/// (glibc's large allocations are mmaps), so an allocation past it fails and libtorch's CPU allocator throws its own "can't allocate
 /// memory" c10::Error, as a GPU's allocator throws on a full device. The soft limit never
 /// rises above the hard one. Throws std::runtime_error when the limit cannot be read or set.
 class DataLimit {
@@ -96,6 +92,10 @@ class DataLimit {
   long long base_ = 0;
 };
 
+/// Whether trials run in a child process: on the CPU under a memory limit. There an
+/// allocation that fails in a library that does not check it (oneDNN's primitive creation,
+/// libtorch 1.13 here) crashes the process instead of throwing; a fresh process per trial
+/// keeps the search going and starts every trial from the same clean heap.
 bool trials_in_child(const TrialSetup& setup);
 
 /// Runs setup.steps training steps at `batch` from a fresh model (as `ddpbench run`'s
@@ -106,7 +106,7 @@ bool trials_in_child(const TrialSetup& setup);
 BatchTrial try_batch(const TrialSetup& setup, long long batch);
 
 /// `ddpbench find-max-bs --trial-child B ...` with setup's workload: the trial in a fresh
-/// process of this executable (self_exe_path), OMP_NUM_THREADS as this process's intra-op
+/// process of this executable (/proc/self/exe), OMP_NUM_THREADS as this process's intra-op
 /// threads, ended after setup.timeout_s. The child prints "DDPBENCH_TRIAL <json>" (one
 /// BatchTrial) and exits 0; a child that a signal killed under the limit did not fit (the
 /// error names the signal). Throws std::runtime_error when the child fails otherwise (its
@@ -122,13 +122,13 @@ std::string trial_line(const BatchTrial& t);
 std::optional<BatchTrial> parse_trial_line(const std::string& out);
 
 /// Sets the process up for a search on setup.device: the math modes of the precision,
-/// the GPU memory cap (memory_limit_bytes on a GPU), and on the CPU a fixed glibc mmap
-/// threshold (128 KiB: large blocks go back to the kernel when freed, so each trial's
-/// data-size baseline holds no freed tensors) and intra-op threads started before any
-/// limit. Call once before the first try_batch.
+/// the GPU memory cap (memory_limit_bytes on a GPU: setMemoryFraction of the device's
+/// total), and on the CPU the intra-op threads started before any limit (their stacks are
+/// the process's, not a trial's). Call once before the first in-process try_batch.
 void prepare_search(const TrialSetup& setup);
 
-/// The search as the JSON the result file holds under "max_batch" (docs: README "find-max-bs"):
+/// The search as the JSON the result file holds under "max_batch" (docs/METHODOLOGY.md,
+/// "Largest batch"):
 /// {model, device, precision, image_size, channels_last, num_classes, freeze_backbone, steps,
 /// start, bound, memory_limit_bytes (null when none), limit_method, margin, trials[{batch,
 /// fits, peak_memory_bytes, seconds, error}], max_batch, bound_reached, recommended_batch}.
