@@ -24,6 +24,7 @@
 #include "core/spawn.hpp"
 #include "core/version.hpp"
 #include "core/watchdog.hpp"
+#include "engine/bench/max_batch.hpp"
 #include "engine/bench/sweep.hpp"
 #include "engine/compat.hpp"
 #include "engine/dist/process_group.hpp"
@@ -62,6 +63,11 @@ struct RunFlags {
               *max_iters_opt = nullptr, *max_time_opt = nullptr;
   CLI::Option* json_opt = nullptr;
   bool overwrite = false;  ///< --overwrite: an existing --json file is replaced once the new run completes
+  // --batch-size N or max (find-max-bs on every rank before the sweep; --memory-limit bounds it on CPUs)
+  std::string batch_text;
+  bool batch_max = false;
+  long long memory_limit = 0;
+  CLI::Option* memory_limit_opt = nullptr;
 };
 
 // glibc returns large freed blocks to the OS on every iteration (mmap/munmap, heap trims,
@@ -227,6 +233,23 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
   join.placement = local_placement(li, device);
   Rendezvous rv = rendezvous(li, join, timeout);
   auto store = rv.store;
+  if (f.batch_max) {  // --batch-size max: every rank searches its own device; the minimum over ranks is used
+    TrialSetup ts;
+    ts.cfg = cfg;
+    ts.device = device;
+    ts.timeout_s = cfg.timeout_s;
+    if (f.memory_limit_opt->count()) ts.memory_limit_bytes = f.memory_limit;
+    nlohmann::json found;
+    validate_on_rank0(li, [&] { found = resolve_max_batch_over_ranks(ts, kDefaultBatchMargin, li, store, timeout); });
+    cfg.batch_size = found.at("batch").get<long long>();
+    (void)apply_math_modes({cfg.precision, cfg.cudnn_benchmark});  // as before the search
+    cfg_json = to_json(cfg);
+    cfg_json["batch_size_search"] = found;
+    if (li.rank == 0)
+      print_line(fmt::format("--batch-size max: {} fits on every rank (find-max-bs), {} per rank used (margin {:g})",
+                             found.at("max_batch_min_over_ranks").get<long long>(), cfg.batch_size,
+                             kDefaultBatchMargin));
+  }
 
   // Placements: each rank publishes a few bytes; rank 0 collects them.
   SweepEnv senv;
@@ -335,8 +358,17 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   RunConfig& c = f->cfg;
   f->model_opt = app->add_option("--model", f->models,
                                  "Model(s), comma list (default: resnet50 on GPUs, a small CPU job otherwise)");
-  f->batch_opt = app->add_option("--batch-size", c.batch_size, "Examples per rank per iteration (default 32 on GPUs)")
-                     ->check(whole_number());
+  f->batch_opt = app->add_option("--batch-size", f->batch_text,
+                                 "Examples per rank per iteration (default 32 on GPUs), or max: the largest batch "
+                                 "that trains on every rank (ddpbench find-max-bs before the sweep; minimum over "
+                                 "ranks, less 10%)")
+                     ->check(CLI::Validator(
+                         [](std::string& t) { return t == "max" ? std::string() : whole_number()(t); }, "",
+                         "whole number or max"));
+  f->memory_limit_opt = app->add_option("--memory-limit", f->memory_limit,
+                                        "With --batch-size max: bytes the search may use per rank (K/M/G suffixes; "
+                                        "required on CPUs, as for find-max-bs)")
+                            ->transform(CLI::AsSizeValue(false));
   f->image_opt = app->add_option("--image-size", c.image_size, "Input height = width in pixels (default 224 on GPUs)");
   app->add_option("--scaling", c.scaling, "weak: --batch-size per rank; strong: --global-batch-size split over the "
                                          "ranks of each group")
@@ -437,6 +469,8 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
             const LaunchInfo li = detect_launch(env);
             check_spawner_parent(li, env);
             if (f->model_opt->count()) cfg.models = split_list(f->models);
+            f->batch_max = f->batch_text == "max";  // resolved by find-max-bs in run_rank; 1 until then
+            if (f->batch_opt->count()) cfg.batch_size = f->batch_max ? 1 : std::stoll(f->batch_text);
             parse_iters(*f);
             cfg.broadcast_buffers = !f->no_broadcast_buffers;
             cfg.cudnn_benchmark = !f->no_cudnn_benchmark;
@@ -456,6 +490,14 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                 throw UsageError("--batch-size is per rank; with --scaling strong give --global-batch-size only");
               if (!use_cuda && (cfg.precision == "fp16" || cfg.precision == "tf32"))
                 throw UsageError(fmt::format("--precision {} needs a GPU; on CPUs use fp32 or bf16", cfg.precision));
+              if (f->batch_max && cfg.models.size() != 1)
+                throw UsageError("--batch-size max searches one model; give one --model");
+              if (f->memory_limit_opt->count() && (!f->batch_max || f->memory_limit <= 0))
+                throw UsageError("--memory-limit bounds the search of --batch-size max; give a positive size with "
+                                 "--batch-size max, or drop it");
+              if (f->batch_max && !use_cuda && !f->memory_limit_opt->count())
+                throw UsageError("--batch-size max on CPUs needs --memory-limit BYTES per rank (e.g. 2G): without it "
+                                 "the search would take the machine's memory");
               if (f->head_opt->count() && !cfg.freeze_backbone)
                 throw UsageError("--head is the head trained with --freeze-backbone; add --freeze-backbone");
               if (!f->world_sizes.empty()) cfg.world_sizes = parse_int_list(f->world_sizes, "--world-sizes");

@@ -70,6 +70,11 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv);
 /// size) on the launchers and process groups of `run`. `argv` as for add_run_command.
 Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv);
 
+/// `ddpbench find-max-bs`: the largest batch per device that trains a few steps (grow, then
+/// bisect, out of memory caught) and a recommendation backed off by --margin
+/// (engine/bench/max_batch.hpp). `argv` is recorded in the result file.
+Command add_find_max_bs_command(CLI::App& parent, const std::vector<std::string>& argv);
+
 /// `ddpbench models`: lists the models with their parameter counts.
 Command add_models_command(CLI::App& parent);
 

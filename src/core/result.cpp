@@ -133,7 +133,7 @@ void to_json(json& j, const ResultFile& f) {
   if (f.kind == "comm" || !f.comm_results.empty()) j["comm_results"] = f.comm_results;
   if (!f.stragglers.empty()) j["stragglers"] = f.stragglers;
   if (!f.comm_pairs.empty()) j["comm_pairs"] = f.comm_pairs;
-  if (!f.max_batch.empty()) j["max_batch"] = f.max_batch;
+  if (f.kind == "find-max-bs" || !f.max_batch.empty()) j["max_batch"] = f.max_batch;
 }
 
 void to_json(json& j, const CommResult& c) {

@@ -163,7 +163,9 @@ struct ResultFile {
   nlohmann::json stragglers = nlohmann::json::array();
   /// kind "comm" with --pairs: the pair schedule, bandwidths and the named outliers; {} otherwise.
   nlohmann::json comm_pairs = nlohmann::json::object();
-  /// kind "find-max-bs": the search (trials, maximum, recommendation); {} otherwise.
+  /// kind "find-max-bs": the search and its recommendation, as engine/bench/max_batch.hpp's
+  /// max_batch_json writes it: {model, device, ..., trials[{batch, fits, peak_memory_bytes, seconds,
+  /// error}], max_batch, bound_reached, recommended_batch}; {} otherwise.
   nlohmann::json max_batch = nlohmann::json::object();
 };
 

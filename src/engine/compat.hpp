@@ -18,6 +18,7 @@
 
 #include <torch/nn/options/conv.h>
 
+#include <c10/util/Exception.h>
 #include <c10/util/Logging.h>
 
 #include <array>
@@ -26,6 +27,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <new>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -202,6 +204,29 @@ T attention(const T& q, const T& k, const T& v) {
     const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
     return at::matmul(at::softmax(at::matmul(q, k.transpose(-2, -1)) * scale, -1), v);
   }
+}
+
+}  // namespace ddpbench::compat
+
+// ---------------------------------------------------------------- out of memory
+namespace ddpbench::compat {
+
+/// True when `e` is an allocator running out of memory (`ddpbench find-max-bs` catches
+/// these and goes on). The CUDA caching allocator throws c10::OutOfMemoryError (torch
+/// 1.13 and 2.x both have the type: c10/util/Exception.h). The CPU allocator throws a
+/// plain c10::Error in both: "DefaultCPUAllocator: can't allocate memory: you tried to
+/// allocate N bytes" (alloc_cpu.cpp), so its words decide; older messages said "not enough
+/// memory". Small allocations outside libtorch's allocator (operator new) throw
+/// std::bad_alloc. A c10::Error saying "CUDA out of memory" (a cuDNN/cuBLAS workspace
+/// whose failure is rethrown with the allocator's words) counts too.
+inline bool is_out_of_memory(const std::exception& e) {
+  if (dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr) return true;
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return true;
+  const auto* ce = dynamic_cast<const c10::Error*>(&e);
+  const std::string what = ce ? ce->what_without_backtrace() : e.what();
+  for (const char* words : {"can't allocate memory", "not enough memory", "out of memory"})
+    if (what.find(words) != std::string::npos) return true;
+  return false;
 }
 
 }  // namespace ddpbench::compat

@@ -1,0 +1,182 @@
+// `ddpbench find-max-bs` and `run --batch-size max`: the search logic against a known
+// threshold, then the real binary on the CPU under --memory-limit (RLIMIT_DATA), whose
+// answer is checked by fresh processes trying B and B+1 alone (--trial).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "common/testutil.hpp"
+#include "core/result.hpp"
+#include "engine/bench/max_batch.hpp"
+
+namespace ddpbench {
+namespace {
+
+using ::testing::HasSubstr;
+using testutil::bad_input_problem;
+using testutil::run;
+using testutil::TempDir;
+
+const std::string kBin = DDPBENCH_BINARY;
+
+// A small workload whose largest batch under the limit is a few dozen: squeezenet1_0 at
+// 32 px (1.2 M parameters), find-max-bs's default 3 steps per trial (the same as `run
+// --batch-size max` searches with).
+const std::string kWorkload = " --model squeezenet1_0 --image-size 32 --num-classes 10";
+const std::string kLimit = " --memory-limit 48M";
+
+// A trial that ran out of memory says so in libtorch's allocator's words, or, where a
+// library crashed on the failed allocation (oneDNN here, now and then), names the signal.
+const auto kOutOfMemory = ::testing::AnyOf(HasSubstr("DefaultCPUAllocator: can't allocate memory"),
+                                           HasSubstr("killed by signal 11 (SIGSEGV) under the memory limit"));
+
+int floor_log2(long long x) {
+  int k = 0;
+  while (x > 1) {
+    x /= 2;
+    ++k;
+  }
+  return k;
+}
+
+// The search against a known threshold M (a batch fits iff it is <= M): it finds M exactly
+// (or the bound), never tries a batch twice or above the bound, and from start 1 needs at
+// most 2 floor(log2 M) + 2 trials. Then the recommendation.
+TEST(FindMaxBsSearch, FindsEveryThresholdWithinTheTrialBoundAndBacksOff) {
+  std::vector<long long> thresholds;
+  for (long long m = 0; m <= 300; ++m) thresholds.push_back(m);
+  for (long long m : {1000LL, 1023LL, 1024LL, 1025LL, 4097LL, 65535LL, 65536LL, 100000LL}) thresholds.push_back(m);
+  for (long long start : {1LL, 3LL, 64LL})
+    for (long long m : thresholds) {
+      SCOPED_TRACE("threshold " + std::to_string(m) + ", start " + std::to_string(start));
+      const long long bound = 65536;
+      std::set<long long> tried;
+      const MaxBatchSearch s = search_max_batch(start, bound, [&](long long b) {
+        EXPECT_TRUE(tried.insert(b).second) << "batch " << b << " tried twice";
+        EXPECT_GE(b, 1);
+        EXPECT_LE(b, bound);
+        BatchTrial t;
+        t.fits = b <= m;
+        return t;
+      });
+      EXPECT_EQ(s.max_batch, std::min(m, bound));
+      EXPECT_EQ(s.bound_reached, m >= bound);
+      if (start == 1 && m >= 1 && m < bound) EXPECT_LE(static_cast<int>(s.trials.size()), 2 * floor_log2(m) + 2);
+      if (start == 1 && m == 0) EXPECT_EQ(s.trials.size(), 1u);
+      for (const auto& t : s.trials) EXPECT_EQ(t.fits, t.batch <= m);
+    }
+
+  // The recommendation: floor(max x (1 - margin)), by hand; at least 1 once something fits.
+  EXPECT_EQ(recommended_batch(37, 0.1), 33);   // 33.3
+  EXPECT_EQ(recommended_batch(10, 0.3), 7);    // 7 exactly (0.7 is below 0.7 in binary)
+  EXPECT_EQ(recommended_batch(100, 0.0), 100);
+  EXPECT_EQ(recommended_batch(512, 0.25), 384);
+  EXPECT_EQ(recommended_batch(1, 0.5), 1);
+  EXPECT_EQ(recommended_batch(0, 0.1), 0);
+}
+
+struct Found {
+  long long max_batch = 0, recommended = 0;
+  nlohmann::json search;
+  std::string out;
+};
+
+// One search of kWorkload under kLimit (`extra`: more flags).
+Found cpu_search(const std::string& extra) {
+  TempDir d;
+  const auto json = (d.path / "m.json").string();
+  const auto o = run(kBin + " find-max-bs" + kWorkload + kLimit + extra + " --json " + json);
+  Found f;
+  EXPECT_EQ(o.code, 0) << o.err << o.out;
+  if (o.code != 0) return f;
+  const ResultFile rf = read_result_file(json);
+  EXPECT_EQ(rf.kind, "find-max-bs");
+  EXPECT_TRUE(rf.complete);
+  f.search = rf.max_batch;
+  f.max_batch = rf.max_batch.at("max_batch").get<long long>();
+  f.recommended = rf.max_batch.at("recommended_batch").get<long long>();
+  f.out = o.out;
+  return f;
+}
+
+// The reported maximum B: B fits and B+1 does not, each tried alone in a fresh process
+// under the same limit (--trial); the search stayed within its trial bound; --margin 0.25
+// gives floor(B x 0.75), computed here from the reported B.
+TEST(FindMaxBs, MaximumFitsAndOneMoreDoesNotInFreshProcesses) {
+  const Found f = cpu_search(" --margin 0.25");
+  ASSERT_GE(f.max_batch, 4) << "the limit leaves too small a search to test";
+  EXPECT_FALSE(f.search.at("bound_reached").get<bool>());
+  const auto& trials = f.search.at("trials");
+  EXPECT_LE(static_cast<int>(trials.size()), 2 * floor_log2(f.max_batch) + 2);
+  // Monotonic: every batch that fit is below every one that did not.
+  long long max_fit = 0, min_oom = 1LL << 40;
+  for (const auto& t : trials) {
+    const long long b = t.at("batch").get<long long>();
+    if (t.at("fits").get<bool>()) {
+      max_fit = std::max(max_fit, b);
+      EXPECT_EQ(t.at("error"), "");
+    } else {
+      min_oom = std::min(min_oom, b);
+      EXPECT_THAT(t.at("error").get<std::string>(), kOutOfMemory);
+    }
+  }
+  EXPECT_EQ(max_fit, f.max_batch);
+  EXPECT_EQ(min_oom, f.max_batch + 1);
+
+  EXPECT_EQ(f.recommended, (f.max_batch * 3) / 4);
+  EXPECT_THAT(f.out, HasSubstr("Largest batch that fits: " + std::to_string(f.max_batch) + " "));
+  EXPECT_THAT(f.out, HasSubstr("Recommended batch size: " + std::to_string(f.recommended) + " "));
+
+  const auto fits = run(kBin + " find-max-bs" + kWorkload + kLimit + " --trial " + std::to_string(f.max_batch));
+  EXPECT_EQ(fits.code, 0) << fits.err << fits.out;
+  const auto oom = run(kBin + " find-max-bs" + kWorkload + kLimit + " --trial " + std::to_string(f.max_batch + 1));
+  EXPECT_EQ(bad_input_problem(oom, "--trial: batch " + std::to_string(f.max_batch + 1) + " of squeezenet1_0 does "
+                                       "not fit ("),
+            "");
+  EXPECT_THAT(oom.err, kOutOfMemory);
+}
+
+// Bad input: one line on stderr, exit 2. Among it a limit below what batch 1 needs, whose
+// line carries the allocator's words. One test for all cases: each case is a process start.
+TEST(FindMaxBs, BadInputIsOneLineAndExitTwo) {
+  const auto small = run(kBin + " find-max-bs" + kWorkload + " --memory-limit 2M");
+  EXPECT_EQ(bad_input_problem(small, "not even batch 1 of squeezenet1_0 fits ("), "");
+  EXPECT_THAT(small.err, kOutOfMemory);
+  EXPECT_THAT(small.out, HasSubstr("OOM"));
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"--model squeezenet1_0", "needs --memory-limit"},
+      {"--model squeezenet1_0 --memory-limit 1G --margin 1", "--margin 1 is out of range"},
+      {"--model squeezenet1_0 --memory-limit 1G --start 9 --max-batch 8", "--start 9 is out of range"},
+      {"--model squeezenet1_0 --memory-limit lots", "--memory-limit"},
+      {"--model squeezenet1_0 --memory-limit 1G --trial 4 --start 2", "--trial N tries one batch"}};
+  for (const auto& [args, expect] : cases) {
+    SCOPED_TRACE(args);
+    EXPECT_EQ(bad_input_problem(run(kBin + " find-max-bs " + args), expect), "");
+  }
+}
+
+// run --batch-size max: two ranks search under the same limit and agree on B, which fits
+// alone in a fresh process while B+1 does not (--trial), and the rows run at floor(B x 0.9).
+TEST(FindMaxBs, RunBatchSizeMaxUsesTheSearchedBatch) {
+  TempDir d;
+  const auto json = (d.path / "r.json").string();
+  const auto o = run(kBin + " run --model squeezenet1_0 --image-size 32 --num-classes 10 --batch-size max" + kLimit +
+                     " --nproc-per-node 2 --world-sizes 2 --warmup 1 --iters 2 --json " + json);
+  ASSERT_EQ(o.code, 0) << o.err << o.out;
+  const ResultFile rf = read_result_file(json);
+  // run searches with find-max-bs's defaults: 3 steps per trial, margin 0.1.
+  const auto& s = rf.config.at("batch_size_search");
+  const long long b = s.at("max_batch_min_over_ranks").get<long long>();
+  ASSERT_GE(b, 2);
+  EXPECT_EQ(run(kBin + " find-max-bs" + kWorkload + kLimit + " --trial " + std::to_string(b)).code, 0);
+  EXPECT_EQ(run(kBin + " find-max-bs" + kWorkload + kLimit + " --trial " + std::to_string(b + 1)).code, 2);
+  ASSERT_EQ(s.at("per_rank").size(), 2u);
+  EXPECT_EQ(rf.config.at("batch_size").get<long long>(), b * 9 / 10);
+  ASSERT_FALSE(rf.results.empty());
+  for (const auto& row : rf.results) EXPECT_EQ(row.batch_per_rank, b * 9 / 10) << row.label;
+}
+
+}  // namespace
+}  // namespace ddpbench
