@@ -22,6 +22,7 @@
 #include "core/result.hpp"
 #include "core/run_config.hpp"
 #include "core/spawn.hpp"
+#include "core/straggler.hpp"
 #include "core/version.hpp"
 #include "core/watchdog.hpp"
 #include "engine/bench/max_batch.hpp"
@@ -328,7 +329,14 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     if (!cfg.json_path.empty()) write_result_file_atomic(partial_path(cfg.json_path), rf);
   };
   try {
-    run_sweep(senv, on_row);
+    auto on_stragglers = [&](const nlohmann::json& entry) {
+      // The slow rank named, after the model's table (docs/METHODOLOGY.md "Stragglers").
+      print_line("");
+      for (const auto& l : straggler_lines(entry)) print_line(l);
+      rf.stragglers.push_back(entry);
+      if (!cfg.json_path.empty()) write_result_file_atomic(partial_path(cfg.json_path), rf);
+    };
+    run_sweep(senv, on_row, on_stragglers);
     finish_barrier(store, li, timeout);
     if (li.rank == 0 && !cfg.json_path.empty()) {
       rf.complete = true;

@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <functional>
 #include <limits>
 
@@ -201,6 +203,31 @@ TEST(RunConfig, KnobBounds) {
   c = good();
   c.profile_iters = 0;
   EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--profile-iters"));
+}
+
+TEST(RunConfig, ClusterValidationBounds) {
+  auto c = good();
+  c.sample_ms = 0;
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--sample-ms 0 is out of range"));
+  c = good();
+  c.min_util_pct = 101;
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--min-util 101"));
+  c = good();
+  c.straggler_threshold = 0;
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--straggler-threshold 0"));
+  c = good();
+  c.straggler_threshold = NAN;
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--straggler-threshold"));
+}
+
+TEST(RunConfig, ParseDuration) {
+  EXPECT_DOUBLE_EQ(parse_duration_s("90", "--duration"), 90);
+  EXPECT_DOUBLE_EQ(parse_duration_s("90s", "--duration"), 90);
+  EXPECT_DOUBLE_EQ(parse_duration_s("30m", "--duration"), 1800);
+  EXPECT_DOUBLE_EQ(parse_duration_s("1.5h", "--duration"), 5400);
+  for (const char* bad : {"", "m", "30x", "0", "-5m", "8d", "169h", "nan"})
+    EXPECT_THAT(usage_error([&] { parse_duration_s(bad, "--duration"); }), HasSubstr("is not a duration"))
+        << bad;
 }
 
 TEST(RunConfig, ParseMbList) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -16,6 +17,8 @@
 #include "core/errors.hpp"
 #include "core/gpu_peaks.hpp"
 #include "core/stats.hpp"
+#include "core/straggler.hpp"
+#include "core/telemetry.hpp"
 #include "core/watchdog.hpp"
 #include "core/comm_hook_spec.hpp"
 #include "engine/dist/collectives.hpp"
@@ -174,6 +177,7 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
     if (it == cfg.warmup) {
       skipped_before = skipped();
       set_phase("measurement of " + label);
+      if (env.sampler) env.sampler->start();  // telemetry covers the measured iterations only
     }
     const long long wire_before = wire_bytes ? wire_bytes() : 0;
     timer.start();
@@ -224,6 +228,7 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
       break;
     }
   }
+  if (env.sampler) env.sampler->stop();
   out.stopping.mode = cfg.iters_auto ? "auto" : "fixed";
   out.stopping.target_ci_pct = cfg.iters_auto ? cfg.target_ci_pct : 0.0;
   out.stopping.achieved_ci_pct = ci_pct(cfg.iters_auto ? iteration_means : samples);
@@ -374,6 +379,56 @@ RankStats rank_stats(const SweepEnv& env, const Series& series) {
   return st;
 }
 
+// Largest telemetry summary a rank publishes per row (its series are dropped beyond it).
+constexpr size_t kMaxTelemetryBytes = 32 * 1024;
+
+// This rank's telemetry of the series just measured (contract in core/telemetry.hpp).
+nlohmann::json own_telemetry(const SweepEnv& env) {
+  if (!env.sampler) return nlohmann::json(nullptr);
+  nlohmann::json t = env.sampler->summary();
+  if (t.dump().size() > kMaxTelemetryBytes) {
+    t.erase("series");
+    t["series_dropped"] = fmt::format("the series exceeded {} bytes", kMaxTelemetryBytes);
+  }
+  return t;
+}
+
+// Every rank of a group publishes its telemetry under `key`/<rank> in the store (bounded
+// by kMaxTelemetryBytes); rank 0 reads them after the group's gather, when all are set.
+void publish_telemetry(const SweepEnv& env, const std::string& key) {
+  const std::string text = own_telemetry(env).dump();
+  env.store->set(fmt::format("{}/{}", key, env.launch.rank), std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+nlohmann::json collect_telemetry(const SweepEnv& env, const std::string& key, int rank) {
+  const std::string k = fmt::format("{}/{}", key, rank);
+  Deadline d("the store (rank 0), reading rank " + std::to_string(rank) + "'s telemetry", env.timeout);
+  const auto bytes = env.store->get(k);
+  env.store->deleteKey(k);
+  return nlohmann::json::parse(std::string(bytes.begin(), bytes.end()), nullptr, /*allow_exceptions=*/false);
+}
+
+// Puts each rank's telemetry into the row and flags low utilization and throttling
+// (core/telemetry.hpp telemetry_flags). Warnings per code: the first kMaxNamed ranks by
+// name, then one line counting the rest (every rank's flags stay in its telemetry).
+void attach_telemetry(const SweepEnv& env, BenchResult& row, const std::vector<nlohmann::json>& per_rank) {
+  constexpr size_t kMaxNamed = 4;
+  std::map<std::string, std::vector<RowWarning>> by_code;
+  for (size_t r = 0; r < per_rank.size() && r < row.ranks.size(); ++r) {
+    if (!per_rank[r].is_object()) continue;
+    RankSamples& rs = row.ranks[r];
+    rs.telemetry["sampled"] = per_rank[r];
+    for (auto& w : telemetry_flags(rs.telemetry["sampled"], env.cfg.min_util_pct, rs.rank, rs.host))
+      by_code[w.code].push_back(std::move(w));
+  }
+  for (auto& [code, ws] : by_code) {
+    for (size_t i = 0; i < ws.size() && i < kMaxNamed; ++i) row.warnings.push_back(ws[i]);
+    if (ws.size() > kMaxNamed)
+      row.warnings.push_back({code, fmt::format("and {} more ranks (each rank's telemetry.sampled.flags says which)",
+                                                ws.size() - kMaxNamed)});
+  }
+}
+
 // --profile DIR: after a measured series, `profile_iters` more steps (untimed) traced by
 // libtorch's profiler, one file per rank: DIR/<model>-<what>-rank<R>.json. Returns the
 // file's record for the row ({} without --profile).
@@ -462,38 +517,61 @@ void warmup_alone(const SweepEnv& env, const std::string& model) {
   synchronize(env.device);
 }
 
-// Rank 0 trains without DDP at `batch` examples (`grad_accum` micro-steps per step) while
-// the others wait at the gate.
-std::optional<BenchResult> run_no_ddp(const SweepEnv& env, const std::string& model, const ModelInfo& info,
-                                      long long batch, int grad_accum) {
+// The no-DDP baseline of one (batch, micro-steps) point: rank 0's row, and every rank's
+// compute-only step (rank 0 only; in rank order) for the straggler scores.
+struct Baseline {
+  std::optional<BenchResult> row;
+  std::vector<double> compute_p50_s;
+};
+
+// Every rank trains its own copy without DDP at `batch` examples (`grad_accum` micro-steps
+// per step), all at the same time (a barrier on the world group starts them together; with
+// --iters auto they agree on the count as a DDP group does), so each rank's compute-only
+// step is measured under the load the DDP groups see. Rank 0 makes the row from its own
+// series; rank 0 gathers every rank's p50.
+Baseline run_no_ddp(const SweepEnv& env, const std::string& model, const ModelInfo& info, long long batch,
+                    int grad_accum) {
   const std::string what = fmt::format("no-DDP baseline of {} at batch {}{}", model, batch,
                                        grad_accum > 1 ? fmt::format(" x {} micro-steps", grad_accum) : "");
-  GroupGate gate(env.store, fmt::format("{}/noddp-b{}-k{}", model, batch, grad_accum), env.timeout, gate_poll(env));
-  if (env.launch.rank != 0) {
-    set_phase("the wait for rank 0's " + what);
-    gate.wait_done();
-    return std::nullopt;
+  const int rank = env.launch.rank;
+  set_phase("set-up of the " + what + " (every rank alone, at the same time)");
+  release_free_host_memory(env.device);
+  reset_peak_memory(env.device);
+  Trainer trainer = make_trainer(env, build_model(env, model), nullptr, batch, grad_accum);
+  if (env.world_pg) {
+    Deadline d("every rank, starting the " + what + " together", env.timeout);
+    barrier(env.world_pg, env.device, env.timeout);
   }
-  try {
-    release_free_host_memory(env.device);
-    reset_peak_memory(env.device);
-    Trainer trainer = make_trainer(env, build_model(env, model), nullptr, batch, grad_accum);
-    const Series series = run_series(env, trainer, &gate, nullptr, {}, "the " + what);
-    const RankStats stats = rank_stats(env, series);
-    auto row = make_row(env, model, /*ddp=*/false, 1, batch, grad_accum, {stats}, series.stopping,
-                        static_cast<int>(series.samples.size()));
-    annotate(env, info, row, trainer, series);
-    const auto trace = profile_series(
-        env, trainer, model,
-        grad_accum > 1 ? fmt::format("noddp-b{}-k{}", batch, grad_accum) : fmt::format("noddp-b{}", batch), &gate);
-    if (!trace.empty()) row.telemetry["profile"] = trace;
-    add_row_warnings(env, row);
-    gate.done();
-    return row;
-  } catch (const std::exception& e) {
-    gate.fail(e.what(), env.launch.world_size - 1);
-    throw;
+  const Series series = run_series(env, trainer, nullptr, nullptr, env.world_pg, "the " + what);
+  Baseline out;
+  const double p50 = percentile(series.samples, 50);
+  if (env.world_pg) {
+    set_phase("the gather of every rank's " + what);
+    for (const auto& v : gather_to_root(env.world_pg, {p50}, 1, env.device, env.timeout))
+      out.compute_p50_s.push_back(v.front());
+  } else {
+    out.compute_p50_s.push_back(p50);
   }
+  const RankStats stats = rank_stats(env, series);
+  const nlohmann::json telemetry = own_telemetry(env);
+  const auto trace = rank == 0 ? profile_series(env, trainer, model,
+                                                grad_accum > 1 ? fmt::format("noddp-b{}-k{}", batch, grad_accum)
+                                                               : fmt::format("noddp-b{}", batch),
+                                                nullptr)
+                               : nlohmann::json::object();
+  if (rank != 0) return out;
+  auto row = make_row(env, model, /*ddp=*/false, 1, batch, grad_accum, {stats}, series.stopping,
+                      static_cast<int>(series.samples.size()));
+  row.telemetry["baseline"] = env.launch.world_size > 1
+                                  ? fmt::format("rank 0's series; all {} ranks trained alone at the same time",
+                                                env.launch.world_size)
+                                  : "rank 0's series";
+  annotate(env, info, row, trainer, series);
+  attach_telemetry(env, row, {telemetry});
+  if (!trace.empty()) row.telemetry["profile"] = trace;
+  add_row_warnings(env, row);
+  out.row = std::move(row);
+  return out;
 }
 
 // A communication hook registered on a group's Reducer.
@@ -628,6 +706,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
       // Every rank of the group measured the same number of iterations (fixed, or agreed in auto mode).
       const size_t iters = series.samples.size();
       set_phase("the result gather of " + label);
+      publish_telemetry(env, "telemetry/" + name);  // before the gather: rank 0 reads it after
       const auto payload = rank_stats(env, series).pack();
       const auto gathered = gather_to_root(pg, payload, payload.size(), env.device, env.timeout);
       if (rank == 0) {
@@ -646,6 +725,11 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
                                     {"bucket_sizes_bytes", buckets}};
         if (!hook.note.empty()) row.telemetry["comm_hook_note"] = hook.note;
         annotate(env, info, row, trainer, series);
+        {
+          std::vector<nlohmann::json> tele;
+          for (int r = 0; r < n; ++r) tele.push_back(collect_telemetry(env, "telemetry/" + name, r));
+          attach_telemetry(env, row, tele);
+        }
         add_row_warnings(env, row);
         if (!trace.empty()) row.telemetry["profile"] = trace;
         // What DDP reduces: every bucket once per optimizer step (the gradients of the
@@ -717,8 +801,59 @@ SelfCheckHook fault_injection_hook(const std::string& name) {
                                name));
 }
 
-std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row) {
+// The straggler entry of `model` (rank 0): each rank's compute-only p50 from the first
+// baseline, its DDP step p50 and exposed communication from the first row of the largest
+// DDP group.
+nlohmann::json stragglers_of(const SweepEnv& env, const std::string& model, long long batch,
+                             const std::vector<double>& compute_p50_s, const std::vector<BenchResult>& rows) {
+  const BenchResult* largest = nullptr;
+  for (const auto& r : rows)
+    if (r.ddp && r.model == model && (!largest || r.world_size > largest->world_size)) largest = &r;
+  std::vector<RankScoreInput> in;
+  for (size_t r = 0; r < compute_p50_s.size() && r < env.placements.size(); ++r) {
+    const RankPlacement& p = env.placements[r];
+    RankScoreInput x;
+    x.rank = static_cast<int>(r);
+    x.host = p.host;
+    x.local_rank = p.local_rank;
+    x.device = p.device;
+    if (p.device.rfind("cuda:", 0) == 0) x.gpu_index = std::stoi(p.device.substr(5));
+    x.gpu_uuid = p.gpu_uuid;
+    x.bus_id = p.bus_id;
+    x.compute_step_s = compute_p50_s[r];
+    if (largest && r < largest->ranks.size()) {
+      x.ddp_step_s = percentile(largest->ranks[r].samples_s, 50);
+      const auto& bd = largest->ranks[r].breakdown;
+      if (bd.contains("exposed_comm_s")) x.comm_wait_s = bd["exposed_comm_s"].get<double>();
+    }
+    in.push_back(std::move(x));
+  }
+  return straggler_entry(model, batch, largest ? largest->world_size : 0, in, env.cfg.straggler_threshold);
+}
+
+// This rank's sampler: its GPU by UUID / bus id, the interface that reaches rank 0's host.
+std::shared_ptr<TelemetrySampler> make_sampler(const SweepEnv& env) {
+  TelemetryOptions t;
+  t.sample_ms = env.cfg.sample_ms;
+  if (env.device.is_cuda()) {
+    const RankPlacement& p = env.placements[static_cast<size_t>(env.launch.rank)];
+    t.gpu_uuid = p.gpu_uuid;
+    t.bus_id = p.bus_id;
+  }
+  t.net_interface = interface_for_address(env.launch.master_addr, current_env());
+  return std::make_shared<TelemetrySampler>(t);
+}
+
+std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
+                                   const std::function<void(const nlohmann::json&)>& on_stragglers) {
   std::vector<BenchResult> rows;
+  if (!env.sampler) env.sampler = make_sampler(env);
+  if (!env.world_pg && env.launch.world_size > 1) {
+    set_phase("set-up of the world process group (the concurrent no-DDP baselines)");
+    Deadline d("the store (rank 0), setting up the world process group", env.timeout);
+    auto ws = c10::make_intrusive<c10d::PrefixStore>("group/world/", env.store);
+    env.world_pg = make_process_group(env.backend, ws, env.launch.rank, env.launch.world_size, env.device, env.timeout);
+  }
   RowCallback emit = [&](const BenchResult& row) {
     rows.push_back(row);
     BenchResult& r = rows.back();
@@ -739,13 +874,24 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row) {
     warmup_alone(env, model);
     // No-DDP baselines at every (per-rank batch, micro-steps) the groups use (one in weak scaling).
     const ModelInfo info = model_info(env, model);
-    for (const auto& [b, k] : baseline_points(env.cfg))
-      if (auto row = run_no_ddp(env, model, info, b, k)) emit(*row);
+    std::vector<double> compute_p50_s;  // rank 0: every rank's, from the first baseline
+    long long first_batch = 0;
+    for (const auto& [b, k] : baseline_points(env.cfg)) {
+      Baseline base = run_no_ddp(env, model, info, b, k);
+      if (compute_p50_s.empty()) {
+        compute_p50_s = std::move(base.compute_p50_s);
+        first_batch = b;
+      }
+      if (base.row) emit(*base.row);
+    }
     const auto variants = ddp_variants(env.cfg);
     for (int n : env.cfg.world_sizes)
       for (size_t vi = 0; vi < variants.size(); ++vi)
         run_ddp_group(env, model, info, n, vi, variants.size(), variants[vi], emit);
+    if (env.launch.rank == 0 && !compute_p50_s.empty() && on_stragglers)
+      on_stragglers(stragglers_of(env, model, first_batch, compute_p50_s, rows));
   }
+  if (env.world_pg) destroy_process_group(env.world_pg);
   return rows;
 }
 

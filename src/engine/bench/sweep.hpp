@@ -1,8 +1,10 @@
 // The benchmark sweep of one launch, in the layout of PyTorch's
 // benchmarks/distributed/ddp/benchmark.py: per model, every rank warms up alone,
-// then a no-DDP baseline on rank 0's device (one per distinct per-rank batch: strong
-// scaling gives each group size its own), then DDP on the sub-groups of the first
-// n ranks for each requested n. Ranks outside a sub-group wait at a GroupGate.
+// then a no-DDP baseline that every rank trains at the same time, each on its own device
+// without communication (one per distinct per-rank batch: strong scaling gives each group
+// size its own; the row is rank 0's, every rank's step feeds the straggler scores), then
+// DDP on the sub-groups of the first n ranks for each requested n. Ranks outside a
+// sub-group wait at a GroupGate.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -10,11 +12,13 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "core/launch_env.hpp"
 #include "core/result.hpp"
 #include "core/run_config.hpp"
+#include "core/telemetry.hpp"
 #include "engine/dist/process_group.hpp"
 #include "engine/env_info.hpp"
 #include "engine/train/precision.hpp"
@@ -47,6 +51,12 @@ struct SweepEnv {
   int threads_per_rank = 1;               ///< intra-op threads of every rank
   MathModes math{};                       ///< math in effect (TF32, cuDNN benchmark): picks the MFU peak
   SelfCheckHook self_check_hook;          ///< test seam; empty in real runs
+  /// This rank's telemetry sampler (core/telemetry.hpp), started and stopped around every
+  /// measured series; made by run_sweep when null.
+  std::shared_ptr<TelemetrySampler> sampler;
+  /// A process group of every rank of the job (the concurrent no-DDP baseline); made by
+  /// run_sweep when the job has more than one rank.
+  c10::intrusive_ptr<c10d::ProcessGroup> world_pg;
 };
 
 /// Called on rank 0 after each row is measured (print it, write the JSON).
@@ -60,10 +70,13 @@ inline constexpr double kNoisyCv = 0.05;
 inline constexpr int kMinItersForP95 = 20;
 
 /// Runs the whole sweep for every model of env.cfg. Collective: every rank of the job
-/// must call it with the same configuration. Returns the rows on rank 0 (empty elsewhere).
+/// must call it with the same configuration. Returns the rows on rank 0 (empty elsewhere);
+/// `on_stragglers` (rank 0; may be empty) receives each model's straggler entry
+/// (core/straggler.hpp straggler_entry) once the model's groups are done.
 /// Throws SelfCheckError when gradients differ across ranks beyond env.cfg.grad_check_tol
 /// after the first DDP step of a group; c10::Error / std::runtime_error when a peer dies
 /// or a collective times out.
-std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row);
+std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
+                                   const std::function<void(const nlohmann::json&)>& on_stragglers = nullptr);
 
 }  // namespace ddpbench

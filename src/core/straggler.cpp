@@ -1,0 +1,91 @@
+#include "core/straggler.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ddpbench {
+
+nlohmann::json straggler_entry(const std::string& model, long long batch_per_rank, int ddp_world_size,
+                               const std::vector<RankScoreInput>& ranks, double threshold) {
+  if (ranks.empty()) throw std::invalid_argument("straggler_entry: no ranks");
+  double fastest = ranks.front().compute_step_s;
+  for (const auto& r : ranks) {
+    if (!(r.compute_step_s > 0))
+      throw std::invalid_argument(fmt::format("straggler_entry: rank {} has compute step {}", r.rank, r.compute_step_s));
+    fastest = std::min(fastest, r.compute_step_s);
+  }
+  const auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  nlohmann::json out_ranks = nlohmann::json::array();
+  std::vector<std::pair<double, int>> named;
+  for (const auto& r : ranks) {
+    const double score = fastest / r.compute_step_s;
+    const bool slow = score < threshold;
+    if (slow) named.emplace_back(score, r.rank);
+    out_ranks.push_back({{"rank", r.rank},
+                         {"host", r.host},
+                         {"local_rank", r.local_rank},
+                         {"device", r.device},
+                         {"gpu_index", r.gpu_index},
+                         {"gpu_uuid", r.gpu_uuid},
+                         {"bus_id", r.bus_id},
+                         {"compute_step_s", r.compute_step_s},
+                         {"ddp_step_s", opt(r.ddp_step_s)},
+                         {"comm_wait_s", opt(r.comm_wait_s)},
+                         {"score", score},
+                         {"straggler", slow}});
+  }
+  std::sort(named.begin(), named.end());
+  nlohmann::json names = nlohmann::json::array();
+  for (const auto& [s, r] : named) names.push_back(r);
+  return {{"model", model},
+          {"batch_per_rank", batch_per_rank},
+          {"threshold", threshold},
+          {"world_size", static_cast<int>(ranks.size())},
+          {"ddp_world_size", ddp_world_size},
+          {"ranks", out_ranks},
+          {"named", names},
+          {"note", "score = fastest rank's compute-only step p50 / this rank's (every rank measured at the same time, "
+                   "without communication); ddp_step_s and comm_wait_s from the largest DDP group"}};
+}
+
+namespace {
+
+std::string rank_identity(const nlohmann::json& r) {
+  std::string s = fmt::format("host {}, local rank {}", r.value("host", std::string("?")), r.value("local_rank", 0));
+  if (r.value("gpu_index", -1) >= 0) s += fmt::format(", GPU {}", r["gpu_index"].get<int>());
+  if (!r.value("gpu_uuid", std::string()).empty()) s += ", " + r["gpu_uuid"].get<std::string>();
+  if (!r.value("bus_id", std::string()).empty()) s += ", bus " + r["bus_id"].get<std::string>();
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> straggler_lines(const nlohmann::json& entry) {
+  std::vector<std::string> out;
+  const auto& ranks = entry.at("ranks");
+  const double threshold = entry.at("threshold").get<double>();
+  double fastest = 0;
+  for (const auto& r : ranks)
+    if (r.at("score").get<double>() >= 1.0) fastest = r.at("compute_step_s").get<double>();
+  for (const auto& id : entry.at("named")) {
+    for (const auto& r : ranks) {
+      if (r.at("rank") != id) continue;
+      out.push_back(fmt::format("straggler: rank {} ({}) scores {:.2f} < {:g}: its compute-only step is {:.1f} ms, the "
+                                "fastest rank's {:.1f} ms",
+                                r["rank"].get<int>(), rank_identity(r), r["score"].get<double>(), threshold,
+                                1e3 * r["compute_step_s"].get<double>(), 1e3 * fastest));
+    }
+  }
+  if (out.empty()) {
+    const nlohmann::json* low = nullptr;
+    for (const auto& r : ranks)
+      if (!low || r.at("score").get<double>() < (*low).at("score").get<double>()) low = &r;
+    out.push_back(fmt::format("no straggler among {} ranks: every score >= {:g} (lowest: rank {}, {:.2f})", ranks.size(),
+                              threshold, (*low)["rank"].get<int>(), (*low)["score"].get<double>()));
+  }
+  return out;
+}
+
+}  // namespace ddpbench

@@ -1,0 +1,68 @@
+// The straggler scores (core/straggler.hpp) against hand-computed values.
+#include <gtest/gtest.h>
+
+#include "core/straggler.hpp"
+
+namespace ddpbench {
+namespace {
+
+RankScoreInput rank_in(int r, double step_s) {
+  RankScoreInput x;
+  x.rank = r;
+  x.host = r < 2 ? "node1" : "node2";
+  x.local_rank = r % 2;
+  x.device = "cuda:" + std::to_string(r % 2);
+  x.gpu_index = r % 2;
+  x.gpu_uuid = "GPU-" + std::to_string(r);
+  x.bus_id = "0000:0" + std::to_string(r) + ":00.0";
+  x.compute_step_s = step_s;
+  return x;
+}
+
+TEST(Straggler, ScoreIsFastestOverOwnAndNamesRanksBelowThreshold) {
+  // Steps 0.100, 0.102, 0.200, 0.104 s: fastest 0.100; scores 1, 0.98039, 0.5, 0.96154.
+  std::vector<RankScoreInput> in{rank_in(0, 0.100), rank_in(1, 0.102), rank_in(2, 0.200), rank_in(3, 0.104)};
+  in[2].ddp_step_s = 0.25;
+  in[2].comm_wait_s = 0.01;
+  const auto e = straggler_entry("resnet50", 32, 4, in, 0.97);
+  ASSERT_EQ(e["ranks"].size(), 4u);
+  EXPECT_DOUBLE_EQ(e["ranks"][0]["score"].get<double>(), 1.0);
+  EXPECT_NEAR(e["ranks"][1]["score"].get<double>(), 0.100 / 0.102, 1e-12);
+  EXPECT_DOUBLE_EQ(e["ranks"][2]["score"].get<double>(), 0.5);
+  EXPECT_NEAR(e["ranks"][3]["score"].get<double>(), 0.100 / 0.104, 1e-12);
+  // 0.9615 < 0.97 and 0.5 < 0.97: named in ascending score, rank 2 first.
+  EXPECT_EQ(e["named"], nlohmann::json::array({2, 3}));
+  EXPECT_TRUE(e["ranks"][2]["straggler"].get<bool>());
+  EXPECT_FALSE(e["ranks"][1]["straggler"].get<bool>());
+  EXPECT_DOUBLE_EQ(e["ranks"][2]["ddp_step_s"].get<double>(), 0.25);
+  EXPECT_TRUE(e["ranks"][0]["ddp_step_s"].is_null());
+  EXPECT_EQ(e["ranks"][2]["gpu_uuid"], "GPU-2");
+  EXPECT_EQ(e["world_size"], 4);
+  EXPECT_EQ(e["ddp_world_size"], 4);
+
+  const auto lines = straggler_lines(e);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0],
+            "straggler: rank 2 (host node2, local rank 0, GPU 0, GPU-2, bus 0000:02:00.0) scores 0.50 < 0.97: its "
+            "compute-only step is 200.0 ms, the fastest rank's 100.0 ms");
+}
+
+TEST(Straggler, NoneBelowThresholdSaysTheLowest) {
+  std::vector<RankScoreInput> in{rank_in(0, 0.101), rank_in(1, 0.100)};
+  in[0].device = "cpu";
+  in[0].gpu_index = -1;
+  in[0].gpu_uuid = in[0].bus_id = "";
+  const auto e = straggler_entry("resnet18", 16, 2, in, 0.95);
+  EXPECT_TRUE(e["named"].empty());
+  const auto lines = straggler_lines(e);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "no straggler among 2 ranks: every score >= 0.95 (lowest: rank 0, 0.99)");
+}
+
+TEST(Straggler, RejectsEmptyAndNonPositiveSteps) {
+  EXPECT_THROW(straggler_entry("m", 1, 1, {}, 0.95), std::invalid_argument);
+  EXPECT_THROW(straggler_entry("m", 1, 1, {rank_in(0, 0.0)}, 0.95), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ddpbench
