@@ -129,6 +129,7 @@ void to_json(json& j, const ResultFile& f) {
            {"environment", f.environment},
            {"results", f.results}};
   if (f.kind == "comm" || !f.comm_results.empty()) j["comm_results"] = f.comm_results;
+  if (!f.comm_pairs.is_null()) j["comm_pairs"] = f.comm_pairs;  // helper "pairs"
 }
 
 void to_json(json& j, const CommResult& c) {
@@ -174,6 +175,7 @@ void from_json(const json& j, ResultFile& f) {
     throw std::invalid_argument("kind '" + f.kind + "' is neither run nor comm");
   j.at("results").get_to(f.results);
   if (j.contains("comm_results")) j.at("comm_results").get_to(f.comm_results);
+  if (j.contains("comm_pairs")) f.comm_pairs = j.at("comm_pairs");  // helper "pairs"
 }
 
 int schema_major(const std::string& version) {

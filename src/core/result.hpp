@@ -151,6 +151,11 @@ struct ResultFile {
   nlohmann::json environment = nlohmann::json::object();
   std::vector<BenchResult> results;
   std::vector<CommResult> comm_results;  ///< kind "comm"
+  // --- helper "pairs" (schema 1.6, for the lead to merge) ---
+  /// `comm --pairs` only: the pair-bandwidth summary of core/pairs.hpp (pairs_summary_json:
+  /// participants, rounds, reference, pairs, slow_nodes, slow_links, outliers); null otherwise.
+  nlohmann::json comm_pairs;
+  // --- end helper "pairs" ---
 };
 
 void to_json(nlohmann::json& j, const Summary& s);
