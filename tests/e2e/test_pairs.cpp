@@ -41,20 +41,24 @@ struct Netns {
 constexpr const char* kRate = "200mbit";
 constexpr double kRateGbps = 200e6 / 8 / 1e9;
 
-// Four emulated nodes (node0 with two ranks, one of which only waits), node2's veth limited
+// Three emulated nodes (node0 with two ranks, one of which only waits), node2's veth limited
 // to 200 Mbit/s on what it sends: the run names node2, its sending direction is near the tc
-// rate, everything else is well above, and the result lists the four hosts.
+// rate, everything else is well above, and the result lists the three hosts.
+// Three nodes, so each round runs one pair and a bye: with four, two pairs of a round share
+// this machine's two cores and the healthy pairs' numbers vary several-fold. For the same
+// reason --slow-fraction is 0.3, not 0.7: the limited link is ~40x below the healthy veths,
+// so 0.3 separates the two with room for the CPU noise of a shared 2-core machine.
 TEST(PairsNetns, RateLimitedNodeIsNamed) {
   if (!testutil::have("ip") || std::system((kNetns + " probe >/dev/null 2>&1").c_str()) != 0)
     GTEST_SKIP() << "network namespaces are not available here (ip netns add refused: needs root or "
                     "CAP_SYS_ADMIN + CAP_NET_ADMIN, plus tc and unshare)";
   const int limited = 2;
-  Netns ns(4, limited, kRate);
+  Netns ns(3, limited, kRate);
   ASSERT_TRUE(ns.ok) << "netns_nodes.sh up failed";
   TempDir d;
   const auto json = (d.path / "pairs.json").string();
   // rank -> (node, local rank); node0 holds ranks 0 and 1.
-  const std::vector<std::pair<int, int>> ranks{{0, 0}, {0, 1}, {1, 0}, {2, 0}, {3, 0}};
+  const std::vector<std::pair<int, int>> ranks{{0, 0}, {0, 1}, {1, 0}, {2, 0}};
   std::string script;
   for (size_t r = 0; r < ranks.size(); ++r) {
     const auto [node, local] = ranks[r];
@@ -63,7 +67,7 @@ TEST(PairsNetns, RateLimitedNodeIsNamed) {
               " env RANK=" + std::to_string(r) + " WORLD_SIZE=" + std::to_string(ranks.size()) +
               " LOCAL_RANK=" + std::to_string(local) + " LOCAL_WORLD_SIZE=" + (node == 0 ? "2" : "1") +
               " MASTER_ADDR=10.213.0.1 MASTER_PORT=29517 GLOO_SOCKET_IFNAME=veth0 timeout -k 5 120 " + kBin +
-              " comm --pairs --pair-bytes 1M -w 1 -n 4 --timeout 60 --json " + json + " >" + log + ".out 2>" + log +
+              " comm --pairs --pair-bytes 2M -w 1 -n 8 --slow-fraction 0.3 --timeout 60 --json " + json + " >" + log + ".out 2>" + log +
               ".err; echo $? >" + log + ".rc) & ";
   }
   script += "wait";
@@ -71,37 +75,37 @@ TEST(PairsNetns, RateLimitedNodeIsNamed) {
   auto rc = [&](int r) { return testutil::slurp(d.path / ("rank" + std::to_string(r) + ".rc")); };
   const std::string out0 = testutil::slurp(d.path / "rank0.out"), err0 = testutil::slurp(d.path / "rank0.err");
   ASSERT_EQ(rc(0), "1\n") << "rank 0 must exit 1 (a slow node named)\n" << out0 << err0;
-  for (int r = 1; r < 5; ++r)
+  for (int r = 1; r < 4; ++r)
     EXPECT_EQ(rc(r), "0\n") << "rank " << r << ": " << testutil::slurp(d.path / ("rank" + std::to_string(r) + ".err"));
-  EXPECT_THAT(out0, HasSubstr("SLOW NODE node2: every pair with it is slow (3 of 3)"));
+  EXPECT_THAT(out0, HasSubstr("SLOW NODE node2: every pair with it is slow (2 of 2)"));
   EXPECT_THAT(out0, HasSubstr("pairs: FAIL: slow node node2"));
 
   const ResultFile f = read_result_file(json);
   EXPECT_TRUE(f.complete);
   EXPECT_EQ(f.kind, "comm");
-  // Nothing assumes one host: four host names, and the participants are each host's lowest rank.
-  EXPECT_EQ(f.environment.at("hosts"), (nlohmann::json{"node0", "node1", "node2", "node3"}));
+  // Nothing assumes one host: three host names, and the participants are each host's lowest rank.
+  EXPECT_EQ(f.environment.at("hosts"), (nlohmann::json{"node0", "node1", "node2"}));
   const auto& s = f.comm_pairs;
   ASSERT_TRUE(s.is_object()) << "no comm_pairs in the result";
   EXPECT_EQ(s.at("unit"), "node");
   std::vector<int> part;
   for (const auto& p : s.at("participants")) part.push_back(p.at("rank").get<int>());
-  EXPECT_EQ(part, (std::vector<int>{0, 2, 3, 4}));
+  EXPECT_EQ(part, (std::vector<int>{0, 2, 3}));
   ASSERT_EQ(s.at("slow_nodes").size(), 1u) << s.dump(1);
   EXPECT_EQ(s.at("slow_nodes")[0].at("name"), "node2");
   EXPECT_TRUE(s.at("slow_nodes")[0].at("send_slow").get<bool>());
   EXPECT_TRUE(s.at("slow_links").empty()) << s.dump(1);
   EXPECT_TRUE(s.at("outliers").get<bool>());
 
-  // 4 nodes: 3 rounds of 2 disjoint pairs, every pair once; 3 rows per pair.
-  ASSERT_EQ(f.comm_results.size(), 18u);
+  // 3 nodes: 3 rounds of one pair and a bye, every pair once; 3 rows per pair.
+  ASSERT_EQ(f.comm_results.size(), 9u);
   std::set<std::pair<std::string, std::string>> pairs;
   std::map<int, std::set<std::string>> in_round;
   for (const auto& r : f.comm_results) {
     SCOPED_TRACE(r.collective + " " + r.extra.dump());
     EXPECT_EQ(r.world_size, 2);
     EXPECT_EQ(r.nodes, 2);
-    EXPECT_EQ(r.bytes, 1 << 20);
+    EXPECT_EQ(r.bytes, 2 << 20);
     EXPECT_EQ(r.wrong, 0);
     const std::string a = r.extra.at("pair")[0], b = r.extra.at("pair")[1];
     const int round = r.extra.at("round");
@@ -129,7 +133,7 @@ TEST(PairsNetns, RateLimitedNodeIsNamed) {
       EXPECT_GT(r.algbw_gbps, 3 * kRateGbps) << dir;
     }
   }
-  EXPECT_EQ(pairs.size(), 6u);
+  EXPECT_EQ(pairs.size(), 3u);
   EXPECT_EQ(in_round.size(), 3u);
 }
 
@@ -167,7 +171,6 @@ TEST(Pairs, CorruptedMessagesAreCounted) {
 TEST(Pairs, BadInputIsOneLine) {
   const std::string c = kBin + " comm --pairs --nproc-per-node 2 ";
   EXPECT_EQ(bad_input_problem(run(c + "--collectives allreduce"), "drop --collectives"), "");
-  EXPECT_EQ(bad_input_problem(run(c + "-b 1M"), "drop --minbytes"), "");
   EXPECT_EQ(bad_input_problem(run(c + "--pair-bytes 1001"), "--pair-bytes 1001 must be a whole number"), "");
   EXPECT_EQ(bad_input_problem(run(c + "--slow-fraction 1.5"), "--slow-fraction 1.5 must be between 0 and 1"), "");
   EXPECT_EQ(bad_input_problem(run(c + "--pair-unit host"), "--pair-unit 'host' is unknown"), "");
