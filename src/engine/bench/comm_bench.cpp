@@ -15,6 +15,7 @@
 
 #include "core/bench_table.hpp"
 #include "core/errors.hpp"
+#include "core/stats.hpp"
 #include "core/watchdog.hpp"
 #include "engine/dist/collectives.hpp"
 #include "engine/timing.hpp"
@@ -534,6 +535,27 @@ PairsPlan share_pairs_plan(const c10::intrusive_ptr<c10d::Store>& store, const L
 
 namespace {
 
+// Seconds per operation of `iters` calls of `op`: on the CPU, where each operation is
+// waited for anyway, the median of the per-operation times (a persistently slow link is slow
+// in every message; a rank descheduled for a few ms by another process spoils only a few);
+// on a GPU the span of back-to-back operations / iters (CUDA events), as the sweep.
+double time_per_op(const CommEnv& env, int iters, const std::function<void()>& op) {
+  if (env.device.is_cuda()) {
+    StepTimer timer(env.device);
+    timer.start();
+    for (int i = 0; i < iters; ++i) op();
+    return timer.stop_s() / iters;
+  }
+  std::vector<double> t;
+  t.reserve(static_cast<size_t>(iters));
+  for (int i = 0; i < iters; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    op();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return percentile(t, 50);
+}
+
 // Wire times of one pair, as each participant reports them to rank 0 (gather_to_root):
 // seconds per message a->b, b->a, per allreduce; #wrong of each check (-1: not checked).
 constexpr size_t kPairValues = 6;
@@ -571,10 +593,7 @@ std::pair<double, long long> p2p_direction(const CommEnv& env, const c10::intrus
   set_phase("measurement of " + what);
   synchronize(env.device);
   barrier(pg, env.device, env.timeout);
-  StepTimer timer(env.device);
-  timer.start();
-  for (int i = 0; i < cfg.iters; ++i) once();
-  return {timer.stop_s() / cfg.iters, wrong};
+  return {time_per_op(env, cfg.iters, once), wrong};
 }
 
 // This participant's part of one pair (pair rank `me` of 2): both directions, then allreduce.
@@ -600,10 +619,7 @@ std::vector<double> measure_pair(const CommEnv& env, const c10::intrusive_ptr<c1
   set_phase("measurement of " + arw);
   synchronize(env.device);
   barrier(pg, env.device, env.timeout);
-  StepTimer timer(env.device);
-  timer.start();
-  for (int i = 0; i < cfg.iters; ++i) op.run();
-  const double ar = timer.stop_s() / cfg.iters;
+  const double ar = time_per_op(env, cfg.iters, [&] { op.run(); });
   if (gate) gate->beat();
   return {ab.first, ba.first, ar, static_cast<double>(ab.second), static_cast<double>(ba.second),
           static_cast<double>(wrong)};
@@ -715,7 +731,10 @@ PairsOutcome run_comm_pairs(const CommEnv& env, const PairsPlan& plan, const Com
           row.busbw_gbps = row.algbw_gbps;  // nccl-tests' sendrecv: factor 1
           row.wrong = wrong(dir == 0 ? va[3] : va[4], dir == 0 ? vb[3] : vb[4]);
           row.extra["time_us_per_rank"] = {va[dir] * 1e6, vb[dir] * 1e6};
-          row.extra["timing"] = "the receiver's time per message (one direction at a time, each message waited for)";
+          row.extra["timing"] = env.device.is_cuda()
+                                    ? "the receiver's time per message: CUDA events around iters messages / iters"
+                                    : "the receiver's time per message: the median over iters messages, each "
+                                      "waited for";
           (dir == 0 ? pm.p2p_ab_gbps : pm.p2p_ba_gbps) = row.algbw_gbps;
           round_rows.push_back(row);
         }
@@ -727,8 +746,8 @@ PairsOutcome run_comm_pairs(const CommEnv& env, const PairsPlan& plan, const Com
         row.busbw_gbps = row.algbw_gbps * busbw_factor(Collective::kAllreduce, 2);
         row.wrong = wrong(va[5], vb[5]);
         row.extra["time_us_per_rank"] = {va[2] * 1e6, vb[2] * 1e6};
-        row.extra["timing"] = env.device.is_cuda() ? "CUDA events around iters back-to-back operations"
-                                                   : "steady_clock around iters operations, each waited for";
+        row.extra["timing"] = env.device.is_cuda() ? "CUDA events around iters back-to-back operations / iters"
+                                                   : "the median over iters operations, each waited for";
         pm.allreduce_busbw_gbps = row.busbw_gbps;
         round_rows.push_back(row);
         out.measured.push_back(pm);
