@@ -16,6 +16,7 @@
 #include "core/busbw.hpp"
 #include "core/errors.hpp"
 #include "core/launch_env.hpp"
+#include "core/pairs.hpp"
 #include "core/result.hpp"
 #include "core/run_config.hpp"
 #include "core/table.hpp"
@@ -38,8 +39,46 @@ struct CommFlags {
   double timeout_s = 300, min_busbw = 0;
   std::string json_path;
   bool overwrite = false;
+  // --pairs (core/pairs.hpp, run_comm_pairs)
+  bool pairs = false;
+  std::string pair_unit = "node";
+  long long pair_bytes = 0;
+  double slow_fraction = 0.7;
   CLI::Option *nproc_opt = nullptr, *json_opt = nullptr, *min_busbw_opt = nullptr, *factor_opt = nullptr;
+  CLI::Option *pair_unit_opt = nullptr, *pair_bytes_opt = nullptr, *slow_fraction_opt = nullptr;
+  std::vector<CLI::Option*> sweep_opts;  ///< the collective sweep's options, which --pairs refuses
 };
+
+// Message size of --pairs when --pair-bytes is not given: 64 MiB on GPUs, where NCCL's
+// inter-node busbw reaches its plateau (nccl-tests' large sizes), 8 MiB on CPUs, over ten
+// times the bandwidth-delay product of a 100 Gb/s TCP path (12.5 GB/s x 50 us = 625 kB).
+constexpr long long kPairBytesGpu = 64LL << 20, kPairBytesCpu = 8LL << 20;
+
+// The --pairs part of the configuration (the collective sweep's options are refused).
+void make_pairs_config(const CommFlags& f, bool use_cuda, CommConfig& c) {
+  for (const CLI::Option* o : f.sweep_opts)
+    if (o->count())
+      throw UsageError(fmt::format("--pairs measures sendrecv and allreduce of one size (--pair-bytes) between pairs; "
+                                   "drop {}",
+                                   o->get_name()));
+  if (f.pair_unit != "node" && f.pair_unit != "rank")
+    throw UsageError(fmt::format("--pair-unit '{}' is unknown; use node or rank", f.pair_unit));
+  const int elem = dtype_size(f.dtype);
+  const long long bytes = f.pair_bytes_opt->count() ? f.pair_bytes : (use_cuda ? kPairBytesGpu : kPairBytesCpu);
+  if (bytes < elem || bytes % elem != 0 || bytes > (16LL << 30))
+    throw UsageError(fmt::format("--pair-bytes {} must be a whole number of {} elements ({} B each), 1 to 16G "
+                                 "bytes; e.g. 8M",
+                                 bytes, f.dtype, elem));
+  if (!(f.slow_fraction > 0 && f.slow_fraction < 1))
+    throw UsageError(fmt::format("--slow-fraction {:g} must be between 0 and 1 (e.g. 0.7)", f.slow_fraction));
+  c.pairs = true;
+  c.pair_unit = f.pair_unit;
+  c.pair_bytes = bytes;
+  c.slow_fraction = f.slow_fraction;
+  c.collectives = {Collective::kAllreduce};
+  c.sizes = {bytes};
+  c.world_sizes = {2};
+}
 
 // Group-size sweep: every n of default_world_sizes(world) from 2 up (one rank moves no data);
 // {1} for a job of one rank.
@@ -51,11 +90,11 @@ std::vector<int> default_comm_world_sizes(int world) {
   return out;
 }
 
-CommConfig make_config(const CommFlags& f, int world) {
+CommConfig make_config(const CommFlags& f, int world, bool use_cuda) {
   CommConfig c;
-  c.collectives = f.collectives == "all" ? all_collectives() : parse_collectives(f.collectives);
-  // -f given: factor steps (nccl-tests: -f N > 1); else -i steps.
-  c.sizes = size_sweep(f.min_bytes, f.max_bytes, f.step_factor, f.step_bytes);
+  if (!f.pairs)
+    for (const CLI::Option* o : {f.pair_unit_opt, f.pair_bytes_opt, f.slow_fraction_opt})
+      if (o->count()) throw UsageError(fmt::format("{} belongs to --pairs; add --pairs or drop it", o->get_name()));
   (void)dtype_size(f.dtype);
   check_redop(f.op);
   c.dtype = f.dtype;
@@ -72,6 +111,13 @@ CommConfig make_config(const CommFlags& f, int world) {
   c.iters = f.iters;
   c.check = f.check == 1;
   c.timeout_s = f.timeout_s;
+  if (f.pairs) {
+    make_pairs_config(f, use_cuda, c);
+    return c;
+  }
+  c.collectives = f.collectives == "all" ? all_collectives() : parse_collectives(f.collectives);
+  // -f given: factor steps (nccl-tests: -f N > 1); else -i steps.
+  c.sizes = size_sweep(f.min_bytes, f.max_bytes, f.step_factor, f.step_bytes);
   c.world_sizes = f.world_sizes.empty() ? default_comm_world_sizes(world) : parse_int_list(f.world_sizes, "--world-sizes");
   for (int n : c.world_sizes)
     if (n < 1 || n > world)
@@ -123,6 +169,75 @@ Table collective_table(const std::vector<CommResult>& rows, const std::string& b
   return t;
 }
 
+// Rank 0's report of --pairs: a line per round as it ends, then the table with the flags,
+// the named outliers and the verdict; ResultFile.comm_pairs holds the summary.
+int run_pairs(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, const CommEnv& cenv,
+              const PairsPlan& plan, ResultFile& rf, std::chrono::milliseconds timeout) {
+  CommCallbacks cb;
+  cb.on_row = [&](const CommResult& row) {
+    rf.comm_results.push_back(row);
+    if (!f.json_path.empty()) write_result_file_atomic(partial_path(f.json_path), rf);
+  };
+  cb.on_collective_done = [&](const std::vector<CommResult>& rows) {
+    // Rows come in threes per pair: sendrecv a->b, sendrecv b->a, allreduce.
+    for (size_t i = 0; i + 2 < rows.size(); i += 3)
+      print_line(fmt::format("# round {}: {} - {}: p2p {:.3g} / {:.3g} GB/s, allreduce busbw {:.3g} GB/s",
+                             rows[i].extra["round"].get<int>(), rows[i].extra["pair"][0].get<std::string>(),
+                             rows[i].extra["pair"][1].get<std::string>(), rows[i].algbw_gbps, rows[i + 1].algbw_gbps,
+                             rows[i + 2].busbw_gbps));
+  };
+  PairsOutcome outcome;
+  try {
+    outcome = run_comm_pairs(cenv, plan, cb);
+    finish_barrier(cenv.store, li, timeout);
+  } catch (...) {
+    if (li.rank == 0 && !f.json_path.empty() && !rf.comm_results.empty())
+      error_notes().push_back(fmt::format("the {} row(s) measured so far are in {} (marked incomplete)",
+                                          rf.comm_results.size(), partial_path(f.json_path)));
+    throw;
+  }
+  if (li.rank != 0) return kExitOk;
+
+  const PairsAnalysis a = analyze_pairs(plan.names, outcome.measured, cfg.slow_fraction);
+  rf.comm_pairs = pairs_summary_json(plan.unit, plan.names, plan.hosts, plan.ranks, cfg.pair_bytes,
+                                     cfg.slow_fraction, plan.rounds, outcome.measured, a);
+  long long wrong = 0;
+  for (const auto& r : rf.comm_results) wrong += std::max(0LL, r.wrong);
+  std::string verdict;
+  if (a.outliers()) {
+    std::vector<std::string> named;
+    for (const auto& n : a.slow_nodes) named.push_back("node " + plan.names[static_cast<size_t>(n.index)]);
+    for (const auto& l : a.slow_links)
+      named.push_back(fmt::format("link {} <-> {}", plan.names[static_cast<size_t>(l.a)],
+                                  plan.names[static_cast<size_t>(l.b)]));
+    std::string list;
+    for (size_t i = 0; i < named.size(); ++i) list += (i ? ", " : "") + named[i];
+    verdict = fmt::format("pairs: FAIL: slow {} (below {:g} x the reference)", list, cfg.slow_fraction);
+  } else {
+    verdict = fmt::format("pairs: PASS: no pair below {:g} x the reference{}", cfg.slow_fraction,
+                          plan.names.size() == 2 ? " (2 participants: nothing compared)" : "");
+  }
+  rf.comm_pairs["verdict"] = verdict;
+  print_line("");
+  print_line(render_tables({pairs_table(rf.comm_pairs)}, TableFormat::text));
+  if (!f.json_path.empty()) {
+    rf.complete = true;
+    write_result_file_atomic(f.json_path, rf);
+    std::remove(partial_path(f.json_path).c_str());
+    print_line(fmt::format("Wrote {} ({} rows, schema {})", f.json_path, rf.comm_results.size(), kSchemaVersion));
+  }
+  if (cfg.check)
+    print_line(fmt::format("# Out of bounds values : {} {}", wrong, wrong ? "FAILED" : "OK"));
+  else
+    print_line("# Out of bounds values : not checked (-c 0)");
+  print_line(verdict);
+  if (wrong > 0)
+    throw SelfCheckError(fmt::format("{} element(s) differed from the expected result (#wrong column); the "
+                                     "messages or allreduces returned wrong data, so no bandwidth is valid",
+                                     wrong));
+  return a.outliers() ? kExitFailure : kExitOk;
+}
+
 int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, const EnvMap& env, bool use_cuda,
              BackendKind backend, int threads, const std::vector<std::string>& argv) {
   at::set_num_threads(threads);
@@ -150,10 +265,26 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
   if (auto it = env.find("DDPBENCH_TEST_FAULT"); it != env.end() && it->second == "corrupt-comm")
     cenv.corrupt_one_rank = true;
 
+  // --pairs: rank 0 (which alone knows every rank's host) decides who takes part; one host
+  // with --pair-unit node is bad input, said once by rank 0.
+  PairsPlan plan;
+  int rows_planned = 0;
+  if (cfg.pairs) {
+    if (li.rank == 0) plan = make_pairs_plan(rv.placements, cfg.pair_unit);
+    plan = share_pairs_plan(rv.store, li, plan, timeout);
+    if (!plan.error.empty()) {
+      if (li.rank == 0) throw UsageError(plan.error);
+      throw SilentExit{kExitUsage};
+    }
+    for (const auto& r : plan.rounds) rows_planned += 3 * static_cast<int>(r.size());
+  } else {
+    rows_planned = planned_comm_rows(cfg);
+  }
+
   ResultFile rf;
   rf.kind = "comm";
   if (li.rank == 0) {
-    rf = new_result_file("comm", argv, planned_comm_rows(cfg));
+    rf = new_result_file("comm", argv, rows_planned);
     rf.config = cfg_json;
     rf.config["backend"] = f.backend;
     rf.config["device"] = f.device;
@@ -175,7 +306,16 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
                       {"slurm_job_id", li.job_id},
                       {"env", env_subset(env)}};
     print_header(rf, rv.placements);
+    if (cfg.pairs) {
+      std::string names;
+      for (size_t i = 0; i < plan.names.size(); ++i)
+        names += (i ? ", " : "") + fmt::format("{} (rank {})", plan.names[i], plan.ranks[i]);
+      print_line(fmt::format("# pairs: {} {}s: {}; {} round(s) of disjoint pairs, {} B per message and allreduce, "
+                             "p2p one direction at a time",
+                             plan.names.size(), plan.unit, names, plan.rounds.size(), cfg.pair_bytes));
+    }
   }
+  if (cfg.pairs) return run_pairs(f, cfg, li, cenv, plan, rf, timeout);
 
   CommCallbacks cb;
   cb.on_row = [&](const CommResult& row) {
@@ -229,32 +369,38 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
               "all_to_all, barrier): time, algbw, busbw, #wrong per size");
   app->footer(
       "Sizes take K, M, G (powers of 1024), as nccl-tests. Exit codes: 0 every result checked and, with "
-      "--min-busbw, the large allreduce sizes reach it; 1 a runtime failure or --min-busbw not reached; 2 bad input "
+      "--min-busbw, the large allreduce sizes reach it; 1 a runtime failure, --min-busbw not reached, or --pairs named "
+      "a slow node or link; 2 bad input "
       "(one line names it); 3 a collective returned wrong data (#wrong > 0).");
   const auto size = CLI::AsSizeValue(false);
-  app->add_option("-b,--minbytes", f->min_bytes, "Smallest size in bytes (default 32M)")->transform(size);
-  app->add_option("-e,--maxbytes", f->max_bytes, "Largest size in bytes (default 32M)")->transform(size);
+  f->sweep_opts.push_back(
+      app->add_option("-b,--minbytes", f->min_bytes, "Smallest size in bytes (default 32M)")->transform(size));
+  f->sweep_opts.push_back(
+      app->add_option("-e,--maxbytes", f->max_bytes, "Largest size in bytes (default 32M)")->transform(size));
   f->factor_opt = app->add_option("-f,--stepfactor", f->step_factor,
                                   "Multiply the size by this whole number per step (1: add --stepbytes)")
                       ->check(whole_number());
-  app->add_option("-i,--stepbytes", f->step_bytes, "Bytes added per step when --stepfactor is 1 (default 1M)")
-      ->transform(size);
+  f->sweep_opts.push_back(f->factor_opt);
+  f->sweep_opts.push_back(
+      app->add_option("-i,--stepbytes", f->step_bytes, "Bytes added per step when --stepfactor is 1 (default 1M)")
+          ->transform(size));
   app->add_option("-d,--datatype", f->dtype,
                   "float32, float16, bfloat16, float64, int32, int64, int8 or uint8 (what the backend supports)")
       ->capture_default_str();
   app->add_option("-o,--op", f->op, "Reduction of allreduce, reduce_scatter, reduce: sum, prod, max, min")
       ->capture_default_str();
-  app->add_option("-r,--root", f->root, "Root rank of broadcast and reduce")->capture_default_str();
+  f->sweep_opts.push_back(
+      app->add_option("-r,--root", f->root, "Root rank of broadcast and reduce")->capture_default_str());
   app->add_option("-w,--warmup_iters", f->warmup, "Untimed operations per size")->capture_default_str();
   app->add_option("-n,--iters", f->iters, "Timed operations per size")->capture_default_str();
   app->add_option("-c,--check", f->check, "1: check one operation per size against the expected data (#wrong); 0: off")
       ->capture_default_str();
-  app->add_option("--collectives", f->collectives,
+  f->sweep_opts.push_back(app->add_option("--collectives", f->collectives,
                   "Comma list of allreduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, barrier, or all")
-      ->capture_default_str();
-  app->add_option("--world-sizes", f->world_sizes,
+      ->capture_default_str());
+  f->sweep_opts.push_back(app->add_option("--world-sizes", f->world_sizes,
                   "Group sizes, comma list: groups of the first n ranks (default 2,4,8,... up to the world size, plus "
-                  "the world size)");
+                  "the world size)"));
   app->add_option("--backend", f->backend, "Process group backend: auto, nccl or gloo")->capture_default_str();
   app->add_option("--device", f->device, "Device of the buffers: auto, cpu or cuda")->capture_default_str();
   app->add_option("--timeout", f->timeout_s, "Seconds before a store access or collective fails")->capture_default_str();
@@ -265,6 +411,20 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
   f->min_busbw_opt = app->add_option("--min-busbw", f->min_busbw,
                                      "Exit 1 unless the mean allreduce busbw (GB/s) over the sizes >= 1/4 of the "
                                      "largest reaches this on every group of >= 2 ranks");
+  f->sweep_opts.push_back(f->min_busbw_opt);
+  app->add_flag("--pairs", f->pairs,
+                "Pair bandwidth instead of the sweep: point-to-point (each direction) and 2-rank allreduce between "
+                "every pair of nodes, in rounds of disjoint pairs; names the slow node or link (exit 1)");
+  f->pair_unit_opt = app->add_option("--pair-unit", f->pair_unit,
+                                     "--pairs between nodes (the lowest rank of each host) or between all ranks: "
+                                     "node or rank")
+                         ->capture_default_str();
+  f->pair_bytes_opt = app->add_option("--pair-bytes", f->pair_bytes,
+                                      "--pairs: bytes per message and per allreduce (default 64M on GPUs, 8M on CPUs)")
+                          ->transform(size);
+  f->slow_fraction_opt = app->add_option("--slow-fraction", f->slow_fraction,
+                                         "--pairs: a pair below this fraction of the reference bandwidth is slow")
+                             ->capture_default_str();
   f->nproc_opt = app->add_option("--nproc-per-node", f->nproc_per_node,
                                  "Ranks to start on this machine with the built-in launcher (default: one per GPU, "
                                  "2 without GPUs)");
@@ -284,7 +444,7 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
             validate_on_rank0(li, [&] {
               if (f->backend != "auto" && f->backend != "gloo" && f->backend != "nccl")
                 throw UsageError(fmt::format("--backend '{}' is unknown; use auto, gloo or nccl", f->backend));
-              cfg = make_config(*f, world);
+              cfg = make_config(*f, world, use_cuda);
               backend = choose_backend(f->backend, use_cuda);
               check_nccl_ranks(backend, spawner, world, gpus);
               threads = rank_threads(li, env, world);
@@ -294,11 +454,13 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
                   for (Collective c : cfg.collectives)
                     for (long long s : cfg.sizes)
                       per_rank = std::max(per_rank, buffer_bytes_per_rank(c, s, 1));
+                  if (cfg.pairs) per_rank = 2 * cfg.pair_bytes;  // the message and the allreduce buffer
                   const int local = spawner ? world : li.local_world_size;
                   if (static_cast<double>(per_rank) * local > *avail)
-                    throw UsageError(fmt::format("-e/--maxbytes needs up to {} bytes of buffers per rank, {} rank(s) "
-                                                 "here, but {:.0f} bytes are available; use a smaller -e",
-                                                 per_rank, local, *avail));
+                    throw UsageError(fmt::format("{} needs up to {} bytes of buffers per rank, {} rank(s) "
+                                                 "here, but {:.0f} bytes are available; use a smaller {}",
+                                                 cfg.pairs ? "--pair-bytes" : "-e/--maxbytes", per_rank, local,
+                                                 *avail, cfg.pairs ? "--pair-bytes" : "-e"));
                 }
               if (f->json_opt->count() && li.rank == 0) check_result_target(f->json_path, f->overwrite);
               if (auto it = env.find("DDPBENCH_TEST_FAULT"); it != env.end() && !it->second.empty() &&

@@ -11,9 +11,11 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "core/bench_table.hpp"
 #include "core/errors.hpp"
+#include "core/stats.hpp"
 #include "core/watchdog.hpp"
 #include "engine/dist/collectives.hpp"
 #include "engine/timing.hpp"
@@ -410,9 +412,17 @@ void run_collective(const CommEnv& env, const c10::intrusive_ptr<c10d::ProcessGr
 nlohmann::json to_json(const CommConfig& c) {
   std::vector<std::string> names;
   for (Collective x : c.collectives) names.push_back(collective_name(x));
-  return {{"collectives", names}, {"sizes_bytes", c.sizes}, {"dtype", c.dtype},     {"op", c.op},
-          {"root", c.root},       {"warmup", c.warmup},     {"iters", c.iters},     {"check", c.check},
-          {"world_sizes", c.world_sizes}, {"timeout_s", c.timeout_s}};
+  nlohmann::json j{{"collectives", names}, {"sizes_bytes", c.sizes}, {"dtype", c.dtype},     {"op", c.op},
+                   {"root", c.root},       {"warmup", c.warmup},     {"iters", c.iters},     {"check", c.check},
+                   {"world_sizes", c.world_sizes}, {"timeout_s", c.timeout_s}};
+  if (c.pairs) {  // --pairs: sendrecv and allreduce of one size between pairs, no sweep
+    for (const char* k : {"collectives", "sizes_bytes", "root", "world_sizes"}) j.erase(k);
+    j["pairs"] = true;
+    j["pair_unit"] = c.pair_unit;
+    j["pair_bytes"] = c.pair_bytes;
+    j["slow_fraction"] = c.slow_fraction;
+  }
+  return j;
 }
 
 c10::ScalarType comm_dtype(const std::string& name) {
@@ -446,6 +456,315 @@ int planned_comm_rows(const CommConfig& cfg) {
   for (int n : cfg.world_sizes)
     for (Collective c : cfg.collectives) rows += comm_sizes(c, cfg.sizes, dtype_size(cfg.dtype), n).size();
   return static_cast<int>(rows);
+}
+
+void to_json(nlohmann::json& j, const PairsPlan& p) {
+  nlohmann::json rounds = nlohmann::json::array();
+  for (const auto& r : p.rounds) {
+    nlohmann::json jr = nlohmann::json::array();
+    for (const auto& [a, b] : r) jr.push_back({a, b});
+    rounds.push_back(jr);
+  }
+  j = {{"unit", p.unit}, {"ranks", p.ranks}, {"names", p.names}, {"hosts", p.hosts}, {"rounds", rounds},
+       {"error", p.error}};
+}
+
+void from_json(const nlohmann::json& j, PairsPlan& p) {
+  j.at("unit").get_to(p.unit);
+  j.at("ranks").get_to(p.ranks);
+  j.at("names").get_to(p.names);
+  j.at("hosts").get_to(p.hosts);
+  j.at("error").get_to(p.error);
+  p.rounds.clear();
+  for (const auto& r : j.at("rounds")) {
+    std::vector<PairIdx> round;
+    for (const auto& x : r) round.emplace_back(x.at(0).get<int>(), x.at(1).get<int>());
+    p.rounds.push_back(round);
+  }
+}
+
+PairsPlan make_pairs_plan(const std::vector<RankPlacement>& placements, const std::string& unit) {
+  PairsPlan plan;
+  plan.unit = unit;
+  std::set<std::string> seen;
+  for (const auto& p : placements) {
+    if (unit == "node") {
+      if (!seen.insert(p.host).second) continue;  // placements are in rank order: the host's lowest rank
+      plan.names.push_back(p.host);
+    } else {
+      plan.names.push_back(fmt::format("{}/rank{}", p.host, p.rank));
+    }
+    plan.ranks.push_back(p.rank);
+    plan.hosts.push_back(p.host);
+  }
+  if (plan.ranks.size() < 2) {
+    plan.error = unit == "node"
+                     ? fmt::format("comm --pairs pairs nodes, but all {} rank(s) run on one host ({}); start ranks "
+                                   "on >= 2 hosts, or add --pair-unit rank to pair the ranks of this host",
+                                   placements.size(), placements.empty() ? "?" : placements.front().host)
+                     : "comm --pairs --pair-unit rank needs >= 2 ranks; start at least 2";
+    plan.ranks.clear();
+    plan.names.clear();
+    plan.hosts.clear();
+    return plan;
+  }
+  plan.rounds = round_robin_rounds(static_cast<int>(plan.ranks.size()));
+  return plan;
+}
+
+PairsPlan share_pairs_plan(const c10::intrusive_ptr<c10d::Store>& store, const LaunchInfo& li, const PairsPlan& plan,
+                           std::chrono::milliseconds timeout) {
+  set_phase("the exchange of the pair schedule");
+  Deadline d("the store (rank 0), exchanging the pair schedule", timeout + std::chrono::seconds(5));
+  if (li.rank == 0) {
+    const std::string text = nlohmann::json(plan).dump();
+    store->set("pairs/plan", std::vector<uint8_t>(text.begin(), text.end()));
+    if (!plan.error.empty()) {
+      // Rank 0 serves the store: it leaves only after every rank read the error.
+      const auto deadline = std::chrono::steady_clock::now() + timeout;
+      while (store->add("pairs/plan_read", 0) < li.world_size - 1 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return plan;
+  }
+  const auto v = store->get("pairs/plan");  // waits up to the store's timeout
+  PairsPlan out = nlohmann::json::parse(std::string(v.begin(), v.end())).get<PairsPlan>();
+  store->add("pairs/plan_read", 1);
+  return out;
+}
+
+namespace {
+
+// Seconds per operation of `iters` calls of `op`: on the CPU, where each operation is
+// waited for anyway, the median of the per-operation times (a persistently slow link is slow
+// in every message; a rank descheduled for a few ms by another process spoils only a few);
+// on a GPU the span of back-to-back operations / iters (CUDA events), as the sweep.
+double time_per_op(const CommEnv& env, int iters, const std::function<void()>& op) {
+  if (env.device.is_cuda()) {
+    StepTimer timer(env.device);
+    timer.start();
+    for (int i = 0; i < iters; ++i) op();
+    return timer.stop_s() / iters;
+  }
+  std::vector<double> t;
+  t.reserve(static_cast<size_t>(iters));
+  for (int i = 0; i < iters; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    op();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return percentile(t, 50);
+}
+
+// Wire times of one pair, as each participant reports them to rank 0 (gather_to_root):
+// seconds per message a->b, b->a, per allreduce; #wrong of each check (-1: not checked).
+constexpr size_t kPairValues = 6;
+
+// One direction of one pair: `iters` messages of `buf` from pair rank `src` to the other,
+// each waited for; returns this rank's seconds per message and (with a check) #wrong.
+std::pair<double, long long> p2p_direction(const CommEnv& env, const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+                                           at::Tensor& buf, int src, int tag, const std::string& what) {
+  const CommConfig& cfg = env.cfg;
+  const int me = pg->getRank(), peer = 1 - me;
+  const bool sending = me == src;
+  auto once = [&] {
+    std::vector<at::Tensor> ts{buf};
+    if (sending)
+      wait_work(pg->send(ts, peer, tag), env.timeout);
+    else
+      wait_work(pg->recv(ts, peer, tag), env.timeout);
+  };
+  set_phase("warm-up of " + what);
+  for (int i = 0; i < cfg.warmup; ++i) once();
+  long long wrong = -1;
+  if (cfg.check) {
+    set_phase("check of " + what);
+    if (sending) {
+      fill(buf, 0, [&](const at::Tensor& i) { return move_input(i, src); });
+      if (env.corrupt_one_rank && src == 1) corrupt(buf);  // the seam: the pair's last rank
+      once();
+      wrong = 0;
+    } else {
+      buf.fill_(101);  // never produced by move_input
+      once();
+      wrong = count_wrong(buf, 0, [&](const at::Tensor& i) { return move_input(i, src); });
+    }
+  }
+  set_phase("measurement of " + what);
+  synchronize(env.device);
+  barrier(pg, env.device, env.timeout);
+  return {time_per_op(env, cfg.iters, once), wrong};
+}
+
+// This participant's part of one pair (pair rank `me` of 2): both directions, then allreduce.
+std::vector<double> measure_pair(const CommEnv& env, const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+                                 const std::string& what, GroupGate* gate) {
+  const CommConfig& cfg = env.cfg;
+  const int elem = dtype_size(cfg.dtype);
+  const CommSize size = comm_size(Collective::kAllreduce, cfg.pair_bytes, elem, 2);
+  auto buf = at::empty({size.count}, at::TensorOptions().dtype(comm_dtype(cfg.dtype)).device(env.device));
+  const auto ab = p2p_direction(env, pg, buf, 0, 0, "p2p a->b of " + what);
+  if (gate) gate->beat();
+  const auto ba = p2p_direction(env, pg, buf, 1, 1, "p2p b->a of " + what);
+  if (gate) gate->beat();
+  const std::string arw = "allreduce of " + what;
+  Op op(env, pg, Collective::kAllreduce, size);
+  set_phase("warm-up of " + arw);
+  for (int i = 0; i < cfg.warmup; ++i) op.run();
+  long long wrong = -1;
+  if (cfg.check) {
+    set_phase("check of " + arw);
+    wrong = op.check();
+  }
+  set_phase("measurement of " + arw);
+  synchronize(env.device);
+  barrier(pg, env.device, env.timeout);
+  const double ar = time_per_op(env, cfg.iters, [&] { op.run(); });
+  if (gate) gate->beat();
+  return {ab.first, ba.first, ar, static_cast<double>(ab.second), static_cast<double>(ba.second),
+          static_cast<double>(wrong)};
+}
+
+CommResult pair_row(const CommEnv& env, const PairsPlan& plan, int round, int a, int b, const std::string& collective,
+                    int src) {
+  const CommConfig& cfg = env.cfg;
+  const int elem = dtype_size(cfg.dtype);
+  const CommSize size = comm_size(Collective::kAllreduce, cfg.pair_bytes, elem, 2);
+  CommResult row;
+  row.collective = collective;
+  row.dtype = cfg.dtype;
+  row.redop = collective == "allreduce" ? cfg.op : "none";
+  row.root = -1;
+  row.bytes = size.bytes;
+  row.count = size.count;
+  row.world_size = 2;
+  row.nodes = plan.hosts[a] == plan.hosts[b] ? 1 : 2;
+  row.label = group_label(row.nodes, 2, env.device.is_cuda() ? 'G' : 'C');
+  row.warmup = cfg.warmup;
+  row.iters = cfg.iters;
+  row.extra["pair"] = {plan.names[a], plan.names[b]};
+  row.extra["hosts"] = {plan.hosts[a], plan.hosts[b]};
+  row.extra["ranks"] = {plan.ranks[a], plan.ranks[b]};
+  row.extra["round"] = round;
+  if (src >= 0) {
+    const int s = src == 0 ? a : b, d = src == 0 ? b : a;
+    row.extra["direction"] = fmt::format("{}->{}", plan.names[s], plan.names[d]);
+    row.extra["src_rank"] = plan.ranks[s];
+    row.extra["dst_rank"] = plan.ranks[d];
+  }
+  return row;
+}
+
+}  // namespace
+
+PairsOutcome run_comm_pairs(const CommEnv& env, const PairsPlan& plan, const CommCallbacks& cb) {
+  PairsOutcome out;
+  const int rank = env.launch.rank;
+  const int P = static_cast<int>(plan.ranks.size());
+  const auto it = std::find(plan.ranks.begin(), plan.ranks.end(), rank);
+  const int me = it == plan.ranks.end() ? -1 : static_cast<int>(it - plan.ranks.begin());
+  // Rank 0 beats after each direction, allreduce and round; a slow pair elsewhere may keep
+  // it waiting at the round's gather up to the timeout, so the gate allows twice that.
+  GroupGate gate(env.store, "comm/pairs", 2 * env.timeout, gate_poll(env));
+  if (me < 0) {
+    set_phase("the wait for the pair measurements (this rank is not its host's lowest)");
+    gate.wait_done();
+    return out;
+  }
+  try {
+    set_phase("set-up of the group of the pair participants");
+    auto all_store = c10::make_intrusive<c10d::PrefixStore>("pairs/all/", env.store);
+    c10::intrusive_ptr<c10d::ProcessGroup> all;
+    {
+      Deadline d("the store (rank 0), setting up the group of the pair participants", env.timeout);
+      all = make_process_group(env.backend, all_store, me, P, env.device, env.timeout);
+    }
+    const int elem = dtype_size(env.cfg.dtype);
+    const CommSize size = comm_size(Collective::kAllreduce, env.cfg.pair_bytes, elem, 2);
+    for (size_t k = 0; k < plan.rounds.size(); ++k) {
+      const auto& round = plan.rounds[k];
+      std::optional<PairIdx> mine;
+      for (const auto& p : round)
+        if (p.first == me || p.second == me) mine = p;
+      set_phase(fmt::format("the start of round {} of the pairs", k));
+      barrier(all, env.device, env.timeout);  // the round's pairs start together
+      std::vector<double> values(kPairValues, -1.0);
+      if (mine) {
+        const auto [a, b] = *mine;
+        const std::string what =
+            fmt::format("{} B between {} and {} (round {})", size.bytes, plan.names[a], plan.names[b], k);
+        set_phase("set-up of the pair group of " + what);
+        auto store = c10::make_intrusive<c10d::PrefixStore>(fmt::format("pairs/r{}/{}-{}/", k, a, b), env.store);
+        c10::intrusive_ptr<c10d::ProcessGroup> pg;
+        {
+          Deadline d("the store (rank 0), setting up the pair group of " + what, env.timeout);
+          pg = make_process_group(env.backend, store, me == a ? 0 : 1, 2, env.device, env.timeout);
+        }
+        values = measure_pair(env, pg, what, rank == 0 ? &gate : nullptr);
+        destroy_process_group(pg);
+      }
+      set_phase(fmt::format("the result gather of round {} of the pairs", k));
+      const auto got = gather_to_root(all, values, kPairValues, env.device, env.timeout);
+      if (rank == 0) gate.beat();
+      if (rank != 0) continue;
+      std::vector<CommResult> round_rows;
+      for (const auto& [a, b] : round) {
+        const auto& va = got[static_cast<size_t>(a)];
+        const auto& vb = got[static_cast<size_t>(b)];
+        auto wrong = [](double x, double y) {
+          return x < 0 && y < 0 ? -1LL : static_cast<long long>(std::max(0.0, x) + std::max(0.0, y));
+        };
+        PairMeasurement pm;
+        pm.a = a;
+        pm.b = b;
+        pm.round = static_cast<int>(k);
+        // Point to point: the message has arrived when the receiver's recv returns, so its
+        // time is the one that counts (the sender's may end early, with bytes still in
+        // socket buffers); the larger of the two is kept as the max.
+        for (int dir = 0; dir < 2; ++dir) {
+          CommResult row = pair_row(env, plan, static_cast<int>(k), a, b, "sendrecv", dir);
+          const double t_recv = dir == 0 ? vb[0] : va[1];
+          const double t_send = dir == 0 ? va[0] : vb[1];
+          row.time_us = t_recv * 1e6;
+          row.time_us_max_over_ranks = std::max(t_recv, t_send) * 1e6;
+          row.algbw_gbps = algbw_gbps(row.bytes, t_recv);
+          row.busbw_gbps = row.algbw_gbps;  // nccl-tests' sendrecv: factor 1
+          row.wrong = wrong(dir == 0 ? va[3] : va[4], dir == 0 ? vb[3] : vb[4]);
+          row.extra["time_us_per_rank"] = {va[dir] * 1e6, vb[dir] * 1e6};
+          row.extra["timing"] = env.device.is_cuda()
+                                    ? "the receiver's time per message: CUDA events around iters messages / iters"
+                                    : "the receiver's time per message: the median over iters messages, each "
+                                      "waited for";
+          (dir == 0 ? pm.p2p_ab_gbps : pm.p2p_ba_gbps) = row.algbw_gbps;
+          round_rows.push_back(row);
+        }
+        CommResult row = pair_row(env, plan, static_cast<int>(k), a, b, "allreduce", -1);
+        const double mean_s = (va[2] + vb[2]) / 2;  // nccl-tests: averaged over the ranks
+        row.time_us = mean_s * 1e6;
+        row.time_us_max_over_ranks = std::max(va[2], vb[2]) * 1e6;
+        row.algbw_gbps = algbw_gbps(row.bytes, mean_s);
+        row.busbw_gbps = row.algbw_gbps * busbw_factor(Collective::kAllreduce, 2);
+        row.wrong = wrong(va[5], vb[5]);
+        row.extra["time_us_per_rank"] = {va[2] * 1e6, vb[2] * 1e6};
+        row.extra["timing"] = env.device.is_cuda() ? "CUDA events around iters back-to-back operations / iters"
+                                                   : "the median over iters operations, each waited for";
+        pm.allreduce_busbw_gbps = row.busbw_gbps;
+        round_rows.push_back(row);
+        out.measured.push_back(pm);
+      }
+      for (const auto& r : round_rows) {
+        out.rows.push_back(r);
+        if (cb.on_row) cb.on_row(r);
+      }
+      if (cb.on_collective_done) cb.on_collective_done(round_rows);
+    }
+    destroy_process_group(all);
+    if (rank == 0) gate.done();
+  } catch (const std::exception& e) {
+    if (rank == 0) gate.fail(e.what(), env.launch.world_size - P);
+    throw;
+  }
+  return out;
 }
 
 std::vector<CommResult> run_comm_sweep(const CommEnv& env, const CommCallbacks& cb) {

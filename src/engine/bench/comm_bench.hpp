@@ -14,6 +14,7 @@
 
 #include "core/busbw.hpp"
 #include "core/launch_env.hpp"
+#include "core/pairs.hpp"
 #include "core/result.hpp"
 #include "engine/dist/process_group.hpp"
 #include "engine/env_info.hpp"
@@ -32,6 +33,12 @@ struct CommConfig {
   bool check = true;                    ///< one checked operation per size (#wrong)
   std::vector<int> world_sizes;         ///< groups of the first n ranks
   double timeout_s = 300;               ///< every collective and store wait
+  /// --pairs: point-to-point and 2-rank allreduce between every pair of participants
+  /// (run_comm_pairs) instead of the collective sweep.
+  bool pairs = false;
+  std::string pair_unit = "node";   ///< "node": the lowest rank of each host takes part; "rank": every rank
+  long long pair_bytes = 0;         ///< bytes per message and per allreduce
+  double slow_fraction = 0.7;       ///< analyze_pairs' threshold (core/pairs.hpp)
 };
 
 /// The configuration as JSON (the result's config; ranks must agree on it).
@@ -70,6 +77,48 @@ void check_backend_dtype(BackendKind backend, const std::string& dtype);
 
 /// Rows run_comm_sweep produces for `cfg` (comm_sizes of every collective on every group).
 int planned_comm_rows(const CommConfig& cfg);
+
+/// Who takes part in `comm --pairs` and in which rounds; the same on every rank.
+struct PairsPlan {
+  std::string unit = "node";        ///< "node" or "rank" (CommConfig::pair_unit)
+  std::vector<int> ranks;           ///< participants' global ranks, ascending; ranks[0] == 0
+  std::vector<std::string> names;   ///< node unit: the host; rank unit: "<host>/rank<r>"
+  std::vector<std::string> hosts;   ///< each participant's host
+  std::vector<std::vector<PairIdx>> rounds;  ///< round_robin_rounds(ranks.size())
+  std::string error;                ///< non-empty: bad input found by rank 0 (one line)
+};
+void to_json(nlohmann::json& j, const PairsPlan& p);
+void from_json(const nlohmann::json& j, PairsPlan& p);
+
+/// Rank 0: the plan for `placements` (every rank's, rank order). Node unit: per host the
+/// lowest rank (local rank 0 under torchrun, srun, mpirun and the built-in launcher), hosts
+/// in the order of those ranks. With fewer than 2 participants the plan carries `error`
+/// (one host: "use --pair-unit rank").
+PairsPlan make_pairs_plan(const std::vector<RankPlacement>& placements, const std::string& unit);
+
+/// Collective over the job: rank 0 publishes `plan` (its own, from make_pairs_plan) on the
+/// store, the others read it (waiting at most `timeout`) and say so; when the plan carries
+/// an error rank 0 waits (bounded by `timeout`) until every rank read it, so none is left
+/// without the store. Returns the plan on every rank. Throws c10::Error on a store timeout.
+PairsPlan share_pairs_plan(const c10::intrusive_ptr<c10d::Store>& store, const LaunchInfo& li, const PairsPlan& plan,
+                           std::chrono::milliseconds timeout);
+
+/// Rank 0's outcome of run_comm_pairs.
+struct PairsOutcome {
+  std::vector<CommResult> rows;            ///< per pair: sendrecv a->b, sendrecv b->a, allreduce
+  std::vector<PairMeasurement> measured;   ///< per pair, in schedule order
+};
+
+/// `comm --pairs`: for each round of `plan`, every pair of the round at the same time (a
+/// barrier of all participants starts the round) on its own 2-rank process group
+/// (PrefixStore "pairs/r<k>/<a>-<b>/"): env.cfg.pair_bytes one direction at a time (a->b, then
+/// b->a: -w untimed, one checked with -c 1, then -n timed messages, each waited for;
+/// bandwidth = bytes / the receiver's time per message), then a 2-rank allreduce of the same
+/// size as run_comm_sweep measures one. Ranks outside the plan wait at a GroupGate that rank
+/// 0 beats. Rank 0 gets the rows (cb.on_row each, cb.on_collective_done per round); others
+/// get an empty outcome. Throws c10::Error / std::runtime_error when a peer dies or an
+/// operation times out.
+PairsOutcome run_comm_pairs(const CommEnv& env, const PairsPlan& plan, const CommCallbacks& cb);
 
 /// Runs every collective of env.cfg on every group. Collective over the job: every rank calls
 /// it with the same configuration. Returns rank 0's rows (empty elsewhere). Throws

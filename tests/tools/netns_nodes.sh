@@ -1,0 +1,84 @@
+#!/bin/sh
+# Emulated nodes for tests/e2e/test_pairs.cpp: network namespaces joined by veth pairs to
+# a bridge that lives in a namespace of its own, so nothing is added to the host's network
+# and deleting the namespaces deletes every interface (a veth dies with its namespace).
+#
+#   netns_nodes.sh probe                 exit 0 when this user may create a namespace
+#   netns_nodes.sh up PREFIX N [LIMITED RATE]
+#       namespaces PREFIX-sw (bridge br0) and PREFIX-n0 .. PREFIX-n<N-1>; node k has veth0
+#       with 10.213.0.<k+1>/24 (the addresses exist only inside these namespaces). With
+#       LIMITED and RATE (tc units, e.g. 200mbit): a token-bucket filter on node LIMITED's
+#       veth0, so what that node sends is limited to RATE.
+#   netns_nodes.sh down PREFIX           deletes every namespace PREFIX-*
+#   netns_nodes.sh exec PREFIX K HOST CMD...
+#       runs CMD in node K's namespace with host name HOST (own UTS namespace)
+#   netns_nodes.sh reap                  deletes the namespaces of test runs whose process
+#                                        is gone (names ddpbns<pid>x...), e.g. after a kill -9
+set -eu
+
+cmd=${1:?usage: netns_nodes.sh probe|up|down|exec|reap ...}
+shift
+
+reap() {
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep '^ddpbns[0-9]*x' || true); do
+    pid=${ns#ddpbns}
+    pid=${pid%%x*}
+    if ! kill -0 "$pid" 2>/dev/null; then ip netns delete "$ns" 2>/dev/null || true; fi
+  done
+}
+
+case "$cmd" in
+  probe)
+    ns="ddpbns$$xprobe"
+    ip netns add "$ns" 2>/dev/null || exit 1
+    ip netns delete "$ns"
+    command -v tc >/dev/null 2>&1 || exit 1
+    command -v unshare >/dev/null 2>&1 || exit 1
+    ;;
+  up)
+    prefix=$1 n=$2 limited=${3:-} rate=${4:-}
+    reap
+    trap 'for x in $(ip netns list | awk "{print \$1}" | grep "^$prefix-" || true); do ip netns delete "$x"; done' EXIT
+    sw="$prefix-sw"
+    ip netns add "$sw"
+    ip -n "$sw" link set lo up
+    ip -n "$sw" link add br0 type bridge
+    ip -n "$sw" link set br0 up
+    k=0
+    while [ "$k" -lt "$n" ]; do
+      node="$prefix-n$k"
+      ip netns add "$node"
+      ip -n "$node" link set lo up
+      # Created in the node's namespace, its peer moved to the bridge's.
+      ip -n "$node" link add veth0 type veth peer name p$k
+      ip -n "$node" link set p$k netns "$sw"
+      ip -n "$sw" link set p$k master br0
+      ip -n "$sw" link set p$k up
+      ip -n "$node" addr add "10.213.0.$((k + 1))/24" dev veth0
+      ip -n "$node" link set veth0 up
+      k=$((k + 1))
+    done
+    if [ -n "$limited" ]; then
+      # tbf: RATE sustained; a 64 kB bucket (>= RATE / HZ) and 200 ms of queue, so TCP sees
+      # a slow link rather than losses.
+      ip netns exec "$prefix-n$limited" tc qdisc add dev veth0 root tbf rate "$rate" burst 64kb latency 200ms
+    fi
+    trap - EXIT
+    ;;
+  down)
+    prefix=$1
+    for x in $(ip netns list | awk '{print $1}' | grep "^$prefix-" || true); do ip netns delete "$x"; done
+    ;;
+  exec)
+    prefix=$1 k=$2 host=$3
+    shift 3
+    exec ip netns exec "$prefix-n$k" unshare --uts sh -c 'hostname "$0"; exec "$@"' "$host" "$@"
+    ;;
+  reap)
+    reap
+    ;;
+  *)
+    echo "netns_nodes.sh: unknown command '$cmd'" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,121 @@
+// core/pairs: the round-robin schedule of `comm --pairs` and the outlier analysis, against
+// hand-computed cases.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "common/testutil.hpp"
+#include "core/pairs.hpp"
+
+namespace ddpbench {
+namespace {
+
+using ::testing::HasSubstr;
+
+// For every n = 2..17: every pair of n appears exactly once, the pairs of a round are
+// disjoint, the round count is n-1 (even) or n (odd, one bye per round), and each round
+// holds floor(n/2) pairs.
+TEST(Pairs, ScheduleCoversEveryPairOnceInDisjointRounds) {
+  for (int n = 2; n <= 17; ++n) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const auto rounds = round_robin_rounds(n);
+    EXPECT_EQ(static_cast<int>(rounds.size()), n % 2 == 0 ? n - 1 : n);
+    std::set<PairIdx> seen;
+    for (const auto& r : rounds) {
+      EXPECT_EQ(static_cast<int>(r.size()), n / 2);
+      std::set<int> in_round;
+      for (const auto& [a, b] : r) {
+        EXPECT_LT(a, b);
+        EXPECT_GE(a, 0);
+        EXPECT_LT(b, n);
+        EXPECT_TRUE(in_round.insert(a).second) << a << " twice in a round";
+        EXPECT_TRUE(in_round.insert(b).second) << b << " twice in a round";
+        EXPECT_TRUE(seen.insert({a, b}).second) << a << "-" << b << " twice";
+      }
+    }
+    EXPECT_EQ(static_cast<int>(seen.size()), n * (n - 1) / 2);
+  }
+}
+
+TEST(Pairs, ScheduleOfFourIsTheCircleMethod) {
+  // Participant 3 fixed, 0,1,2 rotate: written out by hand.
+  const std::vector<std::vector<PairIdx>> expected{{{0, 3}, {1, 2}}, {{0, 2}, {1, 3}}, {{0, 1}, {2, 3}}};
+  EXPECT_EQ(round_robin_rounds(4), expected);
+  // Three: the phantom 3 gives one bye per round.
+  const std::vector<std::vector<PairIdx>> three{{{1, 2}}, {{0, 2}}, {{0, 1}}};
+  EXPECT_EQ(round_robin_rounds(3), three);
+  EXPECT_TRUE(round_robin_rounds(1).empty());
+  EXPECT_TRUE(round_robin_rounds(0).empty());
+  EXPECT_NE(testutil::usage_error([] { round_robin_rounds(-1); }), "");
+}
+
+PairMeasurement pm(int a, int b, double ab, double ba, double ar) {
+  PairMeasurement p;
+  p.a = a, p.b = b, p.p2p_ab_gbps = ab, p.p2p_ba_gbps = ba, p.allreduce_busbw_gbps = ar;
+  return p;
+}
+
+// Node 2 of 3 sends slowly: its pairs are 2 of the 3 (a majority, so the median over pairs
+// would be slow too); the per-node-best reference stays at the healthy 10.
+TEST(Pairs, ThreeNodesOneSlowSenderIsNamed) {
+  const std::vector<std::string> names{"n0", "n1", "n2"};
+  const std::vector<PairMeasurement> m{pm(0, 1, 10, 10, 9), pm(0, 2, 10, 1, 2), pm(1, 2, 10, 1.2, 2)};
+  const auto a = analyze_pairs(names, m, 0.7);
+  EXPECT_DOUBLE_EQ(a.ref_p2p_gbps, 10);       // bests 10, 10, 10
+  EXPECT_DOUBLE_EQ(a.ref_allreduce_gbps, 9);  // bests 9, 9, 2 -> median 9
+  ASSERT_EQ(a.slow_nodes.size(), 1u);
+  const auto& n = a.slow_nodes[0];
+  EXPECT_EQ(n.index, 2);
+  EXPECT_EQ(n.pairs, 2);
+  EXPECT_EQ(n.slow_pairs, 2);
+  EXPECT_TRUE(n.send_slow);
+  EXPECT_FALSE(n.receive_slow);
+  EXPECT_TRUE(n.allreduce_slow);
+  EXPECT_THAT(n.message, HasSubstr("n2: every pair with it is slow (2 of 2)"));
+  EXPECT_THAT(n.message, HasSubstr("p2p sending from n2 <= 1.2 GB/s"));
+  EXPECT_THAT(n.message, HasSubstr("transmit path"));
+  EXPECT_TRUE(a.slow_links.empty());
+  EXPECT_TRUE(a.slow_metrics[0].empty());
+  EXPECT_EQ(a.slow_metrics[1], (std::vector<std::string>{"p2p n2->n0", "allreduce"}));
+  EXPECT_TRUE(a.outliers());
+}
+
+// Four healthy nodes but one slow path between n0 and n1: a link, not a node.
+TEST(Pairs, OneSlowPairAmongHealthyNodesIsALink) {
+  const std::vector<std::string> names{"n0", "n1", "n2", "n3"};
+  std::vector<PairMeasurement> m;
+  for (const auto& r : round_robin_rounds(4))
+    for (const auto& [a, b] : r) m.push_back(pm(a, b, 10, 10, 10));
+  for (auto& p : m)
+    if (p.a == 0 && p.b == 1) p.allreduce_busbw_gbps = 6.9;  // just under 0.7 x 10
+  auto a = analyze_pairs(names, m, 0.7);
+  EXPECT_TRUE(a.slow_nodes.empty());
+  ASSERT_EQ(a.slow_links.size(), 1u);
+  EXPECT_EQ(a.slow_links[0].a, 0);
+  EXPECT_EQ(a.slow_links[0].b, 1);
+  EXPECT_THAT(a.slow_links[0].message, HasSubstr("n0 <-> n1: slow (allreduce)"));
+  for (auto& p : m)
+    if (p.a == 0 && p.b == 1) p.allreduce_busbw_gbps = 7.1;  // just above: nothing
+  a = analyze_pairs(names, m, 0.7);
+  EXPECT_FALSE(a.outliers());
+  // The summary and its table carry the same verdicts.
+  const auto s = pairs_summary_json("node", names, names, {0, 4, 8, 12}, 1 << 20, 0.7, round_robin_rounds(4), m, a);
+  EXPECT_EQ(s.at("pairs").size(), 6u);
+  EXPECT_EQ(s.at("participants")[1].at("rank"), 4);
+  EXPECT_FALSE(s.at("outliers").get<bool>());
+  const Table t = pairs_table(s);
+  EXPECT_EQ(t.rows.size(), 6u);
+}
+
+TEST(Pairs, TwoNodesNameNothingAndBadFractionsAreRefused) {
+  const auto a = analyze_pairs({"a", "b"}, {pm(0, 1, 1, 0.01, 0.01)}, 0.7);
+  EXPECT_FALSE(a.outliers());
+  ASSERT_EQ(a.notes.size(), 1u);
+  EXPECT_THAT(a.notes[0], HasSubstr("nothing to compare"));
+  for (double f : {0.0, 1.0, -0.5, 1.5})
+    EXPECT_THAT(testutil::usage_error([&] { analyze_pairs({"a", "b"}, {}, f); }), HasSubstr("--slow-fraction"));
+}
+
+}  // namespace
+}  // namespace ddpbench
