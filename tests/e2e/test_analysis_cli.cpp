@@ -103,7 +103,7 @@ TEST(ReportCli, ClusterValidation) {
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(o.out.rfind(straggler, 0), 0u);
   EXPECT_THAT(o.out, HasSubstr("Per-rank step times and straggler score: resnet18, batch 16 per rank, 2 ranks"));
-  EXPECT_THAT(o.out, HasSubstr("1     node0           1  cpu                          40.00       100.00         31.00  0.520  STRAGGLER\n"));
+  EXPECT_THAT(o.out, HasSubstr("1     node0           1  cpu                               40.00       100.00         31.00  0.520  STRAGGLER\n"));
   EXPECT_THAT(o.out, HasSubstr("Per-rank telemetry: resnet18, 1M/2C"));
   o = run(kBin + " report " + kFix + "maxbs_cpu.json " + kFix + "pairs_cpu.json");
   ASSERT_EQ(o.code, 0) << o.err;
