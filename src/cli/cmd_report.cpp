@@ -23,13 +23,17 @@ Command add_report_command(CLI::App& parent) {
   };
   auto f = std::make_shared<Flags>();
   auto* app = parent.add_subcommand("report", "Weak/strong scaling tables, step breakdown, optimization impact, "
-                                              "collectives, comparison, cost, plots and HTML from result files");
+                                              "collectives, telemetry, stragglers, burn-in, pair bandwidth, "
+                                              "find-max-bs, comparison, cost, plots and HTML from result files");
   app->add_option("files", f->files,
-                  "Result files written by ddpbench run --json or ddpbench comm --json (one or many launches)")
+                  "Result files written by ddpbench run --json, comm --json or find-max-bs --json (one or many launches)")
       ->required();
   app->add_option("--format", f->format, "Output: table, md, csv or json")
       ->check(CLI::IsMember({"table", "md", "csv", "json"}))
       ->capture_default_str();
+  app->add_flag("--per-rank", f->opts.per_rank,
+               "Add per-rank tables: step times and straggler score of every rank (the named stragglers are "
+               "printed either way) and the telemetry of each model's largest group");
   app->add_option("--plots", f->plots, "Write PNG and SVG plots into this directory (needs gnuplot)");
   f->html_opt = app->add_option("--html", f->html,
                                 "Write one self-contained HTML page (tables, inline SVG plots, environment)");
@@ -40,8 +44,8 @@ Command add_report_command(CLI::App& parent) {
   app->add_option("--dataset-size", f->opts.dataset_size, "Samples per epoch, for cost (ImageNet-1k)")
       ->check(whole_number())
       ->capture_default_str();
-  app->footer("Exit codes: 0 report written; 2 bad input (an unreadable or foreign file, neither a DDP row nor a "
-              "collective result, a bad option).");
+  app->footer("Exit codes: 0 report written; 2 bad input (an unreadable or foreign file, no DDP row, collective result, "
+              "stragglers or find-max-bs search in any file, a bad option).");
 
   return {app, [f]() -> int {
             if (f->price_opt->count()) f->opts.gpu_hour_usd = f->price;

@@ -51,6 +51,7 @@ std::string render_html(const Report& r, const std::vector<Plot>& plots, const s
   for (const auto& f : r.files)  // incomplete files (run stopped early), as `report` warns on stderr
     if (!f.value("warning", "").empty())
       o += "<p class=\"note\"><strong>Warning:</strong> " + html_escape(f.value("warning", "")) + "</p>\n";
+  for (const auto& h : r.headline) o += "<p class=\"headline\"><strong>" + html_escape(h) + "</strong></p>\n";
   for (const auto& t : report_tables(r)) o += render_table_html(t);
   if (!plots.empty()) o += "<h2>Plots</h2>\n";
   for (const auto& p : plots)

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <cctype>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "core/errors.hpp"
 #include "core/process.hpp"
 #include "core/result.hpp"
+#include "core/stats.hpp"
 
 namespace fs = std::filesystem;
 
@@ -146,6 +148,193 @@ std::vector<Series> series_of(const Report& r) {
   return out;
 }
 
+
+// A plot of the schema-1.6 sections: its data file's text and gnuplot commands that draw it
+// (after the terminal and output are set).
+struct ExtraPlot {
+  std::string stem, title, data, body;
+};
+
+// "NaN" for a missing point (gnuplot skips it).
+std::string num_text(const nlohmann::json& v) {
+  return v.is_number() && std::isfinite(v.get<double>()) ? fmt::format("{:.6g}", v.get<double>()) : "NaN";
+}
+
+std::vector<double> series_of_json(const nlohmann::json& s, const char* key) {
+  std::vector<double> out;
+  if (s.contains("series") && s["series"].is_object() && s["series"].contains(key) && s["series"][key].is_array())
+    for (const auto& v : s["series"][key]) out.push_back(v.is_number() ? v.get<double>() : NAN);
+  return out;
+}
+
+// min, median, max of the finite values of column i over `cols`.
+std::array<double, 3> spread(const std::vector<std::vector<double>>& cols, size_t i) {
+  std::vector<double> v;
+  for (const auto& c : cols)
+    if (i < c.size() && std::isfinite(c[i])) v.push_back(c[i]);
+  if (v.empty()) return {NAN, NAN, NAN};
+  return {percentile(v, 0), percentile(v, 50), percentile(v, 100)};
+}
+
+std::string fmt_num(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "NaN"; }
+
+std::vector<ExtraPlot> cluster_plots(const Report& r) {
+  std::vector<ExtraPlot> out;
+  std::set<std::string> stems;
+  const auto unique = [&stems](std::string s) {
+    std::string t = s;
+    for (int n = 2; stems.count(t); ++n) t = fmt::format("{}-{}", s, n);
+    stems.insert(t);
+    return t;
+  };
+  // Telemetry: one plot per model, of its largest group over all files.
+  std::vector<std::string> models;
+  for (const auto& c : r.cluster)
+    for (const auto& row : c.rows)
+      if (std::find(models.begin(), models.end(), row.model) == models.end()) models.push_back(row.model);
+  for (const auto& m : models) {
+    const BenchResult* best = nullptr;
+    std::string device;
+    for (const auto& c : r.cluster)
+      if (const BenchResult* g = largest_group(c.rows, m); g && (!best || g->world_size > best->world_size)) {
+        best = g;
+        device = c.device;
+      }
+    if (!best) continue;
+    std::vector<std::pair<int, const nlohmann::json*>> ranks;
+    for (const auto& rk : best->ranks)
+      if (rk.telemetry.is_object() && rk.telemetry.contains("sampled") && rk.telemetry["sampled"].is_object())
+        ranks.emplace_back(rk.rank, &rk.telemetry["sampled"]);
+    bool gpu = false;
+    for (const auto& [rank, s] : ranks) gpu = gpu || !series_of_json(*s, "sm_util_pct").empty();
+    const char* metric = gpu ? "sm_util_pct" : "cpu_util_pct";
+    std::vector<std::vector<double>> t, a, b;  // time, utilization, clock per rank
+    for (const auto& [rank, s] : ranks) {
+      t.push_back(series_of_json(*s, "t_s"));
+      a.push_back(series_of_json(*s, metric));
+      b.push_back(series_of_json(*s, "sm_clock_mhz"));
+    }
+    if (std::all_of(a.begin(), a.end(), [](const auto& v) { return v.empty(); })) continue;
+    ExtraPlot p;
+    p.stem = unique(slug(fmt::format("telemetry-{}-{}-{}", m, best->label, device)));
+    p.title = fmt::format("{}, {}, {}: {} per rank during the measured iterations", m, best->label, device,
+                          gpu ? "SM utilization and SM clock" : "CPU utilization");
+    const std::string dat = p.stem + ".dat";
+    std::string cmd;
+    if (ranks.size() <= kMaxRankLines) {
+      for (size_t k = 0; k < ranks.size(); ++k) {
+        p.data += fmt::format("{}# rank {}: t_s {}{}\n", k ? "\n\n" : "", ranks[k].first, metric, gpu ? " sm_clock_mhz" : "");
+        for (size_t i = 0; i < t[k].size(); ++i)
+          p.data += fmt::format("{} {}{}\n", fmt_num(t[k][i]), fmt_num(i < a[k].size() ? a[k][i] : NAN),
+                                gpu ? " " + fmt_num(i < b[k].size() ? b[k][i] : NAN) : "");
+        cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw 2 pt 7 title 'rank {}{}'", k ? ", " : "",
+                           k ? "''" : gq(dat), k, ranks[k].first, gpu ? " SM util" : "");
+        if (gpu)
+          cmd += fmt::format(", '' index {} using 1:3 axes x1y2 with lines dt 2 lw 1 title 'rank {} SM clock'", k,
+                             ranks[k].first);
+      }
+    } else {
+      p.data = fmt::format("# {} ranks: t_s {}_min {}_median {}_max{}\n", ranks.size(), metric, metric, metric,
+                           gpu ? " sm_clock_mhz_min sm_clock_mhz_median sm_clock_mhz_max" : "");
+      for (size_t i = 0; i < t[0].size(); ++i) {
+        const auto u = spread(a, i);
+        p.data += fmt::format("{} {} {} {}", fmt_num(t[0][i]), fmt_num(u[0]), fmt_num(u[1]), fmt_num(u[2]));
+        if (gpu) {
+          const auto c = spread(b, i);
+          p.data += fmt::format(" {} {} {}", fmt_num(c[0]), fmt_num(c[1]), fmt_num(c[2]));
+        }
+        p.data += "\n";
+      }
+      cmd = fmt::format("{} using 1:2:4 with filledcurves fs transparent solid 0.25 title 'min-max over ranks', '' "
+                        "using 1:3 with linespoints lw 2 pt 7 title 'median over ranks'",
+                        gq(dat));
+      if (gpu) cmd += ", '' using 1:6 axes x1y2 with lines dt 2 lw 2 title 'median SM clock'";
+    }
+    p.body = fmt::format("set xlabel 'seconds into the measured iterations'\nset ylabel {}\nset yrange [0:*]\n{}"
+                         "set key outside below center horizontal\nplot {}\n",
+                         gq(gpu ? "SM utilization (%)" : "CPU utilization (% of one core)"),
+                         gpu ? "set y2label 'SM clock (MHz)'\nset y2tics\nset y2range [0:*]\nset ytics nomirror\n" : "",
+                         cmd);
+    out.push_back(std::move(p));
+  }
+  // Stragglers: the score per rank and the threshold.
+  for (const auto& c : r.cluster)
+    for (const auto& e : c.stragglers) {
+      std::vector<std::pair<long long, double>> sc;
+      for (const auto& x : e["ranks"])
+        if (x.is_object() && x.contains("score") && x["score"].is_number())
+          sc.emplace_back(x.value("rank", -1LL), x["score"].get<double>());
+      if (sc.empty()) continue;
+      const double thr = e.contains("threshold") && e["threshold"].is_number() ? e["threshold"].get<double>() : 0.95;
+      const std::string model = e.contains("model") && e["model"].is_string() ? e["model"].get<std::string>() : "?";
+      ExtraPlot p;
+      p.stem = unique(slug(fmt::format("stragglers-{}-{}-{}r", model, c.device, sc.size())));
+      p.title = fmt::format("{}, {}, {} ranks: straggler score per rank (threshold {:g})", model, c.device, sc.size(), thr);
+      const std::string dat = p.stem + ".dat";
+      std::string plot;
+      if (sc.size() <= kMaxRankBars) {
+        p.data = fmt::format("# rank score (threshold {:g})\n", thr);
+        for (const auto& [rank, s] : sc) p.data += fmt::format("{} {:.6g}\n", rank, s);
+        plot = fmt::format("set xlabel 'rank'\nset style fill solid 0.7 border -1\nset boxwidth 0.6 relative\n"
+                           "set xrange [-0.7:{}]\nplot {} using 1:2 with boxes title 'score', {:g} with lines dt 2 lw 2 "
+                           "title 'threshold {:g}'\n",
+                           static_cast<double>(sc.back().first) + 0.7, gq(dat), thr, thr);
+      } else {
+        std::sort(sc.begin(), sc.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+        p.data = fmt::format("# position rank score, sorted by score ({} ranks; threshold {:g})\n", sc.size(), thr);
+        for (size_t i = 0; i < sc.size(); ++i) p.data += fmt::format("{} {} {:.6g}\n", i, sc[i].first, sc[i].second);
+        plot = fmt::format("set xlabel 'ranks sorted by score'\nplot {} using 1:3 with linespoints pt 7 ps 0.5 title "
+                           "'score', {:g} with lines dt 2 lw 2 title 'threshold {:g}'\n",
+                           gq(dat), thr, thr);
+      }
+      p.body = "set ylabel 'score = fastest compute-only step / own'\nset yrange [0:1.1]\nset key bottom right\n" + plot;
+      out.push_back(std::move(p));
+    }
+  // Burn-in: ex/s per rank per window.
+  for (const auto& c : r.cluster)
+    for (const auto& row : c.rows) {
+      const auto& b = row.burn_in;
+      if (!b.is_object() || !b.contains("per_rank") || !b["per_rank"].is_array() || b["per_rank"].empty()) continue;
+      const double w = b.contains("window_s") && b["window_s"].is_number() ? b["window_s"].get<double>() : 1;
+      std::vector<long long> ranks;
+      std::vector<std::vector<double>> v;
+      for (const auto& x : b["per_rank"]) {
+        ranks.push_back(x.is_object() && x.contains("rank") && x["rank"].is_number() ? x["rank"].get<long long>() : -1);
+        v.emplace_back();
+        if (x.is_object() && x.contains("ex_per_s") && x["ex_per_s"].is_array())
+          for (const auto& y : x["ex_per_s"]) v.back().push_back(y.is_number() ? y.get<double>() : NAN);
+      }
+      size_t windows = 0;
+      for (const auto& x : v) windows = std::max(windows, x.size());
+      ExtraPlot p;
+      p.stem = unique(slug(fmt::format("burnin-{}-{}-{}", row.model, row.label, c.device)));
+      p.title = fmt::format("{}, {}, {}: burn-in, ex/s per rank per {:g} s window", row.model, row.label, c.device, w);
+      const std::string dat = p.stem + ".dat";
+      std::string cmd;
+      if (v.size() <= kMaxRankLines) {
+        for (size_t k = 0; k < v.size(); ++k) {
+          p.data += fmt::format("{}# rank {}: start_s ex_per_s\n", k ? "\n\n" : "", ranks[k]);
+          for (size_t i = 0; i < v[k].size(); ++i) p.data += fmt::format("{:g} {}\n", w * i, fmt_num(v[k][i]));
+          cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw 2 pt 7 title 'rank {}'", k ? ", " : "",
+                             k ? "''" : gq(dat), k, ranks[k]);
+        }
+      } else {
+        p.data = fmt::format("# {} ranks: start_s min_ex_per_s median_ex_per_s max_ex_per_s\n", v.size());
+        for (size_t i = 0; i < windows; ++i) {
+          const auto s = spread(v, i);
+          p.data += fmt::format("{:g} {} {} {}\n", w * i, fmt_num(s[0]), fmt_num(s[1]), fmt_num(s[2]));
+        }
+        cmd = fmt::format("{} using 1:2:4 with filledcurves fs transparent solid 0.25 title 'min-max over ranks', '' "
+                          "using 1:3 with linespoints lw 2 pt 7 title 'median over ranks'",
+                          gq(dat));
+      }
+      p.body = fmt::format("set xlabel 'window start (s)'\nset ylabel 'examples/s per rank'\nset yrange [0:*]\n"
+                           "set key outside below center horizontal\nplot {}\n",
+                           cmd);
+      out.push_back(std::move(p));
+    }
+  return out;
+}
 }  // namespace
 
 std::string slug(const std::string& s) {
@@ -174,6 +363,7 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
   // a symbolic link, device or read-only file planted in the folder is refused, not replaced.
   const auto series = series_of(r);
   const auto comm_series = comm_series_of(r);
+  const auto extra = cluster_plots(r);
   {
     std::vector<std::string> names = {"plots.gp"};
     for (const auto& s : series) {
@@ -185,6 +375,8 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
     }
     for (const auto& s : comm_series)
       for (const char* ext : {".dat", ".png", ".svg"}) names.push_back(s.stem + ext);
+    for (const auto& p : extra)
+      for (const char* ext : {".dat", ".png", ".svg"}) names.push_back(p.stem + ext);
     for (const auto& n : names) check_writable((fs::path(dir) / n).string(), "--plots");
   }
   // Both terminals of every plot: (terminal, file name).
@@ -315,6 +507,19 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
              << gq("message size (bytes, log2 scale)")
              << "\nset logscale x 2\nset autoscale x\nset format x '%.0b %BB'\nset key top left\nset yrange [0:*]\n"
              << cmd << "\nunset yrange\nset format x '% h'\nunset output\n";
+    plots.push_back(std::move(plot));
+  }
+  for (const auto& e : extra) {
+    std::ofstream(fs::path(dir) / (e.stem + ".dat")) << e.data;
+    Plot plot;
+    plot.name = e.stem;
+    plot.title = e.title;
+    plot.png = (fs::path(dir) / (plot.name + ".png")).string();
+    plot.svg = (fs::path(dir) / (plot.name + ".svg")).string();
+    for (const auto& [term, file] : terminals(plot.name))
+      // reset keeps the terminal and output: every setting of the plots above goes.
+      script << "reset\nset encoding utf8\nset grid\nset terminal " << term << "\nset output " << gq(file)
+             << "\nset title " << gq(plot.title) << " noenhanced\n" << e.body << "unset output\n";
     plots.push_back(std::move(plot));
   }
   const auto script_path = fs::absolute(dir) / "plots.gp";

@@ -19,10 +19,21 @@ struct Plot {
 inline constexpr int kPlotWidth = 900;
 inline constexpr int kPlotHeight = 560;
 
+/// Per-rank plots draw one line per rank up to this many ranks, else min/median/max bands.
+inline constexpr size_t kMaxRankLines = 16;
+/// The straggler plot labels one bar per rank up to this many ranks, else it draws the scores
+/// sorted, as a line with points (thousands of labelled bars are unreadable).
+inline constexpr size_t kMaxRankBars = 64;
+
 /// Writes four plots per weak and per strong table of `r` into `dir` (created if
 /// missing): aggregate ex/s vs GPUs with the ideal linear line, scaling efficiency (%)
 /// vs GPUs, per-GPU ex/s vs GPUs, and p50 time per iteration with p5-p95 whiskers.
-/// GPU counts are on a log2 axis. Throws UsageError when gnuplot is not installed or
+/// GPU counts are on a log2 axis. Schema 1.6 (docs/METHODOLOGY.md "Reading the
+/// cluster-validation report"): per model, the sampled telemetry of its largest group against
+/// time ("telemetry-<model>...": SM utilization and SM clock per rank, CPU utilization on CPU
+/// runs); per straggler entry the score per rank with the threshold ("stragglers-..."); per
+/// burned-in row ex/s per rank against time ("burnin-..."); each bounded by kMaxRankLines and
+/// kMaxRankBars. Throws UsageError when gnuplot is not installed or
 /// `dir` cannot be created; std::runtime_error when gnuplot fails (its first line).
 std::vector<Plot> write_plots(const Report& r, const std::string& dir);
 

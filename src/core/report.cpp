@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <initializer_list>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -383,6 +384,7 @@ std::vector<CommTable> comm_tables(const std::vector<NamedResult>& files) {
   for (const auto& nf : files) {
     std::vector<CommTable> mine;
     for (const auto& c : nf.file.comm_results) {
+      if (c.extra.is_object() && c.extra.contains("pair")) continue;  // `comm --pairs`: the pairs table
       auto t = std::find_if(mine.begin(), mine.end(), [&](const CommTable& x) {
         return x.collective == c.collective && x.world_size == c.world_size && x.nodes == c.nodes;
       });
@@ -428,6 +430,175 @@ nlohmann::json file_info(const NamedResult& nf) {
 
 }  // namespace
 
+// ------------------------------------------------------------------ cluster validation (schema 1.6)
+
+namespace {
+
+// A number at a path of object keys, absent where any step is missing or not a number.
+std::optional<double> num_at(const nlohmann::json& j, std::initializer_list<const char*> path) {
+  const nlohmann::json* p = &j;
+  for (const char* k : path) {
+    if (!p->is_object()) return std::nullopt;
+    const auto it = p->find(k);
+    if (it == p->end()) return std::nullopt;
+    p = &*it;
+  }
+  if (!p->is_number()) return std::nullopt;
+  const double v = p->get<double>();
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+// An integer field for display (-1 when absent or not a number).
+long long int_at(const nlohmann::json& j, const char* key) {
+  const auto v = json_num_opt(j, key);
+  return v && std::isfinite(*v) ? std::llround(*v) : -1;
+}
+
+// A rank's telemetry["sampled"] (contract (a)), or nullptr.
+const nlohmann::json* sampled_of(const RankSamples& rk) {
+  if (!rk.telemetry.is_object()) return nullptr;
+  const auto it = rk.telemetry.find("sampled");
+  return it != rk.telemetry.end() && it->is_object() ? &*it : nullptr;
+}
+
+bool gpu_available(const nlohmann::json& s) {
+  return s.contains("gpu") && s["gpu"].is_object() && s["gpu"].value("available", false) == true;
+}
+
+bool has_sampled(const BenchResult& r) {
+  return std::any_of(r.ranks.begin(), r.ranks.end(), [](const RankSamples& rk) { return sampled_of(rk) != nullptr; });
+}
+
+// Folds v into an optional extreme (less: minimum).
+void fold(std::optional<double>& acc, const std::optional<double>& v, bool less) {
+  if (!v) return;
+  if (!acc || (less ? *v < *acc : *v > *acc)) acc = v;
+}
+
+ClusterFile cluster_of(const NamedResult& nf) {
+  ClusterFile c;
+  c.source = nf.name;
+  c.device = device_type(nf.file);
+  for (const auto& r : nf.file.results)
+    if (has_sampled(r) || (r.burn_in.is_object() && !r.burn_in.empty())) c.rows.push_back(r);
+  if (nf.file.stragglers.is_array())
+    for (const auto& e : nf.file.stragglers)
+      if (e.is_object() && e.contains("ranks") && e["ranks"].is_array()) c.stragglers.push_back(e);
+  for (const auto& x : nf.file.comm_results)
+    if (x.extra.is_object() && x.extra.contains("pair")) c.pair_rows.push_back(x);
+  if (nf.file.comm_pairs.is_object()) c.comm_pairs = nf.file.comm_pairs;
+  if (nf.file.max_batch.is_object()) c.max_batch = nf.file.max_batch;
+  return c;
+}
+
+bool cluster_empty(const ClusterFile& c) {
+  return c.rows.empty() && c.stragglers.empty() && c.pair_rows.empty() && c.comm_pairs.empty() && c.max_batch.empty();
+}
+
+// "rank 1 (host node0, local rank 1, GPU 1, UUID GPU-1, bus 00000000:19:00.0)"; "CPU" for a CPU rank.
+std::string rank_words(const nlohmann::json& x) {
+  std::string s = fmt::format("rank {} (host {}, local rank {}", int_at(x, "rank"), json_str_or(x, "host", "?"),
+                              int_at(x, "local_rank"));
+  const long long gpu = int_at(x, "gpu_index");
+  if (gpu < 0) return s + ", CPU)";
+  s += fmt::format(", GPU {}", gpu);
+  if (const auto u = json_str_or(x, "gpu_uuid"); !u.empty()) s += ", UUID " + u;
+  if (const auto b = json_str_or(x, "bus_id"); !b.empty()) s += ", bus " + b;
+  return s + ")";
+}
+
+// "resnet18, batch 16 per rank, 2 ranks" of a straggler entry.
+std::string straggler_what(const nlohmann::json& e) {
+  const size_t n = e["ranks"].size();
+  return fmt::format("{}, batch {} per rank, {} rank{}", json_str_or(e, "model", "?"),
+                     int_at(e, "batch_per_rank"), n, n == 1 ? "" : "s");
+}
+
+// "find-max-bs (resnet18, fp32, cpu, 64x64): the largest batch per rank that trained is 48;
+// recommended 43 (10% margin)".
+std::string max_batch_sentence(const nlohmann::json& m) {
+  const auto mx = num_at(m, {"max_batch"});
+  const auto rec = num_at(m, {"recommended_batch"});
+  const auto margin = num_at(m, {"margin"});
+  std::string s = fmt::format("find-max-bs ({}, {}, {}, {}x{}): ", json_str_or(m, "model", "?"),
+                              json_str_or(m, "precision", "?"), json_str_or(m, "device", "?"),
+                              int_at(m, "image_size"), int_at(m, "image_size"));
+  if (!mx || *mx < 1) return s + "no batch size trained (see the trials)";
+  s += fmt::format("the largest batch per rank that trained is {:.0f}", *mx);
+  if (json_true(m, "bound_reached")) s += " (the search bound, not memory, stopped it)";
+  if (rec) s += fmt::format("; recommended {:.0f}", *rec);
+  if (margin) s += fmt::format(" ({:g}% margin)", *margin * 100);
+  return s;
+}
+
+}  // namespace
+
+TelemetryRowSummary summarize_telemetry(const BenchResult& row) {
+  TelemetryRowSummary t;
+  double cpu_sum = 0, rx_sum = 0, tx_sum = 0;
+  int cpu_n = 0, rx_n = 0, tx_n = 0;
+  std::set<std::string> reasons, unavailable;
+  for (const auto& rk : row.ranks) {
+    const nlohmann::json* s = sampled_of(rk);
+    if (!s) continue;
+    ++t.ranks;
+    if (gpu_available(*s)) {
+      ++t.gpu_ranks;
+      const auto& g = (*s)["gpu"];
+      fold(t.min_sm_util_pct, num_at(g, {"sm_util_pct", "mean"}), true);
+      fold(t.max_temperature_c, num_at(g, {"temperature_c", "max"}), false);
+      fold(t.min_sm_clock_mhz, num_at(g, {"sm_clock_mhz", "min"}), true);
+      fold(t.max_power_w, num_at(g, {"power_w", "max"}), false);
+      if (num_at(g, {"throttled_fraction"}).value_or(0) > 0) ++t.throttled_ranks;
+      if (g.contains("throttle_reasons") && g["throttle_reasons"].is_array())
+        for (const auto& x : g["throttle_reasons"])
+          if (x.is_string()) reasons.insert(x.get<std::string>());
+    } else {
+      const std::string why = s->contains("gpu") ? json_str_or((*s)["gpu"], "reason", "no reason recorded")
+                                                 : "no gpu object in the telemetry";
+      unavailable.insert(why);
+    }
+    if (const auto v = num_at(*s, {"host", "cpu_util_pct", "mean"})) cpu_sum += *v, ++cpu_n;
+    fold(t.max_peak_rss_bytes, num_at(*s, {"host", "peak_rss_bytes"}), false);
+    if (const auto v = num_at(*s, {"host", "net", "rx_bytes_per_s", "mean"})) rx_sum += *v, ++rx_n;
+    if (const auto v = num_at(*s, {"host", "net", "tx_bytes_per_s", "mean"})) tx_sum += *v, ++tx_n;
+  }
+  if (cpu_n) t.mean_cpu_util_pct = cpu_sum / cpu_n;
+  if (rx_n) t.mean_net_rx_bytes_per_s = rx_sum / rx_n;
+  if (tx_n) t.mean_net_tx_bytes_per_s = tx_sum / tx_n;
+  t.throttle_reasons.assign(reasons.begin(), reasons.end());
+  t.gpu_unavailable.assign(unavailable.begin(), unavailable.end());
+  return t;
+}
+
+const BenchResult* largest_group(const std::vector<BenchResult>& rows, const std::string& model) {
+  const BenchResult* best = nullptr;
+  for (const auto& r : rows) {
+    if (r.model != model || !has_sampled(r)) continue;
+    if (!best || (r.ddp && !best->ddp) || (r.ddp == best->ddp && r.world_size > best->world_size)) best = &r;
+  }
+  return best;
+}
+
+std::vector<std::string> straggler_sentences(const nlohmann::json& e) {
+  std::vector<std::string> out;
+  if (!e.is_object() || !e.contains("ranks") || !e["ranks"].is_array() || e["ranks"].empty()) return out;
+  const double thr = num_at(e, {"threshold"}).value_or(0.95);
+  const std::string what = straggler_what(e);
+  const nlohmann::json* lowest = nullptr;
+  for (const auto& x : e["ranks"]) {
+    const auto sc = num_at(x, {"score"});
+    if (!sc) continue;
+    if (!lowest || *sc < *num_at(*lowest, {"score"})) lowest = &x;
+    if (json_true(x, "straggler"))
+      out.push_back(fmt::format("Straggler ({}): {} has score {:.3g} < {:g}", what, rank_words(x), *sc, thr));
+  }
+  if (out.empty() && lowest)
+    out.push_back(fmt::format("No straggler ({}): every rank scored >= {:g} (lowest: rank {}, {:.3g})", what, thr,
+                              int_at(*lowest, "rank"), *num_at(*lowest, {"score"})));
+  return out;
+}
+
 std::string unit_word(const ConfigKey& k) { return k.device.rfind("CPU", 0) == 0 ? "rank" : "GPU"; }
 
 RowFacts RowFacts::of(const BenchResult& r) {
@@ -454,10 +625,30 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
 
   const std::vector<Point> all = collect_points(files);
   Report rep;
+  rep.per_rank = opts.per_rank;
   rep.comm = comm_tables(files);
-  if (rep.comm.empty() && std::none_of(all.begin(), all.end(), [](const Point& p) { return p.key.ddp; }))
+  for (const auto& nf : files)
+    if (ClusterFile c = cluster_of(nf); !cluster_empty(c)) rep.cluster.push_back(std::move(c));
+  const bool cluster_facts = std::any_of(rep.cluster.begin(), rep.cluster.end(), [](const ClusterFile& c) {
+    return !c.stragglers.empty() || !c.pair_rows.empty() || !c.max_batch.empty();
+  });
+  if (rep.comm.empty() && !cluster_facts &&
+      std::none_of(all.begin(), all.end(), [](const Point& p) { return p.key.ddp; }))
     throw UsageError("the result files hold no DDP measurement and no collective result; pass files written by "
-                     "ddpbench run --json or ddpbench comm --json");
+                     "ddpbench run --json, ddpbench comm --json or ddpbench find-max-bs --json");
+  for (const auto& c : rep.cluster) {
+    for (const auto& e : c.stragglers)
+      for (auto& line : straggler_sentences(e)) rep.headline.push_back(std::move(line));
+    for (const char* kind : {"slow_nodes", "slow_links"})
+      if (c.comm_pairs.contains(kind) && c.comm_pairs[kind].is_array())
+        for (const auto& x : c.comm_pairs[kind])
+          rep.headline.push_back(fmt::format("{} ({}): {}", std::string(kind) == "slow_nodes" ? "Slow node" : "Slow link",
+                                             c.source, json_str_or(x, "message", "?")));
+    if (c.comm_pairs.contains("outliers") && c.comm_pairs["outliers"] == false)
+      rep.headline.push_back(fmt::format("Pairs ({}): no slow node or link among {} participants", c.source,
+                                         c.comm_pairs.contains("participants") ? c.comm_pairs["participants"].size() : 0));
+    if (!c.max_batch.empty()) rep.headline.push_back(max_batch_sentence(c.max_batch) + ".");
+  }
   const std::vector<Point> pts = best_points(all);
 
   // A weak-scaling table: one configuration but for the group size (and so the global
@@ -804,6 +995,336 @@ Table cost_tab(const CostTable& c) {
   return t;
 }
 
+
+// ---- cluster validation tables (schema 1.6)
+
+Value num_or_na(const std::optional<double>& v, double scale = 1) { return v ? Value(*v * scale) : Value(); }
+
+// "1 of 4 (hw_thermal_slowdown, sw_thermal_slowdown)", "0 of 4".
+std::string throttled_words(const TelemetryRowSummary& t) {
+  std::string s = fmt::format("{} of {}", t.throttled_ranks, t.gpu_ranks);
+  if (!t.throttle_reasons.empty()) s += fmt::format(" ({})", fmt::join(t.throttle_reasons, ", "));
+  return s;
+}
+
+// The one note that says the GPU metrics were unavailable, with the reasons, for `rows`.
+std::optional<std::string> unavailable_note(const std::vector<std::pair<std::string, TelemetryRowSummary>>& rows) {
+  std::set<std::string> why;
+  int ranks = 0, all = 0;
+  for (const auto& [label, t] : rows) {
+    why.insert(t.gpu_unavailable.begin(), t.gpu_unavailable.end());
+    ranks += t.ranks - t.gpu_ranks;
+    all += t.ranks;
+  }
+  if (why.empty()) return std::nullopt;
+  return fmt::format("GPU metrics unavailable{}: {}", ranks == all ? " (every rank; host metrics only)"
+                                                                   : fmt::format(" on {} of {} rank samples", ranks, all),
+                     fmt::join(why, "; "));
+}
+
+// Telemetry codes of row warnings, in words under the telemetry and burn-in tables.
+bool telemetry_code(const std::string& c) {
+  return c == "low_gpu_util" || c == "gpu_throttled" || c == "throughput_drift";
+}
+
+Table telemetry_tab(const ClusterFile& c) {
+  using Line = std::pair<const BenchResult*, TelemetryRowSummary>;
+  std::vector<Line> lines;
+  std::vector<std::pair<std::string, TelemetryRowSummary>> for_note;
+  for (const auto& r : c.rows) {
+    auto t = summarize_telemetry(r);
+    if (t.ranks == 0) continue;
+    for_note.emplace_back(r.label, t);
+    lines.emplace_back(&r, std::move(t));
+  }
+  const bool gpu = std::any_of(lines.begin(), lines.end(), [](const Line& l) { return l.second.gpu_ranks > 0; });
+  std::vector<Col<Line>> cols = {
+      {{"model", "model", "", fmtcol::plain()}, [](const Line& l) { return Value(l.first->model); }},
+      {{"run", "run", "", fmtcol::plain()}, [](const Line& l) { return Value(l.first->label); }},
+      {{"batch_per_rank", "batch/rank", "examples", fmtcol::plain()}, [](const Line& l) { return Value(l.first->batch_per_rank); }},
+      {{"ranks", "ranks", "", fmtcol::plain()}, [](const Line& l) { return Value(static_cast<long long>(l.second.ranks)); }},
+  };
+  if (gpu) {
+    cols.push_back({{"min_sm_util_pct", "min SM util %", "%", fmtcol::fixed(1)}, [](const Line& l) { return num_or_na(l.second.min_sm_util_pct); }});
+    cols.push_back({{"max_temperature_c", "max temp C", "C", fmtcol::fixed(0)}, [](const Line& l) { return num_or_na(l.second.max_temperature_c); }});
+    cols.push_back({{"min_sm_clock_mhz", "min SM clock MHz", "MHz", fmtcol::fixed(0)}, [](const Line& l) { return num_or_na(l.second.min_sm_clock_mhz); }});
+    cols.push_back({{"max_power_w", "max power W", "W", fmtcol::fixed(0)}, [](const Line& l) { return num_or_na(l.second.max_power_w); }});
+    cols.push_back({{"throttled", "throttled ranks", "", fmtcol::plain()}, [](const Line& l) -> Value {
+                      if (l.second.gpu_ranks == 0) return {};
+                      return throttled_words(l.second);
+                    }});
+  }
+  cols.push_back({{"mean_cpu_util_pct", "CPU util %", "%", fmtcol::fixed(1)}, [](const Line& l) { return num_or_na(l.second.mean_cpu_util_pct); }});
+  cols.push_back({{"max_peak_rss_bytes", "peak RSS", "bytes", fmtcol::bytes()}, [](const Line& l) { return num_or_na(l.second.max_peak_rss_bytes); }});
+  cols.push_back({{"net_rx_mb_s", "net rx MB/s", "MB/s", fmtcol::fixed(2)}, [](const Line& l) { return num_or_na(l.second.mean_net_rx_bytes_per_s, 1e-6); }});
+  cols.push_back({{"net_tx_mb_s", "net tx MB/s", "MB/s", fmtcol::fixed(2)}, [](const Line& l) { return num_or_na(l.second.mean_net_tx_bytes_per_s, 1e-6); }});
+  Table t = make_table("telemetry", fmt::format("Telemetry during the measured iterations: {}, {}", c.device, c.source),
+                       {{"device", c.device}, {"source", c.source}}, cols, lines);
+  t.notes.push_back(
+      std::string(gpu ? "min SM util = lowest over ranks of each rank's mean SM utilization (NVML: a kernel was running, "
+                        "not how full the SMs were); max temp, max power: highest sample of any rank; min SM clock: "
+                        "lowest sample of any rank; throttled ranks: ranks with a clock-event reason in some sample; "
+                      : "") +
+      "CPU util = mean over ranks of each rank's process CPU time / wall time (> 100% with several threads); peak RSS = "
+      "largest over ranks; net MB/s (1e6 bytes/s) = mean over ranks on the process group's interface");
+  if (const auto n = unavailable_note(for_note)) t.notes.push_back(*n);
+  for (const auto& [r, sum] : lines)
+    for (const auto& w : r->warnings)
+      if (telemetry_code(w.code) && w.code != "throughput_drift")
+        t.notes.push_back(fmt::format("{} {}: {}: {}", r->model, r->label, w.code, w.message));
+  return t;
+}
+
+Table straggler_tab(const nlohmann::json& e) {
+  std::vector<nlohmann::json> ranks(e["ranks"].begin(), e["ranks"].end());
+  const auto ms = [](const char* key) {
+    return [key](const nlohmann::json& x) { return num_or_na(json_num_opt(x, key), 1e3); };
+  };
+  const std::vector<Col<nlohmann::json>> cols = {
+      {{"rank", "rank", "", fmtcol::plain()}, [](const nlohmann::json& x) { return Value(int_at(x, "rank")); }},
+      {{"host", "host", "", fmtcol::plain()}, [](const nlohmann::json& x) { return Value(json_str_or(x, "host")); }},
+      {{"local_rank", "local rank", "", fmtcol::plain()}, [](const nlohmann::json& x) { return Value(int_at(x, "local_rank")); }},
+      {{"gpu_index", "GPU", "", fmtcol::plain()}, [](const nlohmann::json& x) -> Value {
+         const long long g = int_at(x, "gpu_index");
+         return g < 0 ? Value(std::string("cpu")) : Value(g);
+       }},
+      {{"gpu_uuid", "UUID", "", fmtcol::plain()}, [](const nlohmann::json& x) { return Value(json_str_or(x, "gpu_uuid")); }},
+      {{"bus_id", "bus id", "", fmtcol::plain()}, [](const nlohmann::json& x) { return Value(json_str_or(x, "bus_id")); }},
+      {{"compute_step_ms", "compute-only step ms", "ms", fmtcol::fixed(2)}, ms("compute_step_s")},
+      {{"ddp_step_ms", "DDP step ms", "ms", fmtcol::fixed(2)}, ms("ddp_step_s")},
+      {{"comm_wait_ms", "comm wait ms", "ms", fmtcol::fixed(2)}, ms("comm_wait_s")},
+      {{"score", "score", "ratio", fmtcol::fixed(3)}, [](const nlohmann::json& x) { return num_or_na(json_num_opt(x, "score")); }},
+      {{"straggler", "straggler", "", fmtcol::plain()}, [](const nlohmann::json& x) {
+         return Value(std::string(json_true(x, "straggler") ? "STRAGGLER" : ""));
+       }},
+  };
+  const double thr = json_num_opt(e, "threshold").value_or(0.95);
+  Table t = make_table("stragglers", fmt::format("Per-rank step times and straggler score: {} (threshold {:g})",
+                                                 straggler_what(e), thr),
+                       {{"model", json_str_or(e, "model")}, {"batch_per_rank", int_at(e, "batch_per_rank")}}, cols, ranks);
+  t.notes.push_back(fmt::format(
+      "score = the fastest rank's compute-only step / this rank's (1 = fastest; NVIDIA's resiliency extension), "
+      "compute-only step = p50 of the rank's own steps without DDP, all ranks at the same time; DDP step = p50 in the "
+      "largest DDP group; comm wait = mean exposed communication per step there; straggler: score < {:g}",
+      thr));
+  if (const auto n = json_str_or(e, "note"); !n.empty()) t.notes.push_back(n);
+  return t;
+}
+
+// One line per rank of a row with telemetry: the rank and its sampled object.
+struct RankTel {
+  int rank = 0;
+  std::string host;
+  const nlohmann::json* s = nullptr;
+};
+
+Table rank_telemetry_tab(const BenchResult& r, const std::string& device) {
+  std::vector<RankTel> lines;
+  for (const auto& rk : r.ranks)
+    if (const auto* s = sampled_of(rk)) lines.push_back({rk.rank, rk.host, s});
+  const bool gpu = std::any_of(lines.begin(), lines.end(), [](const RankTel& l) { return gpu_available(*l.s); });
+  const auto at = [](std::initializer_list<const char*> path, double scale = 1) {
+    std::vector<const char*> p(path);
+    return [p, scale](const RankTel& l) -> Value {
+      std::optional<double> v;
+      const nlohmann::json* j = l.s;
+      for (size_t i = 0; i < p.size(); ++i) {
+        if (!j->is_object() || !j->contains(p[i])) return {};
+        j = &(*j)[p[i]];
+      }
+      if (!j->is_number()) return {};
+      return Value(j->get<double>() * scale);
+    };
+  };
+  std::vector<Col<RankTel>> cols = {
+      {{"rank", "rank", "", fmtcol::plain()}, [](const RankTel& l) { return Value(static_cast<long long>(l.rank)); }},
+      {{"host", "host", "", fmtcol::plain()}, [](const RankTel& l) { return Value(l.host); }},
+  };
+  if (gpu) {
+    cols.push_back({{"gpu_index", "GPU", "", fmtcol::plain()}, [](const RankTel& l) -> Value {
+                      if (!gpu_available(*l.s)) return {};
+                      return Value(int_at((*l.s)["gpu"], "index"));
+                    }});
+    cols.push_back({{"mean_sm_util_pct", "SM util %", "%", fmtcol::fixed(1)}, at({"gpu", "sm_util_pct", "mean"})});
+    cols.push_back({{"mean_sm_clock_mhz", "SM clock MHz", "MHz", fmtcol::fixed(0)}, at({"gpu", "sm_clock_mhz", "mean"})});
+    cols.push_back({{"max_temperature_c", "max temp C", "C", fmtcol::fixed(0)}, at({"gpu", "temperature_c", "max"})});
+    cols.push_back({{"throttled", "throttled", "", fmtcol::plain()}, [](const RankTel& l) -> Value {
+                      if (!gpu_available(*l.s)) return {};
+                      const auto& g = (*l.s)["gpu"];
+                      const double f = json_num_opt(g, "throttled_fraction").value_or(0);
+                      std::vector<std::string> why;
+                      if (g.contains("throttle_reasons") && g["throttle_reasons"].is_array())
+                        for (const auto& x : g["throttle_reasons"])
+                          if (x.is_string()) why.push_back(x.get<std::string>());
+                      if (f <= 0 && why.empty()) return std::string("no");
+                      return fmt::format("{:.0f}% ({})", f * 100, fmt::join(why, ", "));
+                    }});
+  }
+  cols.push_back({{"mean_cpu_util_pct", "CPU util %", "%", fmtcol::fixed(1)}, at({"host", "cpu_util_pct", "mean"})});
+  cols.push_back({{"net_rx_mb_s", "net rx MB/s", "MB/s", fmtcol::fixed(2)}, at({"host", "net", "rx_bytes_per_s", "mean"}, 1e-6)});
+  cols.push_back({{"net_tx_mb_s", "net tx MB/s", "MB/s", fmtcol::fixed(2)}, at({"host", "net", "tx_bytes_per_s", "mean"}, 1e-6)});
+  Table t = make_table("rank_telemetry",
+                       fmt::format("Per-rank telemetry: {}, {}, batch {} per rank, {} {}", r.model, r.label,
+                                   r.batch_per_rank, device, r.ddp ? "(largest DDP group)" : "(no DDP)"),
+                       {{"model", r.model}, {"device", device}, {"world_size", static_cast<long long>(r.world_size)}},
+                       cols, lines);
+  t.notes.push_back("each rank's mean over its samples (max temp: its highest sample; throttled: share of samples with "
+                    "a clock-event reason, and the reasons seen)");
+  return t;
+}
+
+// Percentile of a few numbers (core/stats), for the burn-in's min/median/max over ranks.
+Table burn_in_tab(const BenchResult& r, const std::string& device) {
+  const auto& b = r.burn_in;
+  const double window = json_num_opt(b, "window_s").value_or(0);
+  std::vector<std::pair<long long, std::vector<double>>> per_rank;  // rank, ex/s per window
+  if (b.contains("per_rank") && b["per_rank"].is_array())
+    for (const auto& x : b["per_rank"]) {
+      std::vector<double> v;
+      if (x.contains("ex_per_s") && x["ex_per_s"].is_array())
+        for (const auto& y : x["ex_per_s"]) v.push_back(y.is_number() ? y.get<double>() : NAN);
+      per_rank.emplace_back(int_at(x, "rank"), std::move(v));
+    }
+  size_t windows = 0;
+  for (const auto& [rk, v] : per_rank) windows = std::max(windows, v.size());
+  std::vector<size_t> idx(windows);
+  for (size_t i = 0; i < windows; ++i) idx[i] = i;
+  const bool many = per_rank.size() > kBurnInRankColumns;
+  std::vector<Col<size_t>> cols = {
+      {{"window", "window", "", fmtcol::plain()}, [](size_t i) { return Value(static_cast<long long>(i)); }},
+      {{"start_s", "start s", "s", fmtcol::fixed(0)}, [window](size_t i) { return Value(window * static_cast<double>(i)); }},
+  };
+  const auto at = [&per_rank](size_t k, size_t i) { return i < per_rank[k].second.size() ? per_rank[k].second[i] : NAN; };
+  if (!many) {
+    for (size_t k = 0; k < per_rank.size(); ++k)
+      cols.push_back({{fmt::format("rank{}_ex_s", per_rank[k].first), fmt::format("rank {} ex/s", per_rank[k].first),
+                       "ex/s", fmtcol::fixed(1)},
+                      [at, k](size_t i) { const double v = at(k, i); return std::isfinite(v) ? Value(v) : Value(); }});
+  } else {
+    const auto over = [at, n = per_rank.size()](size_t i, double q) -> Value {
+      std::vector<double> v;
+      for (size_t k = 0; k < n; ++k)
+        if (std::isfinite(at(k, i))) v.push_back(at(k, i));
+      if (v.empty()) return {};
+      return Value(percentile(v, q));
+    };
+    cols.push_back({{"min_ex_s", "min ex/s", "ex/s", fmtcol::fixed(1)}, [over](size_t i) { return over(i, 0); }});
+    cols.push_back({{"median_ex_s", "median ex/s", "ex/s", fmtcol::fixed(1)}, [over](size_t i) { return over(i, 50); }});
+    cols.push_back({{"max_ex_s", "max ex/s", "ex/s", fmtcol::fixed(1)}, [over](size_t i) { return over(i, 100); }});
+  }
+  Table t = make_table("burn_in",
+                       fmt::format("Burn-in: {}, {}, batch {} per rank, {}: ex/s per rank per {:g} s window over {:g} s",
+                                   r.model, r.label, r.batch_per_rank, device, window,
+                                   json_num_opt(b, "duration_s").value_or(0)),
+                       {{"model", r.model}, {"device", device}, {"world_size", static_cast<long long>(r.world_size)}},
+                       cols, idx);
+  const double thr = json_num_opt(b, "drift_threshold_pct").value_or(5);
+  std::vector<std::string> all;
+  std::vector<std::pair<double, std::string>> flagged;  // |change|, words
+  int n = 0;
+  if (b.contains("drift") && b["drift"].is_array())
+    for (const auto& d : b["drift"]) {
+      ++n;
+      const double change = json_num_opt(d, "change_pct").value_or(NAN);
+      const std::string s = fmt::format("rank {} {:+.1f}% ({:.1f} -> {:.1f} ex/s)", int_at(d, "rank"), change,
+                                        json_num_opt(d, "first_ex_per_s").value_or(NAN),
+                                        json_num_opt(d, "last_ex_per_s").value_or(NAN));
+      all.push_back(s + (json_true(d, "flagged") ? " DRIFT" : ""));
+      if (json_true(d, "flagged")) flagged.emplace_back(std::isfinite(change) ? std::abs(change) : 0, s);
+    }
+  // Many ranks: the largest changes first, at most kBurnInRankColumns of them named.
+  std::stable_sort(flagged.begin(), flagged.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::vector<std::string> named;
+  for (size_t i = 0; i < flagged.size() && i < kBurnInRankColumns; ++i) named.push_back(flagged[i].second);
+  if (flagged.size() > named.size()) named.push_back(fmt::format("and {} more", flagged.size() - named.size()));
+  t.notes.push_back(fmt::format("drift = (last window - first window) / first window, flagged beyond +-{:g}%", thr));
+  if (n <= static_cast<int>(kBurnInRankColumns)) {
+    if (!all.empty()) t.notes.push_back(fmt::format("drift: {}", fmt::join(all, "; ")));
+  } else {
+    t.notes.push_back(flagged.empty() ? fmt::format("drift: all {} ranks within +-{:g}%", n, thr)
+                                      : fmt::format("drift flagged on {} of {} ranks, largest first: {}", flagged.size(),
+                                                    n, fmt::join(named, "; ")));
+  }
+  for (const auto& w : r.warnings)
+    if (w.code == "throughput_drift") t.notes.push_back(fmt::format("{}: {}", w.code, w.message));
+  return t;
+}
+
+Table pairs_tab(const ClusterFile& c) {
+  std::vector<CommResult> rows = c.pair_rows;
+  const auto round_of = [](const CommResult& x) { return int_at(x.extra, "round"); };
+  std::stable_sort(rows.begin(), rows.end(), [&](const CommResult& a, const CommResult& b) { return round_of(a) < round_of(b); });
+  const auto name = [](const CommResult& x, size_t i) -> std::string {
+    const auto& p = x.extra["pair"];
+    return p.is_array() && p.size() > i && p[i].is_string() ? p[i].get<std::string>() : "?";
+  };
+  const std::vector<Col<CommResult>> cols = {
+      {{"round", "round", "", fmtcol::plain()}, [&](const CommResult& x) { return Value(round_of(x)); }},
+      {{"host_a", "host A", "", fmtcol::plain()}, [&](const CommResult& x) { return Value(name(x, 0)); }},
+      {{"host_b", "host B", "", fmtcol::plain()}, [&](const CommResult& x) { return Value(name(x, 1)); }},
+      {{"collective", "collective", "", fmtcol::plain()}, [&](const CommResult& x) {
+         const std::string dir = json_str_or(x.extra, "direction");
+         if (dir == "a->b") return Value(x.collective + " A->B");
+         if (dir == "b->a") return Value(x.collective + " B->A");
+         return Value(x.collective);
+       }},
+      {{"size_bytes", "size", "bytes", fmtcol::bytes()}, [](const CommResult& x) { return Value(x.bytes); }},
+      {{"time_us", "time us", "us", fmtcol::fixed(1)}, [](const CommResult& x) { return Value(x.time_us); }},
+      {{"busbw_gbps", "GB/s", "GB/s", fmtcol::fixed(3)}, [](const CommResult& x) { return Value(x.busbw_gbps); }},
+  };
+  Table t = make_table("pairs", fmt::format("Pair bandwidth (comm --pairs): {}, {}", c.device, c.source),
+                       {{"device", c.device}, {"source", c.source}}, cols, rows);
+  t.notes.push_back("GB/s = busbw (1e9 bytes/s): sendrecv one direction at a time (bytes / receiver's time), "
+                    "allreduce on the two ranks (busbw = algbw for 2 ranks); pairs of one round ran at the same time");
+  const auto& p = c.comm_pairs;
+  if (const auto ref = num_at(p, {"reference", "p2p_gbps"}))
+    t.notes.push_back(fmt::format("reference: p2p {:.3f} GB/s, allreduce {:.3f} GB/s ({}); slow: below {:g} x the reference",
+                                  *ref, num_at(p, {"reference", "allreduce_busbw_gbps"}).value_or(NAN),
+                                  json_str_or(p.value("reference", nlohmann::json::object()), "method", "?"),
+                                  json_num_opt(p, "slow_fraction").value_or(NAN)));
+  for (const char* kind : {"slow_nodes", "slow_links", "notes"})
+    if (p.contains(kind) && p[kind].is_array())
+      for (const auto& x : p[kind]) {
+        const std::string m = x.is_string() ? x.get<std::string>() : json_str_or(x, "message");
+        if (!m.empty())
+          t.notes.push_back(std::string(kind) == "slow_nodes"   ? "SLOW NODE: " + m
+                            : std::string(kind) == "slow_links" ? "SLOW LINK: " + m
+                                                                : m);
+      }
+  return t;
+}
+
+Table max_batch_tab(const ClusterFile& c) {
+  const auto& m = c.max_batch;
+  std::vector<nlohmann::json> trials;
+  if (m.contains("trials") && m["trials"].is_array()) trials.assign(m["trials"].begin(), m["trials"].end());
+  const std::vector<Col<nlohmann::json>> cols = {
+      {{"trial", "trial", "", fmtcol::plain()}, [&trials](const nlohmann::json& x) {
+         return Value(static_cast<long long>(&x - trials.data()) + 1);
+       }},
+      {{"batch", "batch/rank", "examples", fmtcol::plain()}, [](const nlohmann::json& x) { return Value(int_at(x, "batch")); }},
+      {{"fits", "fits", "", fmtcol::plain()}, [](const nlohmann::json& x) {
+         return Value(std::string(json_true(x, "fits") ? "yes" : "no"));
+       }},
+      {{"peak_memory_bytes", "peak memory", "bytes", fmtcol::bytes()}, [](const nlohmann::json& x) {
+         return num_or_na(json_num_opt(x, "peak_memory_bytes"));
+       }},
+      {{"seconds", "time s", "s", fmtcol::fixed(2)}, [](const nlohmann::json& x) { return num_or_na(json_num_opt(x, "seconds")); }},
+      {{"error", "error", "", fmtcol::plain()}, [](const nlohmann::json& x) { return Value(json_str_or(x, "error")); }},
+  };
+  Table t = make_table("max_batch",
+                       fmt::format("find-max-bs: {}, {}, {}, {}x{} images: trials in order", json_str_or(m, "model", "?"),
+                                   json_str_or(m, "precision", "?"), json_str_or(m, "device", "?"),
+                                   int_at(m, "image_size"), int_at(m, "image_size")),
+                       {{"source", c.source}, {"model", json_str_or(m, "model")}}, cols, trials);
+  t.notes.push_back(max_batch_sentence(m));
+  if (const auto lim = json_num_opt(m, "memory_limit_bytes"); lim && *lim > 0)
+    t.notes.push_back(fmt::format("memory limit {}", fmtcol::bytes()(Value(*lim))));
+  t.notes.push_back("grow by doubling until a batch fails, then bisect between the last that fit and the first that "
+                    "failed; recommended = largest that fits x (1 - margin), rounded down");
+  return t;
+}
+
 }  // namespace
 
 Table comm_table(const CommTable& c) {
@@ -869,6 +1390,25 @@ std::vector<Table> report_tables(const Report& r) {
   }
   for (const auto& m : r.impact) out.push_back(impact_tab(m));
   for (const auto& c : r.comm) out.push_back(comm_table(c));
+  for (const auto& c : r.cluster)
+    if (!c.pair_rows.empty()) out.push_back(pairs_tab(c));
+  for (const auto& c : r.cluster)
+    if (std::any_of(c.rows.begin(), c.rows.end(), [](const BenchResult& b) { return summarize_telemetry(b).ranks > 0; }))
+      out.push_back(telemetry_tab(c));
+  if (r.per_rank)
+    for (const auto& c : r.cluster) {
+      for (const auto& e : c.stragglers) out.push_back(straggler_tab(e));
+      std::vector<std::string> models;
+      for (const auto& row : c.rows)
+        if (std::find(models.begin(), models.end(), row.model) == models.end()) models.push_back(row.model);
+      for (const auto& m : models)
+        if (const BenchResult* g = largest_group(c.rows, m)) out.push_back(rank_telemetry_tab(*g, c.device));
+    }
+  for (const auto& c : r.cluster)
+    for (const auto& row : c.rows)
+      if (row.burn_in.is_object() && row.burn_in.contains("per_rank")) out.push_back(burn_in_tab(row, c.device));
+  for (const auto& c : r.cluster)
+    if (!c.max_batch.empty()) out.push_back(max_batch_tab(c));
   if (!r.comparison.rows.empty()) out.push_back(comparison_tab(r.comparison));
   for (const auto& c : r.cost) out.push_back(cost_tab(c));
   return out;
@@ -876,8 +1416,16 @@ std::vector<Table> report_tables(const Report& r) {
 
 std::string render_report(const Report& r, TableFormat format) {
   const auto tables = report_tables(r);
-  if (format != TableFormat::json) return render_tables(tables, format);
-  nlohmann::json j = {{"tables", nlohmann::json::array()}, {"files", r.files}};
+  if (format != TableFormat::json) {
+    std::string head;
+    if (format == TableFormat::text)
+      for (const auto& h : r.headline) head += h + "\n";
+    if (format == TableFormat::markdown)
+      for (const auto& h : r.headline) head += "**" + h + "**\n\n";
+    if (format == TableFormat::text && !head.empty()) head += "\n";
+    return head + render_tables(tables, format);
+  }
+  nlohmann::json j = {{"tables", nlohmann::json::array()}, {"files", r.files}, {"headline", r.headline}};
   for (const auto& t : tables) j["tables"].push_back(table_json(t));
   return j.dump(2) + "\n";
 }

@@ -175,10 +175,59 @@ inline constexpr int kMaxEpochs = 1'000'000;                        ///< --epoch
 inline constexpr long long kMaxReportDatasetSize = 1'000'000'000'000LL;  ///< --dataset-size: 1..1e12
 
 struct ReportOptions {
+  /// `--per-rank`: add each straggler entry's per-rank table and the per-rank telemetry of
+  /// each model's largest group (the named stragglers are in the headline either way).
+  bool per_rank = false;
   std::optional<double> gpu_hour_usd;  ///< price of one GPU (or rank) for one hour, (0, kMaxGpuHourUsd]
   int epochs = 90;                     ///< 1..kMaxEpochs
   long long dataset_size = 1281167;    ///< ImageNet-1k training set; 1..kMaxReportDatasetSize
 };
+
+/// What one result file holds for cluster validation (schema 1.6; docs/METHODOLOGY.md
+/// "Reading the cluster-validation report"), copied from the file as recorded.
+struct ClusterFile {
+  std::string source;  ///< the file
+  std::string device;  ///< device_type of the file
+  /// Rows with per-rank telemetry["sampled"] (contract (a)) or a burn_in (contract (c)), in file order.
+  std::vector<BenchResult> rows;
+  nlohmann::json stragglers = nlohmann::json::array();  ///< ResultFile.stragglers (contract (b))
+  std::vector<CommResult> pair_rows;  ///< `comm --pairs` rows (extra.pair, extra.round; contract (e))
+  nlohmann::json comm_pairs = nlohmann::json::object();  ///< ResultFile.comm_pairs
+  nlohmann::json max_batch = nlohmann::json::object();   ///< ResultFile.max_batch (kind "find-max-bs")
+};
+
+/// Mean over ranks, minimum, maximum of one telemetry quantity of a row; absent where no rank has it.
+struct TelemetryRowSummary {
+  int ranks = 0;       ///< ranks with a telemetry.sampled object
+  int gpu_ranks = 0;   ///< of those, ranks whose GPU metrics are available
+  std::optional<double> min_sm_util_pct;  ///< min over ranks of each rank's mean SM utilization, %
+  std::optional<double> max_temperature_c;  ///< max over ranks of each rank's max temperature, C
+  std::optional<double> min_sm_clock_mhz;   ///< min over ranks of each rank's min SM clock, MHz
+  std::optional<double> max_power_w;        ///< max over ranks of each rank's max power, W
+  int throttled_ranks = 0;                  ///< ranks with throttled_fraction > 0
+  std::vector<std::string> throttle_reasons;  ///< union over ranks, sorted
+  std::optional<double> mean_cpu_util_pct;  ///< mean over ranks of each rank's mean CPU utilization, %
+  std::optional<double> max_peak_rss_bytes; ///< max over ranks of peak RSS, bytes
+  std::optional<double> mean_net_rx_bytes_per_s, mean_net_tx_bytes_per_s;  ///< mean over ranks of each rank's mean
+  std::vector<std::string> gpu_unavailable;   ///< the distinct reasons of ranks without GPU metrics
+};
+
+/// Summarises the per-rank telemetry.sampled objects of `row` (contract (a)).
+TelemetryRowSummary summarize_telemetry(const BenchResult& row);
+
+/// The row of `rows` whose ranks' telemetry stands for model `model`: its DDP row with the
+/// largest world size that has sampled telemetry (the no-DDP row when there is no DDP one);
+/// nullptr when none has telemetry.
+const BenchResult* largest_group(const std::vector<BenchResult>& rows, const std::string& model);
+
+/// The headline sentence of one straggler entry (contract (b)): "Straggler (resnet18, batch 16
+/// per rank, 2 ranks): rank 1 (host node0, local rank 1, CPU) has score 0.52 < 0.95" (one
+/// sentence per named rank, GPU index, UUID and bus id where the rank has a GPU), or "No
+/// straggler (...): every rank scored >= 0.95 (lowest: rank 2, 0.97)".
+std::vector<std::string> straggler_sentences(const nlohmann::json& entry);
+
+/// Burn-in tables show one column per rank up to this many ranks, else min/median/max over ranks.
+inline constexpr size_t kBurnInRankColumns = 8;
 
 /// Everything `ddpbench report` prints.
 struct Report {
@@ -192,25 +241,35 @@ struct Report {
   /// Per file: name, tool, created, device type, torch, cuda, nccl, backend, hosts; complete,
   /// rows, rows_planned and warning (incomplete_warning: "" for a complete file).
   std::vector<nlohmann::json> files;
+  /// Schema 1.6: per file with telemetry, stragglers, burn-in, pair rows or a find-max-bs search.
+  std::vector<ClusterFile> cluster;
+  bool per_rank = false;  ///< ReportOptions::per_rank
+  /// Sentences printed above the tables: the named stragglers (or that none was), the slow
+  /// nodes and links of `comm --pairs`, find-max-bs recommendations.
+  std::vector<std::string> headline;
 };
 
-/// Builds the report. Rows are identified by their ConfigKey (config_key.hpp); where
+/// Builds the report. Files of kind "find-max-bs" and files with only stragglers are
+/// reported too. Rows are identified by their ConfigKey (config_key.hpp); where
 /// several files measured the same configuration, the row with the narrowest relative 95% CI
 /// of the mean is used
 /// (the first on a tie). Rows without a positive p50 are skipped. Throws UsageError when
-/// `files` hold neither a DDP row nor a collective result (`ddpbench comm`), or `opts` is invalid.
+/// `files` hold neither a DDP row, a collective result (`ddpbench comm`), stragglers nor a
+/// find-max-bs search, or `opts` is invalid.
 Report build_report(const std::vector<NamedResult>& files, const ReportOptions& opts);
 
 /// The report's tables in print order: each weak table followed by its breakdown, each
-/// strong table followed by its breakdown, optimization impact, collectives, comparison, cost.
+/// strong table followed by its breakdown, optimization impact, collectives, pair bandwidth,
+/// telemetry, per-rank straggler tables and per-rank telemetry (with per_rank), burn-in,
+/// find-max-bs trials, comparison, cost.
 std::vector<Table> report_tables(const Report& r);
 
 /// nccl-tests' table of one collective (size, count, type, redop, root, time us, algbw,
 /// busbw, #wrong), kind "comm", with the busbw factor's source in a note.
 Table comm_table(const CommTable& c);
 
-/// The report in `format` (render_tables of report_tables); JSON adds the files:
-/// {"tables": [...], "files": [...]}.
+/// The report in `format` (render_tables of report_tables), the headline sentences first (text,
+/// Markdown; not CSV); JSON adds the files and the headline: {"tables", "files", "headline"}.
 std::string render_report(const Report& r, TableFormat format);
 
 }  // namespace ddpbench

@@ -87,6 +87,32 @@ TEST(ReportCli, BreakdownImpactAndCollectives) {
   EXPECT_THAT(testutil::slurp(d.path / "c.html"), HasSubstr("Collective allreduce: 2 ranks"));
 }
 
+
+// Schema 1.6 (tests/fixtures/make_fixtures_16.py): the straggler named with and without
+// --per-rank, the per-rank tables with it, and find-max-bs and pair files reported.
+TEST(ReportCli, ClusterValidation) {
+  const std::string straggler =
+      "Straggler (resnet18, batch 16 per rank, 2 ranks): rank 1 (host node0, local rank 1, CPU) has score 0.52 < 0.95\n";
+  auto o = run(kBin + " report " + kFix + "cluster_cpu.json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.rfind(straggler, 0), 0u) << o.out;
+  EXPECT_EQ(o.out.find("Per-rank step times"), std::string::npos);
+  EXPECT_THAT(o.out, HasSubstr("Telemetry during the measured iterations"));
+  EXPECT_THAT(o.out, HasSubstr("Burn-in: resnet18, 1M/2C"));
+  o = run(kBin + " report --per-rank " + kFix + "cluster_cpu.json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.rfind(straggler, 0), 0u);
+  EXPECT_THAT(o.out, HasSubstr("Per-rank step times and straggler score: resnet18, batch 16 per rank, 2 ranks"));
+  EXPECT_THAT(o.out, HasSubstr("1     node0           1  cpu                               40.00       100.00         31.00  0.520  STRAGGLER\n"));
+  EXPECT_THAT(o.out, HasSubstr("Per-rank telemetry: resnet18, 1M/2C"));
+  o = run(kBin + " report " + kFix + "maxbs_cpu.json " + kFix + "pairs_cpu.json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("recommended 43 (10% margin)"));
+  EXPECT_THAT(o.out, HasSubstr("Slow node (" + kFix + "pairs_cpu.json): node2"));
+  const auto h = run(kBin + " report --help");
+  EXPECT_THAT(h.out, HasSubstr("--per-rank"));
+}
+
 TEST(CheckCli, ExitCodes) {
   auto o = run(kBin + " check " + kFix + "gpu_h100.json --reference " + kFix + "reference_h100_pass.json");
   EXPECT_EQ(o.code, 0) << o.out << o.err;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -160,6 +161,78 @@ TEST(Plots, BreakdownBarsAndBusbwAgainstSize) {
   EXPECT_NE(csvg.find("message size (bytes, log2 scale)"), std::string::npos);
   EXPECT_NE(csvg.find(">4 MiB<"), std::string::npos);  // sizes in binary prefixes on the log2 axis
   EXPECT_NE(csvg.find(">16 kiB<"), std::string::npos);
+}
+
+
+Report cluster_report() {
+  std::vector<NamedResult> files;
+  for (const char* n : {"cluster_cpu.json", "cluster_gpu.json", "many_ranks_cpu.json", "pairs_cpu.json", "maxbs_cpu.json"})
+    files.push_back({n, read_result_file(kDir + "fixtures/" + n)});
+  ReportOptions o;
+  o.per_rank = true;
+  return build_report(files, o);
+}
+
+// Schema 1.6: one telemetry plot per model, a score plot per straggler entry (labelled bars up
+// to 64 ranks, sorted scores beyond), a burn-in plot per burned-in row (bands beyond 16 ranks).
+TEST(Plots, TelemetryStragglersAndBurnIn) {
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  TempDir d;
+  const Report r = cluster_report();
+  const auto dir = d.path / "plots";
+  const auto plots = write_plots(r, dir.string());
+  std::map<std::string, int> kinds;
+  for (const auto& p : plots) {
+    expect_png_of_plot_size(p.png);
+    ++kinds[p.name.substr(0, p.name.find('-'))];
+  }
+  EXPECT_EQ(kinds["telemetry"], 2);   // resnet18 and resnet50: one per model
+  EXPECT_EQ(kinds["stragglers"], 3);
+  EXPECT_EQ(kinds["burnin"], 2);
+  // 2 ranks: a bar per rank, 0.0208 / 0.040 = 0.52.
+  EXPECT_EQ(testutil::slurp(dir / "stragglers-resnet18-cpu-fixture-cpu-2r.dat"), "# rank score (threshold 0.95)\n0 1\n1 0.52\n");
+  // 100 ranks: sorted, the straggler (rank 37, 0.020 / 0.040) first.
+  const std::string many = testutil::slurp(dir / "stragglers-resnet18-cpu-fixture-cpu-100r.dat");
+  EXPECT_EQ(many.rfind("# position rank score, sorted by score (100 ranks; threshold 0.95)\n0 37 0.5\n", 0), 0u);
+  const std::string gp = testutil::slurp(dir / "plots.gp");
+  EXPECT_THAT(gp, HasSubstr("plot 'stragglers-resnet18-cpu-fixture-cpu-2r.dat' using 1:2 with boxes"));
+  EXPECT_THAT(gp, HasSubstr("plot 'stragglers-resnet18-cpu-fixture-cpu-100r.dat' using 1:3 with linespoints"));
+  // Burn-in of 2 ranks: a line each; of 100: min, median, max per window.
+  EXPECT_EQ(testutil::slurp(dir / "burnin-resnet18-1m-2c-cpu-fixture-cpu.dat"),
+            "# rank 0: start_s ex_per_s\n0 100\n30 100\n60 99\n90 98\n\n\n"
+            "# rank 1: start_s ex_per_s\n0 100\n30 95\n60 90\n90 88\n");
+  EXPECT_THAT(testutil::slurp(dir / "burnin-resnet18-1m-100c-cpu-fixture-cpu.dat"),
+              HasSubstr("# 100 ranks: start_s min_ex_per_s median_ex_per_s max_ex_per_s\n0 50 53 56\n"));
+  // Telemetry: CPU utilization on the CPU run, SM utilization and clock on the GPU run.
+  EXPECT_THAT(testutil::slurp(dir / "telemetry-resnet18-1m-2c-cpu-fixture-cpu.dat"),
+              HasSubstr("# rank 1: t_s cpu_util_pct\n0.1 56\n"));
+  EXPECT_THAT(testutil::slurp(dir / "telemetry-resnet50-1m-4g-nvidia-h100-80gb-hbm3.dat"),
+              HasSubstr("# rank 2: t_s sm_util_pct sm_clock_mhz\n0.1 39 1980\n0.2 40 1980\n0.3 41 1410\n"));
+  const std::string svg = testutil::slurp(dir / "telemetry-resnet50-1m-4g-nvidia-h100-80gb-hbm3.svg");
+  EXPECT_NE(svg.find("SM clock (MHz)"), std::string::npos);
+}
+
+TEST(Html, ShowsTheClusterValidationTablesAndHeadline) {
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  if (!have("python3")) GTEST_SKIP() << "python3 not installed";
+  TempDir d;
+  const Report r = cluster_report();
+  const auto plots = write_plots(r, (d.path / "plots").string());
+  const std::string html = render_html(r, plots, "2026-11-23T00:00:00Z");
+  const auto file = d.path / "report.html";
+  std::ofstream(file) << html;
+  const auto o = testutil::run("python3 " + kDir + "tools/check_html.py " + file.string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto j = nlohmann::json::parse(o.out);
+  EXPECT_TRUE(j["ok"].get<bool>()) << o.out;
+  EXPECT_EQ(j["tables"].get<size_t>(), report_tables(r).size() + 1);
+  EXPECT_EQ(j["svgs"].get<size_t>(), plots.size());
+  for (const char* s : {"<strong>Straggler (resnet18, batch 16 per rank, 2 ranks): rank 1 (host node0, local rank 1, "
+                        "CPU) has score 0.52 &lt; 0.95</strong>",
+                        "Telemetry during the measured iterations", "Per-rank step times and straggler score",
+                        "Per-rank telemetry", "Burn-in: resnet18", "Pair bandwidth (comm --pairs)", "SLOW NODE: node2",
+                        "find-max-bs: resnet18", "recommended 43"})
+    EXPECT_THAT(html, HasSubstr(s));
 }
 
 TEST(Html, ShowsTheBreakdownImpactAndCommTablesAndPlots) {

@@ -512,6 +512,152 @@ TEST(Report, RowsShowSelfCheckMemoryWarningsStoppingAndTheMfuPeak) {
   EXPECT_THAT(text, HasSubstr("16 GPUs: auto stopping ended on max_iters"));
 }
 
+
+// ------------------------------------------------------------------ cluster validation (schema 1.6)
+// tests/fixtures/make_fixtures_16.py holds the hand numbers.
+
+const Table* find_table(const std::vector<Table>& ts, const std::string& kind, size_t nth = 0) {
+  for (const auto& t : ts)
+    if (t.kind == kind && nth-- == 0) return &t;
+  return nullptr;
+}
+
+size_t count_of(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
+  return n;
+}
+
+TEST(ReportCluster, TelemetryOfACpuRunShowsHostMetricsAndTheReasonOnce) {
+  const auto files = load({"cluster_cpu.json"});
+  const auto t = summarize_telemetry(files[0].file.results[1]);
+  EXPECT_EQ(t.ranks, 2);
+  EXPECT_EQ(t.gpu_ranks, 0);
+  EXPECT_NEAR(*t.mean_cpu_util_pct, (98.0 + 60.0) / 2, 1e-12);
+  EXPECT_DOUBLE_EQ(*t.max_peak_rss_bytes, 520.0 * 1024 * 1024);
+  EXPECT_NEAR(*t.mean_net_rx_bytes_per_s, 2e6, 1e-6);
+  EXPECT_NEAR(*t.mean_net_tx_bytes_per_s, 3e6, 1e-6);
+  EXPECT_FALSE(t.min_sm_util_pct.has_value());
+  const Report r = build_report(files, {});
+  const std::string text = render_report(r, TableFormat::text);
+  EXPECT_THAT(text, HasSubstr("resnet18   1M/2C          16      2        79.0  520.0 MiB         2.00         3.00\n"));
+  EXPECT_EQ(count_of(text, "GPU metrics unavailable"), 1u) << text;
+  EXPECT_THAT(text, HasSubstr("GPU metrics unavailable (every rank; host metrics only): no GPU: the rank runs on the CPU"));
+  EXPECT_EQ(text.find("SM util"), std::string::npos);  // no GPU columns on a CPU run
+}
+
+TEST(ReportCluster, TelemetryOfAGpuRunTakesTheWorstRank) {
+  const Report r = build_report(load({"cluster_gpu.json"}), {});
+  ASSERT_EQ(r.cluster.size(), 1u);
+  const auto t = summarize_telemetry(r.cluster[0].rows[0]);
+  EXPECT_DOUBLE_EQ(*t.min_sm_util_pct, 41);
+  EXPECT_DOUBLE_EQ(*t.max_temperature_c, 85);
+  EXPECT_DOUBLE_EQ(*t.min_sm_clock_mhz, 1410);
+  EXPECT_DOUBLE_EQ(*t.max_power_w, 700);
+  EXPECT_EQ(t.throttled_ranks, 1);
+  const auto tables = report_tables(r);
+  const Table* tel = find_table(tables, "telemetry");
+  ASSERT_NE(tel, nullptr);
+  EXPECT_EQ(tel->rows[0][tel->col("throttled")], Value(std::string("1 of 4 (hw_thermal_slowdown, sw_thermal_slowdown)")));
+  const std::string text = render_report(r, TableFormat::text);
+  EXPECT_EQ(text.find("unavailable"), std::string::npos);
+  // The rows' warnings, in the scaling table's notes column and in words under the telemetry table.
+  EXPECT_THAT(text, HasSubstr("low_gpu_util, gpu_throttled"));
+  EXPECT_THAT(text, HasSubstr("resnet50 1M/4G: low_gpu_util: rank 2 (node0, GPU 2): mean SM utilization 41% < --min-util 80%"));
+}
+
+TEST(ReportCluster, TheStragglerIsNamedWithoutPerRankAndTheTablesComeWithIt) {
+  auto files = load({"cluster_cpu.json", "cluster_gpu.json"});
+  Report r = build_report(files, {});
+  ASSERT_GE(r.headline.size(), 2u);
+  // 0.0208 / 0.040 = 0.52
+  EXPECT_EQ(r.headline[0],
+            "Straggler (resnet18, batch 16 per rank, 2 ranks): rank 1 (host node0, local rank 1, CPU) has score 0.52 < 0.95");
+  EXPECT_EQ(r.headline[1], "No straggler (resnet50, batch 64 per rank, 4 ranks): every rank scored >= 0.95 (lowest: "
+                           "rank 2, 0.97)");
+  EXPECT_EQ(render_report(r, TableFormat::text).rfind(r.headline[0] + "\n", 0), 0u);  // first line of the report
+  const auto plain = report_tables(r);
+  EXPECT_EQ(find_table(plain, "stragglers"), nullptr);
+  EXPECT_EQ(find_table(plain, "rank_telemetry"), nullptr);
+  ReportOptions o;
+  o.per_rank = true;
+  r = build_report(files, o);
+  const auto tables = report_tables(r);
+  EXPECT_EQ(tables.size(), plain.size() + 4);  // per file: a straggler table and one model's rank telemetry
+  const Table* s = find_table(tables, "stragglers");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(std::get<double>(s->rows[1][s->col("score")]), 0.0208 / 0.040);
+  EXPECT_EQ(s->rows[1][s->col("straggler")], Value(std::string("STRAGGLER")));
+  EXPECT_EQ(s->rows[0][s->col("straggler")], Value(std::string("")));
+  EXPECT_DOUBLE_EQ(std::get<double>(s->rows[1][s->col("compute_step_ms")]), 40.0);
+  const Table* g = find_table(tables, "stragglers", 1);
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->rows[2][g->col("gpu_uuid")], Value(std::string("GPU-2")));
+  EXPECT_EQ(g->rows[2][g->col("bus_id")], Value(std::string("00000000:1A:00.0")));
+  const Table* rt = find_table(tables, "rank_telemetry", 1);  // the GPU file's
+  ASSERT_NE(rt, nullptr);
+  EXPECT_DOUBLE_EQ(std::get<double>(rt->rows[2][rt->col("mean_sm_util_pct")]), 41);
+  EXPECT_EQ(rt->rows[2][rt->col("throttled")], Value(std::string("25% (hw_thermal_slowdown, sw_thermal_slowdown)")));
+  const Table* rc = find_table(tables, "rank_telemetry", 0);  // the CPU file's: host columns only
+  ASSERT_NE(rc, nullptr);
+  EXPECT_THROW(rc->col("mean_sm_util_pct"), std::logic_error);
+  EXPECT_DOUBLE_EQ(std::get<double>(rc->rows[1][rc->col("net_tx_mb_s")]), 4.0);
+}
+
+TEST(ReportCluster, BurnInPerRankAndOverManyRanks) {
+  const Report r = build_report(load({"cluster_cpu.json", "many_ranks_cpu.json"}), {});
+  const auto tables = report_tables(r);
+  const Table* b = find_table(tables, "burn_in");
+  ASSERT_NE(b, nullptr);
+  ASSERT_EQ(b->rows.size(), 4u);
+  EXPECT_DOUBLE_EQ(std::get<double>(b->rows[3][b->col("start_s")]), 90);
+  EXPECT_DOUBLE_EQ(std::get<double>(b->rows[3][b->col("rank1_ex_s")]), 88);
+  const std::string text = render_tables({*b}, TableFormat::text);
+  // (88 - 100) / 100
+  EXPECT_THAT(text, HasSubstr("drift: rank 0 -2.0% (100.0 -> 98.0 ex/s); rank 1 -12.0% (100.0 -> 88.0 ex/s) DRIFT"));
+  const Table* m = find_table(tables, "burn_in", 1);
+  ASSERT_NE(m, nullptr);
+  // 100 ranks at 50 + rank % 7 in the first window: 50 .. 56, median 53 (50 and 51 15 times, the rest 14).
+  EXPECT_DOUBLE_EQ(std::get<double>(m->rows[0][m->col("min_ex_s")]), 50);
+  EXPECT_DOUBLE_EQ(std::get<double>(m->rows[0][m->col("median_ex_s")]), 53);
+  EXPECT_DOUBLE_EQ(std::get<double>(m->rows[0][m->col("max_ex_s")]), 56);
+  EXPECT_THROW(m->col("rank0_ex_s"), std::logic_error);
+  const std::string mt = render_tables({*m}, TableFormat::text);
+  EXPECT_THAT(mt, HasSubstr("rank 20 -14.3% (56.0 -> 48.0 ex/s);"));
+  EXPECT_THAT(mt, HasSubstr("and 55 more"));
+}
+
+TEST(ReportCluster, PairRowsGetTheirTableAndTheSlowNodeIsNamed) {
+  const Report r = build_report(load({"pairs_cpu.json"}), {});
+  EXPECT_TRUE(r.comm.empty());  // pair rows are not a size sweep
+  ASSERT_EQ(r.headline.size(), 1u);
+  EXPECT_THAT(r.headline[0], HasSubstr("Slow node (fixtures/pairs_cpu.json): node2: every pair with it is slow"));
+  const auto tables = report_tables(r);
+  ASSERT_EQ(tables.size(), 1u);
+  const Table& t = tables[0];
+  EXPECT_EQ(t.kind, "pairs");
+  ASSERT_EQ(t.rows.size(), 9u);
+  EXPECT_EQ(t.rows[4][t.col("collective")], Value(std::string("sendrecv B->A")));
+  EXPECT_EQ(t.rows[4][t.col("host_b")], Value(std::string("node2")));
+  EXPECT_DOUBLE_EQ(std::get<double>(t.rows[4][t.col("busbw_gbps")]), 0.025);
+  EXPECT_THAT(render_tables(tables, TableFormat::text), HasSubstr("SLOW NODE: node2"));
+}
+
+TEST(ReportCluster, AFindMaxBsFileIsReported) {
+  const Report r = build_report(load({"maxbs_cpu.json"}), {});
+  ASSERT_EQ(r.headline.size(), 1u);
+  EXPECT_EQ(r.headline[0], "find-max-bs (resnet18, fp32, cpu, 64x64): the largest batch per rank that trained is 48; "
+                           "recommended 43 (10% margin).");
+  const auto tables = report_tables(r);
+  ASSERT_EQ(tables.size(), 1u);
+  ASSERT_EQ(tables[0].rows.size(), 5u);
+  EXPECT_EQ(tables[0].rows[2][tables[0].col("fits")], Value(std::string("no")));
+  EXPECT_EQ(tables[0].rows[3][tables[0].col("batch")], Value(48LL));
+  const auto j = nlohmann::json::parse(render_report(r, TableFormat::json));
+  EXPECT_EQ(j["headline"][0], r.headline[0]);
+  EXPECT_EQ(render_report(r, TableFormat::csv).find("find-max-bs ("), std::string::npos);  // CSV stays one table
+}
+
 TEST(Report, DeviceType) {
   ResultFile f;
   EXPECT_EQ(device_type(f), "CPU");
