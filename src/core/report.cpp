@@ -17,6 +17,7 @@
 #include "core/bench_table.hpp"
 #include "core/errors.hpp"
 #include "core/json_util.hpp"
+#include "core/pairs.hpp"
 
 namespace ddpbench {
 namespace {
@@ -1250,7 +1251,14 @@ Table burn_in_tab(const BenchResult& r, const std::string& device) {
   return t;
 }
 
+// `comm --pairs`: the summary's table (core/pairs.hpp pairs_table: one line per pair, the
+// reference and the named slow nodes and links); a file without the summary gets the rows.
 Table pairs_tab(const ClusterFile& c) {
+  if (c.comm_pairs.is_object() && c.comm_pairs.contains("pairs") && c.comm_pairs.contains("participants")) {
+    Table t = pairs_table(c.comm_pairs);
+    t.title = fmt::format("Pair bandwidth (comm --pairs): {}, {}, {}", t.title, c.device, c.source);
+    return t;
+  }
   std::vector<CommResult> rows = c.pair_rows;
   const auto round_of = [](const CommResult& x) { return int_at(x.extra, "round"); };
   std::stable_sort(rows.begin(), rows.end(), [&](const CommResult& a, const CommResult& b) { return round_of(a) < round_of(b); });
@@ -1276,21 +1284,6 @@ Table pairs_tab(const ClusterFile& c) {
                        {{"device", c.device}, {"source", c.source}}, cols, rows);
   t.notes.push_back("GB/s = busbw (1e9 bytes/s): sendrecv one direction at a time (bytes / receiver's time), "
                     "allreduce on the two ranks (busbw = algbw for 2 ranks); pairs of one round ran at the same time");
-  const auto& p = c.comm_pairs;
-  if (const auto ref = num_at(p, {"reference", "p2p_gbps"}))
-    t.notes.push_back(fmt::format("reference: p2p {:.3f} GB/s, allreduce {:.3f} GB/s ({}); slow: below {:g} x the reference",
-                                  *ref, num_at(p, {"reference", "allreduce_busbw_gbps"}).value_or(NAN),
-                                  json_str_or(p.value("reference", nlohmann::json::object()), "method", "?"),
-                                  json_num_opt(p, "slow_fraction").value_or(NAN)));
-  for (const char* kind : {"slow_nodes", "slow_links", "notes"})
-    if (p.contains(kind) && p[kind].is_array())
-      for (const auto& x : p[kind]) {
-        const std::string m = x.is_string() ? x.get<std::string>() : json_str_or(x, "message");
-        if (!m.empty())
-          t.notes.push_back(std::string(kind) == "slow_nodes"   ? "SLOW NODE: " + m
-                            : std::string(kind) == "slow_links" ? "SLOW LINK: " + m
-                                                                : m);
-      }
   return t;
 }
 
