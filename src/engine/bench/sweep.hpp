@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/launch_env.hpp"
+#include "core/progress.hpp"
 #include "core/result.hpp"
 #include "core/run_config.hpp"
 #include "engine/dist/process_group.hpp"
@@ -47,6 +48,9 @@ struct SweepEnv {
   int threads_per_rank = 1;               ///< intra-op threads of every rank
   MathModes math{};                       ///< math in effect (TF32, cuDNN benchmark): picks the MFU peak
   SelfCheckHook self_check_hook;          ///< test seam; empty in real runs
+  /// Rank 0's progress display (core/progress); nullptr on other ranks and with --quiet.
+  /// Every measured series (one per row; rank 0 runs them all) is a row of it.
+  Progress* progress = nullptr;
 };
 
 /// Called on rank 0 after each row is measured (print it, write the JSON).
