@@ -10,8 +10,10 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "cli/commands.hpp"
@@ -19,6 +21,7 @@
 #include "core/bench_table.hpp"
 #include "core/errors.hpp"
 #include "core/launch_env.hpp"
+#include "core/progress.hpp"
 #include "core/result.hpp"
 #include "core/run_config.hpp"
 #include "core/spawn.hpp"
@@ -306,8 +309,16 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     print_header(rf, senv.placements, note);
   }
 
+  // Rank 0's progress on stderr (core/progress): a live line on a terminal, a line per row
+  // otherwise, nothing with --quiet. Cleared around the table lines below.
+  std::optional<Progress> progress;
+  if (li.rank == 0 && !cfg.quiet) {
+    progress.emplace(std::cerr, progress_mode(false, isatty(STDERR_FILENO) != 0), planned_rows(cfg));
+    senv.progress = &*progress;
+  }
   std::string current_model;
   auto on_row = [&](const BenchResult& row) {
+    if (progress) progress->suspend();
     const bool strong = cfg.scaling == "strong";
     if (row.model != current_model) {
       current_model = row.model;
@@ -327,6 +338,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     rf.results.push_back(row);
     // The rows so far go to PATH.partial; PATH itself only ever holds a complete run.
     if (!cfg.json_path.empty()) write_result_file_atomic(partial_path(cfg.json_path), rf);
+    if (progress) progress->resume();
   };
   try {
     auto on_stragglers = [&](const nlohmann::json& entry) {

@@ -3,6 +3,7 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -14,6 +15,7 @@
 #include <set>
 
 #include "core/bench_table.hpp"
+#include "core/burn_in.hpp"
 #include "core/errors.hpp"
 #include "core/gpu_peaks.hpp"
 #include "core/stats.hpp"
@@ -34,18 +36,26 @@ namespace ddpbench {
 namespace {
 
 // What one rank measured in a series, gathered to rank 0 after the samples: a fixed,
-// bounded layout (the samples, then one slot per field; NaN where a value is absent).
+// bounded layout (the samples, then one slot per field; NaN where a value is absent; then
+// with --duration the burn-in windows, as many on every rank since they depend on D alone).
 struct RankStats {
-  std::vector<double> samples_s;
+  std::vector<double> samples_s;  // with --duration: every subsample_stride-th step (core/burn_in)
   std::optional<double> breakdown_s[kNumBreakdownComponents];  // kBreakdownComponents order, mean per step
   std::optional<double> peak_memory_bytes;
   std::optional<double> wire_bytes_per_step;  // what a comm hook handed to collectives, mean per step
+  std::optional<double> steps_measured;       // --duration: measured steps before subsampling
+  std::optional<double> subsample_stride;     // --duration: samples_s keeps every k-th of them
+  std::vector<double> window_steps_per_s;     // --duration: optimizer steps per s per window (burn_in_windows(D))
 
+  static constexpr size_t kFixedSlots = kNumBreakdownComponents + 4;
   std::vector<double> pack() const {
     std::vector<double> v(samples_s);
     for (const auto& t : breakdown_s) v.push_back(t.value_or(NAN));
     v.push_back(peak_memory_bytes.value_or(NAN));
     v.push_back(wire_bytes_per_step.value_or(NAN));
+    v.push_back(steps_measured.value_or(NAN));
+    v.push_back(subsample_stride.value_or(NAN));
+    v.insert(v.end(), window_steps_per_s.begin(), window_steps_per_s.end());
     return v;
   }
   static RankStats unpack(const std::vector<double>& v, size_t iters) {
@@ -55,6 +65,9 @@ struct RankStats {
     for (size_t k = 0; k < kNumBreakdownComponents; ++k) r.breakdown_s[k] = opt(v[iters + k]);
     r.peak_memory_bytes = opt(v[iters + kNumBreakdownComponents]);
     r.wire_bytes_per_step = opt(v[iters + kNumBreakdownComponents + 1]);
+    r.steps_measured = opt(v[iters + kNumBreakdownComponents + 2]);
+    r.subsample_stride = opt(v[iters + kNumBreakdownComponents + 3]);
+    r.window_steps_per_s.assign(v.begin() + static_cast<std::ptrdiff_t>(iters + kFixedSlots), v.end());
     return r;
   }
 };
@@ -130,6 +143,11 @@ struct Series {
   int breakdown_n = 0;           ///< measured steps with a complete breakdown
   double wire_bytes_sum = 0;     ///< comm hook's bytes over measured steps
   bool has_wire_bytes = false;
+  /// --duration: each measured step's end, s since the first measured step started (the
+  /// origin of the burn-in windows), for every step even when `samples` is subsampled.
+  std::vector<double> end_s;
+  int64_t steps_measured = 0;    ///< measured steps (before subsampling)
+  size_t subsample_stride = 1;   ///< --duration: `samples` keeps every k-th measured step
 };
 
 // The stop decision after `samples` (auto mode), `measured_s` their sum: 0 = go on, else
@@ -157,7 +175,14 @@ int stop_decision(const RunConfig& cfg, const std::vector<double>& samples, doub
   return kGoOn;
 }
 
-// `label` names the series in the phase ("warm-up of <label>", "measurement of <label>").
+// With --duration D (burn-in) the timed iterations run until every rank of `pg` has
+// measured for D s of wall time: after each iteration, outside the timed span, a MIN
+// allreduce of the ranks' elapsed times gives every rank the same decision, so all stop
+// after the same iteration, the first one that ends at or after D on every rank. Each
+// step's end time is kept (Series::end_s); the samples are then thinned to at most
+// kMaxBurnInSamples, every k-th step (core/burn_in subsample).
+// `label` names the series in the phase ("warm-up of <label>", "measurement of <label>")
+// and in env.progress, where each call is one row.
 // `wire_bytes` (may be null): the comm hook's cumulative byte counter, read per measured step.
 Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const std::function<bool()>& check,
                   const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const std::string& label,
@@ -172,19 +197,29 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
   bool checked = false;
   std::vector<double> iteration_means;  // auto mode: means over the group's ranks
   double measured_s = 0;                // auto mode: their sum
+  const bool burn_in = cfg.duration_s > 0;
+  const int planned = burn_in || cfg.iters_auto ? 0 : cfg.iters;  // for the progress line; 0: unknown
+  Progress* progress = env.progress;
+  using SteadyClock = std::chrono::steady_clock;
+  SteadyClock::time_point t0;  // the first measured step's start
   for (int it = 0;; ++it) {
+    if (it == 0 && progress) progress->next_row(label, planned, cfg.duration_s);
     if (it == 0 && cfg.warmup > 0) set_phase("warm-up of " + label);
     if (it == cfg.warmup) {
       skipped_before = skipped();
       set_phase("measurement of " + label);
       if (env.sampler) env.sampler->start();  // telemetry covers the measured iterations only
+      if (progress) progress->iteration(0, planned);
+      t0 = SteadyClock::now();
     }
     const long long wire_before = wire_bytes ? wire_bytes() : 0;
     timer.start();
     trainer.step(&timer);
     const double s = timer.stop_s();
     if (it >= cfg.warmup) {
+      if (burn_in) out.end_s.push_back(std::chrono::duration<double>(SteadyClock::now() - t0).count());
       samples.push_back(s);
+      if (progress) progress->iteration(static_cast<int>(samples.size()), planned);
       // Outside the timed span: our marks, and the Reducer's timers of this step.
       const StepPhases ph = trainer.phases(timer, s);
       const auto rt = trainer.ddp() ? trainer.ddp()->last_iteration_times() : std::nullopt;
@@ -208,6 +243,19 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
     }
     if (gate) gate->beat();
     if (it < cfg.warmup) continue;
+    if (burn_in) {
+      // The least elapsed time over the group: every rank has measured at least D when it stops.
+      const double mine = out.end_s.back();
+      const double elapsed =
+          pg && pg->getSize() > 1
+              ? allreduce_values(pg, {mine}, c10d::ReduceOp::MIN, env.device, env.timeout).front()
+              : mine;
+      if (elapsed >= cfg.duration_s) {
+        out.stopping.reason = "duration";
+        break;
+      }
+      continue;
+    }
     if (!cfg.iters_auto) {
       if (static_cast<int>(samples.size()) >= cfg.iters) break;
       continue;
@@ -229,9 +277,16 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
     }
   }
   if (env.sampler) env.sampler->stop();
-  out.stopping.mode = cfg.iters_auto ? "auto" : "fixed";
-  out.stopping.target_ci_pct = cfg.iters_auto ? cfg.target_ci_pct : 0.0;
-  out.stopping.achieved_ci_pct = ci_pct(cfg.iters_auto ? iteration_means : samples);
+  if (progress) progress->row_finished();
+  out.steps_measured = static_cast<int64_t>(samples.size());
+  if (burn_in) {
+    // Bounded samples per rank; every rank ran the same count, so keeps the same steps.
+    out.subsample_stride = subsample_stride(samples.size(), kMaxBurnInSamples);
+    samples = subsample(samples, out.subsample_stride);
+  }
+  out.stopping.mode = burn_in ? "duration" : cfg.iters_auto ? "auto" : "fixed";
+  out.stopping.target_ci_pct = cfg.iters_auto && !burn_in ? cfg.target_ci_pct : 0.0;
+  out.stopping.achieved_ci_pct = ci_pct(cfg.iters_auto && !burn_in ? iteration_means : samples);
   out.skipped_measured = skipped() - skipped_before;
   return out;
 }
@@ -350,6 +405,60 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
                                   : "per rank: mean over the measured steps, by ddpbench's marks"}};
   }
   if (peak_max) row.telemetry["peak_memory_bytes_max_over_ranks"] = static_cast<long long>(*peak_max);
+  if (env.cfg.duration_s > 0) {
+    // Burn-in (docs/METHODOLOGY.md "Progress and burn-in"): each rank's windows, in
+    // optimizer steps per s, times the examples of one step.
+    const double ex_per_step = static_cast<double>(batch) * grad_accum;
+    const double window_s = env.cfg.duration_s / burn_in_windows(env.cfg.duration_s);
+    nlohmann::json per_rank_j = nlohmann::json::array(), drift_j = nlohmann::json::array();
+    std::vector<std::string> fell;
+    bool thinned = false;
+    for (int r = 0; r < n; ++r) {
+      const RankStats& st = stats[static_cast<size_t>(r)];
+      std::vector<double> ex;
+      for (double v : st.window_steps_per_s) ex.push_back(v * ex_per_step);
+      const auto stride = static_cast<long long>(st.subsample_stride.value_or(1.0));
+      thinned = thinned || stride > 1;
+      per_rank_j.push_back({{"rank", r},
+                            {"ex_per_s", ex},
+                            {"steps", static_cast<long long>(st.steps_measured.value_or(0.0))},
+                            {"samples_kept", st.samples_s.size()},
+                            {"subsample_stride", stride}});
+      if (ex.empty()) continue;
+      const Drift d = throughput_drift(ex, kDriftThresholdPct, ex_per_step / window_s);
+      drift_j.push_back({{"rank", r},
+                         {"first_ex_per_s", d.first_ex_per_s},
+                         {"last_ex_per_s", d.last_ex_per_s},
+                         {"change_pct", d.change_pct},
+                         {"resolution_pct", d.resolution_pct},
+                         {"flagged", d.flagged}});
+      if (d.flagged)
+        fell.push_back(fmt::format("rank {} ({}) {:.1f}% ({:.1f} -> {:.1f} ex/s)", r,
+                                   env.placements[static_cast<size_t>(r)].host, d.change_pct, d.first_ex_per_s,
+                                   d.last_ex_per_s));
+    }
+    row.burn_in = {{"duration_s", env.cfg.duration_s},
+                   {"window_s", window_s},
+                   {"per_rank", per_rank_j},
+                   {"drift", drift_j},
+                   {"drift_threshold_pct", kDriftThresholdPct},
+                   {"note", fmt::format("windows of {:.3g} s from the first measured step's start (t = 0); the last "
+                                        "window runs to the rank's last step; a step counts in the window it ended "
+                                        "in; drift = last window vs first{}",
+                                        window_s,
+                                        thinned ? fmt::format("; samples_s keeps every subsample_stride-th step (at "
+                                                              "most {} per rank), so percentiles are those of a "
+                                                              "systematic subsample",
+                                                              kMaxBurnInSamples)
+                                                : "")}};
+    if (!fell.empty())
+      row.warnings.push_back(
+          {"throughput_drift",
+           fmt::format("throughput fell by more than {:.0f}% (plus two steps' share of a window) from the first to the "
+                       "last {:.3g} s window on {}: a "
+                       "device heating up and throttling, or a neighbour taking its CPU or GPU",
+                       kDriftThresholdPct, window_s, fmt::join(fell, ", "))});
+  }
   return row;
 }
 
@@ -371,11 +480,21 @@ RankStats rank_stats(const SweepEnv& env, const Series& series) {
   RankStats st;
   st.samples_s = series.samples;
   // A breakdown covers every measured step or is left out.
-  if (series.breakdown_n > 0 && series.breakdown_n == static_cast<int>(series.samples.size()))
+  // (Over every measured step: with --duration `samples` may be a subsample of them.)
+  if (series.breakdown_n > 0 && series.breakdown_n == series.steps_measured)
     for (size_t k = 0; k < kNumBreakdownComponents; ++k) st.breakdown_s[k] = series.breakdown_sum[k] / series.breakdown_n;
-  if (series.has_wire_bytes && !series.samples.empty())
-    st.wire_bytes_per_step = series.wire_bytes_sum / static_cast<double>(series.samples.size());
+  if (series.has_wire_bytes && series.steps_measured > 0)
+    st.wire_bytes_per_step = series.wire_bytes_sum / static_cast<double>(series.steps_measured);
   if (const long long peak = peak_memory_bytes(env.device); peak >= 0) st.peak_memory_bytes = static_cast<double>(peak);
+  if (env.cfg.duration_s > 0) {
+    st.steps_measured = static_cast<double>(series.steps_measured);
+    st.subsample_stride = static_cast<double>(series.subsample_stride);
+    // One "example" per step here: make_row scales by the examples per optimizer step.
+    std::vector<StepEnd> ends;
+    ends.reserve(series.end_s.size());
+    for (double t : series.end_s) ends.push_back({t, 1.0});
+    st.window_steps_per_s = window_throughput(ends, env.cfg.duration_s, burn_in_windows(env.cfg.duration_s));
+  }
   return st;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/launch_env.hpp"
+#include "core/progress.hpp"
 #include "core/result.hpp"
 #include "core/run_config.hpp"
 #include "core/telemetry.hpp"
@@ -57,6 +58,9 @@ struct SweepEnv {
   /// A process group of every rank of the job (the concurrent no-DDP baseline); made by
   /// run_sweep when the job has more than one rank.
   c10::intrusive_ptr<c10d::ProcessGroup> world_pg;
+  /// Rank 0's progress display (core/progress); nullptr on other ranks and with --quiet.
+  /// Every measured series (one per row; rank 0 runs them all) is a row of it.
+  Progress* progress = nullptr;
 };
 
 /// Called on rank 0 after each row is measured (print it, write the JSON).
