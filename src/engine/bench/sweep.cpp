@@ -645,7 +645,7 @@ struct Baseline {
 
 // Every rank trains its own copy without DDP at `batch` examples (`grad_accum` micro-steps
 // per step), all at the same time (a barrier on the world group starts them together; with
-// --iters auto they agree on the count as a DDP group does), so each rank's compute-only
+// --iters auto or --duration each rank stops by its own series), so each rank's compute-only
 // step is measured under the load the DDP groups see. Rank 0 makes the row from its own
 // series; rank 0 gathers every rank's p50.
 Baseline run_no_ddp(const SweepEnv& env, const std::string& model, const ModelInfo& info, long long batch,
@@ -661,7 +661,9 @@ Baseline run_no_ddp(const SweepEnv& env, const std::string& model, const ModelIn
     Deadline d("every rank, starting the " + what + " together", env.timeout);
     barrier(env.world_pg, env.device, env.timeout);
   }
-  const Series series = run_series(env, trainer, nullptr, nullptr, env.world_pg, "the " + what);
+  // No collective inside the series: each rank decides alone when it stops (--iters auto,
+  // --duration), so no rank waits for another between its steps.
+  const Series series = run_series(env, trainer, nullptr, nullptr, {}, "the " + what);
   Baseline out;
   const double p50 = percentile(series.samples, 50);
   if (env.world_pg) {
