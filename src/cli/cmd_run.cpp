@@ -165,7 +165,11 @@ void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placem
   if (mt.value("applied", false))
     print_line("* glibc malloc tuned (M_MMAP_THRESHOLD 32 MiB, M_TRIM_THRESHOLD 1 GiB): a Python job matches these "
                "numbers only with MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824 (METHODOLOGY)");
-  if (c["iters"].is_string())
+  if (c.contains("duration_s") && c["duration_s"].is_number())
+    print_line(fmt::format("* Burn-in: each series runs {:g} s after {} warm-up iterations (--duration), throughput per "
+                           "rank per window in the row's burn_in",
+                           c["duration_s"].get<double>(), c["warmup"].get<int>()));
+  else if (c["iters"].is_string())
     print_line(fmt::format("* Iterations: auto, until the 95% CI of the mean is within {}% ({} to {}, at most {} s "
                            "per series)",
                            c["target_ci_pct"].get<double>(), c["min_iters"].get<int>(), c["max_iters"].get<int>(),

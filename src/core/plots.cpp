@@ -275,7 +275,7 @@ std::vector<ExtraPlot> cluster_plots(const Report& r) {
       if (sc.size() <= kMaxRankBars) {
         p.data = fmt::format("# rank score (threshold {:g})\n", thr);
         for (const auto& [rank, s] : sc) p.data += fmt::format("{} {:.6g}\n", rank, s);
-        plot = fmt::format("set xlabel 'rank'\nset style fill solid 0.7 border -1\nset boxwidth 0.6 relative\n"
+        plot = fmt::format("set xlabel 'rank'\nset xtics 1\nset style fill solid 0.7 border -1\nset boxwidth 0.6 relative\n"
                            "set xrange [-0.7:{}]\nplot {} using 1:2 with boxes title 'score', {:g} with lines dt 2 lw 2 "
                            "title 'threshold {:g}'\n",
                            static_cast<double>(sc.back().first) + 0.7, gq(dat), thr, thr);
