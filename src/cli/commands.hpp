@@ -70,6 +70,11 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv);
 /// size) on the launchers and process groups of `run`. `argv` as for add_run_command.
 Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv);
 
+/// `ddpbench env`: this node's environment (driver, GPUs, topology, CUDA/NCCL/cuDNN/torch
+/// versions, CPU, kernel, NCCL_* variables), readable or as JSON (--json) in the shape of a
+/// result file's environment.nodes[]. Also in the build without libtorch (torch "none").
+Command add_env_command(CLI::App& parent);
+
 /// `ddpbench models`: lists the models with their parameter counts.
 Command add_models_command(CLI::App& parent);
 
