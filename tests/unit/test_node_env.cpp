@@ -156,7 +156,7 @@ TEST(RenderNodeEnvironment, NamesEveryField) {
   n["env"]["NCCL_DEBUG"] = "INFO";
   const std::string text = render_node_environment(n);
   for (const char* s : {"host:      node1", "kernel:    6.1.0-18-amd64", "AMD EPYC 7763 (128 CPUs online)",
-                        "driver:    550.54", "cudnn:     9.1.0", "GPU-node10", "80.0 GiB", "NCCL_DEBUG=INFO",
+                        "driver:    550.54", "cudnn:     9.1.0", "GPU-node10", "80.00 GiB", "NCCL_DEBUG=INFO",
                         "nvidia-smi topo -m"})
     EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;
 }
