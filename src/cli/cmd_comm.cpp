@@ -281,6 +281,8 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
     rows_planned = planned_comm_rows(cfg);
   }
 
+  // Each host's environment, once per host (its local rank 0 probes it); rank 0 collects them.
+  const NodeEnvironments node_envs = gather_node_environments(rv.store, li, env, rv.placements, timeout);
   ResultFile rf;
   rf.kind = "comm";
   if (li.rank == 0) {
@@ -304,7 +306,9 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
                       {"hosts", hosts},
                       {"ranks", rv.placements},
                       {"slurm_job_id", li.job_id},
-                      {"env", env_subset(env)}};
+                      {"env", env_subset(env)},
+                      {"nodes", node_envs.nodes},
+                      {"node_differences", node_envs.differences}};
     print_header(rf, rv.placements);
     if (cfg.pairs) {
       std::string names;

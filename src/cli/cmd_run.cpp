@@ -272,6 +272,8 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
   senv.self_check_hook = fault_hook;
   senv.placements = std::move(rv.placements);
 
+  // Each host's environment, once per host (its local rank 0 probes it); rank 0 collects them.
+  const NodeEnvironments node_envs = gather_node_environments(store, li, env, senv.placements, timeout);
   ResultFile rf;
   if (li.rank == 0) {
     rf = new_result_file("run", argv, planned_rows(cfg));
@@ -288,7 +290,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     rf.environment = {{"torch", torch_version()},
                       {"cuda", cuda_version()},
                       {"nccl", nccl_version()},
-                      {"driver", driver_version()},
+                      {"driver", node_envs.nodes.at(0).value("driver", std::string("unknown"))},
                       {"backend", backend_name(backend)},
                       {"device_type", use_cuda ? "cuda" : "cpu"},
                       {"cpu_model", cpu_model()},
@@ -302,14 +304,16 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
                       {"hosts", hosts},
                       {"ranks", senv.placements},
                       {"gpus", gpus},
-                      {"topology", gpu_topology()},
+                      {"topology", node_envs.nodes.at(0).value("topology", std::string())},
                       {"slurm_job_id", li.job_id},
                       {"malloc_tuning", malloc_info},
                       {"math", {{"cudnn_allow_tf32", math.cudnn_allow_tf32},
                                 {"cublas_allow_tf32", math.cublas_allow_tf32},
                                 {"cudnn_benchmark", math.cudnn_benchmark},
                                 {"fused_attention", compat::kHasFusedAttention}}},
-                      {"env", env_subset(env)}};
+                      {"env", env_subset(env)},
+                      {"nodes", node_envs.nodes},
+                      {"node_differences", node_envs.differences}};
     print_header(rf, senv.placements, note);
   }
 

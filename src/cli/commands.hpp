@@ -74,6 +74,10 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
 /// bisect, out of memory caught) and a recommendation backed off by --margin
 /// (engine/bench/max_batch.hpp). `argv` is recorded in the result file.
 Command add_find_max_bs_command(CLI::App& parent, const std::vector<std::string>& argv);
+/// `ddpbench env`: this node's environment (driver, GPUs, topology, CUDA/NCCL/cuDNN/torch
+/// versions, CPU, kernel, NCCL_* variables), readable or as JSON (--json) in the shape of a
+/// result file's environment.nodes[]. Also in the build without libtorch (torch "none").
+Command add_env_command(CLI::App& parent);
 
 /// `ddpbench models`: lists the models with their parameter counts.
 Command add_models_command(CLI::App& parent);

@@ -12,6 +12,7 @@
 
 #include "cli/commands.hpp"
 #include "core/errors.hpp"
+#include "core/node_env.hpp"
 #include "core/run_config.hpp"
 #include "core/spawn.hpp"
 #include "core/version.hpp"
@@ -193,6 +194,84 @@ void finish_barrier(const c10::intrusive_ptr<c10d::Store>& store, const LaunchIn
       throw std::runtime_error("not every rank reached the end of the run before --timeout");
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+}
+
+NodeEnvironments gather_node_environments(const c10::intrusive_ptr<c10d::Store>& store, const LaunchInfo& li,
+                                          const EnvMap& env, const std::vector<RankPlacement>& placements,
+                                          std::chrono::milliseconds timeout) {
+  NodeEnvironments out;
+  if (li.local_rank != 0 && li.rank != 0) return out;
+  set_phase("gathering each host's environment");
+  nlohmann::json mine;
+  if (li.local_rank == 0) mine = host_environment(env);
+  if (li.rank != 0) {
+    Deadline d("the store (rank 0's process)", timeout);
+    const std::string text = mine.dump();
+    store->set(fmt::format("node/{}", li.rank), std::vector<uint8_t>(text.begin(), text.end()));
+    return out;
+  }
+  if (mine.is_null()) mine = host_environment(env);  // rank 0 without local rank 0: still its own host's
+
+  // One object per host, in the order of the hosts' first ranks.
+  struct Host {
+    std::string name;
+    std::vector<int> ranks;
+    int publisher = -1;  ///< the host's rank of local rank 0
+  };
+  std::vector<Host> hosts;
+  for (const auto& p : placements) {
+    auto it = std::find_if(hosts.begin(), hosts.end(), [&](const Host& h) { return h.name == p.host; });
+    if (it == hosts.end()) it = hosts.insert(hosts.end(), Host{p.host, {}, -1});
+    it->ranks.push_back(p.rank);
+    if (p.local_rank == 0 && it->publisher < 0) it->publisher = p.rank;
+  }
+  for (auto& h : hosts)  // rank 0's host is described by rank 0 itself
+    if (std::find(h.ranks.begin(), h.ranks.end(), 0) != h.ranks.end()) h.publisher = 0;
+
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto poll = std::chrono::milliseconds(10);
+  for (const auto& h : hosts) {
+    nlohmann::json node;
+    if (h.publisher == 0) {
+      node = mine;
+    } else if (h.publisher < 0) {
+      node = {{"host", h.name}, {"error", "no rank of local rank 0 on this host, so none described it"}};
+    } else {
+      const std::string key = fmt::format("node/{}", h.publisher);
+      while (!store->check({key})) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          std::string missing;
+          for (const auto& m : hosts)
+            if (m.publisher > 0 && !store->check({fmt::format("node/{}", m.publisher)}))
+              missing += fmt::format("{}{} (rank {})", missing.empty() ? "" : ", ", m.name, m.publisher);
+          throw std::runtime_error(fmt::format("rank 0: host(s) {} did not publish their environment within --timeout "
+                                               "{:g} s",
+                                               missing, std::chrono::duration<double>(timeout).count()));
+        }
+        std::this_thread::sleep_for(poll);
+        poll = std::min(poll * 2, std::chrono::milliseconds(200));
+      }
+      const std::vector<uint8_t> raw = store->get(key);
+      if (raw.size() > kMaxNodeEnvBytes + 1024)
+        throw std::runtime_error(fmt::format("rank 0: the environment of host {} (rank {}) is {} bytes, more than the "
+                                             "{} a host may publish",
+                                             h.name, h.publisher, raw.size(), kMaxNodeEnvBytes));
+      node = nlohmann::json::parse(std::string(raw.begin(), raw.end()), nullptr, /*allow_exceptions=*/false);
+      if (!node.is_object())
+        node = {{"host", h.name}, {"error", fmt::format("rank {} published no valid JSON", h.publisher)}};
+    }
+    node["host"] = h.name;  // the rendezvous' name for it, which the ranks' placements use
+    node["ranks"] = h.ranks;
+    out.nodes.push_back(std::move(node));
+  }
+  out.differences = node_differences(out.nodes);
+  std::string text;
+  for (const auto& line : node_difference_lines(out.differences)) text += "ddpbench: warning: " + line + "\n";
+  if (!text.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    std::fflush(stderr);
+  }
+  return out;
 }
 
 ResultFile new_result_file(const std::string& kind, const std::vector<std::string>& argv, int rows_planned) {

@@ -94,6 +94,25 @@ int run_this_rank(const LaunchInfo& li, const EnvMap& env, double timeout_s, con
 void finish_barrier(const c10::intrusive_ptr<c10d::Store>& store, const LaunchInfo& li,
                     std::chrono::milliseconds timeout);
 
+/// Every host's environment, gathered once per host (core/node_env.hpp, contract (d)).
+struct NodeEnvironments {
+  nlohmann::json nodes = nlohmann::json::array();        ///< environment.nodes: one object per host, rank order
+  nlohmann::json differences = nlohmann::json::array();  ///< environment.node_differences (node_differences())
+};
+
+/// Called by every rank right after the rendezvous. The local rank 0 of each host probes
+/// its host once (host_environment: nvidia-smi, /proc, uname, libtorch versions; bounded
+/// to kMaxNodeEnvBytes) and publishes it on the store under "node/<its rank>"; rank 0 then
+/// collects one object per host of `placements` (the rendezvous' list, rank order), adds
+/// "ranks" (the host's ranks), compares them (node_differences) and prints one
+/// "ddpbench: warning: nodes differ in ..." line per differing field on stderr. Ranks
+/// other than 0 return empty lists at once. A host without a rank of local rank 0 gets
+/// {"host", "ranks", "error"}. Throws std::runtime_error naming the hosts whose object
+/// did not arrive within `timeout` (--timeout), or one larger than the bound.
+NodeEnvironments gather_node_environments(const c10::intrusive_ptr<c10d::Store>& store, const LaunchInfo& li,
+                                          const EnvMap& env, const std::vector<RankPlacement>& placements,
+                                          std::chrono::milliseconds timeout);
+
 /// Rank 0's result file before its first row: `kind` ("run" or "comm"), tool{name,
 /// version, git_sha, git_dirty}, created_utc now, complete false (until the job and its
 /// final barrier are done), `rows_planned`, and `argv` with the program by its name only (a

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   commands.push_back(cli::add_diff_command(app));
   commands.push_back(cli::add_check_command(app));
   commands.push_back(cli::add_predict_command(app));
+  commands.push_back(cli::add_env_command(app));
 
   // CLI11 reads an unknown first word as a stray argument ("A subcommand is required").
   std::string names;

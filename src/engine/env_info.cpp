@@ -1,39 +1,20 @@
 #include "engine/env_info.hpp"
 
+#include <ATen/Context.h>
 #include <torch/version.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <regex>
-#include <stdexcept>
-#include <vector>
-
 #include "core/process.hpp"
 #include "engine/compat.hpp"
+#include "engine/timing.hpp"
 
 #ifdef DDPBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #endif
 
 namespace ddpbench {
-namespace {
-
-// Standard output of a program (no shell), at most 64 KiB; "" when it cannot be started,
-// fails, or runs longer than 10 s (a hung nvidia-smi must not stall rank start-up).
-std::string capture(const std::vector<std::string>& argv) {
-  ProcessOptions po;
-  po.max_capture = 64 * 1024;
-  try {
-    const CaptureResult r = run_capture(argv, po, /*timeout_s=*/10);
-    return r.ok() ? r.out : "";
-  } catch (const std::runtime_error&) {  // not installed, or cannot be started
-    return "";
-  }
-}
-
-}  // namespace
 
 void to_json(nlohmann::json& j, const RankPlacement& p) {
   j = nlohmann::json{{"rank", p.rank},         {"local_rank", p.local_rank}, {"host", p.host},
@@ -92,32 +73,37 @@ std::string nccl_version() {
 #endif
 }
 
-std::string driver_version() {
-  if (find_program("nvidia-smi").empty()) return "none";
-  std::string out = capture({"nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"});
-  auto nl = out.find('\n');
-  out = out.substr(0, nl);
-  return out.empty() ? "unknown" : out;
+std::string cudnn_version() {
+  if (!at::globalContext().hasCuDNN()) return "none";
+  // cuDNN 8 encodes major*1000 + minor*100 + patch, cuDNN 9 major*10000 + minor*100 + patch
+  // (cudnn_version.h, CUDNN_VERSION).
+  const long v = at::globalContext().versionCuDNN();
+  if (v >= 90000) return fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
+  return fmt::format("{}.{}.{}", v / 1000, (v % 1000) / 100, v % 100);
 }
 
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon == std::string::npos) break;
-      const auto start = line.find_first_not_of(" \t", colon + 1);
-      return start == std::string::npos ? "" : line.substr(start);
+nlohmann::json host_environment(const EnvMap& env) {
+  nlohmann::json node = probe_node_environment(env);
+  node["torch"] = torch_version();
+  node["cuda"] = cuda_version();
+  node["nccl"] = nccl_version();
+  node["cudnn"] = cudnn_version();
+#ifdef DDPBENCH_WITH_CUDA
+  if (node["gpus"].empty() && find_program("nvidia-smi").empty()) {
+    const int n = cuda_device_count();
+    for (int i = 0; i < n; ++i) {
+      const RankPlacement p = local_placement(LaunchInfo{}, c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(i)));
+      const cudaDeviceProp* prop = at::cuda::getDeviceProperties(i);
+      node["gpus"].push_back({{"index", i},
+                              {"name", p.gpu_name},
+                              {"memory_bytes", static_cast<long long>(prop->totalGlobalMem)},
+                              {"uuid", p.gpu_uuid},
+                              {"bus_id", p.bus_id}});
     }
   }
-  return "";
-}
-
-std::string gpu_topology() {
-  if (find_program("nvidia-smi").empty()) return "";
-  static const std::regex ansi("\x1b\\[[0-9;]*m");
-  return std::regex_replace(capture({"nvidia-smi", "topo", "-m"}), ansi, "");
+#endif
+  bound_node_environment(node);
+  return node;
 }
 
 nlohmann::json env_subset(const EnvMap& env) {

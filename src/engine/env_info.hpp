@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/launch_env.hpp"
+#include "core/node_env.hpp"  // driver_version, cpu_model, gpu_topology
 
 namespace ddpbench {
 
@@ -33,12 +34,15 @@ std::string torch_version();
 std::string cuda_version();
 /// NCCL version libtorch uses ("2.28.9"), or "none".
 std::string nccl_version();
-/// NVIDIA driver version from nvidia-smi, or "none" where nvidia-smi is absent.
-std::string driver_version();
-/// The CPU's model name from /proc/cpuinfo ("AMD EPYC 7763 64-Core Processor"), or "".
-std::string cpu_model();
-/// Output of `nvidia-smi topo -m` with terminal escapes removed, or "" where absent.
-std::string gpu_topology();
+/// cuDNN version libtorch uses ("9.1.0"), or "none" in a build without cuDNN.
+std::string cudnn_version();
+
+/// This host's node object (core/node_env.hpp, contract (d) of environment.nodes[]): the
+/// torch-free probes (probe_node_environment) plus this libtorch's torch, CUDA, NCCL and
+/// cuDNN versions; where nvidia-smi is absent but CUDA sees GPUs, the GPUs from the CUDA
+/// runtime (visible ones only). Bounded to kMaxNodeEnvBytes. Never throws for a missing
+/// tool; takes up to ~20 s when nvidia-smi hangs (10 s per call).
+nlohmann::json host_environment(const EnvMap& env);
 
 /// Launch-relevant environment variables (NCCL_*, TORCH_NCCL_*, CUDA_VISIBLE_DEVICES,
 /// OMP_NUM_THREADS, GLOO_SOCKET_IFNAME, MASTER_*, SLURM_JOB_*/SLURM_NTASKS*, MALLOC_*, DDPBENCH_*):

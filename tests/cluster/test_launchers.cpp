@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "cluster/slurm_fixture.hpp"
 #include "common/testutil.hpp"
 #include "core/launch_env.hpp"
 #include "core/result.hpp"
@@ -23,7 +24,6 @@ using testutil::have;
 using testutil::TempDir;
 
 const std::string kBin = DDPBENCH_BINARY;
-const std::string kSlurm = DDPBENCH_SOURCE_DIR "/tests/cluster/local-slurm.sh";
 const std::string kTiny = " run --model resnet18 --image-size 32 --batch-size 2 --warmup 1 --iters 2";
 
 /// Checks a 2-rank sweep's result file: started by `launcher`, rows no-DDP, 1 and 2
@@ -46,55 +46,6 @@ TEST(OpenMPI, MpirunStartsRanksWithoutFlags) {
   ASSERT_EQ(o.code, 0) << o.err;
   expect_two_rank_sweep(read_result_file(json), "openmpi");
 }
-
-/// True where a loopback Slurm can run here: as root, with the daemons and clients on PATH
-/// (the same conditions as tests/cluster/slurm-fixture.sh, which exits 77 otherwise).
-bool slurm_possible() {
-  return ::geteuid() == 0 && have("slurmctld") && have("slurmd") && have("munged") && have("srun") && have("sbatch");
-}
-
-/// One loopback Slurm for the Slurm cases. Under ctest the fixture tests cluster.slurm_up
-/// and cluster.slurm_down (tests/cluster/slurm-fixture.sh) run it in the directory named by
-/// DDPBENCH_TEST_SLURM_DIR, and the cases check that it answers; run alone (no such
-/// variable), the suite brings one up in a temporary directory and stops it after the last
-/// case. Without root or the packages every case skips; with them, a Slurm that is not up
-/// is a failure.
-class Slurm : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    possible_ = slurm_possible();
-    if (!possible_) return;
-    const char* fixture_dir = std::getenv("DDPBENCH_TEST_SLURM_DIR");
-    if (fixture_dir != nullptr && *fixture_dir != '\0') {
-      dir_ = fixture_dir;
-      const auto o = run(slurm_env() + "scontrol ping");
-      up_ = o.code == 0;
-      bring_up_log_ = "the ctest fixture cluster.slurm_up left no Slurm answering in " + dir_ +
-                      " (scontrol ping: " + o.out + o.err + "); see that test's output and " + dir_ + "/log";
-      return;
-    }
-    own_dir_.emplace();
-    dir_ = own_dir_->path.string();
-    const auto o = run("LOCAL_SLURM_INSTALL=0 LOCAL_SLURM_LINK_ETC=0 LOCAL_SLURM_DIR=" + dir_ + " " + kSlurm + " up");
-    up_ = o.code == 0;
-    bring_up_log_ = "local-slurm.sh up failed:\n" + o.err;
-  }
-  static void TearDownTestSuite() {
-    if (up_ && own_dir_) run("LOCAL_SLURM_LINK_ETC=0 LOCAL_SLURM_DIR=" + dir_ + " " + kSlurm + " down");
-    up_ = false;
-    own_dir_.reset();
-  }
-  void SetUp() override {
-    if (!possible_) GTEST_SKIP() << "no loopback Slurm (needs root and apt-get install slurmctld slurmd slurm-client munge)";
-    // Root with the packages installed: a Slurm that is not up is a failure, not a skip.
-    ASSERT_TRUE(up_) << bring_up_log_;
-  }
-  static std::string slurm_env() { return "SLURM_CONF=" + dir_ + "/etc/slurm.conf "; }
-  static inline std::optional<TempDir> own_dir_;  ///< set when this process runs its own Slurm
-  static inline std::string dir_;                 ///< LOCAL_SLURM_DIR of the Slurm in use
-  static inline bool possible_ = false, up_ = false;
-  static inline std::string bring_up_log_;
-};
 
 TEST_F(Slurm, SrunStepRanksFindEachOther) {
   TempDir d;
