@@ -67,20 +67,20 @@ TEST(Progress, OneLinePerRowWhenNotATerminalAndNoneWithQuiet) {
 // built-in spawner rank 0's stderr is a pipe the spawner forwards line by line (core/spawn),
 // so a rank never sees a terminal there and prints the per-row lines.
 
-// --duration 6s on 2 ranks: each row's series runs >= 6 s of wall time and stops within a
-// few steps after; every rank stops at the same step; the one 6 s window's ex/s agrees
+// --duration 5s on 2 ranks: each row's series runs >= 5 s of wall time and stops within a
+// few steps after; every rank stops at the same step; the one 5 s window's ex/s agrees
 // with the samples (steps * batch / their summed time, the time between steps aside).
 TEST(Progress, BurnInWindowsAgreeWithTheSamples) {
   TempDir d;
   const auto json = (d.path / "r.json").string();
   const auto t0 = std::chrono::steady_clock::now();
-  const Outcome o = run(kBin + kTiny + " --world-sizes 2 --duration 6s --json " + json);
+  const Outcome o = run(kBin + kTiny + " --world-sizes 2 --duration 5s --json " + json);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(o.code, 0) << o.err;
-  EXPECT_GE(wall, 12.0) << "two rows of 6 s each";
+  EXPECT_GE(wall, 10.0) << "two rows of 5 s each";
   EXPECT_EQ(progress_lines(o.err),
-            (std::vector<std::string>{"[1/2] no-DDP baseline of resnet18 at batch 2 (burn-in 6 s) ...",
-                                      "[2/2] DDP group resnet18/ddp2 (burn-in 6 s) ..."}))
+            (std::vector<std::string>{"[1/2] no-DDP baseline of resnet18 at batch 2 (burn-in 5 s) ...",
+                                      "[2/2] DDP group resnet18/ddp2 (burn-in 5 s) ..."}))
       << o.err;
   const ResultFile f = read_result_file(json);
   ASSERT_EQ(f.results.size(), 2u);
@@ -90,8 +90,8 @@ TEST(Progress, BurnInWindowsAgreeWithTheSamples) {
     EXPECT_EQ(r.stopping.reason, "duration");
     const auto& b = r.burn_in;
     ASSERT_FALSE(b.empty());
-    EXPECT_DOUBLE_EQ(b.at("duration_s").get<double>(), 6.0);
-    EXPECT_DOUBLE_EQ(b.at("window_s").get<double>(), 6.0);  // floor(6 / 5) = 1 window
+    EXPECT_DOUBLE_EQ(b.at("duration_s").get<double>(), 5.0);
+    EXPECT_DOUBLE_EQ(b.at("window_s").get<double>(), 5.0);  // floor(5 / 5) = 1 window
     EXPECT_DOUBLE_EQ(b.at("drift_threshold_pct").get<double>(), 5.0);
     ASSERT_EQ(b.at("per_rank").size(), static_cast<size_t>(r.world_size));
     ASSERT_EQ(b.at("drift").size(), static_cast<size_t>(r.world_size));
@@ -111,8 +111,8 @@ TEST(Progress, BurnInWindowsAgreeWithTheSamples) {
       ASSERT_EQ(ex.size(), 1u);
       // One window [0, T], T the last step's end: ex/s = steps * batch / T, so T follows.
       const double span = static_cast<double>(steps) * r.batch_per_rank / ex[0];
-      EXPECT_GE(span, 6.0) << "measured for at least D";
-      EXPECT_LT(span, 6.0 + 3 * longest + 0.5) << "stopped within a few steps of D";
+      EXPECT_GE(span, 5.0) << "measured for at least D";
+      EXPECT_LT(span, 5.0 + 3 * longest + 0.5) << "stopped within a few steps of D";
       EXPECT_LE(sum, span * 1.0001) << "the steps lie inside the span";
       EXPECT_NEAR(ex[0], static_cast<double>(steps) * r.batch_per_rank / sum, 0.08 * ex[0])
           << "window ex/s vs samples: the time between steps is a few % at most";

@@ -820,6 +820,9 @@ class Runner {
 
   void check(Outcome& o) const {
     static const std::regex clean(R"(^(\[rank [0-9]+\] )?ddpbench: (error|note): .*)");
+    // run's progress on stderr when it is not a terminal, one line per row (core/progress):
+    // ddpbench's own, not an error; skipped here so the error line stays the one counted.
+    static const std::regex progress(R"(^(\[rank [0-9]+\] )?\[[0-9]+/[0-9]+\] .*)");
     auto& f = o.failures;
     for (const auto& l : o.procs) {
       if (!l.spec || l.spec->victim || !l.started) continue;
@@ -835,6 +838,7 @@ class Runner {
       int errors = 0, notes = 0;
       bool found = e.line_has.empty();
       for (const auto& line : lines) {
+        if (std::regex_match(line, progress)) continue;
         if (!std::regex_match(line, clean)) {
           f.push_back(who + "stderr line that is not ddpbench's error or note: " + line.substr(0, 300));
           break;
