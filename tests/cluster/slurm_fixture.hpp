@@ -3,6 +3,9 @@
 // and runs under ctest's cluster.slurm_up / cluster.slurm_down fixture.
 #pragma once
 
+#include <chrono>
+#include <thread>
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -59,6 +62,33 @@ class Slurm : public ::testing::Test {
     ASSERT_TRUE(up_) << bring_up_log_;
   }
   static std::string slurm_env() { return "SLURM_CONF=" + dir_ + "/etc/slurm.conf "; }
+
+  /// Submits `env_and_args` ("VAR=x ... sbatch --parsable ARGS SCRIPT", without --wait) and
+  /// waits for the job by asking `scontrol show job` every 0.25 s, at most `limit_s` s:
+  /// `sbatch --wait` sleeps 2, 4, 8, ... s between its polls, so a 10 s job can cost 40 s
+  /// (MinJobAge=300 in local-slurm.sh keeps the finished job's record). Returns sbatch's
+  /// outcome with code 0 when the job COMPLETED, 1 when it ended otherwise (its state in
+  /// err), 124 past the limit.
+  static testutil::Outcome sbatch_wait(const std::string& env_and_args, int limit_s = 300) {
+    testutil::Outcome o = testutil::run(env_and_args);
+    if (o.code != 0) return o;
+    const std::string id = o.out.substr(0, o.out.find_first_of(";\n"));
+    for (int i = 0; i < limit_s * 4; ++i) {
+      const auto s = testutil::run(slurm_env() + "scontrol -o show job " + id);
+      if (s.out.find("JobState=COMPLETED") != std::string::npos) return o;
+      for (const char* bad : {"JobState=FAILED", "JobState=CANCELLED", "JobState=TIMEOUT", "JobState=NODE_FAIL",
+                              "JobState=OUT_OF_MEMORY", "JobState=BOOT_FAIL", "JobState=DEADLINE"})
+        if (s.out.find(bad) != std::string::npos) {
+          o.code = 1;
+          o.err += "job " + id + " ended: " + s.out;
+          return o;
+        }
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    o.code = 124;
+    o.err += "job " + id + " still running after " + std::to_string(limit_s) + " s";
+    return o;
+  }
   static inline std::optional<testutil::TempDir> own_dir_;  ///< set when this process runs its own Slurm
   static inline std::string dir_;                 ///< LOCAL_SLURM_DIR of the Slurm in use
   static inline bool possible_ = false, up_ = false;

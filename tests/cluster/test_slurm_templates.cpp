@@ -63,9 +63,9 @@ void expect_cpu_job(const ResultFile& f, const std::vector<int>& world_sizes) {
 TEST_F(Slurm, NodeTemplateRunsOnCpusWithoutGres) {
   TempDir d;
   const auto out = d.path / "job.out";
-  const auto o = run(slurm_env() + "DDPBENCH=" + kBin + " DDPBENCH_DEVICE=cpu DDPBENCH_TIMEOUT=60 DDPBENCH_RESULTS=" +
+  const auto o = sbatch_wait(slurm_env() + "DDPBENCH=" + kBin + " DDPBENCH_DEVICE=cpu DDPBENCH_TIMEOUT=60 DDPBENCH_RESULTS=" +
                      d.path.string() + " DDPBENCH_ARGS='" + kTinyArgs +
-                     " --world-sizes 2' sbatch --parsable --wait --gpus-per-task=0 --ntasks-per-node=2 --cpus-per-task=1 "
+                     " --world-sizes 2' sbatch --parsable --gpus-per-task=0 --ntasks-per-node=2 --cpus-per-task=1 "
                      "--overcommit -o " + out.string() + " " + kTemplates + "ddpbench-node.sbatch");
   ASSERT_EQ(o.code, 0) << o.err << testutil::slurp(out);
   const long long id = job_id(o.out);
@@ -73,7 +73,7 @@ TEST_F(Slurm, NodeTemplateRunsOnCpusWithoutGres) {
   const auto path = d.path / ("ddpbench-node-" + std::to_string(id) + ".json");
   ASSERT_TRUE(std::filesystem::exists(path)) << testutil::slurp(out);
   const ResultFile f = read_result_file(path.string());
-  expect_cpu_job(f, {2});  // the 2 tasks of the node as one group (a short job: sbatch --wait polls sparsely)
+  expect_cpu_job(f, {2});  // the 2 tasks of the node as one group
   EXPECT_EQ(f.environment.at("slurm_job_id"), std::to_string(id));
   EXPECT_NE(testutil::slurp(out).find("ddpbench-node: wrote " + path.string()), std::string::npos);
 }
@@ -89,10 +89,10 @@ TEST_F(Slurm, WeakScalingTemplateRunsInAContainer) {
   write_executable(bin / "apptainer", "#!/bin/sh\necho \"$@\" >> " + log.string() +
                                           "\nwhile [ $# -gt 0 ] && [ \"$1\" != ddpbench.sif ]; do shift; done\n"
                                           "shift\nexec \"$@\"\n");
-  const auto o = run(slurm_env() + "PATH=" + bin.string() + ":$PATH DDPBENCH=" + kBin +
+  const auto o = sbatch_wait(slurm_env() + "PATH=" + bin.string() + ":$PATH DDPBENCH=" + kBin +
                      " DDPBENCH_CONTAINER=ddpbench.sif DDPBENCH_DEVICE=cpu DDPBENCH_TIMEOUT=60 DDPBENCH_RESULTS=" +
                      d.path.string() + " DDPBENCH_ARGS='" + kTinyArgs +
-                     "' sbatch --parsable --wait -N 1 --gpus-per-task=0 --ntasks-per-node=2 --cpus-per-task=1 "
+                     "' sbatch --parsable -N 1 --gpus-per-task=0 --ntasks-per-node=2 --cpus-per-task=1 "
                      "--overcommit -o " + out.string() + " " + kTemplates + "ddpbench-weak-scaling.sbatch");
   ASSERT_EQ(o.code, 0) << o.err << testutil::slurp(out);
   const long long id = job_id(o.out);
