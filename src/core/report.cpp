@@ -18,6 +18,7 @@
 #include "core/errors.hpp"
 #include "core/json_util.hpp"
 #include "core/pairs.hpp"
+#include "core/straggler.hpp"
 
 namespace ddpbench {
 namespace {
@@ -497,17 +498,6 @@ bool cluster_empty(const ClusterFile& c) {
 }
 
 // "rank 1 (host node0, local rank 1, GPU 1, UUID GPU-1, bus 00000000:19:00.0)"; "CPU" for a CPU rank.
-std::string rank_words(const nlohmann::json& x) {
-  std::string s = fmt::format("rank {} (host {}, local rank {}", int_at(x, "rank"), json_str_or(x, "host", "?"),
-                              int_at(x, "local_rank"));
-  const long long gpu = int_at(x, "gpu_index");
-  if (gpu < 0) return s + ", CPU)";
-  s += fmt::format(", GPU {}", gpu);
-  if (const auto u = json_str_or(x, "gpu_uuid"); !u.empty()) s += ", UUID " + u;
-  if (const auto b = json_str_or(x, "bus_id"); !b.empty()) s += ", bus " + b;
-  return s + ")";
-}
-
 // "resnet18, batch 16 per rank, 2 ranks" of a straggler entry.
 std::string straggler_what(const nlohmann::json& e) {
   const size_t n = e["ranks"].size();
@@ -592,7 +582,7 @@ std::vector<std::string> straggler_sentences(const nlohmann::json& e) {
     if (!sc) continue;
     if (!lowest || *sc < *num_at(*lowest, {"score"})) lowest = &x;
     if (json_true(x, "straggler"))
-      out.push_back(fmt::format("Straggler ({}): {} has score {:.3g} < {:g}", what, rank_words(x), *sc, thr));
+      out.push_back(fmt::format("Straggler ({}): {} has score {:.3g} < {:g}", what, straggler_rank_words(x), *sc, thr));
   }
   if (out.empty() && lowest)
     out.push_back(fmt::format("No straggler ({}): every rank scored >= {:g} (lowest: rank {}, {:.3g})", what, thr,

@@ -50,17 +50,21 @@ nlohmann::json straggler_entry(const std::string& model, long long batch_per_ran
                    "without communication); ddp_step_s and comm_wait_s from the largest DDP group"}};
 }
 
-namespace {
-
-std::string rank_identity(const nlohmann::json& r) {
-  std::string s = fmt::format("host {}, local rank {}", r.value("host", std::string("?")), r.value("local_rank", 0));
-  if (r.value("gpu_index", -1) >= 0) s += fmt::format(", GPU {}", r["gpu_index"].get<int>());
-  if (!r.value("gpu_uuid", std::string()).empty()) s += ", " + r["gpu_uuid"].get<std::string>();
-  if (!r.value("bus_id", std::string()).empty()) s += ", bus " + r["bus_id"].get<std::string>();
-  return s;
+std::string straggler_rank_words(const nlohmann::json& r) {
+  const auto str = [&](const char* k) { return r.contains(k) && r[k].is_string() ? r[k].get<std::string>() : ""; };
+  const auto num = [&](const char* k, long long dflt) {
+    return r.contains(k) && r[k].is_number() ? r[k].get<long long>() : dflt;
+  };
+  const std::string host = str("host");
+  std::string s = fmt::format("rank {} (host {}, local rank {}", num("rank", -1), host.empty() ? "?" : host,
+                              num("local_rank", -1));
+  const long long gpu = num("gpu_index", -1);
+  if (gpu < 0) return s + ", CPU)";
+  s += fmt::format(", GPU {}", gpu);
+  if (const auto u = str("gpu_uuid"); !u.empty()) s += ", UUID " + u;
+  if (const auto b = str("bus_id"); !b.empty()) s += ", bus " + b;
+  return s + ")";
 }
-
-}  // namespace
 
 std::vector<std::string> straggler_lines(const nlohmann::json& entry) {
   std::vector<std::string> out;
@@ -72,9 +76,9 @@ std::vector<std::string> straggler_lines(const nlohmann::json& entry) {
   for (const auto& id : entry.at("named")) {
     for (const auto& r : ranks) {
       if (r.at("rank") != id) continue;
-      out.push_back(fmt::format("straggler: rank {} ({}) scores {:.2f} < {:g}: its compute-only step is {:.1f} ms, the "
+      out.push_back(fmt::format("straggler: {} scores {:.2f} < {:g}: its compute-only step is {:.1f} ms, the "
                                 "fastest rank's {:.1f} ms",
-                                r["rank"].get<int>(), rank_identity(r), r["score"].get<double>(), threshold,
+                                straggler_rank_words(r), r["score"].get<double>(), threshold,
                                 1e3 * r["compute_step_s"].get<double>(), 1e3 * fastest));
     }
   }

@@ -37,6 +37,11 @@ struct RankScoreInput {
 nlohmann::json straggler_entry(const std::string& model, long long batch_per_rank, int ddp_world_size,
                                const std::vector<RankScoreInput>& ranks, double threshold);
 
+/// How people are told which rank: "rank 1 (host h, local rank 1, GPU 1, UUID GPU-..., bus
+/// 0000:19:00.0)", or "rank 1 (host h, local rank 1, CPU)" for a CPU rank; from one entry of
+/// straggler_entry's "ranks" (missing fields read as unknown). Used by run and report.
+std::string straggler_rank_words(const nlohmann::json& rank_entry);
+
 /// One line for people: "straggler: rank 1 (host h, local rank 1, GPU 1, UUID ..., bus ...)
 /// scores 0.52 < 0.95: its compute-only step is 81.2 ms, the fastest rank's 42.3 ms" per named
 /// rank, or "no straggler among N ranks: every score >= 0.95 (lowest: rank r, 0.97)".

@@ -43,7 +43,7 @@ TEST(Straggler, ScoreIsFastestOverOwnAndNamesRanksBelowThreshold) {
   const auto lines = straggler_lines(e);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0],
-            "straggler: rank 2 (host node2, local rank 0, GPU 0, GPU-2, bus 0000:02:00.0) scores 0.50 < 0.97: its "
+            "straggler: rank 2 (host node2, local rank 0, GPU 0, UUID GPU-2, bus 0000:02:00.0) scores 0.50 < 0.97: its "
             "compute-only step is 200.0 ms, the fastest rank's 100.0 ms");
 }
 
@@ -54,6 +54,7 @@ TEST(Straggler, NoneBelowThresholdSaysTheLowest) {
   in[0].gpu_uuid = in[0].bus_id = "";
   const auto e = straggler_entry("resnet18", 16, 2, in, 0.95);
   EXPECT_TRUE(e["named"].empty());
+  EXPECT_EQ(straggler_rank_words(e["ranks"][0]), "rank 0 (host node1, local rank 0, CPU)");
   const auto lines = straggler_lines(e);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0], "no straggler among 2 ranks: every score >= 0.95 (lowest: rank 0, 0.99)");
