@@ -191,9 +191,7 @@ int run_pairs(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, c
     outcome = run_comm_pairs(cenv, plan, cb);
     finish_barrier(cenv.store, li, timeout);
   } catch (...) {
-    if (li.rank == 0 && !f.json_path.empty() && !rf.comm_results.empty())
-      error_notes().push_back(fmt::format("the {} row(s) measured so far are in {} (marked incomplete)",
-                                          rf.comm_results.size(), partial_path(f.json_path)));
+    note_partial_rows(li, f.json_path, rf.comm_results.size());
     throw;
   }
   if (li.rank != 0) return kExitOk;
@@ -334,9 +332,7 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
     run_comm_sweep(cenv, cb);
     finish_barrier(rv.store, li, timeout);
   } catch (...) {
-    if (li.rank == 0 && !f.json_path.empty() && !rf.comm_results.empty())
-      error_notes().push_back(fmt::format("the {} row(s) measured so far are in {} (marked incomplete)",
-                                          rf.comm_results.size(), partial_path(f.json_path)));
+    note_partial_rows(li, f.json_path, rf.comm_results.size());
     throw;
   }
   if (li.rank != 0) return kExitOk;

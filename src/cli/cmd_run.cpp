@@ -366,9 +366,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
       print_line(fmt::format("Wrote {} ({} rows, schema {})", cfg.json_path, rf.results.size(), kSchemaVersion));
     }
   } catch (...) {
-    if (li.rank == 0 && !cfg.json_path.empty() && !rf.results.empty())
-      error_notes().push_back(fmt::format("the {} row(s) measured so far are in {} (marked incomplete)",
-                                          rf.results.size(), partial_path(cfg.json_path)));
+    note_partial_rows(li, cfg.json_path, rf.results.size());
     throw;
   }
   return kExitOk;

@@ -129,11 +129,6 @@ int spawn_ranks(const EnvMap& env, const LaunchInfo& li, int world, const std::v
   return spawn_local_ranks(so);
 }
 
-bool is_out_of_memory(const std::string& what) {
-  return what.find("can't allocate memory") != std::string::npos ||
-         what.find("out of memory") != std::string::npos || what.find("std::bad_alloc") != std::string::npos;
-}
-
 [[noreturn]] void rethrow_with_context(const LaunchInfo& li, double timeout_s, const std::string& what,
                                        const std::string& oom_what, const std::string& oom_fix) {
   std::string line = first_line(what);
@@ -144,17 +139,12 @@ bool is_out_of_memory(const std::string& what) {
     line = fmt::format("the store served by rank 0 at {}:{} did not answer within --timeout {:g} s (rank 0 stopped, "
                        "or its host is down or unreachable)",
                        li.master_addr, li.master_port, timeout_s);
-  if (is_out_of_memory(line)) {
+  if (is_out_of_memory_message(line)) {
     if (li.rank != 0) {
       std::this_thread::sleep_for(std::chrono::seconds(1));
       throw SilentExit{kExitUsage};
     }
-    // From the allocator's own words on: "[enforce fail at alloc_cpu.cpp:75] err == 0. " is noise.
-    size_t from = std::string::npos;
-    for (const char* m : {"DefaultCPUAllocator", "CUDA out of memory", "out of memory", "can't allocate memory"})
-      from = std::min(from, line.find(m));
-    throw UsageError(fmt::format("{} during {} ({}); {}", oom_what, phase,
-                                 line.substr(from == std::string::npos ? 0 : from, 300), oom_fix));
+    throw UsageError(fmt::format("{} during {} ({}); {}", oom_what, phase, out_of_memory_words(line), oom_fix));
   }
   throw std::runtime_error(fmt::format("rank {} (pid {} on {}), during {}: {}", li.rank, ::getpid(), host_name(),
                                        phase, line));
@@ -272,6 +262,12 @@ NodeEnvironments gather_node_environments(const c10::intrusive_ptr<c10d::Store>&
     std::fflush(stderr);
   }
   return out;
+}
+
+void note_partial_rows(const LaunchInfo& li, const std::string& json_path, size_t rows) {
+  if (li.rank == 0 && !json_path.empty() && rows > 0)
+    error_notes().push_back(
+        fmt::format("the {} row(s) measured so far are in {} (marked incomplete)", rows, partial_path(json_path)));
 }
 
 ResultFile new_result_file(const std::string& kind, const std::vector<std::string>& argv, int rows_planned) {

@@ -67,9 +67,6 @@ void validate_on_rank0(const LaunchInfo& li, const std::function<void()>& check)
 /// 127.0.0.1 and a free port) and returns their exit status (spawn_local_ranks).
 int spawn_ranks(const EnvMap& env, const LaunchInfo& li, int world, const std::vector<std::string>& argv);
 
-/// True for an allocator's out-of-memory error (CPU or CUDA), by its message: torch 1.13
-/// has no distinct type for the CPU allocator's failure.
-bool is_out_of_memory(const std::string& what);
 
 /// A runtime failure of this rank, as one line that says which rank, where and in which
 /// phase ("rank 1 (pid 42 on node7), during warm-up of resnet18/ddp2: ..."). Messages that
@@ -112,6 +109,10 @@ struct NodeEnvironments {
 NodeEnvironments gather_node_environments(const c10::intrusive_ptr<c10d::Store>& store, const LaunchInfo& li,
                                           const EnvMap& env, const std::vector<RankPlacement>& placements,
                                           std::chrono::milliseconds timeout);
+
+/// After a failure, on rank 0 only: adds the error note that the `rows` rows measured so far
+/// are in PATH.partial of `json_path` (marked incomplete). Nothing without --json or rows.
+void note_partial_rows(const LaunchInfo& li, const std::string& json_path, size_t rows);
 
 /// Rank 0's result file before its first row: `kind` ("run" or "comm"), tool{name,
 /// version, git_sha, git_dirty}, created_utc now, complete false (until the job and its

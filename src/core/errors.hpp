@@ -1,10 +1,31 @@
 // Error types shared by every layer. Torch-free.
 #pragma once
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
 namespace ddpbench {
+
+/// True when an error message says memory ran out: libtorch's CPU allocator ("can't
+/// allocate memory", "not enough memory"), CUDA's caching allocator ("CUDA out of memory"),
+/// std::bad_alloc. The one vocabulary of the CLI's error line and find-max-bs.
+inline bool is_out_of_memory_message(const std::string& what) {
+  for (const char* words : {"can't allocate memory", "not enough memory", "out of memory", "std::bad_alloc"})
+    if (what.find(words) != std::string::npos) return true;
+  return false;
+}
+
+/// The allocator's own words in an out-of-memory line: from the first of
+/// "DefaultCPUAllocator", "CUDA out of memory", "out of memory", "can't allocate memory" on
+/// (libtorch's prefix, e.g. "[enforce fail at alloc_cpu.cpp:75] err == 0. ", is noise), at
+/// most 300 characters; the whole line (cut) when none is there.
+inline std::string out_of_memory_words(const std::string& line) {
+  size_t from = std::string::npos;
+  for (const char* m : {"DefaultCPUAllocator", "CUDA out of memory", "out of memory", "can't allocate memory"})
+    from = std::min(from, line.find(m));
+  return line.substr(from == std::string::npos ? 0 : from, 300);
+}
 
 /// Bad input from the user (flags, environment, files). The CLI prints
 /// `ddpbench: error: <what>` on one line and exits with code 2 (kExitUsage).

@@ -9,6 +9,7 @@
 //     (skip_all_reduce_unused_params, use_python_reducer[, bucket_bytes_cap_list]).
 #pragma once
 
+#include "core/errors.hpp"
 #include <ATen/autocast_mode.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/softmax.h>
@@ -223,10 +224,7 @@ inline bool is_out_of_memory(const std::exception& e) {
   if (dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr) return true;
   if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return true;
   const auto* ce = dynamic_cast<const c10::Error*>(&e);
-  const std::string what = ce ? ce->what_without_backtrace() : e.what();
-  for (const char* words : {"can't allocate memory", "not enough memory", "out of memory"})
-    if (what.find(words) != std::string::npos) return true;
-  return false;
+  return is_out_of_memory_message(ce ? ce->what_without_backtrace() : e.what());
 }
 
 }  // namespace ddpbench::compat

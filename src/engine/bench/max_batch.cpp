@@ -22,6 +22,7 @@
 #include "core/errors.hpp"
 #include "core/process.hpp"
 #include "core/watchdog.hpp"
+#include "engine/bench/sweep.hpp"
 #include "engine/compat.hpp"
 #include "engine/models/registry.hpp"
 #include "engine/timing.hpp"
@@ -62,19 +63,6 @@ void empty_device_cache(const c10::Device& device) {
 #else
   (void)device;
 #endif
-}
-
-// The model as `ddpbench run` builds it for its no-DDP baseline (engine/bench/sweep.cpp,
-// build_model): torchvision initialisation from the seed, frozen behind the head with
-// --freeze-backbone, on the device, channels_last where asked, in training mode.
-ModelPtr build_trial_model(const RunConfig& cfg, const c10::Device& device) {
-  torch::manual_seed(cfg.seed);
-  auto model = make_model(cfg.models.front(), cfg.num_classes, cfg.image_size);
-  if (cfg.freeze_backbone) freeze_backbone(*model, cfg.head, cfg.num_classes, cfg.image_size);
-  model->to(device);
-  if (cfg.channels_last) to_channels_last(*model);
-  model->train();
-  return model;
 }
 
 }  // namespace
@@ -178,7 +166,7 @@ BatchTrial try_batch(const TrialSetup& setup, long long batch) {
     if (setup.device.is_cpu() && setup.memory_limit_bytes) limit.emplace(*setup.memory_limit_bytes);
     try {
       // The trial's tensors live in this scope: an exception frees them on the way out.
-      Trainer trainer(build_trial_model(setup.cfg, setup.device), nullptr,
+      Trainer trainer(build_model(setup.cfg, setup.cfg.models.front(), setup.device), nullptr,
                       make_synthetic_batch(batch, setup.cfg.image_size, setup.cfg.num_classes, setup.device,
                                            static_cast<uint64_t>(setup.cfg.seed) + 1000),
                       setup.device, setup.cfg.precision, 1);
@@ -188,14 +176,7 @@ BatchTrial try_batch(const TrialSetup& setup, long long batch) {
     } catch (const std::exception& e) {
       if (!compat::is_out_of_memory(e)) throw;
       const auto* ce = dynamic_cast<const c10::Error*>(&e);
-      std::string what = first_line(ce ? ce->what_without_backtrace() : e.what());
-      // From the allocator's own words on: "[enforce fail at alloc_cpu.cpp:75] err == 0. " is noise.
-      for (const char* m : {"DefaultCPUAllocator", "CUDA out of memory"})
-        if (const size_t at = what.find(m); at != std::string::npos) {
-          what = what.substr(at);
-          break;
-        }
-      t.error = what.substr(0, 300);
+      t.error = out_of_memory_words(first_line(ce ? ce->what_without_backtrace() : e.what()));
     }
   }
   t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -106,13 +106,7 @@ ModelPtr build_cpu_model(const RunConfig& cfg, const std::string& name) {
   return model;
 }
 
-ModelPtr build_model(const SweepEnv& env, const std::string& name) {
-  auto model = build_cpu_model(env.cfg, name);
-  model->to(env.device);
-  if (env.cfg.channels_last) to_channels_last(*model);
-  model->train();
-  return model;
-}
+ModelPtr build_model(const SweepEnv& env, const std::string& name) { return build_model(env.cfg, name, env.device); }
 
 SyntheticBatch rank_batch(const SweepEnv& env, long long batch) {
   // Unsigned: a seed near 2^63 wraps instead of overflowing.
@@ -902,6 +896,14 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
 }
 
 }  // namespace
+
+ModelPtr build_model(const RunConfig& cfg, const std::string& name, const c10::Device& device) {
+  auto model = build_cpu_model(cfg, name);
+  model->to(device);
+  if (cfg.channels_last) to_channels_last(*model);
+  model->train();
+  return model;
+}
 
 SelfCheckHook fault_injection_hook(const std::string& name) {
   if (name == "skew-grad")

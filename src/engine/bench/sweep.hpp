@@ -22,6 +22,7 @@
 #include "core/telemetry.hpp"
 #include "engine/dist/process_group.hpp"
 #include "engine/env_info.hpp"
+#include "engine/models/model.hpp"
 #include "engine/train/precision.hpp"
 
 namespace ddpbench {
@@ -62,6 +63,12 @@ struct SweepEnv {
   /// Every measured series (one per row; rank 0 runs them all) is a row of it.
   Progress* progress = nullptr;
 };
+
+/// The model a benchmark trains: `name` (engine/models/registry) seeded with cfg.seed,
+/// with cfg.num_classes / image_size, the frozen backbone and head of --freeze-backbone,
+/// moved to `device`, channels-last with --channels-last, in train mode. Used by the sweep
+/// and by find-max-bs's trials. Throws as make_model for an unknown name.
+ModelPtr build_model(const RunConfig& cfg, const std::string& name, const c10::Device& device);
 
 /// Called on rank 0 after each row is measured (print it, write the JSON).
 using RowCallback = std::function<void(const BenchResult&)>;
