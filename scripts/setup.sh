@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 pkgs=(g++ make cmake ninja-build ccache git pkg-config
       libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
       openmpi-bin slurmctld slurmd slurm-client munge
-      gnuplot-nox clang-14 libclang-rt-14-dev python3 jq)
+      gnuplot-nox clang-14 libclang-rt-14-dev python3 jq
+      iproute2)  # ip netns and tc: the emulated nodes of the comm --pairs and node-environment tests
 if [ -n "$(scripts/torch-prefix.sh)" ]; then
   echo "setup: using python3's PyTorch at $(scripts/torch-prefix.sh)"
 else
