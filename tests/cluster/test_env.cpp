@@ -88,7 +88,7 @@ TEST(NodeEnvironments, TwoRanksOnOneHostAreOneNode) {
   TempDir d;
   const auto json_path = (d.path / "r.json").string();
   const auto o = run("env NCCL_DEBUG=WARN " + kBin +
-                     " run --model resnet18 --image-size 32 --batch-size 2 --iters 2 --warmup 1 --world-sizes 2 "
+                     " run " + testutil::kTinyArgs + " --iters 2 --warmup 1 --world-sizes 2 "
                      "--timeout 60 --json " + json_path);
   ASSERT_EQ(o.code, 0) << o.err;
   const ResultFile f = read_result_file(json_path);

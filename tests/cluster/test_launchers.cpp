@@ -24,7 +24,7 @@ using testutil::have;
 using testutil::TempDir;
 
 const std::string kBin = DDPBENCH_BINARY;
-const std::string kTiny = " run --model resnet18 --image-size 32 --batch-size 2 --warmup 1 --iters 2";
+const std::string kTiny = " run " + testutil::kTinyArgs + " --warmup 1 --iters 2";
 
 /// Checks a 2-rank sweep's result file: started by `launcher`, rows no-DDP, 1 and 2
 /// ranks, and the 2-rank row has both ranks and passed the gradient self-check.

@@ -25,7 +25,7 @@ using testutil::TempDir;
 
 const std::string kBin = DDPBENCH_BINARY;
 const std::string kTemplates = DDPBENCH_SOURCE_DIR "/scripts/slurm/";
-const std::string kTinyArgs = "--model resnet18 --image-size 32 --batch-size 2 --iters 2 --warmup 1";
+const std::string kTinyArgs = testutil::kTinyArgs + " --iters 2 --warmup 1";
 
 void write_executable(const std::filesystem::path& p, const std::string& text) {
   std::ofstream(p) << text;

@@ -32,8 +32,8 @@ using testutil::slurp;
 using testutil::TempDir;
 
 const std::string kBin = DDPBENCH_BINARY;
-// The smallest sweep worth running: 2 ranks, resnet18 on 32x32 images.
-const std::string kTiny = " run --model resnet18 --image-size 32 --batch-size 2 --warmup 1 --iters 3";
+// The smallest sweep worth running: 2 ranks, the tiny model (testutil kTinyArgs).
+const std::string kTiny = " run " + testutil::kTinyArgs + " --warmup 1 --iters 3";
 
 void expect_tiny_sweep(const ResultFile& f, int world) {
   ASSERT_EQ(f.results.size(), world == 2 ? 3u : 2u);
@@ -180,14 +180,14 @@ TEST(Cli, ProfileWritesOneTracePerRankAndRow) {
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{"resnet18-ddp2-rank0.json", "resnet18-ddp2-rank1.json",
-                                             "resnet18-noddp-b2-rank0.json"}));
-  const auto trace = nlohmann::json::parse(slurp(dir + "/resnet18-ddp2-rank1.json"));
+  EXPECT_EQ(names, (std::vector<std::string>{"squeezenet1_0-ddp2-rank0.json", "squeezenet1_0-ddp2-rank1.json",
+                                             "squeezenet1_0-noddp-b2-rank0.json"}));
+  const auto trace = nlohmann::json::parse(slurp(dir + "/squeezenet1_0-ddp2-rank1.json"));
   bool conv = false;
   for (const auto& ev : trace.is_array() ? trace : trace.at("traceEvents"))
     conv = conv || ev.value("name", "") == "aten::convolution";
   EXPECT_TRUE(conv);
-  EXPECT_EQ(f.results[1].telemetry.at("profile").at("file"), "resnet18-ddp2-rank0.json");
+  EXPECT_EQ(f.results[1].telemetry.at("profile").at("file"), "squeezenet1_0-ddp2-rank0.json");
 }
 
 TEST(Cli, TinyRunWithLocalSpawnerWritesJson) {
@@ -200,7 +200,7 @@ TEST(Cli, TinyRunWithLocalSpawnerWritesJson) {
   EXPECT_EQ(f.environment.at("threads_per_rank"), 1);
   EXPECT_EQ(f.config.at("world_sizes"), nlohmann::json({1, 2}));
   EXPECT_THAT(o.out, HasSubstr("* Distributed backend: gloo"));
-  EXPECT_THAT(o.out, HasSubstr("Benchmark: resnet18 with batch size 2"));
+  EXPECT_THAT(o.out, HasSubstr("Benchmark: squeezenet1_0 with batch size 2"));
   EXPECT_THAT(o.out, HasSubstr("   1 CPUs --   no ddp:  p50:"));
   EXPECT_THAT(o.out, HasSubstr("   2 CPUs --    1M/2C:  p50:"));
 }
@@ -208,7 +208,7 @@ TEST(Cli, TinyRunWithLocalSpawnerWritesJson) {
 // The fixed-feature-extractor study: only the head's gradients are bucketed and allreduced.
 TEST(Cli, FrozenBackboneAllreducesOnlyTheHead) {
   const auto f = run_tiny(" --freeze-backbone --num-classes 10 --dataset-size 1000").f;
-  const long long head = 512LL * 4096 + 4096 + 4096LL * 4096 + 4096 + 4096LL * 10 + 10;  // resnet18 features: 512
+  const long long head = 512LL * 4096 + 4096 + 4096LL * 4096 + 4096 + 4096LL * 10 + 10;  // squeezenet1_0 features: 512 channels
   const auto& r = f.results.back();
   ASSERT_EQ(r.world_size, 2);
   long long bucketed = 0;
@@ -239,7 +239,7 @@ TEST(Cli, Bf16RunRecordsPrecisionAndFlops) {
 TEST(Cli, ItersAutoStopsEveryRankTogetherAtTheLimit) {
   TempDir d;
   const auto json = (d.path / "r.json").string();
-  const auto o = run(kBin + " run --model resnet18 --image-size 32 --batch-size 2 --warmup 1 --nproc-per-node 2 "
+  const auto o = run(kBin + " run " + testutil::kTinyArgs + " --warmup 1 --nproc-per-node 2 "
                      "--iters auto --target-ci 0.000001 --min-iters 3 --max-iters 6 --json " + json);
   ASSERT_EQ(o.code, 0) << o.err;
   const auto f = read_result_file(json);
@@ -259,7 +259,7 @@ TEST(Cli, ItersAutoStopsAtTheTargetCi) {
   TempDir d;
   const auto json = (d.path / "r.json").string();
   // --target-ci alone implies --iters auto; 100% of the mean is reached within a few iterations.
-  const auto o = run(kBin + " run --model resnet18 --image-size 32 --batch-size 2 --warmup 1 --nproc-per-node 2 "
+  const auto o = run(kBin + " run " + testutil::kTinyArgs + " --warmup 1 --nproc-per-node 2 "
                      "--target-ci 100 --min-iters 4 --max-iters 200 --json " + json);
   ASSERT_EQ(o.code, 0) << o.err;
   const auto f = read_result_file(json);
@@ -532,7 +532,7 @@ TEST(Cli, OverwriteReplacesAResultOnlyWithACompleteOne) {
   ASSERT_GT(at, 0u) << o.err;
   const auto prev = o.err.rfind('\n', at - 2);  // the line right before the note: rank 0's error line
   const std::string before = o.err.substr(prev == std::string::npos ? 0 : prev + 1);
-  EXPECT_EQ(before.rfind("ddpbench: self-check failed: resnet18 on 2 ranks", 0), 0u) << o.err;
+  EXPECT_EQ(before.rfind("ddpbench: self-check failed: squeezenet1_0 on 2 ranks", 0), 0u) << o.err;
 
   o = run(tiny + " --overwrite");  // replaces the result and clears the partial rows
   ASSERT_EQ(o.code, 0) << o.err;
@@ -568,7 +568,7 @@ TEST(Cli, WaitingRanksAreToldWhyAGroupFailed) {
   EXPECT_EQ(slurp(d.path / "rc1"), "3\n");
   EXPECT_EQ(slurp(d.path / "rc2"), "1\n");
   const std::string err2 = slurp(d.path / "err2");
-  EXPECT_THAT(err2, HasSubstr("benchmark group 'resnet18/ddp2' failed")) << err2;
+  EXPECT_THAT(err2, HasSubstr("benchmark group 'squeezenet1_0/ddp2' failed")) << err2;
   EXPECT_THAT(err2, HasSubstr("gradients differ across ranks")) << err2;
 }
 

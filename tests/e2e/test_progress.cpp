@@ -23,7 +23,10 @@ using testutil::TempDir;
 
 const std::string kBin = DDPBENCH_BINARY;
 const std::string kTiny =
-    " run --nproc-per-node 2 --model resnet18 --image-size 32 --batch-size 2 --warmup 1";
+    " run --nproc-per-node 2 " + testutil::kTinyArgs + " --warmup 1";
+// Burn-in compares the window's ex/s with the samples within 8%: resnet18's steps (~0.1 s)
+// keep the gaps between steps a small share; the run lasts --duration whatever the model.
+const std::string kBurnIn = " run --nproc-per-node 2 --model resnet18 --image-size 32 --batch-size 2 --warmup 1";
 
 // The "[i/n] ..." lines of `err`, in order.
 std::vector<std::string> progress_lines(const std::string& err) {
@@ -50,15 +53,15 @@ TEST(Progress, OneLinePerRowWhenNotATerminalAndNoneWithQuiet) {
   const ResultFile f = read_result_file(json);
   ASSERT_EQ(f.rows_planned, 3);  // no-DDP, ddp1, ddp2
   EXPECT_EQ(progress_lines(o.err),
-            (std::vector<std::string>{"[1/3] no-DDP baseline of resnet18 at batch 2 (3 iterations) ...",
-                                      "[2/3] DDP group resnet18/ddp1 (3 iterations) ...",
-                                      "[3/3] DDP group resnet18/ddp2 (3 iterations) ..."}))
+            (std::vector<std::string>{"[1/3] no-DDP baseline of squeezenet1_0 at batch 2 (3 iterations) ...",
+                                      "[2/3] DDP group squeezenet1_0/ddp1 (3 iterations) ...",
+                                      "[3/3] DDP group squeezenet1_0/ddp2 (3 iterations) ..."}))
       << o.err;
   EXPECT_EQ(o.err.find('\r'), std::string::npos) << "no terminal: no live line";
 
   const Outcome q = run(kBin + kTiny + " --iters 3 --world-sizes 2 --quiet");
   ASSERT_EQ(q.code, 0) << q.err;
-  EXPECT_THAT(q.out, HasSubstr("resnet18"));  // the table still prints
+  EXPECT_THAT(q.out, HasSubstr(testutil::kTinyModel));  // the table still prints
   EXPECT_EQ(progress_lines(q.err), std::vector<std::string>{}) << q.err;
   EXPECT_EQ(q.err, "") << "--quiet and no error: nothing on stderr";
 }
@@ -74,7 +77,7 @@ TEST(Progress, BurnInWindowsAgreeWithTheSamples) {
   TempDir d;
   const auto json = (d.path / "r.json").string();
   const auto t0 = std::chrono::steady_clock::now();
-  const Outcome o = run(kBin + kTiny + " --world-sizes 2 --duration 5s --json " + json);
+  const Outcome o = run(kBin + kBurnIn + " --world-sizes 2 --duration 5s --json " + json);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_GE(wall, 10.0) << "two rows of 5 s each";

@@ -174,7 +174,7 @@ struct Scenario {
 };
 
 // The smallest sweep (2 ranks: no ddp, 1 rank, 2 ranks), and longer phases to hit them.
-const std::string kTiny = "run --model resnet18 --batch-size 2 --image-size 32 --iters 3 --warmup 1 @T";
+const std::string kTiny = "run " + testutil::kTinyArgs + " --iters 3 --warmup 1 @T";
 const std::string kLongWarmup = "run --model resnet18 --batch-size 2 --image-size 32 --iters 3 --warmup 400 @T";
 const std::string kLongBaseline =
     "run --model resnet18 --batch-size 2 --image-size 32 --iters 400 --warmup 1 --world-sizes 2 @T";
