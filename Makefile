@@ -25,8 +25,10 @@ run: build
 
 test: ctest fuzz
 
+# Two tests at a time; tests that start ranks take both slots (tests/CMakeLists.txt, DDPBENCH_ALONE).
+CTEST_JOBS ?= 2
 ctest: build
-	ctest --test-dir $(BUILD) --output-on-failure
+	ctest --test-dir $(BUILD) --output-on-failure -j $(CTEST_JOBS)
 
 # libFuzzer (torch-free core, clang + ASan/UBSan), briefly, from the checked-in corpora:
 # the result-file reader, the reference-file reader of `check`, and the launcher-environment
