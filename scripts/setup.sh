@@ -10,6 +10,7 @@
 #    and slurmctld, slurmd, slurm-client, munge for a loopback Slurm (srun, sbatch) that
 #    the tests start and stop themselves; gnuplot-nox (report plots), clang-14 with
 #    libclang-rt-14-dev (the libFuzzer target), python3 (HTML check), jq (scripts/fault-matrix.sh).
+#  * real data: zlib1g-dev and dataset-fashion-mnist (IDX files under /usr/share/datasets/fashion-mnist).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +18,8 @@ pkgs=(g++ make cmake ninja-build ccache git pkg-config
       libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
       openmpi-bin slurmctld slurmd slurm-client munge
       gnuplot-nox clang-14 libclang-rt-14-dev python3 jq
-      iproute2)  # ip netns and tc: the emulated nodes of the comm --pairs and node-environment tests
+      iproute2   # ip netns and tc: the emulated nodes of the comm --pairs and node-environment tests
+      zlib1g-dev dataset-fashion-mnist)  # run --data fashion-mnist: the gzip IDX reader and the dataset
 if [ -n "$(scripts/torch-prefix.sh)" ]; then
   echo "setup: using python3's PyTorch at $(scripts/torch-prefix.sh)"
 else

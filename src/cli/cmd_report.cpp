@@ -10,6 +10,7 @@
 #include "core/html.hpp"
 #include "core/plots.hpp"
 #include "core/report.hpp"
+#include "core/report_convergence.hpp"
 
 namespace ddpbench::cli {
 
@@ -59,7 +60,10 @@ Command add_report_command(CLI::App& parent) {
             if (f->html_opt->count()) check_writable(f->html, "--html");
 
             std::vector<Plot> plots;
-            if (!f->plots.empty()) plots = write_plots(rep, f->plots);
+            if (!f->plots.empty()) {
+              plots = write_plots(rep, f->plots);
+              for (auto& p : write_convergence_plots(rep.convergence, f->plots)) plots.push_back(std::move(p));
+            }
             if (!f->html.empty()) {
               // Plots only for the page: into a temporary directory, removed on every path.
               struct TempDir {
@@ -74,6 +78,7 @@ Command add_report_command(CLI::App& parent) {
                 if (::mkdtemp(tmpl)) tmp.path = tmpl;
                 try {
                   plots = write_plots(rep, tmp.path);
+                  for (auto& p : write_convergence_plots(rep.convergence, tmp.path)) plots.push_back(std::move(p));
                 } catch (const UsageError& e) {
                   std::fprintf(stderr, "ddpbench: warning: HTML without plots: %s\n", e.what());
                 }

@@ -30,6 +30,7 @@
 #include "core/watchdog.hpp"
 #include "engine/bench/max_batch.hpp"
 #include "engine/bench/sweep.hpp"
+#include "engine/train/time_to_loss.hpp"
 #include "engine/compat.hpp"
 #include "engine/dist/process_group.hpp"
 #include "engine/dist/rendezvous.hpp"
@@ -72,6 +73,7 @@ struct RunFlags {
   bool batch_max = false;
   long long memory_limit = 0;
   CLI::Option* memory_limit_opt = nullptr;
+  CLI::Option* num_classes_opt = nullptr;  ///< --data fashion-mnist sets 10 classes unless given
 };
 
 // glibc returns large freed blocks to the OS on every iteration (mmap/munmap, heap trims,
@@ -488,6 +490,26 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   app->add_option("--dataset-size", c.dataset_size, "Examples per epoch, for per-epoch communication volume")
       ->check(whole_number())
       ->capture_default_str();
+  // Real data and time-to-loss (engine/train/time_to_loss.hpp; docs/METHODOLOGY.md "Real data and time-to-loss").
+  app->add_option("--data", c.data,
+                  "synthetic (the step benchmark) or fashion-mnist: train to a target on the real dataset per world "
+                  "size (time-to-loss)")
+      ->capture_default_str();
+  app->add_option("--data-dir", c.data_dir, "Folder of the dataset's four IDX .gz files")->capture_default_str();
+  app->add_option("--epochs", c.epochs, "Time-to-loss: most epochs per world size (stops at the target)")
+      ->capture_default_str();
+  app->add_option("--target-loss", c.target_loss, "Time-to-loss: stop once the test-split cross-entropy is <= this");
+  app->add_option("--target-accuracy", c.target_accuracy,
+                  "Time-to-loss: stop once the test-split top-1 accuracy is >= this fraction (e.g. 0.85)");
+  app->add_option("--loader-workers", c.loader_workers, "Time-to-loss: data-loader threads per rank (0: in the step)")
+      ->capture_default_str();
+  app->add_option("--train-limit", c.train_limit, "Time-to-loss: train on the first N training examples (0: all)")
+      ->capture_default_str();
+  app->add_option("--test-limit", c.test_limit, "Time-to-loss: evaluate on the first N test examples (0: all)")
+      ->capture_default_str();
+  app->add_option("--lr", c.lr, "Time-to-loss: SGD learning rate (momentum 0.9, weight decay 1e-4)")
+      ->capture_default_str();
+  f->num_classes_opt = app->get_option("--num-classes");
 
   return {app, [f, argv]() -> int {
             RunConfig& cfg = f->cfg;
@@ -533,7 +555,11 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
               cfg.grad_accums = parse_count_list(f->grad_accums, "--grad-accum", kMaxGradAccum);
               if (!f->duration.empty()) cfg.duration_s = parse_duration_s(f->duration, "--duration");
               if (!cfg.profile_dir.empty()) prepare_profile_dir(cfg.profile_dir);
+              if (cfg.data == "fashion-mnist" && !f->num_classes_opt->count()) cfg.num_classes = 10;
               validate(cfg, world, model_names());
+              // A missing or corrupt dataset file: one line, exit 2, before ranks start (ranks launched by
+              // torchrun or srun find it when they load the data, with the same line).
+              if (spawner && cfg.data != "synthetic") (void)load_train_test(cfg);
               for (const auto& m : cfg.models) check_model_input(m, cfg.image_size);
               if (!use_cuda)  // GPU memory is the device's, unknown here
                 if (const auto avail = mem_available_bytes())

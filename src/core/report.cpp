@@ -19,6 +19,7 @@
 #include "core/json_util.hpp"
 #include "core/pairs.hpp"
 #include "core/straggler.hpp"
+#include "core/report_convergence.hpp"
 
 namespace ddpbench {
 namespace {
@@ -618,6 +619,7 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
   Report rep;
   rep.per_rank = opts.per_rank;
   rep.comm = comm_tables(files);
+  rep.convergence = convergence_groups(files);  // time-to-loss (core/report_convergence)
   for (const auto& nf : files)
     if (ClusterFile c = cluster_of(nf); !cluster_empty(c)) rep.cluster.push_back(std::move(c));
   const bool cluster_facts = std::any_of(rep.cluster.begin(), rep.cluster.end(), [](const ClusterFile& c) {
@@ -1372,6 +1374,7 @@ std::vector<Table> report_tables(const Report& r) {
                                   scaling_what(s.key, fmt::format("global batch {}", with_thousands(s.global_batch)))));
   }
   for (const auto& m : r.impact) out.push_back(impact_tab(m));
+  for (auto& t : convergence_tables(r.convergence)) out.push_back(std::move(t));
   for (const auto& c : r.comm) out.push_back(comm_table(c));
   for (const auto& c : r.cluster)
     if (!c.pair_rows.empty()) out.push_back(pairs_tab(c));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/config_key.hpp"
+#include "core/convergence.hpp"
 #include "core/result.hpp"
 #include "core/table.hpp"
 
@@ -247,6 +248,8 @@ struct Report {
   /// Sentences printed above the tables: the named stragglers (or that none was), the slow
   /// nodes and links of `comm --pairs`, find-max-bs recommendations.
   std::vector<std::string> headline;
+  /// Time-to-loss rows (--data), per file, model and dataset (core/report_convergence.hpp).
+  std::vector<ConvergenceGroup> convergence;
 };
 
 /// Builds the report. Files of kind "find-max-bs" and files with only stragglers are

@@ -73,6 +73,7 @@ void to_json(json& j, const BenchResult& b) {
            {"breakdown", b.breakdown},
            {"stopping", b.stopping},   {"warnings", b.warnings}};
   if (!b.burn_in.empty()) j["burn_in"] = b.burn_in;
+  if (!b.convergence.empty()) j["convergence"] = b.convergence;
 }
 
 void to_json(json& j, const RowWarning& w) { j = json{{"code", w.code}, {"message", w.message}}; }
@@ -115,6 +116,7 @@ void from_json(const json& j, BenchResult& b) {
   b.ddp_options = json_object_or_empty(j, "ddp_options");
   b.breakdown = json_object_or_empty(j, "breakdown");
   b.burn_in = json_object_or_empty(j, "burn_in");
+  b.convergence = json_object_or_empty(j, "convergence");
   if (j.contains("stopping") && j["stopping"].is_object()) j["stopping"].get_to(b.stopping);
   if (j.contains("warnings") && j["warnings"].is_array()) j["warnings"].get_to(b.warnings);
 }

@@ -135,6 +135,11 @@ struct BenchResult {
   /// "ex_per_s": [per window]}], "drift": [{"rank", "first_ex_per_s", "last_ex_per_s",
   /// "change_pct", "flagged"}], "drift_threshold_pct"} (docs/METHODOLOGY.md "Burn-in").
   nlohmann::json burn_in = nlohmann::json::object();
+  /// Time-to-loss rows only (--data fashion-mnist; else empty): {"dataset", "train_examples",
+  /// "test_examples", "epochs": [{"epoch", "wall_s", ...}], "loss": {"step", "wall_s", "value"},
+  /// "target": {"metric", "value", "reached", "epoch", "wall_s"}, "baselines": [...], ...}
+  /// (engine/train/time_to_loss.hpp; keys in docs/METHODOLOGY.md "Real data and time-to-loss").
+  nlohmann::json convergence = nlohmann::json::object();
   Stopping stopping;
   std::vector<RowWarning> warnings;
 };

@@ -59,6 +59,43 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& flag
   return out;
 }
 
+void validate_data(const RunConfig& cfg) {
+  if (cfg.data != "synthetic" && cfg.data != "fashion-mnist")
+    throw UsageError(fmt::format("--data '{}' is unknown; use synthetic or fashion-mnist", cfg.data));
+  if (cfg.data == "synthetic") return;
+  const std::string d = "--data " + cfg.data;
+  if (cfg.epochs < 1 || cfg.epochs > kMaxTrainEpochs)
+    throw UsageError(fmt::format("--epochs {} is out of range; use 1..{}", cfg.epochs, kMaxTrainEpochs));
+  if (cfg.target_loss && cfg.target_accuracy)
+    throw UsageError("--target-loss and --target-accuracy are both given; give one target (or none: all --epochs)");
+  if (cfg.target_loss && !(*cfg.target_loss > 0 && *cfg.target_loss < 1e6))
+    throw UsageError(fmt::format("--target-loss {} is out of range; use a test cross-entropy > 0, e.g. 0.5",
+                                 *cfg.target_loss));
+  if (cfg.target_accuracy && !(*cfg.target_accuracy > 0 && *cfg.target_accuracy <= 1))
+    throw UsageError(fmt::format("--target-accuracy {} is out of range; use a fraction in (0, 1], e.g. 0.85",
+                                 *cfg.target_accuracy));
+  if (cfg.loader_workers < 0 || cfg.loader_workers > kMaxLoaderWorkers)
+    throw UsageError(fmt::format("--loader-workers {} is out of range; use 0..{}", cfg.loader_workers,
+                                 kMaxLoaderWorkers));
+  if (cfg.train_limit < 0 || cfg.test_limit < 0)
+    throw UsageError("--train-limit and --test-limit are example counts >= 0 (0: the whole split)");
+  if (!(cfg.lr > 0 && cfg.lr <= 10))
+    throw UsageError(fmt::format("--lr {} is out of range; use a learning rate in (0, 10]", cfg.lr));
+  if (cfg.data_dir.empty()) throw UsageError("--data-dir is empty; give the folder of the dataset's IDX .gz files");
+  if (cfg.num_classes != 10)
+    throw UsageError(fmt::format("{} has 10 classes but --num-classes is {}; drop --num-classes", d, cfg.num_classes));
+  if (ddp_variants(cfg).size() != 1 || cfg.comm_hooks.front() != "none" || cfg.grad_accums.front() != 1)
+    throw UsageError(fmt::format("{} trains with one plain DDP setting; give one --bucket-cap-mb and drop "
+                                 "--comm-hook and --grad-accum",
+                                 d));
+  if (cfg.duration_s > 0 || cfg.iters_auto || !cfg.profile_dir.empty() || cfg.freeze_backbone)
+    throw UsageError(fmt::format("{} trains for --epochs; drop --duration, --iters auto, --profile and "
+                                 "--freeze-backbone (step-time options)",
+                                 d));
+  if (cfg.precision == "fp16")
+    throw UsageError(fmt::format("{} trains in fp32 or bf16; use --precision fp32 or bf16", d));
+}
+
 void validate(const RunConfig& cfg, int world, const std::vector<std::string>& known_models) {
   if (cfg.models.empty()) throw UsageError("no model given; pass --model resnet50 (see 'ddpbench models')");
   for (size_t i = 0; i < cfg.models.size(); ++i)
@@ -130,6 +167,7 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
   if (!(cfg.straggler_threshold > 0 && cfg.straggler_threshold <= 1))
     throw UsageError(fmt::format("--straggler-threshold {} is out of range; use a score in (0, 1], e.g. 0.95",
                                  cfg.straggler_threshold));
+  validate_data(cfg);
   if (!(cfg.duration_s >= 0 && cfg.duration_s <= kMaxDurationS))
     throw UsageError(fmt::format("--duration {} s is out of range; use up to {} s (a week)", cfg.duration_s,
                                  kMaxDurationS));
@@ -332,6 +370,8 @@ std::vector<std::string> parse_comm_hook_list(const std::string& text) {
 }
 
 int planned_rows(const RunConfig& cfg) {
+  if (cfg.data != "synthetic")  // time-to-loss: one row per model and world size, no no-DDP baseline
+    return static_cast<int>(cfg.models.size() * cfg.world_sizes.size());
   return static_cast<int>(cfg.models.size() *
                           (baseline_points(cfg).size() + cfg.world_sizes.size() * ddp_variants(cfg).size()));
 }
@@ -378,6 +418,15 @@ nlohmann::json to_json(const RunConfig& cfg) {
                         {"min_util_pct", cfg.min_util_pct},
                         {"straggler_threshold", cfg.straggler_threshold},
                         {"duration_s", cfg.duration_s > 0 ? nlohmann::json(cfg.duration_s) : nlohmann::json(nullptr)},
+                        {"data", cfg.data},
+                        {"data_dir", cfg.data == "synthetic" ? nlohmann::json(nullptr) : nlohmann::json(cfg.data_dir)},
+                        {"epochs", cfg.epochs},
+                        {"target_loss", cfg.target_loss ? nlohmann::json(*cfg.target_loss) : nlohmann::json(nullptr)},
+                        {"target_accuracy", cfg.target_accuracy ? nlohmann::json(*cfg.target_accuracy) : nlohmann::json(nullptr)},
+                        {"loader_workers", cfg.loader_workers},
+                        {"train_limit", cfg.train_limit},
+                        {"test_limit", cfg.test_limit},
+                        {"lr", cfg.lr},
                         {"optimizer", "SGD(lr=0.001, momentum=0.9, weight_decay=1e-4)"},
                         {"loss", "cross_entropy"},
                         {"data", "synthetic, generated once per rank on its device"}};

@@ -76,7 +76,21 @@ struct RunConfig {
   double straggler_threshold = 0.95;///< --straggler-threshold: a rank whose relative score is below it is named
   bool quiet = false;               ///< --quiet: no progress output
   double duration_s = 0;            ///< --duration: burn-in, each row's measured series runs this long; 0: off
+  // Real data and time-to-loss (engine/train/time_to_loss.hpp; docs/METHODOLOGY.md "Real data and time-to-loss").
+  std::string data = "synthetic";   ///< --data: "synthetic" (the step benchmark) | "fashion-mnist" (time-to-loss)
+  std::string data_dir = "/usr/share/datasets/fashion-mnist";  ///< --data-dir: the four IDX .gz files (Debian's dataset-fashion-mnist)
+  int epochs = 1;                   ///< --epochs: most epochs trained per group (stops early once a target is reached)
+  std::optional<double> target_loss;      ///< --target-loss: mean cross-entropy on the test split, nats
+  std::optional<double> target_accuracy;  ///< --target-accuracy: top-1 accuracy on the test split, fraction in (0, 1]
+  int loader_workers = 2;           ///< --loader-workers: batch-building threads per rank (0: built in the step's thread)
+  long long train_limit = 0;        ///< --train-limit N: first N training examples only; 0: all
+  long long test_limit = 0;         ///< --test-limit N: first N test examples only; 0: all
+  double lr = 0.01;                 ///< --lr: SGD learning rate of time-to-loss runs (momentum 0.9, weight decay 1e-4)
 };
+
+// Bounds of the time-to-loss options (validate).
+inline constexpr int kMaxTrainEpochs = 10'000;   ///< --epochs
+inline constexpr int kMaxLoaderWorkers = 64;     ///< --loader-workers
 
 /// One combination of the list-valued DDP settings: what one DDP row of a group ran with.
 struct DdpVariant {
@@ -135,6 +149,13 @@ std::vector<std::string> split_list(const std::string& text);
 /// 2^24 examples per rank in some group, or does not divide evenly among the ranks of
 /// every group in cfg.world_sizes (resolve those first).
 void validate(const RunConfig& cfg, int world, const std::vector<std::string>& known_models);
+
+/// Checks the time-to-loss options (called by validate): --data synthetic | fashion-mnist;
+/// with real data --epochs 1..10000, at most one of --target-loss (> 0) and
+/// --target-accuracy (0, 1], --loader-workers 0..64, --train-limit/--test-limit >= 0,
+/// --lr in (0, 10], --num-classes 10, one plain DDP setting (no comm hook, no grad accum),
+/// no --duration / --iters auto / --profile / --freeze-backbone, no fp16. Throws UsageError.
+void validate_data(const RunConfig& cfg);
 
 /// Examples per rank in a group of `n` ranks: batch_size (weak) or global_batch_size / n (strong).
 long long batch_per_rank(const RunConfig& cfg, int n);

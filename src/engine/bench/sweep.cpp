@@ -30,6 +30,7 @@
 #include "engine/models/registry.hpp"
 #include "engine/profile.hpp"
 #include "engine/timing.hpp"
+#include "engine/train/time_to_loss.hpp"
 #include "engine/train/workload.hpp"
 
 namespace ddpbench {
@@ -993,7 +994,13 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
         }
     if (on_row) on_row(r);
   };
+  std::optional<TrainTestData> data;  // --data: time-to-loss (engine/train/time_to_loss.hpp), loaded once
   for (const auto& model : env.cfg.models) {
+    if (env.cfg.data != "synthetic") {
+      if (!data) data = load_train_test(env.cfg);
+      run_time_to_loss(env, *data, model, emit);
+      continue;
+    }
     warmup_alone(env, model);
     // No-DDP baselines at every (per-rank batch, micro-steps) the groups use (one in weak scaling).
     const ModelInfo info = model_info(env, model);
