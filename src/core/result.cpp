@@ -73,6 +73,8 @@ void to_json(json& j, const BenchResult& b) {
            {"breakdown", b.breakdown},
            {"stopping", b.stopping},   {"warnings", b.warnings}};
   if (!b.burn_in.empty()) j["burn_in"] = b.burn_in;
+  j["strategy"] = b.strategy;
+  j["mode"] = b.mode;
 }
 
 void to_json(json& j, const RowWarning& w) { j = json{{"code", w.code}, {"message", w.message}}; }
@@ -115,6 +117,8 @@ void from_json(const json& j, BenchResult& b) {
   b.ddp_options = json_object_or_empty(j, "ddp_options");
   b.breakdown = json_object_or_empty(j, "breakdown");
   b.burn_in = json_object_or_empty(j, "burn_in");
+  b.strategy = j.value("strategy", std::string("ddp"));
+  b.mode = j.value("mode", std::string("train"));
   if (j.contains("stopping") && j["stopping"].is_object()) j["stopping"].get_to(b.stopping);
   if (j.contains("warnings") && j["warnings"].is_array()) j["warnings"].get_to(b.warnings);
 }
