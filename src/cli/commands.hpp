@@ -74,6 +74,11 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
 /// bisect, out of memory caught) and a recommendation backed off by --margin
 /// (engine/bench/max_batch.hpp). `argv` is recorded in the result file.
 Command add_find_max_bs_command(CLI::App& parent, const std::vector<std::string>& argv);
+/// `ddpbench dataparallel`: single-process multi-GPU DataParallel, libtorch's data_parallel and the
+/// same step from its primitives, training and inference (engine/bench/data_parallel.hpp).
+/// GPU only: without a GPU, UsageError (exit 2). `argv` is recorded in the result file.
+Command add_dataparallel_command(CLI::App& parent, const std::vector<std::string>& argv);
+
 /// `ddpbench env`: this node's environment (driver, GPUs, topology, CUDA/NCCL/cuDNN/torch
 /// versions, CPU, kernel, NCCL_* variables), readable or as JSON (--json) in the shape of a
 /// result file's environment.nodes[]. Also in the build without libtorch (torch "none").

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   commands.push_back(cli::add_run_command(app, args));
   commands.push_back(cli::add_comm_command(app, args));
   commands.push_back(cli::add_find_max_bs_command(app, args));
+  commands.push_back(cli::add_dataparallel_command(app, args));
   commands.push_back(cli::add_models_command(app));
 #endif
   commands.push_back(cli::add_report_command(app));

@@ -74,6 +74,8 @@ void to_json(json& j, const BenchResult& b) {
            {"stopping", b.stopping},   {"warnings", b.warnings}};
   if (!b.burn_in.empty()) j["burn_in"] = b.burn_in;
   if (!b.convergence.empty()) j["convergence"] = b.convergence;
+  j["strategy"] = b.strategy;
+  j["mode"] = b.mode;
 }
 
 void to_json(json& j, const RowWarning& w) { j = json{{"code", w.code}, {"message", w.message}}; }
@@ -117,6 +119,8 @@ void from_json(const json& j, BenchResult& b) {
   b.breakdown = json_object_or_empty(j, "breakdown");
   b.burn_in = json_object_or_empty(j, "burn_in");
   b.convergence = json_object_or_empty(j, "convergence");
+  b.strategy = j.value("strategy", std::string("ddp"));
+  b.mode = j.value("mode", std::string("train"));
   if (j.contains("stopping") && j["stopping"].is_object()) j["stopping"].get_to(b.stopping);
   if (j.contains("warnings") && j["warnings"].is_array()) j["warnings"].get_to(b.warnings);
 }

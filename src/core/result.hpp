@@ -142,6 +142,14 @@ struct BenchResult {
   nlohmann::json convergence = nlohmann::json::object();
   Stopping stopping;
   std::vector<RowWarning> warnings;
+  /// How the row trains on its devices: "ddp" (the DDP rows and the no-DDP baselines),
+  /// "zero2", "fsdp", "dp" (libtorch's torch::nn::parallel::data_parallel, one process on
+  /// world_size GPUs) or "dp-manual" (the same from replicate / scatter / parallel_apply /
+  /// gather, `ddpbench dataparallel`); absent in older files: "ddp".
+  std::string strategy = "ddp";
+  /// "train" (a training step per sample) or "inference" (`run --mode inference`: one
+  /// forward per sample, no DDP; ddp is false); absent in older files: "train".
+  std::string mode = "train";
 };
 
 /// A whole result file (one launch).

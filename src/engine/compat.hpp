@@ -310,3 +310,24 @@ inline void quiet_torch_logs() {
 }
 
 }  // namespace ddpbench::compat
+
+// ---------------------------------------------------------------- Module::clone
+#include <torch/nn/module.h>
+
+namespace ddpbench::compat {
+namespace detail {
+template <typename T>
+struct clone_arg;
+template <typename R, typename C, typename A>
+struct clone_arg<R (C::*)(A) const> {
+  using type = A;
+};
+}  // namespace detail
+
+/// The parameter of torch::nn::Module::clone, read off the member itself: `const
+/// c10::optional<Device>&` in torch 1.13, `const std::optional<Device>&` in 2.x, so an
+/// override (engine/bench/data_parallel.hpp, what torch::nn::parallel::replicate calls)
+/// matches either.
+using ModuleCloneArg = detail::clone_arg<decltype(&torch::nn::Module::clone)>::type;
+
+}  // namespace ddpbench::compat
