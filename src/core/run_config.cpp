@@ -149,6 +149,8 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
       cfg.precision != "fp16" && cfg.precision != "bf16")
     throw UsageError(
         fmt::format("--precision '{}' is unknown; use fp32, fp32-strict, tf32, fp16 or bf16", cfg.precision));
+  if (cfg.mode != "train" && cfg.mode != "inference")
+    throw UsageError(fmt::format("--mode '{}' is unknown; use train or inference", cfg.mode));
   if (cfg.head != "mlp4096") throw UsageError(fmt::format("--head '{}' is unknown; use mlp4096", cfg.head));
   if (cfg.dataset_size < 1 || cfg.dataset_size > kMaxDatasetSize)
     throw UsageError(fmt::format("--dataset-size {} is out of range; use 1..{}", cfg.dataset_size, kMaxDatasetSize));
@@ -332,6 +334,7 @@ std::vector<std::string> parse_comm_hook_list(const std::string& text) {
 }
 
 int planned_rows(const RunConfig& cfg) {
+  if (cfg.mode == "inference") return static_cast<int>(cfg.models.size() * cfg.world_sizes.size());  // one row per world size
   return static_cast<int>(cfg.models.size() *
                           (baseline_points(cfg).size() + cfg.world_sizes.size() * ddp_variants(cfg).size()));
 }
@@ -378,6 +381,7 @@ nlohmann::json to_json(const RunConfig& cfg) {
                         {"min_util_pct", cfg.min_util_pct},
                         {"straggler_threshold", cfg.straggler_threshold},
                         {"duration_s", cfg.duration_s > 0 ? nlohmann::json(cfg.duration_s) : nlohmann::json(nullptr)},
+                        {"mode", cfg.mode},
                         {"optimizer", "SGD(lr=0.001, momentum=0.9, weight_decay=1e-4)"},
                         {"loss", "cross_entropy"},
                         {"data", "synthetic, generated once per rank on its device"}};

@@ -76,6 +76,10 @@ struct RunConfig {
   double straggler_threshold = 0.95;///< --straggler-threshold: a rank whose relative score is below it is named
   bool quiet = false;               ///< --quiet: no progress output
   double duration_s = 0;            ///< --duration: burn-in, each row's measured series runs this long; 0: off
+  /// --mode: "train" (DDP training steps) or "inference" (forward only under no_grad, the
+  /// model in eval mode, --precision's autocast; no DDP, no communication: every rank of a
+  /// group infers its own batch at the same time; one row per world size).
+  std::string mode = "train";
 };
 
 /// One combination of the list-valued DDP settings: what one DDP row of a group ran with.
