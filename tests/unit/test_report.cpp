@@ -13,6 +13,7 @@
 
 #include "common/testutil.hpp"
 #include "core/errors.hpp"
+#include "core/plots.hpp"
 #include "core/report.hpp"
 #include "core/stats.hpp"
 
@@ -771,6 +772,20 @@ TEST(ReportStrategy, NoStrategyOrMemoryTableWithoutTwoLinesAtOneWorldSize) {
   EXPECT_TRUE(r.strategy.empty());
   EXPECT_TRUE(r.memory.empty());
   EXPECT_TRUE(r.inference.empty());
+}
+
+TEST(ReportStrategy, MemoryBarsPerStrategyAtTheLargestWorldSize) {
+  if (!testutil::have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  testutil::TempDir d;
+  const Report r = build_report(load({"strategies_cpu.json"}), {});
+  const auto plots = write_plots(r, (d.path / "plots").string());
+  const std::string stem = "memory-resnet50-cpu-fixture-cpu-i64-b8-2r";
+  const auto it = std::find_if(plots.begin(), plots.end(), [&](const Plot& p) { return p.name == stem; });
+  ASSERT_NE(it, plots.end());
+  EXPECT_EQ(testutil::slurp(d.path / "plots" / (stem + ".dat")),
+            "# line peak_rss_MiB model_state_MiB (2 ranks)\n\"ddp fp32\" 1200 300\n\"ddp bf16\" 1080 300\n"
+            "\"ddp fp32 ckpt\" 960 300\n\"zero2 fp32\" 1000 200\n\"fsdp fp32\" 900 100\n");
+  EXPECT_GT(std::filesystem::file_size(it->png), 1000u);
 }
 
 }  // namespace
