@@ -335,7 +335,8 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
       print_line("");
       print_line(strong ? fmt::format("Benchmark: {}, strong scaling, global batch {} ({}x{} images, {})", row.model,
                                       cfg.global_batch_size, row.image_size, row.image_size, row.precision)
-                        : fmt::format("Benchmark: {} with batch size {} ({}x{} images, {})", row.model,
+                        : fmt::format("Benchmark: {}{} with batch size {} ({}x{} images, {})", row.model,
+                                      row.mode == "inference" ? " inference (forward only, no DDP)" : "",
                                       row.batch_per_rank, row.image_size, row.image_size, row.precision));
       print_line("");
       print_line(table_header());
@@ -481,6 +482,10 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   app->add_option("--precision", c.precision,
                   "fp32 (PyTorch's default math: cuDNN may use TF32), fp32-strict (TF32 off), tf32 (TF32 on), "
                   "fp16 (autocast + dynamic loss scaling) or bf16 (autocast)")
+      ->capture_default_str();
+  app->add_option("--mode", c.mode,
+                  "train (DDP training steps) or inference (forward only under no_grad, eval mode, --precision's "
+                  "autocast; no DDP: every rank of a group infers its own batch; throughput and latency per world size)")
       ->capture_default_str();
   app->add_flag("--channels-last", c.channels_last, "NHWC memory format for inputs and convolution weights");
   app->add_flag("--no-cudnn-benchmark", f->no_cudnn_benchmark, "Turn cuDNN autotuning off (on by default)");

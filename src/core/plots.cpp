@@ -350,6 +350,44 @@ std::string slug(const std::string& s) {
 // The four panels of every series, in file-name order ("<stem>-<suffix>.png/.svg").
 constexpr const char* kPanelSuffixes[] = {"throughput", "efficiency", "per-gpu", "latency"};
 
+// Schema 1.7: per strategy table, at its largest world size, one pair of bars per line
+// (strategy, checkpointing, precision): peak memory per rank and model state per rank, MiB.
+std::vector<ExtraPlot> strategy_plots(const Report& r) {
+  std::vector<ExtraPlot> out;
+  std::set<std::string> stems;
+  for (const auto& t : r.strategy) {
+    if (t.rows.empty()) continue;
+    const int n = t.rows.back().world_size;  // rows are sorted by world size
+    const bool gpu = std::any_of(t.rows.begin(), t.rows.end(), [](const StrategyRow& x) { return x.peak_allocated_bytes.has_value(); });
+    const std::string u = unit_word(t.key);
+    ExtraPlot p;
+    std::string stem = slug(fmt::format("memory-{}-{}-i{}-b{}-{}r", t.key.model, t.key.device, t.key.image_size,
+                                        t.key.scaling == "weak" ? t.key.batch_per_rank : t.key.global_batch, n));
+    for (int k = 2; stems.count(stem); ++k) stem = fmt::format("{}-{}", stem, k);
+    stems.insert(stem);
+    p.stem = stem;
+    p.title = fmt::format("{}, {}, {} {}s: memory per {} by strategy", t.key.model, t.key.device, n, u, u);
+    const auto mib = [](const std::optional<double>& v) {
+      return v ? fmt::format("{:.6g}", *v / (1024.0 * 1024.0)) : std::string("NaN");
+    };
+    p.data = fmt::format("# line {}_MiB model_state_MiB ({} {}s)\n", gpu ? "peak_allocated" : "peak_rss", n, u);
+    for (const auto& x : t.rows) {
+      if (x.world_size != n) continue;
+      const std::string label = fmt::format("{} {}{}", x.strategy, x.precision, x.activation_checkpointing ? " ckpt" : "");
+      p.data += fmt::format("\"{}\" {} {}\n", label, mib(gpu ? x.peak_allocated_bytes : x.peak_rss_bytes),
+                            mib(x.model_state_bytes));
+    }
+    p.body = fmt::format(
+        "set style data histogram\nset style histogram clustered gap 1\nset style fill solid 0.7 border -1\n"
+        "set ylabel {}\nset yrange [0:*]\nset key top right\nplot {} using 2:xtic(1) title {}, '' using 3 title "
+        "'model state (params + grads + optimizer)'\n",
+        gq(fmt::format("MiB per {}", u)), gq(p.stem + ".dat"),
+        gq(gpu ? "peak allocated (CUDA caching allocator)" : "peak RSS (process, upper bound)"));
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
   if (find_program("gnuplot").empty())
     throw UsageError("--plots needs gnuplot; install it (apt-get install gnuplot-nox) or drop --plots");
@@ -363,7 +401,8 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
   // a symbolic link, device or read-only file planted in the folder is refused, not replaced.
   const auto series = series_of(r);
   const auto comm_series = comm_series_of(r);
-  const auto extra = cluster_plots(r);
+  auto extra = cluster_plots(r);
+  for (auto& p : strategy_plots(r)) extra.push_back(std::move(p));
   {
     std::vector<std::string> names = {"plots.gp"};
     for (const auto& s : series) {

@@ -33,7 +33,8 @@ inline constexpr size_t kMaxRankBars = 64;
 /// time ("telemetry-<model>...": SM utilization and SM clock per rank, CPU utilization on CPU
 /// runs); per straggler entry the score per rank with the threshold ("stragglers-..."); per
 /// burned-in row ex/s per rank against time ("burnin-..."); each bounded by kMaxRankLines and
-/// kMaxRankBars. Throws UsageError when gnuplot is not installed or
+/// kMaxRankBars. Schema 1.7: per strategy table (report.hpp StrategyTable), at its largest world
+/// size, peak memory and model state per rank as bars per strategy line ("memory-..."). Throws UsageError when gnuplot is not installed or
 /// `dir` cannot be created; std::runtime_error when gnuplot fails (its first line).
 std::vector<Plot> write_plots(const Report& r, const std::string& dir);
 

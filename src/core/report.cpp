@@ -17,12 +17,15 @@
 #include "core/bench_table.hpp"
 #include "core/errors.hpp"
 #include "core/json_util.hpp"
+#include "core/memory.hpp"
 #include "core/pairs.hpp"
 #include "core/straggler.hpp"
 #include "core/report_convergence.hpp"
 
 namespace ddpbench {
 namespace {
+
+std::optional<double> num_at(const nlohmann::json& j, std::initializer_list<const char*> path);
 
 // One measured row with what identifies it across files.
 struct Point {
@@ -34,6 +37,12 @@ struct Point {
   double p5_s = 0;     // 5th percentile of the pooled raw samples (p50 when none)
   RowFacts facts;
   BreakdownRow breakdown;  // the row's breakdown and communication facts (world size etc. filled in)
+  // Schema 1.7 (not in ConfigKey): the strategy, checkpointing, mode and memory of the row.
+  std::string strategy = "ddp";
+  bool activation_checkpointing = false;
+  std::string mode = "train";
+  std::optional<double> peak_allocated_bytes, peak_reserved_bytes, peak_rss_bytes, model_state_bytes;
+  std::optional<double> peak_memory_bytes;  // core/memory row_peak_memory_bytes
 };
 
 // Examples one rank processes per optimizer step: the batch of each of grad_accum micro-steps.
@@ -102,6 +111,16 @@ std::vector<Point> collect_points(const std::vector<NamedResult>& files) {
       p.mfu = json_num_opt(r.compute, "mfu");
       p.facts = RowFacts::of(r);
       p.breakdown = breakdown_of(r);
+      p.strategy = r.strategy;
+      p.activation_checkpointing = r.activation_checkpointing;
+      p.mode = r.mode;
+      if (r.memory.is_object()) {
+        p.peak_allocated_bytes = num_at(r.memory, {"max_over_ranks", "peak_allocated_bytes"});
+        p.peak_reserved_bytes = num_at(r.memory, {"max_over_ranks", "peak_reserved_bytes"});
+        p.peak_rss_bytes = num_at(r.memory, {"max_over_ranks", "peak_rss_bytes"});
+        p.model_state_bytes = num_at(r.memory, {"model_state_bytes", "total"});
+        p.peak_memory_bytes = row_peak_memory_bytes(r.memory);
+      }
       pts.push_back(std::move(p));
     }
   }
@@ -380,6 +399,188 @@ std::vector<ImpactTable> impact_tables(const std::vector<Point>& pts) {
   return out;
 }
 
+// ------------------------------------------------------------------ strategies and memory (schema 1.7)
+
+// Rows the scaling, impact and comparison tables take: training rows of plain DDP (or the
+// no-DDP baseline) without activation checkpointing. ConfigKey does not record the strategy,
+// checkpointing or mode, so the others are shown only in the strategy, memory and inference tables.
+bool plain_training(const Point& p) { return p.mode == "train" && p.strategy == "ddp" && !p.activation_checkpointing; }
+
+int strategy_order(const std::string& s) { return s == "ddp" ? 0 : s == "zero2" ? 1 : s == "fsdp" ? 2 : 3; }
+
+// Order of the lines of one world size: ddp, zero2, fsdp; checkpointing off then on; fp32 first.
+bool line_before(const Point* a, const Point* b) {
+  const auto t = [](const Point* p) {
+    return std::make_tuple(p->key.world_size, strategy_order(p->strategy), p->strategy, p->activation_checkpointing,
+                           p->key.precision != "fp32", p->key.precision, p->key.math);
+  };
+  return t(a) < t(b);
+}
+
+// The configuration a strategy/memory table is about: the key without what varies inside it.
+ConfigKey strategy_group_key(const ConfigKey& k) {
+  ConfigKey g = k;
+  g.precision.clear();
+  g.math.clear();
+  g.world_size = 0;
+  if (g.scaling == "weak") g.global_batch = 0;
+  else g.batch_per_rank = 0;
+  return g;
+}
+
+// Training rows that take part in the strategy tables (DDP-like rows: plain DDP or a sharded
+// strategy; not the no-DDP baseline), one per (configuration, strategy, checkpointing): the
+// narrowest relative CI where several files measured it (as best_points), grouped by
+// strategy_group_key, each group sorted by line_before.
+std::vector<std::vector<const Point*>> strategy_groups(const std::vector<Point>& every) {
+  std::map<std::tuple<ConfigKey, std::string, bool>, const Point*> best;
+  std::vector<std::tuple<ConfigKey, std::string, bool>> order;
+  for (const auto& p : every) {
+    if (p.mode != "train" || !(p.key.ddp || p.strategy != "ddp")) continue;
+    const auto id = std::make_tuple(p.key, p.strategy, p.activation_checkpointing);
+    const auto it = best.find(id);
+    if (it == best.end()) {
+      best.emplace(id, &p);
+      order.push_back(id);
+    } else if (relative_ci(p.summary) < relative_ci(it->second->summary)) {
+      it->second = &p;
+    }
+  }
+  std::map<ConfigKey, std::vector<const Point*>> groups;
+  for (const auto& id : order) groups[strategy_group_key(std::get<0>(id))].push_back(best[id]);
+  std::vector<std::vector<const Point*>> out;
+  for (auto& [k, rows] : groups) {
+    std::sort(rows.begin(), rows.end(), line_before);
+    out.push_back(std::move(rows));
+  }
+  return out;
+}
+
+double aggregate_ex_s(const Point& p) { return p.key.world_size * examples_per_step(p.key) / p.summary.p50_s; }
+
+// The efficiency baseline of a line (StrategyRow::efficiency).
+const Point* strategy_baseline(const std::vector<Point>& every, const std::vector<const Point*>& group, const Point& p) {
+  for (const Point* q : group)
+    if (q->key.world_size == 1 && q->strategy == p.strategy && q->activation_checkpointing == p.activation_checkpointing &&
+        q->key.precision == p.key.precision && q->key.math == p.key.math &&
+        (p.key.scaling != "weak" || q->key.batch_per_rank == p.key.batch_per_rank))
+      return q;
+  if (p.key.scaling != "weak") return nullptr;
+  for (const auto& q : every)
+    if (!q.key.ddp && q.mode == "train" && q.strategy == "ddp" &&
+        q.activation_checkpointing == p.activation_checkpointing && same_on(q.key, p.key, baseline_fields()))
+      return &q;
+  return nullptr;
+}
+
+std::vector<StrategyTable> strategy_tables(const std::vector<Point>& every) {
+  std::vector<StrategyTable> out;
+  for (const auto& rows : strategy_groups(every)) {
+    // A comparison needs two lines at one world size.
+    std::map<int, int> per_size;
+    for (const Point* p : rows) ++per_size[p->key.world_size];
+    if (std::none_of(per_size.begin(), per_size.end(), [](const auto& kv) { return kv.second > 1; })) continue;
+    StrategyTable t;
+    t.key = rows.front()->key;
+    for (const Point* p : rows) {
+      StrategyRow r;
+      r.world_size = p->key.world_size;
+      r.strategy = p->strategy;
+      r.activation_checkpointing = p->activation_checkpointing;
+      r.precision = p->key.precision;
+      r.aggregate_ex_s = aggregate_ex_s(*p);
+      if (const Point* b = strategy_baseline(every, rows, *p))
+        r.efficiency = r.aggregate_ex_s / (p->key.world_size * aggregate_ex_s(*b) / b->key.world_size);
+      r.step_s = p->summary.p50_s;
+      r.exposed_comm = exposed_fraction(*p);
+      r.peak_allocated_bytes = p->peak_allocated_bytes;
+      r.peak_reserved_bytes = p->peak_reserved_bytes;
+      if (!p->peak_allocated_bytes) r.peak_rss_bytes = p->peak_rss_bytes;  // GPU rows: the device's memory counts
+      r.model_state_bytes = p->model_state_bytes;
+      t.rows.push_back(std::move(r));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// "mixed precision (bf16) + activation checkpointing", "zero2", ...: what sets a line apart
+// from the fp32 DDP line; "" when nothing does.
+std::string technique_of(const Point& p) {
+  std::vector<std::string> parts;
+  if (p.strategy != "ddp") parts.push_back(p.strategy);
+  if (p.key.precision != "fp32") parts.push_back("mixed precision (" + p.key.precision + ")");
+  if (p.activation_checkpointing) parts.push_back("activation checkpointing");
+  return fmt::format("{}", fmt::join(parts, " + "));
+}
+
+std::vector<MemoryTable> memory_tables(const std::vector<Point>& every) {
+  std::vector<MemoryTable> out;
+  for (const auto& rows : strategy_groups(every)) {
+    MemoryTable t;
+    for (const Point* base : rows) {
+      if (base->strategy != "ddp" || base->activation_checkpointing || base->key.precision != "fp32" ||
+          !base->peak_memory_bytes || !(*base->peak_memory_bytes > 0))
+        continue;
+      // The first fp32 DDP line of its world size (and batch) is the baseline.
+      const bool first = std::none_of(rows.begin(), rows.end(), [&](const Point* q) {
+        return q != base && line_before(q, base) && q->key.world_size == base->key.world_size &&
+               q->key.batch_per_rank == base->key.batch_per_rank && q->strategy == "ddp" &&
+               !q->activation_checkpointing && q->key.precision == "fp32" && q->peak_memory_bytes;
+      });
+      if (!first) continue;
+      if (t.rows.empty()) {
+        t.key = base->key;
+        t.peak_kind = base->peak_allocated_bytes ? "peak allocated" : "peak RSS";
+      }
+      for (const Point* p : rows) {
+        if (p->key.world_size != base->key.world_size || p->key.batch_per_rank != base->key.batch_per_rank) continue;
+        const std::string technique = technique_of(*p);
+        if (technique.empty() || !p->peak_memory_bytes) continue;
+        MemoryRow r;
+        r.world_size = p->key.world_size;
+        r.technique = technique;
+        r.baseline_peak_bytes = *base->peak_memory_bytes;
+        r.peak_bytes = *p->peak_memory_bytes;
+        r.saved_bytes = r.baseline_peak_bytes - r.peak_bytes;
+        r.saved = r.saved_bytes / r.baseline_peak_bytes;
+        r.baseline_step_s = base->summary.p50_s;
+        r.step_s = p->summary.p50_s;
+        r.time_paid = r.step_s / r.baseline_step_s - 1.0;
+        r.model_state_bytes = p->model_state_bytes;
+        r.baseline_model_state_bytes = base->model_state_bytes;
+        t.rows.push_back(std::move(r));
+      }
+    }
+    if (!t.rows.empty()) out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<InferenceTable> inference_tables(const std::vector<Point>& every) {
+  std::map<ConfigKey, std::vector<const Point*>> groups;
+  for (const auto& p : every)
+    if (p.mode == "inference") {
+      ConfigKey g = p.key;
+      g.world_size = 0;
+      g.global_batch = 0;
+      groups[g].push_back(&p);
+    }
+  std::vector<InferenceTable> out;
+  for (auto& [g, rows] : groups) {
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const Point* a, const Point* b) { return a->key.world_size < b->key.world_size; });
+    InferenceTable t;
+    t.key = rows.front()->key;
+    for (const Point* p : rows) {
+      if (!t.rows.empty() && t.rows.back().world_size == p->key.world_size) continue;  // first file's row
+      t.rows.push_back({p->key.world_size, aggregate_ex_s(*p), p->summary.p50_s, p->summary.p95_s, p->peak_memory_bytes});
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 // One table per file, collective and group of ranks, in the order the file lists them;
 // rows by dtype, reduction, root, then size.
 std::vector<CommTable> comm_tables(const std::vector<NamedResult>& files) {
@@ -615,7 +816,9 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
   if (opts.dataset_size < 1 || opts.dataset_size > kMaxReportDatasetSize)
     throw UsageError(fmt::format("--dataset-size {} must be 1..{}", opts.dataset_size, kMaxReportDatasetSize));
 
-  const std::vector<Point> all = collect_points(files);
+  const std::vector<Point> every = collect_points(files);
+  std::vector<Point> all;
+  std::copy_if(every.begin(), every.end(), std::back_inserter(all), plain_training);
   Report rep;
   rep.per_rank = opts.per_rank;
   rep.comm = comm_tables(files);
@@ -626,7 +829,8 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
     return !c.stragglers.empty() || !c.pair_rows.empty() || !c.max_batch.empty();
   });
   if (rep.comm.empty() && !cluster_facts &&
-      std::none_of(all.begin(), all.end(), [](const Point& p) { return p.key.ddp; }))
+      std::none_of(every.begin(), every.end(),
+                   [](const Point& p) { return p.key.ddp || p.strategy != "ddp" || p.mode == "inference"; }))
     throw UsageError("the result files hold no DDP measurement and no collective result; pass files written by "
                      "ddpbench run --json, ddpbench comm --json or ddpbench find-max-bs --json");
   for (const auto& c : rep.cluster) {
@@ -653,6 +857,9 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
     rep.strong.push_back(strong_table(all, rows));
   rep.comparison = comparison(all, pts);
   rep.impact = impact_tables(pts);
+  rep.strategy = strategy_tables(every);
+  rep.memory = memory_tables(every);
+  rep.inference = inference_tables(every);
   if (opts.gpu_hour_usd) {
     for (const auto& w : rep.weak) {
       std::vector<std::pair<int, double>> p;
@@ -933,6 +1140,116 @@ Table impact_tab(const ImpactTable& m) {
                                   "speedup or change: measure one with the variants (e.g. add 25 to --bucket-cap-mb, "
                                   "none to --comm-hook)",
                                   k.world_size, u));
+  return t;
+}
+
+// "resnet50, CPU (...), batch 32 per rank, 64x64 images" (a strategy group's key: precision varies).
+std::string strategy_what(const ConfigKey& k) {
+  const std::string u = unit_word(k);
+  const std::string batch = k.scaling == "weak" ? fmt::format("batch {} per {}", with_thousands(k.batch_per_rank), u)
+                                                : fmt::format("global batch {}", with_thousands(k.global_batch));
+  return fmt::format("{}, {}, {} scaling, {}, {}x{} images", k.model, k.device, k.scaling, batch, k.image_size,
+                     k.image_size);
+}
+
+std::vector<std::pair<std::string, Value>> strategy_context(const ConfigKey& k) {
+  return {{"device", k.device},
+          {"model", k.model},
+          {"image_size", static_cast<long long>(k.image_size)},
+          {"scaling", k.scaling},
+          {"batch_per_rank", k.scaling == "weak" ? Value(k.batch_per_rank) : Value()}};
+}
+
+Table strategy_tab(const StrategyTable& m) {
+  const std::string u = unit_word(m.key), us = u + "s";
+  const bool gpu = std::any_of(m.rows.begin(), m.rows.end(), [](const StrategyRow& r) { return r.peak_allocated_bytes.has_value(); });
+  std::vector<Col<StrategyRow>> cols = {
+      {{"world_size", us, "", fmtcol::plain()}, [](const StrategyRow& r) { return Value(static_cast<long long>(r.world_size)); }},
+      {{"strategy", "strategy", "", fmtcol::plain()}, [](const StrategyRow& r) { return Value(r.strategy); }},
+      {{"activation_checkpointing", "act. ckpt", "", fmtcol::plain()},
+       [](const StrategyRow& r) { return Value(std::string(r.activation_checkpointing ? "on" : "off")); }},
+      {{"precision", "precision", "", fmtcol::plain()}, [](const StrategyRow& r) { return Value(r.precision); }},
+      {{"aggregate_ex_s", "throughput ex/s", "ex/s", fmtcol::fixed(1)}, [](const StrategyRow& r) { return Value(r.aggregate_ex_s); }},
+      {{"efficiency", "efficiency", "fraction", fmtcol::percent()}, [](const StrategyRow& r) { return opt(r.efficiency); }},
+      {{"step_ms", "step p50 ms", "ms", fmtcol::fixed(2)}, [](const StrategyRow& r) { return Value(r.step_s * 1e3); }},
+      {{"exposed_comm", "exposed comm", "fraction", fmtcol::percent()}, [](const StrategyRow& r) { return opt(r.exposed_comm); }},
+  };
+  if (gpu) {
+    cols.push_back({{"peak_allocated_bytes", "peak allocated/" + u, "bytes", fmtcol::bytes()},
+                    [](const StrategyRow& r) { return opt(r.peak_allocated_bytes); }});
+    cols.push_back({{"peak_reserved_bytes", "peak reserved/" + u, "bytes", fmtcol::bytes()},
+                    [](const StrategyRow& r) { return opt(r.peak_reserved_bytes); }});
+  }
+  cols.push_back({{"peak_rss_bytes", "peak RSS/" + u, "bytes", fmtcol::bytes(), !gpu},
+                  [](const StrategyRow& r) { return opt(r.peak_rss_bytes); }});
+  cols.push_back({{"model_state_bytes", "model state/" + u, "bytes", fmtcol::bytes()},
+                  [](const StrategyRow& r) { return opt(r.model_state_bytes); }});
+  Table t = make_table("strategy", "Strategy comparison: " + strategy_what(m.key), strategy_context(m.key), cols, m.rows);
+  t.notes.push_back(fmt::format(
+      "measured rows only; throughput = {} x batch per {} x grad accum / step p50; efficiency = throughput / ({} x "
+      "the throughput of the same strategy, checkpointing and precision on 1 {}, else of the no-DDP row of that "
+      "precision and batch); exposed comm = breakdown mean over ranks / step",
+      us, u, us, u));
+  t.notes.push_back(fmt::format(
+      "peak memory = max over {} of each {}'s peak over the measured steps: {}; model state = parameters + gradients "
+      "+ optimizer state that {} 0 holds between steps, counted from the tensors",
+      us, u,
+      gpu ? "the CUDA caching allocator's allocated and reserved bytes" : "the process's peak RSS (VmHWM), which also "
+                                                                          "counts libraries and allocator caches",
+      u));
+  return t;
+}
+
+Table memory_tab(const MemoryTable& m) {
+  const std::string u = unit_word(m.key), us = u + "s";
+  const std::vector<Col<MemoryRow>> cols = {
+      {{"world_size", us, "", fmtcol::plain()}, [](const MemoryRow& r) { return Value(static_cast<long long>(r.world_size)); }},
+      {{"technique", "technique", "", fmtcol::plain()}, [](const MemoryRow& r) { return Value(r.technique); }},
+      {{"peak_bytes", m.peak_kind + "/" + u, "bytes", fmtcol::bytes()}, [](const MemoryRow& r) { return Value(r.peak_bytes); }},
+      {{"baseline_peak_bytes", "fp32 DDP", "bytes", fmtcol::bytes()}, [](const MemoryRow& r) { return Value(r.baseline_peak_bytes); }},
+      {{"saved_bytes", "memory saved", "bytes", fmtcol::bytes()}, [](const MemoryRow& r) { return Value(r.saved_bytes); }},
+      {{"saved", "saved", "fraction", fmtcol::percent()}, [](const MemoryRow& r) { return Value(r.saved); }},
+      {{"step_ms", "step p50 ms", "ms", fmtcol::fixed(2)}, [](const MemoryRow& r) { return Value(r.step_s * 1e3); }},
+      {{"baseline_step_ms", "fp32 DDP ms", "ms", fmtcol::fixed(2)}, [](const MemoryRow& r) { return Value(r.baseline_step_s * 1e3); }},
+      {{"time_paid", "time paid", "fraction", fmtcol::percent()}, [](const MemoryRow& r) { return Value(r.time_paid); }},
+      {{"model_state_bytes", "model state/" + u, "bytes", fmtcol::bytes()}, [](const MemoryRow& r) { return opt(r.model_state_bytes); }},
+      {{"baseline_model_state_bytes", "fp32 DDP model state", "bytes", fmtcol::bytes(), false},
+       [](const MemoryRow& r) { return opt(r.baseline_model_state_bytes); }},
+  };
+  Table t = make_table("memory", "Memory optimization (measured): " + strategy_what(m.key), strategy_context(m.key),
+                       cols, m.rows);
+  t.notes.push_back(fmt::format(
+      "each technique against the fp32 DDP row (no checkpointing) of the same model, {} and batch in these files; "
+      "saved = fp32 DDP {} - the technique's, and as a fraction of fp32 DDP's (negative: it costs memory); time paid = "
+      "step p50 / fp32 DDP's step p50 - 1 (negative: faster)",
+      us, m.peak_kind));
+  if (m.peak_kind == "peak RSS")
+    t.notes.push_back("on CPUs the peak is the process's resident set (VmHWM): an upper bound on the model's memory "
+                      "that also counts libraries and freed memory the allocator keeps, so savings look smaller than "
+                      "on a GPU");
+  return t;
+}
+
+Table inference_tab(const InferenceTable& m) {
+  const std::string u = unit_word(m.key), us = u + "s";
+  const std::vector<Col<InferenceRow>> cols = {
+      {{"world_size", us, "", fmtcol::plain()}, [](const InferenceRow& r) { return Value(static_cast<long long>(r.world_size)); }},
+      {{"aggregate_ex_s", "throughput ex/s", "ex/s", fmtcol::fixed(1)}, [](const InferenceRow& r) { return Value(r.aggregate_ex_s); }},
+      {{"p50_ms", "latency p50 ms", "ms", fmtcol::fixed(2)}, [](const InferenceRow& r) { return Value(r.p50_s * 1e3); }},
+      {{"p95_ms", "latency p95 ms", "ms", fmtcol::fixed(2)}, [](const InferenceRow& r) { return Value(r.p95_s * 1e3); }},
+      {{"peak_memory_bytes", "peak memory/" + u, "bytes", fmtcol::bytes()}, [](const InferenceRow& r) { return opt(r.peak_memory_bytes); }},
+  };
+  auto ctx = key_context(m.key);
+  ctx.emplace_back("batch_per_rank", m.key.batch_per_rank);
+  Table t = make_table("inference",
+                       fmt::format("Inference (forward only, no DDP): {}, {}, {}, batch {} per {}, {}x{} images",
+                                   m.key.model, m.key.setup_label(), m.key.device, with_thousands(m.key.batch_per_rank),
+                                   u, m.key.image_size, m.key.image_size),
+                       std::move(ctx), cols, m.rows);
+  t.notes.push_back(fmt::format("every {} of a group runs forward passes of its own batch at the same time (no_grad, "
+                                "eval mode, autocast for bf16/fp16); throughput = {} x batch / p50; latency = the "
+                                "per-batch forward time, pooled over the {}",
+                                u, us, us));
   return t;
 }
 
@@ -1375,6 +1692,9 @@ std::vector<Table> report_tables(const Report& r) {
   }
   for (const auto& m : r.impact) out.push_back(impact_tab(m));
   for (auto& t : convergence_tables(r.convergence)) out.push_back(std::move(t));
+  for (const auto& m : r.strategy) out.push_back(strategy_tab(m));
+  for (const auto& m : r.memory) out.push_back(memory_tab(m));
+  for (const auto& m : r.inference) out.push_back(inference_tab(m));
   for (const auto& c : r.comm) out.push_back(comm_table(c));
   for (const auto& c : r.cluster)
     if (!c.pair_rows.empty()) out.push_back(pairs_tab(c));

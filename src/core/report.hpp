@@ -125,6 +125,62 @@ struct ImpactTable {
   std::vector<ImpactRow> rows;  ///< the baseline first (when measured), then the variants in ConfigKey order
 };
 
+/// One line of the strategy comparison (seed 003's "Throughput Scaling" table with its
+/// "Strategy Comparison", from measured rows): one training row of one world size with its
+/// strategy, activation checkpointing and precision (docs/METHODOLOGY.md "Memory per rank
+/// and inference mode").
+struct StrategyRow {
+  int world_size = 1;
+  std::string strategy = "ddp";           ///< BenchResult::strategy: "ddp", "zero2", "fsdp"
+  bool activation_checkpointing = false;
+  std::string precision = "fp32";         ///< ConfigKey precision family
+  double aggregate_ex_s = 0;              ///< world size * batch per rank * grad_accum / step p50
+  /// aggregate_ex_s / (N * aggregate ex/s of the same line on 1 rank), else of the no-DDP row
+  /// of the same precision, checkpointing and batch per rank (weak scaling); absent without either.
+  std::optional<double> efficiency;
+  double step_s = 0;                      ///< p50 seconds per optimizer step
+  std::optional<double> exposed_comm;     ///< breakdown exposed_comm_s / step_s (mean over ranks)
+  std::optional<double> peak_allocated_bytes, peak_reserved_bytes;  ///< memory.max_over_ranks (GPU rows)
+  std::optional<double> peak_rss_bytes;   ///< memory.max_over_ranks (CPU rows: process peak RSS)
+  std::optional<double> model_state_bytes;  ///< memory.model_state_bytes.total (rank 0), bytes
+};
+struct StrategyTable {
+  ConfigKey key;  ///< of the first line; precision, math, world size and global batch vary within the table
+  std::vector<StrategyRow> rows;  ///< by world size, then ddp, zero2, fsdp, checkpointing off/on, precision
+};
+
+/// One technique of the memory table (seed 003's "Memory Optimization", measured): a row
+/// against the fp32 DDP row (no checkpointing) of the same model, world size and batch.
+struct MemoryRow {
+  int world_size = 1;
+  std::string technique;            ///< "mixed precision (bf16)", "activation checkpointing", "zero2", "fsdp", joined with " + "
+  double baseline_peak_bytes = 0;   ///< the fp32 DDP row's peak memory per rank (core/memory row_peak_memory_bytes)
+  double peak_bytes = 0;            ///< this row's
+  double saved_bytes = 0;           ///< baseline_peak_bytes - peak_bytes (negative: it costs memory)
+  double saved = 0;                 ///< saved_bytes / baseline_peak_bytes (fraction)
+  double baseline_step_s = 0, step_s = 0;  ///< p50 seconds per optimizer step
+  double time_paid = 0;             ///< step_s / baseline_step_s - 1 (fraction; negative: faster)
+  std::optional<double> model_state_bytes, baseline_model_state_bytes;  ///< memory.model_state_bytes.total
+};
+struct MemoryTable {
+  ConfigKey key;          ///< of the baseline rows (precision fp32)
+  std::string peak_kind;  ///< "peak allocated" (GPU rows) or "peak RSS" (CPU rows)
+  std::vector<MemoryRow> rows;  ///< by world size, then as the strategy table
+};
+
+/// One row of `run --mode inference` (forward only, no DDP): throughput over the group and
+/// the per-batch forward latency.
+struct InferenceRow {
+  int world_size = 1;
+  double aggregate_ex_s = 0;  ///< world size * batch per rank / p50
+  double p50_s = 0, p95_s = 0;  ///< per-batch forward time, pooled over ranks
+  std::optional<double> peak_memory_bytes;  ///< row_peak_memory_bytes of the row's memory
+};
+struct InferenceTable {
+  ConfigKey key;  ///< of the first row (world size varies)
+  std::vector<InferenceRow> rows;
+};
+
 /// The results of one collective of `ddpbench comm` on one group of ranks, in one file
 /// (nccl-tests' columns).
 struct CommTable {
@@ -238,6 +294,13 @@ struct Report {
   std::vector<CostTable> cost;   ///< empty unless a GPU-hour price was given
   /// One per configuration (but the DDP knobs) and world size > 1 that measured a variant.
   std::vector<ImpactTable> impact;
+  /// Per configuration (precision, world size aside) where some world size has two or more
+  /// strategies / checkpointing / precisions: the strategy comparison.
+  std::vector<StrategyTable> strategy;
+  /// The same groups where a technique row and its fp32 DDP row both have peak memory.
+  std::vector<MemoryTable> memory;
+  /// `run --mode inference` rows, one table per configuration (world size aside).
+  std::vector<InferenceTable> inference;
   std::vector<CommTable> comm;   ///< one per file, collective and group of ranks (`ddpbench comm` files)
   /// Per file: name, tool, created, device type, torch, cuda, nccl, backend, hosts; complete,
   /// rows, rows_planned and warning (incomplete_warning: "" for a complete file).

@@ -24,7 +24,7 @@ namespace ddpbench {
 /// 1.4: top-level complete and rows_planned; 1.5: kind, comm_results, and per row grad_accum,
 /// ddp_options, breakdown, per rank breakdown; 1.6: per rank telemetry.sampled, per row burn_in,
 /// top-level stragglers, comm_pairs, max_batch, environment.nodes, kind "find-max-bs").
-inline constexpr const char* kSchemaVersion = "1.6.0";
+inline constexpr const char* kSchemaVersion = "1.7.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's raw measurements for one benchmark row.
@@ -128,6 +128,14 @@ struct BenchResult {
   /// comm_hook ("none", "allreduce", "fp16", "bf16", "powersgd:R", "hierarchical", "topk:RATIO").
   /// Empty object for no-DDP rows and in files of schema < 1.5 (config holds them there).
   nlohmann::json ddp_options = nlohmann::json::object();
+  /// Training strategy: "ddp" (the Reducer; the no-DDP baseline rows keep "ddp" with
+  /// ddp=false), "zero2" or "fsdp" (engine/dist/sharded.hpp), "dp" (libtorch's
+  /// torch::nn::parallel::data_parallel, one process on world_size GPUs) or "dp-manual" (the
+  /// same from replicate / scatter / parallel_apply / gather; `ddpbench dataparallel`).
+  /// Absent in older files: "ddp".
+  std::string strategy = "ddp";
+  /// The row recomputed each unit's forward in its backward (--activation-checkpointing).
+  bool activation_checkpointing = false;
   /// Row summary of the ranks' breakdowns: {"mean_over_ranks": {component: s},
   /// "max_over_ranks": {component: s}, "iterations": n, "note": "..."}; empty when absent.
   nlohmann::json breakdown = nlohmann::json::object();
@@ -142,14 +150,15 @@ struct BenchResult {
   nlohmann::json convergence = nlohmann::json::object();
   Stopping stopping;
   std::vector<RowWarning> warnings;
-  /// How the row trains on its devices: "ddp" (the DDP rows and the no-DDP baselines),
-  /// "zero2", "fsdp", "dp" (libtorch's torch::nn::parallel::data_parallel, one process on
-  /// world_size GPUs) or "dp-manual" (the same from replicate / scatter / parallel_apply /
-  /// gather, `ddpbench dataparallel`); absent in older files: "ddp".
-  std::string strategy = "ddp";
   /// "train" (a training step per sample) or "inference" (`run --mode inference`: one
   /// forward per sample, no DDP; ddp is false); absent in older files: "train".
   std::string mode = "train";
+  /// Peak memory per rank over the measured series, and the model state rank 0 holds
+  /// (schema 1.7; docs/METHODOLOGY.md "Memory per rank and inference mode"):
+  /// {"per_rank": [{"rank", "peak_allocated_bytes"|null, "peak_reserved_bytes"|null,
+  /// "peak_rss_bytes"|null}], "max_over_ranks": {same three}, "model_state_bytes":
+  /// {"parameters", "gradients", "optimizer", "total"}, "source"}; empty when unmeasured.
+  nlohmann::json memory = nlohmann::json::object();
 };
 
 /// A whole result file (one launch).

@@ -187,6 +187,8 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
       cfg.precision != "fp16" && cfg.precision != "bf16")
     throw UsageError(
         fmt::format("--precision '{}' is unknown; use fp32, fp32-strict, tf32, fp16 or bf16", cfg.precision));
+  if (cfg.mode != "train" && cfg.mode != "inference")
+    throw UsageError(fmt::format("--mode '{}' is unknown; use train or inference", cfg.mode));
   if (cfg.head != "mlp4096") throw UsageError(fmt::format("--head '{}' is unknown; use mlp4096", cfg.head));
   if (cfg.dataset_size < 1 || cfg.dataset_size > kMaxDatasetSize)
     throw UsageError(fmt::format("--dataset-size {} is out of range; use 1..{}", cfg.dataset_size, kMaxDatasetSize));
@@ -372,6 +374,7 @@ std::vector<std::string> parse_comm_hook_list(const std::string& text) {
 int planned_rows(const RunConfig& cfg) {
   if (cfg.data != "synthetic")  // time-to-loss: one row per model and world size, no no-DDP baseline
     return static_cast<int>(cfg.models.size() * cfg.world_sizes.size());
+  if (cfg.mode == "inference") return static_cast<int>(cfg.models.size() * cfg.world_sizes.size());  // one row per world size
   return static_cast<int>(cfg.models.size() *
                           (baseline_points(cfg).size() + cfg.world_sizes.size() * ddp_variants(cfg).size()));
 }
@@ -427,6 +430,7 @@ nlohmann::json to_json(const RunConfig& cfg) {
                         {"train_limit", cfg.train_limit},
                         {"test_limit", cfg.test_limit},
                         {"lr", cfg.lr},
+                        {"mode", cfg.mode},
                         {"optimizer", "SGD(lr=0.001, momentum=0.9, weight_decay=1e-4)"},
                         {"loss", "cross_entropy"},
                         {"data", "synthetic, generated once per rank on its device"}};

@@ -86,6 +86,10 @@ struct RunConfig {
   long long train_limit = 0;        ///< --train-limit N: first N training examples only; 0: all
   long long test_limit = 0;         ///< --test-limit N: first N test examples only; 0: all
   double lr = 0.01;                 ///< --lr: SGD learning rate of time-to-loss runs (momentum 0.9, weight decay 1e-4)
+  /// --mode: "train" (DDP training steps) or "inference" (forward only under no_grad, the
+  /// model in eval mode, --precision's autocast; no DDP, no communication: every rank of a
+  /// group infers its own batch at the same time; one row per world size).
+  std::string mode = "train";
 };
 
 // Bounds of the time-to-loss options (validate).

@@ -1,5 +1,7 @@
 #include "core/telemetry.hpp"
 
+#include "core/memory.hpp"
+
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -58,18 +60,8 @@ std::optional<double> read_cpu_time_s(const fs::path& stat) {
   return std::nullopt;
 }
 
-// VmHWM ("peak resident set size") of /proc/<pid>/status, in kB (1024 bytes; proc(5)).
-std::optional<double> read_vm_hwm_bytes(const fs::path& status) {
-  std::ifstream in(status);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) != 0) continue;
-    std::istringstream s(line.substr(6));
-    unsigned long long kb = 0;
-    if (s >> kb) return static_cast<double>(kb) * 1024.0;
-  }
-  return std::nullopt;
-}
+// VmHWM ("peak resident set size") of /proc/<pid>/status, in bytes (core/memory).
+std::optional<double> read_vm_hwm_bytes(const fs::path& status) { return read_proc_status_bytes(status.string(), "VmHWM:"); }
 
 std::vector<fs::path> sorted_dir(const fs::path& dir) {
   std::vector<fs::path> out;

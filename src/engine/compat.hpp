@@ -331,3 +331,38 @@ struct clone_arg<R (C::*)(A) const> {
 using ModuleCloneArg = detail::clone_arg<decltype(&torch::nn::Module::clone)>::type;
 
 }  // namespace ddpbench::compat
+
+// ---------------------------------------------------------------- CUDA allocator stats
+// torch 1.13: c10::cuda::CUDACachingAllocator::getDeviceStats(int) / resetPeakStats(int),
+// DeviceStats in that namespace. torch 2.x: the same names take a c10::DeviceIndex and
+// DeviceStats moved to c10::CachingDeviceAllocator (2.5+; still what getDeviceStats
+// returns). Both have allocated_bytes / reserved_bytes as arrays indexed by StatType whose
+// index 0 is AGGREGATE (all pools); the enum itself moved namespaces, so index 0 is used.
+// Compiled only where the CUDA header exists (a CUDA build).
+#if defined(DDPBENCH_WITH_CUDA) && __has_include(<c10/cuda/CUDACachingAllocator.h>)
+#define DDPBENCH_HAVE_CUDA_ALLOCATOR_STATS 1
+#include <c10/cuda/CUDACachingAllocator.h>
+namespace ddpbench::compat {
+
+/// Peaks of the CUDA caching allocator on one device since its last reset, bytes.
+struct CudaMemoryPeaks {
+  int64_t allocated_bytes = 0;  ///< allocated_bytes[AGGREGATE].peak
+  int64_t reserved_bytes = 0;   ///< reserved_bytes[AGGREGATE].peak
+};
+
+/// Reads the caching allocator's peaks of `device` (getDeviceStats; `auto`, since the
+/// DeviceStats type moved between versions; the argument converts to int or DeviceIndex).
+inline CudaMemoryPeaks cuda_memory_peaks(c10::DeviceIndex device) {
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device);
+  return {static_cast<int64_t>(stats.allocated_bytes[0].peak), static_cast<int64_t>(stats.reserved_bytes[0].peak)};
+}
+
+/// Resets the caching allocator's peak stats of `device` (Python's torch.cuda.reset_peak_memory_stats).
+inline void cuda_reset_peak_memory_stats(c10::DeviceIndex device) {
+  c10::cuda::CUDACachingAllocator::resetPeakStats(device);
+}
+
+}  // namespace ddpbench::compat
+#else
+#define DDPBENCH_HAVE_CUDA_ALLOCATOR_STATS 0
+#endif

@@ -2,28 +2,17 @@
 
 #ifdef DDPBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
 #include <malloc.h>
 
+#include "engine/memory.hpp"
+
 #include <fstream>
 #include <string>
 
 namespace ddpbench {
-namespace {
-
-// VmHWM of /proc/self/status (peak resident set size, kB) in bytes; -1 when unreadable.
-long long peak_rss_bytes() {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
-  return -1;
-}
-
-}  // namespace
 
 void synchronize(const c10::Device& device) {
 #ifdef DDPBENCH_WITH_CUDA
@@ -103,30 +92,16 @@ int cuda_device_count() {
 #endif
 }
 
-void reset_peak_memory(const c10::Device& device) {
-#ifdef DDPBENCH_WITH_CUDA
-  if (device.is_cuda()) {
-    c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
-    return;
-  }
-#endif
-  if (device.is_cpu()) std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to the current RSS (Linux >= 4.0)
-}
+void reset_peak_memory(const c10::Device& device) { (void)reset_memory_peaks(device); }
 
 void release_free_host_memory(const c10::Device& device) {
   if (device.is_cpu()) ::malloc_trim(0);
 }
 
 long long peak_memory_bytes(const c10::Device& device) {
-#ifdef DDPBENCH_WITH_CUDA
-  if (device.is_cuda()) {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-    // Index 0 is StatType::AGGREGATE (all pools) in every torch version; the enum itself
-    // moved namespaces between 1.13 and 2.x.
-    return static_cast<long long>(stats.allocated_bytes[0].peak);
-  }
-#endif
-  if (device.is_cpu()) return peak_rss_bytes();
+  const RankMemory m = read_memory_peaks(device, 0);
+  if (device.is_cuda()) return m.peak_allocated_bytes ? static_cast<long long>(*m.peak_allocated_bytes) : -1;
+  if (device.is_cpu()) return m.peak_rss_bytes ? static_cast<long long>(*m.peak_rss_bytes) : -1;
   return -1;
 }
 

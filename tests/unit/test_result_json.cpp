@@ -110,7 +110,13 @@ const char* const kEveryField = R"({
     "communication": {"trainable_parameters": 25557032, "allreduce_bytes_per_step": 102228128},
     "grad_accum": 3,
     "ddp_options": {"bucket_cap_mb": 5.0, "comm_hook": "powersgd:2"},
+    "strategy": "zero2", "activation_checkpointing": true,
     "breakdown": {"mean_over_ranks": {"forward_s": 0.125}, "iterations": 2},
+    "mode": "inference",
+    "memory": {"per_rank": [{"rank": 3, "peak_allocated_bytes": 4096, "peak_reserved_bytes": 8192, "peak_rss_bytes": null}],
+               "max_over_ranks": {"peak_allocated_bytes": 4096, "peak_reserved_bytes": 8192, "peak_rss_bytes": null},
+               "model_state_bytes": {"parameters": 12, "gradients": 0, "optimizer": 0, "total": 12},
+               "source": "cuda caching allocator"},
     "stopping": {"mode": "auto", "reason": "target_ci", "target_ci_pct": 2.5, "achieved_ci_pct": 1.75},
     "warnings": [{"code": "noisy", "message": "cv 4% over 2 iterations"},
                  {"code": "oversubscribed", "message": "4 ranks x 2 threads on 4 cores"}]
@@ -157,6 +163,9 @@ TEST(ResultJson, ReadsAHandWrittenFileFieldByField) {
   EXPECT_EQ(r.ranks[0].breakdown, nlohmann::json::parse(R"({"forward_s": 0.125, "step_s": 0.375})"));
   EXPECT_TRUE(r.ranks[1].breakdown.empty());
   EXPECT_EQ(r.grad_accum, 3);
+  EXPECT_EQ(r.mode, "inference");
+  EXPECT_EQ(r.memory.at("max_over_ranks").at("peak_reserved_bytes"), 8192);
+  EXPECT_EQ(r.memory.at("model_state_bytes").at("total"), 12);
   EXPECT_EQ(r.ddp_options.at("comm_hook"), "powersgd:2");
   EXPECT_EQ(r.breakdown.at("mean_over_ranks").at("forward_s"), 0.125);
   const Summary& s = r.summary;
@@ -205,6 +214,15 @@ TEST(ResultJson, WritesTheHandWrittenFileBack) {
 }
 
 // `ddpbench comm` files: kind "comm", nccl-tests' columns per row; an unknown kind is refused.
+// Schema 1.7's mode and memory are absent from older rows: a training row without memory.
+TEST(ResultJson, AnOlderRowReadsAsTrainingWithoutMemory) {
+  const ResultFile f = read_result_file(DDPBENCH_SOURCE_DIR "/tests/fixtures/weak_cpu.json");
+  ASSERT_FALSE(f.results.empty());
+  EXPECT_EQ(f.results[0].mode, "train");
+  EXPECT_TRUE(f.results[0].memory.empty());
+  EXPECT_FALSE(nlohmann::json(f.results[0]).contains("memory"));  // not written back as {}
+}
+
 TEST(ResultJson, CommResultsRoundTrip) {
   ResultFile f;
   f.kind = "comm";

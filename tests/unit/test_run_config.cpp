@@ -48,6 +48,25 @@ TEST(RunConfig, SplitList) {
 
 TEST(RunConfig, ValidAccepted) { EXPECT_NO_THROW(validate(good(), 2, kModels)); }
 
+// --mode: train or inference; inference plans one row per model and world size (no baselines, no variants).
+TEST(RunConfig, ModeIsTrainOrInference) {
+  RunConfig c = good();
+  EXPECT_EQ(c.mode, "train");
+  c.mode = "serve";
+  const auto msg = usage_error([&] { validate(c, 2, kModels); });
+  EXPECT_THAT(msg, HasSubstr("--mode 'serve' is unknown"));
+  EXPECT_THAT(msg, HasSubstr("use train or inference"));
+  c.mode = "inference";
+  EXPECT_NO_THROW(validate(c, 2, kModels));
+  c.models = {"resnet18", "resnet50"};
+  c.world_sizes = {1, 2};
+  c.bucket_caps_mb = {1, 25};
+  EXPECT_EQ(planned_rows(c), 2 * 2);
+  c.mode = "train";
+  EXPECT_EQ(planned_rows(c), 2 * (1 + 2 * 2));
+  EXPECT_EQ(to_json(c)["mode"], "train");
+}
+
 TEST(RunConfig, BadInputNamesProblemAndFix) {
   auto c = good();
   c.models = {"resnet9000"};

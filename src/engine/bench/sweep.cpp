@@ -26,6 +26,7 @@
 #include "engine/dist/collectives.hpp"
 #include "engine/dist/comm_hooks.hpp"
 #include "engine/dist/ddp.hpp"
+#include "engine/memory.hpp"
 #include "engine/models/flops.hpp"
 #include "engine/models/registry.hpp"
 #include "engine/profile.hpp"
@@ -47,8 +48,10 @@ struct RankStats {
   std::optional<double> steps_measured;       // --duration: measured steps before subsampling
   std::optional<double> subsample_stride;     // --duration: samples_s keeps every k-th of them
   std::vector<double> window_steps_per_s;     // --duration: optimizer steps per s per window (burn_in_windows(D))
+  std::optional<double> peak_allocated_bytes, peak_reserved_bytes, peak_rss_bytes;  // engine/memory
+  std::optional<double> memory_reset_ok;      // 1: the peak window was reset before the series; 0: it failed
 
-  static constexpr size_t kFixedSlots = kNumBreakdownComponents + 4;
+  static constexpr size_t kFixedSlots = kNumBreakdownComponents + 8;
   std::vector<double> pack() const {
     std::vector<double> v(samples_s);
     for (const auto& t : breakdown_s) v.push_back(t.value_or(NAN));
@@ -56,6 +59,8 @@ struct RankStats {
     v.push_back(wire_bytes_per_step.value_or(NAN));
     v.push_back(steps_measured.value_or(NAN));
     v.push_back(subsample_stride.value_or(NAN));
+    for (const auto& m : {peak_allocated_bytes, peak_reserved_bytes, peak_rss_bytes, memory_reset_ok})
+      v.push_back(m.value_or(NAN));
     v.insert(v.end(), window_steps_per_s.begin(), window_steps_per_s.end());
     return v;
   }
@@ -68,6 +73,10 @@ struct RankStats {
     r.wire_bytes_per_step = opt(v[iters + kNumBreakdownComponents + 1]);
     r.steps_measured = opt(v[iters + kNumBreakdownComponents + 2]);
     r.subsample_stride = opt(v[iters + kNumBreakdownComponents + 3]);
+    r.peak_allocated_bytes = opt(v[iters + kNumBreakdownComponents + 4]);
+    r.peak_reserved_bytes = opt(v[iters + kNumBreakdownComponents + 5]);
+    r.peak_rss_bytes = opt(v[iters + kNumBreakdownComponents + 6]);
+    r.memory_reset_ok = opt(v[iters + kNumBreakdownComponents + 7]);
     r.window_steps_per_s.assign(v.begin() + static_cast<std::ptrdiff_t>(iters + kFixedSlots), v.end());
     return r;
   }
@@ -143,6 +152,7 @@ struct Series {
   std::vector<double> end_s;
   int64_t steps_measured = 0;    ///< measured steps (before subsampling)
   size_t subsample_stride = 1;   ///< --duration: `samples` keeps every k-th measured step
+  bool memory_reset_ok = true;   ///< the last reset of the peak-memory window took effect (engine/memory)
 };
 
 // The stop decision after `samples` (auto mode), `measured_s` their sum: 0 = go on, else
@@ -209,7 +219,8 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
     }
     const long long wire_before = wire_bytes ? wire_bytes() : 0;
     timer.start();
-    trainer.step(&timer);
+    if (cfg.mode == "inference") (void)trainer.infer();
+    else trainer.step(&timer);
     const double s = timer.stop_s();
     if (it >= cfg.warmup) {
       if (burn_in) out.end_s.push_back(std::chrono::duration<double>(SteadyClock::now() - t0).count());
@@ -234,7 +245,7 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
     if (it == 0 || checked_now) {
       // The peak memory reported is that of the steady state: the first iteration holds
       // the bucket rebuild, the self-check's iteration its copies of all gradients.
-      reset_peak_memory(env.device);
+      out.memory_reset_ok = reset_memory_peaks(env.device);
     }
     if (gate) gate->beat();
     if (it < cfg.warmup) continue;
@@ -400,6 +411,17 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
                                   : "per rank: mean over the measured steps, by ddpbench's marks"}};
   }
   if (peak_max) row.telemetry["peak_memory_bytes_max_over_ranks"] = static_cast<long long>(*peak_max);
+  {
+    // Every rank's peaks (engine/memory); model_state_bytes is added by the caller, which has the trainer.
+    std::vector<RankMemory> mem;
+    bool reset_ok = true;
+    for (int r = 0; r < n; ++r) {
+      const RankStats& st = stats[static_cast<size_t>(r)];
+      mem.push_back({r, st.peak_allocated_bytes, st.peak_reserved_bytes, st.peak_rss_bytes});
+      reset_ok = reset_ok && st.memory_reset_ok.value_or(1.0) != 0.0;
+    }
+    row.memory = memory_json(mem, std::nullopt, memory_source(env.device, reset_ok));
+  }
   if (env.cfg.duration_s > 0) {
     // Burn-in (docs/METHODOLOGY.md "Progress and burn-in"): each rank's windows, in
     // optimizer steps per s, times the examples of one step.
@@ -481,6 +503,13 @@ RankStats rank_stats(const SweepEnv& env, const Series& series) {
   if (series.has_wire_bytes && series.steps_measured > 0)
     st.wire_bytes_per_step = series.wire_bytes_sum / static_cast<double>(series.steps_measured);
   if (const long long peak = peak_memory_bytes(env.device); peak >= 0) st.peak_memory_bytes = static_cast<double>(peak);
+  {
+    const RankMemory m = read_memory_peaks(env.device, env.launch.rank);
+    st.peak_allocated_bytes = m.peak_allocated_bytes;
+    st.peak_reserved_bytes = m.peak_reserved_bytes;
+    st.peak_rss_bytes = m.peak_rss_bytes;
+    st.memory_reset_ok = series.memory_reset_ok ? 1.0 : 0.0;
+  }
   if (env.cfg.duration_s > 0) {
     st.steps_measured = static_cast<double>(series.steps_measured);
     st.subsample_stride = static_cast<double>(series.subsample_stride);
@@ -683,6 +712,7 @@ Baseline run_no_ddp(const SweepEnv& env, const std::string& model, const ModelIn
                                                 env.launch.world_size)
                                   : "rank 0's series";
   annotate(env, info, row, trainer, series);
+  row.memory["model_state_bytes"] = model_state_bytes(trainer.model().parameters(), trainer.optimizer()).to_json();
   attach_telemetry(env, row, {telemetry});
   if (!trace.empty()) row.telemetry["profile"] = trace;
   add_row_warnings(env, row);
@@ -841,6 +871,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
                                     {"bucket_sizes_bytes", buckets}};
         if (!hook.note.empty()) row.telemetry["comm_hook_note"] = hook.note;
         annotate(env, info, row, trainer, series);
+        row.memory["model_state_bytes"] = model_state_bytes(trainer.model().parameters(), trainer.optimizer()).to_json();
         {
           std::vector<nlohmann::json> tele;
           for (int r = 0; r < n; ++r) tele.push_back(collect_telemetry(env, "telemetry/" + name, r));
@@ -889,6 +920,82 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
           "{} on {} ranks{}: gradients differ across ranks by {:.3g} after the first DDP step (limit {:.3g}); "
           "the allreduce is not averaging, so no timing of this group is valid",
           model, n, variants > 1 ? " (" + variant_words(variant) + ")" : "", spread->max_abs_diff, limit));
+    if (rank == 0) gate.done();
+  } catch (const std::exception& e) {
+    if (rank == 0) gate.fail(e.what(), env.launch.world_size - n);
+    throw;
+  }
+}
+
+// `run --mode inference`: the first n ranks each run forward passes of their own batch
+// (Trainer::infer: no_grad, eval mode, autocast), all at the same time, with no DDP and no
+// communication while they measure; the group's process group only starts them together
+// and gathers the samples. The others wait at the gate. Rank 0 emits the row: throughput
+// over the group, p50/p95 of the per-batch forward time, every rank's peak memory.
+void run_inference_group(const SweepEnv& env, const std::string& model, int n, const RowCallback& emit) {
+  const std::string name = fmt::format("{}/infer{}", model, n);
+  const std::string label = fmt::format("inference group {}", name);
+  GroupGate gate(env.store, name, env.timeout, gate_poll(env));
+  const int rank = env.launch.rank;
+  if (rank >= n) {
+    set_phase("the wait for " + label);
+    gate.wait_done();
+    return;
+  }
+  try {
+    set_phase("set-up of " + label);
+    auto group_store = c10::make_intrusive<c10d::PrefixStore>("group/" + name + "/", env.store);
+    c10::intrusive_ptr<c10d::ProcessGroup> pg;
+    {
+      Deadline d("the store (rank 0), setting up the process group of " + name, env.timeout);
+      pg = make_process_group(env.backend, group_store, rank, n, env.device, env.timeout);
+    }
+    {
+      release_free_host_memory(env.device);
+      reset_peak_memory(env.device);
+      const long long batch = batch_per_rank(env.cfg, n);
+      Trainer trainer = make_trainer(env, build_model(env, model), nullptr, batch, 1);
+      {
+        Deadline d("every rank of " + name + ", starting together", env.timeout);
+        barrier(pg, env.device, env.timeout);
+      }
+      // No collective inside the series (fixed iterations, or each rank's own --iters auto
+      // decision would desynchronise nothing: the gather below takes each rank's samples).
+      const Series series = run_series(env, trainer, rank == 0 ? &gate : nullptr, nullptr, {}, label);
+      set_phase("the result gather of " + label);
+      publish_telemetry(env, "telemetry/" + name);
+      // Ranks may have measured different counts (--iters auto, --duration): pad to the most.
+      const size_t mine = series.samples.size();
+      const size_t iters = static_cast<size_t>(
+          allreduce_values(pg, {static_cast<double>(mine)}, c10d::ReduceOp::MAX, env.device, env.timeout).front());
+      RankStats st = rank_stats(env, series);
+      st.samples_s.resize(iters, NAN);
+      const auto payload = st.pack();
+      const auto gathered = gather_to_root(pg, payload, payload.size(), env.device, env.timeout);
+      if (rank == 0) {
+        std::vector<RankStats> stats;
+        for (const auto& v : gathered) {
+          RankStats r = RankStats::unpack(v, iters);
+          r.samples_s.erase(std::remove_if(r.samples_s.begin(), r.samples_s.end(), [](double x) { return std::isnan(x); }),
+                            r.samples_s.end());
+          stats.push_back(std::move(r));
+        }
+        BenchResult row = make_row(env, model, /*ddp=*/false, n, batch, 1, stats, series.stopping,
+                                   static_cast<int>(mine));
+        row.mode = "inference";
+        row.label = "infer " + group_label(row.nodes, n, env.device.is_cuda() ? 'G' : 'C');
+        row.memory["model_state_bytes"] =
+            model_state_bytes(trainer.model().parameters(), trainer.optimizer()).to_json();
+        {
+          std::vector<nlohmann::json> tele;
+          for (int r = 0; r < n; ++r) tele.push_back(collect_telemetry(env, "telemetry/" + name, r));
+          attach_telemetry(env, row, tele);
+        }
+        add_row_warnings(env, row);
+        emit(row);
+      }
+    }
+    destroy_process_group(pg);
     if (rank == 0) gate.done();
   } catch (const std::exception& e) {
     if (rank == 0) gate.fail(e.what(), env.launch.world_size - n);
@@ -999,6 +1106,10 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
     if (env.cfg.data != "synthetic") {
       if (!data) data = load_train_test(env.cfg);
       run_time_to_loss(env, *data, model, emit);
+      continue;
+    }
+    if (env.cfg.mode == "inference") {  // forward only, one row per world size, no DDP rows
+      for (int n : env.cfg.world_sizes) run_inference_group(env, model, n, emit);
       continue;
     }
     warmup_alone(env, model);

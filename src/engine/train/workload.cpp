@@ -107,6 +107,13 @@ torch::Tensor Trainer::step(StepTimer* timer) {
   return loss;
 }
 
+torch::Tensor Trainer::infer() {
+  if (model_->is_training()) model_->eval();
+  torch::NoGradGuard no_grad;
+  AutocastScope autocast(device_, precision_);
+  return model_->forward(batch_.input);
+}
+
 GradSpread grad_spread_across_ranks(const std::vector<torch::Tensor>& params,
                                     const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
                                     std::chrono::milliseconds timeout) {

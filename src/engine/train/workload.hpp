@@ -70,6 +70,15 @@ class Trainer {
   /// skip the step on overflow, update the scale.
   void optimizer_step();
 
+  /// `run --mode inference`'s step: one forward of the batch under torch::NoGradGuard, the
+  /// model switched to eval mode (BatchNorm uses its running statistics, dropout is off) and
+  /// --precision's autocast; no loss, no backward, no optimizer, no DDP (the wrapper, if any,
+  /// is bypassed). Asynchronous on a GPU: time it with StepTimer. Returns the logits [batch, classes].
+  torch::Tensor infer();
+
+  /// The optimizer (its state: engine/memory model_state_bytes).
+  const torch::optim::SGD& optimizer() const { return optimizer_; }
+
   /// The loss scaler (fp16), or null.
   const LossScaler* scaler() const { return scaler_.get(); }
 
