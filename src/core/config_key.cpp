@@ -19,7 +19,7 @@ constexpr std::array<const char*, kConfigFieldCount> kNames = {
     "backend",    "image_size", "scaling",     "batch_per_rank", "global_batch", "world_size",
     "ddp",        "bucket_cap_mb", "first_bucket_cap_mb", "broadcast_buffers", "gradient_as_bucket_view",
     "static_graph", "find_unused_parameters", "comm_hook", "grad_accum", "num_classes", "cudnn_benchmark",
-    "threads_per_rank", "malloc_tuning"};
+    "threads_per_rank", "malloc_tuning", "strategy", "activation_checkpointing", "mode", "data"};
 
 // Defaults of `ddpbench run` and of torch.nn.parallel.DistributedDataParallel
 // (torch/nn/parallel/distributed.py: bucket_cap_mb=25, dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB,
@@ -57,7 +57,7 @@ auto tie(const ConfigKey& k) {
                   k.image_size, k.scaling, k.batch_per_rank, k.global_batch, k.world_size, k.ddp, k.bucket_cap_mb,
                   k.first_bucket_cap_mb, k.broadcast_buffers, k.gradient_as_bucket_view, k.static_graph,
                   k.find_unused_parameters, k.comm_hook, k.grad_accum, k.num_classes, k.cudnn_benchmark,
-                  k.threads_per_rank, k.malloc_tuning);
+                  k.threads_per_rank, k.malloc_tuning, k.strategy, k.activation_checkpointing, k.mode, k.data);
 }
 static_assert(std::tuple_size_v<decltype(tie(std::declval<const ConfigKey&>()))> == kConfigFieldCount,
               "ConfigKey, tie() and ConfigField must list the same fields");
@@ -210,6 +210,12 @@ ConfigKey ConfigKey::of(const ResultFile& f, const BenchResult& r) {
     k.malloc_tuning = on_off(opt_bool(env.contains("malloc_tuning") ? env["malloc_tuning"] : nlohmann::json(), "applied"));
   }
   k.threads_per_rank = int_or(env, "threads_per_rank", 0);
+  // Schema 1.7: how the row trains (strategy, recomputation), whether it trains at all
+  // (inference), and on what (a time-to-loss row's dataset).
+  k.strategy = r.strategy.empty() ? "ddp" : r.strategy;
+  k.activation_checkpointing = r.activation_checkpointing;
+  k.mode = r.mode.empty() ? "train" : r.mode;
+  k.data = json_str_or(r.convergence, "dataset", "synthetic");
   return k;
 }
 
@@ -241,6 +247,10 @@ std::string ConfigKey::value(ConfigField fld) const {
     case ConfigField::cudnn_benchmark: return cudnn_benchmark.empty() ? "n/a" : cudnn_benchmark;
     case ConfigField::threads_per_rank: return threads_per_rank > 0 ? std::to_string(threads_per_rank) : "unrecorded";
     case ConfigField::malloc_tuning: return malloc_tuning.empty() ? "n/a" : malloc_tuning;
+    case ConfigField::strategy: return strategy;
+    case ConfigField::activation_checkpointing: return b(activation_checkpointing);
+    case ConfigField::mode: return mode;
+    case ConfigField::data: return data;
   }
   return "";
 }
@@ -264,6 +274,10 @@ std::string ConfigKey::setup_label() const {
   if (num_classes != 1000) label += fmt::format(", {} classes", num_classes);
   if (cudnn_benchmark == "off") label += ", cuDNN benchmark off";
   if (malloc_tuning == "off") label += ", malloc untuned";
+  if (strategy != "ddp") label += ", " + strategy;
+  if (activation_checkpointing) label += ", activation checkpointing";
+  if (mode != "train") label += ", " + mode;
+  if (data != "synthetic") label += ", " + data;
   return label;
 }
 

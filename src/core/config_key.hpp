@@ -48,8 +48,12 @@ enum class ConfigField {
   cudnn_benchmark,      ///< "cudnn_benchmark": GPUs: "on", "off" or "unrecorded" (environment.math); CPUs ""
   threads_per_rank,     ///< "threads_per_rank": intra-op threads of every rank (environment; 0 unrecorded)
   malloc_tuning,        ///< "malloc_tuning": CPUs: "on", "off" or "unrecorded" (environment.malloc_tuning); GPUs ""
+  strategy,             ///< "strategy": "ddp", "zero2", "fsdp", "dp", "dp-manual" (row's strategy; "ddp" when unrecorded)
+  activation_checkpointing,  ///< "activation_checkpointing": units recomputed in backward (false when unrecorded)
+  mode,                 ///< "mode": "train" or "inference" ("train" when unrecorded)
+  data,                 ///< "data": "synthetic", or the dataset of a time-to-loss row (convergence.dataset)
 };
-inline constexpr size_t kConfigFieldCount = 25;
+inline constexpr size_t kConfigFieldCount = 29;
 
 /// A set of ConfigFields (bit i = field i).
 using FieldSet = std::bitset<kConfigFieldCount>;
@@ -118,6 +122,10 @@ struct ConfigKey {
   std::string cudnn_benchmark;  ///< GPUs: "on" / "off" / "unrecorded"; "" on CPUs
   int threads_per_rank = 0;     ///< 0: unrecorded
   std::string malloc_tuning;    ///< CPUs: "on" / "off" / "unrecorded"; "" on GPUs (CUDA's caching allocator)
+  std::string strategy = "ddp";  ///< the row's strategy (schema 1.7)
+  bool activation_checkpointing = false;
+  std::string mode = "train";       ///< "train" / "inference"
+  std::string data = "synthetic";   ///< "synthetic" / the dataset of a time-to-loss row
 
   /// The key of row `r` of file `f`. The DDP settings come from the row's ddp_options
   /// (schema 1.5: one file's rows may differ in them), else the file's config (older files);
@@ -137,7 +145,8 @@ struct ConfigKey {
   /// ", first bucket 2 MiB", ", no buffer broadcast", ", gradient as bucket view", ", static
   /// graph", ", find unused parameters", ", comm hook fp16", ", grad accum 4" (DDP knobs other
   /// than the defaults: knob_label), ", 10 classes", ", cuDNN benchmark off", ", malloc
-  /// untuned" (other than run's defaults).
+  /// untuned", ", zero2", ", activation checkpointing", ", inference", ", fashion-mnist"
+  /// (other than run's defaults).
   std::string setup_label() const;
 
   /// The DDP knobs (ddp_knob_fields) that differ from Python DDP's defaults, comma-separated
