@@ -70,6 +70,7 @@ void to_json(json& j, const BenchResult& b) {
            {"summary", b.summary},     {"telemetry", b.telemetry}, {"checks", b.checks},
            {"compute", b.compute},     {"communication", b.communication},
            {"grad_accum", b.grad_accum}, {"ddp_options", b.ddp_options},
+           {"strategy", b.strategy},   {"activation_checkpointing", b.activation_checkpointing},
            {"breakdown", b.breakdown},
            {"stopping", b.stopping},   {"warnings", b.warnings}};
   if (!b.burn_in.empty()) j["burn_in"] = b.burn_in;
@@ -113,6 +114,8 @@ void from_json(const json& j, BenchResult& b) {
   b.communication = json_object_or_empty(j, "communication");
   b.grad_accum = json_int_or<int>(j, "grad_accum", 1);
   b.ddp_options = json_object_or_empty(j, "ddp_options");
+  b.strategy = j.value("strategy", std::string("ddp"));
+  b.activation_checkpointing = j.value("activation_checkpointing", false);
   b.breakdown = json_object_or_empty(j, "breakdown");
   b.burn_in = json_object_or_empty(j, "burn_in");
   if (j.contains("stopping") && j["stopping"].is_object()) j["stopping"].get_to(b.stopping);

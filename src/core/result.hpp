@@ -128,6 +128,11 @@ struct BenchResult {
   /// comm_hook ("none", "allreduce", "fp16", "bf16", "powersgd:R", "hierarchical", "topk:RATIO").
   /// Empty object for no-DDP rows and in files of schema < 1.5 (config holds them there).
   nlohmann::json ddp_options = nlohmann::json::object();
+  /// Training strategy: "ddp" (the Reducer; the no-DDP baseline rows keep "ddp" with
+  /// ddp=false), "zero2" or "fsdp" (engine/dist/sharded.hpp). Absent in older files: "ddp".
+  std::string strategy = "ddp";
+  /// The row recomputed each unit's forward in its backward (--activation-checkpointing).
+  bool activation_checkpointing = false;
   /// Row summary of the ranks' breakdowns: {"mean_over_ranks": {component: s},
   /// "max_over_ranks": {component: s}, "iterations": n, "note": "..."}; empty when absent.
   nlohmann::json breakdown = nlohmann::json::object();

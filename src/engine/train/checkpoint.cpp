@@ -54,11 +54,13 @@ struct CheckpointFunction : public torch::autograd::Function<CheckpointFunction>
       torch::AutoGradMode grad(true);
       out = (*fn)(x);
     }
+    if (out.requires_grad()) torch::autograd::backward({out}, {grad_out.front()});
+    // Restored after the nested backward: batch_norm saves the running statistics for its
+    // backward, so writing them before would trip autograd's version check.
     {
       torch::NoGradGuard ng;
       for (size_t k = 0; k < buffers.size(); ++k) buffers[k].copy_(saved[k]);
     }
-    if (out.requires_grad()) torch::autograd::backward({out}, {grad_out.front()});
     return {x_grad ? x.grad() : torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
