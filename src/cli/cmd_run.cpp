@@ -56,6 +56,7 @@ constexpr int kCpuImage = 64;
 struct RunFlags {
   std::string models, world_sizes;
   std::string bucket_caps = "25", comm_hooks = "none", grad_accums = "1";  ///< comma lists, one row each
+  std::string strategies = "ddp";  ///< --strategy comma list
   std::string iters = "20";  ///< a count, or "auto"
   std::string duration;      ///< --duration: "" (off) or a duration ("30m")
   RunConfig cfg;
@@ -441,6 +442,13 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   app->add_option("--grad-accum", f->grad_accums,
                   "Micro-steps per optimizer step, comma list: K-1 under no_sync, then one synchronised")
       ->capture_default_str();
+  app->add_option("--strategy", f->strategies,
+                  "Training strategies, comma list, one row each per world size: ddp (the Reducer), zero2 (gradients "
+                  "and optimizer state sharded), fsdp (parameters too, gathered per model unit)")
+      ->capture_default_str();
+  app->add_flag("--activation-checkpointing", c.activation_checkpointing,
+                "Recompute each model unit's forward (a ResNet block, a ViT layer) in its backward instead of "
+                "keeping its activations");
   app->add_flag("--breakdown", c.print_breakdown,
                 "Print where each row's step time goes (forward, backward compute, exposed communication, optimizer, "
                 "other) under it");
@@ -558,6 +566,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
               cfg.bucket_caps_mb = parse_mb_list(f->bucket_caps, "--bucket-cap-mb");
               cfg.comm_hooks = parse_comm_hook_list(f->comm_hooks);
               cfg.grad_accums = parse_count_list(f->grad_accums, "--grad-accum", kMaxGradAccum);
+              cfg.strategies = parse_strategy_list(f->strategies);
               if (!f->duration.empty()) cfg.duration_s = parse_duration_s(f->duration, "--duration");
               if (!cfg.profile_dir.empty()) prepare_profile_dir(cfg.profile_dir);
               if (cfg.data == "fashion-mnist" && !f->num_classes_opt->count()) cfg.num_classes = 10;

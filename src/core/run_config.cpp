@@ -155,6 +155,16 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
     throw UsageError(fmt::format("--bucket-cap-mb, --comm-hook and --grad-accum give {} combinations, more than {}; "
                                  "sweep fewer values per launch",
                                  variants, kMaxVariants));
+  if (cfg.strategies.empty()) throw UsageError("--strategy is empty; pass e.g. --strategy ddp,zero2,fsdp");
+  for (const auto& st : cfg.strategies)
+    if (st != "ddp" && st != "zero2" && st != "fsdp")
+      throw UsageError(fmt::format("--strategy '{}' is unknown; use ddp, zero2 or fsdp", st));
+  if (!sharded_strategies(cfg).empty()) {
+    if (cfg.precision == "fp16")
+      throw UsageError("--strategy zero2/fsdp has no fp16 loss scaling; use --precision fp32 or bf16 with them");
+    if (cfg.grad_accums.size() != 1 || cfg.grad_accums.front() != 1)
+      throw UsageError("--strategy zero2/fsdp steps once per micro-batch; drop --grad-accum (it applies to ddp rows)");
+  }
   if (cfg.static_graph && cfg.find_unused_parameters)
     throw UsageError("--static-graph already handles unused parameters (PyTorch: static_graph supersedes "
                      "find_unused_parameters); pass one of them");
@@ -371,12 +381,34 @@ std::vector<std::string> parse_comm_hook_list(const std::string& text) {
   return out;
 }
 
+std::vector<std::string> parse_strategy_list(const std::string& text) {
+  std::vector<std::string> out;
+  for (const auto& item : split_list(text)) {
+    if (item != "ddp" && item != "zero2" && item != "fsdp")
+      throw UsageError(fmt::format("--strategy '{}' is unknown; use ddp, zero2 or fsdp (comma list)", item));
+    if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
+  }
+  if (out.empty()) throw UsageError("--strategy is empty; pass e.g. --strategy ddp,zero2,fsdp");
+  return out;
+}
+
+bool runs_ddp_strategy(const RunConfig& cfg) {
+  return std::find(cfg.strategies.begin(), cfg.strategies.end(), "ddp") != cfg.strategies.end();
+}
+
+std::vector<std::string> sharded_strategies(const RunConfig& cfg) {
+  std::vector<std::string> out;
+  for (const auto& s : cfg.strategies)
+    if (s != "ddp") out.push_back(s);
+  return out;
+}
+
 int planned_rows(const RunConfig& cfg) {
   if (cfg.data != "synthetic")  // time-to-loss: one row per model and world size, no no-DDP baseline
     return static_cast<int>(cfg.models.size() * cfg.world_sizes.size());
   if (cfg.mode == "inference") return static_cast<int>(cfg.models.size() * cfg.world_sizes.size());  // one row per world size
-  return static_cast<int>(cfg.models.size() *
-                          (baseline_points(cfg).size() + cfg.world_sizes.size() * ddp_variants(cfg).size()));
+  const size_t per_size = (runs_ddp_strategy(cfg) ? ddp_variants(cfg).size() : 0) + sharded_strategies(cfg).size();
+  return static_cast<int>(cfg.models.size() * (baseline_points(cfg).size() + cfg.world_sizes.size() * per_size));
 }
 
 nlohmann::json to_json(const RunConfig& cfg) {
@@ -403,6 +435,8 @@ nlohmann::json to_json(const RunConfig& cfg) {
                         {"find_unused_parameters", cfg.find_unused_parameters},
                         {"comm_hook", cfg.comm_hooks},
                         {"grad_accum", cfg.grad_accums},
+                        {"strategy", cfg.strategies},
+                        {"activation_checkpointing", cfg.activation_checkpointing},
                         {"profile", cfg.profile_dir.empty() ? nlohmann::json(nullptr)
                                                             : nlohmann::json{{"dir", cfg.profile_dir},
                                                                              {"iters", cfg.profile_iters}}},

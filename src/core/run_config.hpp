@@ -54,6 +54,13 @@ struct RunConfig {
   /// Micro-steps per optimizer step swept (--grad-accum K: K-1 under no_sync, then one
   /// synchronised); a no-DDP baseline runs per distinct (batch, K).
   std::vector<int> grad_accums{1};
+  /// Training strategies swept (--strategy ddp,zero2,fsdp), one row each per world size:
+  /// "ddp" (the Reducer, once per DDP variant), "zero2" and "fsdp" (sharded data parallel,
+  /// engine/dist/sharded.hpp; they ignore the DDP knobs and need grad_accum 1, no fp16).
+  std::vector<std::string> strategies{"ddp"};
+  /// --activation-checkpointing: every row recomputes each model unit's forward in its
+  /// backward instead of keeping its activations (engine/train/checkpoint.hpp).
+  bool activation_checkpointing = false;
   std::string profile_dir;          ///< --profile DIR: one trace per rank and row; empty: none
   int profile_iters = 3;            ///< iterations traced after each measured series
   bool print_breakdown = false;     ///< --breakdown: print the step breakdown under each row
@@ -122,6 +129,15 @@ std::vector<int> parse_count_list(const std::string& text, const std::string& fl
 /// Parses --comm-hook's comma list into canonical hook names (core/comm_hook_spec.hpp), in
 /// order, duplicates dropped. Throws UsageError naming the unknown hook and the valid ones.
 std::vector<std::string> parse_comm_hook_list(const std::string& text);
+
+/// Parses --strategy's comma list ("ddp,zero2,fsdp"), in order, duplicates dropped.
+/// Throws UsageError naming the unknown strategy and the valid ones.
+std::vector<std::string> parse_strategy_list(const std::string& text);
+
+/// True when `cfg.strategies` holds "ddp" (the DDP variants' rows run).
+bool runs_ddp_strategy(const RunConfig& cfg);
+/// The sharded strategies of `cfg.strategies` ("zero2", "fsdp"), in order.
+std::vector<std::string> sharded_strategies(const RunConfig& cfg);
 
 /// DDP group sizes swept by default: 1, 2, 4, ... up to `world`, plus `world`
 /// itself when it is not a power of two. E.g. 6 -> {1, 2, 4, 6}.

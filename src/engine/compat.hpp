@@ -309,6 +309,29 @@ inline void quiet_torch_logs() {
 #endif
 }
 
+/// Frees the memory of `t`'s storage while every tensor viewing it (parameters, tensors
+/// autograd saved) stays valid as metadata, as PyTorch FSDP frees a flat parameter with
+/// `flat_param._typed_storage()._resize_(0)` (torch/distributed/fsdp/_utils.py
+/// _free_storage). c10::StorageImpl::set_data_ptr_noswap and set_nbytes(size_t) exist in
+/// torch 1.13 and 2.x. No-op when already freed.
+inline void free_storage(const at::Tensor& t) {
+  c10::StorageImpl* s = t.storage().unsafeGetStorageImpl();
+  if (s->nbytes() == 0) return;
+  s->set_data_ptr_noswap(at::DataPtr(nullptr, t.device()));
+  s->set_nbytes(static_cast<size_t>(0));
+}
+
+/// Gives `t`'s storage `nbytes` of fresh (uninitialised) memory from the device's
+/// allocator, the inverse of free_storage (FSDP's _alloc_storage: storage._resize_(size)).
+/// No-op when the storage already holds that many bytes.
+inline void alloc_storage(const at::Tensor& t, size_t nbytes) {
+  c10::StorageImpl* s = t.storage().unsafeGetStorageImpl();
+  if (s->nbytes() == nbytes) return;
+  at::Allocator* a = s->allocator() ? s->allocator() : c10::GetAllocator(t.device().type());
+  s->set_data_ptr_noswap(a->allocate(nbytes));
+  s->set_nbytes(nbytes);
+}
+
 }  // namespace ddpbench::compat
 
 // ---------------------------------------------------------------- Module::clone

@@ -31,6 +31,7 @@
 #include "engine/models/registry.hpp"
 #include "engine/profile.hpp"
 #include "engine/timing.hpp"
+#include "engine/train/checkpoint.hpp"
 #include "engine/train/time_to_loss.hpp"
 #include "engine/train/workload.hpp"
 
@@ -363,6 +364,7 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
   row.world_size = n;
   row.nodes = distinct_hosts(env.placements, n);
   row.ddp = ddp;
+  row.activation_checkpointing = env.cfg.activation_checkpointing;
   row.label = ddp ? group_label(row.nodes, n, env.device.is_cuda() ? 'G' : 'C') : "no ddp";
   row.stopping = stopping;
   std::vector<std::vector<double>> per_rank;
@@ -712,7 +714,7 @@ Baseline run_no_ddp(const SweepEnv& env, const std::string& model, const ModelIn
                                                 env.launch.world_size)
                                   : "rank 0's series";
   annotate(env, info, row, trainer, series);
-  row.memory["model_state_bytes"] = model_state_bytes(trainer.model().parameters(), trainer.optimizer()).to_json();
+  row.memory["model_state_bytes"] = trainer.model_state_bytes().to_json();
   attach_telemetry(env, row, {telemetry});
   if (!trace.empty()) row.telemetry["profile"] = trace;
   add_row_warnings(env, row);
@@ -871,7 +873,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
                                     {"bucket_sizes_bytes", buckets}};
         if (!hook.note.empty()) row.telemetry["comm_hook_note"] = hook.note;
         annotate(env, info, row, trainer, series);
-        row.memory["model_state_bytes"] = model_state_bytes(trainer.model().parameters(), trainer.optimizer()).to_json();
+        row.memory["model_state_bytes"] = trainer.model_state_bytes().to_json();
         {
           std::vector<nlohmann::json> tele;
           for (int r = 0; r < n; ++r) tele.push_back(collect_telemetry(env, "telemetry/" + name, r));
@@ -985,7 +987,7 @@ void run_inference_group(const SweepEnv& env, const std::string& model, int n, c
         row.mode = "inference";
         row.label = "infer " + group_label(row.nodes, n, env.device.is_cuda() ? 'G' : 'C');
         row.memory["model_state_bytes"] =
-            model_state_bytes(trainer.model().parameters(), trainer.optimizer()).to_json();
+            trainer.model_state_bytes().to_json();
         {
           std::vector<nlohmann::json> tele;
           for (int r = 0; r < n; ++r) tele.push_back(collect_telemetry(env, "telemetry/" + name, r));
@@ -1003,6 +1005,91 @@ void run_inference_group(const SweepEnv& env, const std::string& model, int n, c
   }
 }
 
+// --strategy zero2|fsdp: the first n ranks train the model sharded (engine/dist/sharded.hpp)
+// on their own sub-group; the others wait. The self-check: the parameters are equal on
+// every rank after the first step (max spread over ranks within grad_check_tol relative to
+// max |p|); rank 0 emits the row, then a failed check throws SelfCheckError on every rank of the group.
+void run_sharded_group(const SweepEnv& env, const std::string& model, const ModelInfo& info, int n,
+                       const std::string& strategy, const RowCallback& emit) {
+  const std::string name = fmt::format("{}/{}{}", model, strategy, n);
+  const std::string label = fmt::format("{} group {}", strategy, name);
+  GroupGate gate(env.store, name, env.timeout, gate_poll(env));
+  const int rank = env.launch.rank;
+  if (rank >= n) {
+    set_phase("the wait for " + label);
+    gate.wait_done();
+    return;
+  }
+  try {
+    set_phase("set-up of " + label);
+    auto group_store = c10::make_intrusive<c10d::PrefixStore>("group/" + name + "/", env.store);
+    c10::intrusive_ptr<c10d::ProcessGroup> pg;
+    {
+      Deadline d("the store (rank 0), setting up the process group of " + name, env.timeout);
+      pg = make_process_group(env.backend, group_store, rank, n, env.device, env.timeout);
+    }
+    std::optional<double> spread;
+    double max_abs = 0, limit = 0;
+    {
+      release_free_host_memory(env.device);
+      reset_peak_memory(env.device);
+      const long long batch = batch_per_rank(env.cfg, n);
+      auto module = build_model(env, model);
+      Trainer trainer = make_trainer(env, module, nullptr, batch, 1);
+      trainer.set_sharded(
+          std::make_unique<ShardedDataParallel>(module, pg, strategy, trainer_sgd_options(), env.device, env.timeout));
+      ShardedDataParallel* sharded = trainer.sharded();
+      auto check = [&]() -> bool {
+        torch::NoGradGuard ng;
+        spread = sharded->parameter_spread_across_ranks();
+        for (const auto& p : sharded->full_parameters()) max_abs = std::max(max_abs, p.abs().max().item<double>());
+        return true;
+      };
+      const Series series = run_series(env, trainer, rank == 0 ? &gate : nullptr, check, pg, label,
+                                       [sharded] { return sharded->wire_bytes(); });
+      limit = env.cfg.grad_check_tol * std::max(1.0, max_abs);
+      const size_t iters = series.samples.size();
+      set_phase("the result gather of " + label);
+      publish_telemetry(env, "telemetry/" + name);
+      const auto payload = rank_stats(env, series).pack();
+      const auto gathered = gather_to_root(pg, payload, payload.size(), env.device, env.timeout);
+      if (rank == 0) {
+        std::vector<RankStats> stats;
+        for (const auto& v : gathered) stats.push_back(RankStats::unpack(v, iters));
+        BenchResult row =
+            make_row(env, model, /*ddp=*/true, n, batch, 1, stats, series.stopping, static_cast<int>(iters));
+        row.strategy = strategy;
+        row.checks = nlohmann::json{{"param_max_abs_diff_across_ranks", spread.value_or(0.0)},
+                                    {"param_max_abs", max_abs},
+                                    {"param_check_limit", limit},
+                                    {"param_check_passed", spread && *spread <= limit},
+                                    {"param_check_ran", spread.has_value()}};
+        annotate(env, info, row, trainer, series);
+        {
+          std::vector<nlohmann::json> tele;
+          for (int r = 0; r < n; ++r) tele.push_back(collect_telemetry(env, "telemetry/" + name, r));
+          attach_telemetry(env, row, tele);
+        }
+        add_row_warnings(env, row);
+        row.communication = sharded->communication();
+        row.communication["trainable_parameters"] = info.trainable_parameters;
+        row.memory["model_state_bytes"] = trainer.model_state_bytes().to_json();
+        if (stats.front().wire_bytes_per_step) row.communication["wire_bytes_per_step"] = *stats.front().wire_bytes_per_step;
+        emit(row);
+      }
+    }
+    destroy_process_group(pg);
+    if (!spread || *spread > limit)
+      throw SelfCheckError(fmt::format("{} on {} ranks ({}): parameters differ across ranks by {:.3g} after the first "
+                                       "step (limit {:.3g}); the sharded step is not consistent",
+                                       model, n, strategy, spread.value_or(NAN), limit));
+    if (rank == 0) gate.done();
+  } catch (const std::exception& e) {
+    if (rank == 0) gate.fail(e.what(), env.launch.world_size - n);
+    throw;
+  }
+}
+
 }  // namespace
 
 ModelPtr build_model(const RunConfig& cfg, const std::string& name, const c10::Device& device) {
@@ -1010,6 +1097,7 @@ ModelPtr build_model(const RunConfig& cfg, const std::string& name, const c10::D
   model->to(device);
   if (cfg.channels_last) to_channels_last(*model);
   model->train();
+  if (cfg.activation_checkpointing) enable_activation_checkpointing(*model);
   return model;
 }
 
@@ -1126,9 +1214,12 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
       if (base.row) emit(*base.row);
     }
     const auto variants = ddp_variants(env.cfg);
-    for (int n : env.cfg.world_sizes)
-      for (size_t vi = 0; vi < variants.size(); ++vi)
-        run_ddp_group(env, model, info, n, vi, variants.size(), variants[vi], emit);
+    for (int n : env.cfg.world_sizes) {
+      if (runs_ddp_strategy(env.cfg))
+        for (size_t vi = 0; vi < variants.size(); ++vi)
+          run_ddp_group(env, model, info, n, vi, variants.size(), variants[vi], emit);
+      for (const auto& strategy : sharded_strategies(env.cfg)) run_sharded_group(env, model, info, n, strategy, emit);
+    }
     if (env.launch.rank == 0 && !compute_p50_s.empty() && on_stragglers)
       on_stragglers(stragglers_of(env, model, first_batch, compute_p50_s, rows));
   }

@@ -28,9 +28,10 @@ class AlexNet : public Model {
     classifier_ = register_module(
         "classifier", nn::Sequential(nn::Dropout(0.5), nn::Linear(256 * 6 * 6, 4096), nn::ReLU(true), nn::Dropout(0.5),
                                      nn::Linear(4096, 4096), nn::ReLU(true), nn::Linear(4096, classes)));
+    add_unit(features_.ptr());  // one unit: the whole convolution stack
   }
   torch::Tensor forward_features(torch::Tensor x) override {
-    return at::adaptive_avg_pool2d(flops::run(features_, x), {6, 6}).flatten(1);
+    return at::adaptive_avg_pool2d(run_unit(0, x, [this](const torch::Tensor& t) { return flops::run(features_, t); }), {6, 6}).flatten(1);
   }
   torch::Tensor classify(torch::Tensor f) override { return flops::run(classifier_, f); }
 

@@ -96,6 +96,10 @@ class DenseNet : public Model {
     }
     norm5_ = features_->register_module("norm5", nn::BatchNorm2d(num));
     classifier_ = register_module("classifier", nn::Linear(num, classes));
+    for (size_t i = 0; i < blocks_.size(); ++i) {  // units in forward order: block, transition, ...
+      add_unit(blocks_[i].ptr());
+      if (i < transitions_.size()) add_unit(transitions_[i].ptr());
+    }
     torch::NoGradGuard ng;
     for (auto& m : modules(false)) {
       if (auto* c = m->as<nn::Conv2d>()) {
@@ -110,9 +114,11 @@ class DenseNet : public Model {
   }
   torch::Tensor forward_features(torch::Tensor x) override {
     x = at::max_pool2d(at::relu(norm0_(flops::conv(conv0_, x))), {3, 3}, {2, 2}, {1, 1});
+    size_t u = 0;
     for (size_t i = 0; i < blocks_.size(); ++i) {
-      x = blocks_[i](x);
-      if (i < transitions_.size()) x = transitions_[i](x);
+      x = run_unit(u++, x, [this, i](const torch::Tensor& t) { return blocks_[i](t); });
+      if (i < transitions_.size())
+        x = run_unit(u++, x, [this, i](const torch::Tensor& t) { return transitions_[i](t); });
     }
     return at::adaptive_avg_pool2d(at::relu(norm5_(x)), {1, 1}).flatten(1);
   }

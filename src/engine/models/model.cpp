@@ -30,6 +30,15 @@ void Model::train(bool on) {
     if (child.key() != "head") child.value()->train(false);
 }
 
+Model::UnitRunner Model::set_unit_runner(UnitRunner runner) {
+  std::swap(runner_, runner);
+  return runner;
+}
+
+torch::Tensor Model::run_unit(size_t i, const torch::Tensor& x, const UnitFn& fn) {
+  return runner_ ? runner_(i, x, fn) : fn(x);
+}
+
 torch::nn::Sequential make_mlp4096_head(int64_t in_features, int64_t num_classes) {
   namespace nn = torch::nn;
   return nn::Sequential(nn::Linear(in_features, 4096), nn::ReLU(), nn::Dropout(0.5), nn::Linear(4096, 4096),

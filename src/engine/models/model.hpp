@@ -6,8 +6,10 @@
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/types.h>
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ddpbench {
 
@@ -42,8 +44,43 @@ class Model : public torch::nn::Module {
   /// BatchNorm statistics are part of the fixed feature extractor), the head follows.
   void train(bool on = true) override;
 
+  // ---- Units: the model's natural blocks, the granularity of activation checkpointing
+  // (engine/train/checkpoint.hpp) and of FSDP's parameter sharding (engine/dist/sharded.hpp).
+  // Which blocks each family exposes (in forward order):
+  //   ResNet family: every BasicBlock / Bottleneck of layer1..layer4 (resnet50: 16 units);
+  //   ViT: every encoder layer (vit_b_16: 12);
+  //   DenseNet: every dense block and transition (densenet121: 7);
+  //   VGG, AlexNet, SqueezeNet: the whole `features` Sequential as one unit (their
+  //     parameters sit mostly in the classifier, which stays in the root group; finer units
+  //     would save little and split the convolution stack at arbitrary points).
+  // Parameters outside every unit (stem, final norms, classifier, an attached head) form
+  // the "root" group. A unit maps one tensor to one tensor.
+
+  /// One unit's computation: input -> output, with the unit's own parameters.
+  using UnitFn = std::function<torch::Tensor(const torch::Tensor&)>;
+  /// How a unit is run: (unit index, input, the unit's computation) -> output. The default
+  /// (no runner) is fn(x). A runner may run fn more than once (checkpointing recomputes it).
+  using UnitRunner = std::function<torch::Tensor(size_t, const torch::Tensor&, const UnitFn&)>;
+
+  /// The units in forward order (registered submodules of this model).
+  const std::vector<std::shared_ptr<torch::nn::Module>>& units() const { return units_; }
+  /// Installs `runner` for every unit (null: back to fn(x)). The previous one is returned
+  /// so a wrapper can call it (FSDP's runner wraps the checkpointing one).
+  UnitRunner set_unit_runner(UnitRunner runner);
+  /// The installed runner (null when none).
+  const UnitRunner& unit_runner() const { return runner_; }
+
+ protected:
+  /// Declares `m` (already registered) as the next unit; the constructors call it in forward order.
+  void add_unit(std::shared_ptr<torch::nn::Module> m) { units_.push_back(std::move(m)); }
+  /// Runs unit `i` on `x`: forward_features calls it for each unit. Default: the installed
+  /// runner, or fn(x) without one; a family may override it (e.g. to add per-unit work).
+  virtual torch::Tensor run_unit(size_t i, const torch::Tensor& x, const UnitFn& fn);
+
  private:
   torch::nn::Sequential head_{nullptr};
+  std::vector<std::shared_ptr<torch::nn::Module>> units_;
+  UnitRunner runner_;
 };
 
 using ModelPtr = std::shared_ptr<Model>;

@@ -89,6 +89,11 @@ class ResNet : public Model {
       layers_[i] = register_module("layer" + std::to_string(i + 1),
                                    make_layer(planes[i], spec.layers[static_cast<size_t>(i)], i == 0 ? 1 : 2));
     fc_ = register_module("fc", nn::Linear(512 * expansion, num_classes));
+    for (auto& layer : layers_)
+      for (auto& block : *layer) {
+        blocks_.push_back(block);
+        add_unit(block.ptr());
+      }
 
     // torchvision's init: Kaiming-normal (fan_out, relu) convolutions; BatchNorm 1 / 0.
     torch::NoGradGuard no_grad;
@@ -105,7 +110,8 @@ class ResNet : public Model {
   torch::Tensor forward_features(torch::Tensor x) override {
     x = bn1_(flops::conv(conv1_, x)).relu_();
     x = at::max_pool2d(x, {3, 3}, {2, 2}, {1, 1});
-    for (auto& layer : layers_) x = layer->forward(x);
+    for (size_t i = 0; i < blocks_.size(); ++i)
+      x = run_unit(i, x, [this, i](const torch::Tensor& t) { return blocks_[i].forward(t); });
     return at::adaptive_avg_pool2d(x, {1, 1}).flatten(1);
   }
   torch::Tensor classify(torch::Tensor f) override { return flops::linear(fc_, f); }
@@ -137,6 +143,7 @@ class ResNet : public Model {
   nn::Sequential layers_[4] = {nn::Sequential{nullptr}, nn::Sequential{nullptr}, nn::Sequential{nullptr},
                                nn::Sequential{nullptr}};
   nn::Linear fc_{nullptr};
+  std::vector<nn::AnyModule> blocks_;  // the units: every block of layer1..layer4
 };
 
 }  // namespace

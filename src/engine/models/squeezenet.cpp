@@ -50,6 +50,7 @@ class SqueezeNet : public Model {
     final_conv_ = nn::Conv2d(nn::Conv2dOptions(512, classes, 1));
     classifier_ = register_module("classifier", nn::Sequential(nn::Dropout(0.5), final_conv_, nn::ReLU(true),
                                                                nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions({1, 1}))));
+    add_unit(features_.ptr());  // one unit: the whole convolution stack
     torch::NoGradGuard ng;
     for (auto& m : modules(false)) {
       if (auto* c = m->as<nn::Conv2d>()) {
@@ -59,7 +60,7 @@ class SqueezeNet : public Model {
       }
     }
   }
-  torch::Tensor forward_features(torch::Tensor x) override { return flops::run(features_, x); }
+  torch::Tensor forward_features(torch::Tensor x) override { return run_unit(0, x, [this](const torch::Tensor& t) { return flops::run(features_, t); }); }
   torch::Tensor classify(torch::Tensor f) override { return flops::run(classifier_, f).flatten(1); }
 
  private:

@@ -95,11 +95,10 @@ class EncoderImpl : public nn::Module {
                                                   EncoderBlock(s.hidden_dim, s.num_heads, s.mlp_dim)));
     ln_ = register_module("ln", nn::LayerNorm(nn::LayerNormOptions({s.hidden_dim}).eps(1e-6)));
   }
-  torch::Tensor forward(torch::Tensor x) {
-    x = dropout_(x + pos_embedding_);
-    for (auto& b : blocks_) x = b(x);
-    return ln_(x);
-  }
+  // The encoder's forward in three pieces, so the model runs each layer as a unit.
+  torch::Tensor embed(const torch::Tensor& x) { return dropout_(x + pos_embedding_); }
+  std::vector<EncoderBlock>& blocks() { return blocks_; }
+  torch::Tensor norm(const torch::Tensor& x) { return ln_(x); }
 
  private:
   torch::Tensor pos_embedding_;
@@ -120,6 +119,7 @@ class VisionTransformer : public Model {
     encoder_ = register_module("encoder", Encoder(seq, s));
     heads_ = register_module("heads", nn::Sequential());
     head_ = heads_->register_module("head", nn::Linear(s.hidden_dim, classes));
+    for (auto& b : encoder_->blocks()) add_unit(b.ptr());
     torch::NoGradGuard ng;
     const double fan_in = 3.0 * static_cast<double>(s.patch_size * s.patch_size);
     trunc_normal(conv_proj_->weight, std::sqrt(1.0 / fan_in));
@@ -133,7 +133,11 @@ class VisionTransformer : public Model {
     x = flops::conv(conv_proj_, x);                       // [N, h, H/p, W/p]
     x = x.reshape({n, spec_.hidden_dim, -1}).permute({0, 2, 1});  // [N, S-1, h]
     x = at::cat({class_token_.expand({n, -1, -1}), x}, 1);
-    return encoder_(x).select(1, 0);                      // the class token
+    x = encoder_->embed(x);
+    auto& blocks = encoder_->blocks();
+    for (size_t i = 0; i < blocks.size(); ++i)
+      x = run_unit(i, x, [&blocks, i](const torch::Tensor& t) { return blocks[i](t); });
+    return encoder_->norm(x).select(1, 0);                // the class token
   }
   torch::Tensor classify(torch::Tensor f) override { return flops::linear(head_, f); }
 

@@ -3,11 +3,14 @@
 #include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
 
+#include <stdexcept>
+
 #include <ATen/ops/cat.h>
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
 
 #include "engine/dist/collectives.hpp"
+#include "engine/memory.hpp"
 
 namespace ddpbench {
 
@@ -29,6 +32,10 @@ std::vector<torch::Tensor> trainable(torch::nn::Module& m) {
 }
 }  // namespace
 
+torch::optim::SGDOptions trainer_sgd_options() {
+  return torch::optim::SGDOptions(0.001).momentum(0.9).weight_decay(1e-4);
+}
+
 Trainer::Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, SyntheticBatch batch,
                  const c10::Device& device, const std::string& precision, int grad_accum)
     : model_(std::move(model)),
@@ -37,7 +44,7 @@ Trainer::Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, S
       device_(device),
       precision_(precision),
       scaler_(precision == "fp16" ? std::make_unique<LossScaler>(device) : nullptr),
-      optimizer_(trainable(*model_), torch::optim::SGDOptions(0.001).momentum(0.9).weight_decay(1e-4)),
+      optimizer_(trainable(*model_), trainer_sgd_options()),
       grad_accum_(std::max(1, grad_accum)) {}
 
 // The optimizer's one parameter group holds exactly the trainable parameters: no module
@@ -64,13 +71,16 @@ torch::Tensor Trainer::forward_backward(StepTimer* timer) {
     const bool sync = k == grad_accum_ - 1;  // the micro-steps before the last run under no_sync
     {
       AutocastScope autocast(device_, precision_);
-      auto out = ddp_ ? ddp_->forward(batch_.input, sync) : model_->forward(batch_.input);
+      auto out = ddp_       ? ddp_->forward(batch_.input, sync)
+                 : sharded_ ? sharded_->forward(batch_.input)
+                            : model_->forward(batch_.input);
       loss = torch::nn::functional::cross_entropy(out, batch_.target);
       if (grad_accum_ > 1) loss = loss / grad_accum_;
     }
     if (timer) timer->mark();
     if (scaler_) scaler_->scale(loss).backward();
     else loss.backward();
+    if (sharded_) sharded_->finish_backward();
     if (timer) timer->mark();
   }
   return loss;
@@ -92,7 +102,21 @@ StepPhases Trainer::phases(const StepTimer& timer, double step_s) const {
   return p;
 }
 
+void Trainer::set_sharded(std::unique_ptr<ShardedDataParallel> sharded) {
+  if (ddp_ || grad_accum_ != 1 || scaler_)
+    throw std::invalid_argument("a sharded strategy needs a Trainer without DDP, grad_accum 1 and no fp16 scaling");
+  sharded_ = std::move(sharded);
+}
+
+ModelStateBytes Trainer::model_state_bytes() {
+  return sharded_ ? sharded_->model_state_bytes() : ddpbench::model_state_bytes(model_->parameters(), optimizer_);
+}
+
 void Trainer::optimizer_step() {
+  if (sharded_) {
+    sharded_->optimizer_step();
+    return;
+  }
   if (!scaler_) {
     optimizer_.step();
     return;

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "engine/dist/ddp.hpp"
+#include "engine/dist/sharded.hpp"
 #include "engine/timing.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/precision.hpp"
@@ -23,6 +24,11 @@ struct SyntheticBatch {
 /// Draws a batch on `device` from torch's default generators seeded with `seed`.
 SyntheticBatch make_synthetic_batch(int64_t batch, int64_t image, int64_t classes, const c10::Device& device,
                                     uint64_t seed);
+
+/// The optimizer's hyper-parameters: SGD lr 0.001, momentum 0.9, weight decay 1e-4 (the
+/// values of PyTorch's benchmarks/distributed/ddp/benchmark.py). The sharded strategies
+/// step with the same ones.
+torch::optim::SGDOptions trainer_sgd_options();
 
 /// A model, its optimizer (SGD lr 0.001, momentum 0.9, weight decay 1e-4: the values
 /// of benchmark.py, over the parameters that require gradients) and optionally the DDP
@@ -84,12 +90,24 @@ class Trainer {
 
   Model& model() { return *model_; }
   DistributedDataParallel* ddp() { return ddp_.get(); }
+
+  /// Trains through `sharded` (--strategy zero2|fsdp) instead of DDP: forward through it,
+  /// its reduce-scatters after the backward (timed as backward), its optimizer step on the
+  /// shards. Needs a Trainer built without DDP, grad_accum 1 and no fp16 loss scaling
+  /// (std::invalid_argument otherwise).
+  void set_sharded(std::unique_ptr<ShardedDataParallel> sharded);
+  ShardedDataParallel* sharded() { return sharded_.get(); }
+  /// Bytes of parameters, gradients and optimizer state this rank holds between steps
+  /// (sharded: ShardedDataParallel::model_state_bytes; else every parameter, gradient and
+  /// momentum buffer: engine/memory model_state_bytes).
+  ModelStateBytes model_state_bytes();
   /// Parameters the optimizer updates (those requiring gradients, module order).
   const std::vector<torch::Tensor>& parameters();
 
  private:
   ModelPtr model_;
   std::unique_ptr<DistributedDataParallel> ddp_;
+  std::unique_ptr<ShardedDataParallel> sharded_;
   SyntheticBatch batch_;
   c10::Device device_;
   std::string precision_;

@@ -1,0 +1,430 @@
+#include "engine/dist/sharded.hpp"
+
+#include <torch/autograd.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
+
+#include <ATen/ops/cat.h>
+#include <ATen/ops/zeros.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "core/errors.hpp"
+#include "engine/compat.hpp"
+#include "engine/memory.hpp"
+#include "engine/dist/collectives.hpp"
+
+namespace ddpbench {
+
+namespace {
+
+bool unsupported(const c10::Error& e) {
+  const std::string w = e.what_without_backtrace();
+  return w.find("not support") != std::string::npos || w.find("no support") != std::string::npos;
+}
+
+}  // namespace
+
+int64_t ring_wire_bytes(int64_t padded_bytes, int n) { return n <= 1 ? 0 : padded_bytes / n * (n - 1); }
+
+struct ShardedDataParallel::Group {
+  std::string name;                  // "unit 3", "root", "all"
+  std::vector<torch::Tensor> params;  // module order
+  std::vector<int64_t> offsets;
+  int64_t numel = 0, padded = 0, shard = 0;
+  torch::Tensor full;         // [padded] fp32; the params are views into it (fsdp: freed between uses)
+  torch::Tensor shard_param;  // [shard]: zero2 a view of `full`, fsdp its own tensor
+  torch::Tensor grad_shard;   // [shard]
+  torch::Tensor momentum;     // [shard]
+  c10::intrusive_ptr<c10d::Work> pending;  // an all-gather in flight
+  torch::Tensor gather_in;    // its input, alive until it finished
+  bool gathered = false;
+  size_t ready = 0;           // parameters whose gradient was accumulated this backward
+  bool reduced = false;       // gradients reduce-scattered this step
+};
+
+namespace {
+
+// The post-hook of a unit parameter's AccumulateGrad node: counts the unit's accumulated
+// gradients and calls `done` when all have arrived (PyTorch FSDP's _post_backward_hook,
+// registered on the flat parameter's AccumulateGrad in torch/distributed/fsdp/_runtime_utils.py).
+class CountingPostHook : public torch::autograd::FunctionPostHook {
+ public:
+  explicit CountingPostHook(std::function<void()> done) : done_(std::move(done)) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
+                                            const torch::autograd::variable_list& /*inputs*/) override {
+    done_();
+    return outputs;
+  }
+
+ private:
+  std::function<void()> done_;
+};
+
+// Identity on a unit's output whose backward runs before the unit's backward: it gathers
+// the unit's parameters again (FSDP's _pre_backward_hook).
+struct PreBackward : public torch::autograd::Function<PreBackward> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& out,
+                               const std::function<void()>* hook) {
+    ctx->saved_data["hook"] = reinterpret_cast<int64_t>(hook);
+    return out;
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad) {
+    (*reinterpret_cast<const std::function<void()>*>(ctx->saved_data["hook"].toInt()))();
+    return {grad.front(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+ShardedDataParallel::ShardedDataParallel(ModelPtr model, c10::intrusive_ptr<c10d::ProcessGroup> pg,
+                                         const std::string& strategy, const torch::optim::SGDOptions& sgd,
+                                         const at::Device& device, std::chrono::milliseconds timeout)
+    : model_(std::move(model)), pg_(std::move(pg)), strategy_(strategy), sgd_(sgd), device_(device), timeout_(timeout) {
+  if (strategy_ != "zero2" && strategy_ != "fsdp")
+    throw UsageError("unknown sharded strategy '" + strategy_ + "': use zero2 or fsdp");
+  if (sgd_.dampening() != 0 || sgd_.nesterov())
+    throw UsageError("sharded strategies implement SGD with dampening 0 and without Nesterov only");
+  n_ = pg_->getSize();
+  rank_ = pg_->getRank();
+  std::vector<torch::Tensor> trainable;
+  for (auto& p : model_->parameters())
+    if (p.requires_grad()) {
+      if (p.scalar_type() != at::kFloat)
+        throw UsageError("sharded strategies need float32 parameters (use --precision fp32 or bf16 autocast)");
+      trainable.push_back(p);
+    }
+  // Groups: fsdp one per unit (parameters of the unit that require grad), then the root
+  // (the rest); zero2 one holding everything.
+  if (strategy_ == "fsdp") {
+    std::unordered_set<const void*> in_unit;
+    const auto& units = model_->units();
+    for (size_t u = 0; u < units.size(); ++u) {
+      auto g = std::make_unique<Group>();
+      g->name = fmt::format("unit {}", u);
+      for (auto& p : units[u]->parameters())
+        if (p.requires_grad() && in_unit.insert(p.unsafeGetTensorImpl()).second) g->params.push_back(p);
+      groups_.push_back(std::move(g));
+    }
+    auto root = std::make_unique<Group>();
+    root->name = "root";
+    for (auto& p : trainable)
+      if (!in_unit.count(p.unsafeGetTensorImpl())) root->params.push_back(p);
+    root_ = groups_.size();
+    groups_.push_back(std::move(root));
+  } else {
+    auto g = std::make_unique<Group>();
+    g->name = "all";
+    g->params = trainable;
+    groups_.push_back(std::move(g));
+    root_ = 0;
+  }
+  const auto opts = at::TensorOptions().dtype(at::kFloat).device(device_);
+  torch::NoGradGuard ng;
+  for (auto& gp : groups_) {
+    Group& g = *gp;
+    for (auto& p : g.params) {
+      g.offsets.push_back(g.numel);
+      g.numel += p.numel();
+    }
+    g.padded = (g.numel + n_ - 1) / n_ * n_;
+    g.shard = g.padded / n_;
+    g.full = at::zeros({g.padded}, opts);
+    for (size_t k = 0; k < g.params.size(); ++k)
+      g.full.slice(0, g.offsets[k], g.offsets[k] + g.params[k].numel()).copy_(g.params[k].reshape({-1}));
+    // Rank 0's model on every rank (as DDP's construction broadcasts it).
+    std::vector<at::Tensor> ts{g.full};
+    c10d::BroadcastOptions bo;
+    bo.rootRank = 0;
+    bo.timeout = timeout_;
+    wait_work(pg_->broadcast(ts, bo), timeout_);
+    for (size_t k = 0; k < g.params.size(); ++k) {
+      auto& p = g.params[k];
+      // A tensor aliasing the flat buffer's storage with a version counter of its own:
+      // writes into the flat buffer (the all-gather) must not look like in-place changes of
+      // the parameters that autograd saved for the backward.
+      auto alias = at::empty({0}, opts);
+      std::vector<int64_t> strides(static_cast<size_t>(p.dim()), 1);  // contiguous, as the flat layout
+      for (int64_t d = p.dim() - 2; d >= 0; --d)
+        strides[static_cast<size_t>(d)] = strides[static_cast<size_t>(d + 1)] * p.size(d + 1);
+      alias.set_(g.full.storage(), g.offsets[k], p.sizes(), strides);
+      p.set_data(alias);
+    }
+    auto mine = g.full.slice(0, rank_ * g.shard, (rank_ + 1) * g.shard);
+    g.shard_param = strategy_ == "fsdp" ? mine.clone() : mine;
+    g.grad_shard = at::zeros({g.shard}, opts);
+    g.momentum = at::zeros({g.shard}, opts);
+    g.gathered = true;
+  }
+  if (strategy_ == "fsdp") {
+    for (size_t u = 0; u < groups_.size(); ++u) {
+      if (u == root_) continue;
+      reshard(u);
+      for (auto& p : groups_[u]->params) {
+        auto acc = torch::autograd::impl::grad_accumulator(p);
+        acc->add_post_hook(std::make_unique<CountingPostHook>([this, u] {
+          Group& g = *groups_[u];
+          if (++g.ready == g.params.size() && !g.reduced) {
+            reduce_grads(u);
+            reshard(u);
+          }
+        }));
+        accumulators_.push_back(std::move(acc));
+      }
+    }
+    reshard(root_);
+    for (size_t u = 0; u < root_; ++u)
+      pre_backward_hooks_.push_back(std::make_unique<std::function<void()>>([this, u] { pre_backward(u); }));
+    Model::UnitRunner inner = model_->unit_runner();
+    previous_runner_ = model_->set_unit_runner(
+        [this, inner](size_t i, const torch::Tensor& x, const Model::UnitFn& fn) { return run_unit(i, x, fn, inner); });
+  }
+}
+
+ShardedDataParallel::~ShardedDataParallel() {
+  if (strategy_ == "fsdp") model_->set_unit_runner(previous_runner_);
+  for (auto& g : groups_)
+    if (g->pending) {
+      try {
+        wait_gather(static_cast<size_t>(&g - &groups_.front()));
+      } catch (...) {  // a failed group: nothing left to do with the data
+      }
+    }
+}
+
+void ShardedDataParallel::gather(size_t gi, bool async) {
+  Group& g = *groups_[gi];
+  if (!g.gathered && !g.pending) {
+    compat::alloc_storage(g.full, static_cast<size_t>(g.padded) * sizeof(float));
+    // zero2's shard is a view of the output: gather from a copy.
+    g.gather_in = strategy_ == "zero2" ? g.shard_param.clone() : g.shard_param;
+    c10d::AllgatherOptions o;
+    o.timeout = timeout_;
+    if (!list_allgather_) {
+      try {
+        g.pending = pg_->_allgather_base(g.full, g.gather_in, o);
+      } catch (const c10::Error& e) {
+        if (!unsupported(e)) throw;
+        list_allgather_ = true;  // Gloo in torch 1.13: "no support for _allgather_base"
+      }
+    }
+    if (list_allgather_) {
+      // The list form writes into views of the flat buffer, so the data lands in place.
+      std::vector<std::vector<at::Tensor>> outs(1);
+      for (int j = 0; j < n_; ++j) outs[0].push_back(g.full.slice(0, j * g.shard, (j + 1) * g.shard));
+      std::vector<at::Tensor> ins{g.gather_in};
+      g.pending = pg_->allgather(outs, ins, o);
+    }
+    wire_bytes_ += ring_wire_bytes(g.padded * static_cast<int64_t>(sizeof(float)), n_);
+  }
+  if (!async) wait_gather(gi);
+}
+
+void ShardedDataParallel::wait_gather(size_t gi) {
+  Group& g = *groups_[gi];
+  if (!g.pending) return;
+  auto w = std::move(g.pending);
+  g.pending.reset();
+  wait_work(w, timeout_);
+  g.gather_in = torch::Tensor();
+  g.gathered = true;
+}
+
+void ShardedDataParallel::reshard(size_t gi) {
+  if (strategy_ != "fsdp") return;
+  Group& g = *groups_[gi];
+  wait_gather(gi);
+  compat::free_storage(g.full);
+  g.gathered = false;
+}
+
+void ShardedDataParallel::reduce_grads(size_t gi) {
+  Group& g = *groups_[gi];
+  torch::NoGradGuard ng;
+  auto flat = at::zeros({g.padded}, g.full.options());
+  for (size_t k = 0; k < g.params.size(); ++k) {
+    auto& p = g.params[k];
+    auto& grad = p.mutable_grad();
+    if (grad.defined()) {
+      flat.slice(0, g.offsets[k], g.offsets[k] + p.numel()).copy_(grad.reshape({-1}));
+      grad = torch::Tensor();  // the full gradient is not kept: this rank keeps its shard only
+    }
+  }
+  flat.div_(n_);  // average as the Reducer does: divide by the world size, then sum
+  if (!emulate_rs_) {
+    try {
+      std::vector<at::Tensor> outs{g.grad_shard};
+      std::vector<std::vector<at::Tensor>> ins(1);
+      for (int j = 0; j < n_; ++j) ins[0].push_back(flat.slice(0, j * g.shard, (j + 1) * g.shard));
+      c10d::ReduceScatterOptions o;
+      o.reduceOp = c10d::ReduceOp::SUM;
+      o.timeout = timeout_;
+      wait_work(pg_->reduce_scatter(outs, ins, o), timeout_);
+    } catch (const c10::Error& e) {
+      if (!unsupported(e)) throw;  // Gloo: "ProcessGroupGloo does not support reduce_scatter"
+      emulate_rs_ = true;
+    }
+  }
+  if (emulate_rs_) {
+    // ddpbench comm's emulation: all-to-all of the n chunks, then the local sum of the n
+    // received chunks (rank order): (n-1)/n of the buffer on the wire per rank, as a ring.
+    auto tmp = at::empty_like(flat);
+    std::vector<int64_t> splits;
+    c10d::AllToAllOptions o;
+    o.timeout = timeout_;
+    wait_work(pg_->alltoall_base(tmp, flat, splits, splits, o), timeout_);
+    g.grad_shard.copy_(tmp.slice(0, 0, g.shard));
+    for (int j = 1; j < n_; ++j) g.grad_shard.add_(tmp.slice(0, j * g.shard, (j + 1) * g.shard));
+  }
+  wire_bytes_ += ring_wire_bytes(g.padded * static_cast<int64_t>(sizeof(float)), n_);
+  g.reduced = true;
+}
+
+torch::Tensor ShardedDataParallel::run_unit(size_t i, const torch::Tensor& x, const Model::UnitFn& fn,
+                                            const Model::UnitRunner& inner) {
+  gather(i, /*async=*/false);
+  if (i + 1 < root_) gather(i + 1, /*async=*/true);  // prefetch the next unit's parameters
+  auto out = inner ? inner(i, x, fn) : fn(x);
+  if (torch::GradMode::is_enabled() && out.requires_grad()) {
+    out = PreBackward::apply(out, pre_backward_hooks_.at(i).get());
+  }
+  reshard(i);
+  return out;
+}
+
+void ShardedDataParallel::pre_backward(size_t unit) {
+  gather(unit, /*async=*/false);
+  if (unit > 0 && !groups_[unit - 1]->reduced) gather(unit - 1, /*async=*/true);  // prefetch the previous unit
+}
+
+torch::Tensor ShardedDataParallel::forward(const torch::Tensor& x) {
+  for (auto& g : groups_) {
+    g->ready = 0;
+    g->reduced = false;
+  }
+  if (strategy_ == "fsdp") {
+    gather(root_, /*async=*/true);
+    if (root_ > 0) gather(0, /*async=*/true);
+    wait_gather(root_);
+  }
+  return model_->forward(x);
+}
+
+void ShardedDataParallel::finish_backward() {
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    if (!groups_[gi]->reduced) reduce_grads(gi);
+    reshard(gi);
+  }
+}
+
+void ShardedDataParallel::optimizer_step() {
+  torch::NoGradGuard ng;
+  const double lr = sgd_.lr(), momentum = sgd_.momentum(), wd = sgd_.weight_decay();
+  for (auto& gp : groups_) {
+    Group& g = *gp;
+    auto& d = g.grad_shard;
+    if (wd != 0) d.add_(g.shard_param, wd);
+    if (momentum != 0) {
+      g.momentum.mul_(momentum).add_(d);  // zero-initialised: the first step gives m = d, as torch.optim.SGD
+      g.shard_param.add_(g.momentum, -lr);
+    } else {
+      g.shard_param.add_(d, -lr);
+    }
+  }
+  if (strategy_ == "zero2") {
+    groups_.front()->gathered = false;  // its shard changed: gather the new parameters
+    gather(0, /*async=*/false);
+  }
+}
+
+ModelStateBytes ShardedDataParallel::model_state_bytes() const {
+  std::vector<torch::Tensor> params, grads, opt;
+  for (auto& p : model_->parameters()) {
+    params.push_back(p);
+    grads.push_back(p.grad());
+  }
+  for (const auto& g : groups_) {
+    params.push_back(g->shard_param);
+    grads.push_back(g->grad_shard);
+    opt.push_back(g->momentum);
+  }
+  return ddpbench::model_state_bytes(params, grads, opt);  // engine/memory: each storage once
+}
+
+nlohmann::json ShardedDataParallel::communication() const {
+  const int64_t f = sizeof(float);
+  int64_t numel = 0, padded = 0, unit_padded = 0;
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    numel += groups_[gi]->numel;
+    padded += groups_[gi]->padded;
+    if (strategy_ == "fsdp" && gi != root_) unit_padded += groups_[gi]->padded;
+  }
+  // Payload bytes (the full flat buffers) per step; the wire bytes per rank are (n-1)/n of them.
+  const int64_t rs = padded * f;
+  const int64_t ag = strategy_ == "zero2" ? padded * f : (padded + unit_padded) * f;  // fsdp: units twice
+  int64_t wire = 0;
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    const int64_t b = groups_[gi]->padded * f;
+    const int gathers = strategy_ == "zero2" ? 1 : (gi == root_ ? 1 : 2);
+    wire += ring_wire_bytes(b, n_) * (1 + gathers);
+  }
+  nlohmann::json j{
+      {"strategy", strategy_},
+      {"world_size", n_},
+      {"flat_parameters", static_cast<int64_t>(groups_.size())},
+      {"units", strategy_ == "fsdp" ? static_cast<int64_t>(root_) : 0},
+      {"parameter_elements", numel},
+      {"padded_elements", padded},
+      {"reduce_scatter_bytes_per_step", rs},
+      {"all_gather_bytes_per_step", ag},
+      {"wire_bytes_per_step_formula", wire},
+      {"all_gather_api", list_allgather_ ? "allgather (list of per-rank outputs)" : "_allgather_base"},
+      {"reduce_scatter_api", emulate_rs_ ? "alltoall_base + local sum" : "reduce_scatter"},
+      {"reduce_scatter_emulated", emulate_rs_},
+      {"formula", strategy_ == "zero2"
+                      ? "reduce-scatter 4P + all-gather 4P bytes of payload per step (P padded fp32 elements); "
+                        "each rank sends (N-1)/N of each: 2(N-1)/N 4P, the allreduce's volume (ZeRO, "
+                        "arXiv:1910.02054, sec. 7.2.1)"
+                      : "all-gather of every unit before its forward and again before its backward, of the root "
+                        "once, reduce-scatter of all gradients: (N-1)/N (3 4P - 4P_root) bytes sent per rank, "
+                        "1.5x DDP's allreduce (FSDP, arXiv:2304.11277, sec. 3.2.2; ZeRO stage 3: 3 4P)"}};
+  if (emulate_rs_)
+    j["emulated"] = "reduce_scatter: all_to_all (alltoall_base) of the N chunks, then a local sum of the N received "
+                    "chunks: the same bytes on the wire per rank as a ring reduce-scatter, (N-1)/N of the buffer";
+  return j;
+}
+
+std::vector<torch::Tensor> ShardedDataParallel::full_parameters() {
+  for (size_t gi = 0; gi < groups_.size(); ++gi) gather(gi, false);
+  std::vector<torch::Tensor> out;
+  {
+    torch::NoGradGuard ng;
+    for (auto& p : model_->parameters())
+      if (p.requires_grad()) out.push_back(p.detach().clone());
+  }
+  for (size_t gi = 0; gi < groups_.size(); ++gi) reshard(gi);
+  return out;
+}
+
+double ShardedDataParallel::parameter_spread_across_ranks() {
+  std::vector<torch::Tensor> flat;
+  for (auto& p : full_parameters()) flat.push_back(p.reshape({-1}).to(at::kDouble));
+  if (flat.empty()) return 0;
+  auto hi = at::cat(flat);
+  auto lo = hi.clone();
+  std::vector<at::Tensor> hv{hi}, lv{lo};
+  c10d::AllreduceOptions o;
+  o.timeout = timeout_;
+  o.reduceOp = c10d::ReduceOp::MAX;
+  wait_work(pg_->allreduce(hv, o), timeout_);
+  o.reduceOp = c10d::ReduceOp::MIN;
+  wait_work(pg_->allreduce(lv, o), timeout_);
+  return (hi - lo).max().item<double>();
+}
+
+}  // namespace ddpbench

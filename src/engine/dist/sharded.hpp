@@ -1,0 +1,113 @@
+// Sharded data parallel on the c10d process groups the DDP rows use (--strategy zero2|fsdp).
+//  * zero2 (ZeRO stage 2, Rajbhandari et al. 2020, arXiv:1910.02054): every rank keeps the
+//    full parameters in one flat fp32 buffer (the model's parameters are views into it);
+//    after the backward the gradients are flattened (padded to a multiple of the world size
+//    N), reduce-scattered (average) so each rank keeps 1/N of them, SGD with momentum steps
+//    on the rank's 1/N shard of the flat parameters, and the shards are all-gathered back.
+//  * fsdp (FULL_SHARD, Zhao et al. 2023, arXiv:2304.11277; torch/distributed/fsdp): the
+//    parameters of each unit of the model (Model::units(): a ResNet block, a ViT encoder
+//    layer) and of the "root" group (the parameters outside every unit) form one flat
+//    parameter sharded 1/N per rank. A unit's parameters are all-gathered before its
+//    forward (the next unit's gather is prefetched asynchronously) and freed after it
+//    (storage resized to 0, compat::free_storage), all-gathered again before its backward
+//    (prefetching the previous unit's) and, once all its parameters have their gradient,
+//    the unit's gradients are reduce-scattered and its parameters freed. The root group
+//    stays gathered from the forward until the end of the backward.
+// Both step SGD (the Trainer's options) on the shards; gradients, momentum and (fsdp)
+// parameters a rank holds between steps are 1/N of the model. BatchNorm buffers are not
+// synchronised (each rank keeps its own running statistics, as PyTorch FSDP does after
+// construction); the training forward uses batch statistics, so parameters do not depend on them.
+// Gloo in torch 1.13 has no reduce_scatter: it is emulated by an all-to-all of the N
+// chunks and a local sum (the method of `ddpbench comm`), with the same bytes on the wire.
+#pragma once
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/optim/sgd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/memory.hpp"
+#include "engine/models/model.hpp"
+
+namespace ddpbench {
+
+/// Bytes one rank sends for a ring reduce-scatter or all-gather of `padded_bytes` on
+/// `n` ranks: (n-1)/n of the buffer (nccl-tests PERFORMANCE.md; ZeRO paper section 7).
+int64_t ring_wire_bytes(int64_t padded_bytes, int n);
+
+class ShardedDataParallel {
+ public:
+  /// Shards `model` (already on `device`, identical init on every rank: rank 0's
+  /// parameters are broadcast first) over `pg`. `strategy` "zero2" or "fsdp" (else
+  /// UsageError). Collective over `pg`. For fsdp it installs a unit runner on the model
+  /// that wraps the one already installed (activation checkpointing: enable it first).
+  /// Collectives time out after `timeout`. Only float32 trainable parameters (UsageError).
+  ShardedDataParallel(ModelPtr model, c10::intrusive_ptr<c10d::ProcessGroup> pg, const std::string& strategy,
+                      const torch::optim::SGDOptions& sgd, const at::Device& device,
+                      std::chrono::milliseconds timeout);
+  ~ShardedDataParallel();
+  ShardedDataParallel(const ShardedDataParallel&) = delete;
+  ShardedDataParallel& operator=(const ShardedDataParallel&) = delete;
+
+  /// The model's forward (fsdp: gathers the root group, the units gather themselves).
+  torch::Tensor forward(const torch::Tensor& x);
+  /// After loss.backward(): reduce-scatters the gradients not yet reduced (zero2: all of
+  /// them; fsdp: the root group and any unit whose hooks did not fire), frees the full
+  /// gradients (and, fsdp, the gathered parameters).
+  void finish_backward();
+  /// SGD with momentum on this rank's shards (g += wd p; m = momentum m + g; p -= lr m,
+  /// torch.optim.SGD with dampening 0); zero2 then all-gathers the parameters.
+  void optimizer_step();
+
+  /// What this rank holds between steps (call between steps).
+  ModelStateBytes model_state_bytes() const;
+  /// Cumulative bytes this rank sent through reduce-scatters and all-gathers (ring
+  /// accounting, ring_wire_bytes) since construction.
+  long long wire_bytes() const { return wire_bytes_; }
+  /// The row's "communication" facts: strategy, units, padded flat sizes, payload and wire
+  /// bytes per step by formula, collective APIs used and whether reduce-scatter is emulated.
+  nlohmann::json communication() const;
+  /// The parameters as full tensors (module order, trainable only), gathered where sharded:
+  /// collective over the group (fsdp). For tests and checks.
+  std::vector<torch::Tensor> full_parameters();
+  /// max over elements of (max over ranks - min over ranks) of the full parameters: 0 when
+  /// every rank holds the same model after the step. Collective (two allreduces).
+  double parameter_spread_across_ranks();
+
+  const std::string& strategy() const { return strategy_; }
+  Model& module() { return *model_; }
+
+  struct Group;  // one flat parameter (a unit, the root group, or zero2's whole model)
+
+ private:
+  void gather(size_t g, bool async);
+  void wait_gather(size_t g);
+  void reshard(size_t g);
+  void reduce_grads(size_t g);
+  torch::Tensor run_unit(size_t i, const torch::Tensor& x, const Model::UnitFn& fn, const Model::UnitRunner& inner);
+  void pre_backward(size_t unit);
+
+  ModelPtr model_;
+  c10::intrusive_ptr<c10d::ProcessGroup> pg_;
+  std::string strategy_;
+  torch::optim::SGDOptions sgd_;
+  at::Device device_;
+  std::chrono::milliseconds timeout_;
+  int n_ = 1, rank_ = 0;
+  std::vector<std::unique_ptr<Group>> groups_;  // fsdp: units in order, then the root; zero2: one
+  size_t root_ = 0;
+  long long wire_bytes_ = 0;
+  bool list_allgather_ = false, emulate_rs_ = false;
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
+  std::vector<std::unique_ptr<std::function<void()>>> pre_backward_hooks_;  // per unit, for PreBackward
+  Model::UnitRunner previous_runner_;
+};
+
+}  // namespace ddpbench

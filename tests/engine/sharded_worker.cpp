@@ -1,0 +1,112 @@
+// One rank of the sharded data parallel test (tests/engine/test_sharded.cpp starts N of
+// them over Gloo on 127.0.0.1). Usage: sharded_worker OUT_PREFIX MODEL IMAGE STEPS
+// From the same initial model and the same per-rank batches it trains STEPS steps with
+// plain DDP (c10d::Reducer), zero2, fsdp and fsdp with activation checkpointing, and
+// writes OUT_PREFIX.rank<r>.json: the largest parameter difference of each sharded run
+// from DDP's (relative to DDP's largest |p|, max over ranks), how far DDP moved the
+// parameters, and each strategy's model_state_bytes after the steps.
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+
+#include <ATen/Parallel.h>
+
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.hpp"
+#include "core/launch_env.hpp"
+#include "engine/dist/collectives.hpp"
+#include "engine/dist/ddp.hpp"
+#include "engine/dist/process_group.hpp"
+#include "engine/dist/sharded.hpp"
+#include "engine/models/registry.hpp"
+#include "engine/train/checkpoint.hpp"
+#include "engine/train/workload.hpp"
+
+using namespace ddpbench;
+
+namespace {
+
+constexpr int64_t kBatch = 4, kClasses = 10;
+const auto kTimeout = std::chrono::milliseconds(120000);
+
+std::vector<at::Tensor> snapshot(const std::vector<at::Tensor>& ps) {
+  std::vector<at::Tensor> out;
+  for (const auto& p : ps) out.push_back(p.detach().clone());
+  return out;
+}
+
+double max_abs_diff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, (a[i] - b[i]).abs().max().item<double>());
+  return d;
+}
+
+double max_abs(const std::vector<at::Tensor>& a) {
+  double m = 0;
+  for (const auto& t : a) m = std::max(m, t.abs().max().item<double>());
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    std::cerr << "usage: sharded_worker OUT_PREFIX MODEL IMAGE STEPS\n";
+    return 2;
+  }
+  const std::string out = argv[1], name = argv[2];
+  const int64_t image = std::stoll(argv[3]);
+  const int steps = std::stoi(argv[4]);
+  try {
+    at::set_num_threads(1);
+    const LaunchInfo li = detect_launch(current_env());
+    auto store = connect_store(li, kTimeout);
+    auto pg = make_process_group(BackendKind::kGloo, c10::make_intrusive<c10d::PrefixStore>("w/", store), li.rank,
+                                 li.world_size, at::kCPU, kTimeout);
+    auto batch = [&] { return make_synthetic_batch(kBatch, image, kClasses, at::kCPU, 7000 + li.rank); };
+    auto fresh = [&] {
+      torch::manual_seed(5);
+      auto m = make_model(name, kClasses, image);
+      m->train();
+      return m;
+    };
+    auto global_max = [&](double v) { return allreduce_values(pg, {v}, c10d::ReduceOp::MAX, at::kCPU, kTimeout)[0]; };
+    nlohmann::json result = {{"rank", li.rank}, {"world_size", li.world_size}, {"steps", steps}};
+
+    // Plain DDP: the reference.
+    std::vector<at::Tensor> init, ref;
+    {
+      auto m = fresh();
+      auto ddp = std::make_unique<DistributedDataParallel>(m, pg, DdpOptions{}, at::kCPU);
+      Trainer t(m, std::move(ddp), batch(), at::kCPU);
+      init = snapshot(t.parameters());
+      for (int i = 0; i < steps; ++i) t.step();
+      ref = snapshot(t.parameters());
+      result["ddp_model_state_bytes"] = t.model_state_bytes().to_json();
+    }
+    const double scale = max_abs(ref);
+    result["ddp_param_movement_rel"] = global_max(max_abs_diff(ref, init) / scale);
+
+    for (const std::string variant : {"zero2", "fsdp", "fsdp+ckpt"}) {
+      const std::string strategy = variant.substr(0, variant.find('+'));
+      auto m = fresh();
+      if (variant == "fsdp+ckpt") enable_activation_checkpointing(*m);
+      Trainer t(m, nullptr, batch(), at::kCPU);
+      t.set_sharded(std::make_unique<ShardedDataParallel>(m, pg, strategy, trainer_sgd_options(), at::kCPU, kTimeout));
+      for (int i = 0; i < steps; ++i) t.step();
+      const auto bytes = t.model_state_bytes();  // between steps
+      const auto full = t.sharded()->full_parameters();
+      result[variant + "_param_rel_diff"] = global_max(max_abs_diff(full, ref) / scale);
+      result[variant + "_param_spread"] = t.sharded()->parameter_spread_across_ranks();
+      result[variant + "_model_state_bytes"] = bytes.to_json();
+      result[variant + "_communication"] = t.sharded()->communication();
+    }
+    std::ofstream(out + ".rank" + std::to_string(li.rank) + ".json") << result.dump(2) << "\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "sharded_worker: " << first_line(e.what()) << "\n";
+    return 1;
+  }
+}
