@@ -116,10 +116,6 @@ std::chrono::milliseconds gate_poll(const CommEnv& env) {
   return std::chrono::milliseconds(static_cast<long long>(s * 1000));
 }
 
-bool unsupported(const c10::Error& e) {
-  const std::string w = e.what_without_backtrace();
-  return w.find("not support") != std::string::npos || w.find("no support") != std::string::npos;
-}
 
 // One collective at one size on one group: its buffers and its operation.
 class Op {
@@ -272,7 +268,7 @@ class Op {
         api_ = "_allgather_base";
         return;
       } catch (const c10::Error& e) {
-        if (!unsupported(e)) throw;
+        if (!unsupported_by_backend(e)) throw;
         list_allgather_ = true;  // e.g. Gloo in torch 1.13: "no support for _allgather_base"
       }
     }
@@ -287,42 +283,15 @@ class Op {
   void run_reduce_scatter() {
     const auto t = env_.timeout;
     const auto op = reduce_op(env_.cfg.op);
-    if (!emulate_rs_) {
-      try {
-        std::vector<at::Tensor> outs{out_};
-        std::vector<std::vector<at::Tensor>> ins(1);
-        for (int j = 0; j < n_; ++j) ins[0].push_back(in_.slice(0, j * size_.count, (j + 1) * size_.count));
-        c10d::ReduceScatterOptions o;
-        o.reduceOp = op;
-        o.timeout = t;
-        wait_work(pg_->reduce_scatter(outs, ins, o), t);
-        api_ = "reduce_scatter";
-        return;
-      } catch (const c10::Error& e) {
-        if (!unsupported(e)) throw;  // Gloo: "ProcessGroupGloo does not support reduce_scatter"
-        emulate_rs_ = true;
-        emulated_ = "all_to_all (alltoall_base) of the n chunks, then a local element-wise reduction of the n "
-                    "received chunks in the dtype: the same bytes on the wire per rank as a ring "
-                    "reduce-scatter, (n-1)/n of the size";
-      }
+    reduce_scatter_or_emulate(pg_, out_, in_, op, tmp_, emulate_rs_, t);  // engine/dist/collectives
+    if (emulate_rs_) {
+      emulated_ = "all_to_all (alltoall_base) of the n chunks, then a local element-wise reduction of the n "
+                  "received chunks in the dtype: the same bytes on the wire per rank as a ring "
+                  "reduce-scatter, (n-1)/n of the size";
+      api_ = "alltoall_base + local reduction";
+    } else {
+      api_ = "reduce_scatter";
     }
-    if (!tmp_.defined()) tmp_ = at::empty_like(in_);
-    std::vector<int64_t> splits;
-    c10d::AllToAllOptions o;
-    o.timeout = t;
-    wait_work(pg_->alltoall_base(tmp_, in_, splits, splits, o), t);
-    const int64_t c = size_.count;
-    out_.copy_(tmp_.slice(0, 0, c));
-    for (int j = 1; j < n_; ++j) {
-      const auto part = tmp_.slice(0, j * c, (j + 1) * c);
-      switch (op) {
-        case c10d::ReduceOp::PRODUCT: out_.mul_(part); break;
-        case c10d::ReduceOp::MAX: at::maximum_out(out_, out_, part); break;
-        case c10d::ReduceOp::MIN: at::minimum_out(out_, out_, part); break;
-        default: out_.add_(part);
-      }
-    }
-    api_ = "alltoall_base + local reduction";
   }
 
   const CommEnv& env_;

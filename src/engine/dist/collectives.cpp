@@ -1,6 +1,9 @@
 #include "engine/dist/collectives.hpp"
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/maximum.h>
+#include <ATen/ops/minimum.h>
 #include <ATen/ops/zeros.h>
 
 #include <fmt/format.h>
@@ -15,6 +18,47 @@ namespace ddpbench {
 
 void wait_work(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout) {
   work->wait(timeout);
+}
+
+bool unsupported_by_backend(const c10::Error& e) {
+  const std::string w = e.what_without_backtrace();
+  return w.find("not support") != std::string::npos || w.find("no support") != std::string::npos;
+}
+
+void reduce_scatter_or_emulate(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, at::Tensor& out, const at::Tensor& in,
+                               c10d::ReduceOp op, at::Tensor& tmp, bool& emulate, std::chrono::milliseconds timeout) {
+  const int n = pg->getSize();
+  const int64_t c = out.numel();
+  if (!emulate) {
+    try {
+      std::vector<at::Tensor> outs{out};
+      std::vector<std::vector<at::Tensor>> ins(1);
+      for (int j = 0; j < n; ++j) ins[0].push_back(in.slice(0, j * c, (j + 1) * c));
+      c10d::ReduceScatterOptions o;
+      o.reduceOp = op;
+      o.timeout = timeout;
+      wait_work(pg->reduce_scatter(outs, ins, o), timeout);
+      return;
+    } catch (const c10::Error& e) {
+      if (!unsupported_by_backend(e)) throw;  // Gloo: "ProcessGroupGloo does not support reduce_scatter"
+      emulate = true;
+    }
+  }
+  if (!tmp.defined()) tmp = at::empty_like(in);
+  std::vector<int64_t> splits;
+  c10d::AllToAllOptions o;
+  o.timeout = timeout;
+  wait_work(pg->alltoall_base(tmp, const_cast<at::Tensor&>(in), splits, splits, o), timeout);
+  out.copy_(tmp.slice(0, 0, c));
+  for (int j = 1; j < n; ++j) {
+    const auto part = tmp.slice(0, j * c, (j + 1) * c);
+    switch (op) {
+      case c10d::ReduceOp::PRODUCT: out.mul_(part); break;
+      case c10d::ReduceOp::MAX: at::maximum_out(out, out, part); break;
+      case c10d::ReduceOp::MIN: at::minimum_out(out, out, part); break;
+      default: out.add_(part);
+    }
+  }
 }
 
 std::vector<double> allreduce_values(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, std::vector<double> values,

@@ -27,6 +27,20 @@ std::vector<std::vector<double>> gather_to_root(const c10::intrusive_ptr<c10d::P
                                                 const std::vector<double>& mine, size_t len, const at::Device& device,
                                                 std::chrono::milliseconds timeout);
 
+/// True when `e` says the backend lacks an operation ("ProcessGroupGloo does not support
+/// reduce_scatter", "... no support ..."): the caller falls back to an emulation.
+bool unsupported_by_backend(const c10::Error& e);
+
+/// Reduce-scatter of `in` (a flat tensor of n equal chunks, n = pg->getSize()) into `out`
+/// (one chunk, the caller's rank's) with `op` (SUM, PRODUCT, MAX, MIN). Uses the backend's
+/// reduce_scatter; where the backend has none (Gloo in libtorch 1.13) `emulate` becomes true
+/// and stays so: an all-to-all (alltoall_base) of the n chunks into `tmp` (allocated like
+/// `in` when undefined), then the local reduction of the n received chunks in rank order.
+/// Both put (n-1)/n of `in` on the wire per rank, as a ring reduce-scatter (nccl-tests
+/// PERFORMANCE.md). Throws c10::Error on failure or after `timeout`.
+void reduce_scatter_or_emulate(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, at::Tensor& out, const at::Tensor& in,
+                               c10d::ReduceOp op, at::Tensor& tmp, bool& emulate, std::chrono::milliseconds timeout);
+
 /// Barrier on `pg` with a timeout (NCCL: on `device`).
 void barrier(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const at::Device& device,
              std::chrono::milliseconds timeout);

@@ -20,15 +20,6 @@
 
 namespace ddpbench {
 
-namespace {
-
-bool unsupported(const c10::Error& e) {
-  const std::string w = e.what_without_backtrace();
-  return w.find("not support") != std::string::npos || w.find("no support") != std::string::npos;
-}
-
-}  // namespace
-
 int64_t ring_wire_bytes(int64_t padded_bytes, int n) { return n <= 1 ? 0 : padded_bytes / n * (n - 1); }
 
 struct ShardedDataParallel::Group {
@@ -209,7 +200,7 @@ void ShardedDataParallel::gather(size_t gi, bool async) {
       try {
         g.pending = pg_->_allgather_base(g.full, g.gather_in, o);
       } catch (const c10::Error& e) {
-        if (!unsupported(e)) throw;
+        if (!unsupported_by_backend(e)) throw;
         list_allgather_ = true;  // Gloo in torch 1.13: "no support for _allgather_base"
       }
     }
@@ -256,31 +247,10 @@ void ShardedDataParallel::reduce_grads(size_t gi) {
     }
   }
   flat.div_(n_);  // average as the Reducer does: divide by the world size, then sum
-  if (!emulate_rs_) {
-    try {
-      std::vector<at::Tensor> outs{g.grad_shard};
-      std::vector<std::vector<at::Tensor>> ins(1);
-      for (int j = 0; j < n_; ++j) ins[0].push_back(flat.slice(0, j * g.shard, (j + 1) * g.shard));
-      c10d::ReduceScatterOptions o;
-      o.reduceOp = c10d::ReduceOp::SUM;
-      o.timeout = timeout_;
-      wait_work(pg_->reduce_scatter(outs, ins, o), timeout_);
-    } catch (const c10::Error& e) {
-      if (!unsupported(e)) throw;  // Gloo: "ProcessGroupGloo does not support reduce_scatter"
-      emulate_rs_ = true;
-    }
-  }
-  if (emulate_rs_) {
-    // ddpbench comm's emulation: all-to-all of the n chunks, then the local sum of the n
-    // received chunks (rank order): (n-1)/n of the buffer on the wire per rank, as a ring.
-    auto tmp = at::empty_like(flat);
-    std::vector<int64_t> splits;
-    c10d::AllToAllOptions o;
-    o.timeout = timeout_;
-    wait_work(pg_->alltoall_base(tmp, flat, splits, splits, o), timeout_);
-    g.grad_shard.copy_(tmp.slice(0, 0, g.shard));
-    for (int j = 1; j < n_; ++j) g.grad_shard.add_(tmp.slice(0, j * g.shard, (j + 1) * g.shard));
-  }
+  // The backend's reduce-scatter, or (Gloo) ddpbench comm's emulation: all-to-all of the n
+  // chunks, then the local sum in rank order; (n-1)/n of the buffer on the wire per rank.
+  at::Tensor tmp;  // the emulation's receive buffer, freed with the step
+  reduce_scatter_or_emulate(pg_, g.grad_shard, flat, c10d::ReduceOp::SUM, tmp, emulate_rs_, timeout_);
   wire_bytes_ += ring_wire_bytes(g.padded * static_cast<int64_t>(sizeof(float)), n_);
   g.reduced = true;
 }
