@@ -22,18 +22,7 @@ namespace fs = std::filesystem;
 namespace ddpbench {
 namespace {
 
-// A gnuplot single-quoted string: a quote is written twice, and control characters
-// (a newline would end the command and let the rest of a name from a result file run
-// as gnuplot, "!shell" included) become spaces.
-std::string gq(const std::string& s) {
-  std::string o = "'";
-  for (char c : s) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) o += ' ';
-    else if (c == '\'') o += "''";
-    else o += c;
-  }
-  return o + "'";
-}
+std::string gq(const std::string& s) { return gnuplot_quote(s); }  // plots.hpp gnuplot_quote
 
 // The stacked components of a breakdown bar, in stacking order (bottom first); they add up
 // to step_s (result.hpp, kBreakdownComponents).
@@ -388,7 +377,17 @@ std::vector<ExtraPlot> strategy_plots(const Report& r) {
   return out;
 }
 
-std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
+std::string gnuplot_quote(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) o += ' ';
+    else if (c == '\'') o += "''";
+    else o += c;
+  }
+  return o + "'";
+}
+
+void prepare_plot_dir(const std::string& dir) {
   if (find_program("gnuplot").empty())
     throw UsageError("--plots needs gnuplot; install it (apt-get install gnuplot-nox) or drop --plots");
   std::error_code ec;
@@ -396,6 +395,10 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
   if (ec || !fs::is_directory(dir))
     throw UsageError(fmt::format("--plots directory '{}' cannot be created ({}); choose a writable path", dir,
                                  ec ? ec.message() : "not a directory"));
+}
+
+std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
+  prepare_plot_dir(dir);
 
   // Every file this writes (and gnuplot writes for it) is checked before any is written:
   // a symbolic link, device or read-only file planted in the folder is refused, not replaced.

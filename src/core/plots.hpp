@@ -38,6 +38,15 @@ inline constexpr size_t kMaxRankBars = 64;
 /// `dir` cannot be created; std::runtime_error when gnuplot fails (its first line).
 std::vector<Plot> write_plots(const Report& r, const std::string& dir);
 
+/// `s` as a gnuplot single-quoted string: a quote is written twice, and control characters
+/// become spaces (a newline would end the command and let the rest of a name taken from a
+/// result file run as gnuplot, "!shell" included).
+std::string gnuplot_quote(const std::string& s);
+
+/// Checks that gnuplot is installed and creates `dir` (and its parents) for plots. Throws
+/// UsageError naming the fix when gnuplot is missing or `dir` cannot be created.
+void prepare_plot_dir(const std::string& dir);
+
 /// Lower-case, dash-separated file-name stem of `s` ("NVIDIA H100 80GB" -> "nvidia-h100-80gb").
 std::string slug(const std::string& s);
 

@@ -22,16 +22,6 @@ double num(const nlohmann::json& j, const char* key, double dflt = NAN) {
   return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : dflt;
 }
 
-// A gnuplot single-quoted string (a quote doubled; control characters as spaces).
-std::string gq(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') out += "''";
-    else if (static_cast<unsigned char>(c) < 0x20) out += ' ';
-    else out += c;
-  }
-  return out + "'";
-}
 
 std::string fmt_num(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "NaN"; }
 
@@ -138,13 +128,7 @@ std::vector<Table> convergence_tables(const std::vector<ConvergenceGroup>& group
 std::vector<Plot> write_convergence_plots(const std::vector<ConvergenceGroup>& groups, const std::string& dir) {
   std::vector<Plot> plots;
   if (groups.empty()) return plots;
-  if (find_program("gnuplot").empty())
-    throw UsageError("--plots needs gnuplot; install it (apt-get install gnuplot-nox) or drop --plots");
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir))
-    throw UsageError(fmt::format("--plots directory '{}' cannot be created ({}); choose a writable path", dir,
-                                 ec ? ec.message() : "not a directory"));
+  prepare_plot_dir(dir);
   std::ostringstream script;
   std::set<std::string> stems;
   for (const auto& g : groups) {
@@ -165,9 +149,9 @@ std::vector<Plot> write_convergence_plots(const std::vector<ConvergenceGroup>& g
       for (const auto& e : r.convergence.value("epochs", nlohmann::json::array()))
         acc_dat += fmt::format("{} {}\n", fmt_num(num(e, "wall_s")), fmt_num(num(e, "test_accuracy")));
       loss_cmd += fmt::format("{}{} index {} using 1:2 with lines lw 2 title {}", i ? ", " : "",
-                              i ? "''" : gq(base + "-loss.dat"), i, gq(title));
+                              i ? "''" : gnuplot_quote(base + "-loss.dat"), i, gnuplot_quote(title));
       acc_cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw 2 pt 7 title {}", i ? ", " : "",
-                             i ? "''" : gq(base + "-accuracy.dat"), i, gq(title));
+                             i ? "''" : gnuplot_quote(base + "-accuracy.dat"), i, gnuplot_quote(title));
     }
     std::ofstream(fs::path(dir) / (base + "-loss.dat")) << loss_dat;
     std::ofstream(fs::path(dir) / (base + "-accuracy.dat")) << acc_dat;
@@ -190,8 +174,8 @@ std::vector<Plot> write_convergence_plots(const std::vector<ConvergenceGroup>& g
             {fmt::format("svg size {},{} font 'DejaVu Sans,11' background '#ffffff'", kPlotWidth, kPlotHeight),
              p.stem + ".svg"}})
         script << "reset\nset encoding utf8\nset grid\nset key top right\nset terminal " << term << "\nset output "
-               << gq(file) << "\nset title " << gq(p.title) << " noenhanced\nset xlabel 'wall time (s)'\nset ylabel "
-               << gq(p.ylabel) << "\nplot " << p.cmd << "\nunset output\n";
+               << gnuplot_quote(file) << "\nset title " << gnuplot_quote(p.title) << " noenhanced\nset xlabel 'wall time (s)'\nset ylabel "
+               << gnuplot_quote(p.ylabel) << "\nplot " << p.cmd << "\nunset output\n";
       plots.push_back(std::move(plot));
     }
   }

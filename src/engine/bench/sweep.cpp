@@ -796,6 +796,16 @@ std::string variant_words(const DdpVariant& v) {
   return out;
 }
 
+}  // namespace
+
+c10::intrusive_ptr<c10d::ProcessGroup> make_group_process_group(const SweepEnv& env, const std::string& name, int n) {
+  auto group_store = c10::make_intrusive<c10d::PrefixStore>("group/" + name + "/", env.store);
+  Deadline d("the store (rank 0), setting up the process group of " + name, env.timeout);
+  return make_process_group(env.backend, group_store, env.launch.rank, n, env.device, env.timeout);
+}
+
+namespace {
+
 // The first n ranks train under DDP on their own sub-group with the settings of variant
 // `vi`; the others wait. Rank 0 emits the row (with the self-check values) even when the
 // check fails, then every rank of the group throws SelfCheckError and the waiting ranks
@@ -816,13 +826,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
   }
   try {
     set_phase("set-up of " + label);
-    auto group_store = c10::make_intrusive<c10d::PrefixStore>("group/" + name + "/", env.store);
-    c10::intrusive_ptr<c10d::ProcessGroup> pg;
-    {
-      // Gloo exchanges addresses over the store: bounded even if rank 0 stops answering.
-      Deadline d("the store (rank 0), setting up the process group of " + name, env.timeout);
-      pg = make_process_group(env.backend, group_store, rank, n, env.device, env.timeout);
-    }
+    auto pg = make_group_process_group(env, name, n);
     std::optional<GradSpread> spread;  // set once the self-check ran
     double limit = 0;
     {
@@ -946,12 +950,7 @@ void run_inference_group(const SweepEnv& env, const std::string& model, int n, c
   }
   try {
     set_phase("set-up of " + label);
-    auto group_store = c10::make_intrusive<c10d::PrefixStore>("group/" + name + "/", env.store);
-    c10::intrusive_ptr<c10d::ProcessGroup> pg;
-    {
-      Deadline d("the store (rank 0), setting up the process group of " + name, env.timeout);
-      pg = make_process_group(env.backend, group_store, rank, n, env.device, env.timeout);
-    }
+    auto pg = make_group_process_group(env, name, n);
     {
       release_free_host_memory(env.device);
       reset_peak_memory(env.device);
@@ -1022,12 +1021,7 @@ void run_sharded_group(const SweepEnv& env, const std::string& model, const Mode
   }
   try {
     set_phase("set-up of " + label);
-    auto group_store = c10::make_intrusive<c10d::PrefixStore>("group/" + name + "/", env.store);
-    c10::intrusive_ptr<c10d::ProcessGroup> pg;
-    {
-      Deadline d("the store (rank 0), setting up the process group of " + name, env.timeout);
-      pg = make_process_group(env.backend, group_store, rank, n, env.device, env.timeout);
-    }
+    auto pg = make_group_process_group(env, name, n);
     std::optional<double> spread;
     double max_abs = 0, limit = 0;
     {

@@ -1,5 +1,6 @@
 #include "engine/dist/collectives.hpp"
 
+#include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/maximum.h>
@@ -59,6 +60,24 @@ void reduce_scatter_or_emulate(const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
       default: out.add_(part);
     }
   }
+}
+
+std::pair<at::Tensor, at::Tensor> max_min_across_ranks(const std::vector<at::Tensor>& tensors,
+                                                      const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+                                                      std::chrono::milliseconds timeout) {
+  if (tensors.empty()) return {};
+  std::vector<at::Tensor> flat;
+  for (const auto& t : tensors) flat.push_back(t.detach().reshape({-1}).to(at::kDouble));
+  auto hi = at::cat(flat);
+  auto lo = hi.clone();
+  std::vector<at::Tensor> hv{hi}, lv{lo};
+  c10d::AllreduceOptions o;
+  o.timeout = timeout;
+  o.reduceOp = c10d::ReduceOp::MAX;
+  wait_work(pg->allreduce(hv, o), timeout);
+  o.reduceOp = c10d::ReduceOp::MIN;
+  wait_work(pg->allreduce(lv, o), timeout);
+  return {hi, lo};
 }
 
 std::vector<double> allreduce_values(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, std::vector<double> values,

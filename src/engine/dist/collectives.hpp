@@ -41,6 +41,15 @@ bool unsupported_by_backend(const c10::Error& e);
 void reduce_scatter_or_emulate(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, at::Tensor& out, const at::Tensor& in,
                                c10d::ReduceOp op, at::Tensor& tmp, bool& emulate, std::chrono::milliseconds timeout);
 
+/// Element-wise spread of `tensors` over the ranks of `pg`: every rank passes tensors of the
+/// same shapes; returns {max over ranks, min over ranks}, each one flat float64 tensor of all
+/// their elements concatenated (empty tensors when `tensors` is empty). Collective: two
+/// allreduces (MAX, MIN). Used by the self-checks (gradients of DDP, parameters of the
+/// sharded strategies).
+std::pair<at::Tensor, at::Tensor> max_min_across_ranks(const std::vector<at::Tensor>& tensors,
+                                                      const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+                                                      std::chrono::milliseconds timeout);
+
 /// Barrier on `pg` with a timeout (NCCL: on `device`).
 void barrier(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const at::Device& device,
              std::chrono::milliseconds timeout);

@@ -382,18 +382,9 @@ std::vector<torch::Tensor> ShardedDataParallel::full_parameters() {
 }
 
 double ShardedDataParallel::parameter_spread_across_ranks() {
-  std::vector<torch::Tensor> flat;
-  for (auto& p : full_parameters()) flat.push_back(p.reshape({-1}).to(at::kDouble));
-  if (flat.empty()) return 0;
-  auto hi = at::cat(flat);
-  auto lo = hi.clone();
-  std::vector<at::Tensor> hv{hi}, lv{lo};
-  c10d::AllreduceOptions o;
-  o.timeout = timeout_;
-  o.reduceOp = c10d::ReduceOp::MAX;
-  wait_work(pg_->allreduce(hv, o), timeout_);
-  o.reduceOp = c10d::ReduceOp::MIN;
-  wait_work(pg_->allreduce(lv, o), timeout_);
+  const auto params = full_parameters();
+  if (params.empty()) return 0;
+  const auto [hi, lo] = max_min_across_ranks(params, pg_, timeout_);  // engine/dist/collectives
   return (hi - lo).max().item<double>();
 }
 

@@ -333,12 +333,7 @@ void run_time_to_loss(const SweepEnv& env, const TrainTestData& data, const std:
     }
     try {
       set_phase("set-up of time-to-loss group " + name);
-      auto group_store = c10::make_intrusive<c10d::PrefixStore>("group/" + name + "/", env.store);
-      c10::intrusive_ptr<c10d::ProcessGroup> pg;
-      {
-        Deadline d("the store (rank 0), setting up the process group of " + name, env.timeout);
-        pg = make_process_group(env.backend, group_store, rank, n, env.device, env.timeout);
-      }
+      auto pg = make_group_process_group(env, name, n);
       train_group(env, data, model, n, pg, gate, emit);
       destroy_process_group(pg);
       if (rank == 0) gate.done();

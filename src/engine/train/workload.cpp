@@ -141,19 +141,11 @@ torch::Tensor Trainer::infer() {
 GradSpread grad_spread_across_ranks(const std::vector<torch::Tensor>& params,
                                     const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
                                     std::chrono::milliseconds timeout) {
-  std::vector<torch::Tensor> flat;
+  std::vector<torch::Tensor> grads;
   for (const auto& p : params)
-    if (p.grad().defined()) flat.push_back(p.grad().detach().reshape({-1}).to(at::kDouble));
-  if (flat.empty()) return {};
-  auto hi = at::cat(flat);
-  auto lo = hi.clone();
-  std::vector<at::Tensor> hv{hi}, lv{lo};
-  c10d::AllreduceOptions opts;
-  opts.timeout = timeout;
-  opts.reduceOp = c10d::ReduceOp::MAX;
-  wait_work(pg->allreduce(hv, opts), timeout);
-  opts.reduceOp = c10d::ReduceOp::MIN;
-  wait_work(pg->allreduce(lv, opts), timeout);
+    if (p.grad().defined()) grads.push_back(p.grad());
+  if (grads.empty()) return {};
+  const auto [hi, lo] = max_min_across_ranks(grads, pg, timeout);  // engine/dist/collectives
   GradSpread s;
   s.max_abs_diff = (hi - lo).max().item<double>();
   s.max_abs_grad = std::max(hi.abs().max().item<double>(), lo.abs().max().item<double>());
