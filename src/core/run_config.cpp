@@ -199,6 +199,13 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
         fmt::format("--precision '{}' is unknown; use fp32, fp32-strict, tf32, fp16 or bf16", cfg.precision));
   if (cfg.mode != "train" && cfg.mode != "inference")
     throw UsageError(fmt::format("--mode '{}' is unknown; use train or inference", cfg.mode));
+  if (cfg.mode == "inference" && !sharded_strategies(cfg).empty())
+    throw UsageError("--mode inference runs forward passes without a training strategy; drop --strategy");
+  if (cfg.mode == "inference" && cfg.data != "synthetic")
+    throw UsageError("--mode inference measures forward passes on synthetic data; drop --data (or --mode)");
+  if (cfg.data != "synthetic" && !sharded_strategies(cfg).empty())
+    throw UsageError(fmt::format("--data {} trains with DDP only (time-to-loss has no zero2/fsdp yet); drop --strategy",
+                                 cfg.data));
   if (cfg.head != "mlp4096") throw UsageError(fmt::format("--head '{}' is unknown; use mlp4096", cfg.head));
   if (cfg.dataset_size < 1 || cfg.dataset_size > kMaxDatasetSize)
     throw UsageError(fmt::format("--dataset-size {} is out of range; use 1..{}", cfg.dataset_size, kMaxDatasetSize));

@@ -58,6 +58,12 @@ TEST(RunConfig, ModeIsTrainOrInference) {
   EXPECT_THAT(msg, HasSubstr("use train or inference"));
   c.mode = "inference";
   EXPECT_NO_THROW(validate(c, 2, kModels));
+  c.strategies = {"ddp", "fsdp"};
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("drop --strategy"));
+  c.strategies = {"ddp"};
+  c.data = "fashion-mnist";
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("drop --data"));
+  c.data = "synthetic";
   c.models = {"resnet18", "resnet50"};
   c.world_sizes = {1, 2};
   c.bucket_caps_mb = {1, 25};
