@@ -798,8 +798,12 @@ std::string variant_words(const DdpVariant& v) {
 
 }  // namespace
 
+c10::intrusive_ptr<c10d::Store> make_group_store(const SweepEnv& env, const std::string& name) {
+  return c10::make_intrusive<c10d::PrefixStore>("group/" + name + "/", env.store);
+}
+
 c10::intrusive_ptr<c10d::ProcessGroup> make_group_process_group(const SweepEnv& env, const std::string& name, int n) {
-  auto group_store = c10::make_intrusive<c10d::PrefixStore>("group/" + name + "/", env.store);
+  const auto group_store = make_group_store(env, name);
   Deadline d("the store (rank 0), setting up the process group of " + name, env.timeout);
   return make_process_group(env.backend, group_store, env.launch.rank, n, env.device, env.timeout);
 }
@@ -836,7 +840,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
       auto module = build_model(env, model);
       auto ddp = std::make_unique<DistributedDataParallel>(module, pg, ddp_options_of(env.cfg, variant), env.device);
       DistributedDataParallel* ddp_raw = ddp.get();
-      const HookInstall hook = install_comm_hook(env, variant, *ddp, pg, group_store, name);
+      const HookInstall hook = install_comm_hook(env, variant, *ddp, pg, make_group_store(env, name), name);
       Trainer trainer = make_trainer(env, module, std::move(ddp), batch, variant.grad_accum);
 
       auto check = [&]() -> bool {

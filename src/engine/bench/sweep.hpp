@@ -70,8 +70,11 @@ struct SweepEnv {
 /// and by find-max-bs's trials. Throws as make_model for an unknown name.
 ModelPtr build_model(const RunConfig& cfg, const std::string& name, const c10::Device& device);
 
-/// The process group of benchmark group `name`: the first n ranks of the job, over the job's
-/// store under the prefix "group/<name>/", made within env.timeout (Gloo exchanges addresses
+/// The store of benchmark group `name`: the job's store under the prefix "group/<name>/".
+c10::intrusive_ptr<c10d::Store> make_group_store(const SweepEnv& env, const std::string& name);
+
+/// The process group of benchmark group `name`: the first n ranks of the job, over
+/// make_group_store(env, name), made within env.timeout (Gloo exchanges addresses
 /// over the store: bounded even if rank 0 stops answering). Called by each of those n ranks
 /// (rank < n); throws as make_process_group, or when the deadline passes.
 c10::intrusive_ptr<c10d::ProcessGroup> make_group_process_group(const SweepEnv& env, const std::string& name, int n);
