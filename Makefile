@@ -6,7 +6,7 @@ ARGS ?=
 
 FUZZ_BUILD ?= build-fuzz
 # Seconds of fuzzing per target (three targets in `make fuzz`).
-FUZZ_SECONDS ?= 15
+FUZZ_SECONDS ?= 10
 CLANGXX ?= $(shell command -v clang++-14 || command -v clang++)
 
 .PHONY: all build run test ctest fuzz clean

@@ -37,10 +37,7 @@ struct Point {
   double p5_s = 0;     // 5th percentile of the pooled raw samples (p50 when none)
   RowFacts facts;
   BreakdownRow breakdown;  // the row's breakdown and communication facts (world size etc. filled in)
-  // Schema 1.7 (not in ConfigKey): the strategy, checkpointing, mode and memory of the row.
-  std::string strategy = "ddp";
-  bool activation_checkpointing = false;
-  std::string mode = "train";
+  // Schema 1.7: the memory of the row (its strategy, checkpointing and mode are in the key).
   std::optional<double> peak_allocated_bytes, peak_reserved_bytes, peak_rss_bytes, model_state_bytes;
   std::optional<double> peak_memory_bytes;  // core/memory row_peak_memory_bytes
 };
@@ -111,9 +108,6 @@ std::vector<Point> collect_points(const std::vector<NamedResult>& files) {
       p.mfu = json_num_opt(r.compute, "mfu");
       p.facts = RowFacts::of(r);
       p.breakdown = breakdown_of(r);
-      p.strategy = r.strategy;
-      p.activation_checkpointing = r.activation_checkpointing;
-      p.mode = r.mode;
       if (r.memory.is_object()) {
         p.peak_allocated_bytes = num_at(r.memory, {"max_over_ranks", "peak_allocated_bytes"});
         p.peak_reserved_bytes = num_at(r.memory, {"max_over_ranks", "peak_reserved_bytes"});
@@ -153,7 +147,9 @@ std::vector<Point> best_points(const std::vector<Point>& pts) {
 // The fields a no-DDP baseline shares with a DDP row: all but the group size and what
 // only DDP has (its batch per rank is the row's, so strong scaling finds one per size).
 FieldSet baseline_fields() {
-  return all_fields() & ~fields({ConfigField::world_size, ConfigField::global_batch, ConfigField::ddp}) &
+  // The strategy too: a zero2 or fsdp row's no-DDP baseline is the plain one ("ddp", ddp false).
+  return all_fields() & ~fields({ConfigField::world_size, ConfigField::global_batch, ConfigField::ddp,
+                                 ConfigField::strategy}) &
          ~ddp_only_fields();
 }
 
@@ -402,16 +398,16 @@ std::vector<ImpactTable> impact_tables(const std::vector<Point>& pts) {
 // ------------------------------------------------------------------ strategies and memory (schema 1.7)
 
 // Rows the scaling, impact and comparison tables take: training rows of plain DDP (or the
-// no-DDP baseline) without activation checkpointing. ConfigKey does not record the strategy,
-// checkpointing or mode, so the others are shown only in the strategy, memory and inference tables.
-bool plain_training(const Point& p) { return p.mode == "train" && p.strategy == "ddp" && !p.activation_checkpointing; }
+// no-DDP baseline) without activation checkpointing; the others (ConfigKey tells them apart)
+// are shown in the strategy, memory and inference tables.
+bool plain_training(const Point& p) { return p.key.mode == "train" && p.key.strategy == "ddp" && !p.key.activation_checkpointing; }
 
 int strategy_order(const std::string& s) { return s == "ddp" ? 0 : s == "zero2" ? 1 : s == "fsdp" ? 2 : 3; }
 
 // Order of the lines of one world size: ddp, zero2, fsdp; checkpointing off then on; fp32 first.
 bool line_before(const Point* a, const Point* b) {
   const auto t = [](const Point* p) {
-    return std::make_tuple(p->key.world_size, strategy_order(p->strategy), p->strategy, p->activation_checkpointing,
+    return std::make_tuple(p->key.world_size, strategy_order(p->key.strategy), p->key.strategy, p->key.activation_checkpointing,
                            p->key.precision != "fp32", p->key.precision, p->key.math);
   };
   return t(a) < t(b);
@@ -422,6 +418,8 @@ ConfigKey strategy_group_key(const ConfigKey& k) {
   ConfigKey g = k;
   g.precision.clear();
   g.math.clear();
+  g.strategy.clear();
+  g.activation_checkpointing = false;
   g.world_size = 0;
   if (g.scaling == "weak") g.global_batch = 0;
   else g.batch_per_rank = 0;
@@ -436,8 +434,8 @@ std::vector<std::vector<const Point*>> strategy_groups(const std::vector<Point>&
   std::map<std::tuple<ConfigKey, std::string, bool>, const Point*> best;
   std::vector<std::tuple<ConfigKey, std::string, bool>> order;
   for (const auto& p : every) {
-    if (p.mode != "train" || !(p.key.ddp || p.strategy != "ddp")) continue;
-    const auto id = std::make_tuple(p.key, p.strategy, p.activation_checkpointing);
+    if (p.key.mode != "train" || !(p.key.ddp || p.key.strategy != "ddp")) continue;
+    const auto id = std::make_tuple(p.key, p.key.strategy, p.key.activation_checkpointing);
     const auto it = best.find(id);
     if (it == best.end()) {
       best.emplace(id, &p);
@@ -461,14 +459,14 @@ double aggregate_ex_s(const Point& p) { return p.key.world_size * examples_per_s
 // The efficiency baseline of a line (StrategyRow::efficiency).
 const Point* strategy_baseline(const std::vector<Point>& every, const std::vector<const Point*>& group, const Point& p) {
   for (const Point* q : group)
-    if (q->key.world_size == 1 && q->strategy == p.strategy && q->activation_checkpointing == p.activation_checkpointing &&
+    if (q->key.world_size == 1 && q->key.strategy == p.key.strategy && q->key.activation_checkpointing == p.key.activation_checkpointing &&
         q->key.precision == p.key.precision && q->key.math == p.key.math &&
         (p.key.scaling != "weak" || q->key.batch_per_rank == p.key.batch_per_rank))
       return q;
   if (p.key.scaling != "weak") return nullptr;
   for (const auto& q : every)
-    if (!q.key.ddp && q.mode == "train" && q.strategy == "ddp" &&
-        q.activation_checkpointing == p.activation_checkpointing && same_on(q.key, p.key, baseline_fields()))
+    if (!q.key.ddp && q.key.mode == "train" && q.key.strategy == "ddp" &&
+        q.key.activation_checkpointing == p.key.activation_checkpointing && same_on(q.key, p.key, baseline_fields()))
       return &q;
   return nullptr;
 }
@@ -485,8 +483,8 @@ std::vector<StrategyTable> strategy_tables(const std::vector<Point>& every) {
     for (const Point* p : rows) {
       StrategyRow r;
       r.world_size = p->key.world_size;
-      r.strategy = p->strategy;
-      r.activation_checkpointing = p->activation_checkpointing;
+      r.strategy = p->key.strategy;
+      r.activation_checkpointing = p->key.activation_checkpointing;
       r.precision = p->key.precision;
       r.aggregate_ex_s = aggregate_ex_s(*p);
       if (const Point* b = strategy_baseline(every, rows, *p))
@@ -508,9 +506,9 @@ std::vector<StrategyTable> strategy_tables(const std::vector<Point>& every) {
 // from the fp32 DDP line; "" when nothing does.
 std::string technique_of(const Point& p) {
   std::vector<std::string> parts;
-  if (p.strategy != "ddp") parts.push_back(p.strategy);
+  if (p.key.strategy != "ddp") parts.push_back(p.key.strategy);
   if (p.key.precision != "fp32") parts.push_back("mixed precision (" + p.key.precision + ")");
-  if (p.activation_checkpointing) parts.push_back("activation checkpointing");
+  if (p.key.activation_checkpointing) parts.push_back("activation checkpointing");
   return fmt::format("{}", fmt::join(parts, " + "));
 }
 
@@ -519,14 +517,14 @@ std::vector<MemoryTable> memory_tables(const std::vector<Point>& every) {
   for (const auto& rows : strategy_groups(every)) {
     MemoryTable t;
     for (const Point* base : rows) {
-      if (base->strategy != "ddp" || base->activation_checkpointing || base->key.precision != "fp32" ||
+      if (base->key.strategy != "ddp" || base->key.activation_checkpointing || base->key.precision != "fp32" ||
           !base->peak_memory_bytes || !(*base->peak_memory_bytes > 0))
         continue;
       // The first fp32 DDP line of its world size (and batch) is the baseline.
       const bool first = std::none_of(rows.begin(), rows.end(), [&](const Point* q) {
         return q != base && line_before(q, base) && q->key.world_size == base->key.world_size &&
-               q->key.batch_per_rank == base->key.batch_per_rank && q->strategy == "ddp" &&
-               !q->activation_checkpointing && q->key.precision == "fp32" && q->peak_memory_bytes;
+               q->key.batch_per_rank == base->key.batch_per_rank && q->key.strategy == "ddp" &&
+               !q->key.activation_checkpointing && q->key.precision == "fp32" && q->peak_memory_bytes;
       });
       if (!first) continue;
       if (t.rows.empty()) {
@@ -560,7 +558,7 @@ std::vector<MemoryTable> memory_tables(const std::vector<Point>& every) {
 std::vector<InferenceTable> inference_tables(const std::vector<Point>& every) {
   std::map<ConfigKey, std::vector<const Point*>> groups;
   for (const auto& p : every)
-    if (p.mode == "inference") {
+    if (p.key.mode == "inference") {
       ConfigKey g = p.key;
       g.world_size = 0;
       g.global_batch = 0;
@@ -830,7 +828,7 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
   });
   if (rep.comm.empty() && !cluster_facts &&
       std::none_of(every.begin(), every.end(),
-                   [](const Point& p) { return p.key.ddp || p.strategy != "ddp" || p.mode == "inference"; }))
+                   [](const Point& p) { return p.key.ddp || p.key.strategy != "ddp" || p.key.mode == "inference"; }))
     throw UsageError("the result files hold no DDP measurement and no collective result; pass files written by "
                      "ddpbench run --json, ddpbench comm --json or ddpbench find-max-bs --json");
   for (const auto& c : rep.cluster) {

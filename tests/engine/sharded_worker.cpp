@@ -11,6 +11,9 @@
 
 #include <fstream>
 #include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -53,8 +56,14 @@ double max_abs(const std::vector<at::Tensor>& a) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::cerr << "usage: sharded_worker OUT_PREFIX MODEL IMAGE STEPS\n";
+    std::cerr << "usage: sharded_worker OUT_PREFIX MODEL IMAGE STEPS [VARIANTS]\n";
     return 2;
+  }
+  // VARIANTS: comma list of zero2, fsdp, fsdp+ckpt (default all three).
+  std::vector<std::string> variants;
+  {
+    std::stringstream list(argc > 5 ? argv[5] : "zero2,fsdp,fsdp+ckpt");
+    for (std::string v; std::getline(list, v, ',');) variants.push_back(v);
   }
   const std::string out = argv[1], name = argv[2];
   const int64_t image = std::stoll(argv[3]);
@@ -89,7 +98,7 @@ int main(int argc, char** argv) {
     const double scale = max_abs(ref);
     result["ddp_param_movement_rel"] = global_max(max_abs_diff(ref, init) / scale);
 
-    for (const std::string variant : {"zero2", "fsdp", "fsdp+ckpt"}) {
+    for (const std::string& variant : variants) {
       const std::string strategy = variant.substr(0, variant.find('+'));
       auto m = fresh();
       if (variant == "fsdp+ckpt") enable_activation_checkpointing(*m);

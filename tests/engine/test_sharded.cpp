@@ -84,12 +84,12 @@ TEST(Units, EveryFamilyExposesItsBlocks) {
 
 // ---- Sharded strategies on real ranks.
 
-nlohmann::json run_workers(int n, const std::string& model, int image, int steps) {
+nlohmann::json run_workers(int n, const std::string& model, int image, int steps, const std::string& variants) {
   TempDir d;
   const std::string prefix = (d.path / "out").string();
   SpawnOptions o;
   o.nproc = n;
-  o.argv = {DDPBENCH_SHARDED_WORKER_PATH, prefix, model, std::to_string(image), std::to_string(steps)};
+  o.argv = {DDPBENCH_SHARDED_WORKER_PATH, prefix, model, std::to_string(image), std::to_string(steps), variants};
   o.extra_env = {{"OMP_NUM_THREADS", "1"}};
   EXPECT_EQ(spawn_local_ranks(o), 0);
   nlohmann::json r0;
@@ -112,11 +112,12 @@ int64_t trainable_numel(torch::nn::Module& m) {
 
 class Sharded : public ::testing::TestWithParam<int> {};
 
-// After 3 steps from the same model and the same per-rank batches, zero2, fsdp and fsdp with
-// checkpointing hold DDP's parameters within 1e-4 of the largest |p| and within 1% of how far
-// DDP moved them. Measured: 0 on 2 ranks (a two-term sum does not depend on its order); on 3
-// ranks 6e-8 after one step (fp32 rounding: the sharded reduce-scatter sums the three ranks in
-// rank order, Gloo's ring allreduce in another), growing to 2.3e-5 after three because
+// After 2 steps from the same model and the same per-rank batches, zero2, fsdp and (on 2 ranks;
+// 3 ranks skip it to keep the suite short, checkpointing is checked alone in Checkpointing.*)
+// fsdp with checkpointing hold DDP's parameters within 1e-4 of the largest |p| and within 1%
+// of how far DDP moved them. Measured: 0 on 2 ranks (a two-term sum does not depend on its
+// order); on 3 ranks 6e-8 after one step (fp32 rounding: the sharded reduce-scatter sums the
+// three ranks in rank order, Gloo's ring allreduce in another), 2.3e-5 after three, because
 // BatchNorm over 4 values of layer4's 1x1 map (32x32 input, batch 4) amplifies it. Model
 // state per rank, by hand from the parameter counts (fp32, 4 bytes; flat buffers padded to a
 // multiple of N): DDP 3 x 4P; zero2 4 pad(P) + 2 x 4 pad(P)/N; fsdp 3 x sum over the units and
@@ -124,11 +125,14 @@ class Sharded : public ::testing::TestWithParam<int> {};
 TEST_P(Sharded, ParametersEqualDdpsAndModelStateShrinksAsOneOverN) {
   const int n = GetParam();
   const std::string model = "resnet18";
-  const auto r = run_workers(n, model, 32, 3);
+  const std::vector<std::string> variants =
+      n == 2 ? std::vector<std::string>{"zero2", "fsdp", "fsdp+ckpt"} : std::vector<std::string>{"zero2", "fsdp"};
+  const auto r = run_workers(n, model, 32, 2, n == 2 ? "zero2,fsdp,fsdp+ckpt" : "zero2,fsdp");
   ASSERT_FALSE(r.is_null());
   const double movement = r["ddp_param_movement_rel"].get<double>();
   EXPECT_GT(movement, 1e-4);
-  for (const char* v : {"zero2", "fsdp", "fsdp+ckpt"}) {
+  for (const auto& vs : variants) {
+    const char* v = vs.c_str();
     const double d = r[std::string(v) + "_param_rel_diff"].get<double>();
     EXPECT_LE(d, 1e-4) << v;
     EXPECT_LE(d, 1e-2 * movement) << v;
@@ -153,7 +157,9 @@ TEST_P(Sharded, ParametersEqualDdpsAndModelStateShrinksAsOneOverN) {
   EXPECT_EQ(z["parameters"].get<int64_t>(), 4 * pad_to(P, n));
   EXPECT_EQ(z["gradients"].get<int64_t>(), 4 * pad_to(P, n) / n);
   EXPECT_EQ(z["optimizer"].get<int64_t>(), 4 * pad_to(P, n) / n);
-  for (const char* v : {"fsdp", "fsdp+ckpt"}) {
+  for (const auto& vs : variants) {
+    if (vs == "zero2") continue;
+    const char* v = vs.c_str();
     const auto& f = r[std::string(v) + "_model_state_bytes"];
     EXPECT_EQ(f["parameters"].get<int64_t>(), 4 * fsdp_shards) << v;
     EXPECT_EQ(f["gradients"].get<int64_t>(), 4 * fsdp_shards) << v;

@@ -175,6 +175,9 @@ struct Scenario {
 
 // The smallest sweep (2 ranks: no ddp, 1 rank, 2 ranks), and longer phases to hit them.
 const std::string kTiny = "run " + testutil::kTinyArgs + " --iters 3 --warmup 1 @T";
+// Two jobs with the same flags on one port: the first must still listen 3 s after it started
+// (resnet18's tiny sweep lasts about 10 s; squeezenet1_0's can end before that).
+const std::string kTinyLonger = "run --model resnet18 --batch-size 2 --image-size 32 --iters 3 --warmup 1 @T";
 const std::string kLongWarmup = "run --model resnet18 --batch-size 2 --image-size 32 --iters 3 --warmup 400 @T";
 const std::string kLongBaseline =
     "run --model resnet18 --batch-size 2 --image-size 32 --iters 400 --warmup 1 --world-sizes 2 @T";
@@ -292,11 +295,11 @@ std::vector<Scenario> scenarios() {
   // cannot have the port, B's rank 1 claims A's taken rank 1. Once A runs, a rank of a
   // 3-rank job comes to A's port too. Neither may join A, and A runs to its end.
   s.push_back({"TwoJobsOnOnePort", 20,
-               {ddp("a0", hand(0, 2), kTiny, since_start(exits({0}, {}, 2, 30))),
-                ddp("a1", hand(1, 2), kTiny, since_start(exits({0}, {}, 2, 30))),
-                ddp("b0", hand(0, 2), kTiny, since_start(exits({2}, {"already in use"}, 0, 10)), at(3)),
-                ddp("b1", hand(1, 2), kTiny, since_start(exits({2}, {"another job"}, 1, 5)), at(3)),
-                ddp("c2", hand(2, 3), kTiny, since_start(exits({2}, {"another job"}, 1, 5)), output("a0", kHeader))},
+               {ddp("a0", hand(0, 2), kTinyLonger, since_start(exits({0}, {}, 2, 30))),
+                ddp("a1", hand(1, 2), kTinyLonger, since_start(exits({0}, {}, 2, 30))),
+                ddp("b0", hand(0, 2), kTinyLonger, since_start(exits({2}, {"already in use"}, 0, 10)), at(3)),
+                ddp("b1", hand(1, 2), kTinyLonger, since_start(exits({2}, {"another job"}, 1, 5)), at(3)),
+                ddp("c2", hand(2, 3), kTinyLonger, since_start(exits({2}, {"another job"}, 1, 5)), output("a0", kHeader))},
                {}});
   for (auto& p : s.back().procs)
     if (p.role[0] == 'a') p.expect.min_errors = p.expect.max_errors = 0;

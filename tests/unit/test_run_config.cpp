@@ -62,6 +62,7 @@ TEST(RunConfig, ModeIsTrainOrInference) {
   EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("drop --strategy"));
   c.strategies = {"ddp"};
   c.data = "fashion-mnist";
+  c.num_classes = 10;
   EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("drop --data"));
   c.data = "synthetic";
   c.models = {"resnet18", "resnet50"};
