@@ -35,8 +35,8 @@ ctest: build
 # parsers; FUZZ_SECONDS each. New inputs go to $(FUZZ_BUILD)/corpus/<target>, crashes fail the run.
 FUZZ_TARGETS := result_reader reference_reader launch_env
 fuzz:
-	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=$(CLANGXX) \
-	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all" \
+	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_COMPILER=$(CLANGXX) \
+	  -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all" \
 	  -DDDPBENCH_WITH_TORCH=OFF -DDDPBENCH_BUILD_TESTS=OFF -DDDPBENCH_FUZZ=ON
 	cmake --build $(FUZZ_BUILD) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
 	mkdir -p $(FUZZ_BUILD)/artifacts
