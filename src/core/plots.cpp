@@ -144,11 +144,6 @@ struct ExtraPlot {
   std::string stem, title, data, body;
 };
 
-// "NaN" for a missing point (gnuplot skips it).
-std::string num_text(const nlohmann::json& v) {
-  return v.is_number() && std::isfinite(v.get<double>()) ? fmt::format("{:.6g}", v.get<double>()) : "NaN";
-}
-
 std::vector<double> series_of_json(const nlohmann::json& s, const char* key) {
   std::vector<double> out;
   if (s.contains("series") && s["series"].is_object() && s["series"].contains(key) && s["series"][key].is_array())
