@@ -1434,7 +1434,6 @@ Table rank_telemetry_tab(const BenchResult& r, const std::string& device) {
   const auto at = [](std::initializer_list<const char*> path, double scale = 1) {
     std::vector<const char*> p(path);
     return [p, scale](const RankTel& l) -> Value {
-      std::optional<double> v;
       const nlohmann::json* j = l.s;
       for (size_t i = 0; i < p.size(); ++i) {
         if (!j->is_object() || !j->contains(p[i])) return {};
