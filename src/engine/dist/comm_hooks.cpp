@@ -144,7 +144,7 @@ class CompressHook final : public HookBase {
     const bool emulate = emulate_;
     const auto type = type_;
     return fut->then(
-        [buffer, compressed, emulate, type](c10::ivalue::Future& done) mutable -> c10::IValue {
+        [buffer, compressed, emulate, type](c10::ivalue::Future& done) -> c10::IValue {
           (void)done.value();  // rethrows the collective's error
           // Decompress in place, as Python does, to keep the peak memory down.
           buffer.copy_(emulate ? compressed.to(type) : compressed);
