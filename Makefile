@@ -9,7 +9,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 10
 CLANGXX ?= $(shell command -v clang++-14 || command -v clang++)
 
-.PHONY: all build run test ctest fuzz clean
+.PHONY: all build run test ctest fuzz check-torch2 clean
 
 all: build
 
@@ -46,6 +46,11 @@ fuzz:
 	    -rss_limit_mb=2048 -malloc_limit_mb=512 \
 	    -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t- $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t; \
 	done
+
+# The build against Debian 13's libtorch 2.6 with CUDA and NCCL, every GPU path required, and the
+# torch-dependent suites on it (root; a cached Debian 13 root, made once: scripts/torch2-root.sh).
+check-torch2:
+	scripts/check-torch2.sh
 
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD)

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The torch 2.x check CI runs (.ci/run): builds ddpbench and every test binary against Debian 13's
+# libtorch 2.6 built for CUDA 12.4 + NCCL, with every GPU path required (DDPBENCH_REQUIRE_GPU_PATHS:
+# a guard that drops NCCL, the CUDA timers or the CUDA allocator stats is a compile error), then
+# runs the test suites whose behaviour depends on the torch version with that CUDA-enabled
+# binary on this GPU-less machine (a login node: CPU fallback, "no GPU", Gloo ranks).
+#
+#   scripts/check-torch2.sh            # root (cached), build, tests
+#   scripts/check-torch2.sh build      # root, build only (any compile or link error fails)
+#
+# The root comes from scripts/torch2-root.sh (made once, about 5 minutes; cached). The build
+# tree and its ccache live inside the root, so a later check recompiles only what changed.
+# DDPBENCH_TORCH2_TESTS overrides the ctest regular expression of the cases run.
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+what=${1:-all}
+case "$what" in all|build) ;; *) echo "usage: scripts/check-torch2.sh [all|build]" >&2; exit 2 ;; esac
+
+t0=$(date +%s)
+root=$("$src/scripts/torch2-root.sh")
+sha=$(git -C "$src" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+dirty=false
+[ -z "$(git -C "$src" status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=true
+
+# The suites that depend on the torch version: the engine (models against torchvision 2.6,
+# DDP/Reducer against the mean of per-rank gradients, comm hooks, sharded, precision, memory,
+# data, DataParallel on CPU devices), the CLI end to end (bucket layout against Python DDP 2.6,
+# breakdown, --profile with Kineto, iters auto, comm, find-max-bs), and the torch-free unit and
+# analysis suites (cheap; they prove GCC 14 builds and runs core). Left out: the fault matrix,
+# the launchers (Slurm/MPI are not in the root) and the progress suite, whose behaviour does
+# not depend on torch's version and which the main build's ctest runs.
+tests=${DDPBENCH_TORCH2_TESTS:-'^(Models|Flops|FrozenBackbone|Ddp|CommHook|Sharded|Checkpointing|Units|Precision|ModelStateBytes|MemoryPeaks|Inference|IdxReader|DistributedSampler|BatchLoader|Preprocess|TimeToLoss|DataParallel|Cli|Comm|FindMaxBs|LoginNode)'}
+
+# A private mount namespace: proc, sys, dev and the read-only source vanish with it.
+unshare --mount --propagation private bash -euo pipefail -s "$root" "$src" "$what" "$sha" "$dirty" "$tests" <<'INSIDE'
+root=$1; src=$2; what=$3; sha=$4; dirty=$5; tests=$6
+mount -t proc proc "$root/proc"
+mount --rbind /sys "$root/sys"
+mount --rbind /dev "$root/dev"
+mkdir -p "$root/src/ddpbench"
+mount --bind "$src" "$root/src/ddpbench"
+mount -o remount,bind,ro "$root/src/ddpbench"
+cp /etc/hosts "$root/etc/hosts"
+cp /etc/hostname "$root/etc/hostname" 2>/dev/null || true
+in_root() {
+  chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 TERM=dumb \
+    CCACHE_DIR=/var/cache/ccache CCACHE_MAXSIZE=4G DDPBENCH_GIT_SHA="$sha" DDPBENCH_GIT_DIRTY="$dirty" "$@"
+}
+build=/var/tmp/ddpbench-torch2
+echo "check-torch2: $(in_root sh -c 'dpkg-query -W -f="\${Package} \${Version}\n" libtorch-cuda-dev libnccl-dev python3-torch-cuda python3-torchvision g++ | tr "\n" " "')"
+# -O0: a compile and behaviour check, not a benchmark (the work is in libtorch, built optimised);
+# it compiles faster than Release's -O2.
+in_root cmake -S /src/ddpbench -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS=-O0 \
+  -DDDPBENCH_REQUIRE_GPU_PATHS=ON >"$root/$build.cmake.log" 2>&1 \
+  || { tail -40 "$root/$build.cmake.log"; echo "check-torch2: cmake failed against torch 2.6 (CUDA)"; exit 1; }
+grep -E "ddpbench: |Found CUDA|NCCL" "$root/$build.cmake.log" | sed 's/^/check-torch2: /' | head -8
+if ! in_root ninja -C "$build" -k 0 >"$root/$build.ninja.log" 2>&1; then
+  grep -E "error|undefined reference|FAILED" "$root/$build.ninja.log" | head -60
+  echo "check-torch2: the build against torch 2.6 (CUDA, NCCL) failed; the whole log is $root$build.ninja.log"
+  exit 1
+fi
+echo "check-torch2: ddpbench and every test binary built against torch 2.6 (CUDA, NCCL), every GPU path required"
+[ "$what" = build ] && exit 0
+# Tests: as on a login node (a CUDA-enabled binary on a machine without a GPU).
+rc=0
+in_root ctest --test-dir "$build" --output-on-failure -j 2 -R "$tests" --no-tests=error | tee "$root/$build.ctest.log" \
+  || rc=$?
+# The cross-checks this build exists for must have run, not skipped: the bucket layout against
+# Python DDP 2.6 and the models against torchvision 0.21.
+for t in Cli.BucketLayoutMatchesPythonDdpForEveryCap Models.MatchInstalledTorchvisionExactly; do
+  if ! grep -qE "Test +#[0-9]+: $t \.+ +Passed" "$root/$build.ctest.log"; then
+    echo "check-torch2: $t did not pass on torch 2.6 (it must run here, not skip)"; rc=1
+  fi
+done
+exit $rc
+INSIDE
+echo "check-torch2: done in $(( $(date +%s) - t0 )) s"
