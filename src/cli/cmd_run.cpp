@@ -31,6 +31,7 @@
 #include "engine/bench/max_batch.hpp"
 #include "engine/bench/sweep.hpp"
 #include "engine/train/time_to_loss.hpp"
+#include "engine/train/workload.hpp"
 #include "engine/compat.hpp"
 #include "engine/dist/process_group.hpp"
 #include "engine/dist/rendezvous.hpp"
@@ -164,6 +165,10 @@ void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placem
                            m["fused_attention"].get<bool>() ? "fused" : "unfused"));
   else
     print_line(fmt::format("* Precision: {}", precision));
+  if (const auto z = c.find("zero_grad_set_to_none"); z != c.end() && z->is_boolean())
+    print_line(fmt::format("* Optimizer.zero_grad(set_to_none={}){}", z->get<bool>() ? "True" : "False",
+                           z->get<bool>() == default_zero_grad_set_to_none() ? ", the linked torch's default"
+                                                                             : " (--zero-grad-set-to-none)"));
   const auto& mt = e["malloc_tuning"];
   if (mt.value("applied", false))
     print_line("* glibc malloc tuned (M_MMAP_THRESHOLD 32 MiB, M_TRIM_THRESHOLD 1 GiB): a Python job matches these "
@@ -497,6 +502,9 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
       ->capture_default_str();
   app->add_flag("--channels-last", c.channels_last, "NHWC memory format for inputs and convolution weights");
   app->add_flag("--no-cudnn-benchmark", f->no_cudnn_benchmark, "Turn cuDNN autotuning off (on by default)");
+  app->add_option("--zero-grad-set-to-none", c.zero_grad_set_to_none,
+                  "true or false: Optimizer.zero_grad(set_to_none=...) in the step (default: the linked torch's "
+                  "default, true from torch 2.0, false before)");
   app->add_flag("--freeze-backbone", c.freeze_backbone,
                 "Train only a classifier head on a frozen backbone (fixed feature extractor)");
   f->head_opt = app->add_option("--head", c.head, "Head trained with --freeze-backbone")->capture_default_str();
@@ -535,6 +543,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
             parse_iters(*f);
             cfg.broadcast_buffers = !f->no_broadcast_buffers;
             cfg.cudnn_benchmark = !f->no_cudnn_benchmark;
+            cfg.zero_grad_set_to_none = zero_grad_set_to_none(cfg);  // recorded resolved
             const int gpus = device_gpus(cfg.device);
             const bool use_cuda = gpus > 0;
             const std::string note = resolve_defaults(*f, use_cuda);

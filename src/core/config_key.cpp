@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <array>
+#include <cctype>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -19,7 +20,8 @@ constexpr std::array<const char*, kConfigFieldCount> kNames = {
     "backend",    "image_size", "scaling",     "batch_per_rank", "global_batch", "world_size",
     "ddp",        "bucket_cap_mb", "first_bucket_cap_mb", "broadcast_buffers", "gradient_as_bucket_view",
     "static_graph", "find_unused_parameters", "comm_hook", "grad_accum", "num_classes", "cudnn_benchmark",
-    "threads_per_rank", "malloc_tuning", "strategy", "activation_checkpointing", "mode", "data"};
+    "threads_per_rank", "malloc_tuning", "strategy", "activation_checkpointing", "mode", "data",
+    "zero_grad"};
 
 // Defaults of `ddpbench run` and of torch.nn.parallel.DistributedDataParallel
 // (torch/nn/parallel/distributed.py: bucket_cap_mb=25, dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB,
@@ -57,7 +59,8 @@ auto tie(const ConfigKey& k) {
                   k.image_size, k.scaling, k.batch_per_rank, k.global_batch, k.world_size, k.ddp, k.bucket_cap_mb,
                   k.first_bucket_cap_mb, k.broadcast_buffers, k.gradient_as_bucket_view, k.static_graph,
                   k.find_unused_parameters, k.comm_hook, k.grad_accum, k.num_classes, k.cudnn_benchmark,
-                  k.threads_per_rank, k.malloc_tuning, k.strategy, k.activation_checkpointing, k.mode, k.data);
+                  k.threads_per_rank, k.malloc_tuning, k.strategy, k.activation_checkpointing, k.mode, k.data,
+                  k.zero_grad);
 }
 static_assert(std::tuple_size_v<decltype(tie(std::declval<const ConfigKey&>()))> == kConfigFieldCount,
               "ConfigKey, tie() and ConfigField must list the same fields");
@@ -216,6 +219,15 @@ ConfigKey ConfigKey::of(const ResultFile& f, const BenchResult& r) {
   k.activation_checkpointing = r.activation_checkpointing;
   k.mode = r.mode.empty() ? "train" : r.mode;
   k.data = json_str_or(r.convergence, "dataset", "synthetic");
+  // Schema 1.8: the step's zero_grad, resolved (earlier files zeroed in place on every torch).
+  const std::optional<bool> set_to_none = opt_bool(f.config, "zero_grad_set_to_none");
+  k.zero_grad = set_to_none.value_or(false) ? "set_to_none" : "zeros";
+  const std::string torch = json_str_or(f.environment, "torch");  // "2.6.0", "1.13.0", "2.11.0+cu130"
+  int major = 0;
+  for (size_t i = 0; i < torch.size() && i < 4 && std::isdigit(static_cast<unsigned char>(torch[i])); ++i)
+    major = major * 10 + (torch[i] - '0');
+  // An unrecorded value is compared but not named in labels (every earlier file would say it).
+  k.torch_zero_grad_default = !set_to_none ? k.zero_grad : major >= 2 ? "set_to_none" : "zeros";
   return k;
 }
 
@@ -251,6 +263,7 @@ std::string ConfigKey::value(ConfigField fld) const {
     case ConfigField::activation_checkpointing: return b(activation_checkpointing);
     case ConfigField::mode: return mode;
     case ConfigField::data: return data;
+    case ConfigField::zero_grad: return zero_grad;
   }
   return "";
 }
@@ -278,6 +291,7 @@ std::string ConfigKey::setup_label() const {
   if (activation_checkpointing) label += ", activation checkpointing";
   if (mode != "train") label += ", " + mode;
   if (data != "synthetic") label += ", " + data;
+  if (mode == "train" && zero_grad != torch_zero_grad_default) label += ", zero_grad " + zero_grad;
   return label;
 }
 

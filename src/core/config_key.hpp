@@ -52,8 +52,9 @@ enum class ConfigField {
   activation_checkpointing,  ///< "activation_checkpointing": units recomputed in backward (false when unrecorded)
   mode,                 ///< "mode": "train" or "inference" ("train" when unrecorded)
   data,                 ///< "data": "synthetic", or the dataset of a time-to-loss row (convergence.dataset)
+  zero_grad,            ///< "zero_grad": "set_to_none" or "zeros" (config.zero_grad_set_to_none; "zeros" when unrecorded)
 };
-inline constexpr size_t kConfigFieldCount = 29;
+inline constexpr size_t kConfigFieldCount = 30;
 
 /// A set of ConfigFields (bit i = field i).
 using FieldSet = std::bitset<kConfigFieldCount>;
@@ -126,6 +127,12 @@ struct ConfigKey {
   bool activation_checkpointing = false;
   std::string mode = "train";       ///< "train" / "inference"
   std::string data = "synthetic";   ///< "synthetic" / the dataset of a time-to-loss row
+  /// Optimizer.zero_grad of the step: "set_to_none" or "zeros" (files before schema 1.8 zeroed).
+  std::string zero_grad = "zeros";
+  /// Not compared: what the file's torch does by default ("set_to_none" from torch 2.0,
+  /// torch/optim/optimizer.py), so a label names zero_grad only where a job was changed
+  /// (unrecorded: zero_grad itself, so files before schema 1.8 are not labelled).
+  std::string torch_zero_grad_default = "zeros";
 
   /// The key of row `r` of file `f`. The DDP settings come from the row's ddp_options
   /// (schema 1.5: one file's rows may differ in them), else the file's config (older files);

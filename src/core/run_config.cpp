@@ -455,6 +455,8 @@ nlohmann::json to_json(const RunConfig& cfg) {
                         {"precision", cfg.precision},
                         {"channels_last", cfg.channels_last},
                         {"cudnn_benchmark", cfg.cudnn_benchmark},
+                        {"zero_grad_set_to_none", cfg.zero_grad_set_to_none ? nlohmann::json(*cfg.zero_grad_set_to_none)
+                                                                             : nlohmann::json(nullptr)},
                         {"freeze_backbone", cfg.freeze_backbone},
                         {"head", cfg.freeze_backbone ? nlohmann::json(cfg.head) : nlohmann::json(nullptr)},
                         {"dataset_size", cfg.dataset_size},

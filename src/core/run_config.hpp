@@ -75,6 +75,9 @@ struct RunConfig {
   std::string precision = "fp32";
   bool channels_last = false;       ///< NHWC memory format for inputs and 4-D parameters
   bool cudnn_benchmark = true;      ///< cuDNN autotuning
+  /// Optimizer.zero_grad(set_to_none=...) of the step; unset: the linked torch's default
+  /// (True from torch 2.0, False before), which `run` resolves before recording its config.
+  std::optional<bool> zero_grad_set_to_none;
   bool freeze_backbone = false;     ///< train only a classifier head (fixed feature extractor)
   std::string head = "mlp4096";     ///< the head trained with freeze_backbone
   long long dataset_size = 1281167; ///< examples per epoch, for per-epoch communication (ImageNet-1k)

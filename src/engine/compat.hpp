@@ -389,3 +389,41 @@ inline void cuda_reset_peak_memory_stats(c10::DeviceIndex device) {
 #else
 #define DDPBENCH_HAVE_CUDA_ALLOCATOR_STATS 0
 #endif
+
+// ---------------------------------------------------------------- Optimizer::zero_grad
+#include <torch/optim/optimizer.h>
+
+namespace ddpbench::compat {
+namespace detail {
+template <typename O, typename = void>
+struct has_zero_grad_set_to_none : std::false_type {};
+template <typename O>
+struct has_zero_grad_set_to_none<O, std::void_t<decltype(std::declval<O&>().zero_grad(true))>> : std::true_type {};
+}  // namespace detail
+
+/// The default of `set_to_none` in the linked torch's Optimizer.zero_grad: torch 2.0 made it
+/// True in Python (torch/optim/optimizer.py) and, in the same release, gave libtorch's
+/// torch::optim::Optimizer::zero_grad the parameter `bool set_to_none = true`
+/// (torch/csrc/api/include/torch/optim/optimizer.h); torch 1.x's C++ zero_grad() takes none
+/// and Python's default there is False. So: the parameter exists <=> the default is True.
+inline constexpr bool kZeroGradSetToNoneByDefault = detail::has_zero_grad_set_to_none<torch::optim::Optimizer>::value;
+
+}  // namespace ddpbench::compat
+
+// ---------------------------------------------------------------- every GPU path compiled
+// DDPBENCH_REQUIRE_GPU_PATHS (CMake option of the same name, set by scripts/check-torch2.sh):
+// every file that includes this header fails to compile unless each CUDA-guarded path is in.
+#ifdef DDPBENCH_REQUIRE_GPU_PATHS
+#ifndef DDPBENCH_WITH_CUDA
+#error "DDPBENCH_REQUIRE_GPU_PATHS: DDPBENCH_WITH_CUDA is off (CUDA timers, find-max-bs's CUDA OOM path, dataparallel)"
+#endif
+#if !DDPBENCH_HAVE_NCCL
+#error "DDPBENCH_REQUIRE_GPU_PATHS: ProcessGroupNCCL is not compiled in (USE_C10D_NCCL undefined)"
+#endif
+#if !DDPBENCH_HAVE_GLOO
+#error "DDPBENCH_REQUIRE_GPU_PATHS: ProcessGroupGloo is not compiled in (USE_C10D_GLOO or gloo headers missing)"
+#endif
+#if !DDPBENCH_HAVE_CUDA_ALLOCATOR_STATS
+#error "DDPBENCH_REQUIRE_GPU_PATHS: the CUDA caching-allocator stats are not compiled in"
+#endif
+#endif

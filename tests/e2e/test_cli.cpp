@@ -203,6 +203,35 @@ TEST(Cli, TinyRunWithLocalSpawnerWritesJson) {
   EXPECT_THAT(o.out, HasSubstr("Benchmark: squeezenet1_0 with batch size 2"));
   EXPECT_THAT(o.out, HasSubstr("   1 CPUs --   no ddp:  p50:"));
   EXPECT_THAT(o.out, HasSubstr("   2 CPUs --    1M/2C:  p50:"));
+  // On a machine without a GPU every build, a CUDA-enabled one too (a login node), trains on the CPU.
+  EXPECT_EQ(f.environment.at("device_type"), "cpu");
+  // The step's Optimizer.zero_grad follows the linked torch: set_to_none=True from torch 2.0
+  // (torch/optim/optimizer.py), False before. Oracle: the torch version the file records.
+  const std::string torch = f.environment.at("torch").get<std::string>();
+  const bool torch2 = std::stoi(torch.substr(0, torch.find('.'))) >= 2;
+  EXPECT_EQ(f.config.at("zero_grad_set_to_none"), torch2) << torch;
+  EXPECT_THAT(o.out, HasSubstr(std::string("* Optimizer.zero_grad(set_to_none=") + (torch2 ? "True" : "False") +
+                               "), the linked torch's default"));
+}
+
+// --zero-grad-set-to-none sets it whatever the torch, recorded, and named in the header as the
+// flag's where it is not the linked torch's default (torch 2.x: True).
+TEST(Cli, ZeroGradFlagIsRecordedAndNamed) {
+  const auto [o, f] = run_tiny(" --world-sizes 2 --zero-grad-set-to-none false");
+  EXPECT_EQ(f.config.at("zero_grad_set_to_none"), false);
+  const std::string torch = f.environment.at("torch").get<std::string>();
+  const bool torch2 = std::stoi(torch.substr(0, torch.find('.'))) >= 2;
+  EXPECT_THAT(o.out, HasSubstr(std::string("* Optimizer.zero_grad(set_to_none=False)") +
+                               (torch2 ? " (--zero-grad-set-to-none)" : ", the linked torch's default")));
+  for (const auto& r : f.results)
+    if (r.ddp) EXPECT_TRUE(r.checks.at("grad_check_passed").get<bool>());
+}
+
+// A CUDA-enabled build on a machine without a GPU (a login node): `env` says so.
+TEST(LoginNode, EnvSaysNoGpu) {
+  const auto o = run(kBin + " env");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.out, ::testing::ContainsRegex("gpus: +none"));
 }
 
 // The fixed-feature-extractor study: only the head's gradients are bucketed and allreduced.

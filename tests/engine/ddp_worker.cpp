@@ -98,12 +98,16 @@ int main(int argc, char** argv) {
     const double init_spread_before = param_spread(*model, pg);
     std::unique_ptr<DistributedDataParallel> ddp;
     int grad_accum = 1;
+    bool set_to_none = default_zero_grad_set_to_none();  // the linked torch's, as run's default
     if (mode.rfind("ddp", 0) == 0) {
       DdpOptions opts;
       if (mode == "ddp-static") opts.static_graph = true;
       else if (mode == "ddp-unused") opts.find_unused_parameters = true;
       else if (mode == "ddp-gabv") opts.gradient_as_bucket_view = true;
       else if (mode == "ddp-accum") grad_accum = 3;
+      else if (mode == "ddp-none") set_to_none = true;
+      else if (mode == "ddp-zeros") set_to_none = false;
+      else if (mode == "ddp-gabv-none") opts.gradient_as_bucket_view = true, set_to_none = true;
       else if (mode != "ddp") throw std::runtime_error("unknown mode " + mode);
       ddp = std::make_unique<DistributedDataParallel>(model, pg, opts, at::kCPU);
     } else {
@@ -114,7 +118,7 @@ int main(int argc, char** argv) {
     }
     DistributedDataParallel* ddp_raw = ddp.get();
     const double init_spread = param_spread(*model, pg);
-    Trainer trainer(model, std::move(ddp), batch_of(li.rank), at::kCPU, "fp32", grad_accum);
+    Trainer trainer(model, std::move(ddp), batch_of(li.rank), at::kCPU, "fp32", grad_accum, set_to_none);
 
     nlohmann::json result = {{"rank", li.rank}, {"world_size", li.world_size}, {"mode", mode},
                              {"param_spread_before_init", init_spread_before}, {"param_spread_after_init", init_spread}};
@@ -126,6 +130,11 @@ int main(int argc, char** argv) {
     }
     for (int it = 0; it < 3; ++it) trainer.step();
     result["param_spread_after_steps"] = param_spread(*model, pg);
+    trainer.zero_grad();
+    int defined = 0;
+    for (const auto& p : model->parameters()) defined += p.grad().defined() ? 1 : 0;
+    result["grads_defined_after_zero_grad"] = defined;
+    result["parameters"] = model->parameters().size();
     result["buckets_rebuilt"] = ddp_raw ? ddp_raw->buckets_rebuilt() : false;
     result["num_buckets"] = ddp_raw ? ddp_raw->bucket_sizes_bytes().size() : 0;
     std::ofstream(out + ".rank" + std::to_string(li.rank) + ".json") << result.dump(2) << "\n";

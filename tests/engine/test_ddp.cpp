@@ -60,7 +60,9 @@ INSTANTIATE_TEST_SUITE_P(Ranks, DdpCorrectness, ::testing::Values(2, 3),
 // The DDP knobs change how the Reducer gets there, never the result: every rank holds the
 // mean of the per-rank gradients (oracle: computed locally without DDP), in the first
 // iteration (static_graph delays its allreduce to the end of the backward) and after the
-// bucket rebuild; with gradient accumulation over 3 micro-steps of loss / 3 on the same batch.
+// bucket rebuild; with gradient accumulation over 3 micro-steps of loss / 3 on the same batch;
+// with Optimizer.zero_grad(set_to_none) True and False whatever the linked torch's default is
+// (with set_to_none and gradient_as_bucket_view, the Reducer points fresh gradients at its buckets).
 class DdpKnobs : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DdpKnobs, GradientsAreTheMeanOfPerRankGradients) {
@@ -73,14 +75,31 @@ TEST_P(DdpKnobs, GradientsAreTheMeanOfPerRankGradients) {
   EXPECT_EQ(r["param_spread_after_steps"].get<double>(), 0.0);
   // find_unused_parameters keeps its first buckets (the Reducer rebuilds only without it).
   EXPECT_EQ(r["buckets_rebuilt"].get<bool>(), GetParam() != "ddp-unused");
+  // zero_grad(set_to_none=True) drops every gradient (Python: p.grad is None); False keeps them all.
+  const int params = r["parameters"].get<int>();
+  if (GetParam() == "ddp-none" || GetParam() == "ddp-gabv-none") EXPECT_EQ(r["grads_defined_after_zero_grad"], 0);
+  if (GetParam() == "ddp-zeros") EXPECT_EQ(r["grads_defined_after_zero_grad"], params);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, DdpKnobs, ::testing::Values("ddp-static", "ddp-unused", "ddp-gabv", "ddp-accum"),
-                         [](const ::testing::TestParamInfo<std::string>& i) {
-                           std::string n = i.param.substr(4);
-                           n[0] = static_cast<char>(std::toupper(n[0]));
-                           return n;
-                         });
+// "ddp-gabv-none" -> "GabvNone": the case's name.
+std::string knob_name(const ::testing::TestParamInfo<std::string>& i) {
+  std::string n;
+  bool up = true;
+  for (char c : i.param.substr(4)) {
+    if (c == '-') {
+      up = true;
+    } else {
+      n += static_cast<char>(up ? std::toupper(c) : c);
+      up = false;
+    }
+  }
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, DdpKnobs,
+                         ::testing::Values("ddp-static", "ddp-unused", "ddp-gabv", "ddp-accum", "ddp-none",
+                                           "ddp-zeros", "ddp-gabv-none"),
+                         knob_name);
 
 TEST(DdpNegativeControl, WithoutReductionTheChecksFail) {
   const auto r = run_workers(2, "local");

@@ -15,6 +15,7 @@ namespace ddpbench {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kFix = DDPBENCH_SOURCE_DIR "/tests/fixtures/";
 const std::string kResults = DDPBENCH_SOURCE_DIR "/docs/results/";
@@ -88,6 +89,33 @@ TEST(ConfigKey, ThreadsMallocClassesAndAutotuningSeparateRows) {
   untuned_gpu.environment["math"]["cudnn_benchmark"] = false;
   EXPECT_EQ(differences(ConfigKey::of(gpu, ddp_row(gpu)), ConfigKey::of(untuned_gpu, ddp_row(untuned_gpu)))[0].field,
             ConfigField::cudnn_benchmark);
+}
+
+// Optimizer.zero_grad(set_to_none) separates rows; files before schema 1.8 zeroed in place on
+// every torch (compared, not labelled); a label names a recorded value only where it is not
+// the file's torch's default (True from 2.0).
+TEST(ConfigKey, ZeroGradSeparatesRowsAndIsNamedWhereNotTheTorchDefault) {
+  auto old = h100("h100_resnet50_b32_fp32_tf32_off.json");  // torch 2.x, before schema 1.8
+  old.config.erase("zero_grad_set_to_none");
+  const auto k_old = ConfigKey::of(old, ddp_row(old));
+  EXPECT_EQ(k_old.zero_grad, "zeros");
+  EXPECT_THAT(k_old.setup_label(), Not(HasSubstr("zero_grad")));
+  auto zeros = old;
+  zeros.config["zero_grad_set_to_none"] = false;  // recorded, and not torch 2.x's default
+  EXPECT_THAT(ConfigKey::of(zeros, ddp_row(zeros)).setup_label(), HasSubstr("zero_grad zeros"));
+  EXPECT_TRUE(differences(k_old, ConfigKey::of(zeros, ddp_row(zeros))).empty());
+  auto now = old;
+  now.config["zero_grad_set_to_none"] = true;
+  const auto k_now = ConfigKey::of(now, ddp_row(now));
+  EXPECT_EQ(k_now.zero_grad, "set_to_none");
+  EXPECT_THAT(k_now.setup_label(), Not(HasSubstr("zero_grad")));
+  ASSERT_EQ(differences(k_old, k_now).size(), 1u);
+  EXPECT_EQ(differences(k_old, k_now)[0].field, ConfigField::zero_grad);
+  auto t113 = now;
+  t113.environment["torch"] = "1.13.0";
+  EXPECT_THAT(ConfigKey::of(t113, ddp_row(t113)).setup_label(), HasSubstr("zero_grad set_to_none"));
+  t113.config["zero_grad_set_to_none"] = false;
+  EXPECT_THAT(ConfigKey::of(t113, ddp_row(t113)).setup_label(), Not(HasSubstr("zero_grad")));
 }
 
 TEST(ConfigKey, TheSetupSeparatesRows) {

@@ -130,7 +130,8 @@ SyntheticBatch rank_batch(const SweepEnv& env, long long batch) {
 
 Trainer make_trainer(const SweepEnv& env, ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp,
                      long long batch, int grad_accum) {
-  return Trainer(std::move(model), std::move(ddp), rank_batch(env, batch), env.device, env.cfg.precision, grad_accum);
+  return Trainer(std::move(model), std::move(ddp), rank_batch(env, batch), env.device, env.cfg.precision, grad_accum,
+                 zero_grad_set_to_none(env.cfg));
 }
 
 // Runs `warmup` untimed then the timed iterations: cfg.iters of them, or with --iters

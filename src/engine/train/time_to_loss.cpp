@@ -23,6 +23,7 @@
 #include "engine/dist/collectives.hpp"
 #include "engine/dist/ddp.hpp"
 #include "engine/train/precision.hpp"
+#include "engine/train/workload.hpp"
 
 namespace ddpbench {
 namespace {
@@ -48,17 +49,6 @@ DdpOptions ddp_options(const RunConfig& cfg) {
   o.static_graph = cfg.static_graph;
   o.find_unused_parameters = cfg.find_unused_parameters;
   return o;
-}
-
-// Python's zero_grad(set_to_none=False), bucket views kept (as Trainer::zero_grad).
-void zero_grads(const std::vector<at::Tensor>& params) {
-  for (const auto& p : params) {
-    auto& g = const_cast<at::Tensor&>(p).mutable_grad();
-    if (!g.defined()) continue;
-    if (g.grad_fn()) g.detach_();
-    else g.requires_grad_(false);
-    g.zero_();
-  }
 }
 
 // Every rank evaluates with rank 0's BatchNorm statistics (ranks' running statistics drift
@@ -170,7 +160,7 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
       at::Tensor x = preprocess_images(b->images, cfg.image_size, kFashionMnistMean, kFashionMnistStd, env.device);
       if (cfg.channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
       const at::Tensor y = b->labels.to(env.device);
-      zero_grads(params);
+      zero_grads(params, zero_grad_set_to_none(cfg));
       at::Tensor loss;
       {
         AutocastScope autocast(env.device, cfg.precision);

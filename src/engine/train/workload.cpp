@@ -9,6 +9,7 @@
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
 
+#include "engine/compat.hpp"
 #include "engine/dist/collectives.hpp"
 #include "engine/memory.hpp"
 
@@ -37,7 +38,8 @@ torch::optim::SGDOptions trainer_sgd_options() {
 }
 
 Trainer::Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, SyntheticBatch batch,
-                 const c10::Device& device, const std::string& precision, int grad_accum)
+                 const c10::Device& device, const std::string& precision, int grad_accum,
+                 bool zero_grad_set_to_none)
     : model_(std::move(model)),
       ddp_(std::move(ddp)),
       batch_(std::move(batch)),
@@ -45,23 +47,37 @@ Trainer::Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, S
       precision_(precision),
       scaler_(precision == "fp16" ? std::make_unique<LossScaler>(device) : nullptr),
       optimizer_(trainable(*model_), trainer_sgd_options()),
-      grad_accum_(std::max(1, grad_accum)) {}
+      grad_accum_(std::max(1, grad_accum)),
+      set_to_none_(zero_grad_set_to_none) {}
 
 // The optimizer's one parameter group holds exactly the trainable parameters: no module
 // walk per step (Python's GradScaler also reads optimizer.param_groups).
 const std::vector<torch::Tensor>& Trainer::parameters() { return optimizer_.param_groups().front().params(); }
 
-// Python's Optimizer.zero_grad(set_to_none=False): libtorch's detaches every gradient in
-// place, which a gradient that is a view into a DDP bucket (gradient_as_bucket_view) refuses.
-void Trainer::zero_grad() {
-  for (auto& p : parameters()) {
-    auto& g = p.mutable_grad();
+void zero_grads(const std::vector<torch::Tensor>& params, bool set_to_none) {
+  for (const auto& p : params) {
+    // mutable_grad() is the gradient slot itself (non-const by design, as p.grad in Python).
+    auto& g = const_cast<torch::Tensor&>(p).mutable_grad();
     if (!g.defined()) continue;
+    if (set_to_none) {
+      g.reset();
+      continue;
+    }
+    // libtorch's own zero_grad(false) detaches every gradient in place, which a gradient
+    // that is a view into a DDP bucket (gradient_as_bucket_view) refuses.
     if (g.grad_fn()) g.detach_();
     else g.requires_grad_(false);
     g.zero_();
   }
 }
+
+bool default_zero_grad_set_to_none() { return compat::kZeroGradSetToNoneByDefault; }
+
+bool zero_grad_set_to_none(const RunConfig& cfg) {
+  return cfg.zero_grad_set_to_none.value_or(default_zero_grad_set_to_none());
+}
+
+void Trainer::zero_grad() { zero_grads(parameters(), set_to_none_); }
 
 torch::Tensor Trainer::forward_backward(StepTimer* timer) {
   zero_grad();

@@ -9,6 +9,7 @@
 #include "engine/dist/ddp.hpp"
 #include "engine/dist/sharded.hpp"
 #include "engine/timing.hpp"
+#include "core/run_config.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/precision.hpp"
 
@@ -45,13 +46,27 @@ struct StepPhases {
   bool complete = false;   ///< false when the step was not marked as expected
 };
 
+/// Python's Optimizer.zero_grad(set_to_none) on `params`: with set_to_none every gradient is
+/// dropped (p.grad = None: the next backward allocates it anew, or DDP's Reducer points it at
+/// its bucket view); otherwise each is zeroed in place (detach_ only where it has a grad_fn),
+/// so gradients that are views into DDP buckets stay views.
+void zero_grads(const std::vector<torch::Tensor>& params, bool set_to_none);
+
+/// The linked torch's default set_to_none of Optimizer.zero_grad: true from torch 2.0, false
+/// before (compat::kZeroGradSetToNoneByDefault).
+bool default_zero_grad_set_to_none();
+
+/// The step's set_to_none: run's --zero-grad-set-to-none where given, else the linked torch's default.
+bool zero_grad_set_to_none(const RunConfig& cfg);
+
 class Trainer {
  public:
   /// `ddp` may be null: then the model trains alone (the "no ddp" baseline). `grad_accum` K
   /// >= 1: each step runs K micro-steps on the batch (loss / K each), the first K-1 under
   /// no_sync, then one optimizer step.
   Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, SyntheticBatch batch,
-          const c10::Device& device, const std::string& precision = "fp32", int grad_accum = 1);
+          const c10::Device& device, const std::string& precision = "fp32", int grad_accum = 1,
+          bool zero_grad_set_to_none = default_zero_grad_set_to_none());
 
   /// zero_grad -> K x (forward -> cross-entropy -> backward; DDP: the last with bucketed
   /// allreduce) -> optimizer step. Asynchronous on a GPU: time it with StepTimer; with a
@@ -62,8 +77,7 @@ class Trainer {
   /// marks are [zero_grad end, then per micro-step forward end, backward end].
   StepPhases phases(const StepTimer& timer, double step_s) const;
 
-  /// Zeroes the gradients in place as Python's Optimizer.zero_grad(set_to_none=False)
-  /// does (detach_ only where a gradient has a grad_fn), so views into DDP buckets stay views.
+  /// Optimizer.zero_grad(set_to_none) with the constructor's set_to_none (zero_grads).
   void zero_grad();
 
   /// Micro-steps per optimizer step.
@@ -114,6 +128,7 @@ class Trainer {
   std::unique_ptr<LossScaler> scaler_;
   torch::optim::SGD optimizer_;
   int grad_accum_ = 1;
+  bool set_to_none_ = false;
 };
 
 /// Spread of gradients across the ranks of `pg` after a DDP step: max over elements of
