@@ -227,6 +227,16 @@ inline bool is_out_of_memory(const std::exception& e) {
   return is_out_of_memory_message(ce ? ce->what_without_backtrace() : e.what());
 }
 
+/// True when `e` is oneDNN refusing to create a primitive ("could not create a primitive",
+/// dnnl::error through ATen's mkldnn kernels). torch 2.x's oneDNN allocates a primitive's
+/// scratchpad at creation, so under a data-size limit this is how an allocation failure
+/// surfaces; elsewhere it may mean an unsupported shape, so callers decide whether it is memory.
+inline bool is_onednn_primitive_failure(const std::exception& e) {
+  const auto* ce = dynamic_cast<const c10::Error*>(&e);
+  return std::string(ce ? ce->what_without_backtrace() : e.what()).find("could not create a primitive") !=
+         std::string::npos;
+}
+
 }  // namespace ddpbench::compat
 
 // ---------------------------------------------------------------- autocast
@@ -389,6 +399,46 @@ inline void cuda_reset_peak_memory_stats(c10::DeviceIndex device) {
 #else
 #define DDPBENCH_HAVE_CUDA_ALLOCATOR_STATS 0
 #endif
+
+// ---------------------------------------------------------------- TCPStore
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <cstring>
+
+namespace ddpbench::compat {
+namespace detail {
+template <typename O, typename = void>
+struct has_use_libuv : std::false_type {};
+template <typename O>
+struct has_use_libuv<O, std::void_t<decltype(std::declval<O&>().useLibUV)>> : std::true_type {};
+}  // namespace detail
+
+/// A c10d::TCPStore (client, or server when opts.isServer) with the linked torch's server
+/// backend: torch 2.4+ asks for libuv by default (TCPStoreOptions::useLibUV = true); a torch
+/// built without libuv (Debian's 2.6) refuses that in the constructor, before any socket is
+/// opened ("use_libuv was requested but PyTorch was build without libuv support",
+/// torch/csrc/distributed/c10d/TCPStore.cpp), and the classic backend is used instead, as
+/// Python's USE_LIBUV=0 would. USE_LIBUV=0 in the environment (the knob PyTorch's
+/// torch/distributed/rendezvous.py reads) asks for the classic backend directly. torch 1.13
+/// has only the classic one. Throws what the constructor throws otherwise.
+template <typename O = c10d::TCPStoreOptions>
+c10::intrusive_ptr<c10d::Store> make_tcp_store(const std::string& host, O opts) {
+  if constexpr (detail::has_use_libuv<O>::value) {
+    const char* env = std::getenv("USE_LIBUV");
+    if (env && std::strcmp(env, "0") == 0) opts.useLibUV = false;
+    if (opts.useLibUV) {
+      try {
+        return c10::make_intrusive<c10d::TCPStore>(host, opts);
+      } catch (const c10::Error& e) {
+        if (std::strstr(e.what_without_backtrace(), "without libuv support") == nullptr) throw;
+        opts.useLibUV = false;
+      }
+    }
+  }
+  return c10::make_intrusive<c10d::TCPStore>(host, opts);
+}
+
+}  // namespace ddpbench::compat
 
 // ---------------------------------------------------------------- Optimizer::zero_grad
 #include <torch/optim/optimizer.h>

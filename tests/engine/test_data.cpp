@@ -234,7 +234,10 @@ TEST(TimeToLoss, TwoRankRunRecordsConvergenceAndTheLossFalls) {
   EXPECT_EQ(c["loss"]["wall_s"].size(), 24u);
   EXPECT_EQ(c["target"]["metric"], "none");
   EXPECT_EQ(c["target"]["reached"], false);
-  const double first = c["epochs"][0]["train_loss"], last = c["epochs"][2]["train_loss"];
+  // From the first step's loss (the untrained model, about ln 10) to the last epoch's mean. Not
+  // epoch 1 against epoch 3: at lr 0.05 with momentum the epoch means may oscillate once the
+  // toy task is learnt (on torch 2.6: 0.97 then 1.08, both far below chance).
+  const double first = c["loss"]["value"][0], last = c["epochs"][2]["train_loss"];
   EXPECT_LT(last, first) << "training loss did not fall";
   EXPECT_LT(last, std::log(10.0)) << "no better than chance";
   EXPECT_TRUE(c["baselines"].is_array());

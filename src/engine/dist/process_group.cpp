@@ -26,7 +26,7 @@ c10::intrusive_ptr<c10d::Store> connect_store(const LaunchInfo& li, std::chrono:
   opts.numWorkers = static_cast<size_t>(li.world_size);
   opts.waitWorkers = false;  // the rendezvous (or the first collective) waits, with a bounded message
   opts.timeout = timeout;
-  c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(li.master_addr, opts);
+  c10::intrusive_ptr<c10d::Store> store = compat::make_tcp_store(li.master_addr, opts);
   if (li.use_agent_store) store = c10::make_intrusive<c10d::PrefixStore>(li.store_prefix, store);
   return store;
 }
