@@ -107,7 +107,7 @@ if [ "$step" = paths ] || [ "$step" = all ]; then
   check breakdown_resnet50_bf16 $bin run --model resnet50 --precision bf16 --batch-size 64 --breakdown $short \
     --json "$out/breakdown_resnet50_bf16.json"
   expect breakdown_resnet50_bf16 "$out/breakdown_resnet50_bf16.json" \
-    "all(r['breakdown'] for r in d['results'] if r['ddp'])"
+    "any(r['ddp'] for r in d['results']) and all(r['breakdown'] for r in d['results'] if r['ddp'])"
   # NCCL collectives on one GPU (one rank: busbw is 0 by definition, algbw is the copy rate).
   check comm_nccl $bin comm -b 1M -e 256M -f 4 --backend nccl --overwrite --json "$out/comm_nccl.json"
   # Every comm hook on NCCL, one rank each (a hook on one rank still runs its compression and collective).
@@ -128,7 +128,7 @@ if [ "$step" = paths ] || [ "$step" = all ]; then
   expect telemetry_straggler "$out/telemetry_straggler.json" \
     "any(rk['telemetry']['sampled']['gpu']['available'] for r in d['results'] for rk in r['ranks'] if rk.get('telemetry'))"
   expect telemetry_straggler "$out/telemetry_straggler.json" \
-    "all(k.get('gpu_uuid') and k.get('bus_id') and k.get('gpu_index') is not None for s in d['stragglers'] for k in s['ranks'])"
+    "d['stragglers'] and all(k.get('gpu_uuid') and k.get('bus_id') and k.get('gpu_index') is not None for s in d['stragglers'] for k in s['ranks'])"
   rm -rf "$out/profile"
   check profile_kineto $bin run --model resnet50 --batch-size 32 --world-sizes 1 --profile "$out/profile" \
     --profile-iters 2 $short --json "$out/profile_kineto.json"
