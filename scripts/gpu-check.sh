@@ -85,6 +85,8 @@ fi
 if [ "$step" = runs ] || [ "$step" = all ]; then
   check run_default $bin run --overwrite --json "$out/run_default.json"
   expect run_default "$out/run_default.json" "d['environment']['device_type']=='cuda' and d['environment']['backend']=='nccl'"
+  expect run_default "$out/run_default.json" \
+    "d['config']['zero_grad_set_to_none'] == (int(d['environment']['torch'].split('.')[0]) >= 2)"
   check run_default_iters_auto $bin run --iters auto --overwrite --json "$out/run_default_iters_auto.json"
   check run_fp32_strict $bin run --precision fp32-strict --overwrite --json "$out/run_fp32_strict.json"
   check run_tf32 $bin run --precision tf32 --overwrite --json "$out/run_tf32.json"
