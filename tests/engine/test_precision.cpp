@@ -85,14 +85,17 @@ std::vector<torch::Tensor> updates_since(const std::vector<torch::Tensor>& param
 // for the whole gradient (all parameters as one vector) is 15% (~40u). Where the terms
 // cancel the ratio is large (the weight gradients of the first convolution and of some
 // BatchNorm scales sum random-sign products over a thousand or more positions): one
-// tensor may be off by 40% (~100u). Measured here (resnet18, batch 4, 64x64, torch 1.13 / 2.11):
-// whole gradient 5.8% / 6.2%, worst tensor 19% / 19%; updates after three steps 5.6% /
-// 5.6%, worst tensor 24% / 18%. A wrong backward is far outside both tolerances: a
-// gradient doubled or zeroed is off by 100%, negated by 200% (the negative controls below).
+// tensor may be off by far more. Measured (resnet18, batch 4, 64x64): torch 1.13 / 2.11 on
+// earlier machines, whole gradient 5.8% / 6.2%, worst tensor 19% / 19%, updates after three
+// steps 5.6% / 5.6%, worst tensor 24% / 18%; torch 1.13 on an AVX2-only AMD EPYC (no
+// AVX-512; oneDNN's bf16 kernels differ by ISA), whole gradient 19.2%, worst tensor 57%,
+// updates 18.0%, worst tensor 78%. Hence 30% for the whole gradient and 90% for one tensor.
+// A wrong backward is still outside both: a gradient doubled or zeroed is off by 100% in
+// every tensor, negated by 200% (the negative controls below).
 // BatchNorm uses its running statistics (eval mode): with batch statistics the same
 // comparison measured 37% for the whole gradient on both torch versions and at batches of
 // 4 to 32, which would leave no room to tell a wrong backward from rounding.
-constexpr double kBf16GlobalTol = 0.15, kBf16TensorTol = 0.40;
+constexpr double kBf16GlobalTol = 0.30, kBf16TensorTol = 0.90;
 
 TEST(Precision, Bf16AutocastTrainsOnTheCpuCloseToFp32) {
   const c10::Device cpu(c10::kCPU);
