@@ -31,15 +31,9 @@ dirty=false
 # depend on torch's version and which the main build's ctest runs.
 tests=${DDPBENCH_TORCH2_TESTS:-'(^|/)(Models|Flops|FrozenBackbone|Ddp[A-Za-z]*|CommHook[A-Za-z]*|Sharded|Checkpointing|Units|Precision|ModelStateBytes|MemoryPeaks|Inference|IdxReader|DistributedSampler|BatchLoader|Preprocess|TimeToLoss|DataParallel|Cli|Comm|FindMaxBs[A-Za-z]*|LoginNode)[.]'}
 
-# Left out, a known difference still to fix: torch 2.x's DDP caps the first bucket at bucket_cap_mb
-# when bucket_cap_mb is given (1 MiB only when it is left at its default, None), where 1.13 and
-# ddpbench keep 1 MiB; so ddpbench's explicit --bucket-cap-mb layouts differ from Python DDP 2.6's
-# (cap 25: [2052000, 9441280, 9441280, ...] against Python's [11493280, 9441280, ...]).
-known='Cli[.]BucketLayoutMatchesPythonDdpForEveryCap'
-
 # A private mount namespace: proc, sys, dev and the read-only source vanish with it.
-unshare --mount --propagation private bash -euo pipefail -s "$root" "$src" "$what" "$sha" "$dirty" "$tests" "$known" <<'INSIDE'
-root=$1; src=$2; what=$3; sha=$4; dirty=$5; tests=$6; known=$7
+unshare --mount --propagation private bash -euo pipefail -s "$root" "$src" "$what" "$sha" "$dirty" "$tests" <<'INSIDE'
+root=$1; src=$2; what=$3; sha=$4; dirty=$5; tests=$6
 mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"
@@ -72,15 +66,14 @@ set +e
 {
   rc=0
   in_root ctest --test-dir "$build" --output-on-failure -j 2 -L unit --no-tests=error || rc=1
-  echo "check-torch2: left out (a known torch 2.x difference, see scripts/check-torch2.sh): $known"
-  in_root ctest --test-dir "$build" --output-on-failure -j 2 -R "$tests" -E "$known" --no-tests=error || rc=1
+  in_root ctest --test-dir "$build" --output-on-failure -j 2 -R "$tests" --no-tests=error || rc=1
   exit $rc
 } 2>&1 | tee "$root/$build.ctest.log"
 rc=${PIPESTATUS[0]}
 set -e
 # The cross-checks this build exists for must have run, not skipped: the models against
-# torchvision 0.21 (the bucket layout against Python DDP 2.6 too, once the difference above is fixed).
-for t in Models.MatchInstalledTorchvisionExactly; do
+# torchvision 0.21 and the bucket layout against Python DDP 2.6.
+for t in Models.MatchInstalledTorchvisionExactly Cli.BucketLayoutMatchesPythonDdpForEveryCap; do
   if ! grep -qE "Test +#[0-9]+: $t \.+ +Passed" "$root/$build.ctest.log"; then
     echo "check-torch2: $t did not pass on torch 2.6 (it must run here, not skip)"; rc=1
   fi

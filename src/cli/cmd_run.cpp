@@ -75,6 +75,7 @@ struct RunFlags {
   bool batch_max = false;
   long long memory_limit = 0;
   CLI::Option* memory_limit_opt = nullptr;
+  CLI::Option* bucket_caps_opt = nullptr;  ///< given: DDP(bucket_cap_mb=...), not its default
   CLI::Option* num_classes_opt = nullptr;  ///< --data fashion-mnist sets 10 classes unless given
 };
 
@@ -133,10 +134,15 @@ void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placem
   print_line(fmt::format("* CUDA version: {}", e["cuda"].get<std::string>()));
   print_line(fmt::format("* NCCL version: {}", e["nccl"].get<std::string>()));
   print_line(fmt::format("* Distributed backend: {}", e["backend"].get<std::string>()));
-  print_line(fmt::format("* Maximum bucket size: {} MiB (first bucket {} MiB)",
-                         c["bucket_cap_mb"].is_array() ? fmt::format("{}", fmt::join(c["bucket_cap_mb"].get<std::vector<double>>(), ", "))
-                                                       : fmt::format("{}", c["bucket_cap_mb"].get<double>()),
-                         c["first_bucket_cap_mb"].get<double>()));
+  {
+    // Each is one number, or one per swept bucket cap.
+    const auto mib = [](const nlohmann::json& v) {
+      return v.is_array() ? fmt::format("{}", fmt::join(v.get<std::vector<double>>(), ", "))
+                          : fmt::format("{}", v.get<double>());
+    };
+    print_line(fmt::format("* Maximum bucket size: {} MiB (first bucket {} MiB)", mib(c["bucket_cap_mb"]),
+                           mib(c["first_bucket_cap_mb"])));
+  }
   {
     std::vector<std::string> knobs;
     if (c["gradient_as_bucket_view"].get<bool>()) knobs.push_back("gradient_as_bucket_view");
@@ -426,11 +432,13 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                                     "With --iters auto: stop a series once its measured iterations add up to this many seconds (default 120)");
   app->add_option("--world-sizes", f->world_sizes,
                   "DDP group sizes, comma list (default 1,2,4,... up to the world size, plus the world size)");
-  app->add_option("--bucket-cap-mb", f->bucket_caps,
-                  "DDP bucket cap in MiB; a comma list sweeps them in one launch, one row each")
-      ->capture_default_str();
-  app->add_option("--first-bucket-cap-mb", c.first_bucket_cap_mb, "Cap of the first DDP bucket in MiB")
-      ->capture_default_str();
+  f->bucket_caps_opt =
+      app->add_option("--bucket-cap-mb", f->bucket_caps,
+                      "DDP bucket_cap_mb in MiB; a comma list sweeps them in one launch, one row each (default: "
+                      "DDP's default, 25)");
+  app->add_option("--first-bucket-cap-mb", c.first_bucket_cap_mb,
+                  "Cap of the first DDP bucket in MiB (default: as the linked torch's DDP: 1 MiB, or on torch 2.x "
+                  "the --bucket-cap-mb given)");
   app->add_flag("--no-broadcast-buffers", f->no_broadcast_buffers,
                 "Do not broadcast BatchNorm buffers each step (DDP broadcast_buffers=False, as benchmark.py)");
   app->add_flag("--gradient-as-bucket-view", c.gradient_as_bucket_view,
@@ -573,6 +581,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
               if (!f->world_sizes.empty()) cfg.world_sizes = parse_int_list(f->world_sizes, "--world-sizes");
               else cfg.world_sizes = default_world_sizes(world);
               cfg.bucket_caps_mb = parse_mb_list(f->bucket_caps, "--bucket-cap-mb");
+              cfg.bucket_cap_caps_first_bucket = f->bucket_caps_opt->count() > 0 && ddp_explicit_cap_caps_first_bucket();
               cfg.comm_hooks = parse_comm_hook_list(f->comm_hooks);
               cfg.grad_accums = parse_count_list(f->grad_accums, "--grad-accum", kMaxGradAccum);
               cfg.strategies = parse_strategy_list(f->strategies);

@@ -11,6 +11,7 @@
 
 #include "core/errors.hpp"
 #include "core/json_util.hpp"
+#include "core/run_config.hpp"
 
 namespace ddpbench {
 namespace {
@@ -27,7 +28,8 @@ constexpr std::array<const char*, kConfigFieldCount> kNames = {
 // (torch/nn/parallel/distributed.py: bucket_cap_mb=25, dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB,
 // broadcast_buffers=True, gradient_as_bucket_view=False, static_graph=False,
 // find_unused_parameters=False, no comm hook) for rows and files that do not record a setting.
-constexpr double kDefaultBucketCapMb = 25.0, kDefaultFirstBucketCapMb = 1.0;
+// (kDefaultFirstBucketCapMb: core/run_config.hpp).
+constexpr double kDefaultBucketCapMb = 25.0;
 constexpr const char* kDefaultCommHook = "none";
 
 std::optional<bool> opt_bool(const nlohmann::json& obj, const char* key) {

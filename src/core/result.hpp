@@ -24,8 +24,9 @@ namespace ddpbench {
 /// 1.4: top-level complete and rows_planned; 1.5: kind, comm_results, and per row grad_accum,
 /// ddp_options, breakdown, per rank breakdown; 1.6: per rank telemetry.sampled, per row burn_in,
 /// top-level stragglers, comm_pairs, max_batch, environment.nodes, kind "find-max-bs"; 1.7: strategy,
-/// activation_checkpointing, mode, memory, convergence per row; 1.8: config.zero_grad_set_to_none).
-inline constexpr const char* kSchemaVersion = "1.8.0";
+/// activation_checkpointing, mode, memory, convergence per row; 1.8: config.zero_grad_set_to_none;
+/// 1.9: config.first_bucket_cap_mb one per swept bucket cap when several, as bucket_cap_mb).
+inline constexpr const char* kSchemaVersion = "1.9.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's raw measurements for one benchmark row.

@@ -181,9 +181,9 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
   if (!(cfg.duration_s >= 0 && cfg.duration_s <= kMaxDurationS))
     throw UsageError(fmt::format("--duration {} s is out of range; use up to {} s (a week)", cfg.duration_s,
                                  kMaxDurationS));
-  if (!(cfg.first_bucket_cap_mb > 0 && cfg.first_bucket_cap_mb <= kMaxBucketCapMb))
+  if (cfg.first_bucket_cap_mb && !(*cfg.first_bucket_cap_mb > 0 && *cfg.first_bucket_cap_mb <= kMaxBucketCapMb))
     throw UsageError(fmt::format("--first-bucket-cap-mb {} is out of range; use a size in (0, {}] MiB",
-                                 cfg.first_bucket_cap_mb, kMaxBucketCapMb));
+                                 *cfg.first_bucket_cap_mb, kMaxBucketCapMb));
   if (!(cfg.timeout_s >= 1 && cfg.timeout_s <= kMaxTimeoutS))
     throw UsageError(fmt::format("--timeout {} is out of range; use 1..{} seconds", cfg.timeout_s, kMaxTimeoutS));
   if (!(cfg.grad_check_tol > 0 && cfg.grad_check_tol <= 1))
@@ -302,11 +302,16 @@ std::optional<double> mem_available_bytes() {
   return parse_mem_available(text.str());
 }
 
+double first_bucket_cap_mb(const RunConfig& cfg, double bucket_cap_mb) {
+  return cfg.first_bucket_cap_mb.value_or(cfg.bucket_cap_caps_first_bucket ? bucket_cap_mb : kDefaultFirstBucketCapMb);
+}
+
 std::vector<DdpVariant> ddp_variants(const RunConfig& cfg) {
   std::vector<DdpVariant> out;
   for (double mb : cfg.bucket_caps_mb)
     for (const auto& hook : cfg.comm_hooks)
-      for (int k : cfg.grad_accums) out.push_back({mb, hook, k});
+      for (int k : cfg.grad_accums)
+        out.push_back({mb, first_bucket_cap_mb(cfg, mb), hook, k});
   return out;
 }
 
@@ -419,6 +424,8 @@ int planned_rows(const RunConfig& cfg) {
 }
 
 nlohmann::json to_json(const RunConfig& cfg) {
+  std::vector<double> first_caps;
+  for (double mb : cfg.bucket_caps_mb) first_caps.push_back(first_bucket_cap_mb(cfg, mb));
   return nlohmann::json{{"models", cfg.models},
                         {"batch_size", cfg.batch_size},
                         {"scaling", cfg.scaling},
@@ -435,7 +442,9 @@ nlohmann::json to_json(const RunConfig& cfg) {
                         // A number when one value is swept (the form older readers know), else the list.
                         {"bucket_cap_mb", cfg.bucket_caps_mb.size() == 1 ? nlohmann::json(cfg.bucket_caps_mb.front())
                                                                           : nlohmann::json(cfg.bucket_caps_mb)},
-                        {"first_bucket_cap_mb", cfg.first_bucket_cap_mb},
+                        // As bucket_cap_mb: one number, or one per swept cap (DDP's rule, ddp_variants).
+                        {"first_bucket_cap_mb", first_caps.size() == 1 ? nlohmann::json(first_caps.front())
+                                                                        : nlohmann::json(first_caps)},
                         {"broadcast_buffers", cfg.broadcast_buffers},
                         {"gradient_as_bucket_view", cfg.gradient_as_bucket_view},
                         {"static_graph", cfg.static_graph},

@@ -16,6 +16,7 @@ inline constexpr long long kMaxBatchSize = 1LL << 24;      ///< examples per ran
 inline constexpr int kMaxImageSize = 16384;                ///< pixels per side
 inline constexpr int kMaxNumClasses = 1'000'000;           ///< classifier width
 inline constexpr int kMaxIters = 100'000'000;              ///< --iters, --warmup, --min-iters, --max-iters
+inline constexpr double kDefaultFirstBucketCapMb = 1.0;  ///< dist._DEFAULT_FIRST_BUCKET_BYTES (1 MiB)
 inline constexpr double kMaxBucketCapMb = 65536;           ///< --bucket-cap-mb, --first-bucket-cap-mb (MiB)
 inline constexpr double kMaxTimeoutS = 86400;              ///< --timeout: one day
 inline constexpr long long kMaxDatasetSize = 1'000'000'000'000LL;  ///< --dataset-size (examples per epoch)
@@ -44,7 +45,12 @@ struct RunConfig {
   std::vector<int> world_sizes;     ///< DDP group sizes; empty: default_world_sizes(world)
   /// DDP bucket_cap_mb values swept (MiB, as PyTorch: x * 1024 * 1024 bytes); one row each.
   std::vector<double> bucket_caps_mb{25.0};
-  double first_bucket_cap_mb = 1.0; ///< first bucket's cap (dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB)
+  /// --first-bucket-cap-mb: the first bucket's cap (MiB); unset: DDP's own rule (ddp_variants).
+  std::optional<double> first_bucket_cap_mb;
+  /// The first bucket's cap is the bucket cap: DDP was given bucket_cap_mb (--bucket-cap-mb) and
+  /// the linked torch's DDP caps the first bucket at an explicit bucket_cap_mb (torch 2.x; set by
+  /// the engine, ddp_explicit_cap_caps_first_bucket). False: dist._DEFAULT_FIRST_BUCKET_BYTES.
+  bool bucket_cap_caps_first_bucket = false;
   bool broadcast_buffers = true;    ///< DDP broadcast_buffers (BatchNorm statistics from rank 0 each step)
   bool gradient_as_bucket_view = false;  ///< DDP gradient_as_bucket_view
   bool static_graph = false;             ///< DDP static_graph
@@ -109,12 +115,19 @@ inline constexpr int kMaxLoaderWorkers = 64;     ///< --loader-workers
 /// One combination of the list-valued DDP settings: what one DDP row of a group ran with.
 struct DdpVariant {
   double bucket_cap_mb = 25.0;
+  double first_bucket_cap_mb = 1.0;  ///< MiB: as DDP computes it for this bucket cap (ddp_variants)
   std::string comm_hook = "none";  ///< canonical name (CommHookSpec::name)
   int grad_accum = 1;
 };
 
+/// The first bucket's cap (MiB) DDP uses with bucket cap `bucket_cap_mb`: --first-bucket-cap-mb
+/// where given, else DDP's rule (torch/nn/parallel/distributed.py, _ddp_init_helper): the bucket
+/// cap itself when cfg.bucket_cap_caps_first_bucket, else dist._DEFAULT_FIRST_BUCKET_BYTES.
+double first_bucket_cap_mb(const RunConfig& cfg, double bucket_cap_mb);
+
 /// Every combination of cfg.bucket_caps_mb x cfg.comm_hooks x cfg.grad_accums, in flag order
 /// (bucket caps outermost, grad_accum innermost). E.g. caps {1, 25}, hooks {none, fp16} -> 4.
+/// Each variant's first-bucket cap is first_bucket_cap_mb(cfg, its bucket cap).
 std::vector<DdpVariant> ddp_variants(const RunConfig& cfg);
 
 /// The distinct (batch per rank, grad_accum) pairs of the sweep, in first-use order: one

@@ -460,6 +460,21 @@ inline constexpr bool kZeroGradSetToNoneByDefault = detail::has_zero_grad_set_to
 
 }  // namespace ddpbench::compat
 
+// ---------------------------------------------------------------- DDP's first bucket
+#include <torch/version.h>
+
+namespace ddpbench::compat {
+
+/// Whether DistributedDataParallel caps its first bucket at bucket_cap_mb when the caller
+/// passes bucket_cap_mb (torch/nn/parallel/distributed.py, _ddp_init_helper: the Reducer's
+/// first_bucket_bytes_cap is `dist._DEFAULT_FIRST_BUCKET_BYTES if self.bucket_bytes_cap_default
+/// else self.bucket_bytes_cap`), rather than always at dist._DEFAULT_FIRST_BUCKET_BYTES (1 MiB).
+/// No C++ API changed with it, so the major version decides: checked against Python DDP on
+/// 1.13 (always 1 MiB) and on 2.6 (the explicit cap); the 2.x releases before 2.6 were not checked.
+inline constexpr bool kExplicitBucketCapCapsFirstBucket = TORCH_VERSION_MAJOR >= 2;
+
+}  // namespace ddpbench::compat
+
 // ---------------------------------------------------------------- every GPU path compiled
 // DDPBENCH_REQUIRE_GPU_PATHS (CMake option of the same name, set by scripts/check-torch2.sh):
 // every file that includes this header fails to compile unless each CUDA-guarded path is in.

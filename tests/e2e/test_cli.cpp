@@ -130,26 +130,36 @@ TEST(Cli, BreakdownAddsUpOnEveryRank) {
 }
 
 // The Reducer's bucket layout follows --bucket-cap-mb as PyTorch's own DDP computes it:
-// the oracle is Python's DistributedDataParallel (Debian's python3-torch, Gloo, one rank)
+// the oracle is Python's DistributedDataParallel (the installed python3-torch, Gloo, one rank)
 // on torchvision's resnet18, whose rebuilt bucket sizes after iteration 2 the c10d Logger
-// reports as "rebuilt_bucket_sizes".
+// reports as "rebuilt_bucket_sizes": for each explicit cap, and with bucket_cap_mb left at
+// its default (torch 2.x caps the first bucket differently in the two cases).
 TEST(Cli, BucketLayoutMatchesPythonDdpForEveryCap) {
   if (::access("/usr/bin/python3", X_OK) != 0 ||
       std::system("/usr/bin/python3 -c 'import torch.distributed, torchvision' >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "python3-torch / python3-torchvision not installed (apt-get install python3-torchvision)";
   TempDir d;
-  const auto json = (d.path / "r.json").string();
-  const auto o = run(kBin + " run --model resnet18 --image-size 32 --batch-size 2 --warmup 1 --iters 2 "
-                            "--nproc-per-node 1 --bucket-cap-mb 1,5,25,100 --json " + json);
+  const std::string common = " run --model resnet18 --image-size 32 --batch-size 2 --warmup 1 --iters 2 "
+                             "--nproc-per-node 1 --json ";
+  const auto json = (d.path / "r.json").string(), json_default = (d.path / "default.json").string();
+  const auto o = run(kBin + common + json + " --bucket-cap-mb 1,5,25,100");
   ASSERT_EQ(o.code, 0) << o.err;
-  const auto f = read_result_file(json);
+  const auto o_default = run(kBin + common + json_default);
+  ASSERT_EQ(o_default.code, 0) << o_default.err;
+  const auto f = read_result_file(json), f_default = read_result_file(json_default);
+  // After each file's no-DDP row: one DDP row per cap in flag order, then the default's.
+  std::vector<const BenchResult*> rows;
+  for (size_t i = 1; i < f.results.size(); ++i) rows.push_back(&f.results[i]);
+  ASSERT_EQ(f_default.results.size(), 2u);
+  rows.push_back(&f_default.results[1]);
   const auto script = (d.path / "bk.py").string();
   std::ofstream(script) << R"(import os, sys, torch, torch.distributed as dist, torchvision
 dist.init_process_group("gloo", init_method="tcp://127.0.0.1:" + sys.argv[1], rank=0, world_size=1)
 torch.set_num_threads(1)
-for cap in (1, 5, 25, 100):
+for cap in (1, 5, 25, 100, None):
     torch.manual_seed(0)
-    d = torch.nn.parallel.DistributedDataParallel(torchvision.models.resnet18(), bucket_cap_mb=cap)
+    kw = {} if cap is None else {"bucket_cap_mb": cap}
+    d = torch.nn.parallel.DistributedDataParallel(torchvision.models.resnet18(), **kw)
     x, y = torch.randn(2, 3, 32, 32), torch.randint(0, 1000, (2,))
     for _ in range(3):
         torch.nn.functional.cross_entropy(d(x), y).backward()
@@ -159,17 +169,30 @@ for cap in (1, 5, 25, 100):
   const auto py = run("env USE_LIBUV=0 /usr/bin/python3 " + script + " " + std::to_string(find_free_port()));
   ASSERT_EQ(py.code, 0) << py.err;
   std::istringstream lines(py.out);
-  size_t row = 1;  // after the no-DDP row, one DDP row per cap, in flag order
-  for (std::string line; std::getline(lines, line); ++row) {
-    ASSERT_LT(row, f.results.size());
+  size_t i = 0;
+  for (std::string line; std::getline(lines, line); ++i) {
+    ASSERT_LT(i, rows.size());
     std::string ours;
-    for (const auto& b : f.results[row].communication.at("bucket_sizes_bytes"))
+    for (const auto& b : rows[i]->communication.at("bucket_sizes_bytes"))
       ours += (ours.empty() ? "" : ", ") + std::to_string(b.get<long long>());
-    EXPECT_EQ(ours, line) << "bucket cap " << f.results[row].ddp_options.at("bucket_cap_mb");
+    EXPECT_EQ(ours, line) << "bucket cap " << rows[i]->ddp_options.at("bucket_cap_mb") << " (first bucket "
+                          << rows[i]->ddp_options.at("first_bucket_cap_mb") << ")" << (i == 4 ? ", the default" : "");
   }
-  EXPECT_EQ(row, 5u);
+  EXPECT_EQ(i, 5u);
   // 1 MiB caps give more buckets than 100 MiB ones.
-  EXPECT_GT(f.results[1].communication.at("buckets").get<int>(), f.results[4].communication.at("buckets").get<int>());
+  EXPECT_GT(rows[0]->communication.at("buckets").get<int>(), rows[3]->communication.at("buckets").get<int>());
+  // The first cap each row records is the rule of the linked torch (the file's "torch"):
+  // 1 MiB on 1.x; on 2.x the explicit cap, and 1 MiB when bucket_cap_mb is left out.
+  const std::string torch = f.environment.at("torch").get<std::string>();
+  const bool torch2 = std::stoi(torch.substr(0, torch.find('.'))) >= 2;
+  const double caps[] = {1, 5, 25, 100};
+  for (size_t k = 0; k < 4; ++k)
+    EXPECT_EQ(rows[k]->ddp_options.at("first_bucket_cap_mb").get<double>(), torch2 ? caps[k] : 1.0) << torch;
+  EXPECT_EQ(rows[4]->ddp_options.at("first_bucket_cap_mb").get<double>(), 1.0);
+  EXPECT_EQ(f.config.at("first_bucket_cap_mb"), torch2 ? nlohmann::json({1.0, 5.0, 25.0, 100.0})
+                                                       : nlohmann::json({1.0, 1.0, 1.0, 1.0}));
+  EXPECT_THAT(o.out, HasSubstr(torch2 ? "* Maximum bucket size: 1, 5, 25, 100 MiB (first bucket 1, 5, 25, 100 MiB)"
+                                      : "* Maximum bucket size: 1, 5, 25, 100 MiB (first bucket 1, 1, 1, 1 MiB)"));
 }
 
 // --profile DIR writes one Chrome trace per rank and row (libtorch's profiler: the legacy

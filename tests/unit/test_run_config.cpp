@@ -197,6 +197,29 @@ TEST(RunConfig, PlannedRows) {
   EXPECT_EQ(planned_rows(c), 8);  // baselines at 64, 32, 16 and 8 per rank, then 4 DDP rows
 }
 
+// The first bucket's cap: --first-bucket-cap-mb where given; else DDP's rule, 1 MiB
+// (dist._DEFAULT_FIRST_BUCKET_BYTES), or on torch 2.x with an explicit bucket_cap_mb the cap itself.
+TEST(RunConfig, FirstBucketCapFollowsDdpsRule) {
+  auto c = good();
+  c.bucket_caps_mb = {5, 50};
+  auto v = ddp_variants(c);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].first_bucket_cap_mb, 1.0);
+  EXPECT_EQ(v[1].first_bucket_cap_mb, 1.0);
+  EXPECT_EQ(to_json(c).at("first_bucket_cap_mb"), nlohmann::json({1.0, 1.0}));
+  c.bucket_cap_caps_first_bucket = true;
+  v = ddp_variants(c);
+  EXPECT_EQ(v[0].first_bucket_cap_mb, 5.0);
+  EXPECT_EQ(v[1].first_bucket_cap_mb, 50.0);
+  EXPECT_EQ(to_json(c).at("first_bucket_cap_mb"), nlohmann::json({5.0, 50.0}));
+  c.first_bucket_cap_mb = 2.0;
+  v = ddp_variants(c);
+  EXPECT_EQ(v[0].first_bucket_cap_mb, 2.0);
+  EXPECT_EQ(v[1].first_bucket_cap_mb, 2.0);
+  c.bucket_caps_mb = {25};
+  EXPECT_EQ(to_json(c).at("first_bucket_cap_mb"), 2.0);  // one cap: a number, as bucket_cap_mb
+}
+
 // List-valued DDP settings: one DDP row per combination and world size; a baseline per
 // distinct (batch, grad_accum).
 TEST(RunConfig, VariantsAreTheProductOfTheLists) {
@@ -298,7 +321,7 @@ TEST(RunConfig, NumbersAreBounded) {
       {[](RunConfig& c) { c.bucket_caps_mb = {kInf}; }, "--bucket-cap-mb inf is out of range; use a size in (0, 65536] MiB"},
       {[](RunConfig& c) { c.bucket_caps_mb = {kNan}; }, "--bucket-cap-mb nan is out of range"},
       {[](RunConfig& c) { c.bucket_caps_mb = {65537}; }, "--bucket-cap-mb 65537 is out of range"},
-      {[](RunConfig& c) { c.first_bucket_cap_mb = kInf; }, "--first-bucket-cap-mb inf is out of range"},
+      {[](RunConfig& c) { c.first_bucket_cap_mb = std::numeric_limits<double>::infinity(); }, "--first-bucket-cap-mb inf is out of range"},
       {[](RunConfig& c) { c.first_bucket_cap_mb = 0; }, "--first-bucket-cap-mb 0 is out of range"},
       {[](RunConfig& c) { c.grad_check_tol = kInf; }, "--grad-check-tol inf is out of range"},
       {[](RunConfig& c) { c.grad_check_tol = kNan; }, "--grad-check-tol nan is out of range"},

@@ -766,28 +766,6 @@ HookInstall install_comm_hook(const SweepEnv& env, const DdpVariant& v, Distribu
   return out;
 }
 
-// The DDP settings of a variant as DdpOptions (bytes) and as the row records them.
-DdpOptions ddp_options_of(const RunConfig& cfg, const DdpVariant& v) {
-  DdpOptions opts;
-  opts.bucket_cap_bytes = static_cast<int64_t>(v.bucket_cap_mb * 1024 * 1024);
-  opts.first_bucket_cap_bytes = static_cast<int64_t>(cfg.first_bucket_cap_mb * 1024 * 1024);
-  opts.broadcast_buffers = cfg.broadcast_buffers;
-  opts.gradient_as_bucket_view = cfg.gradient_as_bucket_view;
-  opts.static_graph = cfg.static_graph;
-  opts.find_unused_parameters = cfg.find_unused_parameters;
-  return opts;
-}
-
-nlohmann::json ddp_options_json(const RunConfig& cfg, const DdpVariant& v) {
-  return {{"bucket_cap_mb", v.bucket_cap_mb},
-          {"first_bucket_cap_mb", cfg.first_bucket_cap_mb},
-          {"broadcast_buffers", cfg.broadcast_buffers},
-          {"gradient_as_bucket_view", cfg.gradient_as_bucket_view},
-          {"static_graph", cfg.static_graph},
-          {"find_unused_parameters", cfg.find_unused_parameters},
-          {"comm_hook", v.comm_hook}};
-}
-
 // "bucket cap 5 MiB, comm hook fp16, grad accum 4": what sets a variant apart, for phases
 // (the words of ConfigKey::knob_label, with the bucket cap always named).
 std::string variant_words(const DdpVariant& v) {

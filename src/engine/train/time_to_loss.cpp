@@ -40,16 +40,6 @@ void say(const SweepEnv& env, const std::string& line) {
   if (env.progress) env.progress->resume();
 }
 
-DdpOptions ddp_options(const RunConfig& cfg) {
-  DdpOptions o;
-  o.bucket_cap_bytes = static_cast<int64_t>(cfg.bucket_caps_mb.front() * 1024 * 1024);
-  o.first_bucket_cap_bytes = static_cast<int64_t>(cfg.first_bucket_cap_mb * 1024 * 1024);
-  o.broadcast_buffers = cfg.broadcast_buffers;
-  o.gradient_as_bucket_view = cfg.gradient_as_bucket_view;
-  o.static_graph = cfg.static_graph;
-  o.find_unused_parameters = cfg.find_unused_parameters;
-  return o;
-}
 
 // Every rank evaluates with rank 0's BatchNorm statistics (ranks' running statistics drift
 // apart between DDP's per-forward broadcasts).
@@ -127,7 +117,7 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
   // Strategy hook: with helper "sharded"'s --strategy (cfg.strategies), build that strategy's
   // trainer here instead of DistributedDataParallel and name it in the row (row.strategy);
   // the loop below only needs forward(x) and the trainable parameters.
-  DistributedDataParallel ddp(module, pg, ddp_options(cfg), env.device);
+  DistributedDataParallel ddp(module, pg, ddp_options_of(cfg, ddp_variants(cfg).front()), env.device);
   std::vector<at::Tensor> params;
   for (auto& p : module->parameters())
     if (p.requires_grad()) params.push_back(p);
@@ -253,12 +243,7 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
     row.ranks.push_back(std::move(rs));
   }
   if (!keep.empty()) row.summary = summarize(per_rank, batch, n);
-  row.ddp_options = {{"bucket_cap_mb", cfg.bucket_caps_mb.front()},
-                     {"first_bucket_cap_mb", cfg.first_bucket_cap_mb},
-                     {"broadcast_buffers", cfg.broadcast_buffers},
-                     {"gradient_as_bucket_view", cfg.gradient_as_bucket_view},
-                     {"static_graph", cfg.static_graph},
-                     {"find_unused_parameters", cfg.find_unused_parameters}};
+  row.ddp_options = ddp_options_json(cfg, ddp_variants(cfg).front());
   nlohmann::json loss = {{"step", nlohmann::json::array()}, {"wall_s", nlohmann::json::array()},
                          {"value", nlohmann::json::array()}};
   for (size_t i : keep) {

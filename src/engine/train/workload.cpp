@@ -71,6 +71,29 @@ void zero_grads(const std::vector<torch::Tensor>& params, bool set_to_none) {
   }
 }
 
+DdpOptions ddp_options_of(const RunConfig& cfg, const DdpVariant& v) {
+  DdpOptions opts;
+  opts.bucket_cap_bytes = static_cast<int64_t>(v.bucket_cap_mb * 1024 * 1024);
+  opts.first_bucket_cap_bytes = static_cast<int64_t>(v.first_bucket_cap_mb * 1024 * 1024);
+  opts.broadcast_buffers = cfg.broadcast_buffers;
+  opts.gradient_as_bucket_view = cfg.gradient_as_bucket_view;
+  opts.static_graph = cfg.static_graph;
+  opts.find_unused_parameters = cfg.find_unused_parameters;
+  return opts;
+}
+
+nlohmann::json ddp_options_json(const RunConfig& cfg, const DdpVariant& v) {
+  return {{"bucket_cap_mb", v.bucket_cap_mb},
+          {"first_bucket_cap_mb", v.first_bucket_cap_mb},
+          {"broadcast_buffers", cfg.broadcast_buffers},
+          {"gradient_as_bucket_view", cfg.gradient_as_bucket_view},
+          {"static_graph", cfg.static_graph},
+          {"find_unused_parameters", cfg.find_unused_parameters},
+          {"comm_hook", v.comm_hook}};
+}
+
+bool ddp_explicit_cap_caps_first_bucket() { return compat::kExplicitBucketCapCapsFirstBucket; }
+
 bool default_zero_grad_set_to_none() { return compat::kZeroGradSetToNoneByDefault; }
 
 bool zero_grad_set_to_none(const RunConfig& cfg) {

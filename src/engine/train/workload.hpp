@@ -46,6 +46,20 @@ struct StepPhases {
   bool complete = false;   ///< false when the step was not marked as expected
 };
 
+/// The DDP settings of `cfg` with the list-valued ones from `v`, as DistributedDataParallel takes
+/// them (caps in bytes: MiB * 2^20, as distributed.py's int(bucket_cap_mb * 1024 * 1024)).
+DdpOptions ddp_options_of(const RunConfig& cfg, const DdpVariant& v);
+
+/// The same settings as a row records them (ResultRow::ddp_options): bucket_cap_mb,
+/// first_bucket_cap_mb (MiB), broadcast_buffers, gradient_as_bucket_view, static_graph,
+/// find_unused_parameters, comm_hook.
+nlohmann::json ddp_options_json(const RunConfig& cfg, const DdpVariant& v);
+
+/// Whether the linked torch's DistributedDataParallel caps the first bucket at an explicit
+/// bucket_cap_mb (compat::kExplicitBucketCapCapsFirstBucket); RunConfig::bucket_cap_caps_first_bucket
+/// is this and --bucket-cap-mb given.
+bool ddp_explicit_cap_caps_first_bucket();
+
 /// Python's Optimizer.zero_grad(set_to_none) on `params`: with set_to_none every gradient is
 /// dropped (p.grad = None: the next backward allocates it anew, or DDP's Reducer points it at
 /// its bucket view); otherwise each is zeroed in place (detach_ only where it has a grad_fn),
