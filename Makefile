@@ -20,7 +20,9 @@ $(BUILD)/build.ninja:
 build: $(BUILD)/build.ninja
 	cmake --build $(BUILD)
 
-run: build
+# `make run` builds only the binary it runs; `make test` (and `make build`) build every target.
+run: $(BUILD)/build.ninja
+	cmake --build $(BUILD) --target ddpbench
 	$(BUILD)/ddpbench run $(ARGS)
 
 test: ctest fuzz

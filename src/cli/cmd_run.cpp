@@ -472,6 +472,10 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   app->add_option("--sample-ms", c.sample_ms,
                   "Telemetry sampling period during measured iterations (GPU through NVML, host CPU, memory, network)")
       ->capture_default_str();
+  app->add_option("--telemetry-series", c.telemetry_series,
+                  "Whose telemetry series a row keeps: flagged (ranks with telemetry flags and the ranks of lowest "
+                  "and highest mean utilization; each row keeps min/median/max over ranks) or all (every rank's; larger files at scale)")
+      ->capture_default_str();
   app->add_option("--min-util", c.min_util_pct, "Flag a GPU whose mean SM utilization is below this percentage")
       ->capture_default_str();
   app->add_option("--straggler-threshold", c.straggler_threshold,

@@ -185,11 +185,23 @@ std::vector<ExtraPlot> cluster_plots(const Report& r) {
         device = c.device;
       }
     if (!best) continue;
-    std::vector<std::pair<int, const nlohmann::json*>> ranks;
+    std::vector<std::pair<int, const nlohmann::json*>> ranks;  // the ranks that kept their own series
     for (const auto& rk : best->ranks)
-      if (rk.telemetry.is_object() && rk.telemetry.contains("sampled") && rk.telemetry["sampled"].is_object())
+      if (rk.telemetry.is_object() && rk.telemetry.contains("sampled") && rk.telemetry["sampled"].is_object() &&
+          rk.telemetry["sampled"].contains("series"))
         ranks.emplace_back(rk.rank, &rk.telemetry["sampled"]);
-    bool gpu = false;
+    // Schema 1.9: the group's min/median/max over ranks, as the row keeps it.
+    const nlohmann::json* over = nullptr;
+    if (const auto it = best->telemetry.find("series_over_ranks"); it != best->telemetry.end() && it->is_object())
+      over = &*it;
+    const auto band_of = [&](const char* key, const char* stat) {
+      std::vector<double> v;
+      if (over && over->contains(key) && (*over)[key].is_object() && (*over)[key].contains(stat) &&
+          (*over)[key][stat].is_array())
+        for (const auto& x : (*over)[key][stat]) v.push_back(x.is_number() ? x.get<double>() : NAN);
+      return v;
+    };
+    bool gpu = !band_of("sm_util_pct", "median").empty();
     for (const auto& [rank, s] : ranks) gpu = gpu || !series_of_json(*s, "sm_util_pct").empty();
     const char* metric = gpu ? "sm_util_pct" : "cpu_util_pct";
     std::vector<std::vector<double>> t, a, b;  // time, utilization, clock per rank
@@ -198,41 +210,60 @@ std::vector<ExtraPlot> cluster_plots(const Report& r) {
       a.push_back(series_of_json(*s, metric));
       b.push_back(series_of_json(*s, "sm_clock_mhz"));
     }
-    if (std::all_of(a.begin(), a.end(), [](const auto& v) { return v.empty(); })) continue;
+    // The band: from the row's series over ranks, else (older files) from every rank's series.
+    std::vector<double> bt, blo, bmid, bhi, cmid;
+    size_t band_ranks = 0;
+    if (over && !band_of(metric, "median").empty()) {
+      if (over->contains("t_s") && (*over)["t_s"].is_array())
+        for (const auto& x : (*over)["t_s"]) bt.push_back(x.is_number() ? x.get<double>() : NAN);
+      blo = band_of(metric, "min"), bmid = band_of(metric, "median"), bhi = band_of(metric, "max");
+      cmid = band_of("sm_clock_mhz", "median");
+      band_ranks = over->value("ranks", size_t{0});
+    } else if (ranks.size() > kMaxRankLines) {
+      bt = t[0];
+      for (size_t i = 0; i < bt.size(); ++i) {
+        const auto u = spread(a, i), c = spread(b, i);
+        blo.push_back(u[0]), bmid.push_back(u[1]), bhi.push_back(u[2]), cmid.push_back(c[1]);
+      }
+      band_ranks = ranks.size();
+    }
+    const bool band = !bmid.empty() && band_ranks > 1;
+    const bool lines = !ranks.empty() && ranks.size() <= kMaxRankLines;
+    if (!band && std::all_of(a.begin(), a.end(), [](const auto& v) { return v.empty(); })) continue;
     ExtraPlot p;
     p.stem = unique(slug(fmt::format("telemetry-{}-{}-{}", m, best->label, device)));
     p.title = fmt::format("{}, {}, {}: {} per rank during the measured iterations", m, best->label, device,
                           gpu ? "SM utilization and SM clock" : "CPU utilization");
     const std::string dat = p.stem + ".dat";
     std::string cmd;
-    if (ranks.size() <= kMaxRankLines) {
-      for (size_t k = 0; k < ranks.size(); ++k) {
-        p.data += fmt::format("{}# rank {}: t_s {}{}\n", k ? "\n\n" : "", ranks[k].first, metric, gpu ? " sm_clock_mhz" : "");
+    int index = 0;
+    if (band) {
+      p.data = fmt::format("# {} ranks: t_s {}_min {}_median {}_max{}\n", band_ranks, metric, metric, metric,
+                           gpu ? " sm_clock_mhz_median" : "");
+      for (size_t i = 0; i < bt.size(); ++i) {
+        const auto at = [i](const std::vector<double>& v) { return i < v.size() ? v[i] : NAN; };
+        p.data += fmt::format("{} {} {} {}{}\n", fmt_num(bt[i]), fmt_num(at(blo)), fmt_num(at(bmid)), fmt_num(at(bhi)),
+                              gpu ? " " + fmt_num(at(cmid)) : "");
+      }
+      cmd = fmt::format("{} index 0 using 1:2:4 with filledcurves fs transparent solid 0.25 title 'min-max over {} "
+                        "ranks', '' index 0 using 1:3 with linespoints lw 2 pt 7 title 'median over ranks'",
+                        gq(dat), band_ranks);
+      if (gpu) cmd += ", '' index 0 using 1:5 axes x1y2 with lines dt 2 lw 2 title 'median SM clock'";
+      index = 1;
+    }
+    if (lines) {
+      for (size_t k = 0; k < ranks.size(); ++k, ++index) {
+        p.data += fmt::format("{}# rank {}: t_s {}{}\n", index ? "\n\n" : "", ranks[k].first, metric,
+                              gpu ? " sm_clock_mhz" : "");
         for (size_t i = 0; i < t[k].size(); ++i)
           p.data += fmt::format("{} {}{}\n", fmt_num(t[k][i]), fmt_num(i < a[k].size() ? a[k][i] : NAN),
                                 gpu ? " " + fmt_num(i < b[k].size() ? b[k][i] : NAN) : "");
-        cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw 2 pt 7 title 'rank {}{}'", k ? ", " : "",
-                           k ? "''" : gq(dat), k, ranks[k].first, gpu ? " SM util" : "");
-        if (gpu)
-          cmd += fmt::format(", '' index {} using 1:3 axes x1y2 with lines dt 2 lw 1 title 'rank {} SM clock'", k,
+        cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw {} pt 7 title 'rank {}{}'", cmd.empty() ? "" : ", ",
+                           cmd.empty() ? gq(dat) : "''", index, band ? 1 : 2, ranks[k].first, gpu ? " SM util" : "");
+        if (gpu && !band)
+          cmd += fmt::format(", '' index {} using 1:3 axes x1y2 with lines dt 2 lw 1 title 'rank {} SM clock'", index,
                              ranks[k].first);
       }
-    } else {
-      p.data = fmt::format("# {} ranks: t_s {}_min {}_median {}_max{}\n", ranks.size(), metric, metric, metric,
-                           gpu ? " sm_clock_mhz_min sm_clock_mhz_median sm_clock_mhz_max" : "");
-      for (size_t i = 0; i < t[0].size(); ++i) {
-        const auto u = spread(a, i);
-        p.data += fmt::format("{} {} {} {}", fmt_num(t[0][i]), fmt_num(u[0]), fmt_num(u[1]), fmt_num(u[2]));
-        if (gpu) {
-          const auto c = spread(b, i);
-          p.data += fmt::format(" {} {} {}", fmt_num(c[0]), fmt_num(c[1]), fmt_num(c[2]));
-        }
-        p.data += "\n";
-      }
-      cmd = fmt::format("{} using 1:2:4 with filledcurves fs transparent solid 0.25 title 'min-max over ranks', '' "
-                        "using 1:3 with linespoints lw 2 pt 7 title 'median over ranks'",
-                        gq(dat));
-      if (gpu) cmd += ", '' using 1:6 axes x1y2 with lines dt 2 lw 2 title 'median SM clock'";
     }
     p.body = fmt::format("set xlabel 'seconds into the measured iterations'\nset ylabel {}\nset yrange [0:*]\n{}"
                          "set key outside below center horizontal\nplot {}\n",

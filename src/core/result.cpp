@@ -251,8 +251,55 @@ std::string read_text_file(const std::string& path) {
 
 ResultFile read_result_file(const std::string& path) { return parse_result(read_text_file(path), path); }
 
+namespace {
+
+bool is_scalar_json(const json& j) { return !j.is_structured(); }
+
+void readable_json_into(const json& j, int indent, std::string& out) {
+  const auto all_scalars = [](const json& c) { return std::all_of(c.begin(), c.end(), is_scalar_json); };
+  if (!j.is_structured() || j.empty() || (j.is_array() && all_scalars(j))) {
+    // A leaf, or an array of scalars: one line, ", " between elements.
+    if (!j.is_array()) {
+      out += j.dump();
+      return;
+    }
+    out += '[';
+    for (size_t i = 0; i < j.size(); ++i) out += (i ? ", " : "") + j[i].dump();
+    out += ']';
+    return;
+  }
+  if (j.is_object() && all_scalars(j)) {
+    std::string line = "{";
+    for (auto it = j.begin(); it != j.end(); ++it)
+      line += (it == j.begin() ? "" : ", ") + json(it.key()).dump() + ": " + it.value().dump();
+    line += '}';
+    if (line.size() <= 100) {
+      out += line;
+      return;
+    }
+  }
+  const std::string pad(static_cast<size_t>(indent + 2), ' ');
+  out += j.is_object() ? "{\n" : "[\n";
+  size_t i = 0;
+  for (auto it = j.begin(); it != j.end(); ++it, ++i) {
+    out += pad;
+    if (j.is_object()) out += json(it.key()).dump() + ": ";
+    readable_json_into(it.value(), indent + 2, out);
+    out += i + 1 < j.size() ? ",\n" : "\n";
+  }
+  out += std::string(static_cast<size_t>(indent), ' ') + (j.is_object() ? "}" : "]");
+}
+
+}  // namespace
+
+std::string readable_json(const json& j) {
+  std::string out;
+  readable_json_into(j, 0, out);
+  return out + "\n";
+}
+
 void write_result_file_atomic(const std::string& path, const ResultFile& file) {
-  write_file_atomic(path, json(file).dump(2) + "\n");
+  write_file_atomic(path, readable_json(json(file)));
 }
 
 namespace {

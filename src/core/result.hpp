@@ -219,6 +219,13 @@ ResultFile parse_result(const std::string& text, const std::string& source);
 /// Reads and parses `path`; throws UsageError if it cannot be read (see parse_result).
 ResultFile read_result_file(const std::string& path);
 
+/// `j` as text a person can read and the file stays small: indented by 2 as json::dump(2),
+/// except that an array of scalars (numbers, strings, booleans, null) is written on one
+/// line ("[0.1, 0.2]") and so is an object of scalars whose one-line form fits in 100
+/// characters. Ends with a newline; json::parse gives back `j`. Throws as json::dump
+/// (nlohmann::json::type_error on a string that is not UTF-8).
+std::string readable_json(const nlohmann::json& j);
+
 /// Writes `file` to `path` atomically: the JSON goes to a temporary file (mkstemp) in
 /// the same directory, is flushed, then renamed over `path` and the directory synced, so
 /// readers never see a half-written file and an earlier complete file survives a crash.

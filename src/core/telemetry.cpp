@@ -375,6 +375,43 @@ json TelemetryAccumulator::summary() const {
   return j;
 }
 
+nlohmann::json series_over_ranks(const std::vector<const nlohmann::json*>& sampled) {
+  using json = nlohmann::json;
+  std::vector<const json*> series;
+  for (const json* s : sampled)
+    if (s && s->is_object())
+      if (const auto it = s->find("series"); it != s->end() && it->is_object()) series.push_back(&*it);
+  if (series.empty()) return json::object();
+  std::vector<std::string> metrics;  // in first-seen order
+  size_t points = 0;
+  for (const json* s : series)
+    for (const auto& [key, values] : s->items()) {
+      if (!values.is_array()) continue;
+      if (std::find(metrics.begin(), metrics.end(), key) == metrics.end()) metrics.push_back(key);
+      points = std::max(points, values.size());
+    }
+  json out = {{"ranks", series.size()}};
+  for (const auto& key : metrics) {
+    json lo = json::array(), mid = json::array(), hi = json::array();
+    for (size_t i = 0; i < points; ++i) {
+      std::vector<double> v;
+      for (const json* s : series)
+        if (const auto it = s->find(key); it != s->end() && it->is_array() && i < it->size() && (*it)[i].is_number())
+          v.push_back((*it)[i].get<double>());
+      if (v.empty()) {
+        lo.push_back(nullptr), mid.push_back(nullptr), hi.push_back(nullptr);
+        continue;
+      }
+      lo.push_back(*std::min_element(v.begin(), v.end()));
+      mid.push_back(percentile(v, 50));
+      hi.push_back(*std::max_element(v.begin(), v.end()));
+    }
+    if (key == "t_s") out["t_s"] = mid;
+    else out[key] = {{"min", lo}, {"median", mid}, {"max", hi}};
+  }
+  return out;
+}
+
 // ------------------------------------------------------------------ TelemetrySampler
 namespace {
 

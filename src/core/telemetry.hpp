@@ -186,6 +186,15 @@ class TelemetrySampler {
   std::thread thread_;
 };
 
+/// Many ranks' telemetry summaries (each a RankSamples.telemetry["sampled"], or null) as one
+/// set of series, so a row keeps the whole group's picture without every rank's series:
+///   {"ranks": n, "t_s": [...], "<metric>": {"min": [...], "median": [...], "max": [...]}, ...}
+/// over the n summaries that have a "series". Point i of a metric is taken over the ranks
+/// whose series have a number at i (null where none has); "t_s" is the median of the ranks'
+/// t_s at i; the length is the longest series. Median: core/stats.hpp percentile (50).
+/// Empty object when no summary has a series. Never throws.
+nlohmann::json series_over_ranks(const std::vector<const nlohmann::json*>& sampled);
+
 /// Adds "flags" to a summary made by TelemetryAccumulator/TelemetrySampler (`sampled`, in
 /// place) and returns one row warning per flag, naming the rank, `host`, the GPU index and
 /// the value:

@@ -214,6 +214,66 @@ TEST(Cli, ProfileWritesOneTracePerRankAndRow) {
   EXPECT_EQ(f.results[1].telemetry.at("profile").at("file"), "squeezenet1_0-ddp2-rank0.json");
 }
 
+// At scale a row keeps the group's telemetry as min/median/max over ranks and each rank's
+// own series only for the ranks a reader looks at (flags; lowest and highest mean
+// utilization), so the per-rank part of a row stays small; --telemetry-series all keeps
+// every rank's series. The oracle for the band is the ranks' own series (kept with "all").
+TEST(Cli, TelemetrySeriesAreKeptForFlaggedRanksAndSummarisedOverRanks) {
+  TempDir d;
+  const int n = 6;
+  const std::string args = " run " + testutil::kTinyArgs + " --warmup 1 --iters 6 --nproc-per-node 6 --world-sizes 6 --sample-ms 5 --json ";
+  const auto json = (d.path / "r.json").string(), json_all = (d.path / "all.json").string();
+  const auto o = run(kBin + args + json);
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto o_all = run(kBin + args + json_all + " --telemetry-series all");
+  ASSERT_EQ(o_all.code, 0) << o_all.err;
+  const auto f = read_result_file(json), f_all = read_result_file(json_all);
+  EXPECT_EQ(f.config.at("telemetry_series"), "flagged");
+  const BenchResult* row = nullptr;
+  for (const auto& r : f.results)
+    if (r.ddp && r.world_size == n) row = &r;
+  ASSERT_NE(row, nullptr);
+  const auto& over = row->telemetry.at("series_over_ranks");
+  EXPECT_EQ(over.at("ranks"), n);
+  const auto kept = row->telemetry.at("series_kept_for_ranks").get<std::vector<int>>();
+  EXPECT_GE(kept.size(), 1u);
+  EXPECT_LE(kept.size(), 2u);  // no flags on CPUs: the lowest and the highest mean CPU utilization
+  std::vector<std::pair<double, int>> util;
+  for (const auto& rk : row->ranks) {
+    const auto& s = rk.telemetry.at("sampled");
+    util.emplace_back(s.at("host").at("cpu_util_pct").at("mean").get<double>(), rk.rank);
+    const bool has = s.contains("series");
+    EXPECT_EQ(has, std::find(kept.begin(), kept.end(), rk.rank) != kept.end()) << "rank " << rk.rank;
+    // Per rank and row, in the file: within 1 KB (its samples, summary, breakdown).
+    if (!has) EXPECT_LE(nlohmann::json(rk).dump().size(), 1024u) << nlohmann::json(rk).dump();
+  }
+  const auto lo = std::min_element(util.begin(), util.end()), hi = std::max_element(util.begin(), util.end());
+  EXPECT_NE(std::find(kept.begin(), kept.end(), lo->second), kept.end());
+  EXPECT_NE(std::find(kept.begin(), kept.end(), hi->second), kept.end());
+  // --telemetry-series all: every rank keeps its series; the band is their min/median/max.
+  const BenchResult* row_all = nullptr;
+  for (const auto& r : f_all.results)
+    if (r.ddp && r.world_size == n) row_all = &r;
+  ASSERT_NE(row_all, nullptr);
+  EXPECT_FALSE(row_all->telemetry.contains("series_kept_for_ranks"));
+  std::vector<std::vector<double>> cpu;
+  for (const auto& rk : row_all->ranks) {
+    ASSERT_TRUE(rk.telemetry.at("sampled").contains("series")) << "rank " << rk.rank;
+    std::vector<double> v;
+    for (const auto& x : rk.telemetry.at("sampled").at("series").at("cpu_util_pct"))
+      v.push_back(x.is_number() ? x.get<double>() : std::nan(""));
+    cpu.push_back(v);
+  }
+  const auto& band = row_all->telemetry.at("series_over_ranks").at("cpu_util_pct");
+  ASSERT_FALSE(cpu[0].empty());
+  std::vector<double> at0;
+  for (const auto& v : cpu)
+    if (!v.empty() && std::isfinite(v[0])) at0.push_back(v[0]);
+  ASSERT_FALSE(at0.empty());
+  EXPECT_DOUBLE_EQ(band.at("min")[0].get<double>(), *std::min_element(at0.begin(), at0.end()));
+  EXPECT_DOUBLE_EQ(band.at("max")[0].get<double>(), *std::max_element(at0.begin(), at0.end()));
+}
+
 TEST(Cli, TinyRunWithLocalSpawnerWritesJson) {
   const auto [o, f] = run_tiny("");
   expect_tiny_sweep(f, 2);

@@ -58,6 +58,31 @@ ResultFile sample_file() {
   return f;
 }
 
+// The file's text: containers indented by 2, arrays of scalars and short objects of scalars
+// on one line; it parses back to the same document.
+TEST(ResultJson, ReadableTextPutsScalarArraysAndShortObjectsOnOneLine) {
+  const nlohmann::json j = nlohmann::json::parse(R"({"a": [0.5, 1, null, "x"], "b": {"p50_s": 0.25, "n": 3},
+    "c": [{"rank": 0, "samples_s": [0.1, 0.2]}], "d": {}, "e": [], "f": {"long": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}})");
+  const std::string expected = R"({
+  "a": [0.5, 1, null, "x"],
+  "b": {"n": 3, "p50_s": 0.25},
+  "c": [
+    {
+      "rank": 0,
+      "samples_s": [0.1, 0.2]
+    }
+  ],
+  "d": {},
+  "e": [],
+  "f": {
+    "long": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+  }
+}
+)";
+  EXPECT_EQ(readable_json(j), expected);
+  EXPECT_EQ(nlohmann::json::parse(readable_json(j)), j);
+}
+
 TEST(ResultJson, RoundTripKeepsEveryField) {
   const ResultFile f = sample_file();
   const std::string text = nlohmann::json(f).dump();

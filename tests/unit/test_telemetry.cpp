@@ -203,6 +203,25 @@ TEST(TelemetryAccumulator, ACounterThatWentDownHasNoRateForThatInterval) {
 
 // ---------------------------------------------------------------- flags
 
+// A row's series over ranks: per point, min / median / max over the ranks with a number
+// there (hand-computed; median of 3 = the middle one, of 2 = their mean).
+TEST(TelemetrySeriesOverRanks, MinMedianMaxPerPointOverTheRanksThatHaveIt) {
+  const json a = {{"series", {{"t_s", {0.1, 0.2, 0.3}}, {"cpu_util_pct", {10.0, 50.0, 90.0}}}}};
+  const json b = {{"series", {{"t_s", {0.1, 0.2}}, {"cpu_util_pct", {30.0, nullptr}}}}};
+  const json c = {{"series", {{"t_s", {0.3, 0.4, 0.5}}, {"cpu_util_pct", {20.0, 70.0, 60.0}}}}};
+  const json no_series = {{"samples", 0}};
+  const json null;
+  const json o = series_over_ranks({&a, &b, &no_series, &c, &null, nullptr});
+  EXPECT_EQ(o["ranks"], 3);
+  EXPECT_EQ(o["t_s"], json::array({0.1, 0.2, 0.4}));
+  EXPECT_EQ(o["cpu_util_pct"]["min"], json::array({10.0, 50.0, 60.0}));
+  EXPECT_EQ(o["cpu_util_pct"]["median"], json::array({20.0, 60.0, 75.0}));
+  EXPECT_EQ(o["cpu_util_pct"]["max"], json::array({30.0, 70.0, 90.0}));
+  const json d = {{"series", {{"t_s", {0.1}}, {"cpu_util_pct", {nullptr}}}}};
+  EXPECT_EQ(series_over_ranks({&d})["cpu_util_pct"]["median"], json::array({nullptr}));
+  EXPECT_TRUE(series_over_ranks({&no_series, nullptr}).empty());
+}
+
 TEST(TelemetryFlags, LowUtilisationAndThrottlingAreFlaggedWithRankHostGpuAndValue) {
   json s = three_samples().summary();
   const auto w = telemetry_flags(s, 80, 3, "node7");

@@ -560,12 +560,16 @@ nlohmann::json collect_telemetry(const SweepEnv& env, const std::string& key, in
 void attach_telemetry(const SweepEnv& env, BenchResult& row, const std::vector<nlohmann::json>& per_rank) {
   constexpr size_t kMaxNamed = 4;
   std::map<std::string, std::vector<RowWarning>> by_code;
+  std::vector<const nlohmann::json*> sampled;
+  std::set<size_t> flagged;
   for (size_t r = 0; r < per_rank.size() && r < row.ranks.size(); ++r) {
     if (!per_rank[r].is_object()) continue;
     RankSamples& rs = row.ranks[r];
     rs.telemetry["sampled"] = per_rank[r];
-    for (auto& w : telemetry_flags(rs.telemetry["sampled"], env.cfg.min_util_pct, rs.rank, rs.host))
+    for (auto& w : telemetry_flags(rs.telemetry["sampled"], env.cfg.min_util_pct, rs.rank, rs.host)) {
       by_code[w.code].push_back(std::move(w));
+      flagged.insert(r);
+    }
   }
   for (auto& [code, ws] : by_code) {
     for (size_t i = 0; i < ws.size() && i < kMaxNamed; ++i) row.warnings.push_back(ws[i]);
@@ -573,6 +577,37 @@ void attach_telemetry(const SweepEnv& env, BenchResult& row, const std::vector<n
       row.warnings.push_back({code, fmt::format("and {} more ranks (each rank's telemetry.sampled.flags says which)",
                                                 ws.size() - kMaxNamed)});
   }
+  // The group's series as min/median/max over ranks; each rank's own series only where a
+  // reader looks (ranks with flags, and the two with the lowest and the highest mean
+  // utilization: GPU SM, else host CPU) unless --telemetry-series all, so per-rank data
+  // stays bounded per rank at thousands of ranks.
+  for (const auto& rs : row.ranks)
+    if (const auto it = rs.telemetry.find("sampled"); it != rs.telemetry.end()) sampled.push_back(&*it);
+  if (auto over = series_over_ranks(sampled); !over.empty()) row.telemetry["series_over_ranks"] = std::move(over);
+  if (env.cfg.telemetry_series == "all") return;
+  const auto mean_util = [](const nlohmann::json& t) -> std::optional<double> {
+    for (const auto& path : {"/gpu/sm_util_pct/mean", "/host/cpu_util_pct/mean"})
+      if (const auto p = nlohmann::json::json_pointer(path); t.contains(p) && t.at(p).is_number())
+        return t.at(p).get<double>();
+    return std::nullopt;
+  };
+  std::optional<std::pair<double, size_t>> lo, hi;
+  for (size_t r = 0; r < row.ranks.size(); ++r)
+    if (const auto it = row.ranks[r].telemetry.find("sampled"); it != row.ranks[r].telemetry.end())
+      if (const auto u = mean_util(*it)) {
+        if (!lo || *u < lo->first) lo = std::make_pair(*u, r);
+        if (!hi || *u > hi->first) hi = std::make_pair(*u, r);
+      }
+  if (lo) flagged.insert(lo->second);
+  if (hi) flagged.insert(hi->second);
+  std::vector<int> kept;
+  for (size_t r = 0; r < row.ranks.size(); ++r) {
+    auto it = row.ranks[r].telemetry.find("sampled");
+    if (it == row.ranks[r].telemetry.end() || !it->is_object() || !it->contains("series")) continue;
+    if (flagged.count(r)) kept.push_back(row.ranks[r].rank);
+    else it->erase("series");
+  }
+  row.telemetry["series_kept_for_ranks"] = kept;
 }
 
 // --profile DIR: after a measured series, `profile_iters` more steps (untimed) traced by
