@@ -59,7 +59,7 @@ std::string split_line(const BenchResult& row) {
                         "computation {} ms, other {} ms",
                         row.strategy, row.mode, ms(d, "communication_s"), ms(d, "replicate_s"), ms(d, "scatter_s"),
                         ms(d, "gather_s"), ms(d, "reduce_s"), ms(d, "computation_s"), ms(d, "other_s"));
-  return line + fmt::format("; seed 002 split: calls {} ms + synchronize {} ms", ms(s, "call_return_s"),
+  return line + fmt::format("; Banerjee and Shah's split: calls {} ms + synchronize {} ms", ms(s, "call_return_s"),
                             ms(s, "sync_wait_s"));
 }
 
@@ -185,13 +185,13 @@ Command add_dataparallel_command(CLI::App& parent, const std::vector<std::string
   app->add_flag("--channels-last", c.channels_last, "NHWC memory format for inputs and convolution weights");
   app->add_flag("--no-cudnn-benchmark", f->no_cudnn_benchmark, "Turn cuDNN autotuning off (on by default)");
   app->add_flag("--freeze-backbone", c.freeze_backbone,
-                "Train only a classifier head on a frozen backbone (seed 002's fixed feature extractor)");
+                "Train only a classifier head on a frozen backbone (Banerjee and Shah's fixed feature extractor)");
   f->head_opt = app->add_option("--head", c.head, "Head trained with --freeze-backbone")->capture_default_str();
   app->add_option("--seed", c.seed, "Seed of the model and the synthetic batch")
       ->check(whole_number())
       ->capture_default_str();
   app->add_option("--dataset-size", c.dataset_size,
-                  "Examples per epoch (N) for the bytes per epoch (seed 002's MNIST: 60000)")
+                  "Examples per epoch (N) for the bytes per epoch (Banerjee and Shah's MNIST: 60000)")
       ->check(whole_number())
       ->capture_default_str();
   f->json_opt = app->add_option("--json", c.json_path, "Write the rows here (kind run); PATH.partial while it runs");

@@ -91,7 +91,7 @@ int run_this_rank(const LaunchInfo& li, const EnvMap& env, double timeout_s, con
 void finish_barrier(const c10::intrusive_ptr<c10d::Store>& store, const LaunchInfo& li,
                     std::chrono::milliseconds timeout);
 
-/// Every host's environment, gathered once per host (core/node_env.hpp, contract (d)).
+/// Every host's environment, gathered once per host (core/node_env.hpp).
 struct NodeEnvironments {
   nlohmann::json nodes = nlohmann::json::array();        ///< environment.nodes: one object per host, rank order
   nlohmann::json differences = nlohmann::json::array();  ///< environment.node_differences (node_differences())

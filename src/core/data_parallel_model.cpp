@@ -74,7 +74,7 @@ nlohmann::json to_json(const DpTrafficInput& in, const DpTraffic& t) {
           {"reduce_bytes_per_step", t.reduce_bytes},
           {"bytes_per_step", t.bytes_per_step},
           {"bytes_per_epoch", t.bytes_per_epoch},
-          {"note", "seed002_*: seed 002's N / (B k) x trainable parameters (one copy of the trainable parameters "
+          {"note", "seed002_*: Banerjee and Shah's N / (B k) x trainable parameters (one copy of the trainable parameters "
                    "per step); the *_bytes_per_step terms count what crosses between devices, device 0 holding the "
                    "master model and the global batch (docs/METHODOLOGY.md)"}};
 }

@@ -1,5 +1,5 @@
-// Single-process DataParallel (`ddpbench dataparallel`, seed 002): the bytes its primitives
-// move, seed 002's bytes-per-epoch formula, the computation/communication split of a step,
+// Single-process DataParallel (`ddpbench dataparallel`; Banerjee and Shah, "Benchmarking Distributed Training and Inference on NVIDIA's A6000 GPUs"): the bytes its primitives
+// move, Banerjee and Shah's bytes-per-epoch formula, the computation/communication split of a step,
 // and the --gpus selection. Torch-free (docs/METHODOLOGY.md "DataParallel, native and hand-made").
 #pragma once
 
@@ -80,7 +80,7 @@ struct DpPhaseTimes {
   double communication_s() const { return replicate_s + scatter_s + gather_s + reduce_s; }
   /// forward + loss + backward: the model's arithmetic (parallel_apply forward, its backward).
   double computation_s() const { return forward_s + loss_s + backward_s; }
-  /// zero_grad + optimizer (seed 002 counts both as computation).
+  /// zero_grad + optimizer (Banerjee and Shah count both as computation).
   double other_s() const { return zero_grad_s + optimizer_s; }
   /// The sum of every phase: the instrumented step.
   double step_s() const { return communication_s() + computation_s() + other_s(); }

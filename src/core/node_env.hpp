@@ -1,4 +1,4 @@
-// One host's environment (environment.nodes[], schema 1.6 contract (d)): what it is, how it
+// One host's environment (environment.nodes[], schema 1.6): what it is, how it
 // is probed without torch (nvidia-smi, /proc, uname), bounded, compared across hosts and
 // printed. The libtorch fields (torch, CUDA, NCCL, cuDNN versions) are filled in by
 // engine/env_info. Torch-free.

@@ -656,7 +656,7 @@ long long int_at(const nlohmann::json& j, const char* key) {
   return v && std::isfinite(*v) ? std::llround(*v) : -1;
 }
 
-// A rank's telemetry["sampled"] (contract (a)), or nullptr.
+// A rank's telemetry["sampled"] (schema 1.6), or nullptr.
 const nlohmann::json* sampled_of(const RankSamples& rk) {
   if (!rk.telemetry.is_object()) return nullptr;
   const auto it = rk.telemetry.find("sampled");

@@ -105,7 +105,7 @@ struct StrongTable {
   std::vector<BreakdownRow> breakdown;
 };
 
-/// One line of the optimization-impact table (seed 003's "Communication Optimization
+/// One line of the optimization-impact table (a cluster benchmark report's "Communication Optimization
 /// Impact", from measured rows only): a DDP run with some knobs changed against the plain
 /// run (every knob at Python DDP's default) of the same configuration and world size.
 struct ImpactRow {
@@ -125,7 +125,7 @@ struct ImpactTable {
   std::vector<ImpactRow> rows;  ///< the baseline first (when measured), then the variants in ConfigKey order
 };
 
-/// One line of the strategy comparison (seed 003's "Throughput Scaling" table with its
+/// One line of the strategy comparison (a cluster benchmark report's "Throughput Scaling" table with its
 /// "Strategy Comparison", from measured rows): one training row of one world size with its
 /// strategy, activation checkpointing and precision (docs/METHODOLOGY.md "Memory per rank
 /// and inference mode").
@@ -149,7 +149,7 @@ struct StrategyTable {
   std::vector<StrategyRow> rows;  ///< by world size, then ddp, zero2, fsdp, checkpointing off/on, precision
 };
 
-/// One technique of the memory table (seed 003's "Memory Optimization", measured): a row
+/// One technique of the memory table (a cluster benchmark report's "Memory Optimization", measured): a row
 /// against the fp32 DDP row (no checkpointing) of the same model, world size and batch.
 struct MemoryRow {
   int world_size = 1;
@@ -245,10 +245,10 @@ struct ReportOptions {
 struct ClusterFile {
   std::string source;  ///< the file
   std::string device;  ///< device_type of the file
-  /// Rows with per-rank telemetry["sampled"] (contract (a)) or a burn_in (contract (c)), in file order.
+  /// Rows with per-rank telemetry["sampled"] (schema 1.6) or a burn_in (schema 1.6), in file order.
   std::vector<BenchResult> rows;
-  nlohmann::json stragglers = nlohmann::json::array();  ///< ResultFile.stragglers (contract (b))
-  std::vector<CommResult> pair_rows;  ///< `comm --pairs` rows (extra.pair, extra.round; contract (e))
+  nlohmann::json stragglers = nlohmann::json::array();  ///< ResultFile.stragglers (schema 1.6)
+  std::vector<CommResult> pair_rows;  ///< `comm --pairs` rows (extra.pair, extra.round; schema 1.6)
   nlohmann::json comm_pairs = nlohmann::json::object();  ///< ResultFile.comm_pairs
   nlohmann::json max_batch = nlohmann::json::object();   ///< ResultFile.max_batch (kind "find-max-bs")
 };
@@ -269,7 +269,7 @@ struct TelemetryRowSummary {
   std::vector<std::string> gpu_unavailable;   ///< the distinct reasons of ranks without GPU metrics
 };
 
-/// Summarises the per-rank telemetry.sampled objects of `row` (contract (a)).
+/// Summarises the per-rank telemetry.sampled objects of `row` (schema 1.6).
 TelemetryRowSummary summarize_telemetry(const BenchResult& row);
 
 /// The row of `rows` whose ranks' telemetry stands for model `model`: its DDP row with the
@@ -277,7 +277,7 @@ TelemetryRowSummary summarize_telemetry(const BenchResult& row);
 /// nullptr when none has telemetry.
 const BenchResult* largest_group(const std::vector<BenchResult>& rows, const std::string& model);
 
-/// The headline sentence of one straggler entry (contract (b)): "Straggler (resnet18, batch 16
+/// The headline sentence of one straggler entry (schema 1.6): "Straggler (resnet18, batch 16
 /// per rank, 2 ranks): rank 1 (host node0, local rank 1, CPU) has score 0.52 < 0.95" (one
 /// sentence per named rank, GPU index, UUID and bus id where the rank has a GPU), or "No
 /// straggler (...): every rank scored >= 0.95 (lowest: rank 2, 0.97)".

@@ -92,7 +92,7 @@ struct RunConfig {
   /// the ranks of lowest and highest mean utilization; every row keeps the min/median/max
   /// over ranks) or "all".
   std::string telemetry_series = "flagged";
-  double min_util_pct = 80.0;       ///< --min-util: a GPU whose mean SM utilization is below this is flagged (seed 000)
+  double min_util_pct = 80.0;       ///< --min-util: a GPU whose mean SM utilization is below this is flagged
   double straggler_threshold = 0.95;///< --straggler-threshold: a rank whose relative score is below it is named
   bool quiet = false;               ///< --quiet: no progress output
   double duration_s = 0;            ///< --duration: burn-in, each row's measured series runs this long; 0: off

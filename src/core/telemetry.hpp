@@ -77,7 +77,7 @@ HostReading read_host(const std::string& sysfs_root, const std::string& net_inte
 /// sent), else "". `host` is a name or an address. Never throws.
 std::string interface_for_address(const std::string& host, const EnvMap& env);
 
-/// Turns readings into the summary of contract (a) (schema 1.6), without "flags":
+/// Turns readings into the summary of RankSamples.telemetry["sampled"] (schema 1.6), without "flags":
 ///   {"interval_ms", "samples", "span_s", "gpu": {...}, "host": {...}, "series": {...}}.
 /// begin() takes the reading at the window's start (its counters are the baseline of the
 /// first interval; it is not a sample); each add() is one sample at the end of an interval.
@@ -142,7 +142,7 @@ class TelemetryAccumulator {
 
 /// Samples one rank in a background thread. Construction opens NVML once (when a GPU is
 /// named); each start() .. stop() is one window (e.g. a row's measured iterations) whose
-/// summary() is contract (a) without "flags". Throws UsageError for sample_ms < 1 or
+/// summary() is that summary without "flags". Throws UsageError for sample_ms < 1 or
 /// max_series_points < 1. NVML missing or failing is not an error (gpu unavailable).
 class TelemetrySampler {
  public:

@@ -37,7 +37,7 @@ std::string nccl_version();
 /// cuDNN version libtorch uses ("9.1.0"), or "none" in a build without cuDNN.
 std::string cudnn_version();
 
-/// This host's node object (core/node_env.hpp, contract (d) of environment.nodes[]): the
+/// This host's node object (core/node_env.hpp, environment.nodes[]): the
 /// torch-free probes (probe_node_environment) plus this libtorch's torch, CUDA, NCCL and
 /// cuDNN versions; where nvidia-smi is absent but CUDA sees GPUs, the GPUs from the CUDA
 /// runtime (visible ones only). Bounded to kMaxNodeEnvBytes. Never throws for a missing

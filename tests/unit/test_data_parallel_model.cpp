@@ -1,4 +1,4 @@
-// core/data_parallel_model: seed 002's bytes-per-epoch formula and the per-primitive
+// core/data_parallel_model: Banerjee and Shah's bytes-per-epoch formula and the per-primitive
 // traffic of DataParallel against numbers computed by hand, the phase split, --gpus.
 #include <gtest/gtest.h>
 
@@ -31,7 +31,7 @@ TEST(DataParallelModel, Seed002FormulaOnTheSeedsVgg16Configuration) {
 
 // N = 10, B = 2, k = 3, 100 parameters of which 40 trainable, 24 bytes of buffers, 12 input
 // and 5 output elements per example, fp32 parameters and inputs, 2-byte logits.
-// By hand: global batch 6, ceil(10 / 6) = 2 steps; seed 002: 10 / 6 x 40 = 66.67 parameters;
+// By hand: global batch 6, ceil(10 / 6) = 2 steps; Banerjee and Shah: 10 / 6 x 40 = 66.67 parameters;
 // replicate 2 x (400 + 24) = 848; scatter 2 x 2 x 12 x 4 = 192; gather 2 x 2 x 5 x 2 = 40,
 // twice in training = 80; reduce 2 x 40 x 4 = 320; training 1440 per step, 2880 per epoch;
 // inference 848 + 192 + 40 = 1080 per step, 2160 per epoch.
@@ -61,7 +61,7 @@ TEST(DataParallelModel, TrafficPerPrimitiveByHand) {
   EXPECT_DOUBLE_EQ(t.reduce_bytes, 0);
   EXPECT_DOUBLE_EQ(t.bytes_per_step, 1080);
   EXPECT_DOUBLE_EQ(t.bytes_per_epoch, 2160);
-  // One device: nothing crosses a device boundary, while seed 002's formula still counts
+  // One device: nothing crosses a device boundary, while Banerjee and Shah's formula still counts
   // 10 / 2 x 40 = 200 parameters per epoch.
   in.devices = 1;
   in.training = true;

@@ -451,7 +451,7 @@ BenchResult measure(const DpJob& job, const std::string& name, const std::vector
       {"seed002_split",
        {{"call_return_s", ret / n},
         {"sync_wait_s", wait / n},
-        {"note", "seed 002's split, from the row's own (uninstrumented) steps: computation = host time until the "
+        {"note", "Banerjee and Shah's split, from the row's own (uninstrumented) steps: computation = host time until the "
                  "step's last call returned, communication = the synchronize() that followed; means"}}},
       {"iterations", static_cast<int>(phases.size())},
       {"note", path == DpPath::kNative

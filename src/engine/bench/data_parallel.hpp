@@ -1,4 +1,4 @@
-// Single-process multi-GPU DataParallel (`ddpbench dataparallel`, seed 002): libtorch's
+// Single-process multi-GPU DataParallel (`ddpbench dataparallel`; Banerjee and Shah, "Benchmarking Distributed Training and Inference on NVIDIA's A6000 GPUs"): libtorch's
 // torch::nn::parallel::data_parallel ("dp", the native path) and the same step built by hand
 // from replicate, torch::cuda::scatter, parallel_apply and gather ("dp-manual"), timed per
 // step and, with every device synchronised at each phase boundary, per phase
@@ -199,7 +199,7 @@ struct DpJob {
 
 /// Measures every (model, device count, mode, path) of `job`, in that nesting: the self-check
 /// (throws SelfCheckError when it fails), cfg.warmup untimed steps, cfg.iters timed steps
-/// (synchronize_all before and after each: the row's samples; seed 002's split: host time
+/// (synchronize_all before and after each: the row's samples; Banerjee and Shah's split: host time
 /// until the step's last call returned, then the wait), then cfg.iters steps timed per phase
 /// (the row's breakdown). Rows as BenchResult (strategy "dp" / "dp-manual", mode, world_size =
 /// devices, batch_per_rank = B per device, ddp true), each handed to `on_row` when measured.
