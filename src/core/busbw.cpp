@@ -170,24 +170,25 @@ void check_redop(const std::string& op) {
 }
 
 Table comm_table(const std::string& title, const std::vector<CommResult>& rows) {
-  Table t;
-  t.kind = "comm";
-  t.title = title;
-  t.columns = {{"size", "size (B)", "bytes", fmtcol::plain()},
-               {"count", "count (elements)", "elements", fmtcol::plain()},
-               {"type", "type", "", fmtcol::plain()},
-               {"redop", "redop", "", fmtcol::plain()},
-               {"root", "root", "", fmtcol::plain()},
-               {"time_us", "time (us)", "us", fmtcol::fixed(2)},
-               {"algbw_gbps", "algbw (GB/s)", "GB/s", fmtcol::fixed(3)},
-               {"busbw_gbps", "busbw (GB/s)", "GB/s", fmtcol::fixed(3)},
-               {"wrong", "#wrong", "elements", fmtcol::plain()},
-               {"time_us_max", "max time (us)", "us", fmtcol::fixed(2), /*in_text=*/false}};
-  for (const auto& r : rows)
-    t.rows.push_back({Value(r.bytes), Value(r.count), Value(r.dtype), Value(r.redop),
-                      Value(static_cast<long long>(r.root)), Value(r.time_us), Value(r.algbw_gbps),
-                      Value(r.busbw_gbps), r.wrong < 0 ? Value() : Value(r.wrong), Value(r.time_us_max_over_ranks)});
-  return t;
+  const std::vector<Col<CommResult>> cols = {
+      {{"size_bytes", "size (B)", "bytes", fmtcol::plain()}, [](const CommResult& x) { return Value(x.bytes); }},
+      {{"count", "count (elements)", "elements", fmtcol::plain()}, [](const CommResult& x) { return Value(x.count); }},
+      {{"type", "type", "", fmtcol::plain()}, [](const CommResult& x) { return Value(x.dtype); }},
+      {{"redop", "redop", "", fmtcol::plain()}, [](const CommResult& x) { return Value(x.redop); }},
+      {{"root", "root", "", fmtcol::plain()}, [](const CommResult& x) { return Value(static_cast<long long>(x.root)); }},
+      {{"time_us", "time (us)", "us", fmtcol::fixed(2)}, [](const CommResult& x) { return Value(x.time_us); }},
+      // A barrier moves no payload: no bandwidth to show.
+      {{"algbw_gbps", "algbw (GB/s)", "GB/s", fmtcol::fixed(3)},
+       [](const CommResult& x) { return x.bytes > 0 ? Value(x.algbw_gbps) : Value(); }},
+      {{"busbw_gbps", "busbw (GB/s)", "GB/s", fmtcol::fixed(3)},
+       [](const CommResult& x) { return x.bytes > 0 ? Value(x.busbw_gbps) : Value(); }},
+      // -1: not checked.
+      {{"wrong", "#wrong", "elements", fmtcol::plain()},
+       [](const CommResult& x) { return x.wrong < 0 ? Value() : Value(x.wrong); }},
+      {{"time_us_max_over_ranks", "max time (us)", "us", fmtcol::fixed(2), /*in_text=*/false},
+       [](const CommResult& x) { return Value(x.time_us_max_over_ranks); }},
+  };
+  return make_table("comm", title, {}, cols, rows);
 }
 
 BusbwVerdict min_busbw_verdict(const std::vector<CommResult>& rows, double min_gbps) {

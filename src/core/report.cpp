@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "core/bench_table.hpp"
+#include "core/busbw.hpp"
 #include "core/errors.hpp"
 #include "core/json_util.hpp"
 #include "core/memory.hpp"
@@ -878,29 +879,6 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
 
 namespace {
 
-// A column and how to read its value from a row of type Row.
-template <typename Row>
-struct Col {
-  Column column;
-  std::function<Value(const Row&)> get;
-};
-
-template <typename Row>
-Table make_table(std::string kind, std::string title, std::vector<std::pair<std::string, Value>> context,
-                 const std::vector<Col<Row>>& cols, const std::vector<Row>& rows) {
-  Table t;
-  t.kind = std::move(kind);
-  t.title = std::move(title);
-  t.context = std::move(context);
-  for (const auto& c : cols) t.columns.push_back(c.column);
-  for (const auto& r : rows) {
-    std::vector<Value> cells;
-    for (const auto& c : cols) cells.push_back(c.get(r));
-    t.rows.push_back(std::move(cells));
-  }
-  return t;
-}
-
 Value opt(const std::optional<double>& v) { return v ? Value(*v) : Value(); }
 
 std::vector<std::pair<std::string, Value>> key_context(const ConfigKey& k) {
@@ -1627,33 +1605,16 @@ Table max_batch_tab(const ClusterFile& c) {
 }  // namespace
 
 Table comm_table(const CommTable& c) {
-  const std::vector<Col<CommResult>> cols = {
-      {{"size_bytes", "size", "bytes", fmtcol::plain()}, [](const CommResult& x) { return Value(x.bytes); }},
-      {{"count", "count", "elements", fmtcol::plain()}, [](const CommResult& x) { return Value(x.count); }},
-      {{"type", "type", "", fmtcol::plain()}, [](const CommResult& x) { return Value(x.dtype); }},
-      {{"redop", "redop", "", fmtcol::plain()}, [](const CommResult& x) { return Value(x.redop); }},
-      {{"root", "root", "", fmtcol::plain()}, [](const CommResult& x) { return Value(static_cast<long long>(x.root)); }},
-      {{"time_us", "time us", "us", fmtcol::fixed(2)}, [](const CommResult& x) { return Value(x.time_us); }},
-      // A barrier moves no payload: no bandwidth to show.
-      {{"algbw_gbps", "algbw GB/s", "GB/s", fmtcol::fixed(3)},
-       [](const CommResult& x) { return x.bytes > 0 ? Value(x.algbw_gbps) : Value(); }},
-      {{"busbw_gbps", "busbw GB/s", "GB/s", fmtcol::fixed(3)},
-       [](const CommResult& x) { return x.bytes > 0 ? Value(x.busbw_gbps) : Value(); }},
-      {{"wrong", "#wrong", "elements", fmtcol::plain()}, [](const CommResult& x) { return Value(x.wrong); }},
-      {{"time_us_max_over_ranks", "max time us", "us", fmtcol::fixed(2), false},
-       [](const CommResult& x) { return Value(x.time_us_max_over_ranks); }},
-  };
   const bool cpu = c.device.rfind("CPU", 0) == 0;
   const std::string u = cpu ? "rank" : "GPU";
-  Table t = make_table("comm",
-                       fmt::format("Collective {}: {} {}{} ({}), {}, {}", c.collective, c.world_size, u,
-                                   c.world_size == 1 ? "" : "s", c.label, c.device, c.source),
-                       {{"device", c.device},
-                        {"source", c.source},
-                        {"collective", c.collective},
-                        {"world_size", static_cast<long long>(c.world_size)},
-                        {"nodes", static_cast<long long>(c.nodes)}},
-                       cols, c.rows);
+  Table t = ddpbench::comm_table(fmt::format("Collective {}: {} {}{} ({}), {}, {}", c.collective, c.world_size, u,
+                                             c.world_size == 1 ? "" : "s", c.label, c.device, c.source),
+                                 c.rows);
+  t.context = {{"device", c.device},
+               {"source", c.source},
+               {"collective", c.collective},
+               {"world_size", static_cast<long long>(c.world_size)},
+               {"nodes", static_cast<long long>(c.nodes)}};
   t.notes.push_back(
       "nccl-tests' columns (doc/PERFORMANCE.md): time = mean per operation, averaged over ranks; algbw = size / time; "
       "busbw = algbw x the collective's bus factor (docs/METHODOLOGY.md); #wrong = elements that differed from the "
@@ -1663,7 +1624,8 @@ Table comm_table(const CommTable& c) {
   if (runs.size() == 1)
     t.notes.push_back(fmt::format("{} warm-up and {} timed iterations per size", runs.begin()->first, runs.begin()->second));
   long long wrong = 0;
-  for (const auto& x : c.rows) wrong += x.wrong;
+  for (const auto& x : c.rows)
+    if (x.wrong > 0) wrong += x.wrong;
   if (wrong > 0) t.notes.push_back(fmt::format("WRONG RESULTS: {} elements differed from the expected values", wrong));
   return t;
 }

@@ -55,6 +55,32 @@ struct Table {
 /// Output formats of the printers.
 enum class TableFormat { text, markdown, csv, json };
 
+/// A column and how to read its value from a row of type Row: one entry of a table's
+/// catalogue of columns (make_table).
+template <typename Row>
+struct Col {
+  Column column;
+  std::function<Value(const Row&)> get;
+};
+
+/// A table of kind `kind` whose columns are `cols` and whose rows are each `get` applied to
+/// each of `rows`, in order.
+template <typename Row>
+Table make_table(std::string kind, std::string title, std::vector<std::pair<std::string, Value>> context,
+                 const std::vector<Col<Row>>& cols, const std::vector<Row>& rows) {
+  Table t;
+  t.kind = std::move(kind);
+  t.title = std::move(title);
+  t.context = std::move(context);
+  for (const auto& c : cols) t.columns.push_back(c.column);
+  for (const auto& r : rows) {
+    std::vector<Value> cells;
+    for (const auto& c : cols) cells.push_back(c.get(r));
+    t.rows.push_back(std::move(cells));
+  }
+  return t;
+}
+
 /// Parses "table", "md", "csv" or "json"; throws UsageError naming `flag` otherwise.
 TableFormat parse_table_format(const std::string& name, const std::string& flag = "--format");
 

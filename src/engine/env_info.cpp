@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <set>
+
 #include "core/process.hpp"
 #include "engine/compat.hpp"
 #include "engine/timing.hpp"
@@ -32,6 +35,13 @@ void from_json(const nlohmann::json& j, RankPlacement& p) {
   p.gpu_uuid = j.value("gpu_uuid", std::string());
   p.bus_id = j.value("bus_id", std::string());
   p.cpus = j.value("cpus", std::string());
+}
+
+int distinct_hosts(const std::vector<RankPlacement>& placements, int n) {
+  std::set<std::string> hosts;
+  for (int r = 0; r < n && r < static_cast<int>(placements.size()); ++r)
+    hosts.insert(placements[static_cast<size_t>(r)].host);
+  return std::max<int>(1, static_cast<int>(hosts.size()));
 }
 
 RankPlacement local_placement(const LaunchInfo& li, const c10::Device& device) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 #include "core/launch_env.hpp"
 #include "core/node_env.hpp"  // driver_version, cpu_model, gpu_topology
@@ -24,6 +25,10 @@ struct RankPlacement {
 };
 void to_json(nlohmann::json& j, const RankPlacement& p);
 void from_json(const nlohmann::json& j, RankPlacement& p);
+
+/// Distinct hosts among the first `n` ranks of `placements` (a group of ranks 0..n-1); at
+/// least 1 (also with no placements).
+int distinct_hosts(const std::vector<RankPlacement>& placements, int n);
 
 /// Placement of this process (hostname, device, GPU identity).
 RankPlacement local_placement(const LaunchInfo& li, const c10::Device& device);

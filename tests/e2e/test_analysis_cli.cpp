@@ -69,7 +69,7 @@ TEST(ReportCli, BreakdownImpactAndCollectives) {
   // speedup = 0.100 / 0.080 = 1.25; exposed comm 30 -> 10 ms.
   EXPECT_THAT(o.out, HasSubstr("bucket cap 1 MiB               80.00    1.25x            10.00                  -20.00"
                                "               -66.7%           400.0\n"));
-  EXPECT_THAT(o.out, HasSubstr("4194304  1048576  float32    sum    -1  5000.00       0.839       0.839       0\n"));
+  EXPECT_THAT(o.out, HasSubstr("4194304            1048576  float32    sum    -1    5000.00         0.839         0.839       0\n"));
 
   // A comm file alone: its tables, the busbw plot and the HTML page.
   TempDir d;

@@ -377,8 +377,8 @@ TEST(ReportComm, NcclTestsColumnsFromACommOnlyFile) {
   EXPECT_NEAR(std::get<double>(t.rows[3][t.col("busbw_gbps")]), 4194304 / 7000e-6 / 1e9 * 4 / 3, 1e-9);
   const auto text = render_tables({t}, TableFormat::text);
   EXPECT_THAT(text, HasSubstr("Collective allreduce: 3 ranks (1M/3C), CPU (Fixture CPU), fixtures/comm_cpu.json\n"
-                              "size       count     type  redop  root  time us  algbw GB/s  busbw GB/s  #wrong\n"));
-  EXPECT_THAT(text, HasSubstr("4194304  1048576  float32    sum    -1  7000.00       0.599       0.799       0\n"));
+                              "size (B)  count (elements)     type  redop  root  time (us)  algbw (GB/s)  busbw (GB/s)  #wrong\n"));
+  EXPECT_THAT(text, HasSubstr("4194304            1048576  float32    sum    -1    7000.00         0.599         0.799       0\n"));
   // A barrier moves no payload: no bandwidth.
   const auto& barrier = tables[3];
   EXPECT_EQ(barrier.rows[0][barrier.col("busbw_gbps")], Value());

@@ -104,17 +104,6 @@ void corrupt(at::Tensor buf) {
   e.add_(64);
 }
 
-int distinct_hosts(const std::vector<RankPlacement>& placements, int n) {
-  std::set<std::string> hosts;
-  for (int r = 0; r < n && r < static_cast<int>(placements.size()); ++r)
-    hosts.insert(placements[static_cast<size_t>(r)].host);
-  return std::max<int>(1, static_cast<int>(hosts.size()));
-}
-
-std::chrono::milliseconds gate_poll(const CommEnv& env) {
-  const double s = std::clamp(env.launch.world_size / 1000.0, 0.5, 5.0);
-  return std::chrono::milliseconds(static_cast<long long>(s * 1000));
-}
 
 
 // One collective at one size on one group: its buffers and its operation.
@@ -634,7 +623,7 @@ PairsOutcome run_comm_pairs(const CommEnv& env, const PairsPlan& plan, const Com
   const int me = it == plan.ranks.end() ? -1 : static_cast<int>(it - plan.ranks.begin());
   // Rank 0 beats after each direction, allreduce and round; a slow pair elsewhere may keep
   // it waiting at the round's gather up to the timeout, so the gate allows twice that.
-  GroupGate gate(env.store, "comm/pairs", 2 * env.timeout, gate_poll(env));
+  GroupGate gate(env.store, "comm/pairs", 2 * env.timeout, GroupGate::poll_for(env.launch.world_size));
   if (me < 0) {
     set_phase("the wait for the pair measurements (this rank is not its host's lowest)");
     gate.wait_done();
@@ -741,7 +730,7 @@ std::vector<CommResult> run_comm_sweep(const CommEnv& env, const CommCallbacks& 
   const int rank = env.launch.rank;
   for (int n : env.cfg.world_sizes) {
     const std::string name = fmt::format("comm/{}ranks", n);
-    GroupGate gate(env.store, name, env.timeout, gate_poll(env));
+    GroupGate gate(env.store, name, env.timeout, GroupGate::poll_for(env.launch.world_size));
     if (rank >= n) {
       set_phase(fmt::format("the wait for the group of {} ranks", n));
       gate.wait_done();

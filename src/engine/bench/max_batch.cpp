@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "core/errors.hpp"
+#include "core/memory.hpp"
 #include "core/process.hpp"
 #include "core/watchdog.hpp"
 #include "engine/bench/sweep.hpp"
@@ -32,14 +33,9 @@
 namespace ddpbench {
 namespace {
 
-// A "Vm...:   123 kB" line of /proc/self/status, in bytes; -1 when absent.
+// A "Vm...:   123 kB" line of /proc/self/status, in bytes (core/memory.hpp); -1 when absent.
 long long proc_status_bytes(const char* key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  const size_t n = std::strlen(key);
-  while (std::getline(in, line))
-    if (line.compare(0, n, key) == 0) return std::stoll(line.substr(n)) * 1024;
-  return -1;
+  return static_cast<long long>(read_proc_status_bytes("/proc/self/status", key).value_or(-1.0));
 }
 
 // Free bytes inside glibc's arenas (mallinfo's fordblks): mallinfo2 since glibc 2.33, the

@@ -299,13 +299,6 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
   return out;
 }
 
-int distinct_hosts(const std::vector<RankPlacement>& placements, int n) {
-  std::set<std::string> hosts;
-  for (int r = 0; r < n && r < static_cast<int>(placements.size()); ++r)
-    hosts.insert(placements[static_cast<size_t>(r)].host);
-  return std::max<int>(1, static_cast<int>(hosts.size()));
-}
-
 // Warnings that depend on one row alone (negative DDP overhead needs the no-DDP row: run_sweep).
 void add_row_warnings(const SweepEnv& env, BenchResult& row) {
   const Summary& s = row.summary;
@@ -488,13 +481,6 @@ bool check_passed(const std::optional<GradSpread>& s, double limit) {
   return s && std::isfinite(s->max_abs_grad) && s->max_abs_diff <= limit;
 }
 
-// Outside ranks poll the store that rank 0's process serves while rank 0 may be
-// measuring: two small requests per poll, at most about 2000 requests/s however large the job
-// (0.5 s for up to 500 ranks, 4 s for 4096, at most 5 s).
-std::chrono::milliseconds gate_poll(const SweepEnv& env) {
-  const double s = std::clamp(env.launch.world_size / 1000.0, 0.5, 5.0);
-  return std::chrono::milliseconds(static_cast<long long>(s * 1000));
-}
 
 RankStats rank_stats(const SweepEnv& env, const Series& series) {
   RankStats st;
@@ -835,7 +821,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
   const std::string name = fmt::format("{}/ddp{}{}", model, n, suffix);
   const std::string label = variants > 1 ? fmt::format("DDP group {}/ddp{} ({})", model, n, variant_words(variant))
                                          : fmt::format("DDP group {}", name);
-  GroupGate gate(env.store, name, env.timeout, gate_poll(env));
+  GroupGate gate(env.store, name, env.timeout, GroupGate::poll_for(env.launch.world_size));
   const int rank = env.launch.rank;
   if (rank >= n) {
     set_phase("the wait for " + label);
@@ -959,7 +945,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
 void run_inference_group(const SweepEnv& env, const std::string& model, int n, const RowCallback& emit) {
   const std::string name = fmt::format("{}/infer{}", model, n);
   const std::string label = fmt::format("inference group {}", name);
-  GroupGate gate(env.store, name, env.timeout, gate_poll(env));
+  GroupGate gate(env.store, name, env.timeout, GroupGate::poll_for(env.launch.world_size));
   const int rank = env.launch.rank;
   if (rank >= n) {
     set_phase("the wait for " + label);
@@ -1030,7 +1016,7 @@ void run_sharded_group(const SweepEnv& env, const std::string& model, const Mode
                        const std::string& strategy, const RowCallback& emit) {
   const std::string name = fmt::format("{}/{}{}", model, strategy, n);
   const std::string label = fmt::format("{} group {}", strategy, name);
-  GroupGate gate(env.store, name, env.timeout, gate_poll(env));
+  GroupGate gate(env.store, name, env.timeout, GroupGate::poll_for(env.launch.world_size));
   const int rank = env.launch.rank;
   if (rank >= n) {
     set_phase("the wait for " + label);

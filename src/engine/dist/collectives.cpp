@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/errors.hpp"
 #include "core/watchdog.hpp"
 
@@ -129,6 +131,11 @@ void barrier(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const at::Device&
   opts.timeout = timeout;
   if (device.is_cuda()) opts.device_ids = {device.index()};
   wait_work(pg->barrier(opts), timeout);
+}
+
+std::chrono::milliseconds GroupGate::poll_for(int world_size) {
+  const double s = std::clamp(world_size / 1000.0, 0.5, 5.0);
+  return std::chrono::milliseconds(static_cast<long long>(s * 1000));
 }
 
 GroupGate::GroupGate(c10::intrusive_ptr<c10d::Store> store, std::string name, std::chrono::milliseconds timeout,

@@ -67,6 +67,12 @@ void barrier(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const at::Device&
 /// `poll` with two small requests.
 class GroupGate {
  public:
+  /// The poll period for a job of `world_size` ranks: outside ranks poll the store that
+  /// rank 0's process serves while rank 0 may be measuring, two small requests per poll, so
+  /// at most about 2000 requests/s however large the job: world_size / 1000 s, within
+  /// [0.5 s, 5 s] (0.5 s up to 500 ranks, 4 s at 4096).
+  static std::chrono::milliseconds poll_for(int world_size);
+
   GroupGate(c10::intrusive_ptr<c10d::Store> store, std::string name, std::chrono::milliseconds timeout,
             std::chrono::milliseconds poll = std::chrono::milliseconds(500));
   void beat();

@@ -84,13 +84,6 @@ Eval evaluate(const SweepEnv& env, Model& m, const ImageDataset& test, int n, in
   return e;
 }
 
-int distinct_hosts(const SweepEnv& env, int n) {
-  std::set<std::string> hosts;
-  for (int r = 0; r < n && r < static_cast<int>(env.placements.size()); ++r)
-    hosts.insert(env.placements[static_cast<size_t>(r)].host);
-  return std::max<int>(1, static_cast<int>(hosts.size()));
-}
-
 nlohmann::json baselines_for(double accuracy, const std::string& model, std::string* source) {
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -220,7 +213,7 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
   BenchResult row;
   row.model = model;
   row.world_size = n;
-  row.nodes = distinct_hosts(env, n);
+  row.nodes = distinct_hosts(env.placements, n);
   row.ddp = true;
   row.label = group_label(row.nodes, n, env.device.is_cuda() ? 'G' : 'C');
   row.batch_per_rank = batch;
