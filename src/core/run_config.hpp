@@ -48,8 +48,8 @@ struct RunConfig {
   /// --first-bucket-cap-mb: the first bucket's cap (MiB); unset: DDP's own rule (ddp_variants).
   std::optional<double> first_bucket_cap_mb;
   /// The first bucket's cap is the bucket cap: DDP was given bucket_cap_mb (--bucket-cap-mb) and
-  /// the linked torch's DDP caps the first bucket at an explicit bucket_cap_mb (torch 2.x; set by
-  /// the engine, ddp_explicit_cap_caps_first_bucket). False: dist._DEFAULT_FIRST_BUCKET_BYTES.
+  /// the linked torch's DDP caps the first bucket at an explicit bucket_cap_mb (torch 2.x; `run`
+  /// sets it from the engine's ddp_explicit_cap_caps_first_bucket()). False: 1 MiB.
   bool bucket_cap_caps_first_bucket = false;
   bool broadcast_buffers = true;    ///< DDP broadcast_buffers (BatchNorm statistics from rank 0 each step)
   bool gradient_as_bucket_view = false;  ///< DDP gradient_as_bucket_view

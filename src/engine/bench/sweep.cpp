@@ -546,7 +546,6 @@ nlohmann::json collect_telemetry(const SweepEnv& env, const std::string& key, in
 void attach_telemetry(const SweepEnv& env, BenchResult& row, const std::vector<nlohmann::json>& per_rank) {
   constexpr size_t kMaxNamed = 4;
   std::map<std::string, std::vector<RowWarning>> by_code;
-  std::vector<const nlohmann::json*> sampled;
   std::set<size_t> flagged;
   for (size_t r = 0; r < per_rank.size() && r < row.ranks.size(); ++r) {
     if (!per_rank[r].is_object()) continue;
@@ -567,6 +566,7 @@ void attach_telemetry(const SweepEnv& env, BenchResult& row, const std::vector<n
   // reader looks (ranks with flags, and the two with the lowest and the highest mean
   // utilization: GPU SM, else host CPU) unless --telemetry-series all, so per-rank data
   // stays bounded per rank at thousands of ranks.
+  std::vector<const nlohmann::json*> sampled;
   for (const auto& rs : row.ranks)
     if (const auto it = rs.telemetry.find("sampled"); it != rs.telemetry.end()) sampled.push_back(&*it);
   if (auto over = series_over_ranks(sampled); !over.empty()) row.telemetry["series_over_ranks"] = std::move(over);

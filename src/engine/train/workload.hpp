@@ -50,7 +50,7 @@ struct StepPhases {
 /// them (caps in bytes: MiB * 2^20, as distributed.py's int(bucket_cap_mb * 1024 * 1024)).
 DdpOptions ddp_options_of(const RunConfig& cfg, const DdpVariant& v);
 
-/// The same settings as a row records them (ResultRow::ddp_options): bucket_cap_mb,
+/// The same settings as a row records them (BenchResult::ddp_options): bucket_cap_mb,
 /// first_bucket_cap_mb (MiB), broadcast_buffers, gradient_as_bucket_view, static_graph,
 /// find_unused_parameters, comm_hook.
 nlohmann::json ddp_options_json(const RunConfig& cfg, const DdpVariant& v);
