@@ -17,12 +17,10 @@ namespace ddpbench {
 namespace {
 
 constexpr std::array<const char*, kConfigFieldCount> kNames = {
-    "device",     "model",   "precision",      "math",         "channels_last", "frozen_backbone",
-    "backend",    "image_size", "scaling",     "batch_per_rank", "global_batch", "world_size",
-    "ddp",        "bucket_cap_mb", "first_bucket_cap_mb", "broadcast_buffers", "gradient_as_bucket_view",
-    "static_graph", "find_unused_parameters", "comm_hook", "grad_accum", "num_classes", "cudnn_benchmark",
-    "threads_per_rank", "malloc_tuning", "strategy", "activation_checkpointing", "mode", "data",
-    "zero_grad"};
+#define DDPBENCH_CONFIG_FIELD_NAME(type, name, init, unset) #name,
+    DDPBENCH_CONFIG_KEY_FIELDS(DDPBENCH_CONFIG_FIELD_NAME)
+#undef DDPBENCH_CONFIG_FIELD_NAME
+};
 
 // Defaults of `ddpbench run` and of torch.nn.parallel.DistributedDataParallel
 // (torch/nn/parallel/distributed.py: bucket_cap_mb=25, dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB,
@@ -55,17 +53,19 @@ std::string default_backend(const std::string& device) { return device.rfind("CP
 
 std::string num(double v) { return fmt::format("{}", v); }  // shortest round-trip form: exact
 
-// The key's fields as a tuple, in ConfigField order: one place that lists them for comparison.
+// The key's fields as a tuple of references, in ConfigField order.
 auto tie(const ConfigKey& k) {
-  return std::tie(k.device, k.model, k.precision, k.math, k.channels_last, k.frozen_backbone, k.backend,
-                  k.image_size, k.scaling, k.batch_per_rank, k.global_batch, k.world_size, k.ddp, k.bucket_cap_mb,
-                  k.first_bucket_cap_mb, k.broadcast_buffers, k.gradient_as_bucket_view, k.static_graph,
-                  k.find_unused_parameters, k.comm_hook, k.grad_accum, k.num_classes, k.cudnn_benchmark,
-                  k.threads_per_rank, k.malloc_tuning, k.strategy, k.activation_checkpointing, k.mode, k.data,
-                  k.zero_grad);
+#define DDPBENCH_CONFIG_FIELD_TIE(type, name, init, unset) std::tie(k.name),
+  return std::tuple_cat(DDPBENCH_CONFIG_KEY_FIELDS(DDPBENCH_CONFIG_FIELD_TIE) std::tuple<>());
+#undef DDPBENCH_CONFIG_FIELD_TIE
 }
-static_assert(std::tuple_size_v<decltype(tie(std::declval<const ConfigKey&>()))> == kConfigFieldCount,
-              "ConfigKey, tie() and ConfigField must list the same fields");
+
+// A field's display text (ConfigKey::value): exact, so equal texts mean equal values.
+std::string text(const std::string& v, const char* unset) { return v.empty() && *unset ? unset : v; }
+std::string text(bool v, const char*) { return v ? "true" : "false"; }
+std::string text(long long v, const char* unset) { return v <= 0 && *unset ? unset : std::to_string(v); }
+std::string text(int v, const char* unset) { return text(static_cast<long long>(v), unset); }
+std::string text(double v, const char*) { return num(v); }
 
 }  // namespace
 
@@ -234,38 +234,12 @@ ConfigKey ConfigKey::of(const ResultFile& f, const BenchResult& r) {
 }
 
 std::string ConfigKey::value(ConfigField fld) const {
-  auto b = [](bool v) { return std::string(v ? "true" : "false"); };
+  if (!ddp && ddp_only_fields().test(static_cast<size_t>(fld))) return "n/a";
   switch (fld) {
-    case ConfigField::device: return device;
-    case ConfigField::model: return model;
-    case ConfigField::precision: return precision;
-    case ConfigField::math: return math.empty() ? "n/a" : math;
-    case ConfigField::channels_last: return b(channels_last);
-    case ConfigField::frozen_backbone: return frozen_backbone.empty() ? "no" : frozen_backbone;
-    case ConfigField::backend: return backend.empty() ? "n/a" : backend;
-    case ConfigField::image_size: return std::to_string(image_size);
-    case ConfigField::scaling: return scaling;
-    case ConfigField::batch_per_rank: return std::to_string(batch_per_rank);
-    case ConfigField::global_batch: return std::to_string(global_batch);
-    case ConfigField::world_size: return std::to_string(world_size);
-    case ConfigField::ddp: return b(ddp);
-    case ConfigField::bucket_cap_mb: return ddp ? num(bucket_cap_mb) : "n/a";
-    case ConfigField::first_bucket_cap_mb: return ddp ? num(first_bucket_cap_mb) : "n/a";
-    case ConfigField::broadcast_buffers: return ddp ? b(broadcast_buffers) : "n/a";
-    case ConfigField::gradient_as_bucket_view: return ddp ? b(gradient_as_bucket_view) : "n/a";
-    case ConfigField::static_graph: return ddp ? b(static_graph) : "n/a";
-    case ConfigField::find_unused_parameters: return ddp ? b(find_unused_parameters) : "n/a";
-    case ConfigField::comm_hook: return ddp ? comm_hook : "n/a";
-    case ConfigField::grad_accum: return std::to_string(grad_accum);
-    case ConfigField::num_classes: return std::to_string(num_classes);
-    case ConfigField::cudnn_benchmark: return cudnn_benchmark.empty() ? "n/a" : cudnn_benchmark;
-    case ConfigField::threads_per_rank: return threads_per_rank > 0 ? std::to_string(threads_per_rank) : "unrecorded";
-    case ConfigField::malloc_tuning: return malloc_tuning.empty() ? "n/a" : malloc_tuning;
-    case ConfigField::strategy: return strategy;
-    case ConfigField::activation_checkpointing: return b(activation_checkpointing);
-    case ConfigField::mode: return mode;
-    case ConfigField::data: return data;
-    case ConfigField::zero_grad: return zero_grad;
+#define DDPBENCH_CONFIG_FIELD_TEXT(type, name, init, unset) \
+  case ConfigField::name: return text(name, unset);
+    DDPBENCH_CONFIG_KEY_FIELDS(DDPBENCH_CONFIG_FIELD_TEXT)
+#undef DDPBENCH_CONFIG_FIELD_TEXT
   }
   return "";
 }

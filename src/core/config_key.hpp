@@ -20,41 +20,58 @@ std::string device_type(const ResultFile& f);
 /// that do not record it, a non-empty environment.gpus list).
 bool on_gpu(const ResultFile& f);
 
-/// The fields of a ConfigKey, in comparison order. Their names (config_field_name) are
-/// what `diff --match` and a reference's "setup" object use.
+/// Every field of a ConfigKey, listed once, in comparison order, as
+/// X(type, name, initial value, text when not set): ConfigField, ConfigKey's members, the
+/// names `diff --match` and a reference's "setup" object use (config_field_name), the
+/// comparison and ConfigKey::value all come from this list. "Not set" is an empty string
+/// or an integer <= 0, shown as the last argument where it is not ""; a field of
+/// ddp_only_fields() shows "n/a" on a no-DDP row.
+// clang-format off
+#define DDPBENCH_CONFIG_KEY_FIELDS(X)                                                                              \
+  X(std::string, device, "", "")             /* device_type() */                                                 \
+  X(std::string, model, "", "")                                                                                    \
+  X(std::string, precision, "", "")          /* family: "fp32" (fp32, fp32-strict, tf32), "fp16", "bf16" */       \
+  X(std::string, math, "", "n/a")            /* fp32 family on GPUs: no-tf32, cudnn-tf32, tf32, cublas-tf32,      \
+                                                unrecorded (math_from_flags); "" otherwise */                      \
+  X(bool, channels_last, false, "")                                                                                \
+  X(std::string, frozen_backbone, "", "no")  /* the head's name when the backbone is frozen, else "" */           \
+  X(std::string, backend, "", "n/a")         /* process-group backend of DDP rows ("" for no-DDP rows) */         \
+  X(int, image_size, 0, "")                  /* pixels per side */                                               \
+  X(std::string, scaling, "weak", "")        /* "weak" or "strong" */                                            \
+  X(long long, batch_per_rank, 0, "")                                                                              \
+  X(long long, global_batch, 0, "")          /* batch_per_rank * world_size */                                   \
+  X(int, world_size, 1, "")                  /* ranks in the row's group */                                      \
+  X(bool, ddp, true, "")                     /* DDP or the no-DDP baseline */                                     \
+  X(double, bucket_cap_mb, 0, "")            /* Reducer bucket cap, MiB (DDP rows; 0 for no-DDP rows) */          \
+  X(double, first_bucket_cap_mb, 0, "")      /* MiB (DDP rows; 0 for no-DDP rows) */                              \
+  X(bool, broadcast_buffers, false, "")      /* DDP rows; false for no-DDP rows */                                \
+  X(bool, gradient_as_bucket_view, false, "")                                                                      \
+  X(bool, static_graph, false, "")                                                                                 \
+  X(bool, find_unused_parameters, false, "")                                                                       \
+  X(std::string, comm_hook, "", "")          /* "none" by default, "fp16", "powersgd:2", ...; "" for no-DDP rows */ \
+  X(int, grad_accum, 1, "")                  /* micro-steps per optimizer step (every row; 1 when unrecorded) */  \
+  X(int, num_classes, 1000, "")              /* classifier width (config.num_classes; 1000 when unrecorded) */    \
+  X(std::string, cudnn_benchmark, "", "n/a") /* GPUs: "on", "off" or "unrecorded" (environment.math); CPUs "" */  \
+  X(int, threads_per_rank, 0, "unrecorded")  /* intra-op threads of every rank (environment; 0 unrecorded) */     \
+  X(std::string, malloc_tuning, "", "n/a")   /* CPUs: "on", "off" or "unrecorded" (environment.malloc_tuning);    \
+                                                GPUs "" (CUDA's caching allocator) */                              \
+  X(std::string, strategy, "ddp", "")        /* "ddp", "zero2", "fsdp", "dp", "dp-manual" (schema 1.7) */         \
+  X(bool, activation_checkpointing, false, "")                                                                     \
+  X(std::string, mode, "train", "")          /* "train" or "inference" */                                        \
+  X(std::string, data, "synthetic", "")      /* "synthetic", or the dataset of a time-to-loss row */             \
+  X(std::string, zero_grad, "zeros", "")     /* "set_to_none" or "zeros" (config.zero_grad_set_to_none; files    \
+                                                before schema 1.8 zeroed) */
+// clang-format on
+
+/// The fields of a ConfigKey (DDPBENCH_CONFIG_KEY_FIELDS), in comparison order.
 enum class ConfigField {
-  device,               ///< "device": device_type()
-  model,                ///< "model"
-  precision,            ///< "precision": family: "fp32" (fp32, fp32-strict, tf32), "fp16", "bf16"
-  math,                 ///< "math": fp32 family on GPUs: no-tf32, cudnn-tf32, tf32, cublas-tf32, unrecorded; else ""
-  channels_last,        ///< "channels_last"
-  frozen_backbone,      ///< "frozen_backbone": the head's name when the backbone is frozen, else ""
-  backend,              ///< "backend": process-group backend of DDP rows ("" for no-DDP rows)
-  image_size,           ///< "image_size": pixels per side
-  scaling,              ///< "scaling": "weak" or "strong"
-  batch_per_rank,       ///< "batch_per_rank"
-  global_batch,         ///< "global_batch": batch_per_rank * world_size
-  world_size,           ///< "world_size": ranks in the row's group
-  ddp,                  ///< "ddp": DDP or the no-DDP baseline
-  bucket_cap_mb,        ///< "bucket_cap_mb": Reducer bucket cap, MiB (DDP rows; 0 for no-DDP rows)
-  first_bucket_cap_mb,  ///< "first_bucket_cap_mb": MiB (DDP rows; 0 for no-DDP rows)
-  broadcast_buffers,    ///< "broadcast_buffers" (DDP rows; false for no-DDP rows)
-  gradient_as_bucket_view,  ///< "gradient_as_bucket_view" (DDP rows; false for no-DDP rows)
-  static_graph,             ///< "static_graph" (DDP rows; false for no-DDP rows)
-  find_unused_parameters,   ///< "find_unused_parameters" (DDP rows; false for no-DDP rows)
-  comm_hook,                ///< "comm_hook": "none", "fp16", "powersgd:2", ... (DDP rows; "" for no-DDP rows)
-  grad_accum,               ///< "grad_accum": micro-steps per optimizer step (every row; 1 when unrecorded)
-  num_classes,          ///< "num_classes": classifier width (config.num_classes; 1000 when unrecorded)
-  cudnn_benchmark,      ///< "cudnn_benchmark": GPUs: "on", "off" or "unrecorded" (environment.math); CPUs ""
-  threads_per_rank,     ///< "threads_per_rank": intra-op threads of every rank (environment; 0 unrecorded)
-  malloc_tuning,        ///< "malloc_tuning": CPUs: "on", "off" or "unrecorded" (environment.malloc_tuning); GPUs ""
-  strategy,             ///< "strategy": "ddp", "zero2", "fsdp", "dp", "dp-manual" (row's strategy; "ddp" when unrecorded)
-  activation_checkpointing,  ///< "activation_checkpointing": units recomputed in backward (false when unrecorded)
-  mode,                 ///< "mode": "train" or "inference" ("train" when unrecorded)
-  data,                 ///< "data": "synthetic", or the dataset of a time-to-loss row (convergence.dataset)
-  zero_grad,            ///< "zero_grad": "set_to_none" or "zeros" (config.zero_grad_set_to_none; "zeros" when unrecorded)
+#define DDPBENCH_CONFIG_FIELD_ENUM(type, name, init, unset) name,
+  DDPBENCH_CONFIG_KEY_FIELDS(DDPBENCH_CONFIG_FIELD_ENUM)
+#undef DDPBENCH_CONFIG_FIELD_ENUM
 };
-inline constexpr size_t kConfigFieldCount = 30;
+#define DDPBENCH_CONFIG_FIELD_COUNT(type, name, init, unset) +1
+inline constexpr size_t kConfigFieldCount = 0 DDPBENCH_CONFIG_KEY_FIELDS(DDPBENCH_CONFIG_FIELD_COUNT);
+#undef DDPBENCH_CONFIG_FIELD_COUNT
 
 /// A set of ConfigFields (bit i = field i).
 using FieldSet = std::bitset<kConfigFieldCount>;
@@ -103,32 +120,9 @@ long long global_batch_of(long long batch_per_rank, int world_size);
 /// when their keys are equal. Built from the row and its file, never from the precision
 /// name alone: an old file's "fp32" with both TF32 flags off equals a new "fp32-strict".
 struct ConfigKey {
-  std::string device, model, precision, math;
-  bool channels_last = false;
-  std::string frozen_backbone;  ///< head name, "" when not frozen
-  std::string backend;          ///< "" for no-DDP rows
-  int image_size = 0;
-  std::string scaling = "weak";
-  long long batch_per_rank = 0, global_batch = 0;
-  int world_size = 1;
-  bool ddp = true;
-  double bucket_cap_mb = 0, first_bucket_cap_mb = 0;  ///< MiB; 0 for no-DDP rows
-  bool broadcast_buffers = false;                     ///< false for no-DDP rows
-  bool gradient_as_bucket_view = false;               ///< false for no-DDP rows
-  bool static_graph = false;                          ///< false for no-DDP rows
-  bool find_unused_parameters = false;                ///< false for no-DDP rows
-  std::string comm_hook;                              ///< "none" by default; "" for no-DDP rows
-  int grad_accum = 1;                                 ///< micro-steps per optimizer step, every row
-  int num_classes = 1000;
-  std::string cudnn_benchmark;  ///< GPUs: "on" / "off" / "unrecorded"; "" on CPUs
-  int threads_per_rank = 0;     ///< 0: unrecorded
-  std::string malloc_tuning;    ///< CPUs: "on" / "off" / "unrecorded"; "" on GPUs (CUDA's caching allocator)
-  std::string strategy = "ddp";  ///< the row's strategy (schema 1.7)
-  bool activation_checkpointing = false;
-  std::string mode = "train";       ///< "train" / "inference"
-  std::string data = "synthetic";   ///< "synthetic" / the dataset of a time-to-loss row
-  /// Optimizer.zero_grad of the step: "set_to_none" or "zeros" (files before schema 1.8 zeroed).
-  std::string zero_grad = "zeros";
+#define DDPBENCH_CONFIG_FIELD_MEMBER(type, name, init, unset) type name = init;
+  DDPBENCH_CONFIG_KEY_FIELDS(DDPBENCH_CONFIG_FIELD_MEMBER)
+#undef DDPBENCH_CONFIG_FIELD_MEMBER
   /// Not compared: what the file's torch does by default ("set_to_none" from torch 2.0,
   /// torch/optim/optimizer.py), so a label names zero_grad only where a job was changed
   /// (unrecorded: zero_grad itself, so files before schema 1.8 are not labelled).
