@@ -289,24 +289,22 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
     rf.config["backend"] = f.backend;
     rf.config["device"] = f.device;
     if (f.min_busbw_opt->count()) rf.config["min_busbw_gbps"] = f.min_busbw;
-    std::vector<std::string> hosts;
-    for (const auto& p : rv.placements)
-      if (std::find(hosts.begin(), hosts.end(), p.host) == hosts.end()) hosts.push_back(p.host);
-    rf.environment = {{"torch", torch_version()},
-                      {"cuda", cuda_version()},
-                      {"nccl", nccl_version()},
-                      {"backend", backend_name(backend)},
-                      {"device_type", use_cuda ? "cuda" : "cpu"},
-                      {"cpu_model", cpu_model()},
-                      {"launcher", launcher_name(li.launcher)},
-                      {"world_size", li.world_size},
-                      {"threads_per_rank", threads},
-                      {"hosts", hosts},
-                      {"ranks", rv.placements},
-                      {"slurm_job_id", li.job_id},
-                      {"env", env_subset(env)},
-                      {"nodes", node_envs.nodes},
-                      {"node_differences", node_envs.differences}};
+    EnvironmentFacts facts;
+    facts.backend = backend_name(backend);
+    facts.cuda = use_cuda;
+    facts.launcher = launcher_name(li.launcher);
+    facts.rendezvous = {{"master_addr", li.master_addr},
+                        {"master_port", li.master_port},
+                        {"agent_store", li.use_agent_store},
+                        {"job_id", join.job_id}};
+    facts.world_size = li.world_size;
+    facts.threads_per_rank = threads;
+    facts.placements = rv.placements;
+    facts.slurm_job_id = li.job_id;
+    facts.env = &env;
+    facts.nodes = node_envs.nodes;
+    facts.node_differences = node_envs.differences;
+    rf.environment = environment_json(facts);
     print_header(rf, rv.placements);
     if (cfg.pairs) {
       std::string names;

@@ -104,24 +104,20 @@ int run_dataparallel(DpFlags& f, const std::vector<std::string>& argv) {
                                 {"modes", job.modes},
                                 {"paths", f.path},
                                 {"intra_op_threads", at::get_num_threads()}};
-  nlohmann::json gpu_list = nlohmann::json::array();
+  EnvironmentFacts facts;
+  facts.cuda = true;
+  facts.placements = {local_placement(LaunchInfo{}, job.devices.front())};
+  facts.gpus = nlohmann::json::array();
   for (const auto& d : job.devices) {
     const RankPlacement p = local_placement(LaunchInfo{}, d);
-    gpu_list.push_back({{"index", d.index()}, {"name", p.gpu_name}, {"uuid", p.gpu_uuid}, {"bus_id", p.bus_id}});
+    facts.gpus.push_back({{"rank", 0}, {"host", p.host}, {"index", d.index()}, {"name", p.gpu_name},
+                          {"uuid", p.gpu_uuid}, {"bus_id", p.bus_id}});
   }
-  rf.environment = {{"torch", torch_version()},
-                    {"cuda", cuda_version()},
-                    {"driver", driver_version()},
-                    {"device_type", "cuda"},
-                    {"cpu_model", cpu_model()},
-                    {"host", job.host},
-                    {"world_size", 1},
-                    {"launcher", "none (one process)"},
-                    {"gpus", gpu_list},
-                    {"math", {{"cudnn_allow_tf32", math.cudnn_allow_tf32},
-                              {"cublas_allow_tf32", math.cublas_allow_tf32},
-                              {"cudnn_benchmark", math.cudnn_benchmark},
-                              {"fused_attention", compat::kHasFusedAttention}}}};
+  facts.threads_per_rank = at::get_num_threads();
+  facts.math = math_json(math);
+  const EnvMap env = current_env();
+  facts.env = &env;
+  rf.environment = environment_json(facts);
   print_line(fmt::format("ddpbench dataparallel: one process on GPU(s) {}, batch {} per GPU, {}x{} images, {}, {} "
                          "warm-up + {} measured + {} phase-timed steps per row",
                          fmt::join(gpus, ","), c.batch_size, c.image_size, c.image_size, c.precision, c.warmup, c.iters,

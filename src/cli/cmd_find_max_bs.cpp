@@ -1,5 +1,7 @@
 // `ddpbench find-max-bs`: the largest batch per device that trains a few steps, by growing
 // then bisecting, with a recommendation backed off by --margin (engine/bench/max_batch.hpp).
+#include <ATen/Parallel.h>
+
 #include <fmt/format.h>
 
 #include <memory>
@@ -15,6 +17,7 @@
 #include "engine/compat.hpp"
 #include "engine/env_info.hpp"
 #include "engine/models/registry.hpp"
+#include "engine/train/precision.hpp"
 
 namespace ddpbench::cli {
 namespace {
@@ -160,11 +163,15 @@ int run_find_max_bs(Flags& f, const std::vector<std::string>& argv) {
                  {"start", f.start}, {"max_batch", f.bound}, {"margin", f.margin},
                  {"memory_limit_bytes", setup.memory_limit_bytes ? nlohmann::json(*setup.memory_limit_bytes)
                                                                  : nlohmann::json(nullptr)}};
-    const RankPlacement p = local_placement(LaunchInfo{}, setup.device);
-    rf.environment = {{"torch", torch_version()}, {"cuda", cuda_version()},   {"driver", driver_version()},
-                      {"device_type", setup.device.is_cuda() ? "cuda" : "cpu"},
-                      {"cpu_model", cpu_model()},   {"host", p.host},          {"gpu_name", p.gpu_name},
-                      {"gpu_uuid", p.gpu_uuid},     {"bus_id", p.bus_id}};
+    EnvironmentFacts facts;
+    facts.cuda = setup.device.is_cuda();
+    facts.placements = {local_placement(LaunchInfo{}, setup.device)};
+    facts.threads_per_rank = at::get_num_threads();
+    // The trials ran under these (engine/bench/max_batch applies them to each).
+    facts.math = math_json(apply_math_modes({c.precision, c.cudnn_benchmark}));
+    const EnvMap env = current_env();
+    facts.env = &env;
+    rf.environment = environment_json(facts);
     rf.max_batch = max_batch_json(setup, f.start, f.bound, f.margin, search);
     rf.complete = true;
     write_result_file_atomic(c.json_path, rf);

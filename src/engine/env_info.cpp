@@ -116,6 +116,42 @@ nlohmann::json host_environment(const EnvMap& env) {
   return node;
 }
 
+nlohmann::json environment_json(const EnvironmentFacts& f) {
+  std::vector<std::string> hosts;
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& p : f.placements) {
+    if (std::find(hosts.begin(), hosts.end(), p.host) == hosts.end()) hosts.push_back(p.host);
+    if (!p.gpu_name.empty())
+      gpus.push_back({{"rank", p.rank}, {"host", p.host}, {"index", p.local_rank}, {"name", p.gpu_name},
+                      {"uuid", p.gpu_uuid}, {"bus_id", p.bus_id}});
+  }
+  const bool probed = f.nodes.is_array() && !f.nodes.empty() && f.nodes.at(0).is_object();
+  const auto first_node = [&](const char* key, const std::string& otherwise) {
+    return probed ? f.nodes.at(0).value(key, otherwise) : otherwise;
+  };
+  return {{"torch", torch_version()},
+          {"cuda", cuda_version()},
+          {"nccl", nccl_version()},
+          {"driver", probed ? first_node("driver", "unknown") : driver_version()},
+          {"backend", f.backend},
+          {"device_type", f.cuda ? "cuda" : "cpu"},
+          {"cpu_model", cpu_model()},
+          {"launcher", f.launcher},
+          {"rendezvous", f.rendezvous},
+          {"world_size", f.world_size},
+          {"threads_per_rank", f.threads_per_rank},
+          {"hosts", hosts},
+          {"ranks", f.placements},
+          {"gpus", f.gpus.is_null() ? gpus : f.gpus},
+          {"topology", probed ? first_node("topology", "") : (f.cuda ? gpu_topology() : std::string())},
+          {"slurm_job_id", f.slurm_job_id},
+          {"malloc_tuning", f.malloc_tuning},
+          {"math", f.math},
+          {"env", f.env ? env_subset(*f.env) : nlohmann::json::object()},
+          {"nodes", f.nodes},
+          {"node_differences", f.node_differences}};
+}
+
 nlohmann::json env_subset(const EnvMap& env) {
   static const char* prefixes[] = {"NCCL_",       "TORCH_NCCL_",  "TORCH_DISTRIBUTED_", "CUDA_VISIBLE_DEVICES",
                                    "OMP_NUM_THREADS", "GLOO_SOCKET_IFNAME", "MASTER_ADDR", "MASTER_PORT",

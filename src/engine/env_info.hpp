@@ -49,6 +49,37 @@ std::string cudnn_version();
 /// tool; takes up to ~20 s when nvidia-smi hangs (10 s per call).
 nlohmann::json host_environment(const EnvMap& env);
 
+/// What a command knows about where it ran, for environment_json; the rest (versions,
+/// driver, CPU model) environment_json probes itself.
+struct EnvironmentFacts {
+  std::string backend = "none";  ///< "gloo", "nccl"; "none" for one process without a process group
+  bool cuda = false;             ///< device_type "cuda", else "cpu"
+  std::string launcher = "none (one process)";  ///< launcher_name(...) for ranks
+  /// {"master_addr", "master_port", "agent_store", "job_id"}; null for one process.
+  nlohmann::json rendezvous = nullptr;
+  int world_size = 1;
+  int threads_per_rank = 0;  ///< intra-op threads of each rank; 0: not set by the command
+  std::vector<RankPlacement> placements;  ///< one per rank, rank order: hosts, ranks and gpus come from them
+  /// The GPUs one process drives (dataparallel: {"index", "name", "uuid", "bus_id"} each);
+  /// null: one per GPU rank of `placements`.
+  nlohmann::json gpus = nullptr;
+  nlohmann::json math = nullptr;           ///< {"cudnn_allow_tf32", ...} (engine/train/precision math_json); null: not set
+  nlohmann::json malloc_tuning = nullptr;  ///< null: not tuned by the command
+  std::string slurm_job_id;
+  const EnvMap* env = nullptr;  ///< the variables env_subset records; null: none ({})
+  /// environment.nodes and node_differences (cli/launch gather_node_environments); empty:
+  /// the driver and topology are probed on this host.
+  nlohmann::json nodes = nlohmann::json::array();
+  nlohmann::json node_differences = nlohmann::json::array();
+};
+
+/// The result file's `environment` object, the same keys for every command (docs/
+/// result-schema.md "environment"): torch, cuda, nccl, driver, backend, device_type,
+/// cpu_model, launcher, rendezvous, world_size, threads_per_rank, hosts, ranks, gpus,
+/// topology, slurm_job_id, malloc_tuning, math, env, nodes, node_differences. Never throws
+/// for a missing tool ("unknown" / "").
+nlohmann::json environment_json(const EnvironmentFacts& facts);
+
 /// Launch-relevant environment variables (NCCL_*, TORCH_NCCL_*, CUDA_VISIBLE_DEVICES,
 /// OMP_NUM_THREADS, GLOO_SOCKET_IFNAME, MASTER_*, SLURM_JOB_*/SLURM_NTASKS*, MALLOC_*, DDPBENCH_*):
 /// a bounded subset, recorded so A/B runs show what differed.

@@ -11,6 +11,13 @@
 
 namespace ddpbench {
 
+nlohmann::json math_json(const MathModes& m) {
+  return {{"cudnn_allow_tf32", m.cudnn_allow_tf32},
+          {"cublas_allow_tf32", m.cublas_allow_tf32},
+          {"cudnn_benchmark", m.cudnn_benchmark},
+          {"fused_attention", compat::kHasFusedAttention}};
+}
+
 MathModes apply_math_modes(const PrecisionConfig& cfg) {
   auto& ctx = at::globalContext();
   if (cfg.precision == "fp32-strict" || cfg.precision == "tf32") {

@@ -5,6 +5,8 @@
 #include <c10/core/Device.h>
 #include <torch/types.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,6 +31,10 @@ struct MathModes {
   bool cublas_allow_tf32, cudnn_allow_tf32, cudnn_benchmark;
 };
 MathModes apply_math_modes(const PrecisionConfig& cfg);
+
+/// The result file's environment.math: {"cudnn_allow_tf32", "cublas_allow_tf32",
+/// "cudnn_benchmark", "fused_attention" (the linked torch has scaled_dot_product_attention)}.
+nlohmann::json math_json(const MathModes& m);
 
 /// Autocast on `device` for the lifetime of the object when `precision` is fp16 or bf16
 /// (torch.autocast(device_type, dtype) around forward and loss, as PyTorch's AMP recipe).
