@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace ddpbench {
@@ -66,6 +67,20 @@ std::string straggler_rank_words(const nlohmann::json& r) {
   return s + ")";
 }
 
+namespace {
+
+// A score with 2 decimals, or as many more (up to 6) as it takes for the printed value to
+// fall on the same side of `threshold` as the score ("0.9466 < 0.95" is never "0.95 < 0.95").
+std::string score_text(double score, double threshold) {
+  for (int d = 2; d <= 6; ++d) {
+    const std::string t = fmt::format("{:.{}f}", score, d);
+    if ((std::strtod(t.c_str(), nullptr) < threshold) == (score < threshold)) return t;
+  }
+  return fmt::format("{}", score);
+}
+
+}  // namespace
+
 std::vector<std::string> straggler_lines(const nlohmann::json& entry) {
   std::vector<std::string> out;
   const auto& ranks = entry.at("ranks");
@@ -76,9 +91,9 @@ std::vector<std::string> straggler_lines(const nlohmann::json& entry) {
   for (const auto& id : entry.at("named")) {
     for (const auto& r : ranks) {
       if (r.at("rank") != id) continue;
-      out.push_back(fmt::format("straggler: {} scores {:.2f} < {:g}: its compute-only step is {:.1f} ms, the "
+      out.push_back(fmt::format("straggler: {} scores {} < {:g}: its compute-only step is {:.1f} ms, the "
                                 "fastest rank's {:.1f} ms",
-                                straggler_rank_words(r), r["score"].get<double>(), threshold,
+                                straggler_rank_words(r), score_text(r["score"].get<double>(), threshold), threshold,
                                 1e3 * r["compute_step_s"].get<double>(), 1e3 * fastest));
     }
   }
@@ -86,8 +101,8 @@ std::vector<std::string> straggler_lines(const nlohmann::json& entry) {
     const nlohmann::json* low = nullptr;
     for (const auto& r : ranks)
       if (!low || r.at("score").get<double>() < (*low).at("score").get<double>()) low = &r;
-    out.push_back(fmt::format("no straggler among {} ranks: every score >= {:g} (lowest: rank {}, {:.2f})", ranks.size(),
-                              threshold, (*low)["rank"].get<int>(), (*low)["score"].get<double>()));
+    out.push_back(fmt::format("no straggler among {} ranks: every score >= {:g} (lowest: rank {}, {})", ranks.size(),
+                              threshold, (*low)["rank"].get<int>(), score_text((*low)["score"].get<double>(), threshold)));
   }
   return out;
 }

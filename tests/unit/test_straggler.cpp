@@ -1,4 +1,5 @@
 // The straggler scores (core/straggler.hpp) against hand-computed values.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "core/straggler.hpp"
@@ -45,6 +46,16 @@ TEST(Straggler, ScoreIsFastestOverOwnAndNamesRanksBelowThreshold) {
   EXPECT_EQ(lines[0],
             "straggler: rank 2 (host node2, local rank 0, GPU 0, UUID GPU-2, bus 0000:02:00.0) scores 0.50 < 0.97: its "
             "compute-only step is 200.0 ms, the fastest rank's 100.0 ms");
+}
+
+// A score just below the threshold prints with the digits that show it is below:
+// 0.100 / 0.10564 = 0.94662 is "0.947 < 0.95", never "0.95 < 0.95".
+TEST(Straggler, ScoreJustBelowTheThresholdPrintsBelowIt) {
+  const auto e = straggler_entry("resnet18", 16, 2, {rank_in(0, 0.100), rank_in(1, 0.10564)}, 0.95);
+  ASSERT_EQ(e["named"], nlohmann::json::array({1}));
+  const auto lines = straggler_lines(e);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_THAT(lines[0], ::testing::HasSubstr(" scores 0.947 < 0.95: "));
 }
 
 TEST(Straggler, NoneBelowThresholdSaysTheLowest) {
