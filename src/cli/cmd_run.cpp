@@ -293,41 +293,24 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     rf = new_result_file("run", argv, planned_rows(cfg));
     rf.config = cfg_json;
     rf.config["defaults_note"] = note;
-    std::vector<std::string> hosts;
-    nlohmann::json gpus = nlohmann::json::array();
-    for (const auto& p : senv.placements) {
-      if (std::find(hosts.begin(), hosts.end(), p.host) == hosts.end()) hosts.push_back(p.host);
-      if (!p.gpu_name.empty())
-        gpus.push_back({{"rank", p.rank}, {"host", p.host}, {"index", p.local_rank}, {"name", p.gpu_name},
-                        {"uuid", p.gpu_uuid}, {"bus_id", p.bus_id}});
-    }
-    rf.environment = {{"torch", torch_version()},
-                      {"cuda", cuda_version()},
-                      {"nccl", nccl_version()},
-                      {"driver", node_envs.nodes.at(0).value("driver", std::string("unknown"))},
-                      {"backend", backend_name(backend)},
-                      {"device_type", use_cuda ? "cuda" : "cpu"},
-                      {"cpu_model", cpu_model()},
-                      {"launcher", launcher_name(li.launcher)},
-                      {"rendezvous", {{"master_addr", li.master_addr},
-                                      {"master_port", li.master_port},
-                                      {"agent_store", li.use_agent_store},
-                                      {"job_id", join.job_id}}},
-                      {"world_size", li.world_size},
-                      {"threads_per_rank", threads},
-                      {"hosts", hosts},
-                      {"ranks", senv.placements},
-                      {"gpus", gpus},
-                      {"topology", node_envs.nodes.at(0).value("topology", std::string())},
-                      {"slurm_job_id", li.job_id},
-                      {"malloc_tuning", malloc_info},
-                      {"math", {{"cudnn_allow_tf32", math.cudnn_allow_tf32},
-                                {"cublas_allow_tf32", math.cublas_allow_tf32},
-                                {"cudnn_benchmark", math.cudnn_benchmark},
-                                {"fused_attention", compat::kHasFusedAttention}}},
-                      {"env", env_subset(env)},
-                      {"nodes", node_envs.nodes},
-                      {"node_differences", node_envs.differences}};
+    EnvironmentFacts facts;
+    facts.backend = backend_name(backend);
+    facts.cuda = use_cuda;
+    facts.launcher = launcher_name(li.launcher);
+    facts.rendezvous = {{"master_addr", li.master_addr},
+                        {"master_port", li.master_port},
+                        {"agent_store", li.use_agent_store},
+                        {"job_id", join.job_id}};
+    facts.world_size = li.world_size;
+    facts.threads_per_rank = threads;
+    facts.placements = senv.placements;
+    facts.math = math_json(math);
+    facts.malloc_tuning = malloc_info;
+    facts.slurm_job_id = li.job_id;
+    facts.env = &env;
+    facts.nodes = node_envs.nodes;
+    facts.node_differences = node_envs.differences;
+    rf.environment = environment_json(facts);
     print_header(rf, senv.placements, note);
   }
 
@@ -472,9 +455,11 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   app->add_option("--sample-ms", c.sample_ms,
                   "Telemetry sampling period during measured iterations (GPU through NVML, host CPU, memory, network)")
       ->capture_default_str();
-  app->add_option("--telemetry-series", c.telemetry_series,
-                  "Whose telemetry series a row keeps: flagged (ranks with telemetry flags and the ranks of lowest "
-                  "and highest mean utilization; each row keeps min/median/max over ranks) or all (every rank's; larger files at scale)")
+  app->add_option("--per-rank-series,--telemetry-series", c.per_rank_series,
+                  "Whose raw step samples and telemetry series a row keeps: flagged (ranks with telemetry flags, the "
+                  "fastest and slowest by mean step, the lowest and highest by mean utilization; every rank keeps its "
+                  "step summary, every row its per-iteration means and min/median/max series over ranks) or all "
+                  "(every rank's; larger files at scale)")
       ->capture_default_str();
   app->add_option("--min-util", c.min_util_pct, "Flag a GPU whose mean SM utilization is below this percentage")
       ->capture_default_str();

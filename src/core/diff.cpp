@@ -21,8 +21,10 @@ namespace {
 constexpr size_t kMinIterations = 5;
 
 // The row's per-iteration means across ranks (see iteration_means): the values the
-// bootstrap may treat as independent.
+// bootstrap may treat as independent. Recorded in the row from schema 1.10, computed from
+// every rank's samples before.
 std::vector<double> iteration_series(const BenchResult& r) {
+  if (!r.iteration_means_s.empty()) return r.iteration_means_s;
   std::vector<std::vector<double>> per_rank;
   for (const auto& rk : r.ranks)
     if (!rk.samples_s.empty()) per_rank.push_back(rk.samples_s);

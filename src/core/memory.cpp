@@ -1,6 +1,7 @@
 #include "core/memory.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -34,7 +35,12 @@ nlohmann::json ModelStateBytes::to_json() const {
 }
 
 namespace {
-nlohmann::json num_or_null(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+// Byte counts are whole numbers: written as integers ("253100032", not "253100032.0").
+nlohmann::json num_or_null(const std::optional<double>& v) {
+  if (!v) return nullptr;
+  if (std::abs(*v) < 9.0e15 && std::floor(*v) == *v) return static_cast<long long>(*v);
+  return *v;
+}
 }  // namespace
 
 nlohmann::json memory_json(const std::vector<RankMemory>& ranks, const std::optional<ModelStateBytes>& state,

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstdio>
@@ -27,10 +28,12 @@ void to_json(json& j, const Summary& s) {
            {"p95_s", s.p95_s},   {"min_s", s.min_s},   {"max_s", s.max_s},       {"mean_s", s.mean_s},
            {"stddev_s", s.stddev_s}, {"ci95_s", s.ci95_s}, {"iterations", s.iterations}, {"cv", s.cv},
            {"ex_per_s_per_gpu", s.ex_per_s_per_gpu}, {"ex_per_s_total", s.ex_per_s_total}};
+  if (s.p5_s > 0) j["p5_s"] = s.p5_s;  // 0: unknown (files of schema < 1.10), left out as they had it
 }
 
 void from_json(const json& j, Summary& s) {
   s.n = json_int<int>(j.at("n"), "summary.n", 0);
+  s.p5_s = j.value("p5_s", 0.0);
   j.at("p50_s").get_to(s.p50_s);
   j.at("p75_s").get_to(s.p75_s);
   j.at("p90_s").get_to(s.p90_s);
@@ -46,9 +49,35 @@ void from_json(const json& j, Summary& s) {
   j.at("ex_per_s_total").get_to(s.ex_per_s_total);
 }
 
+size_t breakdown_index(const std::string& name) {
+  for (size_t i = 0; i < kNumBreakdownComponents; ++i)
+    if (name == kBreakdownComponents[i]) return i;
+  throw std::logic_error("no breakdown component " + name);
+}
+
+const json* sampled_telemetry(const RankSamples& rank) {
+  if (!rank.telemetry.is_object()) return nullptr;
+  const auto it = rank.telemetry.find("sampled");
+  return it != rank.telemetry.end() && it->is_object() ? &*it : nullptr;
+}
+
+void to_json(json& j, const RankStepSummary& s) {
+  j = json{{"n", s.n}, {"mean_s", s.mean_s}, {"p50_s", s.p50_s}, {"p95_s", s.p95_s}, {"max_s", s.max_s}};
+}
+
+void from_json(const json& j, RankStepSummary& s) {
+  s.n = json_int<int>(j.at("n"), "step.n", 0);
+  j.at("mean_s").get_to(s.mean_s);
+  j.at("p50_s").get_to(s.p50_s);
+  j.at("p95_s").get_to(s.p95_s);
+  j.at("max_s").get_to(s.max_s);
+}
+
 void to_json(json& j, const RankSamples& r) {
-  j = json{{"rank", r.rank},     {"host", r.host},           {"local_rank", r.local_rank},
-           {"device", r.device}, {"samples_s", r.samples_s}, {"telemetry", r.telemetry}};
+  j = json{{"rank", r.rank}, {"host", r.host}, {"local_rank", r.local_rank}, {"device", r.device}};
+  if (r.step) j["step"] = *r.step;
+  if (!r.samples_s.empty() || !r.step) j["samples_s"] = r.samples_s;
+  j["telemetry"] = r.telemetry;
   if (!r.breakdown.empty()) j["breakdown"] = r.breakdown;
 }
 
@@ -57,7 +86,10 @@ void from_json(const json& j, RankSamples& r) {
   j.at("host").get_to(r.host);
   r.local_rank = json_int_or<int>(j, "local_rank", 0);
   r.device = j.value("device", std::string());
-  j.at("samples_s").get_to(r.samples_s);
+  if (const auto it = j.find("step"); it != j.end() && !it->is_null()) r.step = it->get<RankStepSummary>();
+  // Schema 1.10: only the ranks kept in full carry samples_s; before, every rank did.
+  if (r.step) r.samples_s = j.value("samples_s", std::vector<double>());
+  else j.at("samples_s").get_to(r.samples_s);
   r.telemetry = json_object_or_empty(j, "telemetry");
   r.breakdown = json_object_or_empty(j, "breakdown");
 }
@@ -73,6 +105,8 @@ void to_json(json& j, const BenchResult& b) {
            {"strategy", b.strategy},   {"activation_checkpointing", b.activation_checkpointing},
            {"breakdown", b.breakdown},
            {"stopping", b.stopping},   {"warnings", b.warnings}};
+  if (!b.iteration_means_s.empty()) j["iteration_means_s"] = b.iteration_means_s;
+  if (b.ranks_kept_in_full) j["ranks_kept_in_full"] = *b.ranks_kept_in_full;
   if (!b.burn_in.empty()) j["burn_in"] = b.burn_in;
   if (!b.convergence.empty()) j["convergence"] = b.convergence;
   j["mode"] = b.mode;
@@ -111,6 +145,11 @@ void from_json(const json& j, BenchResult& b) {
   j.at("ddp").get_to(b.ddp);
   j.at("ranks").get_to(b.ranks);
   j.at("summary").get_to(b.summary);
+  b.iteration_means_s = j.value("iteration_means_s", std::vector<double>());
+  if (const auto it = j.find("ranks_kept_in_full"); it != j.end() && it->is_array()) {
+    b.ranks_kept_in_full.emplace();
+    for (const auto& r : *it) b.ranks_kept_in_full->push_back(json_int<int>(r, "ranks_kept_in_full", 0));
+  }
   b.telemetry = json_object_or_empty(j, "telemetry");
   b.checks = json_object_or_empty(j, "checks");
   b.compute = json_object_or_empty(j, "compute");
@@ -266,6 +305,15 @@ void readable_json_into(const json& j, int indent, std::string& out) {
     out += '[';
     for (size_t i = 0; i < j.size(); ++i) out += (i ? ", " : "") + j[i].dump();
     out += ']';
+    return;
+  }
+  if (j.is_array() && std::all_of(j.begin(), j.end(), [](const json& e) { return e.is_object() && e.contains("rank"); })) {
+    // Per-rank records (ranks, memory.per_rank, environment.ranks, ...): one compact line
+    // each, so a file at thousands of ranks stays small and greps by rank.
+    const std::string pad(static_cast<size_t>(indent + 2), ' ');
+    out += "[\n";
+    for (size_t i = 0; i < j.size(); ++i) out += pad + j[i].dump() + (i + 1 < j.size() ? ",\n" : "\n");
+    out += std::string(static_cast<size_t>(indent), ' ') + "]";
     return;
   }
   if (j.is_object() && all_scalars(j)) {

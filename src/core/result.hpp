@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,22 +27,36 @@ namespace ddpbench {
 /// ddp_options, breakdown, per rank breakdown; 1.6: per rank telemetry.sampled, per row burn_in,
 /// top-level stragglers, comm_pairs, max_batch, environment.nodes, kind "find-max-bs"; 1.7: strategy,
 /// activation_checkpointing, mode, memory, convergence per row; 1.8: config.zero_grad_set_to_none;
-/// 1.9: config.first_bucket_cap_mb one per swept bucket cap when several, as bucket_cap_mb).
-inline constexpr const char* kSchemaVersion = "1.9.0";
+/// 1.9: config.first_bucket_cap_mb one per swept bucket cap when several, as bucket_cap_mb;
+/// 1.10: per rank step, per row iteration_means_s and ranks_kept_in_full, summary.p5_s;
+/// samples_s and telemetry series only for the ranks kept in full, config.per_rank_series).
+inline constexpr const char* kSchemaVersion = "1.10.0";
 inline constexpr int kSchemaMajor = 1;
 
-/// One rank's raw measurements for one benchmark row.
+/// One rank's step times of one row, summarised (seconds per measured iteration).
+struct RankStepSummary {
+  int n = 0;  ///< measured iterations (after --duration's subsampling)
+  double mean_s = 0, p50_s = 0, p95_s = 0, max_s = 0;
+};
+
+/// One rank's measurements for one benchmark row.
 struct RankSamples {
   int rank = 0;
   std::string host;
   int local_rank = 0;
   std::string device;              ///< "cpu" or "cuda:<index>"
-  std::vector<double> samples_s;   ///< seconds per measured iteration, in order
+  /// Seconds per measured iteration, in order: for the ranks kept in full only (see
+  /// BenchResult::ranks_kept_in_full); empty for the others.
+  std::vector<double> samples_s;
+  std::optional<RankStepSummary> step;  ///< every rank (schema 1.10; absent before)
   nlohmann::json telemetry = nlohmann::json::object();  ///< per-rank extras (Reducer timers, memory)
   /// This rank's step breakdown: each of kBreakdownComponents -> mean seconds per measured
   /// step (empty object when the row has none; schema < 1.5).
   nlohmann::json breakdown = nlohmann::json::object();
 };
+
+/// A rank's telemetry.sampled object (schema 1.6; core/telemetry), or nullptr when it has none.
+const nlohmann::json* sampled_telemetry(const RankSamples& rank);
 
 /// The components of one optimizer step in a row's "breakdown" (seconds per step, docs/
 /// METHODOLOGY.md "Where the time goes"), in display order. step_s is the measured step;
@@ -58,6 +74,11 @@ inline constexpr const char* kBreakdownComponents[] = {"forward_s",      "backwa
                                                        "overlap_s",      "exposed_comm_s",     "optimizer_s",
                                                        "other_s",        "step_s"};
 inline constexpr size_t kNumBreakdownComponents = 8;
+static_assert(std::size(kBreakdownComponents) == kNumBreakdownComponents, "one name per breakdown component");
+
+/// Index of `name` in kBreakdownComponents; throws std::logic_error for another name (a
+/// misspelt component is a bug).
+size_t breakdown_index(const std::string& name);
 
 /// One measured size of one collective of `ddpbench comm`, with nccl-tests' columns
 /// (nccl-tests doc/PERFORMANCE.md): algbw = bytes / time, busbw = algbw * factor(collective, n).
@@ -114,6 +135,13 @@ struct BenchResult {
   bool ddp = true;
   std::vector<RankSamples> ranks;
   Summary summary;  ///< over the samples of all ranks pooled
+  /// Per-iteration means over the ranks (core/stats.hpp iteration_means), in order; the
+  /// values diff's bootstrap resamples. Empty in files of schema < 1.10 (diff then computes
+  /// them from the ranks' samples_s).
+  std::vector<double> iteration_means_s;
+  /// The ranks whose samples_s and telemetry series the row keeps (core/per_rank_detail);
+  /// nullopt: every rank's (--per-rank-series all, and files of schema < 1.10).
+  std::optional<std::vector<int>> ranks_kept_in_full;
   nlohmann::json telemetry = nlohmann::json::object();
   nlohmann::json checks = nlohmann::json::object();
   /// FLOPs and MFU: forward_macs_per_example, train_flops_per_example,
@@ -222,7 +250,8 @@ ResultFile read_result_file(const std::string& path);
 /// `j` as text a person can read and the file stays small: indented by 2 as json::dump(2),
 /// except that an array of scalars (numbers, strings, booleans, null) is written on one
 /// line ("[0.1, 0.2]") and so is an object of scalars whose one-line form fits in 100
-/// characters. Ends with a newline; json::parse gives back `j`. Throws as json::dump
+/// characters; an array whose elements are all objects with a "rank" key (per-rank records)
+/// has one compact line (json::dump()) per element. Ends with a newline; json::parse gives back `j`. Throws as json::dump
 /// (nlohmann::json::type_error on a string that is not UTF-8).
 std::string readable_json(const nlohmann::json& j);
 

@@ -170,8 +170,8 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
                      "find_unused_parameters); pass one of them");
   if (cfg.profile_iters < 1 || cfg.profile_iters > kMaxProfileIters)
     throw UsageError(fmt::format("--profile-iters {} is out of range; use 1..{}", cfg.profile_iters, kMaxProfileIters));
-  if (cfg.telemetry_series != "flagged" && cfg.telemetry_series != "all")
-    throw UsageError(fmt::format("--telemetry-series '{}' is unknown; use flagged or all", cfg.telemetry_series));
+  if (cfg.per_rank_series != "flagged" && cfg.per_rank_series != "all")
+    throw UsageError(fmt::format("--per-rank-series '{}' is unknown; use flagged or all", cfg.per_rank_series));
   if (cfg.sample_ms < 1 || cfg.sample_ms > kMaxSampleMs)
     throw UsageError(fmt::format("--sample-ms {} is out of range; use 1..{} milliseconds", cfg.sample_ms, kMaxSampleMs));
   if (!(cfg.min_util_pct >= 0 && cfg.min_util_pct <= 100))
@@ -472,7 +472,7 @@ nlohmann::json to_json(const RunConfig& cfg) {
                         {"head", cfg.freeze_backbone ? nlohmann::json(cfg.head) : nlohmann::json(nullptr)},
                         {"dataset_size", cfg.dataset_size},
                         {"sample_ms", cfg.sample_ms},
-                        {"telemetry_series", cfg.telemetry_series},
+                        {"per_rank_series", cfg.per_rank_series},
                         {"min_util_pct", cfg.min_util_pct},
                         {"straggler_threshold", cfg.straggler_threshold},
                         {"duration_s", cfg.duration_s > 0 ? nlohmann::json(cfg.duration_s) : nlohmann::json(nullptr)},

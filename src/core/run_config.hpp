@@ -88,10 +88,9 @@ struct RunConfig {
   std::string head = "mlp4096";     ///< the head trained with freeze_backbone
   long long dataset_size = 1281167; ///< examples per epoch, for per-epoch communication (ImageNet-1k)
   int sample_ms = 100;              ///< --sample-ms: telemetry sampling period during measured iterations, ms
-  /// --telemetry-series: whose series a row keeps: "flagged" (ranks with telemetry flags and
-  /// the ranks of lowest and highest mean utilization; every row keeps the min/median/max
-  /// over ranks) or "all".
-  std::string telemetry_series = "flagged";
+  /// --per-rank-series: whose raw step samples and telemetry series a row keeps: "flagged"
+  /// (core/per_rank_detail ranks_kept_in_full) or "all".
+  std::string per_rank_series = "flagged";
   double min_util_pct = 80.0;       ///< --min-util: a GPU whose mean SM utilization is below this is flagged
   double straggler_threshold = 0.95;///< --straggler-threshold: a rank whose relative score is below it is named
   bool quiet = false;               ///< --quiet: no progress output

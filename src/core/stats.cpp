@@ -77,6 +77,7 @@ Summary summarize(const std::vector<std::vector<double>>& per_rank_s, long long 
   s.mean_s = mean(samples_s);  // throws on no sample
   s.stddev_s = stddev(samples_s);
   std::sort(samples_s.begin(), samples_s.end());
+  s.p5_s = percentile_sorted(samples_s, 5);
   s.p50_s = percentile_sorted(samples_s, 50);
   s.p75_s = percentile_sorted(samples_s, 75);
   s.p90_s = percentile_sorted(samples_s, 90);

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -373,6 +374,30 @@ json TelemetryAccumulator::summary() const {
   }
   j["series"] = s;
   return j;
+}
+
+namespace {
+
+void round_numbers(nlohmann::json& j) {
+  if (j.is_structured()) {
+    for (auto& v : j) round_numbers(v);
+  } else if (j.is_number_float()) {
+    const double x = j.get<double>();
+    if (x == 0 || !std::isfinite(x)) return;
+    // x = m * 10^e10 with kTelemetryDigits digits in m; dividing or multiplying by an exact
+    // power of ten keeps the result the double nearest to the rounded decimal.
+    const int e = kTelemetryDigits - 1 - static_cast<int>(std::floor(std::log10(std::abs(x))));
+    const double p = std::pow(10.0, std::abs(e));
+    const double r = e >= 0 ? std::round(x * p) / p : std::round(x / p) * p;
+    if (std::isfinite(r)) j = r;
+  }
+}
+
+}  // namespace
+
+nlohmann::json rounded_telemetry(nlohmann::json summary) {
+  round_numbers(summary);
+  return summary;
 }
 
 nlohmann::json series_over_ranks(const std::vector<const nlohmann::json*>& sampled) {

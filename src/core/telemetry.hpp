@@ -186,6 +186,16 @@ class TelemetrySampler {
   std::thread thread_;
 };
 
+/// Significant digits a result file keeps of telemetry's non-integer numbers (rounded_telemetry).
+inline constexpr int kTelemetryDigits = 6;
+
+/// `summary` (a TelemetryAccumulator::summary()) with every non-integer number rounded to
+/// kTelemetryDigits significant digits, as a rank publishes it for the result file: NVML
+/// reports utilization in whole percent and the sampler averages over --sample-ms, so more
+/// digits say nothing and cost bytes per rank at scale. Integers (counts, byte totals) and
+/// non-finite values are left as they are. Never throws.
+nlohmann::json rounded_telemetry(nlohmann::json summary);
+
 /// Many ranks' telemetry summaries (each a RankSamples.telemetry["sampled"], or null) as one
 /// set of series, so a row keeps the whole group's picture without every rank's series:
 ///   {"ranks": n, "t_s": [...], "<metric>": {"min": [...], "median": [...], "max": [...]}, ...}

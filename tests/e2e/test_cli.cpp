@@ -11,6 +11,7 @@
 #include <fstream>
 #include <ostream>
 #include <sstream>
+#include <set>
 #include <stdexcept>
 
 #include "core/result.hpp"
@@ -71,7 +72,7 @@ TinyRun run_tiny(const std::string& flags) {
   return {std::move(o), read_result_file(json)};
 }
 
-// Where the time goes (issue 11): every rank's breakdown adds up to its measured step.
+// Where the time goes: every rank's breakdown adds up to its measured step.
 // forward and optimizer come from ddpbench's marks, backward compute / communication /
 // overlap from the c10d::Reducer's own timers, step from the step timer; other_s is what
 // is left. It stays within 10% of the step (+2 ms): more would mean the Reducer's spans
@@ -214,56 +215,78 @@ TEST(Cli, ProfileWritesOneTracePerRankAndRow) {
   EXPECT_EQ(f.results[1].telemetry.at("profile").at("file"), "squeezenet1_0-ddp2-rank0.json");
 }
 
-// At scale a row keeps the group's telemetry as min/median/max over ranks and each rank's
-// own series only for the ranks a reader looks at (flags; lowest and highest mean
-// utilization), so the per-rank part of a row stays small; --telemetry-series all keeps
-// every rank's series. The oracle for the band is the ranks' own series (kept with "all").
-TEST(Cli, TelemetrySeriesAreKeptForFlaggedRanksAndSummarisedOverRanks) {
+// At scale a row keeps every rank's step summary, its per-iteration means over ranks and the
+// group's telemetry as min/median/max over ranks, and each rank's raw step samples and
+// telemetry series only for the ranks a reader looks at (flags; fastest and slowest step;
+// lowest and highest mean utilization), so the per-rank part of a row stays within 1 KB per
+// rank; --per-rank-series all keeps every rank's. The oracles are the ranks' own samples and
+// series, kept with "all", and sums written out here.
+TEST(Cli, PerRankSeriesAreKeptForFlaggedRanksAndSummarisedOverRanks) {
   TempDir d;
   const int n = 6;
   const std::string args = " run " + testutil::kTinyArgs + " --warmup 1 --iters 6 --nproc-per-node 6 --world-sizes 6 --sample-ms 5 --json ";
   const auto json = (d.path / "r.json").string(), json_all = (d.path / "all.json").string();
   const auto o = run(kBin + args + json);
   ASSERT_EQ(o.code, 0) << o.err;
-  const auto o_all = run(kBin + args + json_all + " --telemetry-series all");
+  const auto o_all = run(kBin + args + json_all + " --per-rank-series all");
   ASSERT_EQ(o_all.code, 0) << o_all.err;
   const auto f = read_result_file(json), f_all = read_result_file(json_all);
-  EXPECT_EQ(f.config.at("telemetry_series"), "flagged");
+  EXPECT_EQ(f.config.at("per_rank_series"), "flagged");
   const BenchResult* row = nullptr;
   for (const auto& r : f.results)
     if (r.ddp && r.world_size == n) row = &r;
   ASSERT_NE(row, nullptr);
   const auto& over = row->telemetry.at("series_over_ranks");
   EXPECT_EQ(over.at("ranks"), n);
-  const auto kept = row->telemetry.at("series_kept_for_ranks").get<std::vector<int>>();
-  EXPECT_GE(kept.size(), 1u);
-  EXPECT_LE(kept.size(), 2u);  // no flags on CPUs: the lowest and the highest mean CPU utilization
-  std::vector<std::pair<double, int>> util;
+  ASSERT_TRUE(row->ranks_kept_in_full.has_value());
+  const std::vector<int> kept = *row->ranks_kept_in_full;
+  EXPECT_GE(kept.size(), 2u);
+  EXPECT_LE(kept.size(), 4u);  // no flags on CPUs: two step extremes, two utilization extremes
+  std::vector<std::pair<double, int>> util, step;
   for (const auto& rk : row->ranks) {
     const auto& s = rk.telemetry.at("sampled");
     util.emplace_back(s.at("host").at("cpu_util_pct").at("mean").get<double>(), rk.rank);
-    const bool has = s.contains("series");
-    EXPECT_EQ(has, std::find(kept.begin(), kept.end(), rk.rank) != kept.end()) << "rank " << rk.rank;
-    // Per rank and row, in the file: within 1 KB (its samples, summary, breakdown).
-    if (!has) EXPECT_LE(nlohmann::json(rk).dump().size(), 1024u) << nlohmann::json(rk).dump();
+    ASSERT_TRUE(rk.step.has_value()) << "rank " << rk.rank;
+    EXPECT_EQ(rk.step->n, 6);
+    step.emplace_back(rk.step->mean_s, rk.rank);
+    const bool is_kept = std::find(kept.begin(), kept.end(), rk.rank) != kept.end();
+    EXPECT_EQ(s.contains("series"), is_kept) << "rank " << rk.rank;
+    EXPECT_EQ(rk.samples_s.size(), is_kept ? 6u : 0u) << "rank " << rk.rank;
+    // Per rank and row, in the file: within 1 KB (its step summary, breakdown, telemetry summary).
+    if (!is_kept) EXPECT_LE(nlohmann::json(rk).dump().size(), 1024u) << nlohmann::json(rk).dump();
   }
-  const auto lo = std::min_element(util.begin(), util.end()), hi = std::max_element(util.begin(), util.end());
-  EXPECT_NE(std::find(kept.begin(), kept.end(), lo->second), kept.end());
-  EXPECT_NE(std::find(kept.begin(), kept.end(), hi->second), kept.end());
-  // --telemetry-series all: every rank keeps its series; the band is their min/median/max.
+  for (const auto& v : {util, step}) {
+    EXPECT_NE(std::find(kept.begin(), kept.end(), std::min_element(v.begin(), v.end())->second), kept.end());
+    EXPECT_NE(std::find(kept.begin(), kept.end(), std::max_element(v.begin(), v.end())->second), kept.end());
+  }
+  // --per-rank-series all: every rank keeps its samples and series; the row's summaries
+  // agree with them.
   const BenchResult* row_all = nullptr;
   for (const auto& r : f_all.results)
     if (r.ddp && r.world_size == n) row_all = &r;
   ASSERT_NE(row_all, nullptr);
-  EXPECT_FALSE(row_all->telemetry.contains("series_kept_for_ranks"));
+  EXPECT_FALSE(row_all->ranks_kept_in_full.has_value());
   std::vector<std::vector<double>> cpu;
+  std::vector<double> means(6, 0.0);
   for (const auto& rk : row_all->ranks) {
     ASSERT_TRUE(rk.telemetry.at("sampled").contains("series")) << "rank " << rk.rank;
+    ASSERT_EQ(rk.samples_s.size(), 6u) << "rank " << rk.rank;
+    double sum = 0, mx = 0;
+    for (size_t i = 0; i < 6; ++i) {
+      means[i] += rk.samples_s[i] / n;
+      sum += rk.samples_s[i];
+      mx = std::max(mx, rk.samples_s[i]);
+    }
+    ASSERT_TRUE(rk.step.has_value());
+    EXPECT_NEAR(rk.step->mean_s, sum / 6, 1e-12) << "rank " << rk.rank;
+    EXPECT_EQ(rk.step->max_s, mx) << "rank " << rk.rank;
     std::vector<double> v;
     for (const auto& x : rk.telemetry.at("sampled").at("series").at("cpu_util_pct"))
       v.push_back(x.is_number() ? x.get<double>() : std::nan(""));
     cpu.push_back(v);
   }
+  ASSERT_EQ(row_all->iteration_means_s.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) EXPECT_NEAR(row_all->iteration_means_s[i], means[i], 1e-12) << "iteration " << i;
   const auto& band = row_all->telemetry.at("series_over_ranks").at("cpu_util_pct");
   ASSERT_FALSE(cpu[0].empty());
   std::vector<double> at0;
@@ -272,6 +295,39 @@ TEST(Cli, TelemetrySeriesAreKeptForFlaggedRanksAndSummarisedOverRanks) {
   ASSERT_FALSE(at0.empty());
   EXPECT_DOUBLE_EQ(band.at("min")[0].get<double>(), *std::min_element(at0.begin(), at0.end()));
   EXPECT_DOUBLE_EQ(band.at("max")[0].get<double>(), *std::max_element(at0.begin(), at0.end()));
+}
+
+// run, comm and find-max-bs write one environment (one builder): the keys
+// docs/result-schema.md lists, whatever the command; one process has one host and one rank.
+TEST(Cli, RunCommAndFindMaxBsWriteTheSameEnvironmentKeys) {
+  TempDir d;
+  const auto run_json = (d.path / "run.json").string(), comm_json = (d.path / "comm.json").string(),
+             fmb_json = (d.path / "fmb.json").string();
+  const auto r = run(kBin + " run " + testutil::kTinyArgs + " --warmup 0 --iters 2 --world-sizes 1 --json " + run_json);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto c = run(kBin + " comm --nproc-per-node 2 --world-sizes 2 -b 1K -e 1K -w 0 -n 1 --json " + comm_json);
+  ASSERT_EQ(c.code, 0) << c.err;
+  const auto m = run(kBin + " find-max-bs --model " + testutil::kTinyModel + " --image-size 32 --memory-limit 512M --trial 2 --json " + fmb_json);
+  ASSERT_EQ(m.code, 0) << m.err << m.out;
+  const std::set<std::string> expected = {"torch", "cuda", "nccl", "driver", "backend", "device_type", "cpu_model",
+                                          "launcher", "rendezvous", "world_size", "threads_per_rank", "hosts",
+                                          "ranks", "gpus", "topology", "slurm_job_id", "malloc_tuning", "math",
+                                          "env", "nodes", "node_differences"};
+  for (const auto& path : {run_json, comm_json, fmb_json}) {
+    const ResultFile f = read_result_file(path);
+    std::set<std::string> keys;
+    for (const auto& [k, v] : f.environment.items()) keys.insert(k);
+    EXPECT_EQ(keys, expected) << path;
+  }
+  const ResultFile fmb = read_result_file(fmb_json);
+  EXPECT_EQ(fmb.environment.at("backend"), "none");
+  EXPECT_EQ(fmb.environment.at("world_size"), 1);
+  ASSERT_EQ(fmb.environment.at("ranks").size(), 1u);
+  EXPECT_EQ(fmb.environment.at("hosts"), nlohmann::json::array({fmb.environment.at("ranks")[0].at("host")}));
+  EXPECT_TRUE(fmb.environment.at("math").is_object());
+  const ResultFile comm = read_result_file(comm_json);
+  EXPECT_EQ(comm.environment.at("rendezvous").at("master_addr"), "127.0.0.1");
+  EXPECT_EQ(comm.environment.at("nodes").size(), 1u);
 }
 
 TEST(Cli, TinyRunWithLocalSpawnerWritesJson) {
@@ -515,7 +571,7 @@ INSTANTIATE_TEST_SUITE_P(
                               "alexnet needs images of at least 63 pixels"},
                       BadCase{"ModelsHeadWithoutFrozenBackbone", "models --head mlp4096", "add --freeze-backbone"},
                       BadCase{"NoSubcommand", "", "subcommand"},
-                      // Issue 10: numbers bounded before they reach libtorch or overflow (environment, then flags).
+                      // Numbers bounded before they reach libtorch or overflow (environment, then flags).
                       BadCase{"WorldSizeWrapsToOne", "run", "WORLD_SIZE=4294967297 is out of range; set it to 1..1048576",
                               "WORLD_SIZE=4294967297 RANK=0 "},
                       BadCase{"MasterPortWrapsIntoRange", "run", "MASTER_PORT=4294996796 is out of range",

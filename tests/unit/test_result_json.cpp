@@ -59,7 +59,8 @@ ResultFile sample_file() {
 }
 
 // The file's text: containers indented by 2, arrays of scalars and short objects of scalars
-// on one line; it parses back to the same document.
+// on one line, per-rank records (objects with "rank") one compact line each; it parses back
+// to the same document.
 TEST(ResultJson, ReadableTextPutsScalarArraysAndShortObjectsOnOneLine) {
   const nlohmann::json j = nlohmann::json::parse(R"({"a": [0.5, 1, null, "x"], "b": {"p50_s": 0.25, "n": 3},
     "c": [{"rank": 0, "samples_s": [0.1, 0.2]}], "d": {}, "e": [], "f": {"long": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}})");
@@ -67,10 +68,7 @@ TEST(ResultJson, ReadableTextPutsScalarArraysAndShortObjectsOnOneLine) {
   "a": [0.5, 1, null, "x"],
   "b": {"n": 3, "p50_s": 0.25},
   "c": [
-    {
-      "rank": 0,
-      "samples_s": [0.1, 0.2]
-    }
+    {"rank":0,"samples_s":[0.1,0.2]}
   ],
   "d": {},
   "e": [],
@@ -92,6 +90,47 @@ TEST(ResultJson, RoundTripKeepsEveryField) {
   EXPECT_EQ(g.results[0].ranks[1].samples_s, (std::vector<double>{1.1, 1.2, 1.3}));
   EXPECT_DOUBLE_EQ(g.results[0].summary.p50_s, f.results[0].summary.p50_s);
   EXPECT_EQ(g.schema_version, kSchemaVersion);
+}
+
+// Schema 1.10's per-rank detail, by hand, every value distinct: a rank with its step summary
+// and no samples_s (not kept in full), a rank with both, the row's iteration means, kept
+// ranks and p5; it reads into the fields and writes back the same document.
+TEST(ResultJson, PerRankDetailOfSchema110ReadsAndRoundTrips) {
+  const std::string text = R"({"schema_version": "1.10.0", "tool": {}, "created_utc": "", "argv": [], "config": {},
+    "environment": {}, "results": [{"model": "resnet18", "batch_per_rank": 8, "world_size": 2, "ddp": true,
+      "summary": {"n": 4, "p5_s": 0.11, "p50_s": 0.2, "p75_s": 0.3, "p90_s": 0.35, "p95_s": 0.4, "mean_s": 0.25,
+                  "ci95_s": 0.05, "ex_per_s_per_gpu": 40, "ex_per_s_total": 80},
+      "iteration_means_s": [0.15, 0.35], "ranks_kept_in_full": [1],
+      "ranks": [{"rank": 0, "host": "h", "step": {"n": 2, "mean_s": 0.21, "p50_s": 0.22, "p95_s": 0.23, "max_s": 0.24}},
+                {"rank": 1, "host": "h", "samples_s": [0.31, 0.32],
+                 "step": {"n": 2, "mean_s": 0.315, "p50_s": 0.316, "p95_s": 0.319, "max_s": 0.32}}]}]})";
+  const ResultFile f = parse_result(text, "mem");
+  ASSERT_EQ(f.results.size(), 1u);
+  const BenchResult& r = f.results[0];
+  EXPECT_EQ(r.summary.p5_s, 0.11);
+  EXPECT_EQ(r.iteration_means_s, (std::vector<double>{0.15, 0.35}));
+  ASSERT_TRUE(r.ranks_kept_in_full.has_value());
+  EXPECT_EQ(*r.ranks_kept_in_full, (std::vector<int>{1}));
+  ASSERT_EQ(r.ranks.size(), 2u);
+  EXPECT_TRUE(r.ranks[0].samples_s.empty());
+  ASSERT_TRUE(r.ranks[0].step.has_value());
+  EXPECT_EQ(r.ranks[0].step->n, 2);
+  EXPECT_EQ(r.ranks[0].step->mean_s, 0.21);
+  EXPECT_EQ(r.ranks[0].step->p50_s, 0.22);
+  EXPECT_EQ(r.ranks[0].step->p95_s, 0.23);
+  EXPECT_EQ(r.ranks[0].step->max_s, 0.24);
+  EXPECT_EQ(r.ranks[1].samples_s, (std::vector<double>{0.31, 0.32}));
+  EXPECT_EQ(r.ranks[1].step->p95_s, 0.319);
+  const nlohmann::json back = nlohmann::json(r);
+  EXPECT_FALSE(back.at("ranks")[0].contains("samples_s"));
+  EXPECT_EQ(parse_result(nlohmann::json(f).dump(), "again").results[0].ranks[1].step->max_s, 0.32);
+  EXPECT_EQ(nlohmann::json(parse_result(nlohmann::json(f).dump(), "again")), nlohmann::json(f));
+  // Before 1.10 every rank carries samples_s: a rank without it and without a step is refused.
+  EXPECT_THROW(parse_result(R"({"schema_version": "1.9.0", "tool": {}, "created_utc": "", "argv": [], "config": {},
+    "environment": {}, "results": [{"model": "m", "batch_per_rank": 1, "world_size": 1, "ddp": false,
+      "summary": {"n": 1, "p50_s": 1, "p75_s": 1, "p90_s": 1, "p95_s": 1, "mean_s": 1, "ci95_s": 0,
+                  "ex_per_s_per_gpu": 1, "ex_per_s_total": 1}, "ranks": [{"rank": 0, "host": "h"}]}]})", "old"),
+               UsageError);
 }
 
 // A schema 1.4.0 file written by hand, every field set to a value other than its default

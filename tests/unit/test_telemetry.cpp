@@ -205,6 +205,29 @@ TEST(TelemetryAccumulator, ACounterThatWentDownHasNoRateForThatInterval) {
 
 // A row's series over ranks: per point, min / median / max over the ranks with a number
 // there (hand-computed; median of 3 = the middle one, of 2 = their mean).
+// What a rank publishes: non-integer numbers to 6 significant digits, by hand; integers,
+// zero, strings and structure untouched.
+TEST(TelemetryRounding, SixSignificantDigitsOfNonIntegersOnly) {
+  const json in = {{"host", {{"cpu_util_pct", {{"mean", 27.902456027179657}, {"min", 0.0}, {"max", 100.0}}},
+                             {"peak_rss_bytes", 251482112},
+                             {"net", {{"interface", "lo"}, {"rx_bytes_per_s", {{"mean", 94438239.52583061}}}}}}},
+                   {"span_s", 136.2852525060007},
+                   {"series", {{"t_s", {0.104948484000488, 1.0022488640024676, nullptr}}}},
+                   {"tiny", 1.234567e-7},
+                   {"flags", json::array({"low_gpu_util"})}};
+  const json out = rounded_telemetry(in);
+  EXPECT_EQ(out["host"]["cpu_util_pct"]["mean"].dump(), "27.9025");
+  EXPECT_EQ(out["host"]["cpu_util_pct"]["min"].dump(), "0.0");
+  EXPECT_EQ(out["host"]["cpu_util_pct"]["max"].dump(), "100.0");
+  EXPECT_EQ(out["host"]["peak_rss_bytes"].dump(), "251482112");
+  EXPECT_EQ(out["host"]["net"]["rx_bytes_per_s"]["mean"].dump(), "94438200.0");
+  EXPECT_EQ(out["host"]["net"]["interface"], "lo");
+  EXPECT_EQ(out["span_s"].dump(), "136.285");
+  EXPECT_EQ(out["series"]["t_s"].dump(), "[0.104948,1.00225,null]");
+  EXPECT_EQ(out["tiny"].dump(), "1.23457e-07");
+  EXPECT_EQ(out["flags"], in["flags"]);
+}
+
 TEST(TelemetrySeriesOverRanks, MinMedianMaxPerPointOverTheRanksThatHaveIt) {
   const json a = {{"series", {{"t_s", {0.1, 0.2, 0.3}}, {"cpu_util_pct", {10.0, 50.0, 90.0}}}}};
   const json b = {{"series", {{"t_s", {0.1, 0.2}}, {"cpu_util_pct", {30.0, nullptr}}}}};

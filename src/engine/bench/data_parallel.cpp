@@ -23,6 +23,7 @@
 
 #include "core/bench_table.hpp"
 #include "core/errors.hpp"
+#include "core/per_rank_detail.hpp"
 #include "core/stats.hpp"
 #include "engine/bench/sweep.hpp"
 #include "engine/models/registry.hpp"
@@ -429,6 +430,7 @@ BenchResult measure(const DpJob& job, const std::string& name, const std::vector
   rs.telemetry["devices"] = devs;
   row.ranks.push_back(rs);
   row.summary = summarize({samples}, b, k);
+  keep_per_rank_detail(row, /*keep_all=*/true);  // one process: its samples stay
   row.stopping = Stopping{};
   row.telemetry["devices"] = devs;
   row.telemetry["peak_memory_bytes_per_device"] = peaks;

@@ -18,6 +18,7 @@
 #include "core/burn_in.hpp"
 #include "core/errors.hpp"
 #include "core/gpu_peaks.hpp"
+#include "core/per_rank_detail.hpp"
 #include "core/stats.hpp"
 #include "core/straggler.hpp"
 #include "core/telemetry.hpp"
@@ -38,50 +39,60 @@
 namespace ddpbench {
 namespace {
 
-// What one rank measured in a series, gathered to rank 0 after the samples: a fixed,
-// bounded layout (the samples, then one slot per field; NaN where a value is absent; then
-// with --duration the burn-in windows, as many on every rank since they depend on D alone).
+// What one rank measured in a series, gathered to rank 0 after the samples as one vector of
+// doubles: the samples (as many on every rank of a group), the breakdown, then the one-value
+// fields in kRankScalars order (NaN where a value is absent), then with --duration the
+// burn-in windows (as many on every rank since they depend on D alone). pack and unpack walk
+// the same lists, so a new field is one member and one entry in kRankScalars.
 struct RankStats {
   std::vector<double> samples_s;  // with --duration: every subsample_stride-th step (core/burn_in)
-  std::optional<double> breakdown_s[kNumBreakdownComponents];  // kBreakdownComponents order, mean per step
+  std::array<std::optional<double>, kNumBreakdownComponents> breakdown_s;  // kBreakdownComponents order, mean per step
   std::optional<double> peak_memory_bytes;
   std::optional<double> wire_bytes_per_step;  // what a comm hook handed to collectives, mean per step
   std::optional<double> steps_measured;       // --duration: measured steps before subsampling
   std::optional<double> subsample_stride;     // --duration: samples_s keeps every k-th of them
-  std::vector<double> window_steps_per_s;     // --duration: optimizer steps per s per window (burn_in_windows(D))
   std::optional<double> peak_allocated_bytes, peak_reserved_bytes, peak_rss_bytes;  // engine/memory
   std::optional<double> memory_reset_ok;      // 1: the peak window was reset before the series; 0: it failed
+  std::vector<double> window_steps_per_s;     // --duration: optimizer steps per s per window (burn_in_windows(D))
 
-  static constexpr size_t kFixedSlots = kNumBreakdownComponents + 8;
-  std::vector<double> pack() const {
-    std::vector<double> v(samples_s);
-    for (const auto& t : breakdown_s) v.push_back(t.value_or(NAN));
-    v.push_back(peak_memory_bytes.value_or(NAN));
-    v.push_back(wire_bytes_per_step.value_or(NAN));
-    v.push_back(steps_measured.value_or(NAN));
-    v.push_back(subsample_stride.value_or(NAN));
-    for (const auto& m : {peak_allocated_bytes, peak_reserved_bytes, peak_rss_bytes, memory_reset_ok})
-      v.push_back(m.value_or(NAN));
-    v.insert(v.end(), window_steps_per_s.begin(), window_steps_per_s.end());
-    return v;
-  }
-  static RankStats unpack(const std::vector<double>& v, size_t iters) {
-    RankStats r;
-    r.samples_s.assign(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(iters));
-    const auto opt = [](double x) { return std::isnan(x) ? std::nullopt : std::optional<double>(x); };
-    for (size_t k = 0; k < kNumBreakdownComponents; ++k) r.breakdown_s[k] = opt(v[iters + k]);
-    r.peak_memory_bytes = opt(v[iters + kNumBreakdownComponents]);
-    r.wire_bytes_per_step = opt(v[iters + kNumBreakdownComponents + 1]);
-    r.steps_measured = opt(v[iters + kNumBreakdownComponents + 2]);
-    r.subsample_stride = opt(v[iters + kNumBreakdownComponents + 3]);
-    r.peak_allocated_bytes = opt(v[iters + kNumBreakdownComponents + 4]);
-    r.peak_reserved_bytes = opt(v[iters + kNumBreakdownComponents + 5]);
-    r.peak_rss_bytes = opt(v[iters + kNumBreakdownComponents + 6]);
-    r.memory_reset_ok = opt(v[iters + kNumBreakdownComponents + 7]);
-    r.window_steps_per_s.assign(v.begin() + static_cast<std::ptrdiff_t>(iters + kFixedSlots), v.end());
-    return r;
-  }
+  std::vector<double> pack() const;
+  /// Throws std::runtime_error when `v` is shorter than `iters` samples and the fixed slots.
+  static RankStats unpack(const std::vector<double>& v, size_t iters);
 };
+
+// The one-value fields of RankStats, in transport order.
+constexpr std::optional<double> RankStats::*kRankScalars[] = {
+    &RankStats::peak_memory_bytes,    &RankStats::wire_bytes_per_step, &RankStats::steps_measured,
+    &RankStats::subsample_stride,     &RankStats::peak_allocated_bytes, &RankStats::peak_reserved_bytes,
+    &RankStats::peak_rss_bytes,       &RankStats::memory_reset_ok};
+// Slots after the samples and before the windows.
+constexpr size_t kRankFixedSlots = std::tuple_size_v<decltype(RankStats::breakdown_s)> + std::size(kRankScalars);
+static_assert(std::tuple_size_v<decltype(RankStats::breakdown_s)> == std::size(kBreakdownComponents),
+              "one breakdown slot per component");
+
+std::vector<double> RankStats::pack() const {
+  std::vector<double> v(samples_s);
+  v.reserve(samples_s.size() + kRankFixedSlots + window_steps_per_s.size());
+  for (const auto& t : breakdown_s) v.push_back(t.value_or(NAN));
+  for (const auto field : kRankScalars) v.push_back((this->*field).value_or(NAN));
+  v.insert(v.end(), window_steps_per_s.begin(), window_steps_per_s.end());
+  return v;
+}
+
+RankStats RankStats::unpack(const std::vector<double>& v, size_t iters) {
+  if (v.size() < iters + kRankFixedSlots)
+    throw std::runtime_error(fmt::format("a rank's measurements hold {} values, fewer than the {} samples and {} "
+                                         "fields every rank sends",
+                                         v.size(), iters, kRankFixedSlots));
+  RankStats r;
+  auto at = v.begin() + static_cast<std::ptrdiff_t>(iters);
+  r.samples_s.assign(v.begin(), at);
+  const auto opt = [](double x) { return std::isnan(x) ? std::nullopt : std::optional<double>(x); };
+  for (auto& t : r.breakdown_s) t = opt(*at++);
+  for (const auto field : kRankScalars) r.*field = opt(*at++);
+  r.window_steps_per_s.assign(at, v.end());
+  return r;
+}
 
 // Indices into kBreakdownComponents.
 enum Component : size_t { kForward, kBackwardCompute, kBackwardComm, kOverlap, kExposedComm, kOptimizer, kOther, kStep };
@@ -377,9 +388,10 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
     per_rank.push_back(rs.samples_s);
     if (std::all_of(std::begin(st.breakdown_s), std::end(st.breakdown_s), [](const auto& v) { return v.has_value(); })) {
       for (size_t k = 0; k < kNumBreakdownComponents; ++k) {
-        rs.breakdown[kBreakdownComponents[k]] = *st.breakdown_s[k];
-        bd_sum[k] += *st.breakdown_s[k];
-        bd_max[k] = bd_n == 0 ? *st.breakdown_s[k] : std::max(bd_max[k], *st.breakdown_s[k]);
+        const double s = *st.breakdown_s[k];
+        rs.breakdown[kBreakdownComponents[k]] = s;
+        bd_sum[k] += s;
+        bd_max[k] = bd_n == 0 ? s : std::max(bd_max[k], s);
       }
       ++bd_n;
     }
@@ -517,7 +529,7 @@ constexpr size_t kMaxTelemetryBytes = 32 * 1024;
 // This rank's telemetry of the series just measured (contract in core/telemetry.hpp).
 nlohmann::json own_telemetry(const SweepEnv& env) {
   if (!env.sampler) return nlohmann::json(nullptr);
-  nlohmann::json t = env.sampler->summary();
+  nlohmann::json t = rounded_telemetry(env.sampler->summary());
   if (t.dump().size() > kMaxTelemetryBytes) {
     t.erase("series");
     t["series_dropped"] = fmt::format("the series exceeded {} bytes", kMaxTelemetryBytes);
@@ -546,15 +558,12 @@ nlohmann::json collect_telemetry(const SweepEnv& env, const std::string& key, in
 void attach_telemetry(const SweepEnv& env, BenchResult& row, const std::vector<nlohmann::json>& per_rank) {
   constexpr size_t kMaxNamed = 4;
   std::map<std::string, std::vector<RowWarning>> by_code;
-  std::set<size_t> flagged;
   for (size_t r = 0; r < per_rank.size() && r < row.ranks.size(); ++r) {
     if (!per_rank[r].is_object()) continue;
     RankSamples& rs = row.ranks[r];
     rs.telemetry["sampled"] = per_rank[r];
-    for (auto& w : telemetry_flags(rs.telemetry["sampled"], env.cfg.min_util_pct, rs.rank, rs.host)) {
+    for (auto& w : telemetry_flags(rs.telemetry["sampled"], env.cfg.min_util_pct, rs.rank, rs.host))
       by_code[w.code].push_back(std::move(w));
-      flagged.insert(r);
-    }
   }
   for (auto& [code, ws] : by_code) {
     for (size_t i = 0; i < ws.size() && i < kMaxNamed; ++i) row.warnings.push_back(ws[i]);
@@ -562,38 +571,12 @@ void attach_telemetry(const SweepEnv& env, BenchResult& row, const std::vector<n
       row.warnings.push_back({code, fmt::format("and {} more ranks (each rank's telemetry.sampled.flags says which)",
                                                 ws.size() - kMaxNamed)});
   }
-  // The group's series as min/median/max over ranks; each rank's own series only where a
-  // reader looks (ranks with flags, and the two with the lowest and the highest mean
-  // utilization: GPU SM, else host CPU) unless --telemetry-series all, so per-rank data
-  // stays bounded per rank at thousands of ranks.
+  // The group's series as min/median/max over ranks (each rank's own series stays only for
+  // the ranks kept in full: core/per_rank_detail, applied as the row is emitted).
   std::vector<const nlohmann::json*> sampled;
   for (const auto& rs : row.ranks)
     if (const auto it = rs.telemetry.find("sampled"); it != rs.telemetry.end()) sampled.push_back(&*it);
   if (auto over = series_over_ranks(sampled); !over.empty()) row.telemetry["series_over_ranks"] = std::move(over);
-  if (env.cfg.telemetry_series == "all") return;
-  const auto mean_util = [](const nlohmann::json& t) -> std::optional<double> {
-    for (const auto& path : {"/gpu/sm_util_pct/mean", "/host/cpu_util_pct/mean"})
-      if (const auto p = nlohmann::json::json_pointer(path); t.contains(p) && t.at(p).is_number())
-        return t.at(p).get<double>();
-    return std::nullopt;
-  };
-  std::optional<std::pair<double, size_t>> lo, hi;
-  for (size_t r = 0; r < row.ranks.size(); ++r)
-    if (const auto it = row.ranks[r].telemetry.find("sampled"); it != row.ranks[r].telemetry.end())
-      if (const auto u = mean_util(*it)) {
-        if (!lo || *u < lo->first) lo = std::make_pair(*u, r);
-        if (!hi || *u > hi->first) hi = std::make_pair(*u, r);
-      }
-  if (lo) flagged.insert(lo->second);
-  if (hi) flagged.insert(hi->second);
-  std::vector<int> kept;
-  for (size_t r = 0; r < row.ranks.size(); ++r) {
-    auto it = row.ranks[r].telemetry.find("sampled");
-    if (it == row.ranks[r].telemetry.end() || !it->is_object() || !it->contains("series")) continue;
-    if (flagged.count(r)) kept.push_back(row.ranks[r].rank);
-    else it->erase("series");
-  }
-  row.telemetry["series_kept_for_ranks"] = kept;
 }
 
 // --profile DIR: after a measured series, `profile_iters` more steps (untimed) traced by
@@ -1139,7 +1122,9 @@ nlohmann::json stragglers_of(const SweepEnv& env, const std::string& model, long
     x.bus_id = p.bus_id;
     x.compute_step_s = compute_p50_s[r];
     if (largest && r < largest->ranks.size()) {
-      x.ddp_step_s = percentile(largest->ranks[r].samples_s, 50);
+      const RankSamples& rs = largest->ranks[r];
+      if (rs.step) x.ddp_step_s = rs.step->p50_s;
+      else if (!rs.samples_s.empty()) x.ddp_step_s = percentile(rs.samples_s, 50);
       const auto& bd = largest->ranks[r].breakdown;
       if (bd.contains("exposed_comm_s")) x.comm_wait_s = bd["exposed_comm_s"].get<double>();
     }
@@ -1174,6 +1159,7 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
   RowCallback emit = [&](const BenchResult& row) {
     rows.push_back(row);
     BenchResult& r = rows.back();
+    keep_per_rank_detail(r, env.cfg.per_rank_series == "all");
     // DDP faster than the same step without it: noise, or not the same work.
     if (r.ddp)
       for (const auto& nd : rows)
