@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fault matrix (issue 10): runs the fault suite (tests/faults) against a ddpbench
+# The fault matrix: runs the fault suite (tests/faults) against a ddpbench
 # binary and prints a Markdown table, scenario -> each process's exit code and seconds to
 # exit (and after the injected fault), its stderr, stray processes, and whether the case
 # passed. Use it to compare binaries, e.g. the code before and after a fix:

@@ -314,7 +314,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadFile{"report", "", "files"},
                       BadFile{"report @F", R"({"schema_version": "1.5.0", "kind": "comm", "results": [], "comm_results": []})",
                               "no DDP measurement and no collective result"},
-                      // Issue 10: bounded numbers, strict references, versions beyond int.
+                      // Bounded numbers, strict references, versions beyond int.
                       BadFile{"report @FIXweak_cpu.json --gpu-hour-cost inf", "", "--gpu-hour-cost inf must be > 0 and <="},
                       BadFile{"report @FIXweak_cpu.json --gpu-hour-cost nan", "", "--gpu-hour-cost nan must be > 0"},
                       BadFile{"report @FIXweak_cpu.json --gpu-hour-cost 2e6", "", "--gpu-hour-cost 2000000 must be > 0 and <= 1000000"},

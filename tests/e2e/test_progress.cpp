@@ -1,5 +1,5 @@
 // Progress output and the --duration burn-in of `ddpbench run`, through the binary on 2
-// real ranks (issue 12, must have 7). About 30 s in all on 2 cores.
+// real ranks. About 30 s in all on 2 cores.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

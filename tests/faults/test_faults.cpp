@@ -1,4 +1,4 @@
-// The fault-and-bad-input suite (issue 10): one table of scenarios, each a set of real
+// The fault-and-bad-input suite: one table of scenarios, each a set of real
 // ddpbench processes (the built-in launcher, or ranks started by hand with a torchrun-style
 // environment, or a foreign listener on the rendezvous port), faults injected from the
 // outside when a phase is observed (a process appears, the store's port starts to listen,
@@ -983,7 +983,7 @@ TEST_P(Faults, EndsAsExpected) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Issue10, Faults, ::testing::ValuesIn(scenarios()), testutil::ParamName());
+INSTANTIATE_TEST_SUITE_P(Scenarios, Faults, ::testing::ValuesIn(scenarios()), testutil::ParamName());
 
 }  // namespace
 }  // namespace ddpbench

@@ -652,7 +652,7 @@ TEST(Check, MalformedReferencesNameTheProblem) {
   EXPECT_THAT(usage_error(head + R"({"device": "*"}]})"), HasSubstr("references[0]"));
 }
 
-// Reference files are read strictly (issue 10): an unknown key at any level, a missing or
+// Reference files are read strictly: an unknown key at any level, a missing or
 // foreign format version, and a value of the wrong type or outside what `run` accepts are
 // each an error naming the key, never a silently open bound.
 TEST(Check, ReferencesAreValidatedStrictly) {
