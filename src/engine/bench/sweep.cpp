@@ -396,10 +396,9 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
       ++bd_n;
     }
     if (st.wire_bytes_per_step) rs.telemetry["comm_hook_wire_bytes_per_step"] = *st.wire_bytes_per_step;
-    if (st.peak_memory_bytes) {
-      rs.telemetry["peak_memory_bytes"] = static_cast<long long>(*st.peak_memory_bytes);
-      peak_max = std::max(peak_max.value_or(0.0), *st.peak_memory_bytes);
-    }
+    // Each rank's peaks are in the row's memory.per_rank (schema 1.7; before 1.10 also in
+    // the rank's telemetry.peak_memory_bytes); the row keeps the largest.
+    if (st.peak_memory_bytes) peak_max = std::max(peak_max.value_or(0.0), *st.peak_memory_bytes);
     row.ranks.push_back(std::move(rs));
   }
   // Examples per rank per optimizer step: the micro-batch times the micro-steps.
