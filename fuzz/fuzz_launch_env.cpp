@@ -27,15 +27,28 @@ void require(bool ok) {
 
 EnvMap base_env(unsigned which) {
   switch (which % 5) {
-    case 1: return {{"RANK", "1"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"},
-                    {"MASTER_ADDR", "node0"}, {"MASTER_PORT", "29500"}};
-    case 2: return {{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "8"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
-                    {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}, {"SLURM_JOB_ID", "4242"}, {"SLURM_JOB_NODELIST", "gpu[01-04]"}};
-    case 3: return {{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_STEP_ID", "0"}, {"SLURM_LOCALID", "1"},
-                    {"SLURM_NODEID", "2"}, {"SLURM_TASKS_PER_NODE", "2(x3),2"}, {"SLURM_JOB_ID", "77"},
-                    {"SLURM_JOB_NODELIST", "rack[1-2]-n[01-04]"}, {"SLURM_CPUS_PER_TASK", "4"}};
-    case 4: return {{"PMIX_RANK", "2"}, {"PMI_SIZE", "4"}, {"MPI_LOCALRANKID", "0"}, {"MPI_LOCALNRANKS", "2"},
-                    {"SLURM_JOB_NODELIST", "a[3-4]"}};
+    case 1:
+      return {{"RANK", "1"},
+              {"WORLD_SIZE", "4"},
+              {"LOCAL_RANK", "1"},
+              {"LOCAL_WORLD_SIZE", "2"},
+              {"MASTER_ADDR", "node0"},
+              {"MASTER_PORT", "29500"}};
+    case 2:
+      return {{"OMPI_COMM_WORLD_RANK", "3"},       {"OMPI_COMM_WORLD_SIZE", "8"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+              {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}, {"SLURM_JOB_ID", "4242"},      {"SLURM_JOB_NODELIST", "gpu[01-04]"}};
+    case 3:
+      return {{"SLURM_PROCID", "5"},       {"SLURM_NTASKS", "8"},
+              {"SLURM_STEP_ID", "0"},      {"SLURM_LOCALID", "1"},
+              {"SLURM_NODEID", "2"},       {"SLURM_TASKS_PER_NODE", "2(x3),2"},
+              {"SLURM_JOB_ID", "77"},      {"SLURM_JOB_NODELIST", "rack[1-2]-n[01-04]"},
+              {"SLURM_CPUS_PER_TASK", "4"}};
+    case 4:
+      return {{"PMIX_RANK", "2"},
+              {"PMI_SIZE", "4"},
+              {"MPI_LOCALRANKID", "0"},
+              {"MPI_LOCALNRANKS", "2"},
+              {"SLURM_JOB_NODELIST", "a[3-4]"}};
     default: return {};
   }
 }

@@ -14,14 +14,16 @@ Command add_check_command(CLI::App& parent) {
     std::string file, reference;
   };
   auto f = std::make_shared<Flags>();
-  auto* app = parent.add_subcommand("check", "Check a result against reference values with tolerances; exit 1 on "
-                                             "any FAIL or MISSING");
+  auto* app = parent.add_subcommand("check",
+                                    "Check a result against reference values with tolerances; exit 1 on "
+                                    "any FAIL or MISSING");
   app->add_option("file", f->file, "Result file written by ddpbench run --json")->required();
   app->add_option("--reference", f->reference, "Reference file (see docs/reference/example.json)")->required();
-  app->footer("Exit codes: 0 every applicable entry passed; 1 an entry FAILed or is MISSING, or no entry applies to "
-              "the result's device (nothing checked is not a pass); 2 bad input (an unreadable file, a malformed "
-              "reference, an unknown key).\nEntries pin model, batch_per_rank, image_size, world_size and setup: "
-              "docs/METHODOLOGY.md, \"check references\".");
+  app->footer(
+      "Exit codes: 0 every applicable entry passed; 1 an entry FAILed or is MISSING, or no entry applies to "
+      "the result's device (nothing checked is not a pass); 2 bad input (an unreadable file, a malformed "
+      "reference, an unknown key).\nEntries pin model, batch_per_rank, image_size, world_size and setup: "
+      "docs/METHODOLOGY.md, \"check references\".");
   return {app, [f]() -> int {
             const ResultFile result = load_result(f->file);
             const auto refs = parse_reference(read_text_file(f->reference), f->reference);

@@ -58,17 +58,19 @@ constexpr long long kPairBytesGpu = 64LL << 20, kPairBytesCpu = 8LL << 20;
 void make_pairs_config(const CommFlags& f, bool use_cuda, CommConfig& c) {
   for (const CLI::Option* o : f.sweep_opts)
     if (o->count())
-      throw UsageError(fmt::format("--pairs measures sendrecv and allreduce of one size (--pair-bytes) between pairs; "
-                                   "drop {}",
-                                   o->get_name()));
+      throw UsageError(
+          fmt::format("--pairs measures sendrecv and allreduce of one size (--pair-bytes) between pairs; "
+                      "drop {}",
+                      o->get_name()));
   if (f.pair_unit != "node" && f.pair_unit != "rank")
     throw UsageError(fmt::format("--pair-unit '{}' is unknown; use node or rank", f.pair_unit));
   const int elem = dtype_size(f.dtype);
   const long long bytes = f.pair_bytes_opt->count() ? f.pair_bytes : (use_cuda ? kPairBytesGpu : kPairBytesCpu);
   if (bytes < elem || bytes % elem != 0 || bytes > (16LL << 30))
-    throw UsageError(fmt::format("--pair-bytes {} must be a whole number of {} elements ({} B each), 1 to 16G "
-                                 "bytes; e.g. 8M",
-                                 bytes, f.dtype, elem));
+    throw UsageError(
+        fmt::format("--pair-bytes {} must be a whole number of {} elements ({} B each), 1 to 16G "
+                    "bytes; e.g. 8M",
+                    bytes, f.dtype, elem));
   if (!(f.slow_fraction > 0 && f.slow_fraction < 1))
     throw UsageError(fmt::format("--slow-fraction {:g} must be between 0 and 1 (e.g. 0.7)", f.slow_fraction));
   c.pairs = true;
@@ -118,7 +120,8 @@ CommConfig make_config(const CommFlags& f, int world, bool use_cuda) {
   c.collectives = f.collectives == "all" ? all_collectives() : parse_collectives(f.collectives);
   // -f given: factor steps (nccl-tests: -f N > 1); else -i steps.
   c.sizes = size_sweep(f.min_bytes, f.max_bytes, f.step_factor, f.step_bytes);
-  c.world_sizes = f.world_sizes.empty() ? default_comm_world_sizes(world) : parse_int_list(f.world_sizes, "--world-sizes");
+  c.world_sizes =
+      f.world_sizes.empty() ? default_comm_world_sizes(world) : parse_int_list(f.world_sizes, "--world-sizes");
   for (int n : c.world_sizes)
     if (n < 1 || n > world)
       throw UsageError(fmt::format("--world-sizes {} is outside this job of {} rank(s); use 1..{}", n, world, world));
@@ -142,16 +145,17 @@ CommConfig make_config(const CommFlags& f, int world, bool use_cuda) {
 void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placements) {
   const auto& e = rf.environment;
   const auto& c = rf.config;
-  print_line(fmt::format("# ddpbench {} (git {}) comm -- nccl-tests-style collective benchmark", tool_version(),
-                         git_sha()));
+  print_line(
+      fmt::format("# ddpbench {} (git {}) comm -- nccl-tests-style collective benchmark", tool_version(), git_sha()));
   print_line(fmt::format("# PyTorch {}, backend {}, device {}, {} intra-op thread(s) per rank",
                          e["torch"].get<std::string>(), e["backend"].get<std::string>(),
                          e["device_type"].get<std::string>(), e["threads_per_rank"].get<int>()));
   print_line(fmt::format("# World size {} (launcher {}), {}", e["world_size"].get<int>(),
                          e["launcher"].get<std::string>(), hosts_summary(placements)));
-  print_line(fmt::format("# warmup iters: {} iters: {} validation: {} (time: mean over ranks of the mean per "
-                         "operation; algbw = size / time; busbw = algbw x nccl-tests' factor)",
-                         c["warmup"].get<int>(), c["iters"].get<int>(), c["check"].get<bool>() ? 1 : 0));
+  print_line(
+      fmt::format("# warmup iters: {} iters: {} validation: {} (time: mean over ranks of the mean per "
+                  "operation; algbw = size / time; busbw = algbw x nccl-tests' factor)",
+                  c["warmup"].get<int>(), c["iters"].get<int>(), c["check"].get<bool>() ? 1 : 0));
 }
 
 // The table of one collective on one group; an emulated collective says so in the title and
@@ -161,10 +165,10 @@ Table collective_table(const std::vector<CommResult>& rows, const std::string& b
   const bool emulated = r.extra.contains("emulated");
   std::string label = r.label;
   if (emulated) label = label.substr(0, label.find(" (emulated)"));
-  Table t = comm_table(fmt::format("{} on {} ({} rank(s), {}){}", r.collective, label, r.world_size, backend,
-                                   emulated ? fmt::format(" -- EMULATED, not {}'s native {}", backend, r.collective)
-                                            : ""),
-                       rows);
+  Table t =
+      comm_table(fmt::format("{} on {} ({} rank(s), {}){}", r.collective, label, r.world_size, backend,
+                             emulated ? fmt::format(" -- EMULATED, not {}'s native {}", backend, r.collective) : ""),
+                 rows);
   if (emulated) t.notes.push_back("emulated: " + r.extra["emulated"].get<std::string>());
   return t;
 }
@@ -197,8 +201,8 @@ int run_pairs(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, c
   if (li.rank != 0) return kExitOk;
 
   const PairsAnalysis a = analyze_pairs(plan.names, outcome.measured, cfg.slow_fraction);
-  rf.comm_pairs = pairs_summary_json(plan.unit, plan.names, plan.hosts, plan.ranks, cfg.pair_bytes,
-                                     cfg.slow_fraction, plan.rounds, outcome.measured, a);
+  rf.comm_pairs = pairs_summary_json(plan.unit, plan.names, plan.hosts, plan.ranks, cfg.pair_bytes, cfg.slow_fraction,
+                                     plan.rounds, outcome.measured, a);
   long long wrong = 0;
   for (const auto& r : rf.comm_results) wrong += std::max(0LL, r.wrong);
   std::string verdict;
@@ -206,8 +210,8 @@ int run_pairs(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, c
     std::vector<std::string> named;
     for (const auto& n : a.slow_nodes) named.push_back("node " + plan.names[static_cast<size_t>(n.index)]);
     for (const auto& l : a.slow_links)
-      named.push_back(fmt::format("link {} <-> {}", plan.names[static_cast<size_t>(l.a)],
-                                  plan.names[static_cast<size_t>(l.b)]));
+      named.push_back(
+          fmt::format("link {} <-> {}", plan.names[static_cast<size_t>(l.a)], plan.names[static_cast<size_t>(l.b)]));
     std::string list;
     for (size_t i = 0; i < named.size(); ++i) list += (i ? ", " : "") + named[i];
     verdict = fmt::format("pairs: FAIL: slow {} (below {:g} x the reference)", list, cfg.slow_fraction);
@@ -224,15 +228,14 @@ int run_pairs(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, c
     std::remove(partial_path(f.json_path).c_str());
     print_line(fmt::format("Wrote {} ({} rows, schema {})", f.json_path, rf.comm_results.size(), kSchemaVersion));
   }
-  if (cfg.check)
-    print_line(fmt::format("# Out of bounds values : {} {}", wrong, wrong ? "FAILED" : "OK"));
-  else
-    print_line("# Out of bounds values : not checked (-c 0)");
+  if (cfg.check) print_line(fmt::format("# Out of bounds values : {} {}", wrong, wrong ? "FAILED" : "OK"));
+  else print_line("# Out of bounds values : not checked (-c 0)");
   print_line(verdict);
   if (wrong > 0)
-    throw SelfCheckError(fmt::format("{} element(s) differed from the expected result (#wrong column); the "
-                                     "messages or allreduces returned wrong data, so no bandwidth is valid",
-                                     wrong));
+    throw SelfCheckError(
+        fmt::format("{} element(s) differed from the expected result (#wrong column); the "
+                    "messages or allreduces returned wrong data, so no bandwidth is valid",
+                    wrong));
   return a.outliers() ? kExitFailure : kExitOk;
 }
 
@@ -310,9 +313,10 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
       std::string names;
       for (size_t i = 0; i < plan.names.size(); ++i)
         names += (i ? ", " : "") + fmt::format("{} (rank {})", plan.names[i], plan.ranks[i]);
-      print_line(fmt::format("# pairs: {} {}s: {}; {} round(s) of disjoint pairs, {} B per message and allreduce, "
-                             "p2p one direction at a time",
-                             plan.names.size(), plan.unit, names, plan.rounds.size(), cfg.pair_bytes));
+      print_line(
+          fmt::format("# pairs: {} {}s: {}; {} round(s) of disjoint pairs, {} B per message and allreduce, "
+                      "p2p one direction at a time",
+                      plan.names.size(), plan.unit, names, plan.rounds.size(), cfg.pair_bytes));
     }
   }
   if (cfg.pairs) return run_pairs(f, cfg, li, cenv, plan, rf, timeout);
@@ -346,15 +350,14 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
     std::remove(partial_path(f.json_path).c_str());
     print_line(fmt::format("Wrote {} ({} rows, schema {})", f.json_path, rf.comm_results.size(), kSchemaVersion));
   }
-  if (cfg.check)
-    print_line(fmt::format("# Out of bounds values : {} {}", wrong, wrong ? "FAILED" : "OK"));
-  else
-    print_line("# Out of bounds values : not checked (-c 0)");
+  if (cfg.check) print_line(fmt::format("# Out of bounds values : {} {}", wrong, wrong ? "FAILED" : "OK"));
+  else print_line("# Out of bounds values : not checked (-c 0)");
   if (verdict) print_line(verdict->line);
   if (wrong > 0)
-    throw SelfCheckError(fmt::format("{} element(s) differed from the expected result (#wrong column); the "
-                                     "collectives returned wrong data, so no timing is valid",
-                                     wrong));
+    throw SelfCheckError(
+        fmt::format("{} element(s) differed from the expected result (#wrong column); the "
+                    "collectives returned wrong data, so no timing is valid",
+                    wrong));
   return verdict && !verdict->pass ? kExitFailure : kExitOk;
 }
 
@@ -363,8 +366,9 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
 Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv) {
   auto f = std::make_shared<CommFlags>();
   auto* app = parent.add_subcommand(
-      "comm", "Benchmark collectives as nccl-tests does (allreduce, reduce_scatter, all_gather, broadcast, reduce, "
-              "all_to_all, barrier): time, algbw, busbw, #wrong per size");
+      "comm",
+      "Benchmark collectives as nccl-tests does (allreduce, reduce_scatter, all_gather, broadcast, reduce, "
+      "all_to_all, barrier): time, algbw, busbw, #wrong per size");
   app->footer(
       "Sizes take K, M, G (powers of 1024), as nccl-tests. Exit codes: 0 every result checked and, with "
       "--min-busbw, the large allreduce sizes reach it; 1 a runtime failure, --min-busbw not reached, or --pairs named "
@@ -393,15 +397,19 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
   app->add_option("-n,--iters", f->iters, "Timed operations per size")->capture_default_str();
   app->add_option("-c,--check", f->check, "1: check one operation per size against the expected data (#wrong); 0: off")
       ->capture_default_str();
-  f->sweep_opts.push_back(app->add_option("--collectives", f->collectives,
-                  "Comma list of allreduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, barrier, or all")
-      ->capture_default_str());
-  f->sweep_opts.push_back(app->add_option("--world-sizes", f->world_sizes,
-                  "Group sizes, comma list: groups of the first n ranks (default 2,4,8,... up to the world size, plus "
-                  "the world size)"));
+  f->sweep_opts.push_back(
+      app->add_option(
+             "--collectives", f->collectives,
+             "Comma list of allreduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, barrier, or all")
+          ->capture_default_str());
+  f->sweep_opts.push_back(app->add_option(
+      "--world-sizes", f->world_sizes,
+      "Group sizes, comma list: groups of the first n ranks (default 2,4,8,... up to the world size, plus "
+      "the world size)"));
   app->add_option("--backend", f->backend, "Process group backend: auto, nccl or gloo")->capture_default_str();
   app->add_option("--device", f->device, "Device of the buffers: auto, cpu or cuda")->capture_default_str();
-  app->add_option("--timeout", f->timeout_s, "Seconds before a store access or collective fails")->capture_default_str();
+  app->add_option("--timeout", f->timeout_s, "Seconds before a store access or collective fails")
+      ->capture_default_str();
   f->json_opt = app->add_option("--json", f->json_path,
                                 "Write the result file (kind comm) here once the run completes (rows so far go to "
                                 "PATH.partial); an existing PATH needs --overwrite");
@@ -450,25 +458,26 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
                 if (const auto avail = mem_available_bytes()) {
                   long long per_rank = 0;
                   for (Collective c : cfg.collectives)
-                    for (long long s : cfg.sizes)
-                      per_rank = std::max(per_rank, buffer_bytes_per_rank(c, s, 1));
+                    for (long long s : cfg.sizes) per_rank = std::max(per_rank, buffer_bytes_per_rank(c, s, 1));
                   if (cfg.pairs) per_rank = 2 * cfg.pair_bytes;  // the message and the allreduce buffer
                   const int local = spawner ? world : li.local_world_size;
                   if (static_cast<double>(per_rank) * local > *avail)
-                    throw UsageError(fmt::format("{} needs up to {} bytes of buffers per rank, {} rank(s) "
-                                                 "here, but {:.0f} bytes are available; use a smaller {}",
-                                                 cfg.pairs ? "--pair-bytes" : "-e/--maxbytes", per_rank, local,
-                                                 *avail, cfg.pairs ? "--pair-bytes" : "-e"));
+                    throw UsageError(
+                        fmt::format("{} needs up to {} bytes of buffers per rank, {} rank(s) "
+                                    "here, but {:.0f} bytes are available; use a smaller {}",
+                                    cfg.pairs ? "--pair-bytes" : "-e/--maxbytes", per_rank, local, *avail,
+                                    cfg.pairs ? "--pair-bytes" : "-e"));
                 }
               if (f->json_opt->count() && li.rank == 0) check_result_target(f->json_path, f->overwrite);
-              if (auto it = env.find("DDPBENCH_TEST_FAULT"); it != env.end() && !it->second.empty() &&
-                                                              it->second != "corrupt-comm")
-                throw UsageError(fmt::format("DDPBENCH_TEST_FAULT '{}' is unknown to comm (corrupt-comm); unset it",
-                                             it->second));
+              if (auto it = env.find("DDPBENCH_TEST_FAULT");
+                  it != env.end() && !it->second.empty() && it->second != "corrupt-comm")
+                throw UsageError(
+                    fmt::format("DDPBENCH_TEST_FAULT '{}' is unknown to comm (corrupt-comm); unset it", it->second));
               check_backend_dtype(backend, cfg.dtype);  // every rank: each must refuse alone
             });
             if (spawner) return spawn_ranks(env, li, world, argv);
-            return run_this_rank(li, env, cfg.timeout_s, "the buffers do not fit in memory", "use a smaller -e/--maxbytes",
+            return run_this_rank(li, env, cfg.timeout_s, "the buffers do not fit in memory",
+                                 "use a smaller -e/--maxbytes",
                                  [&] { return run_rank(*f, cfg, li, env, use_cuda, backend, threads, argv); });
           }};
 }

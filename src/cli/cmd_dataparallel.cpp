@@ -52,13 +52,14 @@ std::string split_line(const BenchResult& row) {
   const auto& s = row.breakdown.value("seed002_split", nlohmann::json::object());
   std::string line =
       row.strategy == "dp"
-          ? fmt::format("      {} {}: forward (data_parallel) {} ms, loss {}, backward (with ReduceAdd) {}, other {} ms",
-                        row.strategy, row.mode, ms(d, "forward_s"), ms(d, "loss_s"), ms(d, "backward_s"),
-                        ms(d, "other_s"))
-          : fmt::format("      {} {}: communication {} ms (replicate {}, scatter {}, gather {}, reduce {}), "
-                        "computation {} ms, other {} ms",
-                        row.strategy, row.mode, ms(d, "communication_s"), ms(d, "replicate_s"), ms(d, "scatter_s"),
-                        ms(d, "gather_s"), ms(d, "reduce_s"), ms(d, "computation_s"), ms(d, "other_s"));
+          ? fmt::format(
+                "      {} {}: forward (data_parallel) {} ms, loss {}, backward (with ReduceAdd) {}, other {} ms",
+                row.strategy, row.mode, ms(d, "forward_s"), ms(d, "loss_s"), ms(d, "backward_s"), ms(d, "other_s"))
+          : fmt::format(
+                "      {} {}: communication {} ms (replicate {}, scatter {}, gather {}, reduce {}), "
+                "computation {} ms, other {} ms",
+                row.strategy, row.mode, ms(d, "communication_s"), ms(d, "replicate_s"), ms(d, "scatter_s"),
+                ms(d, "gather_s"), ms(d, "reduce_s"), ms(d, "computation_s"), ms(d, "other_s"));
   return line + fmt::format("; Banerjee and Shah's split: calls {} ms + synchronize {} ms", ms(s, "call_return_s"),
                             ms(s, "sync_wait_s"));
 }
@@ -67,8 +68,9 @@ int run_dataparallel(DpFlags& f, const std::vector<std::string>& argv) {
   // GPU only: said before anything else is looked at.
   const int visible = cuda_device_count();
   if (visible == 0)
-    throw UsageError("dataparallel runs one process on GPUs (torch::nn::parallel::data_parallel) and this machine "
-                     "shows none (or this ddpbench has no CUDA); compare DDP on CPUs with 'ddpbench run'");
+    throw UsageError(
+        "dataparallel runs one process on GPUs (torch::nn::parallel::data_parallel) and this machine "
+        "shows none (or this ddpbench has no CUDA); compare DDP on CPUs with 'ddpbench run'");
   RunConfig& c = f.cfg;
   const std::vector<int> gpus = parse_gpu_selection(f.gpus, visible);
   const int k = static_cast<int>(gpus.size());
@@ -100,28 +102,30 @@ int run_dataparallel(DpFlags& f, const std::vector<std::string>& argv) {
   const int planned = static_cast<int>(c.models.size() * c.world_sizes.size() * job.modes.size() * job.paths.size());
   ResultFile rf = new_result_file("run", argv, planned);
   rf.config = to_json(c);
-  rf.config["data_parallel"] = {{"gpus", gpus},
-                                {"modes", job.modes},
-                                {"paths", f.path},
-                                {"intra_op_threads", at::get_num_threads()}};
+  rf.config["data_parallel"] = {
+      {"gpus", gpus}, {"modes", job.modes}, {"paths", f.path}, {"intra_op_threads", at::get_num_threads()}};
   EnvironmentFacts facts;
   facts.cuda = true;
   facts.placements = {local_placement(LaunchInfo{}, job.devices.front())};
   facts.gpus = nlohmann::json::array();
   for (const auto& d : job.devices) {
     const RankPlacement p = local_placement(LaunchInfo{}, d);
-    facts.gpus.push_back({{"rank", 0}, {"host", p.host}, {"index", d.index()}, {"name", p.gpu_name},
-                          {"uuid", p.gpu_uuid}, {"bus_id", p.bus_id}});
+    facts.gpus.push_back({{"rank", 0},
+                          {"host", p.host},
+                          {"index", d.index()},
+                          {"name", p.gpu_name},
+                          {"uuid", p.gpu_uuid},
+                          {"bus_id", p.bus_id}});
   }
   facts.threads_per_rank = at::get_num_threads();
   facts.math = math_json(math);
   const EnvMap env = current_env();
   facts.env = &env;
   rf.environment = environment_json(facts);
-  print_line(fmt::format("ddpbench dataparallel: one process on GPU(s) {}, batch {} per GPU, {}x{} images, {}, {} "
-                         "warm-up + {} measured + {} phase-timed steps per row",
-                         fmt::join(gpus, ","), c.batch_size, c.image_size, c.image_size, c.precision, c.warmup, c.iters,
-                         c.iters));
+  print_line(fmt::format(
+      "ddpbench dataparallel: one process on GPU(s) {}, batch {} per GPU, {}x{} images, {}, {} "
+      "warm-up + {} measured + {} phase-timed steps per row",
+      fmt::join(gpus, ","), c.batch_size, c.image_size, c.image_size, c.precision, c.warmup, c.iters, c.iters));
   print_line("");
   print_line(table_header());
   const auto on_row = [&](const BenchResult& row) {

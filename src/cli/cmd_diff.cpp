@@ -75,16 +75,18 @@ Command add_diff_command(CLI::App& parent) {
                 continue;
               }
               if (a.size() > 1 && a[0] == '-')
-                throw UsageError(fmt::format("unknown option '{}' (options go before the '--' that separates the "
-                                             "sides); see 'ddpbench diff --help'",
-                                             a));
+                throw UsageError(
+                    fmt::format("unknown option '{}' (options go before the '--' that separates the "
+                                "sides); see 'ddpbench diff --help'",
+                                a));
               (separated ? test : base).push_back(a);
             }
             if (!separated) {
               if (base.size() != 2)
-                throw UsageError(fmt::format("diff got {} file(s); pass BASE TEST, or BASE... -- TEST... for several "
-                                             "launches per side",
-                                             base.size()));
+                throw UsageError(
+                    fmt::format("diff got {} file(s); pass BASE TEST, or BASE... -- TEST... for several "
+                                "launches per side",
+                                base.size()));
               test = {base.back()};
               base.pop_back();
             }

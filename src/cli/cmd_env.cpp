@@ -25,8 +25,9 @@ Command add_env_command(CLI::App& parent) {
   };
   auto f = std::make_shared<Flags>();
   auto* app = parent.add_subcommand(
-      "env", "Print this node's environment as run/comm record it per host: driver, GPUs, nvidia-smi topo -m, "
-             "CUDA/NCCL/cuDNN/torch versions, CPU, kernel, NCCL_* variables");
+      "env",
+      "Print this node's environment as run/comm record it per host: driver, GPUs, nvidia-smi topo -m, "
+      "CUDA/NCCL/cuDNN/torch versions, CPU, kernel, NCCL_* variables");
   app->add_flag("--json", f->json, "Print the node object (the shape of environment.nodes[] in a result file)");
   app->add_option("-o,--output", f->out, "Write the JSON node object to this file instead of stdout (implies --json)");
   return {app, [f]() -> int {

@@ -53,8 +53,8 @@ TrialSetup validate_flags(Flags& f) {
   if (!use_cuda && (c.precision == "fp16" || c.precision == "tf32"))
     throw UsageError(fmt::format("--precision {} needs a GPU; on CPUs use fp32 or bf16", c.precision));
   if (f.steps < 1 || f.steps > kMaxSearchSteps)
-    throw UsageError(fmt::format("--steps {} is out of range; use 1..{} (training steps per trial)", f.steps,
-                                 kMaxSearchSteps));
+    throw UsageError(
+        fmt::format("--steps {} is out of range; use 1..{} (training steps per trial)", f.steps, kMaxSearchSteps));
   if (f.bound < 1 || f.bound > kMaxBatchSize)
     throw UsageError(fmt::format("--max-batch {} is out of range; use 1..{}", f.bound, kMaxBatchSize));
   if (f.trial_opt->count()) {
@@ -67,29 +67,31 @@ TrialSetup validate_flags(Flags& f) {
   if (f.start < 1 || f.start > f.bound)
     throw UsageError(fmt::format("--start {} is out of range; use 1..--max-batch ({})", f.start, f.bound));
   if (!(f.margin >= 0 && f.margin < 1))
-    throw UsageError(fmt::format("--margin {} is out of range; use a fraction in [0, 1) (0.1 backs off 10%)",
-                                 f.margin));
+    throw UsageError(
+        fmt::format("--margin {} is out of range; use a fraction in [0, 1) (0.1 backs off 10%)", f.margin));
   TrialSetup s;
   s.cfg = c;
   s.steps = f.steps;
   if (f.limit_opt->count()) {
     if (f.memory_limit <= 0)
-      throw UsageError(fmt::format("--memory-limit {} must be a positive size in bytes (K/M/G suffixes, e.g. 2G)",
-                                   f.memory_limit));
+      throw UsageError(
+          fmt::format("--memory-limit {} must be a positive size in bytes (K/M/G suffixes, e.g. 2G)", f.memory_limit));
     if (!use_cuda)
       if (const auto avail = mem_available_bytes(); avail && static_cast<double>(f.memory_limit) > *avail)
-        throw UsageError(fmt::format("--memory-limit {:.2f} GiB is more than the {:.2f} GiB this machine has "
-                                     "available; use a smaller --memory-limit",
-                                     f.memory_limit / 1073741824.0, *avail / 1073741824.0));
+        throw UsageError(
+            fmt::format("--memory-limit {:.2f} GiB is more than the {:.2f} GiB this machine has "
+                        "available; use a smaller --memory-limit",
+                        f.memory_limit / 1073741824.0, *avail / 1073741824.0));
     s.memory_limit_bytes = f.memory_limit;
   } else if (!use_cuda) {
-    throw UsageError("find-max-bs on the CPU needs --memory-limit BYTES (e.g. --memory-limit 2G): without it the "
-                     "search would grow until it takes the machine's memory");
+    throw UsageError(
+        "find-max-bs on the CPU needs --memory-limit BYTES (e.g. --memory-limit 2G): without it the "
+        "search would grow until it takes the machine's memory");
   }
   if (use_cuda) {
     if (f.gpu < 0 || f.gpu >= gpus)
-      throw UsageError(fmt::format("--gpu {} is out of range; this machine shows {} GPU(s): use 0..{}", f.gpu, gpus,
-                                   gpus - 1));
+      throw UsageError(
+          fmt::format("--gpu {} is out of range; this machine shows {} GPU(s): use 0..{}", f.gpu, gpus, gpus - 1));
     s.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(f.gpu));
   }
   if (!(f.timeout_s >= 1 && f.timeout_s <= kMaxTimeoutS))
@@ -115,9 +117,9 @@ int run_find_max_bs(Flags& f, const std::vector<std::string>& argv) {
   print_line(fmt::format("ddpbench find-max-bs: {} {}, {}x{} images{}, {} classes, {} step(s) per trial, on {}{}",
                          f.model, c.precision, c.image_size, c.image_size, c.channels_last ? " channels_last" : "",
                          c.num_classes, f.steps, setup.device.str(), limit));
-  print_line(f.trial_opt->count() ? fmt::format("One trial at batch {}", f.trial)
-                                  : fmt::format("Search: batch {} doubling up to at most {}, then bisection", f.start,
-                                                f.bound));
+  print_line(f.trial_opt->count()
+                 ? fmt::format("One trial at batch {}", f.trial)
+                 : fmt::format("Search: batch {} doubling up to at most {}, then bisection", f.start, f.bound));
   if (!trials_in_child(setup)) prepare_search(setup);
   print_line("");
   print_line(fmt::format("{:>8}  {:<6}{:>12}  {:>8}", "batch", "result", "peak memory", "seconds"));
@@ -156,13 +158,22 @@ int run_find_max_bs(Flags& f, const std::vector<std::string>& argv) {
 
   if (f.json_opt->count()) {
     ResultFile rf = new_result_file("find-max-bs", argv, 0);
-    rf.config = {{"model", f.model}, {"image_size", c.image_size}, {"num_classes", c.num_classes},
-                 {"precision", c.precision}, {"channels_last", c.channels_last},
-                 {"freeze_backbone", c.freeze_backbone}, {"head", c.head}, {"seed", c.seed},
-                 {"cudnn_benchmark", c.cudnn_benchmark}, {"device", setup.device.str()}, {"steps", f.steps},
-                 {"start", f.start}, {"max_batch", f.bound}, {"margin", f.margin},
-                 {"memory_limit_bytes", setup.memory_limit_bytes ? nlohmann::json(*setup.memory_limit_bytes)
-                                                                 : nlohmann::json(nullptr)}};
+    rf.config = {{"model", f.model},
+                 {"image_size", c.image_size},
+                 {"num_classes", c.num_classes},
+                 {"precision", c.precision},
+                 {"channels_last", c.channels_last},
+                 {"freeze_backbone", c.freeze_backbone},
+                 {"head", c.head},
+                 {"seed", c.seed},
+                 {"cudnn_benchmark", c.cudnn_benchmark},
+                 {"device", setup.device.str()},
+                 {"steps", f.steps},
+                 {"start", f.start},
+                 {"max_batch", f.bound},
+                 {"margin", f.margin},
+                 {"memory_limit_bytes",
+                  setup.memory_limit_bytes ? nlohmann::json(*setup.memory_limit_bytes) : nlohmann::json(nullptr)}};
     EnvironmentFacts facts;
     facts.cuda = setup.device.is_cuda();
     facts.placements = {local_placement(LaunchInfo{}, setup.device)};

@@ -22,9 +22,14 @@ Command add_models_command(CLI::App& parent) {
   auto* app = parent.add_subcommand(
       "models", "List the models: parameters, trainable parameters, forward GMACs (multiply-adds) per example");
   app->footer("Exit codes: 0 listed; 2 bad input (one line names it).");
-  app->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-  app->add_option("--num-classes", f->classes, "Classifier width")->check(CLI::Range(2, 1000000))->capture_default_str();
-  app->add_option("--image-size", f->image, "Input side in pixels, for FLOPs")->check(CLI::Range(32, 4096))
+  app->add_option("--format", f->format, "Output format")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  app->add_option("--num-classes", f->classes, "Classifier width")
+      ->check(CLI::Range(2, 1000000))
+      ->capture_default_str();
+  app->add_option("--image-size", f->image, "Input side in pixels, for FLOPs")
+      ->check(CLI::Range(32, 4096))
       ->capture_default_str();
   app->add_flag("--freeze-backbone", f->freeze, "Count a frozen backbone behind the --head (trainable = head)");
   auto* head_opt = app->add_option("--head", f->head, "Head for --freeze-backbone")->capture_default_str();
@@ -33,9 +38,10 @@ Command add_models_command(CLI::App& parent) {
               throw UsageError("--head is the head trained with --freeze-backbone; add --freeze-backbone");
             nlohmann::json out = nlohmann::json::array();
             if (f->format == "table")
-              fmt::print("{:<18} {:>13} {:>13} {:>11}   (GMACs: multiply-adds per example, forward, at {}x{}; "
-                         "torchvision's \"GFLOPS\")\n",
-                         "model", "parameters", "trainable", "GMACs", f->image, f->image);
+              fmt::print(
+                  "{:<18} {:>13} {:>13} {:>11}   (GMACs: multiply-adds per example, forward, at {}x{}; "
+                  "torchvision's \"GFLOPS\")\n",
+                  "model", "parameters", "trainable", "GMACs", f->image, f->image);
             for (const auto& name : model_names()) {
               try {
                 check_model_input(name, f->image);
@@ -52,8 +58,11 @@ Command add_models_command(CLI::App& parent) {
                 fmt::print("{:<18} {:>13} {:>13} {:>11.3f}\n", name, with_thousands(params), with_thousands(trainable),
                            gmacs);
               else
-                out.push_back({{"name", name}, {"parameters", params}, {"trainable_parameters", trainable},
-                               {"forward_gmacs", gmacs}, {"image_size", f->image}});
+                out.push_back({{"name", name},
+                               {"parameters", params},
+                               {"trainable_parameters", trainable},
+                               {"forward_gmacs", gmacs},
+                               {"image_size", f->image}});
               std::fflush(stdout);
             }
             if (f->format == "json") fmt::print("{}\n", out.dump(2));

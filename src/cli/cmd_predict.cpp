@@ -21,8 +21,9 @@ Command add_predict_command(CLI::App& parent) {
     CLI::Option *json_opt = nullptr, *sizes_opt = nullptr;
   };
   auto f = std::make_shared<Flags>();
-  auto* app = parent.add_subcommand("predict", "Fit alpha-beta to ddpbench comm results and predict DDP step time "
-                                               "and weak-scaling efficiency at other world sizes");
+  auto* app = parent.add_subcommand("predict",
+                                    "Fit alpha-beta to ddpbench comm results and predict DDP step time "
+                                    "and weak-scaling efficiency at other world sizes");
   app->add_option("runs", f->runs, "Result files of ddpbench run --json (DDP rows with a step breakdown)")->required();
   app->add_option("--comm", f->comms, "Result files of ddpbench comm --json (allreduce at two or more sizes)");
   f->sizes_opt = app->add_option("--world-sizes", f->world_sizes,
@@ -39,8 +40,9 @@ Command add_predict_command(CLI::App& parent) {
       ->check(CLI::IsMember({"table", "md", "csv", "json"}))
       ->capture_default_str();
   f->json_opt = app->add_option("--json", f->json, "Also write the fits and predictions as JSON to this file");
-  app->footer("Exit codes: 0 prediction written; 2 bad input (a file of the wrong kind, no --comm, no DDP row with a "
-              "breakdown, no allreduce timings at two or more sizes, a bad option).");
+  app->footer(
+      "Exit codes: 0 prediction written; 2 bad input (a file of the wrong kind, no --comm, no DDP row with a "
+      "breakdown, no allreduce timings at two or more sizes, a bad option).");
 
   return {app, [f]() -> int {
             // Given, even as "": an empty path is refused, not read as "no file".

@@ -23,30 +23,34 @@ Command add_report_command(CLI::App& parent) {
     CLI::Option *price_opt = nullptr, *html_opt = nullptr, *output_opt = nullptr;
   };
   auto f = std::make_shared<Flags>();
-  auto* app = parent.add_subcommand("report", "Weak/strong scaling tables, step breakdown, optimization impact, "
-                                              "collectives, telemetry, stragglers, burn-in, pair bandwidth, "
-                                              "find-max-bs, comparison, cost, plots and HTML from result files");
-  app->add_option("files", f->files,
-                  "Result files written by ddpbench run --json, comm --json or find-max-bs --json (one or many launches)")
+  auto* app = parent.add_subcommand("report",
+                                    "Weak/strong scaling tables, step breakdown, optimization impact, "
+                                    "collectives, telemetry, stragglers, burn-in, pair bandwidth, "
+                                    "find-max-bs, comparison, cost, plots and HTML from result files");
+  app->add_option(
+         "files", f->files,
+         "Result files written by ddpbench run --json, comm --json or find-max-bs --json (one or many launches)")
       ->required();
   app->add_option("--format", f->format, "Output: table, md, csv or json")
       ->check(CLI::IsMember({"table", "md", "csv", "json"}))
       ->capture_default_str();
   app->add_flag("--per-rank", f->opts.per_rank,
-               "Add per-rank tables: step times and straggler score of every rank (the named stragglers are "
-               "printed either way) and the telemetry of each model's largest group");
+                "Add per-rank tables: step times and straggler score of every rank (the named stragglers are "
+                "printed either way) and the telemetry of each model's largest group");
   app->add_option("--plots", f->plots, "Write PNG and SVG plots into this directory (needs gnuplot)");
-  f->html_opt = app->add_option("--html", f->html,
-                                "Write one self-contained HTML page (tables, inline SVG plots, environment)");
+  f->html_opt =
+      app->add_option("--html", f->html, "Write one self-contained HTML page (tables, inline SVG plots, environment)");
   f->output_opt = app->add_option("-o,--output", f->output, "Write the tables here instead of standard output");
-  f->price_opt = app->add_option("--gpu-hour-cost", f->price, "USD per GPU-hour: adds cost per 1M samples and per "
-                                                              "training run at each world size");
+  f->price_opt = app->add_option("--gpu-hour-cost", f->price,
+                                 "USD per GPU-hour: adds cost per 1M samples and per "
+                                 "training run at each world size");
   app->add_option("--epochs", f->opts.epochs, "Epochs of a training run, for cost")->capture_default_str();
   app->add_option("--dataset-size", f->opts.dataset_size, "Samples per epoch, for cost (ImageNet-1k)")
       ->check(whole_number())
       ->capture_default_str();
-  app->footer("Exit codes: 0 report written; 2 bad input (an unreadable or foreign file, no DDP row, collective result, "
-              "stragglers or find-max-bs search in any file, a bad option).");
+  app->footer(
+      "Exit codes: 0 report written; 2 bad input (an unreadable or foreign file, no DDP row, collective result, "
+      "stragglers or find-max-bs search in any file, a bad option).");
 
   return {app, [f]() -> int {
             if (f->price_opt->count()) f->opts.gpu_hour_usd = f->price;

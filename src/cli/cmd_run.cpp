@@ -57,9 +57,9 @@ constexpr int kCpuImage = 64;
 struct RunFlags {
   std::string models, world_sizes;
   std::string bucket_caps = "25", comm_hooks = "none", grad_accums = "1";  ///< comma lists, one row each
-  std::string strategies = "ddp";  ///< --strategy comma list
-  std::string iters = "20";  ///< a count, or "auto"
-  std::string duration;      ///< --duration: "" (off) or a duration ("30m")
+  std::string strategies = "ddp";                                          ///< --strategy comma list
+  std::string iters = "20";                                                ///< a count, or "auto"
+  std::string duration;  ///< --duration: "" (off) or a duration ("30m")
   RunConfig cfg;
   int nproc_per_node = 0;
   bool no_broadcast_buffers = false;
@@ -89,7 +89,7 @@ nlohmann::json tune_malloc(const EnvMap& env, bool disabled) {
   if (disabled) return {{"applied", false}, {"reason", "--no-malloc-tuning"}};
   for (const char* k : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"})
     if (env.count(k)) return {{"applied", false}, {"reason", std::string("user set ") + k}};
-  const int mmap_threshold = 32 << 20;      // glibc's maximum on 64-bit
+  const int mmap_threshold = 32 << 20;  // glibc's maximum on 64-bit
   const int trim_threshold = 1024 << 20;
   const bool ok = mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 && mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1;
   return {{"applied", ok}, {"M_MMAP_THRESHOLD", mmap_threshold}, {"M_TRIM_THRESHOLD", trim_threshold}};
@@ -101,8 +101,9 @@ void prepare_profile_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
-    throw UsageError(fmt::format("--profile '{}' is not a directory that can be created ({}); pass a writable directory",
-                                 dir, ec ? ec.message() : "a file is in the way"));
+    throw UsageError(
+        fmt::format("--profile '{}' is not a directory that can be created ({}); pass a writable directory", dir,
+                    ec ? ec.message() : "a file is in the way"));
   if (::access(dir.c_str(), W_OK) != 0)
     throw UsageError(fmt::format("--profile '{}' is not writable; pass a writable directory", dir));
 }
@@ -164,35 +165,37 @@ void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placem
   if (precision == "fp32" && e["device_type"] == "cuda") precision += " (PyTorch's default math)";
   if (c["channels_last"].get<bool>()) precision += ", channels_last";
   if (e["device_type"] == "cuda")
-    print_line(fmt::format("* Precision: {}; TF32 cuBLAS {} / cuDNN {}; cuDNN benchmark {}; {} attention", precision,
-                           m["cublas_allow_tf32"].get<bool>() ? "on" : "off",
-                           m["cudnn_allow_tf32"].get<bool>() ? "on" : "off",
-                           m["cudnn_benchmark"].get<bool>() ? "on" : "off",
-                           m["fused_attention"].get<bool>() ? "fused" : "unfused"));
-  else
-    print_line(fmt::format("* Precision: {}", precision));
+    print_line(fmt::format(
+        "* Precision: {}; TF32 cuBLAS {} / cuDNN {}; cuDNN benchmark {}; {} attention", precision,
+        m["cublas_allow_tf32"].get<bool>() ? "on" : "off", m["cudnn_allow_tf32"].get<bool>() ? "on" : "off",
+        m["cudnn_benchmark"].get<bool>() ? "on" : "off", m["fused_attention"].get<bool>() ? "fused" : "unfused"));
+  else print_line(fmt::format("* Precision: {}", precision));
   if (const auto z = c.find("zero_grad_set_to_none"); z != c.end() && z->is_boolean())
     print_line(fmt::format("* Optimizer.zero_grad(set_to_none={}){}", z->get<bool>() ? "True" : "False",
                            z->get<bool>() == default_zero_grad_set_to_none() ? ", the linked torch's default"
                                                                              : " (--zero-grad-set-to-none)"));
   const auto& mt = e["malloc_tuning"];
   if (mt.value("applied", false))
-    print_line("* glibc malloc tuned (M_MMAP_THRESHOLD 32 MiB, M_TRIM_THRESHOLD 1 GiB): a Python job matches these "
-               "numbers only with MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824 (METHODOLOGY)");
+    print_line(
+        "* glibc malloc tuned (M_MMAP_THRESHOLD 32 MiB, M_TRIM_THRESHOLD 1 GiB): a Python job matches these "
+        "numbers only with MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824 (METHODOLOGY)");
   if (c.contains("duration_s") && c["duration_s"].is_number())
-    print_line(fmt::format("* Burn-in: each series runs {:g} s after {} warm-up iterations (--duration), throughput per "
-                           "rank per window in the row's burn_in",
-                           c["duration_s"].get<double>(), c["warmup"].get<int>()));
+    print_line(
+        fmt::format("* Burn-in: each series runs {:g} s after {} warm-up iterations (--duration), throughput per "
+                    "rank per window in the row's burn_in",
+                    c["duration_s"].get<double>(), c["warmup"].get<int>()));
   else if (c["iters"].is_string())
-    print_line(fmt::format("* Iterations: auto, until the 95% CI of the mean is within {}% ({} to {}, at most {} s "
-                           "per series)",
-                           c["target_ci_pct"].get<double>(), c["min_iters"].get<int>(), c["max_iters"].get<int>(),
-                           c["max_time_s"].get<double>()));
+    print_line(
+        fmt::format("* Iterations: auto, until the 95% CI of the mean is within {}% ({} to {}, at most {} s "
+                    "per series)",
+                    c["target_ci_pct"].get<double>(), c["min_iters"].get<int>(), c["max_iters"].get<int>(),
+                    c["max_time_s"].get<double>()));
   else
-    print_line(fmt::format("* Iterations: {} measured after {} warm-up", c["iters"].get<int>(),
-                           c["warmup"].get<int>()));
+    print_line(
+        fmt::format("* Iterations: {} measured after {} warm-up", c["iters"].get<int>(), c["warmup"].get<int>()));
   if (c["freeze_backbone"].get<bool>())
-    print_line(fmt::format("* Frozen backbone: only the {} head trains (and is allreduced)", c["head"].get<std::string>()));
+    print_line(
+        fmt::format("* Frozen backbone: only the {} head trains (and is allreduced)", c["head"].get<std::string>()));
   if (!note.empty()) print_line("* " + note);
   const std::string topo = e.value("topology", std::string());
   if (!topo.empty()) {
@@ -239,8 +242,8 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
   }
   const MathModes math = apply_math_modes({cfg.precision, cfg.cudnn_benchmark});
   const auto timeout = std::chrono::milliseconds(static_cast<long long>(cfg.timeout_s * 1000));
-  const nlohmann::json malloc_info = use_cuda ? nlohmann::json{{"applied", false}, {"reason", "GPU run"}}
-                                              : tune_malloc(env, f.no_malloc_tuning);
+  const nlohmann::json malloc_info =
+      use_cuda ? nlohmann::json{{"applied", false}, {"reason", "GPU run"}} : tune_malloc(env, f.no_malloc_tuning);
 
   // The ranks of this job find each other; every rank must run the same configuration,
   // or the sweep would deadlock.
@@ -382,23 +385,24 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   RunConfig& c = f->cfg;
   f->model_opt = app->add_option("--model", f->models,
                                  "Model(s), comma list (default: resnet50 on GPUs, a small CPU job otherwise)");
-  f->batch_opt = app->add_option("--batch-size", f->batch_text,
-                                 "Examples per rank per iteration (default 32 on GPUs), or max: the largest batch "
-                                 "that trains on every rank (ddpbench find-max-bs before the sweep; minimum over "
-                                 "ranks, less 10%)")
-                     ->check(CLI::Validator(
-                         [](std::string& t) { return t == "max" ? std::string() : whole_number()(t); }, "",
-                         "whole number or max"));
+  f->batch_opt =
+      app->add_option("--batch-size", f->batch_text,
+                      "Examples per rank per iteration (default 32 on GPUs), or max: the largest batch "
+                      "that trains on every rank (ddpbench find-max-bs before the sweep; minimum over "
+                      "ranks, less 10%)")
+          ->check(CLI::Validator([](std::string& t) { return t == "max" ? std::string() : whole_number()(t); }, "",
+                                 "whole number or max"));
   f->memory_limit_opt = app->add_option("--memory-limit", f->memory_limit,
                                         "With --batch-size max: bytes the search may use per rank (K/M/G suffixes; "
                                         "required on CPUs, as for find-max-bs)")
                             ->transform(CLI::AsSizeValue(false));
   f->image_opt = app->add_option("--image-size", c.image_size, "Input height = width in pixels (default 224 on GPUs)");
-  app->add_option("--scaling", c.scaling, "weak: --batch-size per rank; strong: --global-batch-size split over the "
-                                         "ranks of each group")
+  app->add_option("--scaling", c.scaling,
+                  "weak: --batch-size per rank; strong: --global-batch-size split over the "
+                  "ranks of each group")
       ->capture_default_str();
   app->add_option("--global-batch-size", c.global_batch_size,
-                                  "Strong scaling: examples per step over a group (B/N per rank)")
+                  "Strong scaling: examples per step over a group (B/N per rank)")
       ->check(whole_number());
   app->add_option("--num-classes", c.num_classes, "Classifier width")->capture_default_str();
   app->add_option("--warmup", c.warmup, "Untimed iterations before each measured series")->capture_default_str();
@@ -409,10 +413,10 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   f->target_ci_opt = app->add_option("--target-ci", c.target_ci_pct,
                                      "With --iters auto (implies it): CI half-width target, % of the mean (default 1)");
   f->min_iters_opt = app->add_option("--min-iters", c.min_iters, "With --iters auto: at least this many (default 20)");
-  f->max_iters_opt =
-      app->add_option("--max-iters", c.max_iters, "With --iters auto: at most this many (default 1000)");
-  f->max_time_opt = app->add_option("--max-time", c.max_time_s,
-                                    "With --iters auto: stop a series once its measured iterations add up to this many seconds (default 120)");
+  f->max_iters_opt = app->add_option("--max-iters", c.max_iters, "With --iters auto: at most this many (default 1000)");
+  f->max_time_opt = app->add_option(
+      "--max-time", c.max_time_s,
+      "With --iters auto: stop a series once its measured iterations add up to this many seconds (default 120)");
   app->add_option("--world-sizes", f->world_sizes,
                   "DDP group sizes, comma list (default 1,2,4,... up to the world size, plus the world size)");
   f->bucket_caps_opt =
@@ -493,9 +497,10 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                   "fp32 (PyTorch's default math: cuDNN may use TF32), fp32-strict (TF32 off), tf32 (TF32 on), "
                   "fp16 (autocast + dynamic loss scaling) or bf16 (autocast)")
       ->capture_default_str();
-  app->add_option("--mode", c.mode,
-                  "train (DDP training steps) or inference (forward only under no_grad, eval mode, --precision's "
-                  "autocast; no DDP: every rank of a group infers its own batch; throughput and latency per world size)")
+  app->add_option(
+         "--mode", c.mode,
+         "train (DDP training steps) or inference (forward only under no_grad, eval mode, --precision's "
+         "autocast; no DDP: every rank of a group infers its own batch; throughput and latency per world size)")
       ->capture_default_str();
   app->add_flag("--channels-last", c.channels_last, "NHWC memory format for inputs and convolution weights");
   app->add_flag("--no-cudnn-benchmark", f->no_cudnn_benchmark, "Turn cuDNN autotuning off (on by default)");
@@ -546,8 +551,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
             const std::string note = resolve_defaults(*f, use_cuda);
 
             const bool spawner = li.launcher == Launcher::kNone;
-            const int world =
-                launch_world_size(li, f->nproc_opt->count() > 0, f->nproc_per_node, use_cuda ? gpus : 2);
+            const int world = launch_world_size(li, f->nproc_opt->count() > 0, f->nproc_per_node, use_cuda ? gpus : 2);
 
             // Configuration errors are the same on every rank: rank 0 reports them.
             BackendKind backend = BackendKind::kGloo;
@@ -560,17 +564,20 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
               if (f->batch_max && cfg.models.size() != 1)
                 throw UsageError("--batch-size max searches one model; give one --model");
               if (f->memory_limit_opt->count() && (!f->batch_max || f->memory_limit <= 0))
-                throw UsageError("--memory-limit bounds the search of --batch-size max; give a positive size with "
-                                 "--batch-size max, or drop it");
+                throw UsageError(
+                    "--memory-limit bounds the search of --batch-size max; give a positive size with "
+                    "--batch-size max, or drop it");
               if (f->batch_max && !use_cuda && !f->memory_limit_opt->count())
-                throw UsageError("--batch-size max on CPUs needs --memory-limit BYTES per rank (e.g. 2G): without it "
-                                 "the search would take the machine's memory");
+                throw UsageError(
+                    "--batch-size max on CPUs needs --memory-limit BYTES per rank (e.g. 2G): without it "
+                    "the search would take the machine's memory");
               if (f->head_opt->count() && !cfg.freeze_backbone)
                 throw UsageError("--head is the head trained with --freeze-backbone; add --freeze-backbone");
               if (!f->world_sizes.empty()) cfg.world_sizes = parse_int_list(f->world_sizes, "--world-sizes");
               else cfg.world_sizes = default_world_sizes(world);
               cfg.bucket_caps_mb = parse_mb_list(f->bucket_caps, "--bucket-cap-mb");
-              cfg.bucket_cap_caps_first_bucket = f->bucket_caps_opt->count() > 0 && ddp_explicit_cap_caps_first_bucket();
+              cfg.bucket_cap_caps_first_bucket =
+                  f->bucket_caps_opt->count() > 0 && ddp_explicit_cap_caps_first_bucket();
               cfg.comm_hooks = parse_comm_hook_list(f->comm_hooks);
               cfg.grad_accums = parse_count_list(f->grad_accums, "--grad-accum", kMaxGradAccum);
               cfg.strategies = parse_strategy_list(f->strategies);

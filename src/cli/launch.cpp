@@ -43,9 +43,10 @@ std::string hosts_summary(const std::vector<RankPlacement>& placements) {
 
 void check_spawner_parent(const LaunchInfo& li, const EnvMap& env) {
   if (li.launcher == Launcher::kLocalSpawner && !exit_with_parent(env))
-    throw UsageError(fmt::format("DDPBENCH_LOCAL_SPAWNER={} names a launcher that is not this process's "
-                                 "parent (left over in the environment, or the launcher died); unset it",
-                                 env.at("DDPBENCH_LOCAL_SPAWNER")));
+    throw UsageError(
+        fmt::format("DDPBENCH_LOCAL_SPAWNER={} names a launcher that is not this process's "
+                    "parent (left over in the environment, or the launcher died); unset it",
+                    env.at("DDPBENCH_LOCAL_SPAWNER")));
 }
 
 int device_gpus(const std::string& device) {
@@ -60,9 +61,10 @@ int device_gpus(const std::string& device) {
 int launch_world_size(const LaunchInfo& li, bool nproc_given, int nproc_per_node, int default_world) {
   const bool spawner = li.launcher == Launcher::kNone;
   if (nproc_given && !spawner && li.launcher != Launcher::kLocalSpawner)
-    throw UsageError(fmt::format("--nproc-per-node is for the built-in launcher, but {} already started "
-                                 "{} rank(s); drop the flag",
-                                 launcher_name(li.launcher), li.world_size));
+    throw UsageError(
+        fmt::format("--nproc-per-node is for the built-in launcher, but {} already started "
+                    "{} rank(s); drop the flag",
+                    launcher_name(li.launcher), li.world_size));
   if (nproc_given && (nproc_per_node < 1 || nproc_per_node > kMaxNprocPerNode))
     throw UsageError(fmt::format("--nproc-per-node {} is out of range; use 1..{}", nproc_per_node, kMaxNprocPerNode));
   return spawner ? (nproc_given ? nproc_per_node : default_world) : li.world_size;
@@ -82,15 +84,16 @@ BackendKind choose_backend(const std::string& requested, bool use_cuda) {
 
 void check_nccl_ranks(BackendKind backend, bool spawner, int world, int gpus) {
   if (spawner && backend == BackendKind::kNccl && world > gpus)
-    throw UsageError(fmt::format("NCCL needs one GPU per rank, but {} ranks would share {} GPU(s); use "
-                                 "--nproc-per-node {} or --backend gloo",
-                                 world, gpus, gpus));
+    throw UsageError(
+        fmt::format("NCCL needs one GPU per rank, but {} ranks would share {} GPU(s); use "
+                    "--nproc-per-node {} or --backend gloo",
+                    world, gpus, gpus));
 }
 
 int rank_threads(const LaunchInfo& li, const EnvMap& env, int world) {
   const bool spawner = li.launcher == Launcher::kNone;
-  return threads_per_rank(env, spawner ? Launcher::kLocalSpawner : li.launcher,
-                          spawner ? world : li.local_world_size, usable_cpu_count());
+  return threads_per_rank(env, spawner ? Launcher::kLocalSpawner : li.launcher, spawner ? world : li.local_world_size,
+                          usable_cpu_count());
 }
 
 c10::Device rank_device(const LaunchInfo& li, BackendKind backend) {
@@ -98,9 +101,10 @@ c10::Device rank_device(const LaunchInfo& li, BackendKind backend) {
   int index = gpus == 1 && li.launcher != Launcher::kLocalSpawner ? 0 : li.local_rank;
   if (index >= gpus) {
     if (backend == BackendKind::kNccl)
-      throw UsageError(fmt::format("rank {} has local rank {} but sees {} GPU(s); NCCL needs one GPU per rank: start "
-                                   "at most {} ranks per node, bind one GPU per task, or use --backend gloo",
-                                   li.rank, li.local_rank, gpus, gpus));
+      throw UsageError(
+          fmt::format("rank {} has local rank {} but sees {} GPU(s); NCCL needs one GPU per rank: start "
+                      "at most {} ranks per node, bind one GPU per task, or use --backend gloo",
+                      li.rank, li.local_rank, gpus, gpus));
     index %= gpus;  // Gloo: ranks may share a GPU
   }
   return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
@@ -136,9 +140,10 @@ int spawn_ranks(const EnvMap& env, const LaunchInfo& li, int world, const std::v
   if (line.rfind("rank ", 0) == 0) throw std::runtime_error(line);  // already says who and what
   // TCPStore's own timeout says only "Socket Timeout".
   if (line.find("Socket Timeout") != std::string::npos)
-    line = fmt::format("the store served by rank 0 at {}:{} did not answer within --timeout {:g} s (rank 0 stopped, "
-                       "or its host is down or unreachable)",
-                       li.master_addr, li.master_port, timeout_s);
+    line = fmt::format(
+        "the store served by rank 0 at {}:{} did not answer within --timeout {:g} s (rank 0 stopped, "
+        "or its host is down or unreachable)",
+        li.master_addr, li.master_port, timeout_s);
   if (is_out_of_memory_message(line)) {
     if (li.rank != 0) {
       std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -146,8 +151,8 @@ int spawn_ranks(const EnvMap& env, const LaunchInfo& li, int world, const std::v
     }
     throw UsageError(fmt::format("{} during {} ({}); {}", oom_what, phase, out_of_memory_words(line), oom_fix));
   }
-  throw std::runtime_error(fmt::format("rank {} (pid {} on {}), during {}: {}", li.rank, ::getpid(), host_name(),
-                                       phase, line));
+  throw std::runtime_error(
+      fmt::format("rank {} (pid {} on {}), during {}: {}", li.rank, ::getpid(), host_name(), phase, line));
 }
 
 int run_this_rank(const LaunchInfo& li, const EnvMap& env, double timeout_s, const std::string& oom_what,
@@ -234,18 +239,20 @@ NodeEnvironments gather_node_environments(const c10::intrusive_ptr<c10d::Store>&
           for (const auto& m : hosts)
             if (m.publisher > 0 && !store->check({fmt::format("node/{}", m.publisher)}))
               missing += fmt::format("{}{} (rank {})", missing.empty() ? "" : ", ", m.name, m.publisher);
-          throw std::runtime_error(fmt::format("rank 0: host(s) {} did not publish their environment within --timeout "
-                                               "{:g} s",
-                                               missing, std::chrono::duration<double>(timeout).count()));
+          throw std::runtime_error(
+              fmt::format("rank 0: host(s) {} did not publish their environment within --timeout "
+                          "{:g} s",
+                          missing, std::chrono::duration<double>(timeout).count()));
         }
         std::this_thread::sleep_for(poll);
         poll = std::min(poll * 2, std::chrono::milliseconds(200));
       }
       const std::vector<uint8_t> raw = store->get(key);
       if (raw.size() > kMaxNodeEnvBytes + 1024)
-        throw std::runtime_error(fmt::format("rank 0: the environment of host {} (rank {}) is {} bytes, more than the "
-                                             "{} a host may publish",
-                                             h.name, h.publisher, raw.size(), kMaxNodeEnvBytes));
+        throw std::runtime_error(
+            fmt::format("rank 0: the environment of host {} (rank {}) is {} bytes, more than the "
+                        "{} a host may publish",
+                        h.name, h.publisher, raw.size(), kMaxNodeEnvBytes));
       node = nlohmann::json::parse(std::string(raw.begin(), raw.end()), nullptr, /*allow_exceptions=*/false);
       if (!node.is_object())
         node = {{"host", h.name}, {"error", fmt::format("rank {} published no valid JSON", h.publisher)}};

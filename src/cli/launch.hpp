@@ -67,7 +67,6 @@ void validate_on_rank0(const LaunchInfo& li, const std::function<void()>& check)
 /// 127.0.0.1 and a free port) and returns their exit status (spawn_local_ranks).
 int spawn_ranks(const EnvMap& env, const LaunchInfo& li, int world, const std::vector<std::string>& argv);
 
-
 /// A runtime failure of this rank, as one line that says which rank, where and in which
 /// phase ("rank 1 (pid 42 on node7), during warm-up of resnet18/ddp2: ..."). Messages that
 /// already name their rank (the rendezvous, the watchdog) pass unchanged. Running out of

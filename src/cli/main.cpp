@@ -16,8 +16,8 @@ int main(int argc, char** argv) {
   using namespace ddpbench;
   std::vector<std::string> args(argv, argv + argc);
   CLI::App app{"ddpbench: PyTorch DistributedDataParallel benchmark (libtorch c10d, no Python)", "ddpbench"};
-  app.set_version_flag("--version", fmt::format("ddpbench {} (git {}{})", tool_version(), git_sha(),
-                                                git_dirty() ? ", dirty" : ""));
+  app.set_version_flag("--version",
+                       fmt::format("ddpbench {} (git {}{})", tool_version(), git_sha(), git_dirty() ? ", dirty" : ""));
   app.require_subcommand(1);
   std::vector<cli::Command> commands;
 #ifdef DDPBENCH_HAVE_ENGINE

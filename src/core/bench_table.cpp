@@ -50,13 +50,15 @@ std::string table_row_breakdown(const BenchResult& row) {
   if (row.ddp)
     out += fmt::format(" | comm {:.1f} (hidden {:.1f}, exposed {:.1f})", ms("backward_comm_s"), ms("overlap_s"),
                        ms("exposed_comm_s"));
-  out += fmt::format(" | optimizer {:.1f} | other {:.1f} | step {:.1f}", ms("optimizer_s"), ms("other_s"), ms("step_s"));
+  out +=
+      fmt::format(" | optimizer {:.1f} | other {:.1f} | step {:.1f}", ms("optimizer_s"), ms("other_s"), ms("step_s"));
   return out;
 }
 
 std::string table_row_extras(const BenchResult& row) {
   const Summary& s = row.summary;
-  std::string out = fmt::format("  n {:3}  ci ±{:.1f}%", s.iterations, s.mean_s > 0 ? 100.0 * s.ci95_s / s.mean_s : 0.0);
+  std::string out =
+      fmt::format("  n {:3}  ci ±{:.1f}%", s.iterations, s.mean_s > 0 ? 100.0 * s.ci95_s / s.mean_s : 0.0);
   if (const std::string settings = row_settings(row); !settings.empty()) out += "  [" + settings + "]";
   if (row.stopping.mode == "auto" && row.stopping.reason != "target_ci")
     out += fmt::format(" (stopped at {}, not at the {}% target)", row.stopping.reason, row.stopping.target_ci_pct);

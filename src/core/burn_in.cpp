@@ -7,7 +7,8 @@
 namespace ddpbench {
 
 int burn_in_windows(double duration_s) {
-  if (!std::isfinite(duration_s) || duration_s <= 0) throw std::invalid_argument("burn_in_windows: duration must be > 0");
+  if (!std::isfinite(duration_s) || duration_s <= 0)
+    throw std::invalid_argument("burn_in_windows: duration must be > 0");
   const double w = std::floor(duration_s / kMinBurnInWindowS);
   return static_cast<int>(std::clamp(w, 1.0, static_cast<double>(kMaxBurnInWindows)));
 }
@@ -20,7 +21,8 @@ std::vector<double> window_throughput(const std::vector<StepEnd>& steps, double 
   std::vector<double> examples(static_cast<size_t>(windows), 0.0);
   double t_end = duration_s;
   for (const auto& s : steps) {
-    const auto j = std::clamp(static_cast<long long>(std::floor(s.end_s / w)), 0LL, static_cast<long long>(windows - 1));
+    const auto j =
+        std::clamp(static_cast<long long>(std::floor(s.end_s / w)), 0LL, static_cast<long long>(windows - 1));
     examples[static_cast<size_t>(j)] += s.examples;
     t_end = std::max(t_end, s.end_s);
   }

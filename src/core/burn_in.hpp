@@ -8,9 +8,9 @@
 
 namespace ddpbench {
 
-inline constexpr int kMaxBurnInWindows = 60;          ///< throughput windows per rank, at most
-inline constexpr double kMinBurnInWindowS = 5.0;      ///< a window is at least this long where D allows
-inline constexpr double kDriftThresholdPct = 5.0;     ///< a fall of more than this (last vs first window) is flagged
+inline constexpr int kMaxBurnInWindows = 60;            ///< throughput windows per rank, at most
+inline constexpr double kMinBurnInWindowS = 5.0;        ///< a window is at least this long where D allows
+inline constexpr double kDriftThresholdPct = 5.0;       ///< a fall of more than this (last vs first window) is flagged
 inline constexpr std::size_t kMaxBurnInSamples = 4096;  ///< per-step samples per rank shipped to rank 0, at most
 
 /// Windows of a burn-in of `duration_s` seconds: min(60, max(1, floor(D / 5 s))), so each
@@ -39,9 +39,9 @@ std::vector<double> window_throughput(const std::vector<StepEnd>& steps, double 
 struct Drift {
   double first_ex_per_s = 0;
   double last_ex_per_s = 0;
-  double change_pct = 0;  ///< 100 * (last - first) / first; 0 with one window or first == 0
+  double change_pct = 0;      ///< 100 * (last - first) / first; 0 with one window or first == 0
   double resolution_pct = 0;  ///< what whole steps alone can change: see throughput_drift
-  bool flagged = false;   ///< change_pct < -(threshold_pct + resolution_pct) (throughput fell)
+  bool flagged = false;       ///< change_pct < -(threshold_pct + resolution_pct) (throughput fell)
 };
 
 /// First vs last window of `ex_per_s` (one window: change 0, never flagged). Windows are

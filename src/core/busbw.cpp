@@ -13,9 +13,8 @@
 namespace ddpbench {
 
 const std::vector<Collective>& all_collectives() {
-  static const std::vector<Collective> all{Collective::kAllreduce, Collective::kReduceScatter,
-                                           Collective::kAllGather, Collective::kBroadcast,
-                                           Collective::kReduce,    Collective::kAllToAll,
+  static const std::vector<Collective> all{Collective::kAllreduce, Collective::kReduceScatter, Collective::kAllGather,
+                                           Collective::kBroadcast, Collective::kReduce,        Collective::kAllToAll,
                                            Collective::kBarrier};
   return all;
 }
@@ -95,9 +94,7 @@ CommSize comm_size(Collective c, long long requested_bytes, int elem_size, int n
       s.buffer_elements = chunk * n;
       break;
     }
-    default:
-      s.count = count;
-      s.buffer_elements = count;
+    default: s.count = count; s.buffer_elements = count;
   }
   s.bytes = s.buffer_elements * elem_size;
   return s;
@@ -130,7 +127,8 @@ double algbw_gbps(long long bytes, double time_s) {
   return static_cast<double>(bytes) / time_s / 1e9;
 }
 
-std::vector<long long> size_sweep(long long min_bytes, long long max_bytes, long long step_factor, long long step_bytes) {
+std::vector<long long> size_sweep(long long min_bytes, long long max_bytes, long long step_factor,
+                                  long long step_bytes) {
   constexpr size_t kMaxSizes = 4096;
   if (min_bytes < 0) throw UsageError(fmt::format("-b/--minbytes {} is negative; give a size >= 0", min_bytes));
   if (max_bytes < min_bytes)
@@ -159,9 +157,10 @@ int dtype_size(const std::string& dtype) {
   static const std::map<std::string, int> sizes{{"float32", 4}, {"float16", 2}, {"bfloat16", 2}, {"float64", 8},
                                                 {"int32", 4},   {"int64", 8},   {"int8", 1},     {"uint8", 1}};
   if (auto it = sizes.find(dtype); it != sizes.end()) return it->second;
-  throw UsageError(fmt::format("-d/--datatype '{}' is not supported; use float32, float16, bfloat16, float64, int32, "
-                               "int64, int8 or uint8",
-                               dtype));
+  throw UsageError(
+      fmt::format("-d/--datatype '{}' is not supported; use float32, float16, bfloat16, float64, int32, "
+                  "int64, int8 or uint8",
+                  dtype));
 }
 
 void check_redop(const std::string& op) {
@@ -175,7 +174,8 @@ Table comm_table(const std::string& title, const std::vector<CommResult>& rows) 
       {{"count", "count (elements)", "elements", fmtcol::plain()}, [](const CommResult& x) { return Value(x.count); }},
       {{"type", "type", "", fmtcol::plain()}, [](const CommResult& x) { return Value(x.dtype); }},
       {{"redop", "redop", "", fmtcol::plain()}, [](const CommResult& x) { return Value(x.redop); }},
-      {{"root", "root", "", fmtcol::plain()}, [](const CommResult& x) { return Value(static_cast<long long>(x.root)); }},
+      {{"root", "root", "", fmtcol::plain()},
+       [](const CommResult& x) { return Value(static_cast<long long>(x.root)); }},
       {{"time_us", "time (us)", "us", fmtcol::fixed(2)}, [](const CommResult& x) { return Value(x.time_us); }},
       // A barrier moves no payload: no bandwidth to show.
       {{"algbw_gbps", "algbw (GB/s)", "GB/s", fmtcol::fixed(3)},
@@ -204,8 +204,9 @@ BusbwVerdict min_busbw_verdict(const std::vector<CommResult>& rows, double min_g
     it->second.push_back(&r);
   }
   if (groups.empty())
-    throw UsageError("--min-busbw judges allreduce on a group of >= 2 ranks, and none was measured; add allreduce to "
-                     "--collectives and a world size >= 2");
+    throw UsageError(
+        "--min-busbw judges allreduce on a group of >= 2 ranks, and none was measured; add allreduce to "
+        "--collectives and a world size >= 2");
   BusbwVerdict v;
   std::string parts;
   for (const auto& [label, rs] : groups) {
@@ -226,8 +227,9 @@ BusbwVerdict min_busbw_verdict(const std::vector<CommResult>& rows, double min_g
     parts += fmt::format("{}{} {:.3f} GB/s over {} size(s) {}..{} B{}", parts.empty() ? "" : "; ", label, mean, k,
                          smallest_large, largest, ok ? "" : " (short)");
   }
-  v.line = fmt::format("min-busbw: {}: allreduce busbw (mean over sizes >= 1/4 of the largest) {} {} the limit {:g} GB/s",
-                       v.pass ? "PASS" : "FAIL", parts, v.pass ? "reaches" : "does not reach", min_gbps);
+  v.line =
+      fmt::format("min-busbw: {}: allreduce busbw (mean over sizes >= 1/4 of the largest) {} {} the limit {:g} GB/s",
+                  v.pass ? "PASS" : "FAIL", parts, v.pass ? "reaches" : "does not reach", min_gbps);
   return v;
 }
 

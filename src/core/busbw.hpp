@@ -46,9 +46,9 @@ double busbw_factor(Collective c, int n);
 /// reduce_scatter and all_to_all each rank's chunk is count / n elements (rounded down) and
 /// the buffer is n chunks.
 struct CommSize {
-  long long bytes = 0;  ///< nccl-tests' "size" column: max(send, receive) buffer bytes of one rank
-  long long count = 0;  ///< nccl-tests' "count" column: elements of the collective's count argument
-                        ///< (per-rank chunk for all_gather, reduce_scatter, all_to_all)
+  long long bytes = 0;            ///< nccl-tests' "size" column: max(send, receive) buffer bytes of one rank
+  long long count = 0;            ///< nccl-tests' "count" column: elements of the collective's count argument
+                                  ///< (per-rank chunk for all_gather, reduce_scatter, all_to_all)
   long long buffer_elements = 0;  ///< elements of the larger (send or receive) buffer of one rank
 };
 

@@ -19,7 +19,7 @@ namespace ddpbench {
 namespace {
 
 const std::vector<std::string> kTopKeys = {"ddpbench_reference", "description", "references"};
-const std::vector<std::string> kEntryKeys = {"device", "model",  "world_size", "batch_per_rank", "image_size", "setup",
+const std::vector<std::string> kEntryKeys = {"device", "model", "world_size", "batch_per_rank", "image_size", "setup",
                                              "metric", "value", "lower",      "upper",          "unit",       "note"};
 const std::vector<std::string> kRequiredEntryKeys = {"device",     "model", "world_size", "batch_per_rank",
                                                      "image_size", "setup", "metric",     "value"};
@@ -70,8 +70,8 @@ double num_at(const nlohmann::json& obj, const char* key, const std::string& whe
 bool bool_at(const nlohmann::json& obj, const char* key, const std::string& where) {
   const auto& v = obj.at(key);
   if (!v.is_boolean())
-    throw UsageError(fmt::format("{}: \"{}\" must be true or false, not {}; {}", where, key, v.type_name(),
-                                 kSeeExample));
+    throw UsageError(
+        fmt::format("{}: \"{}\" must be true or false, not {}; {}", where, key, v.type_name(), kSeeExample));
   return v.get<bool>();
 }
 
@@ -111,8 +111,7 @@ ReferenceSetup parse_setup(const nlohmann::json& s, const std::string& where) {
     const auto& f = s["frozen_backbone"];
     if (f.is_boolean() && !f.get<bool>()) r.frozen_backbone = "";
     else if (f.is_string() && !f.get<std::string>().empty()) r.frozen_backbone = f.get<std::string>();
-    else
-      throw UsageError(fmt::format("{}: frozen_backbone must be false or the head's name (e.g. \"mlp4096\")", at));
+    else throw UsageError(fmt::format("{}: frozen_backbone must be false or the head's name (e.g. \"mlp4096\")", at));
   }
   if (s.contains("backend")) {
     r.backend = str_at(s, "backend", at);
@@ -134,9 +133,10 @@ ReferenceSetup parse_setup(const nlohmann::json& s, const std::string& where) {
   if (s.contains("comm_hook")) {
     r.comm_hook = str_at(s, "comm_hook", at);
     if (r.comm_hook.empty())
-      throw UsageError(fmt::format("{}: comm_hook must name a hook as `run --comm-hook` takes (\"none\", \"fp16\", "
-                                   "\"powersgd:2\", ...)",
-                                   at));
+      throw UsageError(
+          fmt::format("{}: comm_hook must name a hook as `run --comm-hook` takes (\"none\", \"fp16\", "
+                      "\"powersgd:2\", ...)",
+                      at));
   }
   if (s.contains("grad_accum")) r.grad_accum = int_at<int>(s, "grad_accum", 1, kMaxReferenceGradAccum, at);
   return r;
@@ -147,7 +147,8 @@ ReferenceEntry parse_entry(const nlohmann::json& e, const std::string& where) {
   only_keys(e, kEntryKeys, where);
   for (const auto& k : kRequiredEntryKeys)
     if (!e.contains(k) || e[k].is_null())
-      throw UsageError(fmt::format("{}: missing \"{}\"; each entry pins {}", where, k, fmt::join(kRequiredEntryKeys, ", ")));
+      throw UsageError(
+          fmt::format("{}: missing \"{}\"; each entry pins {}", where, k, fmt::join(kRequiredEntryKeys, ", ")));
   ReferenceEntry r;
   r.device = str_at(e, "device", where);
   r.model = str_at(e, "model", where);
@@ -165,12 +166,13 @@ ReferenceEntry parse_entry(const nlohmann::json& e, const std::string& where) {
   if (e.contains("unit")) r.unit = str_at(e, "unit", where);
   if (e.contains("note")) r.note = str_at(e, "note", where);
   if (std::find(check_metrics().begin(), check_metrics().end(), r.metric) == check_metrics().end())
-    throw UsageError(fmt::format("{}: unknown metric '{}'; use one of {}", where, r.metric,
-                                 fmt::join(check_metrics(), ", ")));
+    throw UsageError(
+        fmt::format("{}: unknown metric '{}'; use one of {}", where, r.metric, fmt::join(check_metrics(), ", ")));
   if (!(r.value > 0) || !std::isfinite(r.value))
     throw UsageError(fmt::format("{}: value {} must be a positive number", where, r.value));
   if (r.lower && !(*r.lower <= 0 && *r.lower >= -1))
-    throw UsageError(fmt::format("{}: lower {} must be a fraction in [-1, 0] (e.g. -0.05 for 5% below)", where, *r.lower));
+    throw UsageError(
+        fmt::format("{}: lower {} must be a fraction in [-1, 0] (e.g. -0.05 for 5% below)", where, *r.lower));
   if (r.upper && !(*r.upper >= 0 && std::isfinite(*r.upper)))
     throw UsageError(fmt::format("{}: upper {} must be a fraction >= 0 (e.g. 0.1 for 10% above)", where, *r.upper));
   if (!r.lower && !r.upper)
@@ -221,10 +223,11 @@ std::vector<ReferenceEntry> parse_reference(const std::string& text, const std::
   } catch (const nlohmann::json::parse_error& e) {
     throw UsageError(fmt::format("{}: not valid JSON (byte {}); see docs/reference/example.json", source, e.byte));
   } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
-    throw UsageError(fmt::format("{}: not valid JSON ({}); see docs/reference/example.json", source,
-                                 first_line(e.what())));
+    throw UsageError(
+        fmt::format("{}: not valid JSON ({}); see docs/reference/example.json", source, first_line(e.what())));
   }
-  if (!j.is_object()) throw UsageError(fmt::format("{}: not a reference file (an object); see docs/reference/example.json", source));
+  if (!j.is_object())
+    throw UsageError(fmt::format("{}: not a reference file (an object); see docs/reference/example.json", source));
   only_keys(j, kTopKeys, source);
   if (j.contains("description") && !j["description"].is_string())
     throw UsageError(fmt::format("{}: \"description\" must be a string, not {}; {}", source,
@@ -247,10 +250,11 @@ std::vector<ReferenceEntry> parse_reference(const std::string& text, const std::
     throw UsageError(fmt::format("{}: reference format '{}' is not a version such as \"{}.0\"; {}", source, version,
                                  kReferenceMajor, kSeeExample));
   if (major == 1)
-    throw UsageError(fmt::format("{}: reference format {} lets entries match rows they were not measured on; give each "
-                                 "entry batch_per_rank, image_size and setup and set \"ddpbench_reference\": \"2.0\" "
-                                 "(see docs/reference/example.json)",
-                                 source, version));
+    throw UsageError(
+        fmt::format("{}: reference format {} lets entries match rows they were not measured on; give each "
+                    "entry batch_per_rank, image_size and setup and set \"ddpbench_reference\": \"2.0\" "
+                    "(see docs/reference/example.json)",
+                    source, version));
   if (major != kReferenceMajor)
     throw UsageError(fmt::format("{}: reference format '{}' is not readable by this ddpbench (reads {}.x)", source,
                                  version, kReferenceMajor));
@@ -328,10 +332,12 @@ std::string render_check_text(const std::vector<CheckRow>& rows, const std::stri
   Table t;
   t.kind = "check";
   t.title = fmt::format("Reference check on {}", device);
-  auto col = [](std::string key, std::string header) { return Column{std::move(key), std::move(header), "", fmtcol::plain()}; };
-  t.columns = {col("model", "model"),         col("setup", "setup"),         col("batch", "batch/rank"),
-               col("image", "image"),         col("ranks", "ranks"),         col("metric", "metric"),
-               col("measured", "measured"),   col("reference", "reference"), col("range", "allowed range"),
+  auto col = [](std::string key, std::string header) {
+    return Column{std::move(key), std::move(header), "", fmtcol::plain()};
+  };
+  t.columns = {col("model", "model"),       col("setup", "setup"),         col("batch", "batch/rank"),
+               col("image", "image"),       col("ranks", "ranks"),         col("metric", "metric"),
+               col("measured", "measured"), col("reference", "reference"), col("range", "allowed range"),
                col("status", "status")};
   int pass = 0, fail = 0, missing = 0;
   for (const auto& r : rows) {
@@ -354,12 +360,14 @@ std::string render_check_text(const std::vector<CheckRow>& rows, const std::stri
   t.notes.push_back(fmt::format("{} passed, {} failed, {} missing; {} reference entr{} for other devices skipped", pass,
                                 fail, missing, skipped, skipped == 1 ? "y" : "ies"));
   if (missing > 0)
-    t.notes.push_back("MISSING: the result has no weak-scaling DDP row of exactly that configuration (model, batch, "
-                      "image size, ranks and setup, as listed)");
+    t.notes.push_back(
+        "MISSING: the result has no weak-scaling DDP row of exactly that configuration (model, batch, "
+        "image size, ranks and setup, as listed)");
   if (rows.empty())
-    t.notes.push_back(fmt::format("FAIL: no reference entry is for {}; nothing was checked (device names must match "
-                                  "exactly, as `ddpbench report` prints them)",
-                                  device));
+    t.notes.push_back(
+        fmt::format("FAIL: no reference entry is for {}; nothing was checked (device names must match "
+                    "exactly, as `ddpbench report` prints them)",
+                    device));
   return render_tables({t}, TableFormat::text);
 }
 

@@ -26,7 +26,7 @@ const std::vector<std::string>& check_metrics();
 /// The setup an entry was measured with: ConfigKey fields under their names. Omitted
 /// fields are `ddpbench run`'s defaults — pinned values, never wildcards.
 struct ReferenceSetup {
-  std::string precision;         ///< a `run --precision` name: fp32, fp32-strict, tf32, fp16, bf16 (required)
+  std::string precision;            ///< a `run --precision` name: fp32, fp32-strict, tf32, fp16, bf16 (required)
   std::optional<std::string> math;  ///< ConfigKey math; default: what the precision name sets on GPUs
   bool channels_last = false;
   std::string frozen_backbone;   ///< head name, "" (or false in the file) for none
@@ -42,19 +42,19 @@ struct ReferenceSetup {
 /// value * (1 + lower) <= measured <= value * (1 + upper); `lower` <= 0 and `upper` >= 0
 /// are fractions, and an absent bound is unbounded (at least one bound is required).
 struct ReferenceEntry {
-  std::string device;     ///< device type as `ddpbench report` names it ("NVIDIA H100 80GB HBM3"), or "*"
+  std::string device;  ///< device type as `ddpbench report` names it ("NVIDIA H100 80GB HBM3"), or "*"
   std::string model;
   int world_size = 1;
   long long batch_per_rank = 0;
   int image_size = 0;
   ReferenceSetup setup;
-  std::string metric;     ///< one of check_metrics()
+  std::string metric;  ///< one of check_metrics()
   /// Expected value in the metric's unit: ex/s for ex_per_s_*, seconds per iteration for
   /// p50_s/p95_s, a fraction (0.9, not 90) for weak_scaling_efficiency.
   double value = 0;
   std::optional<double> lower, upper;  ///< relative tolerances (fractions of `value`)
-  std::string unit;       ///< for display only
-  std::string note;       ///< for people only
+  std::string unit;                    ///< for display only
+  std::string note;                    ///< for people only
 
   /// The configuration this entry expects of a row measured as `row`: `row` with every
   /// field the entry pins replaced by the entry's value (the device only when `device` is not
@@ -82,7 +82,7 @@ struct CheckRow {
   /// self-check failed, or fp16 steps were skipped among the timed ones) whatever its
   /// numbers, or "MISSING" (no such weak-scaling DDP row measured)
   std::string status;
-  std::string invalid;           ///< why the row is invalid; "" when it is not
+  std::string invalid;  ///< why the row is invalid; "" when it is not
 };
 
 /// Checks the weak-scaling DDP rows of `result` against the entries whose device type

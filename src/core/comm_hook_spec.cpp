@@ -47,9 +47,10 @@ CommHookSpec parse_comm_hook(const std::string& text) {
     // Digits only: no sign, no spaces; a value too long for an int is out of range too.
     const bool digits = is_decimal(arg) && arg[0] != '+' && arg[0] != '-';
     if (!digits || arg.size() > 5 || std::stoi(arg) < 1 || std::stoi(arg) > kMaxPowerSgdRank)
-      throw UsageError(fmt::format("--comm-hook '{}': the PowerSGD rank must be a whole number in 1..{}, "
-                                   "e.g. powersgd:4",
-                                   text, kMaxPowerSgdRank));
+      throw UsageError(
+          fmt::format("--comm-hook '{}': the PowerSGD rank must be a whole number in 1..{}, "
+                      "e.g. powersgd:4",
+                      text, kMaxPowerSgdRank));
     spec.powersgd_rank = std::stoi(arg);
     return spec;
   }
@@ -58,11 +59,11 @@ CommHookSpec parse_comm_hook(const std::string& text) {
     double ratio = 0;
     const char* end = arg.data() + arg.size();
     const auto [ptr, ec] = std::from_chars(arg.data(), end, ratio);
-    if (!has_arg || arg.empty() || ec != std::errc() || ptr != end || !std::isfinite(ratio) || ratio <= 0 ||
-        ratio > 1)
-      throw UsageError(fmt::format("--comm-hook '{}': top-k needs the fraction of elements to send, a number in "
-                                   "(0, 1], e.g. topk:0.01",
-                                   text));
+    if (!has_arg || arg.empty() || ec != std::errc() || ptr != end || !std::isfinite(ratio) || ratio <= 0 || ratio > 1)
+      throw UsageError(
+          fmt::format("--comm-hook '{}': top-k needs the fraction of elements to send, a number in "
+                      "(0, 1], e.g. topk:0.01",
+                      text));
     spec.topk_ratio = ratio;
     return spec;
   }

@@ -104,8 +104,8 @@ FieldSet ddp_only_fields() {
 
 FieldSet ddp_knob_fields() {
   return fields({ConfigField::bucket_cap_mb, ConfigField::first_bucket_cap_mb, ConfigField::broadcast_buffers,
-                 ConfigField::gradient_as_bucket_view, ConfigField::static_graph,
-                 ConfigField::find_unused_parameters, ConfigField::comm_hook, ConfigField::grad_accum});
+                 ConfigField::gradient_as_bucket_view, ConfigField::static_graph, ConfigField::find_unused_parameters,
+                 ConfigField::comm_hook, ConfigField::grad_accum});
 }
 
 const char* config_field_name(ConfigField f) { return kNames[static_cast<size_t>(f)]; }
@@ -166,8 +166,8 @@ ConfigKey ConfigKey::of(const ResultFile& f, const BenchResult& r) {
   // TF32 exists only on GPUs, and under autocast (fp16/bf16) convolutions and matmuls run
   // in the low precision whatever the flags say: the flags define the math of fp32 alone.
   if (k.precision == "fp32" && on_gpu(f)) {
-    const nlohmann::json math = f.environment.is_object() && f.environment.contains("math") ? f.environment["math"]
-                                                                                           : nlohmann::json::object();
+    const nlohmann::json math =
+        f.environment.is_object() && f.environment.contains("math") ? f.environment["math"] : nlohmann::json::object();
     k.math = math_from_flags(opt_bool(math, "cudnn_allow_tf32"), opt_bool(math, "cublas_allow_tf32"));
   }
   k.channels_last = json_true(f.config, "channels_last");
@@ -212,7 +212,8 @@ ConfigKey ConfigKey::of(const ResultFile& f, const BenchResult& r) {
   if (on_gpu(f)) {
     k.cudnn_benchmark = on_off(opt_bool(env.contains("math") ? env["math"] : nlohmann::json(), "cudnn_benchmark"));
   } else {
-    k.malloc_tuning = on_off(opt_bool(env.contains("malloc_tuning") ? env["malloc_tuning"] : nlohmann::json(), "applied"));
+    k.malloc_tuning =
+        on_off(opt_bool(env.contains("malloc_tuning") ? env["malloc_tuning"] : nlohmann::json(), "applied"));
   }
   k.threads_per_rank = int_or(env, "threads_per_rank", 0);
   // Schema 1.7: how the row trains (strategy, recomputation), whether it trains at all
@@ -275,7 +276,8 @@ std::string ConfigKey::knob_label() const {
   std::vector<std::string> parts;
   if (ddp) {
     if (bucket_cap_mb != kDefaultBucketCapMb) parts.push_back("bucket cap " + num(bucket_cap_mb) + " MiB");
-    if (first_bucket_cap_mb != kDefaultFirstBucketCapMb) parts.push_back("first bucket " + num(first_bucket_cap_mb) + " MiB");
+    if (first_bucket_cap_mb != kDefaultFirstBucketCapMb)
+      parts.push_back("first bucket " + num(first_bucket_cap_mb) + " MiB");
     if (!broadcast_buffers) parts.push_back("no buffer broadcast");
     if (gradient_as_bucket_view) parts.push_back("gradient as bucket view");
     if (static_graph) parts.push_back("static graph");
@@ -301,11 +303,11 @@ ConfigKey ConfigKey::with_default_knobs() const {
 
 std::string ConfigKey::describe() const {
   const bool gpu = device.rfind("CPU", 0) != 0;
-  return fmt::format("{}, {}, batch {}/{}, {} px, {} scaling, {}, {}", model, setup_label(), batch_per_rank,
-                     gpu ? "GPU" : "rank", image_size, scaling,
-                     ddp ? fmt::format("DDP on {} {}{}", world_size, gpu ? "GPU" : "rank", world_size == 1 ? "" : "s")
-                         : "no DDP",
-                     device);
+  return fmt::format(
+      "{}, {}, batch {}/{}, {} px, {} scaling, {}, {}", model, setup_label(), batch_per_rank, gpu ? "GPU" : "rank",
+      image_size, scaling,
+      ddp ? fmt::format("DDP on {} {}{}", world_size, gpu ? "GPU" : "rank", world_size == 1 ? "" : "s") : "no DDP",
+      device);
 }
 
 bool operator==(const ConfigKey& a, const ConfigKey& b) { return tie(a) == tie(b); }

@@ -46,10 +46,12 @@ std::string find_baselines_file(const std::string& exe_path) {
 
 nlohmann::json load_baselines(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("baselines file {} cannot be read; unset DDPBENCH_BASELINES or fix the path", path));
+  if (!in)
+    throw UsageError(fmt::format("baselines file {} cannot be read; unset DDPBENCH_BASELINES or fix the path", path));
   nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("baselines") || !j["baselines"].is_array())
-    throw UsageError(fmt::format("baselines file {} has no \"baselines\" array; restore benchmark/baselines.json", path));
+    throw UsageError(
+        fmt::format("baselines file {} has no \"baselines\" array; restore benchmark/baselines.json", path));
   return j;
 }
 
@@ -57,7 +59,8 @@ namespace {
 std::string squash(const std::string& s) {
   std::string out;
   for (char c : s)
-    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 }  // namespace
@@ -76,8 +79,9 @@ nlohmann::json nearby_baselines(const nlohmann::json& file, double accuracy, con
     const double a = (*all[i])["test_accuracy"].get<double>();
     if (!m.empty() && squash((*all[i]).value("classifier", std::string())).find(m) != std::string::npos) keep[i] = true;
     if (i == 0) keep[i] = true;  // the best
-    const bool above = a > accuracy, next_below = i + 1 < all.size() && (*all[i + 1])["test_accuracy"].get<double>() <= accuracy;
-    if (above && (next_below || i + 1 == all.size())) keep[i] = true;  // nearest above
+    const bool above = a > accuracy,
+               next_below = i + 1 < all.size() && (*all[i + 1])["test_accuracy"].get<double>() <= accuracy;
+    if (above && (next_below || i + 1 == all.size())) keep[i] = true;                                   // nearest above
     if (!above && (i == 0 || (*all[i - 1])["test_accuracy"].get<double>() > accuracy)) keep[i] = true;  // nearest below
   }
   nlohmann::json out = nlohmann::json::array();

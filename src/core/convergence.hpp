@@ -16,8 +16,8 @@ namespace ddpbench {
 /// Time-to-loss rows of one result file, model and dataset, by world size (`report`;
 /// core/report_convergence.hpp builds them).
 struct ConvergenceGroup {
-  std::string source;   ///< the file
-  std::string device;   ///< its device_type
+  std::string source;  ///< the file
+  std::string device;  ///< its device_type
   std::string model, dataset;
   std::vector<BenchResult> rows;  ///< with a non-empty convergence object, ascending world size
 };

@@ -47,8 +47,8 @@ DpTraffic data_parallel_traffic(const DpTrafficInput& in) {
   t.replicate_bytes =
       others * (static_cast<double>(in.parameters) * in.parameter_bytes + static_cast<double>(in.buffer_bytes));
   t.scatter_bytes = others * b * static_cast<double>(in.input_elements_per_example) * in.input_bytes;
-  t.gather_bytes = others * b * static_cast<double>(in.output_elements_per_example) * in.output_bytes *
-                   (in.training ? 2.0 : 1.0);
+  t.gather_bytes =
+      others * b * static_cast<double>(in.output_elements_per_example) * in.output_bytes * (in.training ? 2.0 : 1.0);
   t.reduce_bytes = in.training ? others * static_cast<double>(in.trainable_parameters) * in.parameter_bytes : 0.0;
   t.bytes_per_step = t.replicate_bytes + t.scatter_bytes + t.gather_bytes + t.reduce_bytes;
   t.bytes_per_epoch = t.bytes_per_step * static_cast<double>(t.steps_per_epoch);
@@ -74,9 +74,10 @@ nlohmann::json to_json(const DpTrafficInput& in, const DpTraffic& t) {
           {"reduce_bytes_per_step", t.reduce_bytes},
           {"bytes_per_step", t.bytes_per_step},
           {"bytes_per_epoch", t.bytes_per_epoch},
-          {"note", "seed002_*: Banerjee and Shah's N / (B k) x trainable parameters (one copy of the trainable parameters "
-                   "per step); the *_bytes_per_step terms count what crosses between devices, device 0 holding the "
-                   "master model and the global batch (docs/METHODOLOGY.md)"}};
+          {"note",
+           "seed002_*: Banerjee and Shah's N / (B k) x trainable parameters (one copy of the trainable parameters "
+           "per step); the *_bytes_per_step terms count what crosses between devices, device 0 holding the "
+           "master model and the global batch (docs/METHODOLOGY.md)"}};
 }
 
 DpPhaseTimes mean_phases(const std::vector<DpPhaseTimes>& steps) {
@@ -94,19 +95,25 @@ DpPhaseTimes mean_phases(const std::vector<DpPhaseTimes>& steps) {
     m.optimizer_s += s.optimizer_s;
   }
   const double n = static_cast<double>(steps.size());
-  for (double* v : {&m.zero_grad_s, &m.replicate_s, &m.scatter_s, &m.forward_s, &m.gather_s, &m.loss_s,
-                    &m.backward_s, &m.reduce_s, &m.optimizer_s})
+  for (double* v : {&m.zero_grad_s, &m.replicate_s, &m.scatter_s, &m.forward_s, &m.gather_s, &m.loss_s, &m.backward_s,
+                    &m.reduce_s, &m.optimizer_s})
     *v /= n;
   return m;
 }
 
 nlohmann::json to_json(const DpPhaseTimes& p) {
-  return {{"zero_grad_s", p.zero_grad_s},         {"replicate_s", p.replicate_s},
-          {"scatter_s", p.scatter_s},             {"forward_s", p.forward_s},
-          {"gather_s", p.gather_s},               {"loss_s", p.loss_s},
-          {"backward_s", p.backward_s},           {"reduce_s", p.reduce_s},
-          {"optimizer_s", p.optimizer_s},         {"communication_s", p.communication_s()},
-          {"computation_s", p.computation_s()},   {"other_s", p.other_s()},
+  return {{"zero_grad_s", p.zero_grad_s},
+          {"replicate_s", p.replicate_s},
+          {"scatter_s", p.scatter_s},
+          {"forward_s", p.forward_s},
+          {"gather_s", p.gather_s},
+          {"loss_s", p.loss_s},
+          {"backward_s", p.backward_s},
+          {"reduce_s", p.reduce_s},
+          {"optimizer_s", p.optimizer_s},
+          {"communication_s", p.communication_s()},
+          {"computation_s", p.computation_s()},
+          {"other_s", p.other_s()},
           {"step_s", p.step_s()}};
 }
 
@@ -119,25 +126,27 @@ std::vector<int> parse_gpu_selection(const std::string& text, int visible) {
   }
   const auto number = [&](const std::string& s) {
     if (!is_decimal(s) || s[0] == '-' || s[0] == '+')
-      throw UsageError(fmt::format("--gpus '{}' is not a GPU count or a comma list of GPU indices; e.g. --gpus 2 "
-                                   "or --gpus 0,2",
-                                   text));
+      throw UsageError(
+          fmt::format("--gpus '{}' is not a GPU count or a comma list of GPU indices; e.g. --gpus 2 "
+                      "or --gpus 0,2",
+                      text));
     return parse_bounded(s, "--gpus", 0, 1 << 20);
   };
   if (text.find(',') == std::string::npos) {
     const long long n = number(text);
     if (n < 1 || n > visible)
-      throw UsageError(fmt::format("--gpus {} is out of range: this machine shows {} GPU(s); use 1..{}", n, visible,
-                                   visible));
+      throw UsageError(
+          fmt::format("--gpus {} is out of range: this machine shows {} GPU(s); use 1..{}", n, visible, visible));
     for (int i = 0; i < n; ++i) out.push_back(i);
     return out;
   }
   for (const auto& item : split_list(text)) {
     const long long i = number(item);
     if (i >= visible)
-      throw UsageError(fmt::format("--gpus: GPU index {} is out of range: this machine shows {} GPU(s), indices "
-                                   "0..{}",
-                                   i, visible, visible - 1));
+      throw UsageError(
+          fmt::format("--gpus: GPU index {} is out of range: this machine shows {} GPU(s), indices "
+                      "0..{}",
+                      i, visible, visible - 1));
     if (std::find(out.begin(), out.end(), static_cast<int>(i)) != out.end())
       throw UsageError(fmt::format("--gpus: GPU {} is listed twice; name each GPU once", i));
     out.push_back(static_cast<int>(i));

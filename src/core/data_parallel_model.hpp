@@ -1,6 +1,7 @@
-// Single-process DataParallel (`ddpbench dataparallel`; Banerjee and Shah, "Benchmarking Distributed Training and Inference on NVIDIA's A6000 GPUs"): the bytes its primitives
-// move, Banerjee and Shah's bytes-per-epoch formula, the computation/communication split of a step,
-// and the --gpus selection. Torch-free (docs/METHODOLOGY.md "DataParallel, native and hand-made").
+// Single-process DataParallel (`ddpbench dataparallel`; Banerjee and Shah, "Benchmarking Distributed Training and
+// Inference on NVIDIA's A6000 GPUs"): the bytes its primitives move, Banerjee and Shah's bytes-per-epoch formula, the
+// computation/communication split of a step, and the --gpus selection. Torch-free (docs/METHODOLOGY.md "DataParallel,
+// native and hand-made").
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -23,12 +24,12 @@ double seed002_parameters_per_epoch(long long dataset_size, long long batch_per_
 /// What one DataParallel step works on, for data_parallel_traffic. Device 0 holds the master
 /// model and the global batch of B x k examples (as `ddpbench dataparallel` places them).
 struct DpTrafficInput {
-  long long dataset_size = 0;        ///< N, examples per epoch
-  long long batch_per_device = 0;    ///< B, examples per device per step
-  int devices = 1;                   ///< k
-  long long parameters = 0;          ///< all parameters: replicate copies frozen ones too
-  long long trainable_parameters = 0;///< those requiring gradients: reduced to device 0 in training
-  long long buffer_bytes = 0;        ///< bytes of all buffers (BatchNorm statistics), replicated with the parameters
+  long long dataset_size = 0;          ///< N, examples per epoch
+  long long batch_per_device = 0;      ///< B, examples per device per step
+  int devices = 1;                     ///< k
+  long long parameters = 0;            ///< all parameters: replicate copies frozen ones too
+  long long trainable_parameters = 0;  ///< those requiring gradients: reduced to device 0 in training
+  long long buffer_bytes = 0;          ///< bytes of all buffers (BatchNorm statistics), replicated with the parameters
   long long input_elements_per_example = 0;   ///< 3 x H x W
   long long output_elements_per_example = 0;  ///< classes (the logits)
   int parameter_bytes = 4;  ///< per parameter and gradient element: 4 (autocast keeps fp32 master weights)
@@ -50,7 +51,7 @@ struct DpTraffic {
   double seed002_parameters_per_epoch = 0;  ///< seed002_parameters_per_epoch(), elements
   double seed002_bytes_per_epoch = 0;       ///< that x parameter_bytes
   double replicate_bytes = 0, scatter_bytes = 0, gather_bytes = 0, reduce_bytes = 0;
-  double bytes_per_step = 0;   ///< the four above
+  double bytes_per_step = 0;  ///< the four above
   double bytes_per_epoch = 0;
 };
 

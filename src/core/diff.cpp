@@ -51,7 +51,8 @@ bool ignored(const std::string& path) {
 
 void flatten(const nlohmann::json& j, const std::string& path, std::map<std::string, std::string>& out) {
   if (j.is_object()) {
-    for (auto it = j.begin(); it != j.end(); ++it) flatten(it.value(), path.empty() ? it.key() : path + "." + it.key(), out);
+    for (auto it = j.begin(); it != j.end(); ++it)
+      flatten(it.value(), path.empty() ? it.key() : path + "." + it.key(), out);
   } else if (j.is_array() && !j.empty() && (j.front().is_object() || j.front().is_array())) {
     for (size_t i = 0; i < j.size(); ++i) flatten(j[i], fmt::format("{}[{}]", path, i), out);
   } else {
@@ -65,7 +66,8 @@ std::vector<ConfigChange> changes_between(const std::vector<NamedResult>& base, 
   using Section = nlohmann::json ResultFile::*;
   std::vector<ConfigChange> out;
   for (const auto& [name, section] : {std::pair<const char*, Section>{"config", &ResultFile::config},
-                                      {"environment", &ResultFile::environment}, {"tool", &ResultFile::tool}}) {
+                                      {"environment", &ResultFile::environment},
+                                      {"tool", &ResultFile::tool}}) {
     auto side = [&, name = name, section = section](const std::vector<NamedResult>& files) {
       std::vector<std::map<std::string, std::string>> flat(files.size());
       for (size_t i = 0; i < files.size(); ++i) flatten(files[i].file.*section, name, flat[i]);
@@ -252,9 +254,10 @@ DiffReport diff_results(const std::vector<NamedResult>& base, const std::vector<
       if (!used_b[k] && same_on(rb[i].key, rb[k].key, opts.match)) bc.push_back(k);
     if (tc.empty()) continue;
     if (tc.size() > 1 || bc.size() > 1)
-      throw UsageError(fmt::format("--match leaves {} base row(s) and {} test row(s) alike, e.g. {}; add fields "
-                                   "that tell them apart to --match (e.g. world_size,ddp)",
-                                   bc.size(), tc.size(), short_row(rb[i])));
+      throw UsageError(
+          fmt::format("--match leaves {} base row(s) and {} test row(s) alike, e.g. {}; add fields "
+                      "that tell them apart to --match (e.g. world_size,ddp)",
+                      bc.size(), tc.size(), short_row(rb[i])));
     used_b[i] = used_t[tc.front()] = true;
     pairs.emplace_back(i, tc.front());
   }
@@ -274,9 +277,10 @@ DiffReport diff_results(const std::vector<NamedResult>& base, const std::vector<
     std::vector<std::string> names;
     for (size_t f = 0; f < kConfigFieldCount; ++f)
       if (keep.test(f)) names.push_back(config_field_name(static_cast<ConfigField>(f)));
-    throw UsageError(fmt::format("no row of the base files has the configuration of a row of the test files (the "
-                                 "closest differ in {}); to compare across that, pass --match {}",
-                                 describe_differences(diffs), fmt::join(names, ",")));
+    throw UsageError(
+        fmt::format("no row of the base files has the configuration of a row of the test files (the "
+                    "closest differ in {}); to compare across that, pass --match {}",
+                    describe_differences(diffs), fmt::join(names, ",")));
   }
   std::sort(pairs.begin(), pairs.end());
   for (const auto& [i, j] : pairs) d.rows.push_back(compare(rb[i], rt[j], opts));
@@ -295,8 +299,8 @@ std::vector<std::string> gate_failures(const DiffReport& d, double fraction) {
   std::vector<std::string> out;
   for (const auto& r : d.rows) {
     if (r.verdict == "slower" && r.change > fraction)
-      out.push_back(fmt::format("{}: slower by {:.1f}% (limit {:.1f}%)", r.base_key.describe(), 100 * r.change,
-                                100 * fraction));
+      out.push_back(
+          fmt::format("{}: slower by {:.1f}% (limit {:.1f}%)", r.base_key.describe(), 100 * r.change, 100 * fraction));
     else if (r.verdict != "slower" && r.verdict != "faster" && r.verdict != "within noise")
       out.push_back(fmt::format("{}: no verdict ({})", r.base_key.describe(), r.verdict));
   }
@@ -313,9 +317,10 @@ std::string n_text(size_t launches, int iterations) {
 }  // namespace
 
 std::string render_diff_text(const DiffReport& d) {
-  std::string out = fmt::format("Base: {} ({} launch{}); test: {} ({} launch{})\n", fmt::join(d.base_files, ", "),
-                                d.base_files.size(), d.base_files.size() == 1 ? "" : "es", fmt::join(d.test_files, ", "),
-                                d.test_files.size(), d.test_files.size() == 1 ? "" : "es");
+  std::string out =
+      fmt::format("Base: {} ({} launch{}); test: {} ({} launch{})\n", fmt::join(d.base_files, ", "),
+                  d.base_files.size(), d.base_files.size() == 1 ? "" : "es", fmt::join(d.test_files, ", "),
+                  d.test_files.size(), d.test_files.size() == 1 ? "" : "es");
   if (d.changes.empty()) {
     out += "Configuration and environment: no differences.\n";
   } else {
@@ -325,27 +330,38 @@ std::string render_diff_text(const DiffReport& d) {
       out += fmt::format("  {}: {} -> {}\n", d.changes[i].key, d.changes[i].base, d.changes[i].test);
     if (d.changes.size() > shown) out += fmt::format("  ... and {} more\n", d.changes.size() - shown);
   }
-  const bool any_differs = std::any_of(d.rows.begin(), d.rows.end(), [](const DiffRow& r) { return !r.differs.empty(); });
+  const bool any_differs =
+      std::any_of(d.rows.begin(), d.rows.end(), [](const DiffRow& r) { return !r.differs.empty(); });
   Table t;
   t.kind = "diff";
-  t.title = "\nPer row (s/iter: median of the per-iteration means across ranks, mean over launches; change = test vs "
-            "base; n = launches x iterations):";
-  auto col = [](std::string key, std::string header) { return Column{std::move(key), std::move(header), "", fmtcol::plain()}; };
-  t.columns = {col("model", "model"), col("setup", "setup"), col("batch", "batch"), col("row", "row"),
-               col("base_s", "base s/iter"), col("test_s", "test s/iter"), col("change", "change"),
-               col("ci", "95% interval"), col("n_base", "n base"), col("n_test", "n test"),
-               col("base_ex_s", "base ex/s"), col("test_ex_s", "test ex/s")};
+  t.title =
+      "\nPer row (s/iter: median of the per-iteration means across ranks, mean over launches; change = test vs "
+      "base; n = launches x iterations):";
+  auto col = [](std::string key, std::string header) {
+    return Column{std::move(key), std::move(header), "", fmtcol::plain()};
+  };
+  t.columns = {col("model", "model"),   col("setup", "setup"),         col("batch", "batch"),
+               col("row", "row"),       col("base_s", "base s/iter"),  col("test_s", "test s/iter"),
+               col("change", "change"), col("ci", "95% interval"),     col("n_base", "n base"),
+               col("n_test", "n test"), col("base_ex_s", "base ex/s"), col("test_ex_s", "test ex/s")};
   if (any_differs) t.columns.push_back(col("differs", "differs (outside --match)"));
   t.columns.push_back(col("verdict", "verdict"));
   for (const auto& r : d.rows) {
     const bool have = !r.base_launches.empty();
     std::vector<Value> cells = {
-        r.base_key.model, r.base_key.setup_label(), static_cast<long long>(r.base_key.batch_per_rank), r.label,
-        have ? Value(fmt::format("{:.4f}", r.base_s)) : Value(), have ? Value(fmt::format("{:.4f}", r.test_s)) : Value(),
+        r.base_key.model,
+        r.base_key.setup_label(),
+        static_cast<long long>(r.base_key.batch_per_rank),
+        r.label,
+        have ? Value(fmt::format("{:.4f}", r.base_s)) : Value(),
+        have ? Value(fmt::format("{:.4f}", r.test_s)) : Value(),
         have ? Value(fmt::format("{:+.1f}%", 100 * r.change)) : Value(),
-        r.ci ? Value(fmt::format("[{:+.1f}%, {:+.1f}%]", 100 * r.ci->lo / r.base_s, 100 * r.ci->hi / r.base_s)) : Value(),
-        n_text(r.base_launches.size(), r.base_iterations), n_text(r.test_launches.size(), r.test_iterations),
-        have ? Value(fmt::format("{:.1f}", r.base_ex_s)) : Value(), have ? Value(fmt::format("{:.1f}", r.test_ex_s)) : Value()};
+        r.ci ? Value(fmt::format("[{:+.1f}%, {:+.1f}%]", 100 * r.ci->lo / r.base_s, 100 * r.ci->hi / r.base_s))
+             : Value(),
+        n_text(r.base_launches.size(), r.base_iterations),
+        n_text(r.test_launches.size(), r.test_iterations),
+        have ? Value(fmt::format("{:.1f}", r.base_ex_s)) : Value(),
+        have ? Value(fmt::format("{:.1f}", r.test_ex_s)) : Value()};
     if (any_differs) cells.push_back(describe_differences(r.differs));
     cells.push_back(r.verdict);
     t.rows.push_back(std::move(cells));
@@ -358,9 +374,11 @@ std::string render_diff_text(const DiffReport& d) {
         "one launch per side: 95% bootstrap interval of the median difference, widened by the launch-to-launch noise "
         "floor of +-{:g}% of base (--noise-floor); 'within noise' when it contains 0",
         100 * d.opts.noise_floor));
-  if (std::any_of(methods.begin(), methods.end(), [](const std::string& m) { return m.find(" t") != std::string::npos; }))
-    t.notes.push_back("several launches: 95% t interval (Welch) of the difference of the launch means; 'within noise' "
-                      "when it contains 0");
+  if (std::any_of(methods.begin(), methods.end(),
+                  [](const std::string& m) { return m.find(" t") != std::string::npos; }))
+    t.notes.push_back(
+        "several launches: 95% t interval (Welch) of the difference of the launch means; 'within noise' "
+        "when it contains 0");
   t.notes.push_back("docs/METHODOLOGY.md, \"diff: noise and launches\"");
   for (const auto& s : d.only_base) t.notes.push_back("only in base: " + s);
   for (const auto& s : d.only_test) t.notes.push_back("only in test: " + s);
@@ -369,13 +387,15 @@ std::string render_diff_text(const DiffReport& d) {
 
 nlohmann::json diff_json(const DiffReport& d) {
   using nlohmann::json;
-  json j = {{"base_files", d.base_files}, {"test_files", d.test_files}, {"changes", json::array()},
-            {"rows", json::array()},      {"only_base", d.only_base},   {"only_test", d.only_test},
+  json j = {{"base_files", d.base_files},       {"test_files", d.test_files},
+            {"changes", json::array()},         {"rows", json::array()},
+            {"only_base", d.only_base},         {"only_test", d.only_test},
             {"noise_floor", d.opts.noise_floor}};
   for (const auto& c : d.changes) j["changes"].push_back({{"key", c.key}, {"base", c.base}, {"test", c.test}});
   for (const auto& r : d.rows) {
     json differs = json::array();
-    for (const auto& x : r.differs) differs.push_back({{"field", config_field_name(x.field)}, {"base", x.a}, {"test", x.b}});
+    for (const auto& x : r.differs)
+      differs.push_back({{"field", config_field_name(x.field)}, {"base", x.a}, {"test", x.b}});
     j["rows"].push_back({{"model", r.base_key.model},
                          {"setup", r.base_key.setup_label()},
                          {"description", r.base_key.describe()},

@@ -51,7 +51,7 @@ struct DiffOptions {
 
 /// A configuration or environment value that differs between the sides.
 struct ConfigChange {
-  std::string key;  ///< dotted path, e.g. "environment.nccl"
+  std::string key;         ///< dotted path, e.g. "environment.nccl"
   std::string base, test;  ///< the side's value; "a | b" when the side's launches differ; "(absent)"
 };
 
@@ -63,9 +63,9 @@ struct DiffRow {
   /// Per launch: the median of the row's per-iteration means across ranks (s/iter).
   std::vector<double> base_launches, test_launches;
   int base_iterations = 0, test_iterations = 0;  ///< iterations summed over launches
-  double base_s = 0, test_s = 0;  ///< mean over launches of those medians (s/iter)
-  double base_ex_s = 0, test_ex_s = 0;  ///< per-GPU ex/s at base_s / test_s
-  double change = 0;  ///< (test_s - base_s) / base_s; > 0 is slower
+  double base_s = 0, test_s = 0;                 ///< mean over launches of those medians (s/iter)
+  double base_ex_s = 0, test_ex_s = 0;           ///< per-GPU ex/s at base_s / test_s
+  double change = 0;                             ///< (test_s - base_s) / base_s; > 0 is slower
   /// 95% interval of test_s - base_s (s), as the verdict used it (noise floor included);
   /// absent when there is no verdict.
   std::optional<Interval> ci;

@@ -9,8 +9,8 @@ namespace ddpbench {
 
 /// One GPU model's dense (no structured sparsity) peaks in TFLOP/s, and where they come from.
 struct GpuPeak {
-  const char* match;   ///< substring of the CUDA device name that identifies it
-  const char* label;   ///< e.g. "H100 SXM5"
+  const char* match;              ///< substring of the CUDA device name that identifies it
+  const char* label;              ///< e.g. "H100 SXM5"
   double fp32, tf32, fp16, bf16;  ///< 0 where the GPU has no such unit or NVIDIA publishes no figure
   const char* source;
 };

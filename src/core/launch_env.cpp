@@ -38,14 +38,14 @@ bool is_loopback(const std::string& host) {
 
 void check_ranks(const LaunchInfo& li, const char* source) {
   if (li.world_size < 1)
-    throw UsageError(fmt::format("{}: world size {} must be >= 1; fix the launcher's task count", source,
-                                 li.world_size));
+    throw UsageError(
+        fmt::format("{}: world size {} must be >= 1; fix the launcher's task count", source, li.world_size));
   if (li.rank < 0 || li.rank >= li.world_size)
-    throw UsageError(fmt::format("{}: rank {} is outside world size {}; fix the launcher environment", source,
-                                 li.rank, li.world_size));
+    throw UsageError(fmt::format("{}: rank {} is outside world size {}; fix the launcher environment", source, li.rank,
+                                 li.world_size));
   if (li.local_world_size < 1 || li.local_rank < 0 || li.local_rank >= li.local_world_size)
-    throw UsageError(fmt::format("{}: local rank {} is outside {} local ranks; fix the launcher environment",
-                                 source, li.local_rank, li.local_world_size));
+    throw UsageError(fmt::format("{}: local rank {} is outside {} local ranks; fix the launcher environment", source,
+                                 li.local_rank, li.local_world_size));
 }
 
 // MASTER_ADDR / MASTER_PORT override whatever a launcher implies.
@@ -107,8 +107,7 @@ long long parse_bounded(const std::string& value, const std::string& what, long 
     const unsigned long long magnitude = digits.empty() ? 0 : std::stoull(digits);
     const unsigned long long limit = value[0] == '-' ? 1ULL << 63 : (1ULL << 63) - 1;
     in_range = magnitude <= limit;
-    if (in_range)
-      v = value[0] == '-' ? static_cast<long long>(0ULL - magnitude) : static_cast<long long>(magnitude);
+    if (in_range) v = value[0] == '-' ? static_cast<long long>(0ULL - magnitude) : static_cast<long long>(magnitude);
   }
   if (!in_range || v < lo || v > hi)
     throw UsageError(fmt::format("{}={} is out of range; set it to {}..{}", what, value, lo, hi));
@@ -122,9 +121,7 @@ namespace {
 // node runs at least one task), so a caller that expands them stays bounded.
 std::vector<std::pair<int, int>> slurm_task_groups(const std::string& spec, const std::string& what) {
   std::vector<std::pair<int, int>> out;
-  auto bad = [&] {
-    return UsageError(fmt::format("{}='{}' is malformed (expected e.g. '4(x2),3')", what, spec));
-  };
+  auto bad = [&] { return UsageError(fmt::format("{}='{}' is malformed (expected e.g. '4(x2),3')", what, spec)); };
   // A run of digits from `i` as a number in 1..kMaxWorldSize; `i` moves past it.
   auto number = [&](size_t& i, const char* part) {
     const size_t start = i;
@@ -204,8 +201,8 @@ std::string slurm_first_host(const std::string& nodelist) {
     }
   }
   if (depth != 0 || host.empty() || host.find_first_of("[]") != std::string::npos)
-    throw UsageError(fmt::format(
-        "Slurm node list '{}' is malformed; set MASTER_ADDR to the first node's address", nodelist));
+    throw UsageError(
+        fmt::format("Slurm node list '{}' is malformed; set MASTER_ADDR to the first node's address", nodelist));
   return host;
 }
 
@@ -219,7 +216,8 @@ void mpi_rendezvous_host(const EnvMap& env, LaunchInfo& li, const char* launcher
   if (auto nl = get(env, "SLURM_JOB_NODELIST")) li.master_addr = slurm_first_host(*nl);
   else if (!get(env, "MASTER_ADDR"))
     throw UsageError(fmt::format(
-        "{} across nodes needs the rendezvous host: export MASTER_ADDR=<first node> (mpirun -x MASTER_ADDR)", launcher));
+        "{} across nodes needs the rendezvous host: export MASTER_ADDR=<first node> (mpirun -x MASTER_ADDR)",
+        launcher));
 }
 
 LaunchInfo detect_launch(const EnvMap& env) {
@@ -306,7 +304,8 @@ LaunchInfo detect_launch(const EnvMap& env) {
     li.rank = get_rank(env, "PMIX_RANK");
     const char* size_key = get(env, "PMI_SIZE") ? "PMI_SIZE" : (get(env, "SLURM_NTASKS") ? "SLURM_NTASKS" : nullptr);
     if (!size_key)
-      throw UsageError("PMIX_RANK is set but the world size is unknown; export WORLD_SIZE and RANK, or use mpirun/srun");
+      throw UsageError(
+          "PMIX_RANK is set but the world size is unknown; export WORLD_SIZE and RANK, or use mpirun/srun");
     li.world_size = get_size(env, size_key);
     if (get(env, "MPI_LOCALRANKID")) li.local_rank = get_rank(env, "MPI_LOCALRANKID");
     else if (get(env, "SLURM_LOCALID")) li.local_rank = get_rank(env, "SLURM_LOCALID");
@@ -419,8 +418,7 @@ std::string launcher_job_id(const EnvMap& env, Launcher launcher) {
       if (const auto ns = value("PMIX_NAMESPACE"); !ns.empty()) return "pmix:" + ns;
       if (const auto j = value("OMPI_MCA_ess_base_jobid"); !j.empty()) return "openmpi:" + j;
       return "";
-    default:
-      return "";
+    default: return "";
   }
 }
 

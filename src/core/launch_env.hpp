@@ -43,10 +43,10 @@ const char* launcher_name(Launcher l);
 /// Where this rank sits in the job and how it finds the rendezvous store.
 struct LaunchInfo {
   Launcher launcher = Launcher::kNone;
-  int rank = 0;              ///< global rank, 0 <= rank < world_size
-  int world_size = 1;        ///< number of ranks in the job
-  int local_rank = 0;        ///< rank among the ranks on this node; also the GPU index
-  int local_world_size = 1;  ///< ranks on this node (the world size where the launcher does not say)
+  int rank = 0;                           ///< global rank, 0 <= rank < world_size
+  int world_size = 1;                     ///< number of ranks in the job
+  int local_rank = 0;                     ///< rank among the ranks on this node; also the GPU index
+  int local_world_size = 1;               ///< ranks on this node (the world size where the launcher does not say)
   std::string master_addr = "127.0.0.1";  ///< host of the TCPStore server (rank 0's node)
   int master_port = 29500;                ///< TCP port of the TCPStore server
   /// torchrun with TORCHELASTIC_USE_AGENT_STORE=True: the elastic agent already

@@ -61,7 +61,9 @@ nlohmann::json memory_json(const std::vector<RankMemory>& ranks, const std::opti
   }
   return {{"per_rank", per_rank},
           {"max_over_ranks",
-           {{"peak_allocated_bytes", num_or_null(a)}, {"peak_reserved_bytes", num_or_null(r)}, {"peak_rss_bytes", num_or_null(s)}}},
+           {{"peak_allocated_bytes", num_or_null(a)},
+            {"peak_reserved_bytes", num_or_null(r)},
+            {"peak_rss_bytes", num_or_null(s)}}},
           {"model_state_bytes", state ? state->to_json() : nlohmann::json(nullptr)},
           {"source", source}};
 }

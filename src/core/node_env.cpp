@@ -136,8 +136,8 @@ nlohmann::json parse_gpu_query(const std::string& csv) {
     } catch (const std::exception&) {
       mib = 0;  // "[N/A]"
     }
-    gpus.push_back({{"index", index}, {"name", f[1]}, {"memory_bytes", mib * 1024 * 1024}, {"uuid", f[3]},
-                    {"bus_id", f[4]}});
+    gpus.push_back(
+        {{"index", index}, {"name", f[1]}, {"memory_bytes", mib * 1024 * 1024}, {"uuid", f[3]}, {"bus_id", f[4]}});
   }
   return gpus;
 }
@@ -179,8 +179,8 @@ nlohmann::json probe_node_environment(const EnvMap& env) {
 void bound_node_environment(nlohmann::json& node, std::size_t max_bytes) {
   if (max_bytes < 1024) throw std::invalid_argument("bound_node_environment: max_bytes must be >= 1024");
   if (!node.is_object() || size_of(node) <= max_bytes) return;
-  nlohmann::json truncated = node.contains("truncated") && node["truncated"].is_array() ? node["truncated"]
-                                                                                         : nlohmann::json::array();
+  nlohmann::json truncated =
+      node.contains("truncated") && node["truncated"].is_array() ? node["truncated"] : nlohmann::json::array();
   auto mark = [&](const std::string& field) {
     if (std::find(truncated.begin(), truncated.end(), field) == truncated.end()) truncated.push_back(field);
     node["truncated"] = truncated;
@@ -202,8 +202,8 @@ void bound_node_environment(nlohmann::json& node, std::size_t max_bytes) {
     // The note costs up to ~64 bytes, and JSON escapes (newlines) take 2 bytes per character.
     std::size_t keep = topo.size() > excess + 64 ? topo.size() - excess - 64 : 0;
     while (true) {
-      node["topology"] = topo.substr(0, keep) +
-                         fmt::format("\n[truncated by ddpbench: kept {} of {} bytes]", keep, topo.size());
+      node["topology"] =
+          topo.substr(0, keep) + fmt::format("\n[truncated by ddpbench: kept {} of {} bytes]", keep, topo.size());
       if (size_of(node) <= max_bytes || keep == 0) break;
       keep = keep > (size_of(node) - max_bytes) ? keep - (size_of(node) - max_bytes) : 0;
     }
@@ -274,7 +274,8 @@ std::vector<std::string> node_difference_lines(const nlohmann::json& differences
     std::stable_sort(values.begin(), values.end(),
                      [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
     bool long_values = false;
-    for (const auto& v : values) long_values = long_values || v.first.size() > 48 || v.first.find('\n') != std::string::npos;
+    for (const auto& v : values)
+      long_values = long_values || v.first.size() > 48 || v.first.find('\n') != std::string::npos;
     std::string line = fmt::format("nodes differ in {}: ", d.value("field", std::string("?")));
     for (std::size_t i = 0; i < values.size(); ++i) {
       const auto& [value, hosts] = values[i];
@@ -326,18 +327,21 @@ std::string render_node_environment(const nlohmann::json& node) {
     out += "\n" + render_tables({t}, TableFormat::text);
   }
   const std::string topo = field_text(node, "topology");
-  if (!topo.empty() && topo != "(unrecorded)") out += "\n--- nvidia-smi topo -m ---\n" + topo + (topo.back() == '\n' ? "" : "\n");
+  if (!topo.empty() && topo != "(unrecorded)")
+    out += "\n--- nvidia-smi topo -m ---\n" + topo + (topo.back() == '\n' ? "" : "\n");
   out += "\nNCCL variables:";
   if (!node.contains("env") || !node["env"].is_object() || node["env"].empty()) {
     out += " none set\n";
   } else {
     out += "\n";
     for (const auto& kv : node["env"].items())
-      out += fmt::format("  {}={}\n", kv.key(), kv.value().is_string() ? kv.value().get<std::string>() : kv.value().dump());
+      out += fmt::format("  {}={}\n", kv.key(),
+                         kv.value().is_string() ? kv.value().get<std::string>() : kv.value().dump());
   }
   if (node.contains("truncated") && node["truncated"].is_array() && !node["truncated"].empty()) {
     std::string fields;
-    for (const auto& f : node["truncated"]) fields += (fields.empty() ? "" : ", ") + (f.is_string() ? f.get<std::string>() : f.dump());
+    for (const auto& f : node["truncated"])
+      fields += (fields.empty() ? "" : ", ") + (f.is_string() ? f.get<std::string>() : f.dump());
     out += fmt::format("\n(cut to {} bytes: {})\n", kMaxNodeEnvBytes, fields);
   }
   return out;

@@ -15,16 +15,16 @@ namespace ddpbench {
 // v1 C API, stable across drivers). Only what the calls below need.
 namespace {
 
-using nvmlReturn_t = int;           // enum nvmlReturn_enum
+using nvmlReturn_t = int;  // enum nvmlReturn_enum
 constexpr nvmlReturn_t NVML_SUCCESS = 0;
-using nvmlDevice_t = void*;         // typedef struct nvmlDevice_st* nvmlDevice_t
-constexpr int NVML_CLOCK_SM = 1;           // nvmlClockType_t
-constexpr int NVML_TEMPERATURE_GPU = 0;    // nvmlTemperatureSensors_t
-constexpr int NVML_PCIE_UTIL_TX_BYTES = 0; // nvmlPcieUtilCounter_t ("1KB granularity")
+using nvmlDevice_t = void*;                 // typedef struct nvmlDevice_st* nvmlDevice_t
+constexpr int NVML_CLOCK_SM = 1;            // nvmlClockType_t
+constexpr int NVML_TEMPERATURE_GPU = 0;     // nvmlTemperatureSensors_t
+constexpr int NVML_PCIE_UTIL_TX_BYTES = 0;  // nvmlPcieUtilCounter_t ("1KB granularity")
 constexpr int NVML_PCIE_UTIL_RX_BYTES = 1;
 constexpr unsigned NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX = 138;  // "NVLink TX Data throughput in KiB"
 constexpr unsigned NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX = 139;  // "NVLink RX Data throughput in KiB"
-constexpr int NVML_VALUE_TYPE_DOUBLE = 0;  // nvmlValueType_t
+constexpr int NVML_VALUE_TYPE_DOUBLE = 0;                        // nvmlValueType_t
 constexpr int NVML_VALUE_TYPE_UNSIGNED_INT = 1;
 constexpr int NVML_VALUE_TYPE_UNSIGNED_LONG = 2;
 constexpr int NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3;
@@ -36,7 +36,7 @@ struct nvmlUtilization_t {
   unsigned int gpu;     // "Percent of time over the past sample period during which one or more kernels was executing"
   unsigned int memory;  // "... during which global (device) memory was being read or written"
 };
-struct nvmlMemory_t {  // v1
+struct nvmlMemory_t {                    // v1
   unsigned long long total, free, used;  // bytes
 };
 struct nvmlPciInfo_t {  // as nvmlDeviceGetPciInfo_v2/_v3 fill it
@@ -56,7 +56,7 @@ struct nvmlFieldValue_t {
   unsigned int scopeId;  // for NVLink throughput: the link, UINT_MAX = summed over all links
   long long timestamp;
   long long latencyUsec;
-  int valueType;         // nvmlValueType_t
+  int valueType;  // nvmlValueType_t
   nvmlReturn_t nvmlReturn;
   nvmlValue_t value;
 };
@@ -64,40 +64,40 @@ struct nvmlFieldValue_t {
 }  // namespace
 
 struct NvmlGpu::Api {
-  nvmlReturn_t (*init)() = nullptr;                                   // nvmlInit_v2
-  nvmlReturn_t (*shutdown)() = nullptr;                               // nvmlShutdown
-  const char* (*error_string)(nvmlReturn_t) = nullptr;                // nvmlErrorString
-  nvmlReturn_t (*by_index)(unsigned, nvmlDevice_t*) = nullptr;        // nvmlDeviceGetHandleByIndex_v2
-  nvmlReturn_t (*by_uuid)(const char*, nvmlDevice_t*) = nullptr;      // nvmlDeviceGetHandleByUUID
-  nvmlReturn_t (*by_bus_id)(const char*, nvmlDevice_t*) = nullptr;    // nvmlDeviceGetHandleByPciBusId_v2
-  nvmlReturn_t (*get_index)(nvmlDevice_t, unsigned*) = nullptr;       // nvmlDeviceGetIndex
-  nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned) = nullptr;      // nvmlDeviceGetName
-  nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned) = nullptr;      // nvmlDeviceGetUUID
-  nvmlReturn_t (*pci_info)(nvmlDevice_t, nvmlPciInfo_t*) = nullptr;   // nvmlDeviceGetPciInfo_v3 / _v2
+  nvmlReturn_t (*init)() = nullptr;                                         // nvmlInit_v2
+  nvmlReturn_t (*shutdown)() = nullptr;                                     // nvmlShutdown
+  const char* (*error_string)(nvmlReturn_t) = nullptr;                      // nvmlErrorString
+  nvmlReturn_t (*by_index)(unsigned, nvmlDevice_t*) = nullptr;              // nvmlDeviceGetHandleByIndex_v2
+  nvmlReturn_t (*by_uuid)(const char*, nvmlDevice_t*) = nullptr;            // nvmlDeviceGetHandleByUUID
+  nvmlReturn_t (*by_bus_id)(const char*, nvmlDevice_t*) = nullptr;          // nvmlDeviceGetHandleByPciBusId_v2
+  nvmlReturn_t (*get_index)(nvmlDevice_t, unsigned*) = nullptr;             // nvmlDeviceGetIndex
+  nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned) = nullptr;            // nvmlDeviceGetName
+  nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned) = nullptr;            // nvmlDeviceGetUUID
+  nvmlReturn_t (*pci_info)(nvmlDevice_t, nvmlPciInfo_t*) = nullptr;         // nvmlDeviceGetPciInfo_v3 / _v2
   nvmlReturn_t (*utilization)(nvmlDevice_t, nvmlUtilization_t*) = nullptr;  // nvmlDeviceGetUtilizationRates
-  nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t*) = nullptr;      // nvmlDeviceGetMemoryInfo
-  nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;           // nvmlDeviceGetPowerUsage (mW)
-  nvmlReturn_t (*power_limit)(nvmlDevice_t, unsigned*) = nullptr;     // nvmlDeviceGetEnforcedPowerLimit (mW)
-  nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned*) = nullptr;      // nvmlDeviceGetClockInfo (MHz)
-  nvmlReturn_t (*max_clock)(nvmlDevice_t, int, unsigned*) = nullptr;  // nvmlDeviceGetMaxClockInfo (MHz)
-  nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned*) = nullptr;  // nvmlDeviceGetTemperature (C)
+  nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t*) = nullptr;            // nvmlDeviceGetMemoryInfo
+  nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;                 // nvmlDeviceGetPowerUsage (mW)
+  nvmlReturn_t (*power_limit)(nvmlDevice_t, unsigned*) = nullptr;           // nvmlDeviceGetEnforcedPowerLimit (mW)
+  nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned*) = nullptr;            // nvmlDeviceGetClockInfo (MHz)
+  nvmlReturn_t (*max_clock)(nvmlDevice_t, int, unsigned*) = nullptr;        // nvmlDeviceGetMaxClockInfo (MHz)
+  nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned*) = nullptr;      // nvmlDeviceGetTemperature (C)
   // nvmlDeviceGetCurrentClocksEventReasons (driver 535+), else ...ClocksThrottleReasons
   nvmlReturn_t (*event_reasons)(nvmlDevice_t, unsigned long long*) = nullptr;
-  nvmlReturn_t (*pcie)(nvmlDevice_t, int, unsigned*) = nullptr;       // nvmlDeviceGetPcieThroughput (KB/s)
+  nvmlReturn_t (*pcie)(nvmlDevice_t, int, unsigned*) = nullptr;                  // nvmlDeviceGetPcieThroughput (KB/s)
   nvmlReturn_t (*field_values)(nvmlDevice_t, int, nvmlFieldValue_t*) = nullptr;  // nvmlDeviceGetFieldValues
 };
 
 const ClockEventReason kClockEventReasons[9] = {
     // nvml.h: nvmlClocksEventReason* (formerly nvmlClocksThrottleReason*)
-    {0x0000000000000001ULL, "gpu_idle", true},                      // ...GpuIdle
-    {0x0000000000000002ULL, "applications_clocks_setting", true},   // ...ApplicationsClocksSetting
-    {0x0000000000000004ULL, "sw_power_cap", false},                 // ...SwPowerCap
-    {0x0000000000000008ULL, "hw_slowdown", false},                  // ...HwSlowdown
-    {0x0000000000000010ULL, "sync_boost", false},                   // ...SyncBoost
-    {0x0000000000000020ULL, "sw_thermal_slowdown", false},          // ...SwThermalSlowdown
-    {0x0000000000000040ULL, "hw_thermal_slowdown", false},          // ...HwThermalSlowdown
-    {0x0000000000000080ULL, "hw_power_brake_slowdown", false},      // ...HwPowerBrakeSlowdown
-    {0x0000000000000100ULL, "display_clock_setting", false},        // ...DisplayClockSetting
+    {0x0000000000000001ULL, "gpu_idle", true},                     // ...GpuIdle
+    {0x0000000000000002ULL, "applications_clocks_setting", true},  // ...ApplicationsClocksSetting
+    {0x0000000000000004ULL, "sw_power_cap", false},                // ...SwPowerCap
+    {0x0000000000000008ULL, "hw_slowdown", false},                 // ...HwSlowdown
+    {0x0000000000000010ULL, "sync_boost", false},                  // ...SyncBoost
+    {0x0000000000000020ULL, "sw_thermal_slowdown", false},         // ...SwThermalSlowdown
+    {0x0000000000000040ULL, "hw_thermal_slowdown", false},         // ...HwThermalSlowdown
+    {0x0000000000000080ULL, "hw_power_brake_slowdown", false},     // ...HwPowerBrakeSlowdown
+    {0x0000000000000100ULL, "display_clock_setting", false},       // ...DisplayClockSetting
 };
 
 std::string clock_event_reason_name(unsigned long long bit) {
@@ -196,9 +196,11 @@ NvmlGpu::NvmlGpu(const std::string& library, const GpuSelector& which) : api_(st
   if (unsigned idx = 0; a.get_index != nullptr && a.get_index(dev, &idx) == NVML_SUCCESS)
     info_.index = static_cast<int>(idx);
   char buf[kNameBuffer > kUuidBuffer ? kNameBuffer : kUuidBuffer] = {};
-  if (a.name != nullptr && a.name(dev, buf, kNameBuffer) == NVML_SUCCESS) info_.name.assign(buf, strnlen(buf, sizeof buf));
+  if (a.name != nullptr && a.name(dev, buf, kNameBuffer) == NVML_SUCCESS)
+    info_.name.assign(buf, strnlen(buf, sizeof buf));
   std::memset(buf, 0, sizeof buf);
-  if (a.uuid != nullptr && a.uuid(dev, buf, kUuidBuffer) == NVML_SUCCESS) info_.uuid.assign(buf, strnlen(buf, sizeof buf));
+  if (a.uuid != nullptr && a.uuid(dev, buf, kUuidBuffer) == NVML_SUCCESS)
+    info_.uuid.assign(buf, strnlen(buf, sizeof buf));
   if (nvmlPciInfo_t pci{}; a.pci_info != nullptr && a.pci_info(dev, &pci) == NVML_SUCCESS)
     info_.bus_id.assign(pci.busId, strnlen(pci.busId, sizeof pci.busId));
   if (nvmlMemory_t m{}; a.memory != nullptr && a.memory(dev, &m) == NVML_SUCCESS)

@@ -30,10 +30,10 @@ struct GpuSelector {
 
 /// What does not change while a GPU runs. Optional members are empty where NVML lacks the call.
 struct GpuInfo {
-  int index = -1;         ///< NVML index (nvidia-smi's) when nvmlDeviceGetIndex answers, else the selector's
-  std::string name;       ///< "NVIDIA H100 80GB HBM3"
-  std::string uuid;       ///< "GPU-..."
-  std::string bus_id;     ///< "00000000:06:00.0" (nvmlPciInfo_t.busId)
+  int index = -1;      ///< NVML index (nvidia-smi's) when nvmlDeviceGetIndex answers, else the selector's
+  std::string name;    ///< "NVIDIA H100 80GB HBM3"
+  std::string uuid;    ///< "GPU-..."
+  std::string bus_id;  ///< "00000000:06:00.0" (nvmlPciInfo_t.busId)
   std::optional<double> mem_total_bytes;   ///< nvmlDeviceGetMemoryInfo .total, bytes
   std::optional<double> power_limit_w;     ///< nvmlDeviceGetEnforcedPowerLimit, mW / 1000
   std::optional<double> max_sm_clock_mhz;  ///< nvmlDeviceGetMaxClockInfo(NVML_CLOCK_SM), MHz
@@ -41,12 +41,12 @@ struct GpuInfo {
 
 /// One reading of a GPU. Every member is empty where the call is missing or failed.
 struct GpuReading {
-  std::optional<double> sm_util_pct;    ///< nvmlUtilization_t.gpu: % of the driver's sample period with a kernel running
-  std::optional<double> mem_util_pct;   ///< nvmlUtilization_t.memory: % of it with device memory read or written
-  std::optional<double> mem_used_bytes; ///< nvmlMemory_t.used, bytes
-  std::optional<double> power_w;        ///< nvmlDeviceGetPowerUsage, mW / 1000
-  std::optional<double> sm_clock_mhz;   ///< nvmlDeviceGetClockInfo(NVML_CLOCK_SM), MHz
-  std::optional<double> temperature_c;  ///< nvmlDeviceGetTemperature(NVML_TEMPERATURE_GPU), degrees C
+  std::optional<double> sm_util_pct;   ///< nvmlUtilization_t.gpu: % of the driver's sample period with a kernel running
+  std::optional<double> mem_util_pct;  ///< nvmlUtilization_t.memory: % of it with device memory read or written
+  std::optional<double> mem_used_bytes;  ///< nvmlMemory_t.used, bytes
+  std::optional<double> power_w;         ///< nvmlDeviceGetPowerUsage, mW / 1000
+  std::optional<double> sm_clock_mhz;    ///< nvmlDeviceGetClockInfo(NVML_CLOCK_SM), MHz
+  std::optional<double> temperature_c;   ///< nvmlDeviceGetTemperature(NVML_TEMPERATURE_GPU), degrees C
   /// nvmlDeviceGetCurrentClocksEventReasons (older name ...ClocksThrottleReasons): bit mask,
   /// bits as kClockEventReasons.
   std::optional<unsigned long long> clock_event_reasons;

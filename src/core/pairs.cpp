@@ -66,9 +66,10 @@ PairsAnalysis analyze_pairs(const std::vector<std::string>& names, const std::ve
   out.ref_p2p_gbps = ref(best_p2p);
   out.ref_allreduce_gbps = ref(best_ar);
   if (n == 2) {
-    out.notes.push_back(fmt::format("2 participants ({} and {}): one pair, nothing to compare it with; its numbers "
-                                    "stand alone and nothing is named",
-                                    names[0], names[1]));
+    out.notes.push_back(
+        fmt::format("2 participants ({} and {}): one pair, nothing to compare it with; its numbers "
+                    "stand alone and nothing is named",
+                    names[0], names[1]));
     return out;
   }
   const double lim_p2p = slow_fraction * out.ref_p2p_gbps, lim_ar = slow_fraction * out.ref_allreduce_gbps;
@@ -123,26 +124,25 @@ PairsAnalysis analyze_pairs(const std::vector<std::string>& names, const std::ve
     node.receive_slow = a.recv_slow == a.pairs;
     node.allreduce_slow = a.ar_slow == a.pairs;
     std::vector<std::string> what;
-    if (node.send_slow)
-      what.push_back(fmt::format("p2p sending from {} <= {} GB/s", names[x], gbps(a.worst_send)));
-    if (node.receive_slow)
-      what.push_back(fmt::format("p2p receiving at {} <= {} GB/s", names[x], gbps(a.worst_recv)));
+    if (node.send_slow) what.push_back(fmt::format("p2p sending from {} <= {} GB/s", names[x], gbps(a.worst_send)));
+    if (node.receive_slow) what.push_back(fmt::format("p2p receiving at {} <= {} GB/s", names[x], gbps(a.worst_recv)));
     if (node.send_slow || node.receive_slow) what.back() += fmt::format(" (reference {})", gbps(out.ref_p2p_gbps));
     if (node.allreduce_slow)
-      what.push_back(fmt::format("allreduce busbw <= {} GB/s (reference {})", gbps(a.worst_ar),
-                                 gbps(out.ref_allreduce_gbps)));
+      what.push_back(
+          fmt::format("allreduce busbw <= {} GB/s (reference {})", gbps(a.worst_ar), gbps(out.ref_allreduce_gbps)));
     std::string dir;
     if (node.send_slow && !node.receive_slow) dir = "; only its sending direction: its transmit path";
     if (node.receive_slow && !node.send_slow) dir = "; only its receiving direction: its receive path";
-    node.message = fmt::format("{}: every pair with it is slow ({} of {}) -> {} or its link (NIC, cable, switch "
-                               "port, PCIe){}{}{}",
-                               names[x], a.slow, a.pairs, names[x], what.empty() ? "" : ": ",
-                               [&] {
-                                 std::string s;
-                                 for (size_t i = 0; i < what.size(); ++i) s += (i ? ", " : "") + what[i];
-                                 return s;
-                               }(),
-                               dir);
+    node.message = fmt::format(
+        "{}: every pair with it is slow ({} of {}) -> {} or its link (NIC, cable, switch "
+        "port, PCIe){}{}{}",
+        names[x], a.slow, a.pairs, names[x], what.empty() ? "" : ": ",
+        [&] {
+          std::string s;
+          for (size_t i = 0; i < what.size(); ++i) s += (i ? ", " : "") + what[i];
+          return s;
+        }(),
+        dir);
     out.slow_nodes.push_back(node);
   }
   for (size_t i = 0; i < m.size(); ++i) {
@@ -153,9 +153,10 @@ PairsAnalysis analyze_pairs(const std::vector<std::string>& names, const std::ve
     l.b = p.b;
     std::string s;
     for (size_t k = 0; k < out.slow_metrics[i].size(); ++k) s += (k ? ", " : "") + out.slow_metrics[i][k];
-    l.message = fmt::format("{} <-> {}: slow ({}) while both have fast pairs -> the path between them (switch, "
-                            "route, cabling)",
-                            names[p.a], names[p.b], s);
+    l.message = fmt::format(
+        "{} <-> {}: slow ({}) while both have fast pairs -> the path between them (switch, "
+        "route, cabling)",
+        names[p.a], names[p.b], s);
     out.slow_links.push_back(l);
   }
   return out;
@@ -207,9 +208,8 @@ nlohmann::json pairs_summary_json(const std::string& unit, const std::vector<std
                                {"message", n.message}});
   j["slow_links"] = nlohmann::json::array();
   for (const auto& l : a.slow_links)
-    j["slow_links"].push_back({{"names", {names.at(l.a), names.at(l.b)}},
-                               {"ranks", {ranks.at(l.a), ranks.at(l.b)}},
-                               {"message", l.message}});
+    j["slow_links"].push_back(
+        {{"names", {names.at(l.a), names.at(l.b)}}, {"ranks", {ranks.at(l.a), ranks.at(l.b)}}, {"message", l.message}});
   j["notes"] = a.notes;
   j["outliers"] = a.outliers();
   return j;
@@ -219,8 +219,7 @@ Table pairs_table(const nlohmann::json& s) {
   Table t;
   t.kind = "pairs";
   t.title = fmt::format("pair bandwidth: {} {}s, {} B per message, {} round(s)", s.at("participants").size(),
-                        s.at("unit").get<std::string>(), s.at("message_bytes").get<long long>(),
-                        s.at("rounds").size());
+                        s.at("unit").get<std::string>(), s.at("message_bytes").get<long long>(), s.at("rounds").size());
   t.columns = {{"round", "round", "", fmtcol::plain()},
                {"pair", "pair", "", fmtcol::plain()},
                {"p2p_ab_gbps", "p2p a->b (GB/s)", "GB/s", fmtcol::sig3()},
@@ -232,8 +231,7 @@ Table pairs_table(const nlohmann::json& s) {
     std::string flag = p.at("flag").get<std::string>();
     if (!p.at("slow").empty()) {
       flag += ": ";
-      for (size_t k = 0; k < p.at("slow").size(); ++k)
-        flag += (k ? ", " : "") + p.at("slow")[k].get<std::string>();
+      for (size_t k = 0; k < p.at("slow").size(); ++k) flag += (k ? ", " : "") + p.at("slow")[k].get<std::string>();
     }
     t.rows.push_back({static_cast<long long>(p.at("round").get<int>()),
                       fmt::format("{} - {}", nm[0].get<std::string>(), nm[1].get<std::string>()),

@@ -109,8 +109,8 @@ std::vector<Series> series_of(const Report& r) {
     Series s;
     const ConfigKey& k = w.key;
     s.unit = unit_word(k);
-    s.stem = slug(fmt::format("weak-{}-{}-{}-i{}-b{}", k.model, k.setup_label(), k.device, k.image_size,
-                              k.batch_per_rank));
+    s.stem =
+        slug(fmt::format("weak-{}-{}-{}-i{}-b{}", k.model, k.setup_label(), k.device, k.image_size, k.batch_per_rank));
     s.what = fmt::format("{}, {}, {}: weak scaling, batch {} per {}, {}x{}", k.model, k.setup_label(), k.device,
                          k.batch_per_rank, s.unit, k.image_size, k.image_size);
     for (const auto& x : w.rows)
@@ -123,8 +123,8 @@ std::vector<Series> series_of(const Report& r) {
     Series s;
     const ConfigKey& k = t.key;
     s.unit = unit_word(k);
-    s.stem = slug(fmt::format("strong-{}-{}-{}-i{}-gb{}", k.model, k.setup_label(), k.device, k.image_size,
-                              t.global_batch));
+    s.stem =
+        slug(fmt::format("strong-{}-{}-{}-i{}-gb{}", k.model, k.setup_label(), k.device, k.image_size, t.global_batch));
     s.what = fmt::format("{}, {}, {}: strong scaling, global batch {}, {}x{}", k.model, k.setup_label(), k.device,
                          t.global_batch, k.image_size, k.image_size);
     const auto& base = t.rows.front();
@@ -136,7 +136,6 @@ std::vector<Series> series_of(const Report& r) {
   }
   return out;
 }
-
 
 // A plot of the schema-1.6 sections: its data file's text and gnuplot commands that draw it
 // (after the terminal and output are set).
@@ -245,9 +244,10 @@ std::vector<ExtraPlot> cluster_plots(const Report& r) {
         p.data += fmt::format("{} {} {} {}{}\n", fmt_num(bt[i]), fmt_num(at(blo)), fmt_num(at(bmid)), fmt_num(at(bhi)),
                               gpu ? " " + fmt_num(at(cmid)) : "");
       }
-      cmd = fmt::format("{} index 0 using 1:2:4 with filledcurves fs transparent solid 0.25 title 'min-max over {} "
-                        "ranks', '' index 0 using 1:3 with linespoints lw 2 pt 7 title 'median over ranks'",
-                        gq(dat), band_ranks);
+      cmd = fmt::format(
+          "{} index 0 using 1:2:4 with filledcurves fs transparent solid 0.25 title 'min-max over {} "
+          "ranks', '' index 0 using 1:3 with linespoints lw 2 pt 7 title 'median over ranks'",
+          gq(dat), band_ranks);
       if (gpu) cmd += ", '' index 0 using 1:5 axes x1y2 with lines dt 2 lw 2 title 'median SM clock'";
       index = 1;
     }
@@ -258,18 +258,19 @@ std::vector<ExtraPlot> cluster_plots(const Report& r) {
         for (size_t i = 0; i < t[k].size(); ++i)
           p.data += fmt::format("{} {}{}\n", fmt_num(t[k][i]), fmt_num(i < a[k].size() ? a[k][i] : NAN),
                                 gpu ? " " + fmt_num(i < b[k].size() ? b[k][i] : NAN) : "");
-        cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw {} pt 7 title 'rank {}{}'", cmd.empty() ? "" : ", ",
-                           cmd.empty() ? gq(dat) : "''", index, band ? 1 : 2, ranks[k].first, gpu ? " SM util" : "");
+        cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw {} pt 7 title 'rank {}{}'",
+                           cmd.empty() ? "" : ", ", cmd.empty() ? gq(dat) : "''", index, band ? 1 : 2, ranks[k].first,
+                           gpu ? " SM util" : "");
         if (gpu && !band)
           cmd += fmt::format(", '' index {} using 1:3 axes x1y2 with lines dt 2 lw 1 title 'rank {} SM clock'", index,
                              ranks[k].first);
       }
     }
-    p.body = fmt::format("set xlabel 'seconds into the measured iterations'\nset ylabel {}\nset yrange [0:*]\n{}"
-                         "set key outside below center horizontal\nplot {}\n",
-                         gq(gpu ? "SM utilization (%)" : "CPU utilization (% of one core)"),
-                         gpu ? "set y2label 'SM clock (MHz)'\nset y2tics\nset y2range [0:*]\nset ytics nomirror\n" : "",
-                         cmd);
+    p.body = fmt::format(
+        "set xlabel 'seconds into the measured iterations'\nset ylabel {}\nset yrange [0:*]\n{}"
+        "set key outside below center horizontal\nplot {}\n",
+        gq(gpu ? "SM utilization (%)" : "CPU utilization (% of one core)"),
+        gpu ? "set y2label 'SM clock (MHz)'\nset y2tics\nset y2range [0:*]\nset ytics nomirror\n" : "", cmd);
     out.push_back(std::move(p));
   }
   // Stragglers: the score per rank and the threshold.
@@ -284,25 +285,29 @@ std::vector<ExtraPlot> cluster_plots(const Report& r) {
       const std::string model = e.contains("model") && e["model"].is_string() ? e["model"].get<std::string>() : "?";
       ExtraPlot p;
       p.stem = unique(slug(fmt::format("stragglers-{}-{}-{}r", model, c.device, sc.size())));
-      p.title = fmt::format("{}, {}, {} ranks: straggler score per rank (threshold {:g})", model, c.device, sc.size(), thr);
+      p.title =
+          fmt::format("{}, {}, {} ranks: straggler score per rank (threshold {:g})", model, c.device, sc.size(), thr);
       const std::string dat = p.stem + ".dat";
       std::string plot;
       if (sc.size() <= kMaxRankBars) {
         p.data = fmt::format("# rank score (threshold {:g})\n", thr);
         for (const auto& [rank, s] : sc) p.data += fmt::format("{} {:.6g}\n", rank, s);
-        plot = fmt::format("set xlabel 'rank'\nset xtics 1\nset style fill solid 0.7 border -1\nset boxwidth 0.6 relative\n"
-                           "set xrange [-0.7:{}]\nplot {} using 1:2 with boxes title 'score', {:g} with lines dt 2 lw 2 "
-                           "title 'threshold {:g}'\n",
-                           static_cast<double>(sc.back().first) + 0.7, gq(dat), thr, thr);
+        plot = fmt::format(
+            "set xlabel 'rank'\nset xtics 1\nset style fill solid 0.7 border -1\nset boxwidth 0.6 relative\n"
+            "set xrange [-0.7:{}]\nplot {} using 1:2 with boxes title 'score', {:g} with lines dt 2 lw 2 "
+            "title 'threshold {:g}'\n",
+            static_cast<double>(sc.back().first) + 0.7, gq(dat), thr, thr);
       } else {
         std::sort(sc.begin(), sc.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
         p.data = fmt::format("# position rank score, sorted by score ({} ranks; threshold {:g})\n", sc.size(), thr);
         for (size_t i = 0; i < sc.size(); ++i) p.data += fmt::format("{} {} {:.6g}\n", i, sc[i].first, sc[i].second);
-        plot = fmt::format("set xlabel 'ranks sorted by score'\nplot {} using 1:3 with linespoints pt 7 ps 0.5 title "
-                           "'score', {:g} with lines dt 2 lw 2 title 'threshold {:g}'\n",
-                           gq(dat), thr, thr);
+        plot = fmt::format(
+            "set xlabel 'ranks sorted by score'\nplot {} using 1:3 with linespoints pt 7 ps 0.5 title "
+            "'score', {:g} with lines dt 2 lw 2 title 'threshold {:g}'\n",
+            gq(dat), thr, thr);
       }
-      p.body = "set ylabel 'score = fastest compute-only step / own'\nset yrange [0:1.1]\nset key bottom right\n" + plot;
+      p.body =
+          "set ylabel 'score = fastest compute-only step / own'\nset yrange [0:1.1]\nset key bottom right\n" + plot;
       out.push_back(std::move(p));
     }
   // Burn-in: ex/s per rank per window.
@@ -339,13 +344,15 @@ std::vector<ExtraPlot> cluster_plots(const Report& r) {
           const auto s = spread(v, i);
           p.data += fmt::format("{:g} {} {} {}\n", w * i, fmt_num(s[0]), fmt_num(s[1]), fmt_num(s[2]));
         }
-        cmd = fmt::format("{} using 1:2:4 with filledcurves fs transparent solid 0.25 title 'min-max over ranks', '' "
-                          "using 1:3 with linespoints lw 2 pt 7 title 'median over ranks'",
-                          gq(dat));
+        cmd = fmt::format(
+            "{} using 1:2:4 with filledcurves fs transparent solid 0.25 title 'min-max over ranks', '' "
+            "using 1:3 with linespoints lw 2 pt 7 title 'median over ranks'",
+            gq(dat));
       }
-      p.body = fmt::format("set xlabel 'window start (s)'\nset ylabel 'examples/s per rank'\nset yrange [0:*]\n"
-                           "set key outside below center horizontal\nplot {}\n",
-                           cmd);
+      p.body = fmt::format(
+          "set xlabel 'window start (s)'\nset ylabel 'examples/s per rank'\nset yrange [0:*]\n"
+          "set key outside below center horizontal\nplot {}\n",
+          cmd);
       out.push_back(std::move(p));
     }
   return out;
@@ -355,7 +362,8 @@ std::vector<ExtraPlot> cluster_plots(const Report& r) {
 std::string slug(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c))) o += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      o += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     else if (!o.empty() && o.back() != '-') o += '-';
   }
   while (!o.empty() && o.back() == '-') o.pop_back();
@@ -373,7 +381,8 @@ std::vector<ExtraPlot> strategy_plots(const Report& r) {
   for (const auto& t : r.strategy) {
     if (t.rows.empty()) continue;
     const int n = t.rows.back().world_size;  // rows are sorted by world size
-    const bool gpu = std::any_of(t.rows.begin(), t.rows.end(), [](const StrategyRow& x) { return x.peak_allocated_bytes.has_value(); });
+    const bool gpu = std::any_of(t.rows.begin(), t.rows.end(),
+                                 [](const StrategyRow& x) { return x.peak_allocated_bytes.has_value(); });
     const std::string u = unit_word(t.key);
     ExtraPlot p;
     std::string stem = slug(fmt::format("memory-{}-{}-i{}-b{}-{}r", t.key.model, t.key.device, t.key.image_size,
@@ -388,7 +397,8 @@ std::vector<ExtraPlot> strategy_plots(const Report& r) {
     p.data = fmt::format("# line {}_MiB model_state_MiB ({} {}s)\n", gpu ? "peak_allocated" : "peak_rss", n, u);
     for (const auto& x : t.rows) {
       if (x.world_size != n) continue;
-      const std::string label = fmt::format("{} {}{}", x.strategy, x.precision, x.activation_checkpointing ? " ckpt" : "");
+      const std::string label =
+          fmt::format("{} {}{}", x.strategy, x.precision, x.activation_checkpointing ? " ckpt" : "");
       p.data += fmt::format("\"{}\" {} {}\n", label, mib(gpu ? x.peak_allocated_bytes : x.peak_rss_bytes),
                             mib(x.model_state_bytes));
     }
@@ -462,7 +472,8 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
     const std::string dat = s.stem + ".dat";
     {
       std::ofstream out(fs::path(dir) / dat);
-      out << "# " << s.unit << "s aggregate_ex_s ideal_ex_s efficiency_pct per_" << s.unit << "_ex_s p5_s p50_s p95_s\n";
+      out << "# " << s.unit << "s aggregate_ex_s ideal_ex_s efficiency_pct per_" << s.unit
+          << "_ex_s p5_s p50_s p95_s\n";
       for (const auto& row : s.rows)
         out << fmt::format("{} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g}\n", row[0], row[1], row[2], row[3],
                            row[4], row[5], row[6], row[7]);
@@ -480,14 +491,16 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
     };
     const std::vector<Panel> panels = {
         {kPanelSuffixes[0], "aggregate throughput", fmt::format("throughput (examples/s, all {}s)", s.unit),
-         fmt::format("set yrange [0:*]\nplot {} using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with "
-                     "lines dt 2 lw 2 title {}\nunset yrange",
-                     gq(dat), gq(fmt::format("ideal (baseline per-{} ex/s x {}s)", s.unit, s.unit)))},
+         fmt::format(
+             "set yrange [0:*]\nplot {} using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with "
+             "lines dt 2 lw 2 title {}\nunset yrange",
+             gq(dat), gq(fmt::format("ideal (baseline per-{} ex/s x {}s)", s.unit, s.unit)))},
         {kPanelSuffixes[1], "scaling efficiency", "efficiency (%)",
          fmt::format("set yrange [0:{:.0f}]\nplot {} using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with "
                      "lines dt 2 title '100 %'\nunset yrange",
                      max_eff * 1.1, gq(dat))},
-        {kPanelSuffixes[2], fmt::format("per-{} throughput", s.unit), fmt::format("throughput per {} (examples/s)", s.unit),
+        {kPanelSuffixes[2], fmt::format("per-{} throughput", s.unit),
+         fmt::format("throughput per {} (examples/s)", s.unit),
          fmt::format("set yrange [0:*]\nplot {} using 1:5 with linespoints lw 2 pt 7 title {}\nunset yrange", gq(dat),
                      gq("per " + s.unit))},
         {kPanelSuffixes[3], "time per iteration", "seconds per iteration",
@@ -504,8 +517,8 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
       for (const auto& [term, file] : terminals(plot.name)) {
         script << "set terminal " << term << "\nset output " << gq(file)
                << (std::string(p.suffix) == "throughput" ? "\nset key top left" : "\nset key bottom right")
-               << "\nset title " << gq(plot.title)
-               << " noenhanced\nset ylabel " << gq(p.ylabel) << "\n" << xrange << p.plot << "\nunset output\n";
+               << "\nset title " << gq(plot.title) << " noenhanced\nset ylabel " << gq(p.ylabel) << "\n"
+               << xrange << p.plot << "\nunset output\n";
       }
       plots.push_back(std::move(plot));
     }
@@ -540,14 +553,14 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
                          gq(kStacked[i].second));
     for (const auto& [term, file] : terminals(plot.name))
       // Two title lines (a gnuplot string expression): the configuration can be long.
-      script << "set terminal " << term << "\nset output " << gq(file) << "\nset title " << gq(s.what)
-             << " . \"\\n\" . " << gq("step breakdown")
-             << " noenhanced\nset ylabel " << gq("milliseconds per step (mean over ranks)") << "\nset xlabel "
-             << gq(s.unit == "GPU" ? "GPUs (ranks)" : "ranks")
-             << "\nunset logscale x\nset autoscale x\nset key outside below center horizontal\nset style data histograms\n"
-                "set style histogram rowstacked\nset style fill solid 0.85 border -1\nset boxwidth 0.6 relative\n"
-             << fmt::format("set yrange [0:{:.6g}]\n", top > 0 ? top * 1.1 : 1.0) << cmd
-             << "\nunset yrange\nset key inside\nset style data points\nset logscale x 2\nunset output\n";
+      script
+          << "set terminal " << term << "\nset output " << gq(file) << "\nset title " << gq(s.what) << " . \"\\n\" . "
+          << gq("step breakdown") << " noenhanced\nset ylabel " << gq("milliseconds per step (mean over ranks)")
+          << "\nset xlabel " << gq(s.unit == "GPU" ? "GPUs (ranks)" : "ranks")
+          << "\nunset logscale x\nset autoscale x\nset key outside below center horizontal\nset style data histograms\n"
+             "set style histogram rowstacked\nset style fill solid 0.85 border -1\nset boxwidth 0.6 relative\n"
+          << fmt::format("set yrange [0:{:.6g}]\n", top > 0 ? top * 1.1 : 1.0) << cmd
+          << "\nunset yrange\nset key inside\nset style data points\nset logscale x 2\nunset output\n";
     plots.push_back(std::move(plot));
   }
   for (const auto& s : comm_series) {
@@ -587,7 +600,8 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
     for (const auto& [term, file] : terminals(plot.name))
       // reset keeps the terminal and output: every setting of the plots above goes.
       script << "reset\nset encoding utf8\nset grid\nset terminal " << term << "\nset output " << gq(file)
-             << "\nset title " << gq(plot.title) << " noenhanced\n" << e.body << "unset output\n";
+             << "\nset title " << gq(plot.title) << " noenhanced\n"
+             << e.body << "unset output\n";
     plots.push_back(std::move(plot));
   }
   const auto script_path = fs::absolute(dir) / "plots.gp";

@@ -10,8 +10,8 @@ namespace ddpbench {
 
 /// One plot, written as `<dir>/<name>.png` and `<dir>/<name>.svg`.
 struct Plot {
-  std::string name;   ///< file stem, e.g. "weak-resnet50-fp32-cpu-b16-throughput"
-  std::string title;  ///< names model, precision, device and scaling mode
+  std::string name;      ///< file stem, e.g. "weak-resnet50-fp32-cpu-b16-throughput"
+  std::string title;     ///< names model, precision, device and scaling mode
   std::string png, svg;  ///< paths written
 };
 
@@ -34,8 +34,8 @@ inline constexpr size_t kMaxRankBars = 64;
 /// runs); per straggler entry the score per rank with the threshold ("stragglers-..."); per
 /// burned-in row ex/s per rank against time ("burnin-..."); each bounded by kMaxRankLines and
 /// kMaxRankBars. Schema 1.7: per strategy table (report.hpp StrategyTable), at its largest world
-/// size, peak memory and model state per rank as bars per strategy line ("memory-..."). Throws UsageError when gnuplot is not installed or
-/// `dir` cannot be created; std::runtime_error when gnuplot fails (its first line).
+/// size, peak memory and model state per rank as bars per strategy line ("memory-..."). Throws UsageError when gnuplot
+/// is not installed or `dir` cannot be created; std::runtime_error when gnuplot fails (its first line).
 std::vector<Plot> write_plots(const Report& r, const std::string& dir);
 
 /// `s` as a gnuplot single-quoted string: a quote is written twice, and control characters

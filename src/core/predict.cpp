@@ -40,13 +40,14 @@ CostTerms cost_terms(const std::string& collective, CostModel model, int p, doub
   if (!(n_bytes >= 0)) throw UsageError(fmt::format("cost model of {}: {} bytes is not a size", collective, n_bytes));
   const auto models = cost_models_of(collective);
   if (std::find(models.begin(), models.end(), model) == models.end())
-    throw UsageError(fmt::format("{} has no {} cost model (modelled: allreduce ring and tree; reduce_scatter and "
-                                 "all_gather ring)",
-                                 collective, cost_model_name(model)));
+    throw UsageError(
+        fmt::format("{} has no {} cost model (modelled: allreduce ring and tree; reduce_scatter and "
+                    "all_gather ring)",
+                    collective, cost_model_name(model)));
   if (p == 1) return {0, 0};
   const double pm1 = p - 1;
   if (collective == "allreduce") {
-    if (model == CostModel::ring) return {2 * pm1, 2 * pm1 / p * n_bytes};  // Patarasuk & Yuan 2009
+    if (model == CostModel::ring) return {2 * pm1, 2 * pm1 / p * n_bytes};   // Patarasuk & Yuan 2009
     return {2 * std::ceil(std::log2(static_cast<double>(p))), 2 * n_bytes};  // pipelined double binary tree
   }
   return {pm1, pm1 / p * n_bytes};  // reduce_scatter, all_gather: ring (Thakur et al. 2005)
@@ -104,9 +105,7 @@ LinearFit fit_alpha_beta(const std::vector<CostTerms>& terms, const std::vector<
   return f;
 }
 
-double CommFit::bandwidth_gbps() const {
-  return fit.ab.beta_s_per_byte > 0 ? 1.0 / fit.ab.beta_s_per_byte / 1e9 : 0.0;
-}
+double CommFit::bandwidth_gbps() const { return fit.ab.beta_s_per_byte > 0 ? 1.0 / fit.ab.beta_s_per_byte / 1e9 : 0.0; }
 
 namespace {
 
@@ -168,8 +167,8 @@ std::vector<CommFit> fit_comm(const std::vector<CommResult>& rows, std::vector<s
   if (wrong) notes.push_back(fmt::format("{} comm row(s) with #wrong > 0 left out of the fits", wrong));
   if (untimed) notes.push_back(fmt::format("{} comm row(s) without a positive time left out of the fits", untimed));
   if (single)
-    notes.push_back(fmt::format("{} comm row(s) on 1 rank left out of the fits (no communication under the models)",
-                                single));
+    notes.push_back(
+        fmt::format("{} comm row(s) on 1 rank left out of the fits (no communication under the models)", single));
   if (!unmodelled.empty())
     notes.push_back(fmt::format("not fitted (no cost model here): {}", fmt::join(unmodelled, ", ")));
 
@@ -275,15 +274,16 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
   if (runs.empty()) throw UsageError("predict needs a run result file (ddpbench run --json FILE)");
   for (const auto& f : runs)
     if (f.file.kind != "run")
-      throw UsageError(fmt::format("{} is a {} result, not a run's; pass files of ddpbench comm with --comm, after "
-                                   "the run files",
-                                   f.name, f.file.kind));
+      throw UsageError(
+          fmt::format("{} is a {} result, not a run's; pass files of ddpbench comm with --comm, after "
+                      "the run files",
+                      f.name, f.file.kind));
   if (comms.empty())
     throw UsageError("predict needs allreduce timings: pass --comm FILE, written by ddpbench comm --json FILE");
   for (const auto& f : comms)
     if (f.file.kind != "comm")
-      throw UsageError(fmt::format("--comm {} is a {} result; --comm takes files written by ddpbench comm", f.name,
-                                   f.file.kind));
+      throw UsageError(
+          fmt::format("--comm {} is a {} result; --comm takes files written by ddpbench comm", f.name, f.file.kind));
 
   Prediction out;
   std::vector<CommResult> comm_rows;
@@ -297,11 +297,12 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
                                              opts.models.end();
                                 }),
                  out.fits.end());
-  const bool have_allreduce = std::any_of(out.fits.begin(), out.fits.end(),
-                                          [](const CommFit& c) { return c.collective == "allreduce"; });
+  const bool have_allreduce =
+      std::any_of(out.fits.begin(), out.fits.end(), [](const CommFit& c) { return c.collective == "allreduce"; });
   if (!have_allreduce)
-    throw UsageError("--comm files hold no allreduce timings at two or more sizes on 2+ ranks to fit alpha and beta; "
-                     "measure them with ddpbench comm");
+    throw UsageError(
+        "--comm files hold no allreduce timings at two or more sizes on 2+ ranks to fit alpha and beta; "
+        "measure them with ddpbench comm");
 
   // Ranks per node.
   if (opts.gpus_per_node > 0) {
@@ -340,15 +341,20 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
   if (no_breakdown)
     out.notes.push_back(
         fmt::format("{} DDP row(s) without a breakdown or bucket sizes not used as a base", no_breakdown));
-  if (strong) out.notes.push_back(fmt::format("{} strong-scaling DDP row(s) not used as a base (the predictor "
-                                              "keeps the batch per rank fixed)", strong));
+  if (strong)
+    out.notes.push_back(
+        fmt::format("{} strong-scaling DDP row(s) not used as a base (the predictor "
+                    "keeps the batch per rank fixed)",
+                    strong));
   if (!hooks_skipped.empty())
-    out.notes.push_back(fmt::format("rows with comm hook {} not used as a base: the hook runs other collectives than "
-                                    "one allreduce per bucket",
-                                    fmt::join(hooks_skipped, ", ")));
+    out.notes.push_back(
+        fmt::format("rows with comm hook {} not used as a base: the hook runs other collectives than "
+                    "one allreduce per bucket",
+                    fmt::join(hooks_skipped, ", ")));
   if (bases.empty())
-    throw UsageError("no weak-scaling DDP row with a step breakdown and bucket sizes in the run files (schema 1.5, "
-                     "plain/fp16/bf16 allreduce); measure one with ddpbench run");
+    throw UsageError(
+        "no weak-scaling DDP row with a step breakdown and bucket sizes in the run files (schema 1.5, "
+        "plain/fp16/bf16 allreduce); measure one with ddpbench run");
 
   const Report rep = build_report(runs, ReportOptions{});
   std::set<std::string> dtype_notes, clamped;
@@ -409,8 +415,8 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
         pt.world_size = p;
         pt.model = model;
         const auto m = measured.find(p);
-        pt.nodes = m != measured.end() ? std::max(1, m->second.row->nodes)
-                                       : (p + out.gpus_per_node - 1) / out.gpus_per_node;
+        pt.nodes =
+            m != measured.end() ? std::max(1, m->second.row->nodes) : (p + out.gpus_per_node - 1) / out.gpus_per_node;
         const LinkLevel want = level_of(pt.nodes);
         // The allreduce fit: wanted level first; pooled before one world size (the largest);
         // the bucket dtype, then float32, then any.
@@ -431,20 +437,20 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
         pt.level_substituted = fit->level != want;
         substituted_any = substituted_any || pt.level_substituted;
         if (fit->dtype != b.dtype)
-          dtype_notes.insert(fmt::format("no {} allreduce fit: the {} buckets use the {} fit", b.dtype, b.comm_hook,
-                                         fit->dtype));
+          dtype_notes.insert(
+              fmt::format("no {} allreduce fit: the {} buckets use the {} fit", b.dtype, b.comm_hook, fit->dtype));
         if (!(fit->fit.ab.beta_s_per_byte > 0))
-          throw UsageError(fmt::format("the {} {} allreduce fit ({} model) has beta = {:.3g} s/byte, no bandwidth: "
-                                       "the --comm timings do not grow with size; measure larger sizes",
-                                       fit->dtype, link_level_name(fit->level), cost_model_name(model),
-                                       fit->fit.ab.beta_s_per_byte));
+          throw UsageError(fmt::format(
+              "the {} {} allreduce fit ({} model) has beta = {:.3g} s/byte, no bandwidth: "
+              "the --comm timings do not grow with size; measure larger sizes",
+              fit->dtype, link_level_name(fit->level), cost_model_name(model), fit->fit.ab.beta_s_per_byte));
         pt.ab = fit->fit.ab;
         if (pt.ab.alpha_s < 0) {  // noise at the small sizes; a negative latency would shrink T with p
           pt.ab.alpha_s = 0;
-          clamped.insert(fmt::format("the {} {} allreduce fit ({} model) has alpha < 0 ({:.3g} s, noise at small "
-                                     "sizes): 0 used in the predictions",
-                                     fit->dtype, link_level_name(fit->level), cost_model_name(model),
-                                     fit->fit.ab.alpha_s));
+          clamped.insert(
+              fmt::format("the {} {} allreduce fit ({} model) has alpha < 0 ({:.3g} s, noise at small "
+                          "sizes): 0 used in the predictions",
+                          fit->dtype, link_level_name(fit->level), cost_model_name(model), fit->fit.ab.alpha_s));
         }
         std::vector<double> times;
         for (double bytes : b.bucket_bytes) times.push_back(model_time_s(pt.ab, "allreduce", model, p, bytes));
@@ -469,8 +475,9 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
   for (const auto& n : dtype_notes) out.notes.push_back(n);
   for (const auto& n : clamped) out.notes.push_back(n);
   if (substituted_any)
-    out.notes.push_back("link marked *: no allreduce fit of that level in the --comm files; the other level's "
-                        "alpha-beta is used (optimistic for inter-node sizes: measure ddpbench comm across nodes)");
+    out.notes.push_back(
+        "link marked *: no allreduce fit of that level in the --comm files; the other level's "
+        "alpha-beta is used (optimistic for inter-node sizes: measure ddpbench comm across nodes)");
   return out;
 }
 
@@ -536,13 +543,13 @@ std::vector<Table> prediction_tables(const Prediction& p) {
     if (c.world_size == 0) ws += " pooled";
     fit.rows.push_back({c.collective, c.dtype, link_level_name(c.level), ws, cost_model_name(c.model),
                         static_cast<long long>(c.points), c.min_bytes, c.max_bytes, c.fit.ab.alpha_s,
-                        c.fit.ab.beta_s_per_byte,
-                        c.bandwidth_gbps(), c.fit.r2, c.fit.max_rel_residual});
+                        c.fit.ab.beta_s_per_byte, c.bandwidth_gbps(), c.fit.r2, c.fit.max_rel_residual});
   }
-  fit.notes.push_back("least squares of time = a*alpha + b*beta over the sizes (weighted by 1/time^2, i.e. relative "
-                      "residuals), a and b the model's coefficients at each row's world size: allreduce ring "
-                      "a = 2(p-1), b = 2(p-1)/p*n; tree a = 2*ceil(log2 p), b = 2n; reduce_scatter/all_gather ring "
-                      "a = p-1, b = (p-1)/p*n (docs/METHODOLOGY.md)");
+  fit.notes.push_back(
+      "least squares of time = a*alpha + b*beta over the sizes (weighted by 1/time^2, i.e. relative "
+      "residuals), a and b the model's coefficients at each row's world size: allreduce ring "
+      "a = 2(p-1), b = 2(p-1)/p*n; tree a = 2*ceil(log2 p), b = 2n; reduce_scatter/all_gather ring "
+      "a = p-1, b = (p-1)/p*n (docs/METHODOLOGY.md)");
   fit.notes.push_back(fmt::format("ranks per node: {} ({}); a world size beyond it uses the inter-node fit",
                                   p.gpus_per_node, p.gpus_per_node_source));
   for (const auto& n : p.notes) fit.notes.push_back(n);
@@ -574,27 +581,29 @@ std::vector<Table> prediction_tables(const Prediction& p) {
     for (const auto& pt : rp.points)
       t.rows.push_back({static_cast<long long>(pt.world_size), static_cast<long long>(pt.nodes),
                         link_level_name(pt.level) + (pt.level_substituted ? "*" : ""), cost_model_name(pt.model),
-                        pt.comm_s, pt.exposed_s, pt.step_s, opt(pt.efficiency), opt(pt.measured_step_s),
-                        opt(pt.error), opt(pt.measured_comm_s), opt(pt.measured_exposed_s),
-                        opt(pt.measured_efficiency), pt.ab.alpha_s, pt.ab.beta_s_per_byte});
+                        pt.comm_s, pt.exposed_s, pt.step_s, opt(pt.efficiency), opt(pt.measured_step_s), opt(pt.error),
+                        opt(pt.measured_comm_s), opt(pt.measured_exposed_s), opt(pt.measured_efficiency), pt.ab.alpha_s,
+                        pt.ab.beta_s_per_byte});
     double total = 0;
     for (double v : b.bucket_bytes) total += v;
-    t.notes.push_back(fmt::format("{}: p50 {:.4g} s, exposed comm {:.4g} s (breakdown, mean over ranks): step "
-                                  "without exposed comm {:.4g} s; {} bucket(s), {:.4g} MB on the wire per step ({})",
-                                  b.source, b.step_p50_s, b.exposed_comm_s, b.fixed_s, b.bucket_bytes.size(),
-                                  total / 1e6, b.dtype));
-    t.notes.push_back(fmt::format("step = {:.4g} s + exposed; exposed: the buckets' allreduces in Reducer order, "
-                                  "bucket i ready after its share of {:.4g} s of backward compute{}",
-                                  b.fixed_s, b.hideable_s,
-                                  b.grad_accum > 1 ? fmt::format(" (1/{} of the breakdown's: the synchronised "
-                                                                 "micro-step)", b.grad_accum)
-                                                   : ""));
+    t.notes.push_back(
+        fmt::format("{}: p50 {:.4g} s, exposed comm {:.4g} s (breakdown, mean over ranks): step "
+                    "without exposed comm {:.4g} s; {} bucket(s), {:.4g} MB on the wire per step ({})",
+                    b.source, b.step_p50_s, b.exposed_comm_s, b.fixed_s, b.bucket_bytes.size(), total / 1e6, b.dtype));
+    t.notes.push_back(
+        fmt::format("step = {:.4g} s + exposed; exposed: the buckets' allreduces in Reducer order, "
+                    "bucket i ready after its share of {:.4g} s of backward compute{}",
+                    b.fixed_s, b.hideable_s,
+                    b.grad_accum > 1 ? fmt::format(" (1/{} of the breakdown's: the synchronised "
+                                                   "micro-step)",
+                                                   b.grad_accum)
+                                     : ""));
     if (b.baseline_per_gpu_ex_s)
-      t.notes.push_back(fmt::format("efficiency = per-rank ex/s / per-rank ex/s of the {} row ({:.4g} ex/s), as in "
-                                    "report's weak scaling; error = (predicted - measured) / measured step",
-                                    b.baseline, *b.baseline_per_gpu_ex_s));
-    else
-      t.notes.push_back("efficiency n/a: no weak-scaling baseline row in the run files");
+      t.notes.push_back(
+          fmt::format("efficiency = per-rank ex/s / per-rank ex/s of the {} row ({:.4g} ex/s), as in "
+                      "report's weak scaling; error = (predicted - measured) / measured step",
+                      b.baseline, *b.baseline_per_gpu_ex_s));
+    else t.notes.push_back("efficiency n/a: no weak-scaling baseline row in the run files");
     tables.push_back(std::move(t));
   }
   return tables;

@@ -99,7 +99,7 @@ struct CommFit {
   std::string collective, dtype;
   LinkLevel level = LinkLevel::intra;
   CostModel model = CostModel::ring;
-  int world_size = 0;           ///< 0: pooled over `world_sizes`
+  int world_size = 0;            ///< 0: pooled over `world_sizes`
   std::vector<int> world_sizes;  ///< those measured, ascending
   size_t points = 0;
   long long min_bytes = 0, max_bytes = 0;
@@ -160,9 +160,9 @@ struct PredictedPoint {
   LinkLevel level = LinkLevel::intra;  ///< the level whose α–β was used
   bool level_substituted = false;      ///< the wanted level had no fit; the other one's was used
   AlphaBeta ab;
-  double comm_s = 0;     ///< Σ over buckets of the allreduce time
-  double exposed_s = 0;  ///< exposed_comm_s(...)
-  double step_s = 0;     ///< fixed_s + exposed_s
+  double comm_s = 0;                 ///< Σ over buckets of the allreduce time
+  double exposed_s = 0;              ///< exposed_comm_s(...)
+  double step_s = 0;                 ///< fixed_s + exposed_s
   std::optional<double> efficiency;  ///< (batch/step_s) / baseline_per_gpu_ex_s
   // Measured at this world size (a DDP row of the same configuration, hook and grad_accum):
   std::optional<double> measured_step_s;     ///< its p50

@@ -25,9 +25,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr Clock::time_point kNever = Clock::time_point::max();
-constexpr double kStepMaxS = 0.05;       // step() looks for exits at least this often
-constexpr double kGiveUpS = 10.0;        // after SIGKILL, a child that has not exited is given up
-constexpr double kReapOnDestroyS = 5.0;  // the destructor's wait for SIGKILLed children
+constexpr double kStepMaxS = 0.05;           // step() looks for exits at least this often
+constexpr double kGiveUpS = 10.0;            // after SIGKILL, a child that has not exited is given up
+constexpr double kReapOnDestroyS = 5.0;      // the destructor's wait for SIGKILLed children
 constexpr std::size_t kMaxLine = 64 * 1024;  // a forwarded line longer than this is split
 
 Clock::duration span(double s) {
@@ -166,9 +166,9 @@ struct Supervisor::Child {
   std::string in_data;
   std::size_t in_off = 0;
   ExitStatus status;
-  bool exited = false;    // exit noticed (status final), maybe not reaped yet
-  bool reaped = false;    // waited for (or given up): its pid is no longer ours to signal
-  bool finished = false;  // reaped, output drained and closed
+  bool exited = false;                     // exit noticed (status final), maybe not reaped yet
+  bool reaped = false;                     // waited for (or given up): its pid is no longer ours to signal
+  bool finished = false;                   // reaped, output drained and closed
   Clock::time_point drain_until = kNever;  // exited: SIGKILL the rest of the group and finish then
   Clock::time_point kill_at = kNever;      // terminate_all: SIGKILL the group then
   Clock::time_point killed_at = kNever;    // when SIGKILL was sent by terminate_all's deadline
@@ -316,9 +316,9 @@ std::size_t Supervisor::start(const std::vector<std::string>& argv, const Proces
   check_spawn_setup(posix_spawnattr_setsigmask(&at.a, &none), "setsigmask");
   check_spawn_setup(posix_spawnattr_setsigdefault(&at.a, &defaults), "setsigdefault");
   check_spawn_setup(posix_spawnattr_setpgroup(&at.a, 0), "setpgroup");  // 0: a new group, pgid = pid
-  check_spawn_setup(posix_spawnattr_setflags(&at.a, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                                        POSIX_SPAWN_SETSIGDEF),
-                    "setflags");
+  check_spawn_setup(
+      posix_spawnattr_setflags(&at.a, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF),
+      "setflags");
 
   EnvMap env = current_env();
   for (const auto& kv : opts.env) env[kv.first] = kv.second;

@@ -55,7 +55,7 @@ struct ProcessOptions {
   std::optional<std::string> stdin_data;
   OutputMode stdout_mode = OutputMode::kCapture;
   OutputMode stderr_mode = OutputMode::kCapture;
-  std::string prefix;                ///< put before every forwarded line (e.g. "[rank 1] ")
+  std::string prefix;                 ///< put before every forwarded line (e.g. "[rank 1] ")
   std::size_t max_capture = 1 << 20;  ///< bytes kept per captured stream; the rest is read and dropped
 };
 
@@ -104,12 +104,12 @@ class Supervisor {
   /// again re-sends `sig` and keeps the first deadline.
   void terminate_all(int sig = SIGTERM);
 
-  std::size_t size() const;      ///< children started
-  pid_t pid(std::size_t i) const;  ///< child i's pid, also its process group id
-  bool exited(std::size_t i) const;  ///< child i's exit has been noticed
+  std::size_t size() const;                       ///< children started
+  pid_t pid(std::size_t i) const;                 ///< child i's pid, also its process group id
+  bool exited(std::size_t i) const;               ///< child i's exit has been noticed
   const ExitStatus& status(std::size_t i) const;  ///< valid once exited(i)
-  const std::string& out(std::size_t i) const;  ///< captured stdout (empty when forwarded)
-  const std::string& err(std::size_t i) const;  ///< captured stderr (empty when forwarded)
+  const std::string& out(std::size_t i) const;    ///< captured stdout (empty when forwarded)
+  const std::string& err(std::size_t i) const;    ///< captured stderr (empty when forwarded)
 
  private:
   struct Child;

@@ -22,9 +22,7 @@ std::string format_eta(double seconds) {
 
 namespace {
 // "the no-DDP baseline of ..." reads better without the article in a status line.
-std::string strip_article(const std::string& label) {
-  return label.rfind("the ", 0) == 0 ? label.substr(4) : label;
-}
+std::string strip_article(const std::string& label) { return label.rfind("the ", 0) == 0 ? label.substr(4) : label; }
 // ANSI "erase the whole line" after a carriage return.
 constexpr const char* kClearLine = "\r\x1b[2K";
 }  // namespace
@@ -32,9 +30,7 @@ constexpr const char* kClearLine = "\r\x1b[2K";
 Progress::Progress(std::ostream& out, ProgressMode mode, int rows, Clock clock)
     : out_(out), mode_(mode), rows_(rows), clock_(std::move(clock)) {
   if (!clock_)
-    clock_ = [] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-    };
+    clock_ = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
 }
 
 Progress::~Progress() { clear(); }

@@ -38,9 +38,9 @@ struct Point {
   std::string source;  // file it came from
   ConfigKey key;
   int nodes = 1;
-  Summary summary;     // as written by `run` (pooled over ranks)
+  Summary summary;                            // as written by `run` (pooled over ranks)
   std::optional<double> tflops_per_gpu, mfu;  // from the row's compute section, when recorded
-  double p5_s = 0;     // 5th percentile of the pooled raw samples (p50 when none)
+  double p5_s = 0;                            // 5th percentile of the pooled raw samples (p50 when none)
   RowFacts facts;
   BreakdownRow breakdown;  // the row's breakdown and communication facts (world size etc. filled in)
   // Schema 1.7: the memory of the row (its strategy, checkpointing and mode are in the key).
@@ -150,8 +150,8 @@ std::vector<Point> best_points(const std::vector<Point>& pts) {
 // only DDP has (its batch per rank is the row's, so strong scaling finds one per size).
 FieldSet baseline_fields() {
   // The strategy too: a zero2 or fsdp row's no-DDP baseline is the plain one ("ddp", ddp false).
-  return all_fields() & ~fields({ConfigField::world_size, ConfigField::global_batch, ConfigField::ddp,
-                                 ConfigField::strategy}) &
+  return all_fields() &
+         ~fields({ConfigField::world_size, ConfigField::global_batch, ConfigField::ddp, ConfigField::strategy}) &
          ~ddp_only_fields();
 }
 
@@ -183,7 +183,7 @@ std::optional<double> exposed_fraction(const Point& p) {
 
 // The overhead split: {exposed comm, overhead - exposed comm}, each absent when unknown.
 std::pair<std::optional<double>, std::optional<double>> split_overhead(const std::optional<double>& overhead,
-                                                                        const Point& p) {
+                                                                       const Point& p) {
   const auto exposed = exposed_fraction(p);
   if (!overhead || !exposed) return {exposed, std::nullopt};
   return {exposed, *overhead - *exposed};
@@ -314,8 +314,8 @@ Comparison comparison(const std::vector<Point>& all, const std::vector<Point>& b
     if (used[g]) c.groups.push_back(groups[g]);
   // "GPU" unless a CPU takes part (by file, all files share the one device).
   const auto is_cpu = [](const std::string& d) { return d.rfind("CPU", 0) == 0; };
-  c.unit = (by_device ? std::any_of(c.groups.begin(), c.groups.end(), is_cpu) : is_cpu(*devices.begin())) ? "rank"
-                                                                                                          : "GPU";
+  c.unit =
+      (by_device ? std::any_of(c.groups.begin(), c.groups.end(), is_cpu) : is_cpu(*devices.begin())) ? "rank" : "GPU";
   for (auto& row : c.rows) {
     std::vector<std::optional<double>> kept;
     for (size_t g = 0; g < used.size(); ++g)
@@ -359,7 +359,8 @@ std::vector<ImpactTable> impact_tables(const std::vector<Point>& pts) {
   std::vector<ImpactTable> out;
   for (auto& [plain, rows] : groups) {
     std::sort(rows.begin(), rows.end(), [](const Point* a, const Point* b) { return a->key < b->key; });
-    const auto it = std::find_if(rows.begin(), rows.end(), [&plain = plain](const Point* p) { return p->key == plain; });
+    const auto it =
+        std::find_if(rows.begin(), rows.end(), [&plain = plain](const Point* p) { return p->key == plain; });
     const Point* base = it == rows.end() ? nullptr : *it;
     if (rows.size() == (base ? 1u : 0u)) continue;  // the plain run alone: nothing to compare
     const auto aggregate = [](const Point* p) {
@@ -402,15 +403,17 @@ std::vector<ImpactTable> impact_tables(const std::vector<Point>& pts) {
 // Rows the scaling, impact and comparison tables take: training rows of plain DDP (or the
 // no-DDP baseline) without activation checkpointing; the others (ConfigKey tells them apart)
 // are shown in the strategy, memory and inference tables.
-bool plain_training(const Point& p) { return p.key.mode == "train" && p.key.strategy == "ddp" && !p.key.activation_checkpointing; }
+bool plain_training(const Point& p) {
+  return p.key.mode == "train" && p.key.strategy == "ddp" && !p.key.activation_checkpointing;
+}
 
 int strategy_order(const std::string& s) { return s == "ddp" ? 0 : s == "zero2" ? 1 : s == "fsdp" ? 2 : 3; }
 
 // Order of the lines of one world size: ddp, zero2, fsdp; checkpointing off then on; fp32 first.
 bool line_before(const Point* a, const Point* b) {
   const auto t = [](const Point* p) {
-    return std::make_tuple(p->key.world_size, strategy_order(p->key.strategy), p->key.strategy, p->key.activation_checkpointing,
-                           p->key.precision != "fp32", p->key.precision, p->key.math);
+    return std::make_tuple(p->key.world_size, strategy_order(p->key.strategy), p->key.strategy,
+                           p->key.activation_checkpointing, p->key.precision != "fp32", p->key.precision, p->key.math);
   };
   return t(a) < t(b);
 }
@@ -459,11 +462,12 @@ std::vector<std::vector<const Point*>> strategy_groups(const std::vector<Point>&
 double aggregate_ex_s(const Point& p) { return p.key.world_size * examples_per_step(p.key) / p.summary.p50_s; }
 
 // The efficiency baseline of a line (StrategyRow::efficiency).
-const Point* strategy_baseline(const std::vector<Point>& every, const std::vector<const Point*>& group, const Point& p) {
+const Point* strategy_baseline(const std::vector<Point>& every, const std::vector<const Point*>& group,
+                               const Point& p) {
   for (const Point* q : group)
-    if (q->key.world_size == 1 && q->key.strategy == p.key.strategy && q->key.activation_checkpointing == p.key.activation_checkpointing &&
-        q->key.precision == p.key.precision && q->key.math == p.key.math &&
-        (p.key.scaling != "weak" || q->key.batch_per_rank == p.key.batch_per_rank))
+    if (q->key.world_size == 1 && q->key.strategy == p.key.strategy &&
+        q->key.activation_checkpointing == p.key.activation_checkpointing && q->key.precision == p.key.precision &&
+        q->key.math == p.key.math && (p.key.scaling != "weak" || q->key.batch_per_rank == p.key.batch_per_rank))
       return q;
   if (p.key.scaling != "weak") return nullptr;
   for (const auto& q : every)
@@ -574,7 +578,8 @@ std::vector<InferenceTable> inference_tables(const std::vector<Point>& every) {
     t.key = rows.front()->key;
     for (const Point* p : rows) {
       if (!t.rows.empty() && t.rows.back().world_size == p->key.world_size) continue;  // first file's row
-      t.rows.push_back({p->key.world_size, aggregate_ex_s(*p), p->summary.p50_s, p->summary.p95_s, p->peak_memory_bytes});
+      t.rows.push_back(
+          {p->key.world_size, aggregate_ex_s(*p), p->summary.p50_s, p->summary.p95_s, p->peak_memory_bytes});
     }
     out.push_back(std::move(t));
   }
@@ -662,17 +667,17 @@ bool gpu_available(const nlohmann::json& s) {
 
 std::string straggler_what(const nlohmann::json& e) {
   const size_t n = e["ranks"].size();
-  return fmt::format("{}, batch {} per rank, {} rank{}", json_str_or(e, "model", "?"),
-                     int_at(e, "batch_per_rank"), n, n == 1 ? "" : "s");
+  return fmt::format("{}, batch {} per rank, {} rank{}", json_str_or(e, "model", "?"), int_at(e, "batch_per_rank"), n,
+                     n == 1 ? "" : "s");
 }
 
 std::string max_batch_sentence(const nlohmann::json& m) {
   const auto mx = num_at(m, {"max_batch"});
   const auto rec = num_at(m, {"recommended_batch"});
   const auto margin = num_at(m, {"margin"});
-  std::string s = fmt::format("find-max-bs ({}, {}, {}, {}x{}): ", json_str_or(m, "model", "?"),
-                              json_str_or(m, "precision", "?"), json_str_or(m, "device", "?"),
-                              int_at(m, "image_size"), int_at(m, "image_size"));
+  std::string s =
+      fmt::format("find-max-bs ({}, {}, {}, {}x{}): ", json_str_or(m, "model", "?"), json_str_or(m, "precision", "?"),
+                  json_str_or(m, "device", "?"), int_at(m, "image_size"), int_at(m, "image_size"));
   if (!mx || *mx < 1) return s + "no batch size trained (see the trials)";
   s += fmt::format("the largest batch per rank that trained is {:.0f}", *mx);
   if (json_true(m, "bound_reached")) s += " (the search bound, not memory, stopped it)";
@@ -686,7 +691,8 @@ std::string max_batch_sentence(const nlohmann::json& m) {
 namespace {
 
 bool has_sampled(const BenchResult& r) {
-  return std::any_of(r.ranks.begin(), r.ranks.end(), [](const RankSamples& rk) { return sampled_telemetry(rk) != nullptr; });
+  return std::any_of(r.ranks.begin(), r.ranks.end(),
+                     [](const RankSamples& rk) { return sampled_telemetry(rk) != nullptr; });
 }
 
 // Folds v into an optional extreme (less: minimum).
@@ -800,8 +806,8 @@ RowFacts RowFacts::of(const BenchResult& r) {
 Report build_report(const std::vector<NamedResult>& files, const ReportOptions& opts) {
   // Closed ranges that NaN and infinities fail too.
   if (opts.gpu_hour_usd && !(*opts.gpu_hour_usd > 0 && *opts.gpu_hour_usd <= kMaxGpuHourUsd))
-    throw UsageError(fmt::format("--gpu-hour-cost {} must be > 0 and <= {} (USD per GPU-hour)", *opts.gpu_hour_usd,
-                                 kMaxGpuHourUsd));
+    throw UsageError(
+        fmt::format("--gpu-hour-cost {} must be > 0 and <= {} (USD per GPU-hour)", *opts.gpu_hour_usd, kMaxGpuHourUsd));
   if (opts.epochs < 1 || opts.epochs > kMaxEpochs)
     throw UsageError(fmt::format("--epochs {} must be 1..{}", opts.epochs, kMaxEpochs));
   if (opts.dataset_size < 1 || opts.dataset_size > kMaxReportDatasetSize)
@@ -819,22 +825,25 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
   const bool cluster_facts = std::any_of(rep.cluster.begin(), rep.cluster.end(), [](const ClusterFile& c) {
     return !c.stragglers.empty() || !c.pair_rows.empty() || !c.max_batch.empty();
   });
-  if (rep.comm.empty() && !cluster_facts &&
-      std::none_of(every.begin(), every.end(),
-                   [](const Point& p) { return p.key.ddp || p.key.strategy != "ddp" || p.key.mode == "inference"; }))
-    throw UsageError("the result files hold no DDP measurement and no collective result; pass files written by "
-                     "ddpbench run --json, ddpbench comm --json or ddpbench find-max-bs --json");
+  if (rep.comm.empty() && !cluster_facts && std::none_of(every.begin(), every.end(), [](const Point& p) {
+        return p.key.ddp || p.key.strategy != "ddp" || p.key.mode == "inference";
+      }))
+    throw UsageError(
+        "the result files hold no DDP measurement and no collective result; pass files written by "
+        "ddpbench run --json, ddpbench comm --json or ddpbench find-max-bs --json");
   for (const auto& c : rep.cluster) {
     for (const auto& e : c.stragglers)
       for (auto& line : straggler_sentences(e)) rep.headline.push_back(std::move(line));
     for (const char* kind : {"slow_nodes", "slow_links"})
       if (c.comm_pairs.contains(kind) && c.comm_pairs[kind].is_array())
         for (const auto& x : c.comm_pairs[kind])
-          rep.headline.push_back(fmt::format("{} ({}): {}", std::string(kind) == "slow_nodes" ? "Slow node" : "Slow link",
-                                             c.source, json_str_or(x, "message", "?")));
+          rep.headline.push_back(fmt::format("{} ({}): {}",
+                                             std::string(kind) == "slow_nodes" ? "Slow node" : "Slow link", c.source,
+                                             json_str_or(x, "message", "?")));
     if (c.comm_pairs.contains("outliers") && c.comm_pairs["outliers"] == false)
-      rep.headline.push_back(fmt::format("Pairs ({}): no slow node or link among {} participants", c.source,
-                                         c.comm_pairs.contains("participants") ? c.comm_pairs["participants"].size() : 0));
+      rep.headline.push_back(
+          fmt::format("Pairs ({}): no slow node or link among {} participants", c.source,
+                      c.comm_pairs.contains("participants") ? c.comm_pairs["participants"].size() : 0));
     if (!c.max_batch.empty()) rep.headline.push_back(max_batch_sentence(c.max_batch) + ".");
   }
   const std::vector<Point> pts = best_points(all);

@@ -32,8 +32,8 @@ struct RowFacts {
   std::optional<double> peak_memory_bytes;  ///< telemetry.peak_memory_bytes_max_over_ranks
   std::vector<RowWarning> warnings;
   Stopping stopping;
-  std::string peak_basis;                   ///< compute.peak_basis: which peak MFU divides by ("" if unrecorded)
-  std::optional<double> peak_tflops;        ///< compute.peak_tflops
+  std::string peak_basis;             ///< compute.peak_basis: which peak MFU divides by ("" if unrecorded)
+  std::optional<double> peak_tflops;  ///< compute.peak_tflops
 
   /// Reads them from a row; fields a row lacks stay empty.
   static RowFacts of(const BenchResult& r);
@@ -74,11 +74,11 @@ struct WeakRow {
   RowFacts facts;
 };
 struct WeakTable {
-  ConfigKey key;  ///< of the group's rows (world_size, global_batch: those of the first row)
+  ConfigKey key;                     ///< of the group's rows (world_size, global_batch: those of the first row)
   double baseline_per_gpu_ex_s = 0;  ///< per-GPU ex/s of the `baseline` row
-  std::string baseline;              ///< "1-GPU DDP", else "no-DDP", else "<N>-GPU DDP" (the smallest N); "rank" on CPUs
+  std::string baseline;  ///< "1-GPU DDP", else "no-DDP", else "<N>-GPU DDP" (the smallest N); "rank" on CPUs
   std::optional<double> no_ddp_p50_s;
-  std::vector<WeakRow> rows;         ///< DDP rows by world size
+  std::vector<WeakRow> rows;  ///< DDP rows by world size
   /// The no-DDP baseline then the DDP rows by world size; empty unless some row has a breakdown.
   std::vector<BreakdownRow> breakdown;
 };
@@ -87,10 +87,10 @@ struct WeakTable {
 struct StrongRow {
   int world_size = 1, nodes = 1;
   long long batch_per_rank = 0;
-  double step_s = 0;      ///< p50 time per global step
-  double speedup = 0;     ///< t(1) / t(N)
-  double efficiency = 0;  ///< speedup / N
-  double aggregate_ex_s = 0;  ///< global batch x grad_accum / step_s
+  double step_s = 0;                   ///< p50 time per global step
+  double speedup = 0;                  ///< t(1) / t(N)
+  double efficiency = 0;               ///< speedup / N
+  double aggregate_ex_s = 0;           ///< global batch x grad_accum / step_s
   std::optional<double> ddp_overhead;  ///< as WeakRow::ddp_overhead, against the no-DDP row of the same batch per rank
   std::optional<double> exposed_comm, other_overhead;  ///< as in WeakRow
   double p5_s = 0, p95_s = 0;
@@ -111,17 +111,17 @@ struct StrongTable {
 struct ImpactRow {
   std::string technique;  ///< ConfigKey::knob_label() of the variant; "baseline (DDP defaults)"
   bool baseline = false;
-  double step_s = 0;                   ///< p50 seconds per optimizer step
-  double aggregate_ex_s = 0;           ///< world size * batch per rank * grad_accum / step_s
+  double step_s = 0;          ///< p50 seconds per optimizer step
+  double aggregate_ex_s = 0;  ///< world size * batch per rank * grad_accum / step_s
   /// aggregate_ex_s / the baseline's: t_base / t when both accumulate as many micro-steps.
   std::optional<double> speedup;
-  std::optional<double> exposed_comm_s;     ///< breakdown mean over ranks, seconds per optimizer step
-  std::optional<double> exposed_change_s;   ///< exposed_comm_s - the baseline's
-  std::optional<double> exposed_change;     ///< exposed_change_s / the baseline's exposed_comm_s (fraction)
+  std::optional<double> exposed_comm_s;    ///< breakdown mean over ranks, seconds per optimizer step
+  std::optional<double> exposed_change_s;  ///< exposed_comm_s - the baseline's
+  std::optional<double> exposed_change;    ///< exposed_change_s / the baseline's exposed_comm_s (fraction)
 };
 struct ImpactTable {
-  ConfigKey key;  ///< the configuration with every knob at its default (ConfigKey::with_default_knobs)
-  bool has_baseline = false;  ///< false: no plain run was measured; speedups are absent
+  ConfigKey key;                ///< the configuration with every knob at its default (ConfigKey::with_default_knobs)
+  bool has_baseline = false;    ///< false: no plain run was measured; speedups are absent
   std::vector<ImpactRow> rows;  ///< the baseline first (when measured), then the variants in ConfigKey order
 };
 
@@ -131,17 +131,17 @@ struct ImpactTable {
 /// and inference mode").
 struct StrategyRow {
   int world_size = 1;
-  std::string strategy = "ddp";           ///< BenchResult::strategy: "ddp", "zero2", "fsdp"
+  std::string strategy = "ddp";  ///< BenchResult::strategy: "ddp", "zero2", "fsdp"
   bool activation_checkpointing = false;
-  std::string precision = "fp32";         ///< ConfigKey precision family
-  double aggregate_ex_s = 0;              ///< world size * batch per rank * grad_accum / step p50
+  std::string precision = "fp32";  ///< ConfigKey precision family
+  double aggregate_ex_s = 0;       ///< world size * batch per rank * grad_accum / step p50
   /// aggregate_ex_s / (N * aggregate ex/s of the same line on 1 rank), else of the no-DDP row
   /// of the same precision, checkpointing and batch per rank (weak scaling); absent without either.
   std::optional<double> efficiency;
-  double step_s = 0;                      ///< p50 seconds per optimizer step
-  std::optional<double> exposed_comm;     ///< breakdown exposed_comm_s / step_s (mean over ranks)
+  double step_s = 0;                   ///< p50 seconds per optimizer step
+  std::optional<double> exposed_comm;  ///< breakdown exposed_comm_s / step_s (mean over ranks)
   std::optional<double> peak_allocated_bytes, peak_reserved_bytes;  ///< memory.max_over_ranks (GPU rows)
-  std::optional<double> peak_rss_bytes;   ///< memory.max_over_ranks (CPU rows: process peak RSS)
+  std::optional<double> peak_rss_bytes;     ///< memory.max_over_ranks (CPU rows: process peak RSS)
   std::optional<double> model_state_bytes;  ///< memory.model_state_bytes.total (rank 0), bytes
 };
 struct StrategyTable {
@@ -153,18 +153,18 @@ struct StrategyTable {
 /// against the fp32 DDP row (no checkpointing) of the same model, world size and batch.
 struct MemoryRow {
   int world_size = 1;
-  std::string technique;            ///< "mixed precision (bf16)", "activation checkpointing", "zero2", "fsdp", joined with " + "
-  double baseline_peak_bytes = 0;   ///< the fp32 DDP row's peak memory per rank (core/memory row_peak_memory_bytes)
-  double peak_bytes = 0;            ///< this row's
-  double saved_bytes = 0;           ///< baseline_peak_bytes - peak_bytes (negative: it costs memory)
-  double saved = 0;                 ///< saved_bytes / baseline_peak_bytes (fraction)
+  std::string technique;  ///< "mixed precision (bf16)", "activation checkpointing", "zero2", "fsdp", joined with " + "
+  double baseline_peak_bytes = 0;  ///< the fp32 DDP row's peak memory per rank (core/memory row_peak_memory_bytes)
+  double peak_bytes = 0;           ///< this row's
+  double saved_bytes = 0;          ///< baseline_peak_bytes - peak_bytes (negative: it costs memory)
+  double saved = 0;                ///< saved_bytes / baseline_peak_bytes (fraction)
   double baseline_step_s = 0, step_s = 0;  ///< p50 seconds per optimizer step
-  double time_paid = 0;             ///< step_s / baseline_step_s - 1 (fraction; negative: faster)
+  double time_paid = 0;                    ///< step_s / baseline_step_s - 1 (fraction; negative: faster)
   std::optional<double> model_state_bytes, baseline_model_state_bytes;  ///< memory.model_state_bytes.total
 };
 struct MemoryTable {
-  ConfigKey key;          ///< of the baseline rows (precision fp32)
-  std::string peak_kind;  ///< "peak allocated" (GPU rows) or "peak RSS" (CPU rows)
+  ConfigKey key;                ///< of the baseline rows (precision fp32)
+  std::string peak_kind;        ///< "peak allocated" (GPU rows) or "peak RSS" (CPU rows)
   std::vector<MemoryRow> rows;  ///< by world size, then as the strategy table
 };
 
@@ -172,8 +172,8 @@ struct MemoryTable {
 /// the per-batch forward latency.
 struct InferenceRow {
   int world_size = 1;
-  double aggregate_ex_s = 0;  ///< world size * batch per rank / p50
-  double p50_s = 0, p95_s = 0;  ///< per-batch forward time, pooled over ranks
+  double aggregate_ex_s = 0;                ///< world size * batch per rank / p50
+  double p50_s = 0, p95_s = 0;              ///< per-batch forward time, pooled over ranks
   std::optional<double> peak_memory_bytes;  ///< row_peak_memory_bytes of the row's memory
 };
 struct InferenceTable {
@@ -188,7 +188,7 @@ struct CommTable {
   std::string device;  ///< device_type of the file
   std::string collective;
   int world_size = 1, nodes = 1;
-  std::string label;   ///< "<nodes>M/<ranks><G|C>"
+  std::string label;             ///< "<nodes>M/<ranks><G|C>"
   std::vector<CommResult> rows;  ///< by dtype, redop, then size
 };
 
@@ -196,13 +196,13 @@ struct CommTable {
 /// across groups (device types, or files when all share one device type), for
 /// configurations measured by at least two groups; ratio to the first group with a value.
 struct ComparisonRow {
-  ConfigKey key;  ///< device ""
+  ConfigKey key;                                    ///< device ""
   std::vector<std::optional<double>> per_gpu_ex_s;  ///< one per group
   std::vector<std::optional<double>> ratio;         ///< per_gpu / per_gpu of the first group with a value
 };
 struct Comparison {
-  std::string by;                  ///< "device type" or "file"
-  std::string unit = "GPU";        ///< "rank" when a CPU device takes part (see unit_word)
+  std::string by;            ///< "device type" or "file"
+  std::string unit = "GPU";  ///< "rank" when a CPU device takes part (see unit_word)
   std::vector<std::string> groups;
   std::vector<ComparisonRow> rows;
 };
@@ -227,8 +227,8 @@ struct CostTable {
 
 /// Options of `ddpbench report` that change numbers.
 /// Bounds of the cost options (build_report throws UsageError outside them).
-inline constexpr double kMaxGpuHourUsd = 1e6;                       ///< --gpu-hour-cost: (0, 1e6] USD
-inline constexpr int kMaxEpochs = 1'000'000;                        ///< --epochs: 1..1e6
+inline constexpr double kMaxGpuHourUsd = 1e6;                            ///< --gpu-hour-cost: (0, 1e6] USD
+inline constexpr int kMaxEpochs = 1'000'000;                             ///< --epochs: 1..1e6
 inline constexpr long long kMaxReportDatasetSize = 1'000'000'000'000LL;  ///< --dataset-size: 1..1e12
 
 struct ReportOptions {
@@ -247,26 +247,26 @@ struct ClusterFile {
   std::string device;  ///< device_type of the file
   /// Rows with per-rank telemetry["sampled"] (schema 1.6) or a burn_in (schema 1.6), in file order.
   std::vector<BenchResult> rows;
-  nlohmann::json stragglers = nlohmann::json::array();  ///< ResultFile.stragglers (schema 1.6)
-  std::vector<CommResult> pair_rows;  ///< `comm --pairs` rows (extra.pair, extra.round; schema 1.6)
+  nlohmann::json stragglers = nlohmann::json::array();   ///< ResultFile.stragglers (schema 1.6)
+  std::vector<CommResult> pair_rows;                     ///< `comm --pairs` rows (extra.pair, extra.round; schema 1.6)
   nlohmann::json comm_pairs = nlohmann::json::object();  ///< ResultFile.comm_pairs
   nlohmann::json max_batch = nlohmann::json::object();   ///< ResultFile.max_batch (kind "find-max-bs")
 };
 
 /// Mean over ranks, minimum, maximum of one telemetry quantity of a row; absent where no rank has it.
 struct TelemetryRowSummary {
-  int ranks = 0;       ///< ranks with a telemetry.sampled object
-  int gpu_ranks = 0;   ///< of those, ranks whose GPU metrics are available
-  std::optional<double> min_sm_util_pct;  ///< min over ranks of each rank's mean SM utilization, %
-  std::optional<double> max_temperature_c;  ///< max over ranks of each rank's max temperature, C
-  std::optional<double> min_sm_clock_mhz;   ///< min over ranks of each rank's min SM clock, MHz
-  std::optional<double> max_power_w;        ///< max over ranks of each rank's max power, W
-  int throttled_ranks = 0;                  ///< ranks with throttled_fraction > 0
+  int ranks = 0;                              ///< ranks with a telemetry.sampled object
+  int gpu_ranks = 0;                          ///< of those, ranks whose GPU metrics are available
+  std::optional<double> min_sm_util_pct;      ///< min over ranks of each rank's mean SM utilization, %
+  std::optional<double> max_temperature_c;    ///< max over ranks of each rank's max temperature, C
+  std::optional<double> min_sm_clock_mhz;     ///< min over ranks of each rank's min SM clock, MHz
+  std::optional<double> max_power_w;          ///< max over ranks of each rank's max power, W
+  int throttled_ranks = 0;                    ///< ranks with throttled_fraction > 0
   std::vector<std::string> throttle_reasons;  ///< union over ranks, sorted
-  std::optional<double> mean_cpu_util_pct;  ///< mean over ranks of each rank's mean CPU utilization, %
-  std::optional<double> max_peak_rss_bytes; ///< max over ranks of peak RSS, bytes
+  std::optional<double> mean_cpu_util_pct;    ///< mean over ranks of each rank's mean CPU utilization, %
+  std::optional<double> max_peak_rss_bytes;   ///< max over ranks of peak RSS, bytes
   std::optional<double> mean_net_rx_bytes_per_s, mean_net_tx_bytes_per_s;  ///< mean over ranks of each rank's mean
-  std::vector<std::string> gpu_unavailable;   ///< the distinct reasons of ranks without GPU metrics
+  std::vector<std::string> gpu_unavailable;  ///< the distinct reasons of ranks without GPU metrics
 };
 
 /// Summarises the per-rank telemetry.sampled objects of `row` (schema 1.6).
@@ -291,7 +291,7 @@ struct Report {
   std::vector<WeakTable> weak;
   std::vector<StrongTable> strong;
   Comparison comparison;
-  std::vector<CostTable> cost;   ///< empty unless a GPU-hour price was given
+  std::vector<CostTable> cost;  ///< empty unless a GPU-hour price was given
   /// One per configuration (but the DDP knobs) and world size > 1 that measured a variant.
   std::vector<ImpactTable> impact;
   /// Per configuration (precision, world size aside) where some world size has two or more
@@ -301,7 +301,7 @@ struct Report {
   std::vector<MemoryTable> memory;
   /// `run --mode inference` rows, one table per configuration (world size aside).
   std::vector<InferenceTable> inference;
-  std::vector<CommTable> comm;   ///< one per file, collective and group of ranks (`ddpbench comm` files)
+  std::vector<CommTable> comm;  ///< one per file, collective and group of ranks (`ddpbench comm` files)
   /// Per file: name, tool, created, device type, torch, cuda, nccl, backend, hosts; complete,
   /// rows, rows_planned and warning (incomplete_warning: "" for a complete file).
   std::vector<nlohmann::json> files;

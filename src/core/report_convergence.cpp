@@ -22,7 +22,6 @@ double num(const nlohmann::json& j, const char* key, double dflt = NAN) {
   return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : dflt;
 }
 
-
 std::string fmt_num(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "NaN"; }
 
 }  // namespace
@@ -94,7 +93,9 @@ std::vector<Table> convergence_tables(const std::vector<ConvergenceGroup>& group
       std::vector<Value> row = {Value(static_cast<long long>(r.world_size)),
                                 Value(r.global_batch),
                                 Value(static_cast<long long>(ep.is_array() ? ep.size() : 0)),
-                                Value(std::string(metric == "none" ? "no target" : reached ? "yes" : "no")),
+                                Value(std::string(metric == "none" ? "no target"
+                                                  : reached        ? "yes"
+                                                                   : "no")),
                                 reached ? Value(static_cast<long long>(num(tg, "epoch"))) : Value(),
                                 reached ? Value(at) : Value(),
                                 reached && ref_s && at > 0 ? Value(*ref_s / at) : Value(),
@@ -109,14 +110,15 @@ std::vector<Table> convergence_tables(const std::vector<ConvergenceGroup>& group
                                        : fmt::format("Target: {} {} {:g} on the test split, checked after each epoch; "
                                                      "times from the first step, evaluations included.",
                                                      metric, metric == "test_loss" ? "<=" : ">=", value));
-    t.notes.push_back("The 1-rank row is the reference (DDP on one rank; no separate no-DDP row). Data wait: time a "
-                      "step waited for its batch from the loader, mean over ranks and steps.");
-    const BenchResult& best = *std::max_element(g.rows.begin(), g.rows.end(), [](const auto& a, const auto& b) {
-      return a.world_size < b.world_size;
-    });
+    t.notes.push_back(
+        "The 1-rank row is the reference (DDP on one rank; no separate no-DDP row). Data wait: time a "
+        "step waited for its batch from the loader, mean over ranks and steps.");
+    const BenchResult& best = *std::max_element(
+        g.rows.begin(), g.rows.end(), [](const auto& a, const auto& b) { return a.world_size < b.world_size; });
     const auto& bl = best.convergence.value("baselines", nlohmann::json::array());
     if (bl.is_array() && !bl.empty()) {
-      std::string s = "Published test accuracies (" + best.convergence.value("baselines_source", std::string("?")) + "):";
+      std::string s =
+          "Published test accuracies (" + best.convergence.value("baselines_source", std::string("?")) + "):";
       for (const auto& l : baseline_lines(bl)) s += "\n" + l.substr(l.find("published: ") + 11);
       t.notes.push_back(s);
     }
@@ -133,7 +135,8 @@ std::vector<Plot> write_convergence_plots(const std::vector<ConvergenceGroup>& g
   std::set<std::string> stems;
   for (const auto& g : groups) {
     std::string base = slug(fmt::format("ttl-{}-{}-{}", g.model, g.dataset, g.device));
-    for (int k = 2; stems.count(base); ++k) base = slug(fmt::format("ttl-{}-{}-{}-{}", g.model, g.dataset, g.device, k));
+    for (int k = 2; stems.count(base); ++k)
+      base = slug(fmt::format("ttl-{}-{}-{}-{}", g.model, g.dataset, g.device, k));
     stems.insert(base);
     std::string loss_dat, acc_dat, loss_cmd, acc_cmd;
     for (size_t i = 0; i < g.rows.size(); ++i) {
@@ -157,10 +160,11 @@ std::vector<Plot> write_convergence_plots(const std::vector<ConvergenceGroup>& g
     std::ofstream(fs::path(dir) / (base + "-accuracy.dat")) << acc_dat;
     const struct {
       std::string stem, title, ylabel, cmd;
-    } panels[] = {{base + "-loss", fmt::format("{} on {}, {}: training loss against wall time", g.model, g.dataset, g.device),
-                   "training loss (cross-entropy, mean over ranks)", loss_cmd},
-                  {base + "-accuracy", fmt::format("{} on {}, {}: test accuracy per epoch", g.model, g.dataset, g.device),
-                   "test accuracy", acc_cmd}};
+    } panels[] = {
+        {base + "-loss", fmt::format("{} on {}, {}: training loss against wall time", g.model, g.dataset, g.device),
+         "training loss (cross-entropy, mean over ranks)", loss_cmd},
+        {base + "-accuracy", fmt::format("{} on {}, {}: test accuracy per epoch", g.model, g.dataset, g.device),
+         "test accuracy", acc_cmd}};
     for (const auto& p : panels) {
       Plot plot;
       plot.name = p.stem;
@@ -168,14 +172,14 @@ std::vector<Plot> write_convergence_plots(const std::vector<ConvergenceGroup>& g
       plot.png = (fs::path(dir) / (p.stem + ".png")).string();
       plot.svg = (fs::path(dir) / (p.stem + ".svg")).string();
       for (const auto& [term, file] :
-           {std::pair<std::string, std::string>{fmt::format("pngcairo size {},{} font 'DejaVu Sans,11'", kPlotWidth,
-                                                            kPlotHeight),
-                                                p.stem + ".png"},
+           {std::pair<std::string, std::string>{
+                fmt::format("pngcairo size {},{} font 'DejaVu Sans,11'", kPlotWidth, kPlotHeight), p.stem + ".png"},
             {fmt::format("svg size {},{} font 'DejaVu Sans,11' background '#ffffff'", kPlotWidth, kPlotHeight),
              p.stem + ".svg"}})
         script << "reset\nset encoding utf8\nset grid\nset key top right\nset terminal " << term << "\nset output "
-               << gnuplot_quote(file) << "\nset title " << gnuplot_quote(p.title) << " noenhanced\nset xlabel 'wall time (s)'\nset ylabel "
-               << gnuplot_quote(p.ylabel) << "\nplot " << p.cmd << "\nunset output\n";
+               << gnuplot_quote(file) << "\nset title " << gnuplot_quote(p.title)
+               << " noenhanced\nset xlabel 'wall time (s)'\nset ylabel " << gnuplot_quote(p.ylabel) << "\nplot "
+               << p.cmd << "\nunset output\n";
       plots.push_back(std::move(plot));
     }
   }

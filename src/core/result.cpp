@@ -24,10 +24,20 @@ namespace ddpbench {
 using nlohmann::json;
 
 void to_json(json& j, const Summary& s) {
-  j = json{{"n", s.n},           {"p50_s", s.p50_s},   {"p75_s", s.p75_s},       {"p90_s", s.p90_s},
-           {"p95_s", s.p95_s},   {"min_s", s.min_s},   {"max_s", s.max_s},       {"mean_s", s.mean_s},
-           {"stddev_s", s.stddev_s}, {"ci95_s", s.ci95_s}, {"iterations", s.iterations}, {"cv", s.cv},
-           {"ex_per_s_per_gpu", s.ex_per_s_per_gpu}, {"ex_per_s_total", s.ex_per_s_total}};
+  j = json{{"n", s.n},
+           {"p50_s", s.p50_s},
+           {"p75_s", s.p75_s},
+           {"p90_s", s.p90_s},
+           {"p95_s", s.p95_s},
+           {"min_s", s.min_s},
+           {"max_s", s.max_s},
+           {"mean_s", s.mean_s},
+           {"stddev_s", s.stddev_s},
+           {"ci95_s", s.ci95_s},
+           {"iterations", s.iterations},
+           {"cv", s.cv},
+           {"ex_per_s_per_gpu", s.ex_per_s_per_gpu},
+           {"ex_per_s_total", s.ex_per_s_total}};
   if (s.p5_s > 0) j["p5_s"] = s.p5_s;  // 0: unknown (files of schema < 1.10), left out as they had it
 }
 
@@ -95,16 +105,29 @@ void from_json(const json& j, RankSamples& r) {
 }
 
 void to_json(json& j, const BenchResult& b) {
-  j = json{{"model", b.model},         {"label", b.label},         {"batch_per_rank", b.batch_per_rank},
-           {"image_size", b.image_size}, {"precision", b.precision}, {"scaling", b.scaling},
-           {"global_batch", b.global_batch},     {"world_size", b.world_size},
-           {"nodes", b.nodes},         {"ddp", b.ddp},             {"ranks", b.ranks},
-           {"summary", b.summary},     {"telemetry", b.telemetry}, {"checks", b.checks},
-           {"compute", b.compute},     {"communication", b.communication},
-           {"grad_accum", b.grad_accum}, {"ddp_options", b.ddp_options},
-           {"strategy", b.strategy},   {"activation_checkpointing", b.activation_checkpointing},
+  j = json{{"model", b.model},
+           {"label", b.label},
+           {"batch_per_rank", b.batch_per_rank},
+           {"image_size", b.image_size},
+           {"precision", b.precision},
+           {"scaling", b.scaling},
+           {"global_batch", b.global_batch},
+           {"world_size", b.world_size},
+           {"nodes", b.nodes},
+           {"ddp", b.ddp},
+           {"ranks", b.ranks},
+           {"summary", b.summary},
+           {"telemetry", b.telemetry},
+           {"checks", b.checks},
+           {"compute", b.compute},
+           {"communication", b.communication},
+           {"grad_accum", b.grad_accum},
+           {"ddp_options", b.ddp_options},
+           {"strategy", b.strategy},
+           {"activation_checkpointing", b.activation_checkpointing},
            {"breakdown", b.breakdown},
-           {"stopping", b.stopping},   {"warnings", b.warnings}};
+           {"stopping", b.stopping},
+           {"warnings", b.warnings}};
   if (!b.iteration_means_s.empty()) j["iteration_means_s"] = b.iteration_means_s;
   if (b.ranks_kept_in_full) j["ranks_kept_in_full"] = *b.ranks_kept_in_full;
   if (!b.burn_in.empty()) j["burn_in"] = b.burn_in;
@@ -121,7 +144,9 @@ void from_json(const json& j, RowWarning& w) {
 }
 
 void to_json(json& j, const Stopping& s) {
-  j = json{{"mode", s.mode}, {"reason", s.reason}, {"target_ci_pct", s.target_ci_pct},
+  j = json{{"mode", s.mode},
+           {"reason", s.reason},
+           {"target_ci_pct", s.target_ci_pct},
            {"achieved_ci_pct", s.achieved_ci_pct}};
 }
 
@@ -185,12 +210,23 @@ void to_json(json& j, const ResultFile& f) {
 }
 
 void to_json(json& j, const CommResult& c) {
-  j = json{{"collective", c.collective}, {"dtype", c.dtype},       {"redop", c.redop},
-           {"root", c.root},             {"bytes", c.bytes},       {"count", c.count},
-           {"world_size", c.world_size}, {"nodes", c.nodes},       {"label", c.label},
-           {"warmup", c.warmup},         {"iters", c.iters},       {"time_us", c.time_us},
-           {"time_us_max_over_ranks", c.time_us_max_over_ranks},  {"algbw_gbps", c.algbw_gbps},
-           {"busbw_gbps", c.busbw_gbps}, {"wrong", c.wrong},       {"extra", c.extra}};
+  j = json{{"collective", c.collective},
+           {"dtype", c.dtype},
+           {"redop", c.redop},
+           {"root", c.root},
+           {"bytes", c.bytes},
+           {"count", c.count},
+           {"world_size", c.world_size},
+           {"nodes", c.nodes},
+           {"label", c.label},
+           {"warmup", c.warmup},
+           {"iters", c.iters},
+           {"time_us", c.time_us},
+           {"time_us_max_over_ranks", c.time_us_max_over_ranks},
+           {"algbw_gbps", c.algbw_gbps},
+           {"busbw_gbps", c.busbw_gbps},
+           {"wrong", c.wrong},
+           {"extra", c.extra}};
 }
 
 void from_json(const json& j, CommResult& c) {
@@ -247,8 +283,8 @@ ResultFile parse_result(const std::string& text, const std::string& source) {
   try {
     j = json::parse(text);
   } catch (const json::parse_error& e) {
-    throw UsageError(fmt::format("{}: not valid JSON (byte {}); pass a file written by ddpbench run --json",
-                                 source, e.byte));
+    throw UsageError(
+        fmt::format("{}: not valid JSON (byte {}); pass a file written by ddpbench run --json", source, e.byte));
   } catch (const json::exception& e) {  // e.g. out_of_range: a number too large for a double
     throw UsageError(fmt::format("{}: not valid JSON ({}); pass a file written by ddpbench run --json", source,
                                  first_line(e.what())));
@@ -263,17 +299,18 @@ ResultFile parse_result(const std::string& text, const std::string& source) {
     throw UsageError(fmt::format("{}: {}", source, e.what()));
   }
   if (major != kSchemaMajor)
-    throw UsageError(fmt::format("{}: schema version {} is not readable by this ddpbench (reads {}.x); use a "
-                                 "ddpbench release that writes schema {}.x",
-                                 source, version, kSchemaMajor, major));
+    throw UsageError(
+        fmt::format("{}: schema version {} is not readable by this ddpbench (reads {}.x); use a "
+                    "ddpbench release that writes schema {}.x",
+                    source, version, kSchemaMajor, major));
   try {
     return j.get<ResultFile>();
   } catch (const json::exception& e) {
-    throw UsageError(fmt::format("{}: malformed result file ({}); pass a file written by ddpbench run --json",
-                                 source, e.what()));
+    throw UsageError(
+        fmt::format("{}: malformed result file ({}); pass a file written by ddpbench run --json", source, e.what()));
   } catch (const std::invalid_argument& e) {
-    throw UsageError(fmt::format("{}: malformed result file ({}); pass a file written by ddpbench run --json",
-                                 source, e.what()));
+    throw UsageError(
+        fmt::format("{}: malformed result file ({}); pass a file written by ddpbench run --json", source, e.what()));
   }
 }
 
@@ -307,7 +344,8 @@ void readable_json_into(const json& j, int indent, std::string& out) {
     out += ']';
     return;
   }
-  if (j.is_array() && std::all_of(j.begin(), j.end(), [](const json& e) { return e.is_object() && e.contains("rank"); })) {
+  if (j.is_array() &&
+      std::all_of(j.begin(), j.end(), [](const json& e) { return e.is_object() && e.contains("rank"); })) {
     // Per-rank records (ranks, memory.per_rank, environment.ranks, ...): one compact line
     // each, so a file at thousands of ranks stays small and greps by rank.
     const std::string pad(static_cast<size_t>(indent + 2), ' ');
@@ -383,8 +421,9 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   const std::string dir = dir_of(path);
   std::string tmpl = path + ".tmp.XXXXXX";
   int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) throw std::runtime_error(fmt::format("cannot create a temporary file next to '{}': {}", path,
-                                                   std::strerror(errno)));
+  if (fd < 0)
+    throw std::runtime_error(
+        fmt::format("cannot create a temporary file next to '{}': {}", path, std::strerror(errno)));
   const std::string tmp = tmpl;
   ::fchmod(fd, 0644);
   size_t off = 0;
@@ -444,13 +483,15 @@ void check_result_target(const std::string& path, bool overwrite) {
   if (overwrite) return;
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0)
-    throw UsageError(fmt::format("--json '{}' already exists; pass --overwrite to replace it once the new run "
-                                 "completes, or choose a new name",
-                                 path));
+    throw UsageError(
+        fmt::format("--json '{}' already exists; pass --overwrite to replace it once the new run "
+                    "completes, or choose a new name",
+                    path));
   if (::lstat(partial.c_str(), &st) == 0)
-    throw UsageError(fmt::format("--json '{}': '{}' already exists (the rows of a run that stopped early); pass "
-                                 "--overwrite to replace it, or choose a new name",
-                                 path, partial));
+    throw UsageError(
+        fmt::format("--json '{}': '{}' already exists (the rows of a run that stopped early); pass "
+                    "--overwrite to replace it, or choose a new name",
+                    path, partial));
 }
 
 std::string incomplete_warning(const std::string& name, const ResultFile& file) {

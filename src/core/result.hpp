@@ -44,11 +44,11 @@ struct RankSamples {
   int rank = 0;
   std::string host;
   int local_rank = 0;
-  std::string device;              ///< "cpu" or "cuda:<index>"
+  std::string device;  ///< "cpu" or "cuda:<index>"
   /// Seconds per measured iteration, in order: for the ranks kept in full only (see
   /// BenchResult::ranks_kept_in_full); empty for the others.
   std::vector<double> samples_s;
-  std::optional<RankStepSummary> step;  ///< every rank (schema 1.10; absent before)
+  std::optional<RankStepSummary> step;                  ///< every rank (schema 1.10; absent before)
   nlohmann::json telemetry = nlohmann::json::object();  ///< per-rank extras (Reducer timers, memory)
   /// This rank's step breakdown: each of kBreakdownComponents -> mean seconds per measured
   /// step (empty object when the row has none; schema < 1.5).
@@ -70,9 +70,9 @@ const nlohmann::json* sampled_telemetry(const RankSamples& rank);
 ///   optimizer_s         the optimizer step (with loss scaling: unscale and update too)
 ///   other_s             step_s minus the four above
 ///   step_s              the measured step
-inline constexpr const char* kBreakdownComponents[] = {"forward_s",      "backward_compute_s", "backward_comm_s",
-                                                       "overlap_s",      "exposed_comm_s",     "optimizer_s",
-                                                       "other_s",        "step_s"};
+inline constexpr const char* kBreakdownComponents[] = {
+    "forward_s",      "backward_compute_s", "backward_comm_s", "overlap_s",
+    "exposed_comm_s", "optimizer_s",        "other_s",         "step_s"};
 inline constexpr size_t kNumBreakdownComponents = 8;
 static_assert(std::size(kBreakdownComponents) == kNumBreakdownComponents, "one name per breakdown component");
 
@@ -83,21 +83,24 @@ size_t breakdown_index(const std::string& name);
 /// One measured size of one collective of `ddpbench comm`, with nccl-tests' columns
 /// (nccl-tests doc/PERFORMANCE.md): algbw = bytes / time, busbw = algbw * factor(collective, n).
 struct CommResult {
-  std::string collective;   ///< allreduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, barrier
-  std::string dtype;        ///< float32, float16, bfloat16, float64, int32, int64, int8, uint8
-  std::string redop;        ///< sum, prod, max, min, avg; "none" where the collective does not reduce
-  int root = -1;            ///< broadcast/reduce root rank; -1 where none
-  long long bytes = 0;      ///< nccl-tests' "size": bytes of the (per-rank output or input) buffer, see METHODOLOGY
-  long long count = 0;      ///< nccl-tests' count column: elements per rank (all_gather, reduce_scatter, all_to_all: the per-rank chunk)
-  int world_size = 1;       ///< ranks in the group measured
-  int nodes = 1;            ///< distinct hosts among them
-  std::string label;        ///< "<nodes>M/<ranks><G|C>", as run's rows; " (emulated)" appended for a collective the backend lacks
+  std::string collective;  ///< allreduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, barrier
+  std::string dtype;       ///< float32, float16, bfloat16, float64, int32, int64, int8, uint8
+  std::string redop;       ///< sum, prod, max, min, avg; "none" where the collective does not reduce
+  int root = -1;           ///< broadcast/reduce root rank; -1 where none
+  long long bytes = 0;     ///< nccl-tests' "size": bytes of the (per-rank output or input) buffer, see METHODOLOGY
+  long long count =
+      0;  ///< nccl-tests' count column: elements per rank (all_gather, reduce_scatter, all_to_all: the per-rank chunk)
+  int world_size = 1;  ///< ranks in the group measured
+  int nodes = 1;       ///< distinct hosts among them
+  std::string
+      label;  ///< "<nodes>M/<ranks><G|C>", as run's rows; " (emulated)" appended for a collective the backend lacks
   int warmup = 0, iters = 0;
-  double time_us = 0;       ///< mean time per operation, microseconds, averaged over ranks
+  double time_us = 0;                 ///< mean time per operation, microseconds, averaged over ranks
   double time_us_max_over_ranks = 0;  ///< slowest rank's mean time per operation
-  double algbw_gbps = 0;    ///< bytes / time, GB/s (1e9 bytes)
-  double busbw_gbps = 0;    ///< algbw * busbw factor, GB/s
-  long long wrong = 0;      ///< elements that differed from the expected result, summed over ranks; -1: not checked (barrier, -c 0)
+  double algbw_gbps = 0;              ///< bytes / time, GB/s (1e9 bytes)
+  double busbw_gbps = 0;              ///< algbw * busbw factor, GB/s
+  long long wrong =
+      0;  ///< elements that differed from the expected result, summed over ranks; -1: not checked (barrier, -c 0)
   nlohmann::json extra = nlohmann::json::object();  ///< anything else (emulation notes, per-rank times)
 };
 
@@ -130,8 +133,8 @@ struct BenchResult {
   std::string precision = "fp32";
   std::string scaling = "weak";  ///< "weak": fixed batch per rank; "strong": fixed global batch split over ranks
   long long global_batch = 0;    ///< examples per step over the group: batch_per_rank * world_size
-  int world_size = 1;  ///< ranks in this row's group
-  int nodes = 1;       ///< distinct hosts among those ranks
+  int world_size = 1;            ///< ranks in this row's group
+  int nodes = 1;                 ///< distinct hosts among those ranks
   bool ddp = true;
   std::vector<RankSamples> ranks;
   Summary summary;  ///< over the samples of all ranks pooled
@@ -251,8 +254,8 @@ ResultFile read_result_file(const std::string& path);
 /// except that an array of scalars (numbers, strings, booleans, null) is written on one
 /// line ("[0.1, 0.2]") and so is an object of scalars whose one-line form fits in 100
 /// characters; an array whose elements are all objects with a "rank" key (per-rank records)
-/// has one compact line (json::dump()) per element. Ends with a newline; json::parse gives back `j`. Throws as json::dump
-/// (nlohmann::json::type_error on a string that is not UTF-8).
+/// has one compact line (json::dump()) per element. Ends with a newline; json::parse gives back `j`. Throws as
+/// json::dump (nlohmann::json::type_error on a string that is not UTF-8).
 std::string readable_json(const nlohmann::json& j);
 
 /// Writes `file` to `path` atomically: the JSON goes to a temporary file (mkstemp) in

@@ -43,7 +43,8 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& flag
   for (const auto& item : split_list(text)) {
     long long v = 0;
     if (!is_decimal(item))
-      throw UsageError(fmt::format("{} '{}' is not a comma list of whole numbers; pass e.g. {} 1,2,4", flag, text, flag));
+      throw UsageError(
+          fmt::format("{} '{}' is not a comma list of whole numbers; pass e.g. {} 1,2,4", flag, text, flag));
     try {
       v = parse_int(item, flag);
     } catch (const UsageError&) {  // beyond 64 bits
@@ -69,14 +70,14 @@ void validate_data(const RunConfig& cfg) {
   if (cfg.target_loss && cfg.target_accuracy)
     throw UsageError("--target-loss and --target-accuracy are both given; give one target (or none: all --epochs)");
   if (cfg.target_loss && !(*cfg.target_loss > 0 && *cfg.target_loss < 1e6))
-    throw UsageError(fmt::format("--target-loss {} is out of range; use a test cross-entropy > 0, e.g. 0.5",
-                                 *cfg.target_loss));
+    throw UsageError(
+        fmt::format("--target-loss {} is out of range; use a test cross-entropy > 0, e.g. 0.5", *cfg.target_loss));
   if (cfg.target_accuracy && !(*cfg.target_accuracy > 0 && *cfg.target_accuracy <= 1))
-    throw UsageError(fmt::format("--target-accuracy {} is out of range; use a fraction in (0, 1], e.g. 0.85",
-                                 *cfg.target_accuracy));
+    throw UsageError(
+        fmt::format("--target-accuracy {} is out of range; use a fraction in (0, 1], e.g. 0.85", *cfg.target_accuracy));
   if (cfg.loader_workers < 0 || cfg.loader_workers > kMaxLoaderWorkers)
-    throw UsageError(fmt::format("--loader-workers {} is out of range; use 0..{}", cfg.loader_workers,
-                                 kMaxLoaderWorkers));
+    throw UsageError(
+        fmt::format("--loader-workers {} is out of range; use 0..{}", cfg.loader_workers, kMaxLoaderWorkers));
   if (cfg.train_limit < 0 || cfg.test_limit < 0)
     throw UsageError("--train-limit and --test-limit are example counts >= 0 (0: the whole split)");
   if (!(cfg.lr > 0 && cfg.lr <= 10))
@@ -85,13 +86,15 @@ void validate_data(const RunConfig& cfg) {
   if (cfg.num_classes != 10)
     throw UsageError(fmt::format("{} has 10 classes but --num-classes is {}; drop --num-classes", d, cfg.num_classes));
   if (ddp_variants(cfg).size() != 1 || cfg.comm_hooks.front() != "none" || cfg.grad_accums.front() != 1)
-    throw UsageError(fmt::format("{} trains with one plain DDP setting; give one --bucket-cap-mb and drop "
-                                 "--comm-hook and --grad-accum",
-                                 d));
+    throw UsageError(
+        fmt::format("{} trains with one plain DDP setting; give one --bucket-cap-mb and drop "
+                    "--comm-hook and --grad-accum",
+                    d));
   if (cfg.duration_s > 0 || cfg.iters_auto || !cfg.profile_dir.empty() || cfg.freeze_backbone)
-    throw UsageError(fmt::format("{} trains for --epochs; drop --duration, --iters auto, --profile and "
-                                 "--freeze-backbone (step-time options)",
-                                 d));
+    throw UsageError(
+        fmt::format("{} trains for --epochs; drop --duration, --iters auto, --profile and "
+                    "--freeze-backbone (step-time options)",
+                    d));
   if (cfg.precision == "fp16")
     throw UsageError(fmt::format("{} trains in fp32 or bf16; use --precision fp32 or bf16", d));
 }
@@ -109,8 +112,8 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
   if (cfg.batch_size < 1)
     throw UsageError(fmt::format("--batch-size {} must be >= 1 (examples per rank)", cfg.batch_size));
   if (cfg.batch_size > kMaxBatchSize)
-    throw UsageError(fmt::format("--batch-size {} is out of range; use 1..{} (examples per rank)", cfg.batch_size,
-                                 kMaxBatchSize));
+    throw UsageError(
+        fmt::format("--batch-size {} is out of range; use 1..{} (examples per rank)", cfg.batch_size, kMaxBatchSize));
   if (cfg.image_size < 32)
     throw UsageError(fmt::format("--image-size {} is too small; ResNets need >= 32 pixels", cfg.image_size));
   if (cfg.image_size > kMaxImageSize)
@@ -121,11 +124,11 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
     if (!(cfg.target_ci_pct > 0 && cfg.target_ci_pct <= 100))
       throw UsageError(fmt::format("--target-ci {} must be a percentage in (0, 100], e.g. 1", cfg.target_ci_pct));
     if (cfg.min_iters < 2 || cfg.min_iters > kMaxIters)
-      throw UsageError(fmt::format("--min-iters {} must be >= 2 (a CI needs two samples) and <= {}", cfg.min_iters,
-                                   kMaxIters));
+      throw UsageError(
+          fmt::format("--min-iters {} must be >= 2 (a CI needs two samples) and <= {}", cfg.min_iters, kMaxIters));
     if (cfg.max_iters < cfg.min_iters || cfg.max_iters > kMaxIters)
-      throw UsageError(fmt::format("--max-iters {} must be >= --min-iters {} and <= {}", cfg.max_iters,
-                                   cfg.min_iters, kMaxIters));
+      throw UsageError(
+          fmt::format("--max-iters {} must be >= --min-iters {} and <= {}", cfg.max_iters, cfg.min_iters, kMaxIters));
     if (!(cfg.max_time_s > 0 && cfg.max_time_s <= 1e7))
       throw UsageError(fmt::format("--max-time {} must be a number of seconds in (0, 10000000]", cfg.max_time_s));
   }
@@ -136,25 +139,28 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
   if (cfg.seed < 0) throw UsageError(fmt::format("--seed {} must be >= 0", cfg.seed));
   for (int n : cfg.world_sizes)
     if (n < 1 || n > world)
-      throw UsageError(fmt::format("--world-sizes has {} but the job has {} rank(s); pass sizes up to {} or launch "
-                                   "more ranks (--nproc-per-node)",
-                                   n, world, world));
+      throw UsageError(
+          fmt::format("--world-sizes has {} but the job has {} rank(s); pass sizes up to {} or launch "
+                      "more ranks (--nproc-per-node)",
+                      n, world, world));
   // Bounds as closed ranges that NaN fails too: !(lo <= x && x <= hi).
   if (cfg.bucket_caps_mb.empty()) throw UsageError("--bucket-cap-mb is empty; pass e.g. --bucket-cap-mb 25");
   for (double mb : cfg.bucket_caps_mb)
     if (!(mb > 0 && mb <= kMaxBucketCapMb))
-      throw UsageError(fmt::format("--bucket-cap-mb {} is out of range; use a size in (0, {}] MiB", mb, kMaxBucketCapMb));
+      throw UsageError(
+          fmt::format("--bucket-cap-mb {} is out of range; use a size in (0, {}] MiB", mb, kMaxBucketCapMb));
   if (cfg.comm_hooks.empty()) throw UsageError("--comm-hook is empty; pass e.g. --comm-hook none,fp16");
   if (cfg.grad_accums.empty()) throw UsageError("--grad-accum is empty; pass e.g. --grad-accum 1,4");
   for (int k : cfg.grad_accums)
     if (k < 1 || k > kMaxGradAccum)
-      throw UsageError(fmt::format("--grad-accum {} is out of range; use 1..{} micro-steps per optimizer step", k,
-                                   kMaxGradAccum));
+      throw UsageError(
+          fmt::format("--grad-accum {} is out of range; use 1..{} micro-steps per optimizer step", k, kMaxGradAccum));
   const size_t variants = cfg.bucket_caps_mb.size() * cfg.comm_hooks.size() * cfg.grad_accums.size();
   if (variants > static_cast<size_t>(kMaxVariants))
-    throw UsageError(fmt::format("--bucket-cap-mb, --comm-hook and --grad-accum give {} combinations, more than {}; "
-                                 "sweep fewer values per launch",
-                                 variants, kMaxVariants));
+    throw UsageError(
+        fmt::format("--bucket-cap-mb, --comm-hook and --grad-accum give {} combinations, more than {}; "
+                    "sweep fewer values per launch",
+                    variants, kMaxVariants));
   if (cfg.strategies.empty()) throw UsageError("--strategy is empty; pass e.g. --strategy ddp,zero2,fsdp");
   for (const auto& st : cfg.strategies)
     if (st != "ddp" && st != "zero2" && st != "fsdp")
@@ -166,14 +172,16 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
       throw UsageError("--strategy zero2/fsdp steps once per micro-batch; drop --grad-accum (it applies to ddp rows)");
   }
   if (cfg.static_graph && cfg.find_unused_parameters)
-    throw UsageError("--static-graph already handles unused parameters (PyTorch: static_graph supersedes "
-                     "find_unused_parameters); pass one of them");
+    throw UsageError(
+        "--static-graph already handles unused parameters (PyTorch: static_graph supersedes "
+        "find_unused_parameters); pass one of them");
   if (cfg.profile_iters < 1 || cfg.profile_iters > kMaxProfileIters)
     throw UsageError(fmt::format("--profile-iters {} is out of range; use 1..{}", cfg.profile_iters, kMaxProfileIters));
   if (cfg.per_rank_series != "flagged" && cfg.per_rank_series != "all")
     throw UsageError(fmt::format("--per-rank-series '{}' is unknown; use flagged or all", cfg.per_rank_series));
   if (cfg.sample_ms < 1 || cfg.sample_ms > kMaxSampleMs)
-    throw UsageError(fmt::format("--sample-ms {} is out of range; use 1..{} milliseconds", cfg.sample_ms, kMaxSampleMs));
+    throw UsageError(
+        fmt::format("--sample-ms {} is out of range; use 1..{} milliseconds", cfg.sample_ms, kMaxSampleMs));
   if (!(cfg.min_util_pct >= 0 && cfg.min_util_pct <= 100))
     throw UsageError(fmt::format("--min-util {} is out of range; use a percentage 0..100", cfg.min_util_pct));
   if (!(cfg.straggler_threshold > 0 && cfg.straggler_threshold <= 1))
@@ -181,22 +189,22 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
                                  cfg.straggler_threshold));
   validate_data(cfg);
   if (!(cfg.duration_s >= 0 && cfg.duration_s <= kMaxDurationS))
-    throw UsageError(fmt::format("--duration {} s is out of range; use up to {} s (a week)", cfg.duration_s,
-                                 kMaxDurationS));
+    throw UsageError(
+        fmt::format("--duration {} s is out of range; use up to {} s (a week)", cfg.duration_s, kMaxDurationS));
   if (cfg.first_bucket_cap_mb && !(*cfg.first_bucket_cap_mb > 0 && *cfg.first_bucket_cap_mb <= kMaxBucketCapMb))
     throw UsageError(fmt::format("--first-bucket-cap-mb {} is out of range; use a size in (0, {}] MiB",
                                  *cfg.first_bucket_cap_mb, kMaxBucketCapMb));
   if (!(cfg.timeout_s >= 1 && cfg.timeout_s <= kMaxTimeoutS))
     throw UsageError(fmt::format("--timeout {} is out of range; use 1..{} seconds", cfg.timeout_s, kMaxTimeoutS));
   if (!(cfg.grad_check_tol > 0 && cfg.grad_check_tol <= 1))
-    throw UsageError(fmt::format("--grad-check-tol {} is out of range; use a fraction in (0, 1] of max |g|",
-                                 cfg.grad_check_tol));
+    throw UsageError(
+        fmt::format("--grad-check-tol {} is out of range; use a fraction in (0, 1] of max |g|", cfg.grad_check_tol));
   if (cfg.backend != "auto" && cfg.backend != "nccl" && cfg.backend != "gloo")
     throw UsageError(fmt::format("--backend '{}' is unknown; use nccl or gloo", cfg.backend));
   if (cfg.device != "auto" && cfg.device != "cpu" && cfg.device != "cuda")
     throw UsageError(fmt::format("--device '{}' is unknown; use cpu or cuda", cfg.device));
-  if (cfg.precision != "fp32" && cfg.precision != "fp32-strict" && cfg.precision != "tf32" &&
-      cfg.precision != "fp16" && cfg.precision != "bf16")
+  if (cfg.precision != "fp32" && cfg.precision != "fp32-strict" && cfg.precision != "tf32" && cfg.precision != "fp16" &&
+      cfg.precision != "bf16")
     throw UsageError(
         fmt::format("--precision '{}' is unknown; use fp32, fp32-strict, tf32, fp16 or bf16", cfg.precision));
   if (cfg.mode != "train" && cfg.mode != "inference")
@@ -206,8 +214,8 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
   if (cfg.mode == "inference" && cfg.data != "synthetic")
     throw UsageError("--mode inference measures forward passes on synthetic data; drop --data (or --mode)");
   if (cfg.data != "synthetic" && !sharded_strategies(cfg).empty())
-    throw UsageError(fmt::format("--data {} trains with DDP only (time-to-loss has no zero2/fsdp yet); drop --strategy",
-                                 cfg.data));
+    throw UsageError(
+        fmt::format("--data {} trains with DDP only (time-to-loss has no zero2/fsdp yet); drop --strategy", cfg.data));
   if (cfg.head != "mlp4096") throw UsageError(fmt::format("--head '{}' is unknown; use mlp4096", cfg.head));
   if (cfg.dataset_size < 1 || cfg.dataset_size > kMaxDatasetSize)
     throw UsageError(fmt::format("--dataset-size {} is out of range; use 1..{}", cfg.dataset_size, kMaxDatasetSize));
@@ -232,15 +240,17 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
           lcm *= m;
         }
         const std::string hint = lcm > 0 ? fmt::format("a multiple of {}", lcm) : "a multiple of every group size";
-        throw UsageError(fmt::format("--global-batch-size {} does not divide among {} ranks; use {} "
-                                     "(every group size in --world-sizes must divide it)",
-                                     cfg.global_batch_size, n, hint));
+        throw UsageError(
+            fmt::format("--global-batch-size {} does not divide among {} ranks; use {} "
+                        "(every group size in --world-sizes must divide it)",
+                        cfg.global_batch_size, n, hint));
       }
     for (int n : cfg.world_sizes)
       if (cfg.global_batch_size / n > kMaxBatchSize)
-        throw UsageError(fmt::format("--global-batch-size {} gives {} examples per rank at {} rank(s), more than {}; "
-                                     "use a smaller global batch or larger --world-sizes",
-                                     cfg.global_batch_size, cfg.global_batch_size / n, n, kMaxBatchSize));
+        throw UsageError(
+            fmt::format("--global-batch-size {} gives {} examples per rank at {} rank(s), more than {}; "
+                        "use a smaller global batch or larger --world-sizes",
+                        cfg.global_batch_size, cfg.global_batch_size / n, n, kMaxBatchSize));
   } else if (cfg.global_batch_size != 0) {
     throw UsageError("--global-batch-size is for --scaling strong; use --batch-size for weak scaling");
   }
@@ -270,16 +280,16 @@ void check_input_fits(const RunConfig& cfg, int local_ranks, double available_by
   const double all = per_rank * std::max(1, local_ranks);
   if (all <= available_bytes) return;
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-  const std::string flag = cfg.scaling == "strong"
-                               ? fmt::format("--global-batch-size {} ({} per rank at {} rank(s))",
-                                             cfg.global_batch_size, batch, at_ranks)
-                               : fmt::format("--batch-size {}", batch);
+  const std::string flag = cfg.scaling == "strong" ? fmt::format("--global-batch-size {} ({} per rank at {} rank(s))",
+                                                                 cfg.global_batch_size, batch, at_ranks)
+                                                   : fmt::format("--batch-size {}", batch);
   const std::string ranks =
       local_ranks > 1 ? fmt::format(" ({:.1f} GiB for the {} ranks on this machine)", all / kGiB, local_ranks) : "";
-  throw UsageError(fmt::format("{} at {} px needs {:.1f} GiB per rank for the input batch alone{}, more than the "
-                               "{:.1f} GiB available; use a smaller {} or --image-size",
-                               flag, cfg.image_size, per_rank / kGiB, ranks, available_bytes / kGiB,
-                               cfg.scaling == "strong" ? "--global-batch-size" : "--batch-size"));
+  throw UsageError(
+      fmt::format("{} at {} px needs {:.1f} GiB per rank for the input batch alone{}, more than the "
+                  "{:.1f} GiB available; use a smaller {} or --image-size",
+                  flag, cfg.image_size, per_rank / kGiB, ranks, available_bytes / kGiB,
+                  cfg.scaling == "strong" ? "--global-batch-size" : "--batch-size"));
 }
 
 std::optional<double> parse_mem_available(const std::string& text) {
@@ -312,8 +322,7 @@ std::vector<DdpVariant> ddp_variants(const RunConfig& cfg) {
   std::vector<DdpVariant> out;
   for (double mb : cfg.bucket_caps_mb)
     for (const auto& hook : cfg.comm_hooks)
-      for (int k : cfg.grad_accums)
-        out.push_back({mb, first_bucket_cap_mb(cfg, mb), hook, k});
+      for (int k : cfg.grad_accums) out.push_back({mb, first_bucket_cap_mb(cfg, mb), hook, k});
   return out;
 }
 
@@ -338,7 +347,8 @@ std::vector<double> parse_mb_list(const std::string& text, const std::string& fl
       used = 0;
     }
     if (used != item.size() || item.find_first_not_of("0123456789.") != std::string::npos)
-      throw UsageError(fmt::format("{} '{}' is not a comma list of sizes in MiB; pass e.g. {} 1,5,25", flag, text, flag));
+      throw UsageError(
+          fmt::format("{} '{}' is not a comma list of sizes in MiB; pass e.g. {} 1,5,25", flag, text, flag));
     if (!(v > 0 && v <= kMaxBucketCapMb))
       throw UsageError(fmt::format("{} {} is out of range; use a size in (0, {}] MiB", flag, item, kMaxBucketCapMb));
     if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
@@ -379,9 +389,10 @@ double parse_duration_s(const std::string& text, const std::string& flag) {
   else if (rest == "h") unit = 3600;
   const double s = value * unit;
   if (used == 0 || unit == 0 || !(s > 0 && s <= kMaxDurationS))
-    throw UsageError(fmt::format("{} '{}' is not a duration; use seconds or a unit, e.g. 90, 90s, 30m, 2h (at most "
-                                 "a week)",
-                                 flag, text));
+    throw UsageError(
+        fmt::format("{} '{}' is not a duration; use seconds or a unit, e.g. 90, 90s, 30m, 2h (at most "
+                    "a week)",
+                    flag, text));
   return s;
 }
 
@@ -420,7 +431,8 @@ std::vector<std::string> sharded_strategies(const RunConfig& cfg) {
 int planned_rows(const RunConfig& cfg) {
   if (cfg.data != "synthetic")  // time-to-loss: one row per model and world size, no no-DDP baseline
     return static_cast<int>(cfg.models.size() * cfg.world_sizes.size());
-  if (cfg.mode == "inference") return static_cast<int>(cfg.models.size() * cfg.world_sizes.size());  // one row per world size
+  if (cfg.mode == "inference")
+    return static_cast<int>(cfg.models.size() * cfg.world_sizes.size());  // one row per world size
   const size_t per_size = (runs_ddp_strategy(cfg) ? ddp_variants(cfg).size() : 0) + sharded_strategies(cfg).size();
   return static_cast<int>(cfg.models.size() * (baseline_points(cfg).size() + cfg.world_sizes.size() * per_size));
 }
@@ -428,67 +440,66 @@ int planned_rows(const RunConfig& cfg) {
 nlohmann::json to_json(const RunConfig& cfg) {
   std::vector<double> first_caps;
   for (double mb : cfg.bucket_caps_mb) first_caps.push_back(first_bucket_cap_mb(cfg, mb));
-  return nlohmann::json{{"models", cfg.models},
-                        {"batch_size", cfg.batch_size},
-                        {"scaling", cfg.scaling},
-                        {"global_batch_size", cfg.global_batch_size},
-                        {"image_size", cfg.image_size},
-                        {"num_classes", cfg.num_classes},
-                        {"warmup", cfg.warmup},
-                        {"iters", cfg.iters_auto ? nlohmann::json("auto") : nlohmann::json(cfg.iters)},
-                        {"target_ci_pct", cfg.iters_auto ? nlohmann::json(cfg.target_ci_pct) : nlohmann::json(nullptr)},
-                        {"min_iters", cfg.iters_auto ? nlohmann::json(cfg.min_iters) : nlohmann::json(nullptr)},
-                        {"max_iters", cfg.iters_auto ? nlohmann::json(cfg.max_iters) : nlohmann::json(nullptr)},
-                        {"max_time_s", cfg.iters_auto ? nlohmann::json(cfg.max_time_s) : nlohmann::json(nullptr)},
-                        {"world_sizes", cfg.world_sizes},
-                        // A number when one value is swept (the form older readers know), else the list.
-                        {"bucket_cap_mb", cfg.bucket_caps_mb.size() == 1 ? nlohmann::json(cfg.bucket_caps_mb.front())
-                                                                          : nlohmann::json(cfg.bucket_caps_mb)},
-                        // As bucket_cap_mb: one number, or one per swept cap (DDP's rule, ddp_variants).
-                        {"first_bucket_cap_mb", first_caps.size() == 1 ? nlohmann::json(first_caps.front())
-                                                                        : nlohmann::json(first_caps)},
-                        {"broadcast_buffers", cfg.broadcast_buffers},
-                        {"gradient_as_bucket_view", cfg.gradient_as_bucket_view},
-                        {"static_graph", cfg.static_graph},
-                        {"find_unused_parameters", cfg.find_unused_parameters},
-                        {"comm_hook", cfg.comm_hooks},
-                        {"grad_accum", cfg.grad_accums},
-                        {"strategy", cfg.strategies},
-                        {"activation_checkpointing", cfg.activation_checkpointing},
-                        {"profile", cfg.profile_dir.empty() ? nlohmann::json(nullptr)
-                                                            : nlohmann::json{{"dir", cfg.profile_dir},
-                                                                             {"iters", cfg.profile_iters}}},
-                        {"backend", cfg.backend},
-                        {"timeout_s", cfg.timeout_s},
-                        {"grad_check_tol", cfg.grad_check_tol},
-                        {"seed", cfg.seed},
-                        {"device", cfg.device},
-                        {"precision", cfg.precision},
-                        {"channels_last", cfg.channels_last},
-                        {"cudnn_benchmark", cfg.cudnn_benchmark},
-                        {"zero_grad_set_to_none", cfg.zero_grad_set_to_none ? nlohmann::json(*cfg.zero_grad_set_to_none)
-                                                                             : nlohmann::json(nullptr)},
-                        {"freeze_backbone", cfg.freeze_backbone},
-                        {"head", cfg.freeze_backbone ? nlohmann::json(cfg.head) : nlohmann::json(nullptr)},
-                        {"dataset_size", cfg.dataset_size},
-                        {"sample_ms", cfg.sample_ms},
-                        {"per_rank_series", cfg.per_rank_series},
-                        {"min_util_pct", cfg.min_util_pct},
-                        {"straggler_threshold", cfg.straggler_threshold},
-                        {"duration_s", cfg.duration_s > 0 ? nlohmann::json(cfg.duration_s) : nlohmann::json(nullptr)},
-                        {"data", cfg.data},
-                        {"data_dir", cfg.data == "synthetic" ? nlohmann::json(nullptr) : nlohmann::json(cfg.data_dir)},
-                        {"epochs", cfg.epochs},
-                        {"target_loss", cfg.target_loss ? nlohmann::json(*cfg.target_loss) : nlohmann::json(nullptr)},
-                        {"target_accuracy", cfg.target_accuracy ? nlohmann::json(*cfg.target_accuracy) : nlohmann::json(nullptr)},
-                        {"loader_workers", cfg.loader_workers},
-                        {"train_limit", cfg.train_limit},
-                        {"test_limit", cfg.test_limit},
-                        {"lr", cfg.lr},
-                        {"mode", cfg.mode},
-                        {"optimizer", "SGD(lr=0.001, momentum=0.9, weight_decay=1e-4)"},
-                        {"loss", "cross_entropy"},
-                        {"data", "synthetic, generated once per rank on its device"}};
+  return nlohmann::json{
+      {"models", cfg.models},
+      {"batch_size", cfg.batch_size},
+      {"scaling", cfg.scaling},
+      {"global_batch_size", cfg.global_batch_size},
+      {"image_size", cfg.image_size},
+      {"num_classes", cfg.num_classes},
+      {"warmup", cfg.warmup},
+      {"iters", cfg.iters_auto ? nlohmann::json("auto") : nlohmann::json(cfg.iters)},
+      {"target_ci_pct", cfg.iters_auto ? nlohmann::json(cfg.target_ci_pct) : nlohmann::json(nullptr)},
+      {"min_iters", cfg.iters_auto ? nlohmann::json(cfg.min_iters) : nlohmann::json(nullptr)},
+      {"max_iters", cfg.iters_auto ? nlohmann::json(cfg.max_iters) : nlohmann::json(nullptr)},
+      {"max_time_s", cfg.iters_auto ? nlohmann::json(cfg.max_time_s) : nlohmann::json(nullptr)},
+      {"world_sizes", cfg.world_sizes},
+      // A number when one value is swept (the form older readers know), else the list.
+      {"bucket_cap_mb", cfg.bucket_caps_mb.size() == 1 ? nlohmann::json(cfg.bucket_caps_mb.front())
+                                                       : nlohmann::json(cfg.bucket_caps_mb)},
+      // As bucket_cap_mb: one number, or one per swept cap (DDP's rule, ddp_variants).
+      {"first_bucket_cap_mb", first_caps.size() == 1 ? nlohmann::json(first_caps.front()) : nlohmann::json(first_caps)},
+      {"broadcast_buffers", cfg.broadcast_buffers},
+      {"gradient_as_bucket_view", cfg.gradient_as_bucket_view},
+      {"static_graph", cfg.static_graph},
+      {"find_unused_parameters", cfg.find_unused_parameters},
+      {"comm_hook", cfg.comm_hooks},
+      {"grad_accum", cfg.grad_accums},
+      {"strategy", cfg.strategies},
+      {"activation_checkpointing", cfg.activation_checkpointing},
+      {"profile", cfg.profile_dir.empty() ? nlohmann::json(nullptr)
+                                          : nlohmann::json{{"dir", cfg.profile_dir}, {"iters", cfg.profile_iters}}},
+      {"backend", cfg.backend},
+      {"timeout_s", cfg.timeout_s},
+      {"grad_check_tol", cfg.grad_check_tol},
+      {"seed", cfg.seed},
+      {"device", cfg.device},
+      {"precision", cfg.precision},
+      {"channels_last", cfg.channels_last},
+      {"cudnn_benchmark", cfg.cudnn_benchmark},
+      {"zero_grad_set_to_none",
+       cfg.zero_grad_set_to_none ? nlohmann::json(*cfg.zero_grad_set_to_none) : nlohmann::json(nullptr)},
+      {"freeze_backbone", cfg.freeze_backbone},
+      {"head", cfg.freeze_backbone ? nlohmann::json(cfg.head) : nlohmann::json(nullptr)},
+      {"dataset_size", cfg.dataset_size},
+      {"sample_ms", cfg.sample_ms},
+      {"per_rank_series", cfg.per_rank_series},
+      {"min_util_pct", cfg.min_util_pct},
+      {"straggler_threshold", cfg.straggler_threshold},
+      {"duration_s", cfg.duration_s > 0 ? nlohmann::json(cfg.duration_s) : nlohmann::json(nullptr)},
+      {"data", cfg.data},
+      {"data_dir", cfg.data == "synthetic" ? nlohmann::json(nullptr) : nlohmann::json(cfg.data_dir)},
+      {"epochs", cfg.epochs},
+      {"target_loss", cfg.target_loss ? nlohmann::json(*cfg.target_loss) : nlohmann::json(nullptr)},
+      {"target_accuracy", cfg.target_accuracy ? nlohmann::json(*cfg.target_accuracy) : nlohmann::json(nullptr)},
+      {"loader_workers", cfg.loader_workers},
+      {"train_limit", cfg.train_limit},
+      {"test_limit", cfg.test_limit},
+      {"lr", cfg.lr},
+      {"mode", cfg.mode},
+      {"optimizer", "SGD(lr=0.001, momentum=0.9, weight_decay=1e-4)"},
+      {"loss", "cross_entropy"},
+      {"data", "synthetic, generated once per rank on its device"}};
 }
 
 }  // namespace ddpbench

@@ -31,7 +31,8 @@ extern "C" void on_signal(int sig) { g_forward_signal.store(sig); }
 // Installs the forwarding handlers for SIGINT/SIGTERM and restores the old ones on
 // every exit path, exceptions included.
 struct SignalForwarding {
-  struct sigaction old_int {}, old_term {};
+  struct sigaction old_int {
+  }, old_term{};
   SignalForwarding() {
     struct sigaction sa {};
     sa.sa_handler = on_signal;
@@ -112,7 +113,8 @@ int spawn_local_ranks(const SpawnOptions& opt) {
   base["DDPBENCH_LOCAL_SPAWNER"] = std::to_string(::getpid());  // read by exit_with_parent
   // The per-launch token the rendezvous checks (launcher_job_id), unless the user set one.
   if (const char* id = std::getenv("DDPBENCH_JOB_ID"); !id || !*id)
-    base["DDPBENCH_JOB_ID"] = fmt::format("local-{:08x}{:08x}", std::random_device{}(), static_cast<unsigned>(::getpid()));
+    base["DDPBENCH_JOB_ID"] =
+        fmt::format("local-{:08x}{:08x}", std::random_device{}(), static_cast<unsigned>(::getpid()));
   const PhaseDir phases;
 
   SignalForwarding signals;
@@ -138,8 +140,9 @@ int spawn_local_ranks(const SpawnOptions& opt) {
         // A rank killed by a signal could not say a word: say who, and what it was doing.
         if (st.signal != 0) {
           const std::string phase = read_phase_file(phases.file(static_cast<int>(i)));
-          std::fprintf(stderr, "ddpbench: error: rank %zu (pid %d on %s) was %s during %s; the other ranks were stopped\n",
-                       i, static_cast<int>(ranks.pid(i)), host_name().c_str(), st.describe().c_str(),
+          std::fprintf(stderr,
+                       "ddpbench: error: rank %zu (pid %d on %s) was %s during %s; the other ranks were stopped\n", i,
+                       static_cast<int>(ranks.pid(i)), host_name().c_str(), st.describe().c_str(),
                        phase.empty() ? "start-up" : phase.c_str());
           std::fflush(stderr);
         }

@@ -15,8 +15,8 @@ struct SpawnOptions {
   std::vector<std::string> argv;  ///< program and arguments (no shell); argv[0] a path or a name on PATH
   EnvMap extra_env;               ///< set in every rank, on top of this process's environment
   std::string master_addr = "127.0.0.1";
-  int master_port = 0;            ///< 0: pick a free port on master_addr
-  double term_grace_s = 5.0;      ///< seconds from SIGTERM to SIGKILL when rank groups are ended
+  int master_port = 0;        ///< 0: pick a free port on master_addr
+  double term_grace_s = 5.0;  ///< seconds from SIGTERM to SIGKILL when rank groups are ended
 };
 
 /// Starts `opt.nproc` copies of `opt.argv`, each with RANK, WORLD_SIZE, LOCAL_RANK,

@@ -43,11 +43,12 @@ std::vector<double> iteration_means(const std::vector<std::vector<double>>& per_
 
 /// Summary of per-iteration times, all in seconds, plus throughput.
 struct Summary {
-  int n = 0;           ///< number of samples pooled over ranks
-  double p5_s = 0, p50_s = 0, p75_s = 0, p90_s = 0, p95_s = 0;  ///< percentiles of the pooled samples (p5_s: 0 in files of schema < 1.10)
+  int n = 0;  ///< number of samples pooled over ranks
+  double p5_s = 0, p50_s = 0, p75_s = 0, p90_s = 0,
+         p95_s = 0;  ///< percentiles of the pooled samples (p5_s: 0 in files of schema < 1.10)
   double min_s = 0, max_s = 0;
   double mean_s = 0, stddev_s = 0;  ///< of the pooled samples
-  double ci95_s = 0;  ///< half-width of the 95% CI of the mean (Student's t), over iteration_means (see there)
+  double ci95_s = 0;   ///< half-width of the 95% CI of the mean (Student's t), over iteration_means (see there)
   int iterations = 0;  ///< measured iterations (length of iteration_means)
   double cv = 0;       ///< coefficient of variation (stddev / mean) of iteration_means
   double ex_per_s_per_gpu = 0;  ///< batch per rank / p50_s (ex/s of one rank at the median)

@@ -14,7 +14,8 @@ nlohmann::json straggler_entry(const std::string& model, long long batch_per_ran
   double fastest = ranks.front().compute_step_s;
   for (const auto& r : ranks) {
     if (!(r.compute_step_s > 0))
-      throw std::invalid_argument(fmt::format("straggler_entry: rank {} has compute step {}", r.rank, r.compute_step_s));
+      throw std::invalid_argument(
+          fmt::format("straggler_entry: rank {} has compute step {}", r.rank, r.compute_step_s));
     fastest = std::min(fastest, r.compute_step_s);
   }
   const auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
@@ -47,8 +48,9 @@ nlohmann::json straggler_entry(const std::string& model, long long batch_per_ran
           {"ddp_world_size", ddp_world_size},
           {"ranks", out_ranks},
           {"named", names},
-          {"note", "score = fastest rank's compute-only step p50 / this rank's (every rank measured at the same time, "
-                   "without communication); ddp_step_s and comm_wait_s from the largest DDP group"}};
+          {"note",
+           "score = fastest rank's compute-only step p50 / this rank's (every rank measured at the same time, "
+           "without communication); ddp_step_s and comm_wait_s from the largest DDP group"}};
 }
 
 std::string straggler_rank_words(const nlohmann::json& r) {
@@ -57,8 +59,8 @@ std::string straggler_rank_words(const nlohmann::json& r) {
     return r.contains(k) && r[k].is_number() ? r[k].get<long long>() : dflt;
   };
   const std::string host = str("host");
-  std::string s = fmt::format("rank {} (host {}, local rank {}", num("rank", -1), host.empty() ? "?" : host,
-                              num("local_rank", -1));
+  std::string s =
+      fmt::format("rank {} (host {}, local rank {}", num("rank", -1), host.empty() ? "?" : host, num("local_rank", -1));
   const long long gpu = num("gpu_index", -1);
   if (gpu < 0) return s + ", CPU)";
   s += fmt::format(", GPU {}", gpu);
@@ -91,10 +93,11 @@ std::vector<std::string> straggler_lines(const nlohmann::json& entry) {
   for (const auto& id : entry.at("named")) {
     for (const auto& r : ranks) {
       if (r.at("rank") != id) continue;
-      out.push_back(fmt::format("straggler: {} scores {} < {:g}: its compute-only step is {:.1f} ms, the "
-                                "fastest rank's {:.1f} ms",
-                                straggler_rank_words(r), score_text(r["score"].get<double>(), threshold), threshold,
-                                1e3 * r["compute_step_s"].get<double>(), 1e3 * fastest));
+      out.push_back(
+          fmt::format("straggler: {} scores {} < {:g}: its compute-only step is {:.1f} ms, the "
+                      "fastest rank's {:.1f} ms",
+                      straggler_rank_words(r), score_text(r["score"].get<double>(), threshold), threshold,
+                      1e3 * r["compute_step_s"].get<double>(), 1e3 * fastest));
     }
   }
   if (out.empty()) {
@@ -102,7 +105,8 @@ std::vector<std::string> straggler_lines(const nlohmann::json& entry) {
     for (const auto& r : ranks)
       if (!low || r.at("score").get<double>() < (*low).at("score").get<double>()) low = &r;
     out.push_back(fmt::format("no straggler among {} ranks: every score >= {:g} (lowest: rank {}, {})", ranks.size(),
-                              threshold, (*low)["rank"].get<int>(), score_text((*low)["score"].get<double>(), threshold)));
+                              threshold, (*low)["rank"].get<int>(),
+                              score_text((*low)["score"].get<double>(), threshold)));
   }
   return out;
 }

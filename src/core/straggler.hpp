@@ -21,13 +21,13 @@ struct RankScoreInput {
   int rank = 0;
   std::string host;
   int local_rank = 0;
-  std::string device;     ///< "cpu" or "cuda:<i>"
-  int gpu_index = -1;     ///< the CUDA device index; -1 on CPUs
-  std::string gpu_uuid;   ///< "" on CPUs
-  std::string bus_id;     ///< "" on CPUs
-  double compute_step_s = 0;            ///< p50 of its compute-only steps, s (> 0)
-  std::optional<double> ddp_step_s;     ///< p50 of its steps in the largest DDP group, s
-  std::optional<double> comm_wait_s;    ///< its mean exposed communication per step there, s
+  std::string device;                 ///< "cpu" or "cuda:<i>"
+  int gpu_index = -1;                 ///< the CUDA device index; -1 on CPUs
+  std::string gpu_uuid;               ///< "" on CPUs
+  std::string bus_id;                 ///< "" on CPUs
+  double compute_step_s = 0;          ///< p50 of its compute-only steps, s (> 0)
+  std::optional<double> ddp_step_s;   ///< p50 of its steps in the largest DDP group, s
+  std::optional<double> comm_wait_s;  ///< its mean exposed communication per step there, s
 };
 
 /// The stragglers entry of one model (ResultFile.stragglers, core/result.hpp): each rank's

@@ -207,8 +207,7 @@ std::string render_tables(const std::vector<Table>& tables, TableFormat format) 
     case TableFormat::markdown:
       for (const auto& t : tables) out += (out.empty() ? "" : "\n") + markdown_of(t);
       return out;
-    case TableFormat::csv:
-      return csv_of(tables);
+    case TableFormat::csv: return csv_of(tables);
     case TableFormat::json: {
       nlohmann::json j = {{"tables", nlohmann::json::array()}};
       for (const auto& t : tables) j["tables"].push_back(table_json(t));

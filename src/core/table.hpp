@@ -29,18 +29,18 @@ struct Column {
 
 /// Column formatters. Each renders a missing value as "n/a".
 namespace fmtcol {
-std::function<std::string(const Value&)> plain();               ///< integers and strings as they are; numbers %g
-std::function<std::string(const Value&)> fixed(int decimals);   ///< 12.35
-std::function<std::string(const Value&)> percent();             ///< a fraction as 84.0%
-std::function<std::string(const Value&)> times();               ///< a ratio as 1.78x
-std::function<std::string(const Value&)> sig3();                ///< three significant digits (0.0868)
-std::function<std::string(const Value&)> bytes();               ///< bytes as 3.08 GiB / 512.0 MiB
+std::function<std::string(const Value&)> plain();              ///< integers and strings as they are; numbers %g
+std::function<std::string(const Value&)> fixed(int decimals);  ///< 12.35
+std::function<std::string(const Value&)> percent();            ///< a fraction as 84.0%
+std::function<std::string(const Value&)> times();              ///< a ratio as 1.78x
+std::function<std::string(const Value&)> sig3();               ///< three significant digits (0.0868)
+std::function<std::string(const Value&)> bytes();              ///< bytes as 3.08 GiB / 512.0 MiB
 }  // namespace fmtcol
 
 /// A titled table: what it is about (`context`, e.g. device and model, repeated on every
 /// CSV row), typed rows and notes printed under it.
 struct Table {
-  std::string kind;   ///< what the table is ("weak", "strong", "comparison", "cost", ...)
+  std::string kind;  ///< what the table is ("weak", "strong", "comparison", "cost", ...)
   std::string title;
   std::vector<std::pair<std::string, Value>> context;
   std::vector<Column> columns;

@@ -62,7 +62,9 @@ std::optional<double> read_cpu_time_s(const fs::path& stat) {
 }
 
 // VmHWM ("peak resident set size") of /proc/<pid>/status, in bytes (core/memory).
-std::optional<double> read_vm_hwm_bytes(const fs::path& status) { return read_proc_status_bytes(status.string(), "VmHWM:"); }
+std::optional<double> read_vm_hwm_bytes(const fs::path& status) {
+  return read_proc_status_bytes(status.string(), "VmHWM:");
+}
 
 std::vector<fs::path> sorted_dir(const fs::path& dir) {
   std::vector<fs::path> out;
@@ -81,7 +83,8 @@ HostReading read_host(const std::string& sysfs_root, const std::string& net_inte
   h.peak_rss_bytes = read_vm_hwm_bytes(root / "proc/self/status");
   if (!h.peak_rss_bytes) {
     rusage ru{};
-    if (::getrusage(RUSAGE_SELF, &ru) == 0) h.peak_rss_bytes = static_cast<double>(ru.ru_maxrss) * 1024.0;  // KiB on Linux
+    if (::getrusage(RUSAGE_SELF, &ru) == 0)
+      h.peak_rss_bytes = static_cast<double>(ru.ru_maxrss) * 1024.0;  // KiB on Linux
   }
   if (!net_interface.empty()) {
     const fs::path stats = root / "sys/class/net" / net_interface / "statistics";
@@ -106,7 +109,7 @@ namespace {
 
 std::string first_ifname(const std::string& value) {
   std::string first = value.substr(0, value.find(','));
-  if (!first.empty() && first[0] == '^') return "";  // an exclusion list names no interface
+  if (!first.empty() && first[0] == '^') return "";          // an exclusion list names no interface
   if (!first.empty() && first[0] == '=') first.erase(0, 1);  // NCCL's "exact match" prefix
   return first;
 }
@@ -353,8 +356,8 @@ json TelemetryAccumulator::summary() const {
   }
   json ib = json::array();
   for (std::size_t k = 0; k < ib_ports_.size(); ++k)
-    ib.push_back({{"port", ib_ports_[k]}, {"rx_bytes_per_s", rate_stats(ib_rx_[k])},
-                  {"tx_bytes_per_s", rate_stats(ib_tx_[k])}});
+    ib.push_back(
+        {{"port", ib_ports_[k]}, {"rx_bytes_per_s", rate_stats(ib_rx_[k])}, {"tx_bytes_per_s", rate_stats(ib_tx_[k])}});
   host["infiniband"] = ib;
   j["host"] = host;
 
@@ -440,14 +443,12 @@ nlohmann::json series_over_ranks(const std::vector<const nlohmann::json*>& sampl
 // ------------------------------------------------------------------ TelemetrySampler
 namespace {
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 TelemetryOptions checked(TelemetryOptions o) {
   if (o.sample_ms < 1)
-    throw UsageError(fmt::format("--sample-ms {} is not a period: give a whole number of milliseconds >= 1",
-                                 o.sample_ms));
+    throw UsageError(
+        fmt::format("--sample-ms {} is not a period: give a whole number of milliseconds >= 1", o.sample_ms));
   if (o.max_series_points < 1) throw UsageError("telemetry: max_series_points must be >= 1");
   return o;
 }
@@ -560,8 +561,8 @@ std::vector<RowWarning> telemetry_flags(json& sampled, double min_util_pct, int 
       const double m = util["mean"].get<double>();
       if (m < min_util_pct) {
         flags.push_back("low_gpu_util");
-        out.push_back({"low_gpu_util", fmt::format("{}: mean SM utilization {:.0f}% < --min-util {:.0f}%", who, m,
-                                                   min_util_pct)});
+        out.push_back({"low_gpu_util",
+                       fmt::format("{}: mean SM utilization {:.0f}% < --min-util {:.0f}%", who, m, min_util_pct)});
       }
     }
     const json frac = gpu.value("throttled_fraction", json());

@@ -30,36 +30,36 @@ namespace ddpbench {
 /// How a rank's sampler is set up. The GPU is chosen as GpuSelector does (UUID, else bus id,
 /// else index); none of the three: a CPU rank, the "gpu" summary is unavailable.
 struct TelemetryOptions {
-  int sample_ms = 100;          ///< --sample-ms: period of the sampling thread, ms (>= 1)
-  int gpu_index = -1;           ///< NVML index of the rank's GPU; -1 none
-  std::string gpu_uuid;         ///< "GPU-..." (RankPlacement::gpu_uuid); preferred over the index
-  std::string bus_id;           ///< PCI bus id (RankPlacement::bus_id); preferred over the index
-  std::string net_interface;    ///< interface whose byte counters are read ("" none), see interface_for_address
-  std::string sysfs_root = "/"; ///< root of /proc and /sys (tests pass a fake tree)
-  std::string nvml_library;     ///< NVML to load; "" -> nvml_library_path("")
+  int sample_ms = 100;                 ///< --sample-ms: period of the sampling thread, ms (>= 1)
+  int gpu_index = -1;                  ///< NVML index of the rank's GPU; -1 none
+  std::string gpu_uuid;                ///< "GPU-..." (RankPlacement::gpu_uuid); preferred over the index
+  std::string bus_id;                  ///< PCI bus id (RankPlacement::bus_id); preferred over the index
+  std::string net_interface;           ///< interface whose byte counters are read ("" none), see interface_for_address
+  std::string sysfs_root = "/";        ///< root of /proc and /sys (tests pass a fake tree)
+  std::string nvml_library;            ///< NVML to load; "" -> nvml_library_path("")
   std::size_t max_series_points = 64;  ///< at most this many points per series (>= 1)
 };
 
 /// Byte counters of one InfiniBand port at one moment.
 struct IbPortReading {
-  std::string port;      ///< "<device>/<port>", e.g. "mlx5_0/1"
-  double rcv_bytes = 0;  ///< counters/port_rcv_data * 4 (the counter counts 4-byte units)
-  double xmit_bytes = 0; ///< counters/port_xmit_data * 4
+  std::string port;       ///< "<device>/<port>", e.g. "mlx5_0/1"
+  double rcv_bytes = 0;   ///< counters/port_rcv_data * 4 (the counter counts 4-byte units)
+  double xmit_bytes = 0;  ///< counters/port_xmit_data * 4
 };
 
 /// Host counters of this process and machine at one moment; members empty where unreadable.
 struct HostReading {
-  std::optional<double> cpu_time_s;      ///< utime + stime of /proc/self/stat, s (all threads)
-  std::optional<double> peak_rss_bytes;  ///< VmHWM of /proc/self/status (bytes), else getrusage ru_maxrss
-  std::optional<double> net_rx_bytes;    ///< /sys/class/net/<if>/statistics/rx_bytes
-  std::optional<double> net_tx_bytes;    ///< /sys/class/net/<if>/statistics/tx_bytes
-  std::vector<IbPortReading> infiniband; ///< every port under /sys/class/infiniband
+  std::optional<double> cpu_time_s;       ///< utime + stime of /proc/self/stat, s (all threads)
+  std::optional<double> peak_rss_bytes;   ///< VmHWM of /proc/self/status (bytes), else getrusage ru_maxrss
+  std::optional<double> net_rx_bytes;     ///< /sys/class/net/<if>/statistics/rx_bytes
+  std::optional<double> net_tx_bytes;     ///< /sys/class/net/<if>/statistics/tx_bytes
+  std::vector<IbPortReading> infiniband;  ///< every port under /sys/class/infiniband
 };
 
 /// One reading: `t_s` seconds on a monotonic clock (any origin; differences are used).
 struct TelemetryReading {
   double t_s = 0;
-  GpuReading gpu;   ///< all empty without a GPU
+  GpuReading gpu;  ///< all empty without a GPU
   HostReading host;
 };
 
@@ -135,8 +135,8 @@ class TelemetryAccumulator {
   Series sm_util_, mem_util_, mem_used_, power_, sm_clock_, temperature_, pcie_tx_, pcie_rx_;
   std::vector<std::optional<unsigned long long>> reasons_;
   Rate cpu_, net_rx_, net_tx_, nvlink_tx_, nvlink_rx_;
-  std::vector<std::string> ib_ports_;        // in order of first appearance
-  std::vector<Rate> ib_rx_, ib_tx_;          // parallel to ib_ports_
+  std::vector<std::string> ib_ports_;  // in order of first appearance
+  std::vector<Rate> ib_rx_, ib_tx_;    // parallel to ib_ports_
   std::optional<double> peak_rss_;
 };
 

@@ -35,8 +35,8 @@ struct Watcher {
   int phase_fd = -1;
 
   [[noreturn]] void fire(const Armed& a) {
-    const std::string line = fmt::format("ddpbench: error: {}{} (phase: {}){}\n", name.empty() ? "" : name + ": ",
-                                         a.message, phase, a.hint);
+    const std::string line =
+        fmt::format("ddpbench: error: {}{} (phase: {}){}\n", name.empty() ? "" : name + ": ", a.message, phase, a.hint);
     // No lock-taking or allocation after this point: the other threads may be anywhere.
     ssize_t off = 0;
     while (off < static_cast<ssize_t>(line.size())) {
@@ -78,8 +78,8 @@ void set_watchdog_name(const std::string& name) {
 
 Deadline::Deadline(std::string what, std::chrono::milliseconds timeout, std::string hint) {
   Watcher& w = watcher();
-  std::string message = fmt::format("{} did not answer within --timeout {:g} s", what,
-                                    std::chrono::duration<double>(timeout).count());
+  std::string message =
+      fmt::format("{} did not answer within --timeout {:g} s", what, std::chrono::duration<double>(timeout).count());
   std::lock_guard<std::mutex> lk(w.mu);
   if (!w.started) {
     std::thread([&w] { w.loop(); }).detach();

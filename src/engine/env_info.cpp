@@ -20,10 +20,8 @@
 namespace ddpbench {
 
 void to_json(nlohmann::json& j, const RankPlacement& p) {
-  j = nlohmann::json{{"rank", p.rank},         {"local_rank", p.local_rank}, {"host", p.host},
-                     {"device", p.device},     {"gpu_name", p.gpu_name},     {"gpu_uuid", p.gpu_uuid},
-                     {"bus_id", p.bus_id},
-                     {"cpus", p.cpus}};
+  j = nlohmann::json{{"rank", p.rank},         {"local_rank", p.local_rank}, {"host", p.host},     {"device", p.device},
+                     {"gpu_name", p.gpu_name}, {"gpu_uuid", p.gpu_uuid},     {"bus_id", p.bus_id}, {"cpus", p.cpus}};
 }
 
 void from_json(const nlohmann::json& j, RankPlacement& p) {
@@ -57,9 +55,9 @@ RankPlacement local_placement(const LaunchInfo& li, const c10::Device& device) {
     p.gpu_name = prop->name;
     p.bus_id = fmt::format("{:08x}:{:02x}:{:02x}.0", prop->pciDomainID, prop->pciBusID, prop->pciDeviceID);
     const auto* u = reinterpret_cast<const unsigned char*>(prop->uuid.bytes);
-    p.gpu_uuid = fmt::format("GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
-                             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
-                             u[13], u[14], u[15]);
+    p.gpu_uuid = fmt::format(
+        "GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
+        u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
   }
 #endif
   return p;
@@ -122,8 +120,12 @@ nlohmann::json environment_json(const EnvironmentFacts& f) {
   for (const auto& p : f.placements) {
     if (std::find(hosts.begin(), hosts.end(), p.host) == hosts.end()) hosts.push_back(p.host);
     if (!p.gpu_name.empty())
-      gpus.push_back({{"rank", p.rank}, {"host", p.host}, {"index", p.local_rank}, {"name", p.gpu_name},
-                      {"uuid", p.gpu_uuid}, {"bus_id", p.bus_id}});
+      gpus.push_back({{"rank", p.rank},
+                      {"host", p.host},
+                      {"index", p.local_rank},
+                      {"name", p.gpu_name},
+                      {"uuid", p.gpu_uuid},
+                      {"bus_id", p.bus_id}});
   }
   const bool probed = f.nodes.is_array() && !f.nodes.empty() && f.nodes.at(0).is_object();
   const auto first_node = [&](const char* key, const std::string& otherwise) {
@@ -153,10 +155,21 @@ nlohmann::json environment_json(const EnvironmentFacts& f) {
 }
 
 nlohmann::json env_subset(const EnvMap& env) {
-  static const char* prefixes[] = {"NCCL_",       "TORCH_NCCL_",  "TORCH_DISTRIBUTED_", "CUDA_VISIBLE_DEVICES",
-                                   "OMP_NUM_THREADS", "GLOO_SOCKET_IFNAME", "MASTER_ADDR", "MASTER_PORT",
-                                   "SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_NTASKS", "SLURM_CPUS_PER_TASK",
-                                   "MALLOC_",     "TORCHELASTIC_USE_AGENT_STORE", "DDPBENCH_"};
+  static const char* prefixes[] = {"NCCL_",
+                                   "TORCH_NCCL_",
+                                   "TORCH_DISTRIBUTED_",
+                                   "CUDA_VISIBLE_DEVICES",
+                                   "OMP_NUM_THREADS",
+                                   "GLOO_SOCKET_IFNAME",
+                                   "MASTER_ADDR",
+                                   "MASTER_PORT",
+                                   "SLURM_JOB_ID",
+                                   "SLURM_JOB_NODELIST",
+                                   "SLURM_NTASKS",
+                                   "SLURM_CPUS_PER_TASK",
+                                   "MALLOC_",
+                                   "TORCHELASTIC_USE_AGENT_STORE",
+                                   "DDPBENCH_"};
   nlohmann::json out = nlohmann::json::object();
   for (const auto& kv : env) {
     for (const char* p : prefixes) {

@@ -52,18 +52,18 @@ nlohmann::json host_environment(const EnvMap& env);
 /// What a command knows about where it ran, for environment_json; the rest (versions,
 /// driver, CPU model) environment_json probes itself.
 struct EnvironmentFacts {
-  std::string backend = "none";  ///< "gloo", "nccl"; "none" for one process without a process group
-  bool cuda = false;             ///< device_type "cuda", else "cpu"
+  std::string backend = "none";                 ///< "gloo", "nccl"; "none" for one process without a process group
+  bool cuda = false;                            ///< device_type "cuda", else "cpu"
   std::string launcher = "none (one process)";  ///< launcher_name(...) for ranks
   /// {"master_addr", "master_port", "agent_store", "job_id"}; null for one process.
   nlohmann::json rendezvous = nullptr;
   int world_size = 1;
-  int threads_per_rank = 0;  ///< intra-op threads of each rank; 0: not set by the command
+  int threads_per_rank = 0;               ///< intra-op threads of each rank; 0: not set by the command
   std::vector<RankPlacement> placements;  ///< one per rank, rank order: hosts, ranks and gpus come from them
   /// The GPUs one process drives (dataparallel: {"index", "name", "uuid", "bus_id"} each);
   /// null: one per GPU rank of `placements`.
   nlohmann::json gpus = nullptr;
-  nlohmann::json math = nullptr;           ///< {"cudnn_allow_tf32", ...} (engine/train/precision math_json); null: not set
+  nlohmann::json math = nullptr;  ///< {"cudnn_allow_tf32", ...} (engine/train/precision math_json); null: not set
   nlohmann::json malloc_tuning = nullptr;  ///< null: not tuned by the command
   std::string slurm_job_id;
   const EnvMap* env = nullptr;  ///< the variables env_subset records; null: none ({})

@@ -89,8 +89,9 @@ std::string trace_steps(const std::function<void()>& step, int iters, const std:
   }
   throw std::runtime_error(fmt::format("the profiler wrote no trace to '{}'", path));
 #else
-  throw UsageError("--profile: this ddpbench is linked with a torch without Kineto and without the legacy profiler; "
-                   "drop --profile");
+  throw UsageError(
+      "--profile: this ddpbench is linked with a torch without Kineto and without the legacy profiler; "
+      "drop --profile");
 #endif
 }
 

@@ -50,7 +50,8 @@ void StepTimer::mark() {
   if (n_marks_ >= kMaxMarks) return;
 #ifdef DDPBENCH_WITH_CUDA
   if (device_.is_cuda()) {
-    if (impl_->marks.size() <= n_marks_) impl_->marks.push_back(std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault));
+    if (impl_->marks.size() <= n_marks_)
+      impl_->marks.push_back(std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault));
     impl_->marks[n_marks_]->record();
     ++n_marks_;
     return;

@@ -22,7 +22,8 @@ inline const std::string kSlurm = DDPBENCH_SOURCE_DIR "/tests/cluster/local-slur
 /// True where a loopback Slurm can run here: as root, with the daemons and clients on PATH
 /// (the same conditions as tests/cluster/slurm-fixture.sh, which exits 77 otherwise).
 inline bool slurm_possible() {
-  return ::geteuid() == 0 && testutil::have("slurmctld") && testutil::have("slurmd") && testutil::have("munged") && testutil::have("srun") && testutil::have("sbatch");
+  return ::geteuid() == 0 && testutil::have("slurmctld") && testutil::have("slurmd") && testutil::have("munged") &&
+         testutil::have("srun") && testutil::have("sbatch");
 }
 
 /// One loopback Slurm for the Slurm cases. Under ctest the fixture tests cluster.slurm_up
@@ -47,7 +48,8 @@ class Slurm : public ::testing::Test {
     }
     own_dir_.emplace();
     dir_ = own_dir_->path.string();
-    const auto o = testutil::run("LOCAL_SLURM_INSTALL=0 LOCAL_SLURM_LINK_ETC=0 LOCAL_SLURM_DIR=" + dir_ + " " + kSlurm + " up");
+    const auto o =
+        testutil::run("LOCAL_SLURM_INSTALL=0 LOCAL_SLURM_LINK_ETC=0 LOCAL_SLURM_DIR=" + dir_ + " " + kSlurm + " up");
     up_ = o.code == 0;
     bring_up_log_ = "local-slurm.sh up failed:\n" + o.err;
   }
@@ -57,7 +59,8 @@ class Slurm : public ::testing::Test {
     own_dir_.reset();
   }
   void SetUp() override {
-    if (!possible_) GTEST_SKIP() << "no loopback Slurm (needs root and apt-get install slurmctld slurmd slurm-client munge)";
+    if (!possible_)
+      GTEST_SKIP() << "no loopback Slurm (needs root and apt-get install slurmctld slurmd slurm-client munge)";
     // Root with the packages installed: a Slurm that is not up is a failure, not a skip.
     ASSERT_TRUE(up_) << bring_up_log_;
   }
@@ -90,7 +93,7 @@ class Slurm : public ::testing::Test {
     return o;
   }
   static inline std::optional<testutil::TempDir> own_dir_;  ///< set when this process runs its own Slurm
-  static inline std::string dir_;                 ///< LOCAL_SLURM_DIR of the Slurm in use
+  static inline std::string dir_;                           ///< LOCAL_SLURM_DIR of the Slurm in use
   static inline bool possible_ = false, up_ = false;
   static inline std::string bring_up_log_;
 };

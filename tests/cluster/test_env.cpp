@@ -42,8 +42,8 @@ std::string major_minor(const std::string& v) {
 
 TEST(EnvCommand, JsonFieldsMatchIndependentSources) {
   // Only the variables given here: env -i keeps the test's own NCCL_* out.
-  const auto o = run("env -i PATH=\"$PATH\" NCCL_DEBUG=WARN NCCL_SOCKET_IFNAME=lo HOME=/nonexistent " + kBin +
-                     " env --json");
+  const auto o =
+      run("env -i PATH=\"$PATH\" NCCL_DEBUG=WARN NCCL_SOCKET_IFNAME=lo HOME=/nonexistent " + kBin + " env --json");
   ASSERT_EQ(o.code, 0) << o.err;
   const json n = json::parse(o.out);
   EXPECT_EQ(n.at("host"), sh("hostname"));
@@ -66,8 +66,7 @@ TEST(EnvCommand, JsonFieldsMatchIndependentSources) {
   // torch: Debian's python3-torch reports 1.13.1 for the libtorch that says 1.13.0 in
   // torch/version.h (TORCH_VERSION); the release (major.minor) must agree.
   const auto py = run("/usr/bin/python3 -c 'import torch; print(torch.__version__)'");
-  if (py.code == 0)
-    EXPECT_EQ(major_minor(n.at("torch").get<std::string>()), major_minor(trimmed(py.out))) << py.out;
+  if (py.code == 0) EXPECT_EQ(major_minor(n.at("torch").get<std::string>()), major_minor(trimmed(py.out))) << py.out;
   for (const char* k : {"cuda", "nccl", "cudnn"}) EXPECT_TRUE(n.at(k).is_string()) << k;
   // The Debian CPU build: no CUDA, no NCCL, no cuDNN.
   if (!testutil::have("nvidia-smi")) {
@@ -87,9 +86,10 @@ TEST(EnvCommand, ReadableFormNamesTheSameValues) {
 TEST(NodeEnvironments, TwoRanksOnOneHostAreOneNode) {
   TempDir d;
   const auto json_path = (d.path / "r.json").string();
-  const auto o = run("env NCCL_DEBUG=WARN " + kBin +
-                     " run " + testutil::kTinyArgs + " --iters 2 --warmup 1 --world-sizes 2 "
-                     "--timeout 60 --json " + json_path);
+  const auto o = run("env NCCL_DEBUG=WARN " + kBin + " run " + testutil::kTinyArgs +
+                     " --iters 2 --warmup 1 --world-sizes 2 "
+                     "--timeout 60 --json " +
+                     json_path);
   ASSERT_EQ(o.code, 0) << o.err;
   const ResultFile f = read_result_file(json_path);
   const json& nodes = f.environment.at("nodes");
@@ -119,8 +119,8 @@ TEST(NodeEnvironments, TwoHostsWithDifferentNcclVariablesAreNamed) {
                         << "S=" << kNetns << "\n"
                         << "$S up " << name << " 2 || exit 1\n"
                         << "trap '$S down " << name << "' EXIT\n"
-                        << "env RANK=1 " << rank_env << " NCCL_DEBUG=INFO timeout 60 $S exec " << name
-                        << " 1 nodeb " << comm << " > " << (d.path / "r1.log").string() << " 2>&1 &\n"
+                        << "env RANK=1 " << rank_env << " NCCL_DEBUG=INFO timeout 60 $S exec " << name << " 1 nodeb "
+                        << comm << " > " << (d.path / "r1.log").string() << " 2>&1 &\n"
                         << "env RANK=0 " << rank_env << " timeout 60 $S exec " << name << " 0 nodea " << comm
                         << " --json " << json_path << "\n"
                         << "rc=$?\nwait\nexit $rc\n";

@@ -19,8 +19,8 @@
 namespace ddpbench {
 namespace {
 
-using testutil::run;
 using testutil::have;
+using testutil::run;
 using testutil::TempDir;
 
 const std::string kBin = DDPBENCH_BINARY;
@@ -69,8 +69,8 @@ TEST_F(Slurm, BatchScriptWithoutSrunUsesTheBuiltInLauncher) {
   const auto script = d.path / "job.sh";
   std::ofstream(script) << "#!/bin/sh\nexport OMP_NUM_THREADS=1\nexec " << kBin << kTiny << " --timeout 60 --json "
                         << json << "\n";
-  const auto o = sbatch_wait(slurm_env() + "sbatch --parsable -n 2 --overcommit -o " + (d.path / "out.txt").string() + " " +
-                     script.string());
+  const auto o = sbatch_wait(slurm_env() + "sbatch --parsable -n 2 --overcommit -o " + (d.path / "out.txt").string() +
+                             " " + script.string());
   ASSERT_EQ(o.code, 0) << o.err << testutil::slurp(d.path / "out.txt");
   const auto f = read_result_file(json);
   expect_two_rank_sweep(f, "local");

@@ -63,10 +63,12 @@ void expect_cpu_job(const ResultFile& f, const std::vector<int>& world_sizes) {
 TEST_F(Slurm, NodeTemplateRunsOnCpusWithoutGres) {
   TempDir d;
   const auto out = d.path / "job.out";
-  const auto o = sbatch_wait(slurm_env() + "DDPBENCH=" + kBin + " DDPBENCH_DEVICE=cpu DDPBENCH_TIMEOUT=60 DDPBENCH_RESULTS=" +
-                     d.path.string() + " DDPBENCH_ARGS='" + kTinyArgs +
-                     " --world-sizes 2' sbatch --parsable --gpus-per-task=0 --ntasks-per-node=2 --cpus-per-task=1 "
-                     "--overcommit -o " + out.string() + " " + kTemplates + "ddpbench-node.sbatch");
+  const auto o =
+      sbatch_wait(slurm_env() + "DDPBENCH=" + kBin + " DDPBENCH_DEVICE=cpu DDPBENCH_TIMEOUT=60 DDPBENCH_RESULTS=" +
+                  d.path.string() + " DDPBENCH_ARGS='" + kTinyArgs +
+                  " --world-sizes 2' sbatch --parsable --gpus-per-task=0 --ntasks-per-node=2 --cpus-per-task=1 "
+                  "--overcommit -o " +
+                  out.string() + " " + kTemplates + "ddpbench-node.sbatch");
   ASSERT_EQ(o.code, 0) << o.err << testutil::slurp(out);
   const long long id = job_id(o.out);
   ASSERT_GT(id, 0) << o.out;
@@ -89,11 +91,13 @@ TEST_F(Slurm, WeakScalingTemplateRunsInAContainer) {
   write_executable(bin / "apptainer", "#!/bin/sh\necho \"$@\" >> " + log.string() +
                                           "\nwhile [ $# -gt 0 ] && [ \"$1\" != ddpbench.sif ]; do shift; done\n"
                                           "shift\nexec \"$@\"\n");
-  const auto o = sbatch_wait(slurm_env() + "PATH=" + bin.string() + ":$PATH DDPBENCH=" + kBin +
-                     " DDPBENCH_CONTAINER=ddpbench.sif DDPBENCH_DEVICE=cpu DDPBENCH_TIMEOUT=60 DDPBENCH_RESULTS=" +
-                     d.path.string() + " DDPBENCH_ARGS='" + kTinyArgs +
-                     "' sbatch --parsable -N 1 --gpus-per-task=0 --ntasks-per-node=2 --cpus-per-task=1 "
-                     "--overcommit -o " + out.string() + " " + kTemplates + "ddpbench-weak-scaling.sbatch");
+  const auto o = sbatch_wait(
+      slurm_env() + "PATH=" + bin.string() + ":$PATH DDPBENCH=" + kBin +
+      " DDPBENCH_CONTAINER=ddpbench.sif DDPBENCH_DEVICE=cpu DDPBENCH_TIMEOUT=60 DDPBENCH_RESULTS=" + d.path.string() +
+      " DDPBENCH_ARGS='" + kTinyArgs +
+      "' sbatch --parsable -N 1 --gpus-per-task=0 --ntasks-per-node=2 --cpus-per-task=1 "
+      "--overcommit -o " +
+      out.string() + " " + kTemplates + "ddpbench-weak-scaling.sbatch");
   ASSERT_EQ(o.code, 0) << o.err << testutil::slurp(out);
   const long long id = job_id(o.out);
   const auto path = d.path / ("ddpbench-weak-" + std::to_string(id) + ".json");
@@ -102,8 +106,9 @@ TEST_F(Slurm, WeakScalingTemplateRunsInAContainer) {
   // Both ranks ran through the container runtime, without --nv on CPUs.
   const std::string calls = testutil::slurp(log);
   EXPECT_EQ(testutil::count_lines(calls), 2u) << calls;
-  EXPECT_NE(calls.find("exec --bind " + d.path.string() + " ddpbench.sif " + kBin + " run --device cpu --world-sizes 2"),
-            std::string::npos)
+  EXPECT_NE(
+      calls.find("exec --bind " + d.path.string() + " ddpbench.sif " + kBin + " run --device cpu --world-sizes 2"),
+      std::string::npos)
       << calls;
   EXPECT_EQ(calls.find("--nv"), std::string::npos) << calls;
 }
@@ -114,10 +119,10 @@ TEST(SlurmTemplates, WeakScalingCoversEveryPowerOfTwoNodeCountAndAll) {
   TempDir d;
   write_executable(d.path / "srun", "#!/bin/sh\necho \"$@\"\n");
   const auto world_sizes = [&](int nodes, int per_node, const std::string& extra = "") {
-    const auto o = run("PATH=" + d.path.string() + ":$PATH SLURM_JOB_ID=7 SLURM_JOB_NUM_NODES=" +
-                       std::to_string(nodes) + " SLURM_NTASKS=" + std::to_string(nodes * per_node) +
-                       " SLURM_CPUS_PER_TASK=4 DDPBENCH_RESULTS=" + d.path.string() + " " + extra + " bash " +
-                       kTemplates + "ddpbench-weak-scaling.sbatch");
+    const auto o =
+        run("PATH=" + d.path.string() + ":$PATH SLURM_JOB_ID=7 SLURM_JOB_NUM_NODES=" + std::to_string(nodes) +
+            " SLURM_NTASKS=" + std::to_string(nodes * per_node) + " SLURM_CPUS_PER_TASK=4 DDPBENCH_RESULTS=" +
+            d.path.string() + " " + extra + " bash " + kTemplates + "ddpbench-weak-scaling.sbatch");
     EXPECT_EQ(o.code, 0) << o.err;
     std::smatch m;
     return std::regex_search(o.out, m, std::regex("--world-sizes ([0-9,]+)")) ? m[1].str() : "(none): " + o.out;

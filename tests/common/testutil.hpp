@@ -74,7 +74,9 @@ inline Outcome run(const std::string& cmd) {
 }
 
 /// True when `prog` is on PATH (for skipping tests whose tool is not installed).
-inline bool have(const std::string& prog) { return std::system(("command -v " + prog + " >/dev/null 2>&1").c_str()) == 0; }
+inline bool have(const std::string& prog) {
+  return std::system(("command -v " + prog + " >/dev/null 2>&1").c_str()) == 0;
+}
 
 /// GoogleTest name generator for INSTANTIATE_TEST_SUITE_P over parameters that carry a
 /// `name` member (letters, digits and '_' only, unique): cases read Suite/Test.Case/<name>

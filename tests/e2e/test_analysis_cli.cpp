@@ -19,8 +19,8 @@ using ::testing::HasSubstr;
 
 using testutil::bad_input_problem;
 using testutil::count_lines;
-using testutil::run;
 using testutil::have;
+using testutil::run;
 using testutil::TempDir;
 
 const std::string kBin = DDPBENCH_BINARY;
@@ -69,7 +69,9 @@ TEST(ReportCli, BreakdownImpactAndCollectives) {
   // speedup = 0.100 / 0.080 = 1.25; exposed comm 30 -> 10 ms.
   EXPECT_THAT(o.out, HasSubstr("bucket cap 1 MiB               80.00    1.25x            10.00                  -20.00"
                                "               -66.7%           400.0\n"));
-  EXPECT_THAT(o.out, HasSubstr("4194304            1048576  float32    sum    -1    5000.00         0.839         0.839       0\n"));
+  EXPECT_THAT(
+      o.out,
+      HasSubstr("4194304            1048576  float32    sum    -1    5000.00         0.839         0.839       0\n"));
 
   // A comm file alone: its tables, the busbw plot and the HTML page.
   TempDir d;
@@ -87,12 +89,12 @@ TEST(ReportCli, BreakdownImpactAndCollectives) {
   EXPECT_THAT(testutil::slurp(d.path / "c.html"), HasSubstr("Collective allreduce: 2 ranks"));
 }
 
-
 // Schema 1.6 (tests/fixtures/make_fixtures_16.py): the straggler named with and without
 // --per-rank, the per-rank tables with it, and find-max-bs and pair files reported.
 TEST(ReportCli, ClusterValidation) {
   const std::string straggler =
-      "Straggler (resnet18, batch 16 per rank, 2 ranks): rank 1 (host node0, local rank 1, CPU) has score 0.52 < 0.95\n";
+      "Straggler (resnet18, batch 16 per rank, 2 ranks): rank 1 (host node0, local rank 1, CPU) has score 0.52 < "
+      "0.95\n";
   auto o = run(kBin + " report " + kFix + "cluster_cpu.json");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(o.out.rfind(straggler, 0), 0u) << o.out;
@@ -103,7 +105,8 @@ TEST(ReportCli, ClusterValidation) {
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(o.out.rfind(straggler, 0), 0u);
   EXPECT_THAT(o.out, HasSubstr("Per-rank step times and straggler score: resnet18, batch 16 per rank, 2 ranks"));
-  EXPECT_THAT(o.out, HasSubstr("1     node0           1  cpu                               40.00       100.00         31.00  0.520  STRAGGLER\n"));
+  EXPECT_THAT(o.out, HasSubstr("1     node0           1  cpu                               40.00       100.00         "
+                               "31.00  0.520  STRAGGLER\n"));
   EXPECT_THAT(o.out, HasSubstr("Per-rank telemetry: resnet18, 1M/2C"));
   o = run(kBin + " report " + kFix + "maxbs_cpu.json " + kFix + "pairs_cpu.json");
   ASSERT_EQ(o.code, 0) << o.err;
@@ -177,7 +180,8 @@ TEST(AnalysisCli, IncompleteFilesAreWarnedAbout) {
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_THAT(o.err, HasSubstr(warning));
   EXPECT_THAT(testutil::slurp(d.path / "r.html"),
-              HasSubstr("<p class=\"note\"><strong>Warning:</strong> " + partial + " is incomplete (the run stopped "
+              HasSubstr("<p class=\"note\"><strong>Warning:</strong> " + partial +
+                        " is incomplete (the run stopped "
                         "after 3 of 4 rows); its numbers cover only those rows</p>"));
 
   o = run(kBin + " diff " + partial + " " + kFix + "weak_cpu.json");
@@ -250,8 +254,8 @@ TEST(DiffCli, ExitCodes) {
                      "h100_vit_b_16_bf16_b256.json");
   EXPECT_EQ(o.code, 2) << o.out;
   EXPECT_THAT(o.err, HasSubstr("--match"));
-  const auto m = run(kBin + " diff --match device,ddp,world_size " + kResults + "h100_resnet50_b32_fp32_tf32_off.json " +
-                     kResults + "h100_resnet50_bf16_cl_b256.json");
+  const auto m = run(kBin + " diff --match device,ddp,world_size " + kResults +
+                     "h100_resnet50_b32_fp32_tf32_off.json " + kResults + "h100_resnet50_bf16_cl_b256.json");
   EXPECT_EQ(m.code, 0) << m.err;
   EXPECT_THAT(m.out, HasSubstr("precision: fp32 -> bf16"));
   EXPECT_THAT(m.out, HasSubstr("batch_per_rank: 32 -> 256"));
@@ -289,51 +293,53 @@ const std::string kNewer = R"({"schema_version": "2.0.0", "results": []})";
 
 INSTANTIATE_TEST_SUITE_P(
     Files, AnalysisBadInput,
-    ::testing::Values(BadFile{"report @F", "", "cannot read"}, BadFile{"report @F", "{\"schema", "not valid JSON"},
-                      BadFile{"report @F", kNewer, "schema version 2.0.0"},
-                      BadFile{"report @F", R"({"schema_version": "1.0.0", "results": [{"model": 1}]})", "malformed"},
-                      BadFile{"diff @F @FIXdiff_test.json", "", "cannot read"},
-                      BadFile{"diff @FIXdiff_base.json @F", kNewer, "schema version 2.0.0"},
-                      BadFile{"check @F --reference @FIXreference_h100.json", "[1,", "not valid JSON"},
-                      BadFile{"check @FIXgpu_h100.json --reference @F",
-                              "{\"ddpbench_reference\": \"2.0\", \"references\": [{}]}", "references[0]"},
-                      BadFile{"check @FIXgpu_h100.json --reference @F",
-                              "{\"ddpbench_reference\": \"2.0\", \"uppper\": 1, \"references\": []}", "'uppper'"},
-                      BadFile{"diff @FIXdiff_base.json @FIXdiff_test.json --match modle", "", "'modle'"},
-                      BadFile{"diff @FIXdiff_base.json", "", "diff got 1 file"},
-                      BadFile{"diff @FIXdiff_base.json -- @FIXdiff_test.json --format json", "", "options go before"},
-                      BadFile{"diff @FIXdiff_base.json @FIXdiff_test.json --noise-floor 100", "", "--noise-floor"},
-                      BadFile{"check @FIXgpu_h100.json --reference @F", "", "cannot read"},
-                      BadFile{"report @FIXweak_cpu.json --format xml", "", "--format"},
-                      BadFile{"report @FIXweak_cpu.json --gpu-hour-cost -2", "", "--gpu-hour-cost"},
-                      BadFile{"report @FIXweak_cpu.json -o ''", "", "--output needs a file path"},
-                      BadFile{"report @FIXweak_cpu.json --html /dev/full", "",
-                              "--html '/dev/full' exists and is not a regular file; pass a new file name"},
-                      BadFile{"report @FIXweak_cpu.json -o /proc/version", "",
-                              "--output '/proc/version' is read-only; make it writable or pass a new file name"},
-                      BadFile{"report", "", "files"},
-                      BadFile{"report @F", R"({"schema_version": "1.5.0", "kind": "comm", "results": [], "comm_results": []})",
-                              "no DDP measurement and no collective result"},
-                      // Bounded numbers, strict references, versions beyond int.
-                      BadFile{"report @FIXweak_cpu.json --gpu-hour-cost inf", "", "--gpu-hour-cost inf must be > 0 and <="},
-                      BadFile{"report @FIXweak_cpu.json --gpu-hour-cost nan", "", "--gpu-hour-cost nan must be > 0"},
-                      BadFile{"report @FIXweak_cpu.json --gpu-hour-cost 2e6", "", "--gpu-hour-cost 2000000 must be > 0 and <= 1000000"},
-                      BadFile{"report @FIXweak_cpu.json --epochs 2000000", "", "--epochs 2000000 must be 1..1000000"},
-                      BadFile{"report @FIXweak_cpu.json --dataset-size 99999999999999999999", "",
-                              "--dataset-size: 99999999999999999999 is out of range (beyond 64 bits)"},
-                      BadFile{"diff @FIXdiff_base.json @FIXdiff_test.json --fail-if-slower inf", "",
-                              "--fail-if-slower inf must be a percentage in [0, 10000]"},
-                      BadFile{"diff @FIXdiff_base.json @FIXdiff_test.json --noise-floor nan", "", "--noise-floor nan"},
-                      BadFile{"report @F", R"({"schema_version": "99999999999.0.0", "results": []})",
-                              "is not readable by this ddpbench"},
-                      BadFile{"check @FIXgpu_h100.json --reference @F",
-                              R"({"ddpbench_reference": "99999999999.0", "references": []})",
-                              "reference format '99999999999.0' is not readable"},
-                      BadFile{"check @FIXgpu_h100.json --reference @F",
-                              R"({"ddpbench_reference": "2.0", "references": [{"device": "*", "model": "resnet50",
+    ::testing::Values(
+        BadFile{"report @F", "", "cannot read"}, BadFile{"report @F", "{\"schema", "not valid JSON"},
+        BadFile{"report @F", kNewer, "schema version 2.0.0"},
+        BadFile{"report @F", R"({"schema_version": "1.0.0", "results": [{"model": 1}]})", "malformed"},
+        BadFile{"diff @F @FIXdiff_test.json", "", "cannot read"},
+        BadFile{"diff @FIXdiff_base.json @F", kNewer, "schema version 2.0.0"},
+        BadFile{"check @F --reference @FIXreference_h100.json", "[1,", "not valid JSON"},
+        BadFile{"check @FIXgpu_h100.json --reference @F", "{\"ddpbench_reference\": \"2.0\", \"references\": [{}]}",
+                "references[0]"},
+        BadFile{"check @FIXgpu_h100.json --reference @F",
+                "{\"ddpbench_reference\": \"2.0\", \"uppper\": 1, \"references\": []}", "'uppper'"},
+        BadFile{"diff @FIXdiff_base.json @FIXdiff_test.json --match modle", "", "'modle'"},
+        BadFile{"diff @FIXdiff_base.json", "", "diff got 1 file"},
+        BadFile{"diff @FIXdiff_base.json -- @FIXdiff_test.json --format json", "", "options go before"},
+        BadFile{"diff @FIXdiff_base.json @FIXdiff_test.json --noise-floor 100", "", "--noise-floor"},
+        BadFile{"check @FIXgpu_h100.json --reference @F", "", "cannot read"},
+        BadFile{"report @FIXweak_cpu.json --format xml", "", "--format"},
+        BadFile{"report @FIXweak_cpu.json --gpu-hour-cost -2", "", "--gpu-hour-cost"},
+        BadFile{"report @FIXweak_cpu.json -o ''", "", "--output needs a file path"},
+        BadFile{"report @FIXweak_cpu.json --html /dev/full", "",
+                "--html '/dev/full' exists and is not a regular file; pass a new file name"},
+        BadFile{"report @FIXweak_cpu.json -o /proc/version", "",
+                "--output '/proc/version' is read-only; make it writable or pass a new file name"},
+        BadFile{"report", "", "files"},
+        BadFile{"report @F", R"({"schema_version": "1.5.0", "kind": "comm", "results": [], "comm_results": []})",
+                "no DDP measurement and no collective result"},
+        // Bounded numbers, strict references, versions beyond int.
+        BadFile{"report @FIXweak_cpu.json --gpu-hour-cost inf", "", "--gpu-hour-cost inf must be > 0 and <="},
+        BadFile{"report @FIXweak_cpu.json --gpu-hour-cost nan", "", "--gpu-hour-cost nan must be > 0"},
+        BadFile{"report @FIXweak_cpu.json --gpu-hour-cost 2e6", "",
+                "--gpu-hour-cost 2000000 must be > 0 and <= 1000000"},
+        BadFile{"report @FIXweak_cpu.json --epochs 2000000", "", "--epochs 2000000 must be 1..1000000"},
+        BadFile{"report @FIXweak_cpu.json --dataset-size 99999999999999999999", "",
+                "--dataset-size: 99999999999999999999 is out of range (beyond 64 bits)"},
+        BadFile{"diff @FIXdiff_base.json @FIXdiff_test.json --fail-if-slower inf", "",
+                "--fail-if-slower inf must be a percentage in [0, 10000]"},
+        BadFile{"diff @FIXdiff_base.json @FIXdiff_test.json --noise-floor nan", "", "--noise-floor nan"},
+        BadFile{"report @F", R"({"schema_version": "99999999999.0.0", "results": []})",
+                "is not readable by this ddpbench"},
+        BadFile{"check @FIXgpu_h100.json --reference @F",
+                R"({"ddpbench_reference": "99999999999.0", "references": []})",
+                "reference format '99999999999.0' is not readable"},
+        BadFile{"check @FIXgpu_h100.json --reference @F",
+                R"({"ddpbench_reference": "2.0", "references": [{"device": "*", "model": "resnet50",
                                   "batch_per_rank": 32, "image_size": 224, "world_size": 1,
                                   "setup": {"precision": "fp32"}, "metric": "p50_s", "value": 0.05, "upper": true}]})",
-                              "\"upper\" must be a number, not boolean"}));
+                "\"upper\" must be a number, not boolean"}));
 
 }  // namespace
 }  // namespace ddpbench

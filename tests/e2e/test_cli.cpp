@@ -98,8 +98,8 @@ TEST(Cli, BreakdownAddsUpOnEveryRank) {
       for (double s : rk.samples_s) mean_step += s / static_cast<double>(rk.samples_s.size());
       const double step = b.at("step_s").get<double>();
       EXPECT_NEAR(step, mean_step, 1e-9);
-      for (const char* k : {"forward_s", "backward_compute_s", "backward_comm_s", "overlap_s", "exposed_comm_s",
-                            "optimizer_s"})
+      for (const char* k :
+           {"forward_s", "backward_compute_s", "backward_comm_s", "overlap_s", "exposed_comm_s", "optimizer_s"})
         EXPECT_GE(b.at(k).get<double>(), 0.0) << k;
       const double sum = b.at("forward_s").get<double>() + b.at("backward_compute_s").get<double>() +
                          b.at("exposed_comm_s").get<double>() + b.at("optimizer_s").get<double>();
@@ -140,8 +140,9 @@ TEST(Cli, BucketLayoutMatchesPythonDdpForEveryCap) {
       std::system("/usr/bin/python3 -c 'import torch.distributed, torchvision' >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "python3-torch / python3-torchvision not installed (apt-get install python3-torchvision)";
   TempDir d;
-  const std::string common = " run --model resnet18 --image-size 32 --batch-size 2 --warmup 1 --iters 2 "
-                             "--nproc-per-node 1 --json ";
+  const std::string common =
+      " run --model resnet18 --image-size 32 --batch-size 2 --warmup 1 --iters 2 "
+      "--nproc-per-node 1 --json ";
   const auto json = (d.path / "r.json").string(), json_default = (d.path / "default.json").string();
   const auto o = run(kBin + common + json + " --bucket-cap-mb 1,5,25,100");
   ASSERT_EQ(o.code, 0) << o.err;
@@ -190,8 +191,8 @@ for cap in (1, 5, 25, 100, None):
   for (size_t k = 0; k < 4; ++k)
     EXPECT_EQ(rows[k]->ddp_options.at("first_bucket_cap_mb").get<double>(), torch2 ? caps[k] : 1.0) << torch;
   EXPECT_EQ(rows[4]->ddp_options.at("first_bucket_cap_mb").get<double>(), 1.0);
-  EXPECT_EQ(f.config.at("first_bucket_cap_mb"), torch2 ? nlohmann::json({1.0, 5.0, 25.0, 100.0})
-                                                       : nlohmann::json({1.0, 1.0, 1.0, 1.0}));
+  EXPECT_EQ(f.config.at("first_bucket_cap_mb"),
+            torch2 ? nlohmann::json({1.0, 5.0, 25.0, 100.0}) : nlohmann::json({1.0, 1.0, 1.0, 1.0}));
   EXPECT_THAT(o.out, HasSubstr(torch2 ? "* Maximum bucket size: 1, 5, 25, 100 MiB (first bucket 1, 5, 25, 100 MiB)"
                                       : "* Maximum bucket size: 1, 5, 25, 100 MiB (first bucket 1, 1, 1, 1 MiB)"));
 }
@@ -224,7 +225,8 @@ TEST(Cli, ProfileWritesOneTracePerRankAndRow) {
 TEST(Cli, PerRankSeriesAreKeptForFlaggedRanksAndSummarisedOverRanks) {
   TempDir d;
   const int n = 6;
-  const std::string args = " run " + testutil::kTinyArgs + " --warmup 1 --iters 6 --nproc-per-node 6 --world-sizes 6 --sample-ms 5 --json ";
+  const std::string args =
+      " run " + testutil::kTinyArgs + " --warmup 1 --iters 6 --nproc-per-node 6 --world-sizes 6 --sample-ms 5 --json ";
   const auto json = (d.path / "r.json").string(), json_all = (d.path / "all.json").string();
   const auto o = run(kBin + args + json);
   ASSERT_EQ(o.code, 0) << o.err;
@@ -307,12 +309,30 @@ TEST(Cli, RunCommAndFindMaxBsWriteTheSameEnvironmentKeys) {
   ASSERT_EQ(r.code, 0) << r.err;
   const auto c = run(kBin + " comm --nproc-per-node 2 --world-sizes 2 -b 1K -e 1K -w 0 -n 1 --json " + comm_json);
   ASSERT_EQ(c.code, 0) << c.err;
-  const auto m = run(kBin + " find-max-bs --model " + testutil::kTinyModel + " --image-size 32 --memory-limit 512M --trial 2 --json " + fmb_json);
+  const auto m = run(kBin + " find-max-bs --model " + testutil::kTinyModel +
+                     " --image-size 32 --memory-limit 512M --trial 2 --json " + fmb_json);
   ASSERT_EQ(m.code, 0) << m.err << m.out;
-  const std::set<std::string> expected = {"torch", "cuda", "nccl", "driver", "backend", "device_type", "cpu_model",
-                                          "launcher", "rendezvous", "world_size", "threads_per_rank", "hosts",
-                                          "ranks", "gpus", "topology", "slurm_job_id", "malloc_tuning", "math",
-                                          "env", "nodes", "node_differences"};
+  const std::set<std::string> expected = {"torch",
+                                          "cuda",
+                                          "nccl",
+                                          "driver",
+                                          "backend",
+                                          "device_type",
+                                          "cpu_model",
+                                          "launcher",
+                                          "rendezvous",
+                                          "world_size",
+                                          "threads_per_rank",
+                                          "hosts",
+                                          "ranks",
+                                          "gpus",
+                                          "topology",
+                                          "slurm_job_id",
+                                          "malloc_tuning",
+                                          "math",
+                                          "env",
+                                          "nodes",
+                                          "node_differences"};
   for (const auto& path : {run_json, comm_json, fmb_json}) {
     const ResultFile f = read_result_file(path);
     std::set<std::string> keys;
@@ -378,7 +398,8 @@ TEST(LoginNode, EnvSaysNoGpu) {
 // The fixed-feature-extractor study: only the head's gradients are bucketed and allreduced.
 TEST(Cli, FrozenBackboneAllreducesOnlyTheHead) {
   const auto f = run_tiny(" --freeze-backbone --num-classes 10 --dataset-size 1000").f;
-  const long long head = 512LL * 4096 + 4096 + 4096LL * 4096 + 4096 + 4096LL * 10 + 10;  // squeezenet1_0 features: 512 channels
+  const long long head =
+      512LL * 4096 + 4096 + 4096LL * 4096 + 4096 + 4096LL * 10 + 10;  // squeezenet1_0 features: 512 channels
   const auto& r = f.results.back();
   ASSERT_EQ(r.world_size, 2);
   long long bucketed = 0;
@@ -409,8 +430,10 @@ TEST(Cli, Bf16RunRecordsPrecisionAndFlops) {
 TEST(Cli, ItersAutoStopsEveryRankTogetherAtTheLimit) {
   TempDir d;
   const auto json = (d.path / "r.json").string();
-  const auto o = run(kBin + " run " + testutil::kTinyArgs + " --warmup 1 --nproc-per-node 2 "
-                     "--iters auto --target-ci 0.000001 --min-iters 3 --max-iters 6 --json " + json);
+  const auto o = run(kBin + " run " + testutil::kTinyArgs +
+                     " --warmup 1 --nproc-per-node 2 "
+                     "--iters auto --target-ci 0.000001 --min-iters 3 --max-iters 6 --json " +
+                     json);
   ASSERT_EQ(o.code, 0) << o.err;
   const auto f = read_result_file(json);
   EXPECT_EQ(f.config.at("iters"), "auto");
@@ -429,8 +452,10 @@ TEST(Cli, ItersAutoStopsAtTheTargetCi) {
   TempDir d;
   const auto json = (d.path / "r.json").string();
   // --target-ci alone implies --iters auto; 100% of the mean is reached within a few iterations.
-  const auto o = run(kBin + " run " + testutil::kTinyArgs + " --warmup 1 --nproc-per-node 2 "
-                     "--target-ci 100 --min-iters 4 --max-iters 200 --json " + json);
+  const auto o = run(kBin + " run " + testutil::kTinyArgs +
+                     " --warmup 1 --nproc-per-node 2 "
+                     "--target-ci 100 --min-iters 4 --max-iters 200 --json " +
+                     json);
   ASSERT_EQ(o.code, 0) << o.err;
   const auto f = read_result_file(json);
   for (const auto& r : f.results) {
@@ -519,109 +544,109 @@ TEST_P(BadInput, ExitTwoWithOneLineNamingTheProblem) {
 
 INSTANTIATE_TEST_SUITE_P(
     Run, BadInput,
-    ::testing::Values(BadCase{"UnknownModel", "run --model resnet9000", "unknown model 'resnet9000'"},
-                      BadCase{"ZeroBatch", "run --batch-size 0", "--batch-size 0 must be >= 1"},
-                      BadCase{"NegativeBatch", "run --batch-size -3", "--batch-size -3 must be >= 1"},
-                      BadCase{"WorldSizeBeyondTheJob", "run --nproc-per-node 2 --world-sizes 1,4",
-                              "--world-sizes has 4"},
-                      BadCase{"JsonInMissingDir", "run --json /nonexistent-ddpbench-dir/r.json", "not writable"},
-                      BadCase{"JsonIsADirectory", "run --json @DIR", "is a directory"},
-                      BadCase{"JsonEmpty", "run --json ''", "--json needs a file path; pass e.g. --json result.json"},
-                      BadCase{"JsonIsASymlink", "run --json @DIR/link.json",
-                              "link.json' is a symbolic link, not a regular file; pass the file's real path or a new "
-                              "name",
-                              "", "echo earlier >@DIR/real.json && ln -s real.json @DIR/link.json"},
-                      BadCase{"JsonOnDevFull", "run --json /dev/full",
-                              "--json '/dev/full' exists and is not a regular file; pass a new file name"},
-                      BadCase{"JsonReadOnly", "run --json @DIR/ro.json --overwrite",
-                              "ro.json' is read-only; make it writable or pass a new file name", "",
-                              "echo earlier >@DIR/ro.json && chmod 0444 @DIR/ro.json"},
-                      BadCase{"JsonProcVersion", "run --json /proc/version --overwrite",
-                              "--json '/proc/version' is read-only; make it writable or pass a new file name"},
-                      BadCase{"JsonExists", "run --json @DIR/r.json",
-                              "r.json' already exists; pass --overwrite to replace it once the new run completes, "
-                              "or choose a new name",
-                              "", "echo earlier >@DIR/r.json"},
-                      BadCase{"JsonPartialExists", "run --json @DIR/r.json",
-                              "r.json.partial' already exists (the rows of a run that stopped early); pass "
-                              "--overwrite",
-                              "", "echo '{}' >@DIR/r.json.partial"},
-                      BadCase{"ItersNotANumber", "run --iters many", "--iters 'many' must be a count >= 1 or auto"},
-                      BadCase{"ItersZero", "run --iters 0", "--iters '0' must be a count >= 1 or auto"},
-                      BadCase{"ItersNotAnInteger", "run --iters 1e3", "--iters '1e3'"},
-                      BadCase{"TargetCiWithFixedIters", "run --iters 5 --target-ci 1", "--target-ci needs --iters auto"},
-                      BadCase{"NegativeTargetCi", "run --target-ci -1", "--target-ci -1 must be a percentage"},
-                      BadCase{"MaxItersBelowMin", "run --iters auto --max-iters 3", "--max-iters 3 must be >= --min-iters 20"},
-                      BadCase{"UnknownTestFault", "run --nproc-per-node 1 --model resnet18 --image-size 32 --warmup 0 --iters 1",
-                              "DDPBENCH_TEST_FAULT 'bogus' is unknown", "DDPBENCH_TEST_FAULT=bogus "},
-                      BadCase{"UnknownFlag", "run --no-such-flag", "no-such-flag"},
-                      BadCase{"UnknownBackend", "run --backend mpi", "--backend 'mpi'"},
-                      BadCase{"ZeroRanks", "run --nproc-per-node 0", "--nproc-per-node 0"},
-                      BadCase{"ModelTwice", "run --model resnet18,resnet50,resnet18", "'resnet18' twice"},
-                      BadCase{"NcclOnTheCpu", "run --device cpu --backend nccl", "--backend nccl needs GPUs"},
-                      BadCase{"TimeoutTooShort", "run --timeout 0.0001", "--timeout"},
-                      BadCase{"GlobalBatchNotDivisible", "run --scaling strong --global-batch-size 7 --nproc-per-node 2",
-                              "does not divide"},
-                      BadCase{"Fp16OnTheCpu", "run --device cpu --precision fp16", "--precision fp16 needs a GPU"},
-                      BadCase{"UnknownPrecision", "run --precision half", "--precision 'half'"},
-                      BadCase{"HeadWithoutFrozenBackbone", "run --head mlp4096", "add --freeze-backbone"},
-                      BadCase{"VitImageNotAPatchMultiple", "run --model vit_b_16 --image-size 100 --warmup 0",
-                              "multiple of its patch size 16"},
-                      BadCase{"AlexnetImageTooSmall", "run --model alexnet --image-size 32",
-                              "alexnet needs images of at least 63 pixels"},
-                      BadCase{"ModelsHeadWithoutFrozenBackbone", "models --head mlp4096", "add --freeze-backbone"},
-                      BadCase{"NoSubcommand", "", "subcommand"},
-                      // Numbers bounded before they reach libtorch or overflow (environment, then flags).
-                      BadCase{"WorldSizeWrapsToOne", "run", "WORLD_SIZE=4294967297 is out of range; set it to 1..1048576",
-                              "WORLD_SIZE=4294967297 RANK=0 "},
-                      BadCase{"MasterPortWrapsIntoRange", "run", "MASTER_PORT=4294996796 is out of range",
-                              "WORLD_SIZE=1 RANK=0 MASTER_PORT=4294996796 "},
-                      BadCase{"SlurmTasksPerNodeBeyondInt", "run",
-                              "SLURM_TASKS_PER_NODE=99999999999 is out of range; each node's task count must be 1..1048576",
-                              "SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_STEP_ID=0 SLURM_JOB_ID=7 SLURM_NODEID=0 "
-                              "SLURM_TASKS_PER_NODE=99999999999 "},
-                      BadCase{"SlurmTasksPerNodeRepeatedTwoBillionTimes", "run",
-                              "SLURM_TASKS_PER_NODE=1(x2000000000) is out of range",
-                              "SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_STEP_ID=0 SLURM_JOB_ID=7 SLURM_NODEID=0 "
-                              "SLURM_TASKS_PER_NODE='1(x2000000000)' "},
-                      BadCase{"OmpThreadsBeyondInt", "run --nproc-per-node 1", "OMP_NUM_THREADS=4294967297 is out of range",
-                              "OMP_NUM_THREADS=4294967297 "},
-                      BadCase{"TimeoutInfinite", "run --timeout inf", "--timeout inf is out of range; use 1..86400 seconds"},
-                      BadCase{"TimeoutHuge", "run --timeout 1e300", "--timeout 1e+300 is out of range"},
-                      BadCase{"TimeoutNan", "run --timeout nan", "--timeout nan is out of range"},
-                      BadCase{"BatchBeyondBound", "run --batch-size 1000000000",
-                              "--batch-size 1000000000 is out of range; use 1..16777216"},
-                      BadCase{"BatchOfTwentyDigits", "run --batch-size 99999999999999999999",
-                              "--batch-size: 99999999999999999999 is out of range (beyond 64 bits)"},
-                      BadCase{"BatchInHex", "run --batch-size 0x10", "--batch-size: '0x10' is not a whole number"},
-                      BadCase{"GlobalBatchBeyondBound", "run --scaling strong --global-batch-size 9000000000000000000",
-                              "--global-batch-size 9000000000000000000 is out of range"},
-                      BadCase{"ImageSizeBeyondBound", "run --image-size 100000",
-                              "--image-size 100000 is out of range; use 32..16384"},
-                      BadCase{"NumClassesBeyondBound", "run --num-classes 2000000000",
-                              "--num-classes 2000000000 is out of range; use 2..1000000"},
-                      BadCase{"WarmupBeyondBound", "run --warmup 2000000000", "--warmup 2000000000 is out of range"},
-                      BadCase{"NegativeSeed", "run --seed -1", "--seed -1 must be >= 0"},
-                      BadCase{"SeedOfTwentyDigits", "run --seed 99999999999999999999",
-                              "--seed: 99999999999999999999 is out of range (beyond 64 bits)"},
-                      BadCase{"BucketCapInfinite", "run --bucket-cap-mb inf",
-                              "--bucket-cap-mb 'inf' is not a comma list of sizes in MiB"},
-                      BadCase{"BucketCapTooLarge", "run --bucket-cap-mb 1,65537",
-                              "--bucket-cap-mb 65537 is out of range; use a size in (0, 65536] MiB"},
-                      BadCase{"UnknownCommHook", "run --comm-hook none,fp8", "--comm-hook 'fp8' is unknown"},
-                      BadCase{"GradAccumZero", "run --grad-accum 0", "--grad-accum 0 is out of range"},
-                      BadCase{"StaticGraphWithUnused", "run --static-graph --find-unused-parameters",
-                              "--static-graph already handles unused parameters"},
-                      BadCase{"ProfileDirIsAFile", "run --profile /dev/null", "--profile '/dev/null'"},
-                      BadCase{"FirstBucketCapNan", "run --first-bucket-cap-mb nan", "--first-bucket-cap-mb nan"},
-                      BadCase{"GradCheckTolInfinite", "run --grad-check-tol inf", "--grad-check-tol inf is out of range"},
-                      BadCase{"DatasetSizeBeyondBound", "run --dataset-size 9223372036854775807",
-                              "--dataset-size 9223372036854775807 is out of range"},
-                      BadCase{"TooManyRanksPerNode", "run --nproc-per-node 100000",
-                              "--nproc-per-node 100000 is out of range; use 1..4096"},
-                      BadCase{"WorldSizesBeyondInt", "run --world-sizes 4294967297", "--world-sizes has 4294967297"},
-                      BadCase{"InputBatchCannotFitInMemory", "run --device cpu --nproc-per-node 1 --batch-size 16000000",
-                              "--batch-size 16000000 at 64 px needs 732.4 GiB per rank for the input batch alone"}),
+    ::testing::Values(
+        BadCase{"UnknownModel", "run --model resnet9000", "unknown model 'resnet9000'"},
+        BadCase{"ZeroBatch", "run --batch-size 0", "--batch-size 0 must be >= 1"},
+        BadCase{"NegativeBatch", "run --batch-size -3", "--batch-size -3 must be >= 1"},
+        BadCase{"WorldSizeBeyondTheJob", "run --nproc-per-node 2 --world-sizes 1,4", "--world-sizes has 4"},
+        BadCase{"JsonInMissingDir", "run --json /nonexistent-ddpbench-dir/r.json", "not writable"},
+        BadCase{"JsonIsADirectory", "run --json @DIR", "is a directory"},
+        BadCase{"JsonEmpty", "run --json ''", "--json needs a file path; pass e.g. --json result.json"},
+        BadCase{"JsonIsASymlink", "run --json @DIR/link.json",
+                "link.json' is a symbolic link, not a regular file; pass the file's real path or a new "
+                "name",
+                "", "echo earlier >@DIR/real.json && ln -s real.json @DIR/link.json"},
+        BadCase{"JsonOnDevFull", "run --json /dev/full",
+                "--json '/dev/full' exists and is not a regular file; pass a new file name"},
+        BadCase{"JsonReadOnly", "run --json @DIR/ro.json --overwrite",
+                "ro.json' is read-only; make it writable or pass a new file name", "",
+                "echo earlier >@DIR/ro.json && chmod 0444 @DIR/ro.json"},
+        BadCase{"JsonProcVersion", "run --json /proc/version --overwrite",
+                "--json '/proc/version' is read-only; make it writable or pass a new file name"},
+        BadCase{"JsonExists", "run --json @DIR/r.json",
+                "r.json' already exists; pass --overwrite to replace it once the new run completes, "
+                "or choose a new name",
+                "", "echo earlier >@DIR/r.json"},
+        BadCase{"JsonPartialExists", "run --json @DIR/r.json",
+                "r.json.partial' already exists (the rows of a run that stopped early); pass "
+                "--overwrite",
+                "", "echo '{}' >@DIR/r.json.partial"},
+        BadCase{"ItersNotANumber", "run --iters many", "--iters 'many' must be a count >= 1 or auto"},
+        BadCase{"ItersZero", "run --iters 0", "--iters '0' must be a count >= 1 or auto"},
+        BadCase{"ItersNotAnInteger", "run --iters 1e3", "--iters '1e3'"},
+        BadCase{"TargetCiWithFixedIters", "run --iters 5 --target-ci 1", "--target-ci needs --iters auto"},
+        BadCase{"NegativeTargetCi", "run --target-ci -1", "--target-ci -1 must be a percentage"},
+        BadCase{"MaxItersBelowMin", "run --iters auto --max-iters 3", "--max-iters 3 must be >= --min-iters 20"},
+        BadCase{"UnknownTestFault", "run --nproc-per-node 1 --model resnet18 --image-size 32 --warmup 0 --iters 1",
+                "DDPBENCH_TEST_FAULT 'bogus' is unknown", "DDPBENCH_TEST_FAULT=bogus "},
+        BadCase{"UnknownFlag", "run --no-such-flag", "no-such-flag"},
+        BadCase{"UnknownBackend", "run --backend mpi", "--backend 'mpi'"},
+        BadCase{"ZeroRanks", "run --nproc-per-node 0", "--nproc-per-node 0"},
+        BadCase{"ModelTwice", "run --model resnet18,resnet50,resnet18", "'resnet18' twice"},
+        BadCase{"NcclOnTheCpu", "run --device cpu --backend nccl", "--backend nccl needs GPUs"},
+        BadCase{"TimeoutTooShort", "run --timeout 0.0001", "--timeout"},
+        BadCase{"GlobalBatchNotDivisible", "run --scaling strong --global-batch-size 7 --nproc-per-node 2",
+                "does not divide"},
+        BadCase{"Fp16OnTheCpu", "run --device cpu --precision fp16", "--precision fp16 needs a GPU"},
+        BadCase{"UnknownPrecision", "run --precision half", "--precision 'half'"},
+        BadCase{"HeadWithoutFrozenBackbone", "run --head mlp4096", "add --freeze-backbone"},
+        BadCase{"VitImageNotAPatchMultiple", "run --model vit_b_16 --image-size 100 --warmup 0",
+                "multiple of its patch size 16"},
+        BadCase{"AlexnetImageTooSmall", "run --model alexnet --image-size 32",
+                "alexnet needs images of at least 63 pixels"},
+        BadCase{"ModelsHeadWithoutFrozenBackbone", "models --head mlp4096", "add --freeze-backbone"},
+        BadCase{"NoSubcommand", "", "subcommand"},
+        // Numbers bounded before they reach libtorch or overflow (environment, then flags).
+        BadCase{"WorldSizeWrapsToOne", "run", "WORLD_SIZE=4294967297 is out of range; set it to 1..1048576",
+                "WORLD_SIZE=4294967297 RANK=0 "},
+        BadCase{"MasterPortWrapsIntoRange", "run", "MASTER_PORT=4294996796 is out of range",
+                "WORLD_SIZE=1 RANK=0 MASTER_PORT=4294996796 "},
+        BadCase{"SlurmTasksPerNodeBeyondInt", "run",
+                "SLURM_TASKS_PER_NODE=99999999999 is out of range; each node's task count must be 1..1048576",
+                "SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_STEP_ID=0 SLURM_JOB_ID=7 SLURM_NODEID=0 "
+                "SLURM_TASKS_PER_NODE=99999999999 "},
+        BadCase{"SlurmTasksPerNodeRepeatedTwoBillionTimes", "run",
+                "SLURM_TASKS_PER_NODE=1(x2000000000) is out of range",
+                "SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_STEP_ID=0 SLURM_JOB_ID=7 SLURM_NODEID=0 "
+                "SLURM_TASKS_PER_NODE='1(x2000000000)' "},
+        BadCase{"OmpThreadsBeyondInt", "run --nproc-per-node 1", "OMP_NUM_THREADS=4294967297 is out of range",
+                "OMP_NUM_THREADS=4294967297 "},
+        BadCase{"TimeoutInfinite", "run --timeout inf", "--timeout inf is out of range; use 1..86400 seconds"},
+        BadCase{"TimeoutHuge", "run --timeout 1e300", "--timeout 1e+300 is out of range"},
+        BadCase{"TimeoutNan", "run --timeout nan", "--timeout nan is out of range"},
+        BadCase{"BatchBeyondBound", "run --batch-size 1000000000",
+                "--batch-size 1000000000 is out of range; use 1..16777216"},
+        BadCase{"BatchOfTwentyDigits", "run --batch-size 99999999999999999999",
+                "--batch-size: 99999999999999999999 is out of range (beyond 64 bits)"},
+        BadCase{"BatchInHex", "run --batch-size 0x10", "--batch-size: '0x10' is not a whole number"},
+        BadCase{"GlobalBatchBeyondBound", "run --scaling strong --global-batch-size 9000000000000000000",
+                "--global-batch-size 9000000000000000000 is out of range"},
+        BadCase{"ImageSizeBeyondBound", "run --image-size 100000",
+                "--image-size 100000 is out of range; use 32..16384"},
+        BadCase{"NumClassesBeyondBound", "run --num-classes 2000000000",
+                "--num-classes 2000000000 is out of range; use 2..1000000"},
+        BadCase{"WarmupBeyondBound", "run --warmup 2000000000", "--warmup 2000000000 is out of range"},
+        BadCase{"NegativeSeed", "run --seed -1", "--seed -1 must be >= 0"},
+        BadCase{"SeedOfTwentyDigits", "run --seed 99999999999999999999",
+                "--seed: 99999999999999999999 is out of range (beyond 64 bits)"},
+        BadCase{"BucketCapInfinite", "run --bucket-cap-mb inf",
+                "--bucket-cap-mb 'inf' is not a comma list of sizes in MiB"},
+        BadCase{"BucketCapTooLarge", "run --bucket-cap-mb 1,65537",
+                "--bucket-cap-mb 65537 is out of range; use a size in (0, 65536] MiB"},
+        BadCase{"UnknownCommHook", "run --comm-hook none,fp8", "--comm-hook 'fp8' is unknown"},
+        BadCase{"GradAccumZero", "run --grad-accum 0", "--grad-accum 0 is out of range"},
+        BadCase{"StaticGraphWithUnused", "run --static-graph --find-unused-parameters",
+                "--static-graph already handles unused parameters"},
+        BadCase{"ProfileDirIsAFile", "run --profile /dev/null", "--profile '/dev/null'"},
+        BadCase{"FirstBucketCapNan", "run --first-bucket-cap-mb nan", "--first-bucket-cap-mb nan"},
+        BadCase{"GradCheckTolInfinite", "run --grad-check-tol inf", "--grad-check-tol inf is out of range"},
+        BadCase{"DatasetSizeBeyondBound", "run --dataset-size 9223372036854775807",
+                "--dataset-size 9223372036854775807 is out of range"},
+        BadCase{"TooManyRanksPerNode", "run --nproc-per-node 100000",
+                "--nproc-per-node 100000 is out of range; use 1..4096"},
+        BadCase{"WorldSizesBeyondInt", "run --world-sizes 4294967297", "--world-sizes has 4294967297"},
+        BadCase{"InputBatchCannotFitInMemory", "run --device cpu --nproc-per-node 1 --batch-size 16000000",
+                "--batch-size 16000000 at 64 px needs 732.4 GiB per rank for the input batch alone"}),
     testutil::ParamName());
 
 // Checked before any rank starts: one line, not one per rank.
@@ -695,8 +720,7 @@ TEST(Cli, OverwriteReplacesAResultOnlyWithACompleteOne) {
   EXPECT_EQ(p.rows_planned, 3);
   EXPECT_EQ(p.results.size(), 3u);
   // Rank 0's error line, then where its rows are, one line each.
-  const std::string note =
-      "ddpbench: note: the 3 row(s) measured so far are in " + partial + " (marked incomplete)\n";
+  const std::string note = "ddpbench: note: the 3 row(s) measured so far are in " + partial + " (marked incomplete)\n";
   const auto at = o.err.find(note);
   ASSERT_NE(at, std::string::npos) << o.err;
   ASSERT_GT(at, 0u) << o.err;
@@ -730,8 +754,8 @@ TEST(Cli, WaitingRanksAreToldWhyAGroupFailed) {
   for (int r = 0; r < 3; ++r)
     cmd += "(" + common + "RANK=" + std::to_string(r) + " LOCAL_RANK=" + std::to_string(r) + " " + kBin + kTiny +
            " --world-sizes 2 --timeout 60 >" + (d.path / ("out" + std::to_string(r))).string() + " 2>" +
-           (d.path / ("err" + std::to_string(r))).string() + "; echo $? >" + (d.path / ("rc" + std::to_string(r))).string() +
-           ") & ";
+           (d.path / ("err" + std::to_string(r))).string() + "; echo $? >" +
+           (d.path / ("rc" + std::to_string(r))).string() + ") & ";
   cmd += "wait'";
   run(cmd);
   EXPECT_EQ(slurp(d.path / "rc0"), "3\n");
@@ -771,7 +795,8 @@ TEST(Cli, DeadRankMakesTheOthersFailNotHang) {
 class Torchrun : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Torchrun, LaunchesRanksWithoutFlags) {
-  if (::access("/usr/bin/torchrun", X_OK) != 0) GTEST_SKIP() << "torchrun not installed (apt-get install python3-torch)";
+  if (::access("/usr/bin/torchrun", X_OK) != 0)
+    GTEST_SKIP() << "torchrun not installed (apt-get install python3-torch)";
   TempDir d;
   const auto json = (d.path / "r.json").string();
   const std::string rdzv = GetParam() == "standalone"
@@ -785,8 +810,7 @@ TEST_P(Torchrun, LaunchesRanksWithoutFlags) {
   const auto f = read_result_file(json);
   expect_tiny_sweep(f, 2);
   EXPECT_EQ(f.environment.at("launcher"), "torchrun");
-  if (GetParam() == "agent-store")
-    EXPECT_EQ(f.environment.at("env").value("TORCHELASTIC_USE_AGENT_STORE", ""), "True");
+  if (GetParam() == "agent-store") EXPECT_EQ(f.environment.at("env").value("TORCHELASTIC_USE_AGENT_STORE", ""), "True");
 }
 
 INSTANTIATE_TEST_SUITE_P(Rendezvous, Torchrun, ::testing::Values("standalone", "agent-store"),
@@ -810,10 +834,12 @@ TEST(Cli, SlowedRankIsNamedAsStraggler) {
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs 2 CPUs to pin the ranks apart";
   TempDir d;
   const std::string json = (d.path / "s.json").string();
-  const std::string common = "OMP_NUM_THREADS=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
-                             std::to_string(find_free_port()) + " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 ";
-  const std::string args = " run --model resnet18 --image-size 32 --batch-size 4 --warmup 2 --iters 8 --world-sizes 2 "
-                           "--timeout 120 --json " + json;
+  const std::string common = "OMP_NUM_THREADS=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(find_free_port()) +
+                             " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 ";
+  const std::string args =
+      " run --model resnet18 --image-size 32 --batch-size 4 --warmup 2 --iters 8 --world-sizes 2 "
+      "--timeout 120 --json " +
+      json;
   std::string cmd = "sh -c 'taskset -c 1 sh -c \"while :; do :; done\" & spin=$!; ";
   for (int r = 0; r < 2; ++r)
     cmd += "(" + common + "RANK=" + std::to_string(r) + " LOCAL_RANK=" + std::to_string(r) + " taskset -c " +

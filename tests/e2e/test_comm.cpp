@@ -68,8 +68,8 @@ TEST(Comm, EveryCollectiveOnTwoAndThreeRanksIsCorrect) {
     // Sizes as nccl-tests: the per-rank chunk of all_gather/reduce_scatter/all_to_all is
     // (size/4)/n elements and the size column the whole n-chunk buffer.
     const long long requested = r.bytes <= 1024 ? 1024 : 4096;
-    const bool chunked = r.collective == "all_gather" || r.collective == "reduce_scatter" ||
-                         r.collective == "all_to_all";
+    const bool chunked =
+        r.collective == "all_gather" || r.collective == "reduce_scatter" || r.collective == "all_to_all";
     const long long count = chunked ? requested / 4 / r.world_size : requested / 4;
     EXPECT_EQ(r.count, count);
     EXPECT_EQ(r.bytes, chunked ? count * r.world_size * 4 : requested);
@@ -117,8 +117,8 @@ TEST(Comm, CorruptedBufferIsCountedExactly) {
     const int n = r.world_size;
     // allreduce, all_gather, broadcast: every rank's element that holds the corrupted one;
     // reduce: the root's; reduce_scatter and all_to_all: the one rank it is sent to.
-    const std::map<std::string, long long> expected{{"allreduce", n},  {"all_gather", n},     {"broadcast", n},
-                                                    {"reduce", 1},     {"reduce_scatter", 1}, {"all_to_all", 1},
+    const std::map<std::string, long long> expected{{"allreduce", n}, {"all_gather", n},     {"broadcast", n},
+                                                    {"reduce", 1},    {"reduce_scatter", 1}, {"all_to_all", 1},
                                                     {"barrier", -1}};
     EXPECT_EQ(r.wrong, expected.at(r.collective)) << r.collective << " on " << n;
     total += std::max(0LL, r.wrong);

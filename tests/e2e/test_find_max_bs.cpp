@@ -32,9 +32,9 @@ const std::string kLimit = " --memory-limit 96M";
 // A trial that ran out of memory says so in libtorch's allocator's words, or in oneDNN's where
 // its primitive could not be allocated (torch 2.6, now and then), or, where a library crashed
 // on the failed allocation (oneDNN here, now and then), names the signal.
-const auto kOutOfMemory = ::testing::AnyOf(HasSubstr("DefaultCPUAllocator: can't allocate memory"),
-                                           HasSubstr("could not create a primitive"),
-                                           HasSubstr("killed by signal 11 (SIGSEGV) under the memory limit"));
+const auto kOutOfMemory =
+    ::testing::AnyOf(HasSubstr("DefaultCPUAllocator: can't allocate memory"), HasSubstr("could not create a primitive"),
+                     HasSubstr("killed by signal 11 (SIGSEGV) under the memory limit"));
 
 int floor_log2(long long x) {
   int k = 0;
@@ -73,8 +73,8 @@ TEST(FindMaxBsSearch, FindsEveryThresholdWithinTheTrialBoundAndBacksOff) {
     }
 
   // The recommendation: floor(max x (1 - margin)), by hand; at least 1 once something fits.
-  EXPECT_EQ(recommended_batch(37, 0.1), 33);   // 33.3
-  EXPECT_EQ(recommended_batch(10, 0.3), 7);    // 7 exactly (0.7 is below 0.7 in binary)
+  EXPECT_EQ(recommended_batch(37, 0.1), 33);  // 33.3
+  EXPECT_EQ(recommended_batch(10, 0.3), 7);   // 7 exactly (0.7 is below 0.7 in binary)
   EXPECT_EQ(recommended_batch(100, 0.0), 100);
   EXPECT_EQ(recommended_batch(512, 0.25), 384);
   EXPECT_EQ(recommended_batch(1, 0.5), 1);
@@ -136,7 +136,8 @@ TEST(FindMaxBs, MaximumFitsAndOneMoreDoesNotInFreshProcesses) {
   const auto fits = run(kBin + " find-max-bs" + kWorkload + kLimit + " --trial " + std::to_string(f.max_batch));
   EXPECT_EQ(fits.code, 0) << fits.err << fits.out;
   const auto oom = run(kBin + " find-max-bs" + kWorkload + kLimit + " --trial " + std::to_string(f.max_batch + 1));
-  EXPECT_EQ(bad_input_problem(oom, "--trial: batch " + std::to_string(f.max_batch + 1) + " of squeezenet1_0 does "
+  EXPECT_EQ(bad_input_problem(oom, "--trial: batch " + std::to_string(f.max_batch + 1) +
+                                       " of squeezenet1_0 does "
                                        "not fit ("),
             "");
   EXPECT_THAT(oom.err, kOutOfMemory);

@@ -68,8 +68,8 @@ TEST(PairsNetns, RateLimitedNodeIsNamed) {
               " env RANK=" + std::to_string(r) + " WORLD_SIZE=" + std::to_string(ranks.size()) +
               " LOCAL_RANK=" + std::to_string(local) + " LOCAL_WORLD_SIZE=" + (node == 0 ? "2" : "1") +
               " MASTER_ADDR=10.213.0.1 MASTER_PORT=29517 GLOO_SOCKET_IFNAME=veth0 timeout -k 5 120 " + kBin +
-              " comm --pairs --pair-bytes 2M -w 1 -n 8 --slow-fraction 0.1 --timeout 60 --json " + json + " >" + log + ".out 2>" + log +
-              ".err; echo $? >" + log + ".rc) & ";
+              " comm --pairs --pair-bytes 2M -w 1 -n 8 --slow-fraction 0.1 --timeout 60 --json " + json + " >" + log +
+              ".out 2>" + log + ".err; echo $? >" + log + ".rc) & ";
   }
   script += "wait";
   (void)run("sh -c '" + script + "'");
@@ -143,8 +143,10 @@ TEST(PairsNetns, RateLimitedNodeIsNamed) {
 TEST(Pairs, RanksOfOneHostArePaired) {
   TempDir d;
   const auto json = (d.path / "p.json").string();
-  const auto o = run(kBin + " comm --pairs --pair-unit rank --nproc-per-node 3 --pair-bytes 64K -w 1 -n 2 "
-                            "--slow-fraction 0.01 --json " + json);
+  const auto o = run(kBin +
+                     " comm --pairs --pair-unit rank --nproc-per-node 3 --pair-bytes 64K -w 1 -n 2 "
+                     "--slow-fraction 0.01 --json " +
+                     json);
   ASSERT_EQ(o.code, 0) << o.err << o.out;
   EXPECT_THAT(o.out, HasSubstr("pairs: PASS"));
   EXPECT_THAT(o.out, HasSubstr("# Out of bounds values : 0 OK"));
@@ -173,8 +175,8 @@ TEST(Pairs, BadInputIsOneLine) {
   const std::string c = kBin + " comm --pairs --nproc-per-node 2 ";
   EXPECT_EQ(bad_input_problem(run(c + "--collectives allreduce"), "drop --collectives"), "");
   EXPECT_EQ(bad_input_problem(run(c + "--pair-bytes 1001"), "--pair-bytes 1001 must be a whole number"), "");
-  EXPECT_EQ(bad_input_problem(run(kBin + " comm --nproc-per-node 2 --pair-bytes 1M"), "--pair-bytes belongs to --pairs"),
-            "");
+  EXPECT_EQ(
+      bad_input_problem(run(kBin + " comm --nproc-per-node 2 --pair-bytes 1M"), "--pair-bytes belongs to --pairs"), "");
   // One host and the default unit (node): found after the ranks met, said once by rank 0.
   EXPECT_EQ(bad_input_problem(run(c + "--pair-bytes 4K -w 0 -n 1"), "all 2 rank(s) run on one host"), "");
 }

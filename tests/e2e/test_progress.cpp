@@ -22,8 +22,7 @@ using testutil::run;
 using testutil::TempDir;
 
 const std::string kBin = DDPBENCH_BINARY;
-const std::string kTiny =
-    " run --nproc-per-node 2 " + testutil::kTinyArgs + " --warmup 1";
+const std::string kTiny = " run --nproc-per-node 2 " + testutil::kTinyArgs + " --warmup 1";
 // Burn-in compares the window's ex/s with the samples within 8%: resnet18's steps (~0.1 s)
 // keep the gaps between steps a small share; the run lasts --duration whatever the model.
 const std::string kBurnIn = " run --nproc-per-node 2 --model resnet18 --image-size 32 --batch-size 2 --warmup 1";

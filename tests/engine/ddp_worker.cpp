@@ -120,8 +120,11 @@ int main(int argc, char** argv) {
     const double init_spread = param_spread(*model, pg);
     Trainer trainer(model, std::move(ddp), batch_of(li.rank), at::kCPU, "fp32", grad_accum, set_to_none);
 
-    nlohmann::json result = {{"rank", li.rank}, {"world_size", li.world_size}, {"mode", mode},
-                             {"param_spread_before_init", init_spread_before}, {"param_spread_after_init", init_spread}};
+    nlohmann::json result = {{"rank", li.rank},
+                             {"world_size", li.world_size},
+                             {"mode", mode},
+                             {"param_spread_before_init", init_spread_before},
+                             {"param_spread_after_init", init_spread}};
     for (int it = 1; it <= 2; ++it) {  // iteration 1: initial buckets; 2: rebuilt buckets
       auto ref = reference_mean_grads(*model, name, li.world_size);
       trainer.forward_backward();

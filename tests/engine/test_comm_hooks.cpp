@@ -84,7 +84,9 @@ TEST(CommHookLayout, NodesInOrderOfFirstAppearance) {
 }
 
 TEST(CommHookLayout, UnequalNodesAreRefused) {
-  EXPECT_EQ(usage_error([] { node_layout({"a", "a", "b"}); }),
+  EXPECT_EQ(usage_error([] {
+              node_layout({"a", "a", "b"});
+            }),
             "--comm-hook hierarchical needs the same number of ranks on every node, got a: 2, b: 1; start as many "
             "ranks per node on each, or use another --comm-hook");
 }

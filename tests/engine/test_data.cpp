@@ -96,8 +96,8 @@ TEST(DistributedSampler, MatchesPyTorchsOwn) {
     bool shuffle;
   };
   // Even and uneven splits, padding shorter than n and longer than n (n < world), epochs 0..2.
-  const std::vector<Case> cases = {{10, 3, 0, 0, true},  {10, 3, 5, 2, true},    {1000, 2, 0, 1, true},
-                                   {7, 4, 3, 0, true},   {2, 5, 1, 1, true},     {60000, 2, 0, 0, true},
+  const std::vector<Case> cases = {{10, 3, 0, 0, true},  {10, 3, 5, 2, true},   {1000, 2, 0, 1, true},
+                                   {7, 4, 3, 0, true},   {2, 5, 1, 1, true},    {60000, 2, 0, 0, true},
                                    {11, 3, 0, 0, false}, {1000, 3, 42, 7, true}};
   TempDir d;
   std::string py = "import json\nfrom torch.utils.data import DistributedSampler\nout=[]\n";
@@ -115,8 +115,8 @@ TEST(DistributedSampler, MatchesPyTorchsOwn) {
   for (const auto& c : cases)
     for (int r = 0; r < c.world; ++r, ++k) {
       const auto mine = distributed_sampler_indices(c.n, c.world, r, c.seed, c.epoch, c.shuffle);
-      ASSERT_EQ(nlohmann::json(mine), expect.at(k)) << "n " << c.n << " world " << c.world << " rank " << r << " seed "
-                                                    << c.seed << " epoch " << c.epoch;
+      ASSERT_EQ(nlohmann::json(mine), expect.at(k))
+          << "n " << c.n << " world " << c.world << " rank " << r << " seed " << c.seed << " epoch " << c.epoch;
     }
   EXPECT_THROW(distributed_sampler_indices(10, 2, 2, 0, 0), std::invalid_argument);
 }
@@ -163,7 +163,8 @@ TEST(BatchLoader, BatchesInIndexOrderWithWorkers) {
 
 TEST(Preprocess, NormalisesResizesBilinearlyAndRepeatsTheChannel) {
   // One 2x2 image [[0, 51], [102, 255]] -> 4x4, mean 0.5, std 0.25.
-  auto u8 = at::tensor(std::vector<uint8_t>{0, 51, 102, 255}, at::TensorOptions().dtype(at::kByte)).reshape({1, 1, 2, 2});
+  auto u8 =
+      at::tensor(std::vector<uint8_t>{0, 51, 102, 255}, at::TensorOptions().dtype(at::kByte)).reshape({1, 1, 2, 2});
   const at::Tensor x = preprocess_images(u8, 4, 0.5, 0.25, c10::Device(c10::kCPU));
   ASSERT_EQ(x.sizes(), (std::vector<int64_t>{1, 3, 4, 4}));
   // Normalised corners: (v / 255 - 0.5) / 0.25 = -2, -1.2, -0.4, 2.
@@ -211,11 +212,12 @@ TEST(TimeToLoss, TwoRankRunRecordsConvergenceAndTheLossFalls) {
   TempDir d;
   write_toy_dataset(d.path, 320, 100);
   const fs::path json = d.path / "r.json";
-  const auto o = testutil::run(std::string(DDPBENCH_BINARY) +
-                               " run --quiet --data fashion-mnist --data-dir " + d.path.string() +
-                               " --model resnet18 --image-size 32 --batch-size 16 --world-sizes 2 --nproc-per-node 2"
-                               " --epochs 3 --lr 0.05 --train-limit 256 --test-limit 60 --loader-workers 1"
-                               " --json " + json.string());
+  const auto o =
+      testutil::run(std::string(DDPBENCH_BINARY) + " run --quiet --data fashion-mnist --data-dir " + d.path.string() +
+                    " --model resnet18 --image-size 32 --batch-size 16 --world-sizes 2 --nproc-per-node 2"
+                    " --epochs 3 --lr 0.05 --train-limit 256 --test-limit 60 --loader-workers 1"
+                    " --json " +
+                    json.string());
   ASSERT_EQ(o.code, 0) << o.out << o.err;
   const auto j = nlohmann::json::parse(testutil::slurp(json));
   ASSERT_EQ(j["results"].size(), 1u);

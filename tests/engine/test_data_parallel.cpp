@@ -177,9 +177,8 @@ TEST(DataParallel, NativePathNeedsLibtorchsDataParallel) {
   const RunConfig cfg = small_config();
   auto module = replicable(cfg, build_model(cfg, cfg.models.front(), kCpu));
   const auto batch = make_synthetic_batch(2, 32, 10, kCpu, 1);
-  EXPECT_NE(testutil::usage_error([&] {
-              DpStepper stepper(module, batch, {kCpu}, DpPath::kNative, true, reference_primitives());
-            }),
+  EXPECT_NE(testutil::usage_error(
+                [&] { DpStepper stepper(module, batch, {kCpu}, DpPath::kNative, true, reference_primitives()); }),
             "");
   // A CPU libtorch lacks DataParallel's scatter and gather; a CUDA one has them, GPU or not.
 #ifdef DDPBENCH_WITH_CUDA

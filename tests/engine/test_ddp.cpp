@@ -97,8 +97,8 @@ std::string knob_name(const ::testing::TestParamInfo<std::string>& i) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, DdpKnobs,
-                         ::testing::Values("ddp-static", "ddp-unused", "ddp-gabv", "ddp-accum", "ddp-none",
-                                           "ddp-zeros", "ddp-gabv-none"),
+                         ::testing::Values("ddp-static", "ddp-unused", "ddp-gabv", "ddp-accum", "ddp-none", "ddp-zeros",
+                                           "ddp-gabv-none"),
                          knob_name);
 
 TEST(DdpNegativeControl, WithoutReductionTheChecksFail) {

@@ -136,7 +136,8 @@ TEST(Inference, SweepMakesOneInferenceRowPerWorldSizeWithMemory) {
   EXPECT_GT(r.memory["per_rank"][0]["peak_rss_bytes"].get<double>(), 0);
   // Nothing but the parameters: no gradient and no optimizer state was ever made.
   const auto& s = r.memory["model_state_bytes"];
-  const int64_t params = static_cast<int64_t>(count_parameters(*build_model(env.cfg, "resnet18", c10::Device(c10::kCPU))));
+  const int64_t params =
+      static_cast<int64_t>(count_parameters(*build_model(env.cfg, "resnet18", c10::Device(c10::kCPU))));
   EXPECT_EQ(s["parameters"].get<int64_t>(), 4 * params);
   EXPECT_EQ(s["gradients"].get<int64_t>(), 0);
   EXPECT_EQ(s["optimizer"].get<int64_t>(), 0);

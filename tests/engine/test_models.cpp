@@ -15,11 +15,11 @@ namespace {
 
 // torchvision.models.<name>(num_classes=1000): sum(p.numel() for p in m.parameters()).
 const std::map<std::string, int64_t> kTorchvisionParams = {
-    {"resnet18", 11689512},         {"resnet34", 21797672},   {"resnet50", 25557032},
-    {"resnet101", 44549160},        {"resnet152", 60192808},  {"resnext50_32x4d", 25028904},
+    {"resnet18", 11689512},         {"resnet34", 21797672},        {"resnet50", 25557032},
+    {"resnet101", 44549160},        {"resnet152", 60192808},       {"resnext50_32x4d", 25028904},
     {"resnext101_32x8d", 88791336}, {"wide_resnet50_2", 68883240}, {"vit_b_16", 86567656},
-    {"vit_b_32", 88224232},         {"vit_l_16", 304326632},  {"vgg16", 138357544},
-    {"alexnet", 61100840},          {"densenet121", 7978856}, {"squeezenet1_0", 1248424},
+    {"vit_b_32", 88224232},         {"vit_l_16", 304326632},       {"vgg16", 138357544},
+    {"alexnet", 61100840},          {"densenet121", 7978856},      {"squeezenet1_0", 1248424},
 };
 
 TEST(Models, RegistryListsEveryModel) {
@@ -29,7 +29,8 @@ TEST(Models, RegistryListsEveryModel) {
 }
 
 TEST(Models, ParameterCountsEqualTorchvision) {
-  for (const auto& [name, expected] : kTorchvisionParams) EXPECT_EQ(count_parameters(*make_model(name)), expected) << name;
+  for (const auto& [name, expected] : kTorchvisionParams)
+    EXPECT_EQ(count_parameters(*make_model(name)), expected) << name;
 }
 
 TEST(Models, StateDictNamesFollowTorchvision) {
@@ -74,10 +75,10 @@ TEST(Models, UnknownNameIsAUsageError) { EXPECT_THROW(make_model("resnet9000"), 
 
 // torchvision's model documentation ("GFLOPS", one multiply-add counted once) at 224x224.
 const std::map<std::string, double> kTorchvisionGmacs = {
-    {"resnet18", 1.81},          {"resnet34", 3.66},         {"resnet50", 4.09},    {"resnet101", 7.80},
-    {"resnet152", 11.51},        {"resnext50_32x4d", 4.23},  {"resnext101_32x8d", 16.41},
-    {"wide_resnet50_2", 11.40},  {"vit_b_16", 17.56},        {"vit_b_32", 4.41},    {"vit_l_16", 61.55},
-    {"vgg16", 15.47},            {"alexnet", 0.71},          {"densenet121", 2.83}, {"squeezenet1_0", 0.82},
+    {"resnet18", 1.81},   {"resnet34", 3.66},        {"resnet50", 4.09},          {"resnet101", 7.80},
+    {"resnet152", 11.51}, {"resnext50_32x4d", 4.23}, {"resnext101_32x8d", 16.41}, {"wide_resnet50_2", 11.40},
+    {"vit_b_16", 17.56},  {"vit_b_32", 4.41},        {"vit_l_16", 61.55},         {"vgg16", 15.47},
+    {"alexnet", 0.71},    {"densenet121", 2.83},     {"squeezenet1_0", 0.82},
 };
 
 TEST(Flops, MultiplyAddsMatchTorchvisionDocsWithinOnePercent) {
@@ -145,7 +146,7 @@ TEST(FrozenBackbone, TrainModeReachesTheHeadOnlyAndSurvivesCounting) {
   m->train(true);
   forward_macs(*m, 64);  // saves and restores the mode
   EXPECT_TRUE(m->is_training());
-  EXPECT_TRUE(m->head()->is_training());  // dropout active in the trained head
+  EXPECT_TRUE(m->head()->is_training());         // dropout active in the trained head
   for (const auto& child : m->named_children())  // BatchNorm statistics stay fixed
     if (child.key() != "head") EXPECT_FALSE(child.value()->is_training()) << child.key();
   m->eval();

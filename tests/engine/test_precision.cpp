@@ -25,10 +25,10 @@ namespace {
 /// How far a set of tensors (one per parameter) is from a reference set, as relative L2
 /// errors computed in double: over all tensors as one vector, and the worst single tensor.
 struct Deviation {
-  double global = 0;      ///< ||a - b|| / ||b|| over the concatenation of all tensors
-  double worst = 0;       ///< max over tensors i of ||a_i - b_i|| / ||b_i||
-  double best = 0;        ///< min over tensors i of the same (for the negative controls)
-  std::string worst_of;   ///< name of the worst tensor
+  double global = 0;     ///< ||a - b|| / ||b|| over the concatenation of all tensors
+  double worst = 0;      ///< max over tensors i of ||a_i - b_i|| / ||b_i||
+  double best = 0;       ///< min over tensors i of the same (for the negative controls)
+  std::string worst_of;  ///< name of the worst tensor
 };
 
 /// Deviation of `a` from the reference `b`; `names` names the tensors (same order).
@@ -70,7 +70,8 @@ std::vector<torch::Tensor> values_of(const std::vector<torch::Tensor>& params) {
 }
 
 /// params - start, per tensor: what the optimizer steps changed.
-std::vector<torch::Tensor> updates_since(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& start) {
+std::vector<torch::Tensor> updates_since(const std::vector<torch::Tensor>& params,
+                                         const std::vector<torch::Tensor>& start) {
   std::vector<torch::Tensor> d;
   for (size_t i = 0; i < params.size(); ++i) d.push_back(params[i].detach() - start[i]);
   return d;
@@ -104,7 +105,7 @@ TEST(Precision, Bf16AutocastTrainsOnTheCpuCloseToFp32) {
   torch::manual_seed(3);
   auto m16 = make_model("resnet18", 10);
   torch::manual_seed(3);
-  auto mbad = make_model("resnet18", 10);  // negative control: bf16 with a wrong backward
+  auto mbad = make_model("resnet18", 10);            // negative control: bf16 with a wrong backward
   for (auto* m : {&m32, &m16, &mbad}) (*m)->eval();  // BatchNorm with running statistics (see above)
   const auto batch = make_synthetic_batch(4, 64, 10, cpu, 11);
   Trainer t32(m32, nullptr, batch, cpu, "fp32"), t16(m16, nullptr, batch, cpu, "bf16"),
@@ -176,8 +177,9 @@ struct MathState {
 
   static MathState read() {
     auto& c = at::globalContext();
-    return {c.float32MatmulPrecision(), c.allowTF32CuDNN(),         c.benchmarkCuDNN(),
-            c.deterministicCuDNN(),     c.userEnabledCuDNN(),       c.userEnabledMkldnn(),
+    return {c.float32MatmulPrecision(),  c.allowTF32CuDNN(),
+            c.benchmarkCuDNN(),          c.deterministicCuDNN(),
+            c.userEnabledCuDNN(),        c.userEnabledMkldnn(),
             c.deterministicAlgorithms(), c.deterministicAlgorithmsWarnOnly()};
   }
   /// Makes this the process's state.
@@ -280,8 +282,9 @@ TEST(Precision, LossScalerSkipsOverflowHalvesAndGrows) {
   try {
     finite = s.unscale({p});
   } catch (const c10::Error& e) {
-    if (dev.is_cpu()) GTEST_SKIP() << "this torch has no CPU kernel for ATen's AMP ops (CUDA only before 2.x): "
-                                   << std::string(e.what_without_backtrace()).substr(0, 120);
+    if (dev.is_cpu())
+      GTEST_SKIP() << "this torch has no CPU kernel for ATen's AMP ops (CUDA only before 2.x): "
+                   << std::string(e.what_without_backtrace()).substr(0, 120);
     throw;
   }
   EXPECT_FALSE(finite);
@@ -298,8 +301,8 @@ TEST(Precision, LossScalerSkipsOverflowHalvesAndGrows) {
   s.update();
   EXPECT_EQ(s.current_scale(), 1024.0);  // two clean steps: doubled
   EXPECT_EQ(s.skipped_steps(), 1);
-  EXPECT_TRUE(torch::allclose(s.scale(torch::ones({1}, torch::TensorOptions().device(dev))).cpu(),
-                              torch::full({1}, 1024.0f)));
+  EXPECT_TRUE(
+      torch::allclose(s.scale(torch::ones({1}, torch::TensorOptions().device(dev))).cpu(), torch::full({1}, 1024.0f)));
 }
 
 TEST(Precision, Fp16TrainingOnTheGpu) {

@@ -77,9 +77,9 @@ TEST_P(Checkpointing, GradientsAndBatchNormStatisticsEqualThoseWithout) {
 INSTANTIATE_TEST_SUITE_P(Models, Checkpointing, ::testing::Values("resnet18", "densenet121"));
 
 TEST(Units, EveryFamilyExposesItsBlocks) {
-  EXPECT_EQ(make_model("resnet18", 10, 32)->units().size(), 8u);   // 2+2+2+2 BasicBlocks
+  EXPECT_EQ(make_model("resnet18", 10, 32)->units().size(), 8u);     // 2+2+2+2 BasicBlocks
   EXPECT_EQ(make_model("densenet121", 10, 32)->units().size(), 7u);  // 4 dense blocks + 3 transitions
-  EXPECT_EQ(make_model("alexnet", 10, 64)->units().size(), 1u);    // features
+  EXPECT_EQ(make_model("alexnet", 10, 64)->units().size(), 1u);      // features
 }
 
 // ---- Sharded strategies on real ranks.
@@ -166,8 +166,7 @@ TEST_P(Sharded, ParametersEqualDdpsAndModelStateShrinksAsOneOverN) {
     EXPECT_EQ(f["optimizer"].get<int64_t>(), 4 * fsdp_shards) << v;
   }
   // Bytes by formula: zero2 2 (N-1)/N 4 pad(P), the allreduce's volume.
-  EXPECT_EQ(r["zero2_communication"]["wire_bytes_per_step_formula"].get<int64_t>(),
-            2 * (n - 1) * 4 * pad_to(P, n) / n);
+  EXPECT_EQ(r["zero2_communication"]["wire_bytes_per_step_formula"].get<int64_t>(), 2 * (n - 1) * 4 * pad_to(P, n) / n);
   EXPECT_TRUE(r["zero2_communication"]["reduce_scatter_emulated"].get<bool>());  // Gloo in torch 1.13
 }
 

@@ -95,8 +95,8 @@ When output(const std::string& role, const std::string& text, double d = 0) { re
 
 /// What must become of one process.
 struct Expect {
-  std::vector<int> codes;            ///< allowed exit codes (128 + signal when killed)
-  std::vector<std::string> line_has;  ///< one stderr error line contains all of these
+  std::vector<int> codes;               ///< allowed exit codes (128 + signal when killed)
+  std::vector<std::string> line_has;    ///< one stderr error line contains all of these
   double per_timeout = 0, plus_s = 10;  ///< exits within per_timeout * --timeout + plus_s ...
   bool since_start = false;             ///< ... of its own start (default: of the first fault, if any)
   int min_errors = 1, max_errors = 1;   ///< "ddpbench: error: " lines on stderr
@@ -153,9 +153,9 @@ struct Fault {
 };
 
 enum class ResultFile {
-  kNone,      ///< no --json
-  kFresh,     ///< --json to a path that does not exist yet
-  kEarlier,   ///< --json to a file holding an earlier result (and --overwrite, where the binary has it)
+  kNone,     ///< no --json
+  kFresh,    ///< --json to a path that does not exist yet
+  kEarlier,  ///< --json to a file holding an earlier result (and --overwrite, where the binary has it)
 };
 enum class ResultState {
   kAny,
@@ -190,7 +190,7 @@ const std::string kMeasure =
 
 // Phases as seen from outside, on the built-in launcher's stdout (rank 0 prints them).
 const std::string kHeader = "* Iterations:";  // rendezvous done, warm-up begins
-const std::string kBaselineRow = "no ddp:";     // the baseline row: DDP groups begin
+const std::string kBaselineRow = "no ddp:";   // the baseline row: DDP groups begin
 
 // A hand-launched rank: the torchrun variables for rank r of n on 127.0.0.1:@PORT.
 std::string hand(int r, int n) {
@@ -247,99 +247,121 @@ std::vector<Scenario> scenarios() {
                   "node list 'node[01-02' is malformed"));
   s.push_back(bad("EnvMasterPortOutOfRange", "MASTER_PORT=70000", kTiny, "MASTER_PORT=70000"));
   s.push_back(bad("EnvMasterPortNotANumber", "MASTER_PORT=abc", kTiny, "MASTER_PORT='abc'"));
-  s.push_back(bad("EnvStaleLocalSpawner", "DDPBENCH_LOCAL_SPAWNER=1 RANK=0 WORLD_SIZE=1", kTiny,
-                  "DDPBENCH_LOCAL_SPAWNER"));
+  s.push_back(
+      bad("EnvStaleLocalSpawner", "DDPBENCH_LOCAL_SPAWNER=1 RANK=0 WORLD_SIZE=1", kTiny, "DDPBENCH_LOCAL_SPAWNER"));
   s.push_back(bad("FlagNprocUnderTorchrun", hand(0, 1), kTiny + " " + L, "--nproc-per-node is for the built-in"));
   s.push_back(bad("FlagUnknownDevice", "", kTiny + " --device tpu", "--device 'tpu'"));
   s.push_back(bad("FlagUnknownScaling", "", kTiny + " --scaling diagonal", "--scaling 'diagonal'"));
   s.push_back(bad("SubcommandMisspelt", "", "runn --model resnet18", "runn"));
 
   // --- Rendezvous of hand-launched ranks (torchrun-style environment), --timeout 5.
-  s.push_back({"RendezvousRankOneAgainstForeignListener", 5,
+  s.push_back({"RendezvousRankOneAgainstForeignListener",
+               5,
                {foreign_listener(),
                 ddp("rank1", hand(1, 2), kTiny, since_start(exits({1}, {"did not answer within --timeout"}, 1, 5)),
                     listening("listener"))},
                {}});
-  s.push_back({"RendezvousRankOneWithoutStore", 5,
+  s.push_back({"RendezvousRankOneWithoutStore",
+               5,
                {ddp("rank1", hand(1, 2), kTiny, since_start(exits({1}, {"did not answer within --timeout"}, 1, 5)))},
                {}});
-  s.push_back({"RendezvousRankZeroAlone", 5,
-               {ddp("rank0", hand(0, 2), kTiny, since_start(exits({1}, {"did not join"}, 1, 5)))}, {}});
-  s.push_back({"RendezvousRankTwoNeverStarts", 5,
+  s.push_back({"RendezvousRankZeroAlone",
+               5,
+               {ddp("rank0", hand(0, 2), kTiny, since_start(exits({1}, {"did not join"}, 1, 5)))},
+               {}});
+  s.push_back({"RendezvousRankTwoNeverStarts",
+               5,
                {ddp("rank0", hand(0, 3), kTiny, since_start(exits({1}, {"did not join"}, 1, 5))),
                 ddp("rank1", hand(1, 3), kTiny, since_start(exits({1}, {}, 1, 8)))},
                {}});
-  s.push_back({"RendezvousPortTakenForRankZero", 5,
-               {foreign_listener(),
-                ddp("rank0", hand(0, 2), kTiny, since_start(exits({2}, {"already in use"}, 1, 5)),
-                    listening("listener"))},
+  s.push_back({"RendezvousPortTakenForRankZero",
+               5,
+               {foreign_listener(), ddp("rank0", hand(0, 2), kTiny, since_start(exits({2}, {"already in use"}, 1, 5)),
+                                        listening("listener"))},
                {}});
-  s.push_back({"RendezvousRankZeroStoppedWhenListening", 5,
+  s.push_back({"RendezvousRankZeroStoppedWhenListening",
+               5,
                {victim("rank0", hand(0, 2), kTiny),
                 ddp("rank1", hand(1, 2), kTiny, exits({1}, {"did not answer within --timeout"}, 1, 5),
                     listening("rank0", 0.2))},
                {{listening("rank0"), "rank0", SIGSTOP}}});
-  s.push_back({"RendezvousUnresolvableMasterAddrRankZero", 5,
+  s.push_back({"RendezvousUnresolvableMasterAddrRankZero",
+               5,
                {ddp("rank0", "RANK=0 WORLD_SIZE=2 MASTER_ADDR=no-such-host.invalid MASTER_PORT=@PORT", kTiny,
                     since_start(exits({2}, {"does not resolve"}, 1, 5)))},
                {}});
-  s.push_back({"RendezvousUnresolvableMasterAddrRankOne", 5,
+  s.push_back({"RendezvousUnresolvableMasterAddrRankOne",
+               5,
                {ddp("rank1", "RANK=1 WORLD_SIZE=2 MASTER_ADDR=no-such-host.invalid MASTER_PORT=@PORT", kTiny,
                     since_start(exits({2}, {"does not resolve"}, 1, 5)))},
                {}});
-  s.push_back({"RendezvousFlagsDifferAcrossRanks", 5,
-               {ddp("rank0", hand(0, 2), kTiny, since_start(exits({1, 2}, {}, 1, 8))),
-                ddp("rank1", hand(1, 2), kTiny + " --seed 7", since_start(exits({2}, {"other flags than rank 0"}, 1, 5)))},
-               {}});
+  s.push_back(
+      {"RendezvousFlagsDifferAcrossRanks",
+       5,
+       {ddp("rank0", hand(0, 2), kTiny, since_start(exits({1, 2}, {}, 1, 8))),
+        ddp("rank1", hand(1, 2), kTiny + " --seed 7", since_start(exits({2}, {"other flags than rank 0"}, 1, 5)))},
+       {}});
   // Job B's two ranks, started 3 s after job A's on the same address and port: B's rank 0
   // cannot have the port, B's rank 1 claims A's taken rank 1. Once A runs, a rank of a
   // 3-rank job comes to A's port too. Neither may join A, and A runs to its end.
-  s.push_back({"TwoJobsOnOnePort", 20,
-               {ddp("a0", hand(0, 2), kTinyLonger, since_start(exits({0}, {}, 2, 30))),
-                ddp("a1", hand(1, 2), kTinyLonger, since_start(exits({0}, {}, 2, 30))),
-                ddp("b0", hand(0, 2), kTinyLonger, since_start(exits({2}, {"already in use"}, 0, 10)), at(3)),
-                ddp("b1", hand(1, 2), kTinyLonger, since_start(exits({2}, {"another job"}, 1, 5)), at(3)),
-                ddp("c2", hand(2, 3), kTinyLonger, since_start(exits({2}, {"another job"}, 1, 5)), output("a0", kHeader))},
-               {}});
+  s.push_back(
+      {"TwoJobsOnOnePort",
+       20,
+       {ddp("a0", hand(0, 2), kTinyLonger, since_start(exits({0}, {}, 2, 30))),
+        ddp("a1", hand(1, 2), kTinyLonger, since_start(exits({0}, {}, 2, 30))),
+        ddp("b0", hand(0, 2), kTinyLonger, since_start(exits({2}, {"already in use"}, 0, 10)), at(3)),
+        ddp("b1", hand(1, 2), kTinyLonger, since_start(exits({2}, {"another job"}, 1, 5)), at(3)),
+        ddp("c2", hand(2, 3), kTinyLonger, since_start(exits({2}, {"another job"}, 1, 5)), output("a0", kHeader))},
+       {}});
   for (auto& p : s.back().procs)
     if (p.role[0] == 'a') p.expect.min_errors = p.expect.max_errors = 0;
 
   // --- Hand-launched ranks during measurement: a peer stopped past --timeout, or killed.
-  s.push_back({"HandRankStoppedPastTimeout", 10,
+  s.push_back({"HandRankStoppedPastTimeout",
+               10,
                {ddp("rank0", hand(0, 2), kMeasure, exits({1}, {}, 1, 5)), victim("rank1", hand(1, 2), kMeasure)},
                {{output("rank0", kBaselineRow, 2.0), "rank1", SIGSTOP}}});
-  s.push_back({"HandRankKilledDuringMeasurement", 10,
+  s.push_back({"HandRankKilledDuringMeasurement",
+               10,
                {ddp("rank0", hand(0, 2), kMeasure, exits({1}, {}, 1, 5)), victim("rank1", hand(1, 2), kMeasure)},
                {{output("rank0", kBaselineRow, 2.0), "rank1", SIGKILL}}});
 
   // --- The built-in launcher: a rank stopped or killed in each phase.
-  s.push_back({"LauncherRankZeroStoppedWhenListening", 5,
+  s.push_back({"LauncherRankZeroStoppedWhenListening",
+               5,
                {ddp("launcher", "", kTiny + " " + L, launcher({1}, {"did not answer within --timeout"}, 1, 15))},
                {{listening("launcher/rank0"), "launcher/rank0", SIGSTOP}}});
-  s.push_back({"LauncherRankStoppedPastTimeoutInMeasurement", 10,
+  s.push_back({"LauncherRankStoppedPastTimeoutInMeasurement",
+               10,
                {ddp("launcher", "", kMeasure + " " + L, launcher({1}, {}, 1, 15))},
                {{output("launcher", kBaselineRow, 2.0), "launcher/rank1", SIGSTOP}}});
   for (int r : {0, 1}) {
     const std::string R = std::to_string(r), target = "launcher/rank" + R;
-    s.push_back({"LauncherKillRank" + R + "AtStartUp", 30,
+    s.push_back({"LauncherKillRank" + R + "AtStartUp",
+                 30,
                  {ddp("launcher", "", kTiny + " " + L, launcher({137}, killed(r, 9), 0, 10))},
                  {{appears(target), target, SIGKILL}}});
-    s.push_back({"LauncherKillRank" + R + "AtRendezvous", 30,
+    s.push_back({"LauncherKillRank" + R + "AtRendezvous",
+                 30,
                  {ddp("launcher", "", kTiny + " " + L, launcher({137}, killed(r, 9), 0, 10))},
                  {{listening("launcher/rank0"), target, SIGKILL}}});
-    s.push_back({"LauncherKillRank" + R + "InWarmup", 30,
+    s.push_back({"LauncherKillRank" + R + "InWarmup",
+                 30,
                  {ddp("launcher", "", kLongWarmup + " " + L, launcher({137}, killed(r, 9, "warm-up"), 0, 10))},
                  {{output("launcher", kHeader, 1.0), target, SIGKILL}}});
-    s.push_back({"LauncherKillRank" + R + "InBaseline", 30,
+    s.push_back({"LauncherKillRank" + R + "InBaseline",
+                 30,
                  {ddp("launcher", "", kLongBaseline + " " + L, launcher({137}, killed(r, 9, "baseline"), 0, 10))},
                  {{output("launcher", kHeader, 2.5), target, SIGKILL}}});
   }
-  s.push_back({"LauncherKillRank1InMeasurementKeepsPartial", 30,
+  s.push_back({"LauncherKillRank1InMeasurementKeepsPartial",
+               30,
                {ddp("launcher", "", kMeasure + " " + L + " @JSON", launcher({137}, killed(1, 9), 0, 10))},
                {{output("launcher", kBaselineRow, 2.0), "launcher/rank1", SIGKILL}},
                ResultFile::kEarlier,
                ResultState::kPartial});
-  s.push_back({"LauncherSegvRank0InMeasurement", 30,
+  s.push_back({"LauncherSegvRank0InMeasurement",
+               30,
                {ddp("launcher", "", kMeasure + " " + L, launcher({139}, killed(0, 11), 0, 10))},
                {{output("launcher", kBaselineRow, 2.0), "launcher/rank0", SIGSEGV}}});
 
@@ -354,8 +376,7 @@ std::vector<Scenario> scenarios() {
   };
   const std::vector<SpawnerSignal> spawner = {
       {"SpawnerSigtermAtStartUp", SIGTERM, appears("launcher/rank1"), kTiny, ResultFile::kNone, ResultState::kAny},
-      {"SpawnerSigtermAtRendezvous", SIGTERM, listening("launcher/rank0"), kTiny, ResultFile::kNone,
-       ResultState::kAny},
+      {"SpawnerSigtermAtRendezvous", SIGTERM, listening("launcher/rank0"), kTiny, ResultFile::kNone, ResultState::kAny},
       {"SpawnerSigtermInWarmup", SIGTERM, output("launcher", kHeader, 1.0), kLongWarmup, ResultFile::kFresh,
        ResultState::kUntouched},
       {"SpawnerSigtermInBaseline", SIGTERM, output("launcher", kHeader, 2.5), kLongBaseline, ResultFile::kNone,
@@ -374,8 +395,12 @@ std::vector<Scenario> scenarios() {
     // A signal the launcher forwards ends it with 128 + that signal; SIGHUP and SIGKILL
     // kill it outright. What it prints is not pinned down, only that it is ddpbench's lines.
     Expect e = launcher({128 + sp.sig}, {}, 0, 10, /*min_errors=*/0);
-    s.push_back({sp.name, 30, {ddp("launcher", "", sp.args + " " + L + " @JSON", e)}, {{sp.when, "launcher", sp.sig}},
-                 sp.json, sp.result});
+    s.push_back({sp.name,
+                 30,
+                 {ddp("launcher", "", sp.args + " " + L + " @JSON", e)},
+                 {{sp.when, "launcher", sp.sig}},
+                 sp.json,
+                 sp.result});
     if (sp.json == ResultFile::kNone) {
       auto& a = s.back().procs[0].args;
       a = a.substr(0, a.find(" @JSON"));
@@ -383,13 +408,15 @@ std::vector<Scenario> scenarios() {
   }
 
   // --- The built-in launcher's rendezvous port: MASTER_PORT is honoured, and a taken one said so.
-  s.push_back({"LauncherHonoursMasterPort", 30,
+  s.push_back({"LauncherHonoursMasterPort",
+               30,
                {ddp("launcher", "MASTER_ADDR=127.0.0.1 MASTER_PORT=@PORT", kTiny + " --nproc-per-node 1 @JSON",
                     since_start(launcher({0}, {}, 2, 30, /*min_errors=*/0)))},
                {},
                ResultFile::kFresh,
                ResultState::kComplete});
-  s.push_back({"LauncherMasterPortTaken", 5,
+  s.push_back({"LauncherMasterPortTaken",
+               5,
                {foreign_listener(), ddp("launcher", "MASTER_PORT=@PORT", kTiny + " " + L,
                                         since_start(launcher({2}, {"already in use"}, 1, 5)), listening("listener"))},
                {}});
@@ -471,8 +498,10 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
 /// rank, the case's marker and the process's own variables.
 std::vector<std::string> child_env(const std::string& marker, const std::vector<std::string>& own) {
   static const std::vector<std::string> scrub_prefixes = {
-      "RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "LOCAL_WORLD_SIZE=", "MASTER_ADDR=", "MASTER_PORT=", "GROUP_RANK=",
-      "ROLE_", "TORCHELASTIC_", "SLURM_", "OMPI_", "PMIX_", "PMI_", "MPI_LOCAL", "DDPBENCH_", "OMP_NUM_THREADS="};
+      "RANK=",         "WORLD_SIZE=",  "LOCAL_RANK=", "LOCAL_WORLD_SIZE=",
+      "MASTER_ADDR=",  "MASTER_PORT=", "GROUP_RANK=", "ROLE_",
+      "TORCHELASTIC_", "SLURM_",       "OMPI_",       "PMIX_",
+      "PMI_",          "MPI_LOCAL",    "DDPBENCH_",   "OMP_NUM_THREADS="};
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) {
     const std::string kv(*e);
@@ -506,7 +535,9 @@ pid_t start_process(const std::vector<std::string>& argv, const std::vector<std:
     ::dup2(in, 0);
     ::dup2(fo, 1);
     ::dup2(fe, 2);
-    struct rlimit no_core {0, 0};
+    struct rlimit no_core {
+      0, 0
+    };
     ::setrlimit(RLIMIT_CORE, &no_core);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGUSR1, SIGUSR2}) ::signal(sig, SIG_DFL);
     sigset_t none;
@@ -856,7 +887,8 @@ class Runner {
       }
       if (errors < e.min_errors || errors > e.max_errors)
         f.push_back(who + std::to_string(errors) + " error line(s) on stderr, expected " +
-                    std::to_string(e.min_errors) + (e.max_errors != e.min_errors ? ".." + std::to_string(e.max_errors) : ""));
+                    std::to_string(e.min_errors) +
+                    (e.max_errors != e.min_errors ? ".." + std::to_string(e.max_errors) : ""));
       if (notes > e.max_notes) f.push_back(who + std::to_string(notes) + " note line(s) on stderr");
       if (!found) {
         std::string want;
@@ -866,8 +898,8 @@ class Runner {
       const auto from = (!e.since_start && o.first_fault) ? *o.first_fault : l.start;
       const double took = secs(l.end - from);
       if (took > bound(e))
-        f.push_back(who + "exited " + num(took) + " s after its " + (from == l.start ? "start" : "fault") +
-                    ", bound " + num(bound(e)) + " s");
+        f.push_back(who + "exited " + num(took) + " s after its " + (from == l.start ? "start" : "fault") + ", bound " +
+                    num(bound(e)) + " s");
       if (e.stdout_empty && !slurp(l.out).empty()) f.push_back(who + "wrote to stdout: " + slurp(l.out).substr(0, 200));
     }
     if (o.stray > 0) f.push_back(std::to_string(o.stray) + " process(es) of the case still running 5 s after the end");
@@ -976,8 +1008,8 @@ TEST_P(Faults, EndsAsExpected) {
     std::string log;
     for (const auto& l : o.procs) {
       if (!l.spec || l.spec->listener) continue;
-      log += "--- " + l.role + " (exit " + std::to_string(l.code) + ", " +
-             std::to_string(secs(l.end - l.start)) + " s) stderr:\n" + slurp(l.err).substr(0, 3000);
+      log += "--- " + l.role + " (exit " + std::to_string(l.code) + ", " + std::to_string(secs(l.end - l.start)) +
+             " s) stderr:\n" + slurp(l.err).substr(0, 3000);
     }
     std::cerr << log;
   }

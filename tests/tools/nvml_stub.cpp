@@ -70,8 +70,8 @@ Seq sm_clock{"NVML_STUB_SM_CLOCK", 1400, {}}, max_sm_clock{"NVML_STUB_MAX_SM_CLO
 Seq temp{"NVML_STUB_TEMP", 60, {}}, reasons{"NVML_STUB_REASONS", 0, {}};
 Seq pcie_tx{"NVML_STUB_PCIE_TX_KBS", 0, {}}, pcie_rx{"NVML_STUB_PCIE_RX_KBS", 0, {}};
 Seq nvlink_tx{"NVML_STUB_NVLINK_TX_KIB", 0, {}}, nvlink_rx{"NVML_STUB_NVLINK_RX_KIB", 0, {}};
-Seq* g_all[] = {&util_gpu, &util_mem, &mem_used, &mem_total, &power, &power_limit, &sm_clock,
-                &max_sm_clock, &temp, &reasons, &pcie_tx, &pcie_rx, &nvlink_tx, &nvlink_rx};
+Seq* g_all[] = {&util_gpu,     &util_mem, &mem_used, &mem_total, &power,   &power_limit, &sm_clock,
+                &max_sm_clock, &temp,     &reasons,  &pcie_tx,   &pcie_rx, &nvlink_tx,   &nvlink_rx};
 int g_refs = 0;
 
 Device* dev(void* d) {

@@ -9,8 +9,8 @@ namespace ddpbench {
 namespace {
 
 TEST(BurnIn, WindowCountKeepsWindowsAtLeastFiveSecondsAndAtMostSixty) {
-  EXPECT_EQ(burn_in_windows(4), 1);      // shorter than one 5 s window
-  EXPECT_EQ(burn_in_windows(6), 1);      // floor(6 / 5)
+  EXPECT_EQ(burn_in_windows(4), 1);  // shorter than one 5 s window
+  EXPECT_EQ(burn_in_windows(6), 1);  // floor(6 / 5)
   EXPECT_EQ(burn_in_windows(10), 2);
   EXPECT_EQ(burn_in_windows(120), 24);   // 2 min: 24 windows of 5 s
   EXPECT_EQ(burn_in_windows(1800), 60);  // 30 min: 60 windows of 30 s

@@ -163,12 +163,12 @@ TEST(Busbw, TableHasNcclTestsColumns) {
   r.wrong = 0;
   const Table t = comm_table("allreduce", {r});
   const std::string text = render_tables({t}, TableFormat::text);
-  for (const char* h : {"size (B)", "count (elements)", "type", "redop", "root", "time (us)", "algbw (GB/s)",
-                        "busbw (GB/s)", "#wrong"})
+  for (const char* h :
+       {"size (B)", "count (elements)", "type", "redop", "root", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "#wrong"})
     EXPECT_NE(text.find(h), std::string::npos) << h;
   EXPECT_NE(text.find("12.50"), std::string::npos) << text;
   EXPECT_EQ(text.find("max time"), std::string::npos);  // CSV/JSON only
-  r.wrong = -1;  // not checked
+  r.wrong = -1;                                         // not checked
   EXPECT_NE(render_tables({comm_table("allreduce", {r})}, TableFormat::text).find("n/a"), std::string::npos);
 }
 

@@ -43,8 +43,8 @@ TEST(Convergence, ShippedBaselinesAreZalandosTable) {
   const auto j = load_baselines(std::string(DDPBENCH_SOURCE_DIR) + "/benchmark/baselines.json");
   EXPECT_EQ(j["dataset"], "fashion-mnist");
   // Spot checks against the README's "Benchmark" table (zalandoresearch/fashion-mnist @ 55506a9).
-  std::map<std::string, double> want = {{"ResNet18", 0.949}, {"Human Performance", 0.835}, {"MLP 256-128-100", 0.8833},
-                                        {"WRN40-4 8.9M params", 0.967}};
+  std::map<std::string, double> want = {
+      {"ResNet18", 0.949}, {"Human Performance", 0.835}, {"MLP 256-128-100", 0.8833}, {"WRN40-4 8.9M params", 0.967}};
   int found = 0;
   for (const auto& b : j["baselines"])
     if (auto it = want.find(b["classifier"].get<std::string>()); it != want.end()) {
@@ -97,11 +97,20 @@ BenchResult ttl_row(int n, double reached_s, bool reached) {
   r.world_size = n;
   r.global_batch = 64;
   r.convergence = {{"dataset", "fashion-mnist"},
-                   {"epochs", {{{"epoch", 1}, {"wall_s", reached_s}, {"steps", 10}, {"train_loss", 0.6},
-                                {"test_loss", 0.5}, {"test_accuracy", 0.86}, {"data_wait_s_mean", 0.002}}}},
-                   {"target", {{"metric", "test_accuracy"}, {"value", 0.85}, {"reached", reached},
-                               {"epoch", reached ? nlohmann::json(1) : nlohmann::json(nullptr)},
-                               {"wall_s", reached ? nlohmann::json(reached_s) : nlohmann::json(nullptr)}}},
+                   {"epochs",
+                    {{{"epoch", 1},
+                      {"wall_s", reached_s},
+                      {"steps", 10},
+                      {"train_loss", 0.6},
+                      {"test_loss", 0.5},
+                      {"test_accuracy", 0.86},
+                      {"data_wait_s_mean", 0.002}}}},
+                   {"target",
+                    {{"metric", "test_accuracy"},
+                     {"value", 0.85},
+                     {"reached", reached},
+                     {"epoch", reached ? nlohmann::json(1) : nlohmann::json(nullptr)},
+                     {"wall_s", reached ? nlohmann::json(reached_s) : nlohmann::json(nullptr)}}},
                    {"baselines", {{{"classifier", "ResNet18"}, {"test_accuracy", 0.949}}}},
                    {"baselines_source", "README"}};
   return r;
@@ -145,7 +154,12 @@ TEST(RunConfigData, TimeToLossOptionsAreChecked) {
   bad([](RunConfig& x) { x.epochs = 0; }, "--epochs 0");
   bad([](RunConfig& x) { x.target_accuracy = 1.5; }, "--target-accuracy");
   bad([](RunConfig& x) { x.target_loss = -1; }, "--target-loss");
-  bad([](RunConfig& x) { x.target_loss = 0.5; x.target_accuracy = 0.8; }, "give one target");
+  bad(
+      [](RunConfig& x) {
+        x.target_loss = 0.5;
+        x.target_accuracy = 0.8;
+      },
+      "give one target");
   bad([](RunConfig& x) { x.loader_workers = -1; }, "--loader-workers");
   bad([](RunConfig& x) { x.num_classes = 1000; }, "--num-classes");
   bad([](RunConfig& x) { x.comm_hooks = {"fp16"}; }, "--comm-hook");

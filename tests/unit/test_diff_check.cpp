@@ -36,7 +36,7 @@ TEST(ConfigKey, MathComesFromTheRecordedFlagsNotThePrecisionName) {
   // That run also had cuDNN autotuning off (the strict one on): a difference of its own.
   EXPECT_EQ(differences(ConfigKey::of(strict, ddp_row(strict)), ConfigKey::of(defmath, ddp_row(defmath))).size(), 2u);
   defmath.environment["math"]["cudnn_benchmark"] = true;
-  const auto tf32 = h100("h100_resnet50_b32_tf32.json");             // "tf32", both on
+  const auto tf32 = h100("h100_resnet50_b32_tf32.json");  // "tf32", both on
   const auto ks = ConfigKey::of(strict, ddp_row(strict));
   const auto kd = ConfigKey::of(defmath, ddp_row(defmath));
   const auto kt = ConfigKey::of(tf32, ddp_row(tf32));
@@ -163,8 +163,9 @@ TEST(ConfigKey, DdpKnobsComeFromTheRowFirstThenTheFileThenPythonsDefaults) {
   EXPECT_EQ(plain.knob_label(), "");
   EXPECT_EQ(plain.setup_label(), "fp32");
 
-  r.ddp_options = {{"bucket_cap_mb", 1.0}, {"first_bucket_cap_mb", 1.0}, {"broadcast_buffers", true},
-                   {"gradient_as_bucket_view", false}, {"static_graph", false}, {"find_unused_parameters", false},
+  r.ddp_options = {{"bucket_cap_mb", 1.0},      {"first_bucket_cap_mb", 1.0},
+                   {"broadcast_buffers", true}, {"gradient_as_bucket_view", false},
+                   {"static_graph", false},     {"find_unused_parameters", false},
                    {"comm_hook", "fp16"}};
   const ConfigKey swept = ConfigKey::of(f, r);
   EXPECT_EQ(swept.bucket_cap_mb, 1.0);
@@ -527,17 +528,18 @@ TEST(Check, EntriesPinTheDdpKnobs) {
   EXPECT_EQ(check_against(f, one(R"("setup": {"precision": "fp32"}})"), skipped)[0].status, "MISSING");
   EXPECT_EQ(check_against(f, one(R"("setup": {"precision": "fp32", "comm_hook": "fp16"}})"), skipped)[0].status,
             "MISSING");  // static graph too
-  EXPECT_EQ(check_against(f, one(R"("setup": {"precision": "fp32", "comm_hook": "fp16", "static_graph": true}})"),
-                          skipped)[0]
-                .status,
-            "PASS");
+  EXPECT_EQ(
+      check_against(f, one(R"("setup": {"precision": "fp32", "comm_hook": "fp16", "static_graph": true}})"), skipped)[0]
+          .status,
+      "PASS");
   for (auto& r : f.results) r.grad_accum = 2;
-  EXPECT_EQ(check_against(f, one(R"("setup": {"precision": "fp32", "comm_hook": "fp16", "static_graph": true}})"),
-                          skipped)[0]
-                .status,
-            "MISSING");
-  EXPECT_EQ(check_against(f, one(R"("setup": {"precision": "fp32", "comm_hook": "fp16", "static_graph": true, )"
-                                 R"("grad_accum": 2}})"),
+  EXPECT_EQ(
+      check_against(f, one(R"("setup": {"precision": "fp32", "comm_hook": "fp16", "static_graph": true}})"), skipped)[0]
+          .status,
+      "MISSING");
+  EXPECT_EQ(check_against(f,
+                          one(R"("setup": {"precision": "fp32", "comm_hook": "fp16", "static_graph": true, )"
+                              R"("grad_accum": 2}})"),
                           skipped)[0]
                 .status,
             "PASS");
@@ -554,8 +556,8 @@ TEST(Check, Fp32StrictReferenceAgainstTf32ChannelsLastAndOldFp32) {
     return s;
   };
   const std::vector<std::string> missing = {"MISSING", "MISSING"};
-  EXPECT_EQ(statuses(h100("h100_resnet50_b32_tf32.json")), missing);            // TF32 everywhere
-  EXPECT_EQ(statuses(h100("h100_resnet50_b32_fp32_default.json")), missing);    // cuDNN TF32 (PyTorch's default)
+  EXPECT_EQ(statuses(h100("h100_resnet50_b32_tf32.json")), missing);          // TF32 everywhere
+  EXPECT_EQ(statuses(h100("h100_resnet50_b32_fp32_default.json")), missing);  // cuDNN TF32 (PyTorch's default)
   auto cl = h100("h100_resnet50_b32_fp32_tf32_off.json");
   cl.config["channels_last"] = true;
   EXPECT_EQ(statuses(cl), missing);
@@ -628,7 +630,8 @@ TEST(Check, MalformedReferencesNameTheProblem) {
   EXPECT_THAT(usage_error("{"), HasSubstr("not valid JSON"));
   EXPECT_THAT(usage_error(R"({"ddpbench_reference": "2.0", "references": 3})"), HasSubstr("\"references\""));
   EXPECT_THAT(usage_error(R"({"references": []})"), HasSubstr("ddpbench_reference"));
-  EXPECT_THAT(usage_error(R"({"ddpbench_reference": "1.0", "references": []})"), HasSubstr("batch_per_rank, image_size and setup"));
+  EXPECT_THAT(usage_error(R"({"ddpbench_reference": "1.0", "references": []})"),
+              HasSubstr("batch_per_rank, image_size and setup"));
   EXPECT_THAT(usage_error(R"({"ddpbench_reference": "3.0", "references": []})"), HasSubstr("reads 2.x"));
   EXPECT_THAT(usage_error(R"({"ddpbench_reference": "2.0", "refs": []})"), HasSubstr("unknown key 'refs'"));
   const std::string head = R"({"ddpbench_reference": "2.0", "references": [)";
@@ -640,7 +643,8 @@ TEST(Check, MalformedReferencesNameTheProblem) {
   EXPECT_THAT(usage_error(head + kEntry + R"("setup": {"channels_last": true}}]})"), HasSubstr("\"precision\""));
   EXPECT_THAT(usage_error(head + kEntry + R"("setup": {"precision": "fp64"}}]})"), HasSubstr("fp64"));
   EXPECT_THAT(usage_error(head + R"({"device": "*", "model": "m", "world_size": 1, "metric": "p50_s", "value": 1,
-                                     "upper": 0.1, )" + setup + "}]}"),
+                                     "upper": 0.1, )" +
+                          setup + "}]}"),
               HasSubstr("missing \"batch_per_rank\""));
   std::string no_bounds = head + kEntry + setup + "}]}";
   const std::string bounds = R"("lower": -0.1, "upper": 0.1, )";

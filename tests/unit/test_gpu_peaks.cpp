@@ -21,8 +21,8 @@ TEST(GpuPeaks, DeviceNamesAsCudaReportsThem) {
 }
 
 TEST(GpuPeaks, NoGuessForUnknownOrUnpublished) {
-  EXPECT_FALSE(peak_tflops("NVIDIA GeForce RTX 4090", "bf16").has_value());  // not in the table
-  EXPECT_FALSE(peak_tflops("Tesla V100-SXM2-16GB", "bf16").has_value());    // Volta has no bf16
+  EXPECT_FALSE(peak_tflops("NVIDIA GeForce RTX 4090", "bf16").has_value());         // not in the table
+  EXPECT_FALSE(peak_tflops("Tesla V100-SXM2-16GB", "bf16").has_value());            // Volta has no bf16
   EXPECT_FALSE(peak_tflops("NVIDIA RTX 6000 Ada Generation", "bf16").has_value());  // no dense figure published
   EXPECT_FALSE(peak_tflops("NVIDIA H200 NVL", "bf16").has_value());
   EXPECT_FALSE(peak_tflops("NVIDIA H100 80GB HBM3", "int8").has_value());

@@ -323,11 +323,17 @@ TEST(SlurmHostlist, TasksOnOneNodeWithoutExpanding) {
 
 TEST(Threads, CountsAreBounded) {
   EXPECT_EQ(threads_per_rank({{"OMP_NUM_THREADS", "4096"}}, Launcher::kNone, 1, 4), 4096);
-  EXPECT_THAT(usage_error([] { threads_per_rank({{"OMP_NUM_THREADS", "4097"}}, Launcher::kNone, 1, 4); }),
+  EXPECT_THAT(usage_error([] {
+                threads_per_rank({{"OMP_NUM_THREADS", "4097"}}, Launcher::kNone, 1, 4);
+              }),
               HasSubstr("OMP_NUM_THREADS=4097 is out of range; set it to 1..4096"));
-  EXPECT_THAT(usage_error([] { threads_per_rank({{"OMP_NUM_THREADS", "4294967297"}}, Launcher::kNone, 1, 4); }),
+  EXPECT_THAT(usage_error([] {
+                threads_per_rank({{"OMP_NUM_THREADS", "4294967297"}}, Launcher::kNone, 1, 4);
+              }),
               HasSubstr("OMP_NUM_THREADS=4294967297 is out of range"));
-  EXPECT_THAT(usage_error([] { threads_per_rank({{"SLURM_CPUS_PER_TASK", "0"}}, Launcher::kSlurm, 1, 4); }),
+  EXPECT_THAT(usage_error([] {
+                threads_per_rank({{"SLURM_CPUS_PER_TASK", "0"}}, Launcher::kSlurm, 1, 4);
+              }),
               HasSubstr("SLURM_CPUS_PER_TASK=0 is out of range; set it to 1..4096"));
 }
 

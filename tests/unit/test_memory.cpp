@@ -31,7 +31,8 @@ TEST(ProcStatus, ThisProcessHasAPeakAtLeastItsResidentSet) {
 }
 
 TEST(MemoryJson, PerRankAndMaxOverRanks) {
-  std::vector<RankMemory> ranks{{0, std::nullopt, std::nullopt, 100.0}, {1, std::nullopt, std::nullopt, 300.0},
+  std::vector<RankMemory> ranks{{0, std::nullopt, std::nullopt, 100.0},
+                                {1, std::nullopt, std::nullopt, 300.0},
                                 {2, std::nullopt, std::nullopt, std::nullopt}};
   ModelStateBytes s;
   s.parameters = 10;

@@ -10,13 +10,24 @@ namespace {
 using nlohmann::json;
 
 json node(const std::string& host, const std::string& driver, int gpus, const std::string& gpu_name = "NVIDIA H100") {
-  json n = {{"host", host},   {"driver", driver}, {"gpus", json::array()}, {"topology", "GPU0 X"},
-            {"cuda", "12.4"}, {"nccl", "2.21.5"}, {"cudnn", "9.1.0"},      {"torch", "2.4.0"},
-            {"cpu_model", "AMD EPYC 7763"},       {"cpus", 128},           {"kernel", "6.1.0-18-amd64"},
+  json n = {{"host", host},
+            {"driver", driver},
+            {"gpus", json::array()},
+            {"topology", "GPU0 X"},
+            {"cuda", "12.4"},
+            {"nccl", "2.21.5"},
+            {"cudnn", "9.1.0"},
+            {"torch", "2.4.0"},
+            {"cpu_model", "AMD EPYC 7763"},
+            {"cpus", 128},
+            {"kernel", "6.1.0-18-amd64"},
             {"env", json::object()}};
   for (int i = 0; i < gpus; ++i)
-    n["gpus"].push_back({{"index", i}, {"name", gpu_name}, {"memory_bytes", 85899345920LL},
-                         {"uuid", "GPU-" + host + std::to_string(i)}, {"bus_id", "00000000:0" + std::to_string(i) + ":00.0"}});
+    n["gpus"].push_back({{"index", i},
+                         {"name", gpu_name},
+                         {"memory_bytes", 85899345920LL},
+                         {"uuid", "GPU-" + host + std::to_string(i)},
+                         {"bus_id", "00000000:0" + std::to_string(i) + ":00.0"}});
   return n;
 }
 
@@ -37,12 +48,13 @@ TEST(NodeDifferences, NamesEveryDifferingFieldWithItsHosts) {
   n2["env"]["NCCL_IB_HCA"] = "mlx5_0";
   n3["env"]["NCCL_IB_HCA"] = "mlx5_1";
   n3["kernel"] = "5.15.0";
-  const json expected = json::array(
-      {{{"field", "driver"}, {"values", {{"550.54", {"node1", "node2"}}, {"535.1", {"node3"}}}}},
-       {{"field", "gpu_count"}, {"values", {{"8", {"node1", "node2"}}, {"4", {"node3"}}}}},
-       {{"field", "kernel"}, {"values", {{"6.1.0-18-amd64", {"node1", "node2"}}, {"5.15.0", {"node3"}}}}},
-       {{"field", "env.NCCL_DEBUG"}, {"values", {{"INFO", {"node1"}}, {"(unset)", {"node2", "node3"}}}}},
-       {{"field", "env.NCCL_IB_HCA"}, {"values", {{"(unset)", {"node1"}}, {"mlx5_0", {"node2"}}, {"mlx5_1", {"node3"}}}}}});
+  const json expected =
+      json::array({{{"field", "driver"}, {"values", {{"550.54", {"node1", "node2"}}, {"535.1", {"node3"}}}}},
+                   {{"field", "gpu_count"}, {"values", {{"8", {"node1", "node2"}}, {"4", {"node3"}}}}},
+                   {{"field", "kernel"}, {"values", {{"6.1.0-18-amd64", {"node1", "node2"}}, {"5.15.0", {"node3"}}}}},
+                   {{"field", "env.NCCL_DEBUG"}, {"values", {{"INFO", {"node1"}}, {"(unset)", {"node2", "node3"}}}}},
+                   {{"field", "env.NCCL_IB_HCA"},
+                    {"values", {{"(unset)", {"node1"}}, {"mlx5_0", {"node2"}}, {"mlx5_1", {"node3"}}}}}});
   EXPECT_EQ(node_differences(json::array({n1, n2, n3})), expected);
 }
 
@@ -52,8 +64,10 @@ TEST(NodeDifferences, GpuModelIsTheSetOfNamesAndNoGpusIsNone) {
   c["gpus"] = json::array({});
   const json d = node_differences(json::array({a, b, c}));
   ASSERT_GE(d.size(), 1u);
-  EXPECT_EQ(d[0], json({{"field", "gpu_model"},
-                        {"values", {{"NVIDIA H100", {"a"}}, {"NVIDIA A100-SXM4-80GB + NVIDIA H100", {"b"}}, {"none", {"c"}}}}}));
+  EXPECT_EQ(
+      d[0],
+      json({{"field", "gpu_model"},
+            {"values", {{"NVIDIA H100", {"a"}}, {"NVIDIA A100-SXM4-80GB + NVIDIA H100", {"b"}}, {"none", {"c"}}}}}));
   EXPECT_EQ(d[1]["field"], "gpu_count");
   EXPECT_EQ(d[1]["values"]["0"], json::array({"c"}));
 }
@@ -80,8 +94,9 @@ TEST(NodeDifferences, ManyHostsAreCountedNotListed) {
   json nodes = json::array();
   for (int i = 0; i < 10; ++i) nodes.push_back(node("n" + std::to_string(i), "550.54", 8));
   nodes.push_back(node("odd", "535.1", 8));
-  EXPECT_EQ(node_difference_lines(node_differences(nodes)),
-            std::vector<std::string>{"nodes differ in driver: 550.54 on n0,n1,n2,n3,n4,n5,n6,n7 and 2 more; 535.1 on odd"});
+  EXPECT_EQ(
+      node_difference_lines(node_differences(nodes)),
+      std::vector<std::string>{"nodes differ in driver: 550.54 on n0,n1,n2,n3,n4,n5,n6,n7 and 2 more; 535.1 on odd"});
 }
 
 TEST(BoundNodeEnvironment, CutsTheTopologyAndSaysSo) {
@@ -138,15 +153,18 @@ TEST(ParseGpuQuery, ReadsNvidiaSmiCsv) {
       "garbage line\n";
   const json g = parse_gpu_query(csv);
   ASSERT_EQ(g.size(), 2u);
-  EXPECT_EQ(g[0], json({{"index", 0}, {"name", "NVIDIA H100 80GB HBM3"}, {"memory_bytes", 81559LL * 1048576},
-                        {"uuid", "GPU-3a1b6c2d-0000-1111-2222-333344445555"}, {"bus_id", "00000000:19:00.0"}}));
+  EXPECT_EQ(g[0], json({{"index", 0},
+                        {"name", "NVIDIA H100 80GB HBM3"},
+                        {"memory_bytes", 81559LL * 1048576},
+                        {"uuid", "GPU-3a1b6c2d-0000-1111-2222-333344445555"},
+                        {"bus_id", "00000000:19:00.0"}}));
   EXPECT_EQ(g[1]["memory_bytes"], 0);
   EXPECT_EQ(g[1]["bus_id"], "00000000:3B:00.0");
 }
 
 TEST(NodeEnvVars, KeepsOnlyCommunicationVariables) {
   const EnvMap env = {{"NCCL_DEBUG", "INFO"}, {"TORCH_NCCL_BLOCKING_WAIT", "1"}, {"GLOO_SOCKET_IFNAME", "eth0"},
-                      {"HOME", "/root"}, {"MASTER_PORT", "29500"}, {"XNCCL_FOO", "1"}};
+                      {"HOME", "/root"},      {"MASTER_PORT", "29500"},          {"XNCCL_FOO", "1"}};
   EXPECT_EQ(node_env_vars(env),
             json({{"NCCL_DEBUG", "INFO"}, {"TORCH_NCCL_BLOCKING_WAIT", "1"}, {"GLOO_SOCKET_IFNAME", "eth0"}}));
 }
@@ -155,9 +173,9 @@ TEST(RenderNodeEnvironment, NamesEveryField) {
   json n = node("node1", "550.54", 1);
   n["env"]["NCCL_DEBUG"] = "INFO";
   const std::string text = render_node_environment(n);
-  for (const char* s : {"host:      node1", "kernel:    6.1.0-18-amd64", "AMD EPYC 7763 (128 CPUs online)",
-                        "driver:    550.54", "cudnn:     9.1.0", "GPU-node10", "80.00 GiB", "NCCL_DEBUG=INFO",
-                        "nvidia-smi topo -m"})
+  for (const char* s :
+       {"host:      node1", "kernel:    6.1.0-18-amd64", "AMD EPYC 7763 (128 CPUs online)", "driver:    550.54",
+        "cudnn:     9.1.0", "GPU-node10", "80.00 GiB", "NCCL_DEBUG=INFO", "nvidia-smi topo -m"})
     EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;
 }
 

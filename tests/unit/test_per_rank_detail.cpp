@@ -53,7 +53,7 @@ TEST(PerRankDetail, KeepsFlaggedFastestSlowestAndUtilizationExtremes) {
   // Mean steps: 0.2, 0.25, 0.3, 0.35 (rank 0 fastest, rank 3 slowest); utilization: rank 1
   // lowest, rank 2 highest; 6 ranks so that ranks 4 and 5 are in none of these.
   BenchResult row = ranks_of({{0.2, 0.2}, {0.25, 0.25}, {0.3, 0.3}, {0.35, 0.35}, {0.27, 0.27}, {0.28, 0.28}},
-                               {50, 10, 90, 50, 50, 50});
+                             {50, 10, 90, 50, 50, 50});
   EXPECT_EQ(ranks_kept_in_full(row), (std::vector<int>{0, 1, 2, 3}));
   row.ranks[5].telemetry["sampled"]["flags"] = {"low_gpu_util"};
   keep_per_rank_detail(row, /*keep_all=*/false);

@@ -39,8 +39,9 @@ Report fixture_report() {
   return build_report(files, o);
 }
 
-
-uint32_t be32(const unsigned char* p) { return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3]; }
+uint32_t be32(const unsigned char* p) {
+  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+}
 
 TEST(Plots, PngAndSvgOfTheExpectedSize) {
   if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
@@ -163,10 +164,10 @@ TEST(Plots, BreakdownBarsAndBusbwAgainstSize) {
   EXPECT_NE(csvg.find(">16 kiB<"), std::string::npos);
 }
 
-
 Report cluster_report() {
   std::vector<NamedResult> files;
-  for (const char* n : {"cluster_cpu.json", "cluster_gpu.json", "many_ranks_cpu.json", "pairs_cpu.json", "maxbs_cpu.json"})
+  for (const char* n :
+       {"cluster_cpu.json", "cluster_gpu.json", "many_ranks_cpu.json", "pairs_cpu.json", "maxbs_cpu.json"})
     files.push_back({n, read_result_file(kDir + "fixtures/" + n)});
   ReportOptions o;
   o.per_rank = true;
@@ -186,11 +187,12 @@ TEST(Plots, TelemetryStragglersAndBurnIn) {
     expect_png_of_plot_size(p.png);
     ++kinds[p.name.substr(0, p.name.find('-'))];
   }
-  EXPECT_EQ(kinds["telemetry"], 2);   // resnet18 and resnet50: one per model
+  EXPECT_EQ(kinds["telemetry"], 2);  // resnet18 and resnet50: one per model
   EXPECT_EQ(kinds["stragglers"], 3);
   EXPECT_EQ(kinds["burnin"], 2);
   // 2 ranks: a bar per rank, 0.0208 / 0.040 = 0.52.
-  EXPECT_EQ(testutil::slurp(dir / "stragglers-resnet18-cpu-fixture-cpu-2r.dat"), "# rank score (threshold 0.95)\n0 1\n1 0.52\n");
+  EXPECT_EQ(testutil::slurp(dir / "stragglers-resnet18-cpu-fixture-cpu-2r.dat"),
+            "# rank score (threshold 0.95)\n0 1\n1 0.52\n");
   // 100 ranks: sorted, the straggler (rank 37, 0.020 / 0.040) first.
   const std::string many = testutil::slurp(dir / "stragglers-resnet18-cpu-fixture-cpu-100r.dat");
   EXPECT_EQ(many.rfind("# position rank score, sorted by score (100 ranks; threshold 0.95)\n0 37 0.5\n", 0), 0u);

@@ -49,7 +49,7 @@ TEST(Progress, TerminalLineIsRedrawnWithEtaAndClearedForTableLines) {
   t = 3.5;
   p.iteration(4, 4);  // 0 s left, row 3.5 s: ETA 3.5 -> 0:04
   t = 4;
-  p.row_finished();   // clears; mean row 4 s
+  p.row_finished();  // clears; mean row 4 s
   t = 5;
   p.row_started(2, 2, "the no-DDP baseline of resnet18 at batch 2", 4);  // 4 s - 0 elapsed, last row
   t = 6;
@@ -58,14 +58,14 @@ TEST(Progress, TerminalLineIsRedrawnWithEtaAndClearedForTableLines) {
   p.resume();   // 1 s into a 4 s row
   const std::string l1 = "row 1/2 · DDP group resnet18/ddp2";
   const std::string l2 = "row 2/2 · no-DDP baseline of resnet18 at batch 2";
-  EXPECT_EQ(out.str(), kClr + l1 + " · warm-up · ETA ?" +            //
-                           kClr + l1 + " · iter 0/4 · ETA ?" +       //
-                           kClr + l1 + " · iter 1/4 · ETA 0:08" +    //
-                           kClr + l1 + " · iter 3/4 · ETA 0:05" +    //
-                           kClr + l1 + " · iter 4/4 · ETA 0:04" +    //
-                           kClr +                                    //
-                           kClr + l2 + " · warm-up · ETA 0:04" +     //
-                           kClr +                                    //
+  EXPECT_EQ(out.str(), kClr + l1 + " · warm-up · ETA ?" +          //
+                           kClr + l1 + " · iter 0/4 · ETA ?" +     //
+                           kClr + l1 + " · iter 1/4 · ETA 0:08" +  //
+                           kClr + l1 + " · iter 3/4 · ETA 0:05" +  //
+                           kClr + l1 + " · iter 4/4 · ETA 0:04" +  //
+                           kClr +                                  //
+                           kClr + l2 + " · warm-up · ETA 0:04" +   //
+                           kClr +                                  //
                            kClr + l2 + " · warm-up · ETA 0:03");
 }
 

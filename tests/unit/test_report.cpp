@@ -376,9 +376,13 @@ TEST(ReportComm, NcclTestsColumnsFromACommOnlyFile) {
   EXPECT_NEAR(std::get<double>(t.rows[3][t.col("algbw_gbps")]), 4194304 / 7000e-6 / 1e9, 1e-9);
   EXPECT_NEAR(std::get<double>(t.rows[3][t.col("busbw_gbps")]), 4194304 / 7000e-6 / 1e9 * 4 / 3, 1e-9);
   const auto text = render_tables({t}, TableFormat::text);
-  EXPECT_THAT(text, HasSubstr("Collective allreduce: 3 ranks (1M/3C), CPU (Fixture CPU), fixtures/comm_cpu.json\n"
-                              "size (B)  count (elements)     type  redop  root  time (us)  algbw (GB/s)  busbw (GB/s)  #wrong\n"));
-  EXPECT_THAT(text, HasSubstr("4194304            1048576  float32    sum    -1    7000.00         0.599         0.799       0\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("Collective allreduce: 3 ranks (1M/3C), CPU (Fixture CPU), fixtures/comm_cpu.json\n"
+                "size (B)  count (elements)     type  redop  root  time (us)  algbw (GB/s)  busbw (GB/s)  #wrong\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("4194304            1048576  float32    sum    -1    7000.00         0.599         0.799       0\n"));
   // A barrier moves no payload: no bandwidth.
   const auto& barrier = tables[3];
   EXPECT_EQ(barrier.rows[0][barrier.col("busbw_gbps")], Value());
@@ -456,7 +460,8 @@ Table tiny() {
   t.kind = "k";
   t.title = "T";
   t.context = {{"device", std::string("CPU, x")}};
-  t.columns = {{"n", "N", "", fmtcol::plain()}, {"frac", "share", "fraction", fmtcol::percent()},
+  t.columns = {{"n", "N", "", fmtcol::plain()},
+               {"frac", "share", "fraction", fmtcol::percent()},
                {"hidden", "h", "s", fmtcol::fixed(2), false}};
   t.rows = {{Value(3LL), Value(0.25), Value(1.5)}, {Value(4LL), Value(), Value(2.0)}};
   t.notes = {"a note"};
@@ -483,7 +488,8 @@ TEST(Table, PrintersRenderOneDefinition) {
 }
 
 TEST(Report, CpuTablesSayRanks) {
-  const auto text = render_report(build_report(load({"weak_cpu.json", "strong_cpu.json"}), cost_opts()), TableFormat::text);
+  const auto text =
+      render_report(build_report(load({"weak_cpu.json", "strong_cpu.json"}), cost_opts()), TableFormat::text);
   EXPECT_EQ(text.find("GPU"), std::string::npos) << text;
   EXPECT_THAT(text, HasSubstr("batch 16 per rank"));
   EXPECT_THAT(text, HasSubstr("per-rank ex/s"));
@@ -513,7 +519,6 @@ TEST(Report, RowsShowSelfCheckMemoryWarningsStoppingAndTheMfuPeak) {
   EXPECT_THAT(text, HasSubstr("16 GPUs: auto stopping ended on max_iters"));
 }
 
-
 // ------------------------------------------------------------------ cluster validation (schema 1.6)
 // tests/fixtures/make_fixtures_16.py holds the hand numbers.
 
@@ -541,9 +546,11 @@ TEST(ReportCluster, TelemetryOfACpuRunShowsHostMetricsAndTheReasonOnce) {
   EXPECT_FALSE(t.min_sm_util_pct.has_value());
   const Report r = build_report(files, {});
   const std::string text = render_report(r, TableFormat::text);
-  EXPECT_THAT(text, HasSubstr("resnet18   1M/2C          16      2        79.0  520.0 MiB         2.00         3.00\n"));
+  EXPECT_THAT(text,
+              HasSubstr("resnet18   1M/2C          16      2        79.0  520.0 MiB         2.00         3.00\n"));
   EXPECT_EQ(count_of(text, "GPU metrics unavailable"), 1u) << text;
-  EXPECT_THAT(text, HasSubstr("GPU metrics unavailable (every rank; host metrics only): no GPU: the rank runs on the CPU"));
+  EXPECT_THAT(text,
+              HasSubstr("GPU metrics unavailable (every rank; host metrics only): no GPU: the rank runs on the CPU"));
   EXPECT_EQ(text.find("SM util"), std::string::npos);  // no GPU columns on a CPU run
 }
 
@@ -559,12 +566,14 @@ TEST(ReportCluster, TelemetryOfAGpuRunTakesTheWorstRank) {
   const auto tables = report_tables(r);
   const Table* tel = find_table(tables, "telemetry");
   ASSERT_NE(tel, nullptr);
-  EXPECT_EQ(tel->rows[0][tel->col("throttled")], Value(std::string("1 of 4 (hw_thermal_slowdown, sw_thermal_slowdown)")));
+  EXPECT_EQ(tel->rows[0][tel->col("throttled")],
+            Value(std::string("1 of 4 (hw_thermal_slowdown, sw_thermal_slowdown)")));
   const std::string text = render_report(r, TableFormat::text);
   EXPECT_EQ(text.find("unavailable"), std::string::npos);
   // The rows' warnings, in the scaling table's notes column and in words under the telemetry table.
   EXPECT_THAT(text, HasSubstr("low_gpu_util, gpu_throttled"));
-  EXPECT_THAT(text, HasSubstr("resnet50 1M/4G: low_gpu_util: rank 2 (node0, GPU 2): mean SM utilization 41% < --min-util 80%"));
+  EXPECT_THAT(
+      text, HasSubstr("resnet50 1M/4G: low_gpu_util: rank 2 (node0, GPU 2): mean SM utilization 41% < --min-util 80%"));
 }
 
 TEST(ReportCluster, TheStragglerIsNamedWithoutPerRankAndTheTablesComeWithIt) {
@@ -572,10 +581,12 @@ TEST(ReportCluster, TheStragglerIsNamedWithoutPerRankAndTheTablesComeWithIt) {
   Report r = build_report(files, {});
   ASSERT_GE(r.headline.size(), 2u);
   // 0.0208 / 0.040 = 0.52
-  EXPECT_EQ(r.headline[0],
-            "Straggler (resnet18, batch 16 per rank, 2 ranks): rank 1 (host node0, local rank 1, CPU) has score 0.52 < 0.95");
-  EXPECT_EQ(r.headline[1], "No straggler (resnet50, batch 64 per rank, 4 ranks): every rank scored >= 0.95 (lowest: "
-                           "rank 2, 0.97)");
+  EXPECT_EQ(
+      r.headline[0],
+      "Straggler (resnet18, batch 16 per rank, 2 ranks): rank 1 (host node0, local rank 1, CPU) has score 0.52 < 0.95");
+  EXPECT_EQ(r.headline[1],
+            "No straggler (resnet50, batch 64 per rank, 4 ranks): every rank scored >= 0.95 (lowest: "
+            "rank 2, 0.97)");
   EXPECT_EQ(render_report(r, TableFormat::text).rfind(r.headline[0] + "\n", 0), 0u);  // first line of the report
   const auto plain = report_tables(r);
   EXPECT_EQ(find_table(plain, "stragglers"), nullptr);
@@ -648,8 +659,9 @@ TEST(ReportCluster, PairRowsGetTheirTableAndTheSlowNodeIsNamed) {
 TEST(ReportCluster, AFindMaxBsFileIsReported) {
   const Report r = build_report(load({"maxbs_cpu.json"}), {});
   ASSERT_EQ(r.headline.size(), 1u);
-  EXPECT_EQ(r.headline[0], "find-max-bs (resnet18, fp32, cpu, 64x64): the largest batch per rank that trained is 48; "
-                           "recommended 43 (10% margin).");
+  EXPECT_EQ(r.headline[0],
+            "find-max-bs (resnet18, fp32, cpu, 64x64): the largest batch per rank that trained is 48; "
+            "recommended 43 (10% margin).");
   const auto tables = report_tables(r);
   ASSERT_EQ(tables.size(), 1u);
   ASSERT_EQ(tables[0].rows.size(), 5u);
@@ -749,11 +761,13 @@ TEST(ReportStrategy, OnlyPlainTrainingRowsInTheScalingTablesAndInferenceApart) {
   const Report r = build_report(load({"strategies_cpu.json"}), {});
   // fp32: ddp on 1 and 2 ranks only (zero2, fsdp, checkpointing and inference stay out); bf16: its own table.
   ASSERT_EQ(r.weak.size(), 2u);
-  const auto bf16 = std::find_if(r.weak.begin(), r.weak.end(), [](const WeakTable& w) { return w.key.precision == "bf16"; });
+  const auto bf16 =
+      std::find_if(r.weak.begin(), r.weak.end(), [](const WeakTable& w) { return w.key.precision == "bf16"; });
   ASSERT_NE(bf16, r.weak.end());
   ASSERT_EQ(bf16->rows.size(), 1u);
   EXPECT_EQ(bf16->rows[0].world_size, 2);
-  const auto fp32 = std::find_if(r.weak.begin(), r.weak.end(), [](const WeakTable& w) { return w.key.precision == "fp32"; });
+  const auto fp32 =
+      std::find_if(r.weak.begin(), r.weak.end(), [](const WeakTable& w) { return w.key.precision == "fp32"; });
   ASSERT_NE(fp32, r.weak.end());
   ASSERT_EQ(fp32->rows.size(), 2u);
   EXPECT_NEAR(fp32->rows[1].p50_s, 0.60, 1e-12);

@@ -129,7 +129,8 @@ TEST(ResultJson, PerRankDetailOfSchema110ReadsAndRoundTrips) {
   EXPECT_THROW(parse_result(R"({"schema_version": "1.9.0", "tool": {}, "created_utc": "", "argv": [], "config": {},
     "environment": {}, "results": [{"model": "m", "batch_per_rank": 1, "world_size": 1, "ddp": false,
       "summary": {"n": 1, "p50_s": 1, "p75_s": 1, "p90_s": 1, "p95_s": 1, "mean_s": 1, "ci95_s": 0,
-                  "ex_per_s_per_gpu": 1, "ex_per_s_total": 1}, "ranks": [{"rank": 0, "host": "h"}]}]})", "old"),
+                  "ex_per_s_per_gpu": 1, "ex_per_s_total": 1}, "ranks": [{"rank": 0, "host": "h"}]}]})",
+                            "old"),
                UsageError);
 }
 
@@ -250,8 +251,8 @@ TEST(ResultJson, ReadsAHandWrittenFileFieldByField) {
   EXPECT_EQ(r.telemetry, nlohmann::json::parse(R"({"bucket_count": 5})"));
   EXPECT_EQ(r.checks, nlohmann::json::parse(R"({"grad_check_passed": false, "grad_max_abs_diff_across_ranks": 1.5})"));
   EXPECT_EQ(r.compute, nlohmann::json::parse(R"({"mfu": 0.375, "peak_tflops": 989.5})"));
-  EXPECT_EQ(r.communication, nlohmann::json::parse(
-                                 R"({"trainable_parameters": 25557032, "allreduce_bytes_per_step": 102228128})"));
+  EXPECT_EQ(r.communication,
+            nlohmann::json::parse(R"({"trainable_parameters": 25557032, "allreduce_bytes_per_step": 102228128})"));
   EXPECT_EQ(r.stopping.mode, "auto");
   EXPECT_EQ(r.stopping.reason, "target_ci");
   EXPECT_EQ(r.stopping.target_ci_pct, 2.5);

@@ -275,8 +275,7 @@ TEST(RunConfig, ParseDuration) {
   EXPECT_DOUBLE_EQ(parse_duration_s("30m", "--duration"), 1800);
   EXPECT_DOUBLE_EQ(parse_duration_s("1.5h", "--duration"), 5400);
   for (const char* bad : {"", "m", "30x", "0", "-5m", "8d", "169h", "nan"})
-    EXPECT_THAT(usage_error([&] { parse_duration_s(bad, "--duration"); }), HasSubstr("is not a duration"))
-        << bad;
+    EXPECT_THAT(usage_error([&] { parse_duration_s(bad, "--duration"); }), HasSubstr("is not a duration")) << bad;
 }
 
 TEST(RunConfig, ParseMbList) {
@@ -318,10 +317,12 @@ TEST(RunConfig, NumbersAreBounded) {
       {[](RunConfig& c) { c.timeout_s = 1e300; }, "--timeout 1e+300 is out of range"},
       {[](RunConfig& c) { c.timeout_s = kNan; }, "--timeout nan is out of range"},
       {[](RunConfig& c) { c.timeout_s = 86401; }, "--timeout 86401 is out of range"},
-      {[](RunConfig& c) { c.bucket_caps_mb = {kInf}; }, "--bucket-cap-mb inf is out of range; use a size in (0, 65536] MiB"},
+      {[](RunConfig& c) { c.bucket_caps_mb = {kInf}; },
+       "--bucket-cap-mb inf is out of range; use a size in (0, 65536] MiB"},
       {[](RunConfig& c) { c.bucket_caps_mb = {kNan}; }, "--bucket-cap-mb nan is out of range"},
       {[](RunConfig& c) { c.bucket_caps_mb = {65537}; }, "--bucket-cap-mb 65537 is out of range"},
-      {[](RunConfig& c) { c.first_bucket_cap_mb = std::numeric_limits<double>::infinity(); }, "--first-bucket-cap-mb inf is out of range"},
+      {[](RunConfig& c) { c.first_bucket_cap_mb = std::numeric_limits<double>::infinity(); },
+       "--first-bucket-cap-mb inf is out of range"},
       {[](RunConfig& c) { c.first_bucket_cap_mb = 0; }, "--first-bucket-cap-mb 0 is out of range"},
       {[](RunConfig& c) { c.grad_check_tol = kInf; }, "--grad-check-tol inf is out of range"},
       {[](RunConfig& c) { c.grad_check_tol = kNan; }, "--grad-check-tol nan is out of range"},
@@ -378,7 +379,8 @@ TEST(RunConfig, NumbersAreBounded) {
 TEST(RunConfig, ParseIntListBoundsSizes) {
   EXPECT_THAT(usage_error([] { parse_int_list("1,99999999999999999999", "--world-sizes"); }),
               HasSubstr("--world-sizes has 99999999999999999999; sizes must be 1..1048576"));
-  EXPECT_THAT(usage_error([] { parse_int_list("4294967297", "--world-sizes"); }), HasSubstr("sizes must be 1..1048576"));
+  EXPECT_THAT(usage_error([] { parse_int_list("4294967297", "--world-sizes"); }),
+              HasSubstr("sizes must be 1..1048576"));
   EXPECT_EQ(parse_int_list("1048576", "--world-sizes"), std::vector<int>{1 << 20});
 }
 

@@ -82,8 +82,8 @@ TEST(Spawn, RankKilledBySignalIsNamedWithItsPhase) {
   const std::string err = capture_fd(STDERR_FILENO, d.path / "err", [&] {
     rc = spawn_local_ranks(shell(2, "echo \"$DDPBENCH_PHASE_FILE\" > " + d.path.string() +
                                         "/phasefile$RANK; if [ \"$RANK\" = 1 ]; then echo 'warm-up of resnet18/ddp2' "
-                                        "> \"$DDPBENCH_PHASE_FILE\"; echo $$ > " + d.path.string() +
-                                        "/pid1; kill -9 $$; fi; sleep 30"));
+                                        "> \"$DDPBENCH_PHASE_FILE\"; echo $$ > " +
+                                        d.path.string() + "/pid1; kill -9 $$; fi; sleep 30"));
   });
   EXPECT_EQ(rc, 128 + 9);
   const std::string pid = slurp(d.path / "pid1");
@@ -99,9 +99,8 @@ TEST(Spawn, RankKilledBySignalIsNamedWithItsPhase) {
 // Without a phase written (killed before it could say anything) the phase is start-up.
 TEST(Spawn, RankKilledBeforeItsFirstPhaseIsInStartUp) {
   TempDir d;
-  const std::string err = capture_fd(STDERR_FILENO, d.path / "err", [&] {
-    EXPECT_EQ(spawn_local_ranks(shell(1, "kill -15 $$")), 128 + 15);
-  });
+  const std::string err = capture_fd(STDERR_FILENO, d.path / "err",
+                                     [&] { EXPECT_EQ(spawn_local_ranks(shell(1, "kill -15 $$")), 128 + 15); });
   EXPECT_THAT(err, HasSubstr("rank 0 (pid "));
   EXPECT_THAT(err, HasSubstr("was killed by signal 15 (SIGTERM) during start-up;"));
 }
@@ -121,9 +120,8 @@ TEST(Spawn, OutputIsForwardedWithRankPrefixExceptRankZero) {
   TempDir d;
   std::string out;
   int rc = -1;
-  out = capture_fd(STDOUT_FILENO, d.path / "out", [&] {
-    rc = spawn_local_ranks(shell(2, "printf 'hello from %s\\nsecond line' \"$RANK\""));
-  });
+  out = capture_fd(STDOUT_FILENO, d.path / "out",
+                   [&] { rc = spawn_local_ranks(shell(2, "printf 'hello from %s\\nsecond line' \"$RANK\"")); });
   EXPECT_EQ(rc, 0);
   EXPECT_THAT(out, HasSubstr("hello from 0\n"));
   EXPECT_THAT(out, HasSubstr("[rank 1] hello from 1\n"));
@@ -151,7 +149,8 @@ TEST(Spawn, ChildOfAStoppedRankIsKilledWithIt) {
   const auto child0 = d.path / "child0";
   auto o = shell(2, "if [ \"$RANK\" = 1 ]; then i=0; while [ ! -s '" + child0.string() +
                         "' ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; exit 7; fi; "
-                        "sleep 300 & echo $! > '" + child0.string() + "'; wait");
+                        "sleep 300 & echo $! > '" +
+                        child0.string() + "'; wait");
   EXPECT_EQ(spawn_local_ranks(o), 7);
   const pid_t child = read_pid(child0);
   ASSERT_GT(child, 0);
@@ -218,15 +217,16 @@ TEST(Spawn, FreePortIsUsable) {
 int exit_with_parent_status(const std::string& spawner_pid) {
   const std::string me = std::to_string(::getpid());
   const pid_t kid = ::fork();
-  if (kid == 0) std::_Exit(exit_with_parent({{"DDPBENCH_LOCAL_SPAWNER", spawner_pid == "self" ? me : spawner_pid}}) ? 0 : 1);
+  if (kid == 0)
+    std::_Exit(exit_with_parent({{"DDPBENCH_LOCAL_SPAWNER", spawner_pid == "self" ? me : spawner_pid}}) ? 0 : 1);
   int status = 0;
   ::waitpid(kid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 TEST(Spawn, RankExitsWhenItsParentIsNotItsLauncher) {
-  EXPECT_EQ(exit_with_parent_status("self"), 0);          // the launcher is its parent
-  EXPECT_EQ(exit_with_parent_status("999999999"), 1);    // re-parented (the launcher died) or stale
+  EXPECT_EQ(exit_with_parent_status("self"), 0);       // the launcher is its parent
+  EXPECT_EQ(exit_with_parent_status("999999999"), 1);  // re-parented (the launcher died) or stale
 }
 
 }  // namespace

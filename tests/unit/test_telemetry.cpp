@@ -164,7 +164,7 @@ TEST(TelemetryAccumulator, SeriesPointsAreMeansOfConsecutiveSamples) {
     TelemetryReading r;
     r.t_s = i;
     r.gpu.sm_util_pct = 10.0 * i;
-    r.host.cpu_time_s = i * i * 0.01;  // rates 1, 3, 5, ..., 13 %
+    r.host.cpu_time_s = i * i * 0.01;     // rates 1, 3, 5, ..., 13 %
     if (i != 2) r.gpu.temperature_c = i;  // sample 2 lacks it: skipped in its point
     acc.add(r);
   }
@@ -208,9 +208,10 @@ TEST(TelemetryAccumulator, ACounterThatWentDownHasNoRateForThatInterval) {
 // What a rank publishes: non-integer numbers to 6 significant digits, by hand; integers,
 // zero, strings and structure untouched.
 TEST(TelemetryRounding, SixSignificantDigitsOfNonIntegersOnly) {
-  const json in = {{"host", {{"cpu_util_pct", {{"mean", 27.902456027179657}, {"min", 0.0}, {"max", 100.0}}},
-                             {"peak_rss_bytes", 251482112},
-                             {"net", {{"interface", "lo"}, {"rx_bytes_per_s", {{"mean", 94438239.52583061}}}}}}},
+  const json in = {{"host",
+                    {{"cpu_util_pct", {{"mean", 27.902456027179657}, {"min", 0.0}, {"max", 100.0}}},
+                     {"peak_rss_bytes", 251482112},
+                     {"net", {{"interface", "lo"}, {"rx_bytes_per_s", {{"mean", 94438239.52583061}}}}}}},
                    {"span_s", 136.2852525060007},
                    {"series", {{"t_s", {0.104948484000488, 1.0022488640024676, nullptr}}}},
                    {"tiny", 1.234567e-7},
@@ -342,11 +343,26 @@ TEST(TelemetryNvml, StubValuesGiveTheHandComputedSummary) {
   EXPECT_NEAR(g["nvlink_tx_bytes_per_s"]["mean"].get<double>() * s["span_s"].get<double>(), 6 * 1024.0, 1e-6);
   EXPECT_EQ(g["nvlink_rx_bytes_per_s"]["max"], 0.0);
   EXPECT_EQ(keys(s), (std::set<std::string>{"interval_ms", "samples", "span_s", "gpu", "host", "series"}));
-  EXPECT_EQ(keys(g), (std::set<std::string>{"available", "index", "name", "uuid", "bus_id", "sm_util_pct",
-                                            "mem_util_pct", "mem_used_bytes", "mem_total_bytes", "power_w",
-                                            "power_limit_w", "sm_clock_mhz", "max_sm_clock_mhz", "temperature_c",
-                                            "throttle_reasons", "throttled_fraction", "pcie_tx_bytes_per_s",
-                                            "pcie_rx_bytes_per_s", "nvlink_tx_bytes_per_s", "nvlink_rx_bytes_per_s"}));
+  EXPECT_EQ(keys(g), (std::set<std::string>{"available",
+                                            "index",
+                                            "name",
+                                            "uuid",
+                                            "bus_id",
+                                            "sm_util_pct",
+                                            "mem_util_pct",
+                                            "mem_used_bytes",
+                                            "mem_total_bytes",
+                                            "power_w",
+                                            "power_limit_w",
+                                            "sm_clock_mhz",
+                                            "max_sm_clock_mhz",
+                                            "temperature_c",
+                                            "throttle_reasons",
+                                            "throttled_fraction",
+                                            "pcie_tx_bytes_per_s",
+                                            "pcie_rx_bytes_per_s",
+                                            "nvlink_tx_bytes_per_s",
+                                            "nvlink_rx_bytes_per_s"}));
   EXPECT_EQ(s["series"]["sm_util_pct"], json::array({40.0, 60.0, 90.0}));
   json flagged = s;
   EXPECT_EQ(telemetry_flags(flagged, 80, 1, "n1").size(), 2u);
@@ -393,8 +409,8 @@ TEST(TelemetryNvml, CallsTheLibraryLacksLeaveTheirMetricsOut) {
   for (int i = 0; i < 3; ++i) sampler.sample_now();
   const json g = sampler.summary()["gpu"];
   EXPECT_EQ(g["available"], true);
-  for (const char* absent : {"power_w", "pcie_tx_bytes_per_s", "pcie_rx_bytes_per_s", "nvlink_tx_bytes_per_s",
-                             "nvlink_rx_bytes_per_s"})
+  for (const char* absent :
+       {"power_w", "pcie_tx_bytes_per_s", "pcie_rx_bytes_per_s", "nvlink_tx_bytes_per_s", "nvlink_rx_bytes_per_s"})
     EXPECT_FALSE(g.contains(absent)) << absent;
   expect_stats(g["sm_util_pct"], 40, 40, 40, "sm_util_pct (stub default)");
   // Clock-event reasons under the new name nvmlDeviceGetCurrentClocksEventReasons only.
@@ -458,9 +474,9 @@ struct FakeSys {
            unsigned long long tx, unsigned long long ib0_rcv, unsigned long long ib0_xmit) {
     // The command name holds ") " to check that fields are counted after the last ')'.
     write(root / "proc/self/stat", "4242 (ddp) bench) S 1 1 1 0 -1 4194560 100 0 0 0 " + std::to_string(utime) + " " +
-                                        std::to_string(stime) + " 0 0 20 0 3 0 100 1000 10\n");
-    write(root / "proc/self/status", "Name:\tddpbench\nVmPeak:\t  999999 kB\nVmHWM:\t" + std::to_string(hwm_kb) +
-                                          " kB\nVmRSS:\t     10 kB\n");
+                                       std::to_string(stime) + " 0 0 20 0 3 0 100 1000 10\n");
+    write(root / "proc/self/status",
+          "Name:\tddpbench\nVmPeak:\t  999999 kB\nVmHWM:\t" + std::to_string(hwm_kb) + " kB\nVmRSS:\t     10 kB\n");
     write(root / "sys/class/net/eth9/statistics/rx_bytes", std::to_string(rx) + "\n");
     write(root / "sys/class/net/eth9/statistics/tx_bytes", std::to_string(tx) + "\n");
     write(root / "sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_data", std::to_string(ib0_rcv) + "\n");
@@ -481,7 +497,7 @@ TEST(TelemetryHost, ReadsProcAndSysUnderTheRootWithIbCountersInFourByteUnits) {
   EXPECT_EQ(h.net_tx_bytes, 654321.0);
   ASSERT_EQ(h.infiniband.size(), 2u);
   EXPECT_EQ(h.infiniband[0].port, "mlx5_0/1");
-  EXPECT_EQ(h.infiniband[0].rcv_bytes, 4000.0);   // 1000 units of 4 octets
+  EXPECT_EQ(h.infiniband[0].rcv_bytes, 4000.0);  // 1000 units of 4 octets
   EXPECT_EQ(h.infiniband[0].xmit_bytes, 10000.0);
   EXPECT_EQ(h.infiniband[1].port, "mlx5_1/1");
   EXPECT_EQ(h.infiniband[1].rcv_bytes, 28.0);
@@ -497,8 +513,8 @@ TEST(TelemetryHost, TheSamplerTurnsAdvancingCountersIntoRates) {
   o.sysfs_root = f.root.string();
   o.net_interface = "eth9";
   TelemetrySampler sampler(o);
-  sampler.sample_now();                       // baseline
-  f.set(110, 10, 8192, 51000, 0, 250, 500);   // +20 ticks, +50000 B, IB +250/+500 units
+  sampler.sample_now();                      // baseline
+  f.set(110, 10, 8192, 51000, 0, 250, 500);  // +20 ticks, +50000 B, IB +250/+500 units
   sampler.sample_now();
   const json s = sampler.summary();
   const double span = s["span_s"].get<double>();

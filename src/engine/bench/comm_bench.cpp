@@ -104,8 +104,6 @@ void corrupt(at::Tensor buf) {
   e.add_(64);
 }
 
-
-
 // One collective at one size on one group: its buffers and its operation.
 class Op {
  public:
@@ -180,7 +178,10 @@ class Op {
         break;
       }
       case Collective::kReduceScatter: run_reduce_scatter(); break;
-      case Collective::kBarrier: barrier(pg_, env_.device, t); api_ = "barrier"; break;
+      case Collective::kBarrier:
+        barrier(pg_, env_.device, t);
+        api_ = "barrier";
+        break;
     }
   }
 
@@ -274,9 +275,10 @@ class Op {
     const auto op = reduce_op(env_.cfg.op);
     reduce_scatter_or_emulate(pg_, out_, in_, op, tmp_, emulate_rs_, t);  // engine/dist/collectives
     if (emulate_rs_) {
-      emulated_ = "all_to_all (alltoall_base) of the n chunks, then a local element-wise reduction of the n "
-                  "received chunks in the dtype: the same bytes on the wire per rank as a ring "
-                  "reduce-scatter, (n-1)/n of the size";
+      emulated_ =
+          "all_to_all (alltoall_base) of the n chunks, then a local element-wise reduction of the n "
+          "received chunks in the dtype: the same bytes on the wire per rank as a ring "
+          "reduce-scatter, (n-1)/n of the size";
       api_ = "alltoall_base + local reduction";
     } else {
       api_ = "reduce_scatter";
@@ -294,8 +296,8 @@ class Op {
 };
 
 // One collective on one group, every size; rank 0 gets the rows.
-void run_collective(const CommEnv& env, const c10::intrusive_ptr<c10d::ProcessGroup>& pg, Collective c,
-                    GroupGate* gate, const CommCallbacks& cb, std::vector<CommResult>& all_rows) {
+void run_collective(const CommEnv& env, const c10::intrusive_ptr<c10d::ProcessGroup>& pg, Collective c, GroupGate* gate,
+                    const CommCallbacks& cb, std::vector<CommResult>& all_rows) {
   const CommConfig& cfg = env.cfg;
   const int n = pg->getSize();
   const int rank = pg->getRank();
@@ -370,9 +372,16 @@ void run_collective(const CommEnv& env, const c10::intrusive_ptr<c10d::ProcessGr
 nlohmann::json to_json(const CommConfig& c) {
   std::vector<std::string> names;
   for (Collective x : c.collectives) names.push_back(collective_name(x));
-  nlohmann::json j{{"collectives", names}, {"sizes_bytes", c.sizes}, {"dtype", c.dtype},     {"op", c.op},
-                   {"root", c.root},       {"warmup", c.warmup},     {"iters", c.iters},     {"check", c.check},
-                   {"world_sizes", c.world_sizes}, {"timeout_s", c.timeout_s}};
+  nlohmann::json j{{"collectives", names},
+                   {"sizes_bytes", c.sizes},
+                   {"dtype", c.dtype},
+                   {"op", c.op},
+                   {"root", c.root},
+                   {"warmup", c.warmup},
+                   {"iters", c.iters},
+                   {"check", c.check},
+                   {"world_sizes", c.world_sizes},
+                   {"timeout_s", c.timeout_s}};
   if (c.pairs) {  // --pairs: sendrecv and allreduce of one size between pairs, no sweep
     for (const char* k : {"collectives", "sizes_bytes", "root", "world_sizes"}) j.erase(k);
     j["pairs"] = true;
@@ -402,9 +411,10 @@ void check_backend_dtype(BackendKind backend, const std::string& dtype) {
     wait_work(pg->allreduce(ts), std::chrono::seconds(30));
   } catch (const c10::Error& e) {
     destroy_process_group(pg);
-    throw UsageError(fmt::format("-d/--datatype {}: this torch's Gloo cannot move it ({}); use float32, float16, "
-                                 "float64, int32, int64, int8 or uint8",
-                                 dtype, first_line(e.what_without_backtrace())));
+    throw UsageError(
+        fmt::format("-d/--datatype {}: this torch's Gloo cannot move it ({}); use float32, float16, "
+                    "float64, int32, int64, int8 or uint8",
+                    dtype, first_line(e.what_without_backtrace())));
   }
   destroy_process_group(pg);
 }
@@ -423,8 +433,8 @@ void to_json(nlohmann::json& j, const PairsPlan& p) {
     for (const auto& [a, b] : r) jr.push_back({a, b});
     rounds.push_back(jr);
   }
-  j = {{"unit", p.unit}, {"ranks", p.ranks}, {"names", p.names}, {"hosts", p.hosts}, {"rounds", rounds},
-       {"error", p.error}};
+  j = {{"unit", p.unit},   {"ranks", p.ranks}, {"names", p.names},
+       {"hosts", p.hosts}, {"rounds", rounds}, {"error", p.error}};
 }
 
 void from_json(const nlohmann::json& j, PairsPlan& p) {
@@ -456,11 +466,11 @@ PairsPlan make_pairs_plan(const std::vector<RankPlacement>& placements, const st
     plan.hosts.push_back(p.host);
   }
   if (plan.ranks.size() < 2) {
-    plan.error = unit == "node"
-                     ? fmt::format("comm --pairs pairs nodes, but all {} rank(s) run on one host ({}); start ranks "
-                                   "on >= 2 hosts, or add --pair-unit rank to pair the ranks of this host",
-                                   placements.size(), placements.empty() ? "?" : placements.front().host)
-                     : "comm --pairs --pair-unit rank needs >= 2 ranks; start at least 2";
+    plan.error = unit == "node" ? fmt::format(
+                                      "comm --pairs pairs nodes, but all {} rank(s) run on one host ({}); start ranks "
+                                      "on >= 2 hosts, or add --pair-unit rank to pair the ranks of this host",
+                                      placements.size(), placements.empty() ? "?" : placements.front().host)
+                                : "comm --pairs --pair-unit rank needs >= 2 ranks; start at least 2";
     plan.ranks.clear();
     plan.names.clear();
     plan.hosts.clear();
@@ -527,10 +537,8 @@ std::pair<double, long long> p2p_direction(const CommEnv& env, const c10::intrus
   const bool sending = me == src;
   auto once = [&] {
     std::vector<at::Tensor> ts{buf};
-    if (sending)
-      wait_work(pg->send(ts, peer, tag), env.timeout);
-    else
-      wait_work(pg->recv(ts, peer, tag), env.timeout);
+    if (sending) wait_work(pg->send(ts, peer, tag), env.timeout);
+    else wait_work(pg->recv(ts, peer, tag), env.timeout);
   };
   set_phase("warm-up of " + what);
   for (int i = 0; i < cfg.warmup; ++i) once();
@@ -579,7 +587,11 @@ std::vector<double> measure_pair(const CommEnv& env, const c10::intrusive_ptr<c1
   barrier(pg, env.device, env.timeout);
   const double ar = time_per_op(env, cfg.iters, [&] { op.run(); });
   if (gate) gate->beat();
-  return {ab.first, ba.first, ar, static_cast<double>(ab.second), static_cast<double>(ba.second),
+  return {ab.first,
+          ba.first,
+          ar,
+          static_cast<double>(ab.second),
+          static_cast<double>(ba.second),
           static_cast<double>(wrong)};
 }
 

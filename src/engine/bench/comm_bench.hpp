@@ -36,9 +36,9 @@ struct CommConfig {
   /// --pairs: point-to-point and 2-rank allreduce between every pair of participants
   /// (run_comm_pairs) instead of the collective sweep.
   bool pairs = false;
-  std::string pair_unit = "node";   ///< "node": the lowest rank of each host takes part; "rank": every rank
-  long long pair_bytes = 0;         ///< bytes per message and per allreduce
-  double slow_fraction = 0.7;       ///< analyze_pairs' threshold (core/pairs.hpp)
+  std::string pair_unit = "node";  ///< "node": the lowest rank of each host takes part; "rank": every rank
+  long long pair_bytes = 0;        ///< bytes per message and per allreduce
+  double slow_fraction = 0.7;      ///< analyze_pairs' threshold (core/pairs.hpp)
 };
 
 /// The configuration as JSON (the result's config; ranks must agree on it).
@@ -80,12 +80,12 @@ int planned_comm_rows(const CommConfig& cfg);
 
 /// Who takes part in `comm --pairs` and in which rounds; the same on every rank.
 struct PairsPlan {
-  std::string unit = "node";        ///< "node" or "rank" (CommConfig::pair_unit)
-  std::vector<int> ranks;           ///< participants' global ranks, ascending; ranks[0] == 0
-  std::vector<std::string> names;   ///< node unit: the host; rank unit: "<host>/rank<r>"
-  std::vector<std::string> hosts;   ///< each participant's host
+  std::string unit = "node";                 ///< "node" or "rank" (CommConfig::pair_unit)
+  std::vector<int> ranks;                    ///< participants' global ranks, ascending; ranks[0] == 0
+  std::vector<std::string> names;            ///< node unit: the host; rank unit: "<host>/rank<r>"
+  std::vector<std::string> hosts;            ///< each participant's host
   std::vector<std::vector<PairIdx>> rounds;  ///< round_robin_rounds(ranks.size())
-  std::string error;                ///< non-empty: bad input found by rank 0 (one line)
+  std::string error;                         ///< non-empty: bad input found by rank 0 (one line)
 };
 void to_json(nlohmann::json& j, const PairsPlan& p);
 void from_json(const nlohmann::json& j, PairsPlan& p);
@@ -105,8 +105,8 @@ PairsPlan share_pairs_plan(const c10::intrusive_ptr<c10d::Store>& store, const L
 
 /// Rank 0's outcome of run_comm_pairs.
 struct PairsOutcome {
-  std::vector<CommResult> rows;            ///< per pair: sendrecv a->b, sendrecv b->a, allreduce
-  std::vector<PairMeasurement> measured;   ///< per pair, in schedule order
+  std::vector<CommResult> rows;           ///< per pair: sendrecv a->b, sendrecv b->a, allreduce
+  std::vector<PairMeasurement> measured;  ///< per pair, in schedule order
 };
 
 /// `comm --pairs`: for each round of `plan`, every pair of the round at the same time (a

@@ -77,7 +77,8 @@ std::shared_ptr<ReplicableModel> ReplicableModel::replica(const c10::Device& dev
       const auto& src = from[i];
       const auto& dst = to[i];
       if (src.key() != dst.key() || src.value().sizes() != dst.value().sizes())
-        throw std::logic_error(fmt::format("replica's {} {} does not match the model's {}", what, dst.key(), src.key()));
+        throw std::logic_error(
+            fmt::format("replica's {} {} does not match the model's {}", what, dst.key(), src.key()));
       // A deep copy on `device` (also on the master's own device), strides preserved.
       torch::Tensor value = src.value().to(src.value().options().device(device), /*non_blocking=*/false,
                                            /*copy=*/true, c10::MemoryFormat::Preserve);
@@ -124,8 +125,9 @@ DpPrimitives libtorch_primitives() {
 }
 #else
 DpPrimitives libtorch_primitives() {
-  throw UsageError("this ddpbench was built against a libtorch without CUDA, which lacks DataParallel's scatter and "
-                   "gather; build it against a CUDA libtorch (a PyTorch wheel) on a GPU machine");
+  throw UsageError(
+      "this ddpbench was built against a libtorch without CUDA, which lacks DataParallel's scatter and "
+      "gather; build it against a CUDA libtorch (a PyTorch wheel) on a GPU machine");
 }
 #endif
 
@@ -195,7 +197,6 @@ class DpStepper::PhaseClock {
   const std::vector<c10::Device>& devices_;
   Clock::time_point last_;
 };
-
 
 DpStepper::DpStepper(std::shared_ptr<ReplicableModel> module, SyntheticBatch batch, std::vector<c10::Device> devices,
                      DpPath path, bool training, DpPrimitives prims)
@@ -296,8 +297,8 @@ torch::Tensor DpStepper::step(DpPhaseTimes* phases) {
   return loss;
 }
 
-std::pair<torch::Tensor, torch::Tensor> DpStepper::gradients_of(const torch::Tensor& input,
-                                                                 const torch::Tensor& target, bool through_dp) {
+std::pair<torch::Tensor, torch::Tensor> DpStepper::gradients_of(const torch::Tensor& input, const torch::Tensor& target,
+                                                                bool through_dp) {
   PhaseClock none(nullptr, devices_);
   std::optional<torch::NoGradGuard> no_grad;
   if (!training_) no_grad.emplace();
@@ -374,17 +375,18 @@ BenchResult measure(const DpJob& job, const std::string& name, const std::vector
                                               static_cast<uint64_t>(cfg.seed) + 1000);
   if (cfg.channels_last) batch.input = batch.input.contiguous(at::MemoryFormat::ChannelsLast);
   DpStepper stepper(module, batch, devices, path, training, job.prims);
-  const std::string what = fmt::format("{} {} ({}) on {} device(s)", name, training ? "training" : "inference",
-                                       strategy_of(path), k);
+  const std::string what =
+      fmt::format("{} {} ({}) on {} device(s)", name, training ? "training" : "inference", strategy_of(path), k);
 
   const DpCheck check = check_data_parallel(stepper, *module, training, 2, cfg.image_size, cfg.num_classes,
                                             static_cast<uint64_t>(cfg.seed) + 2000, cfg.cudnn_benchmark);
   if (!check.passed())
-    throw SelfCheckError(fmt::format("{}: the DataParallel {} differs from the model alone on the same batch by {:.3g} "
-                                     "(relative; limit {:.0e}): replicate, scatter, gather or the reduce is wrong, so "
-                                     "no timing of it is valid",
-                                     what, check.grad_rel_diff > check.output_rel_diff ? "gradient" : "output",
-                                     std::max(check.grad_rel_diff, check.output_rel_diff), DpCheck::kLimit));
+    throw SelfCheckError(
+        fmt::format("{}: the DataParallel {} differs from the model alone on the same batch by {:.3g} "
+                    "(relative; limit {:.0e}): replicate, scatter, gather or the reduce is wrong, so "
+                    "no timing of it is valid",
+                    what, check.grad_rel_diff > check.output_rel_diff ? "gradient" : "output",
+                    std::max(check.grad_rel_diff, check.output_rel_diff), DpCheck::kLimit));
 
   for (int i = 0; i < cfg.warmup; ++i) stepper.step();
   synchronize_all(devices);
@@ -453,8 +455,9 @@ BenchResult measure(const DpJob& job, const std::string& name, const std::vector
       {"seed002_split",
        {{"call_return_s", ret / n},
         {"sync_wait_s", wait / n},
-        {"note", "Banerjee and Shah's split, from the row's own (uninstrumented) steps: computation = host time until the "
-                 "step's last call returned, communication = the synchronize() that followed; means"}}},
+        {"note",
+         "Banerjee and Shah's split, from the row's own (uninstrumented) steps: computation = host time until the "
+         "step's last call returned, communication = the synchronize() that followed; means"}}},
       {"iterations", static_cast<int>(phases.size())},
       {"note", path == DpPath::kNative
                    ? "data_parallel: means over a second series whose phases end with every device synchronised; "
@@ -483,12 +486,14 @@ BenchResult measure(const DpJob& job, const std::string& name, const std::vector
                 {"dp_grad_rel_diff", training ? nlohmann::json(check.grad_rel_diff) : nlohmann::json(nullptr)},
                 {"dp_check_limit", DpCheck::kLimit},
                 {"dp_check_passed", check.passed()},
-                {"note", "the path's output (and the master's gradients) vs the model alone on one batch of 2 examples "
-                         "per device, eval mode, fp32 with TF32 off: max |a - b| / max |b|"}};
+                {"note",
+                 "the path's output (and the master's gradients) vs the model alone on one batch of 2 examples "
+                 "per device, eval mode, fp32 with TF32 off: max |a - b| / max |b|"}};
   if (static_cast<int>(samples.size()) < 20)
-    row.warnings.push_back({"few_samples", fmt::format("{} measured iterations: p95 rests on fewer than one sample above "
-                                                       "it; use --iters 20 or more",
-                                                       samples.size())});
+    row.warnings.push_back(
+        {"few_samples", fmt::format("{} measured iterations: p95 rests on fewer than one sample above "
+                                    "it; use --iters 20 or more",
+                                    samples.size())});
   return row;
 }
 

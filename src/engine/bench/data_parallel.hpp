@@ -1,8 +1,8 @@
-// Single-process multi-GPU DataParallel (`ddpbench dataparallel`; Banerjee and Shah, "Benchmarking Distributed Training and Inference on NVIDIA's A6000 GPUs"): libtorch's
-// torch::nn::parallel::data_parallel ("dp", the native path) and the same step built by hand
-// from replicate, torch::cuda::scatter, parallel_apply and gather ("dp-manual"), timed per
-// step and, with every device synchronised at each phase boundary, per phase
-// (docs/METHODOLOGY.md "DataParallel, native and hand-made").
+// Single-process multi-GPU DataParallel (`ddpbench dataparallel`; Banerjee and Shah, "Benchmarking Distributed Training
+// and Inference on NVIDIA's A6000 GPUs"): libtorch's torch::nn::parallel::data_parallel ("dp", the native path) and the
+// same step built by hand from replicate, torch::cuda::scatter, parallel_apply and gather ("dp-manual"), timed per step
+// and, with every device synchronised at each phase boundary, per phase (docs/METHODOLOGY.md "DataParallel, native and
+// hand-made").
 //
 // libtorch's data_parallel.h and torch/csrc/cuda/comm.h need CUDA's headers: a build without
 // CUDA (Debian's CPU libtorch) compiles this file without them, libtorch_primitives() then
@@ -163,8 +163,8 @@ class DpStepper {
   DpPath path_;
   bool training_;
   DpPrimitives prims_;
-  SyntheticBatch batch_;  ///< the global batch on devices[0]
-  Trainer trainer_;       ///< optimizer and loss scaler over the master's parameters
+  SyntheticBatch batch_;         ///< the global batch on devices[0]
+  Trainer trainer_;              ///< optimizer and loss scaler over the master's parameters
   std::vector<bool> trainable_;  ///< per master parameter (module order): requires_grad
 };
 

@@ -210,7 +210,8 @@ std::optional<BatchTrial> parse_trial_line(const std::string& out) {
   if (at == std::string::npos || (at > 0 && out[at - 1] != '\n')) return std::nullopt;
   const size_t end = out.find('\n', at);
   try {
-    const auto j = nlohmann::json::parse(out.substr(at + marker.size(), end == std::string::npos ? end : end - at - marker.size()));
+    const auto j = nlohmann::json::parse(
+        out.substr(at + marker.size(), end == std::string::npos ? end : end - at - marker.size()));
     BatchTrial t;
     t.batch = j.at("batch").get<long long>();
     t.fits = j.at("fits").get<bool>();
@@ -226,11 +227,15 @@ std::optional<BatchTrial> parse_trial_line(const std::string& out) {
 BatchTrial try_batch_in_child(const TrialSetup& setup, long long batch) {
   const RunConfig& c = setup.cfg;
   // /proc/self/exe, not its target: a rebuilt binary leaves the search running the same one.
-  std::vector<std::string> argv{"/proc/self/exe", "find-max-bs", "--trial-child", std::to_string(batch),
-                                "--model", c.models.front(), "--image-size", std::to_string(c.image_size),
-                                "--num-classes", std::to_string(c.num_classes), "--precision", c.precision,
-                                "--seed", std::to_string(c.seed), "--device", "cpu",
-                                "--steps", std::to_string(setup.steps)};
+  std::vector<std::string> argv{"/proc/self/exe", "find-max-bs",
+                                "--trial-child",  std::to_string(batch),
+                                "--model",        c.models.front(),
+                                "--image-size",   std::to_string(c.image_size),
+                                "--num-classes",  std::to_string(c.num_classes),
+                                "--precision",    c.precision,
+                                "--seed",         std::to_string(c.seed),
+                                "--device",       "cpu",
+                                "--steps",        std::to_string(setup.steps)};
   if (setup.memory_limit_bytes) {
     argv.push_back("--memory-limit");
     argv.push_back(std::to_string(*setup.memory_limit_bytes));
@@ -255,9 +260,10 @@ BatchTrial try_batch_in_child(const TrialSetup& setup, long long batch) {
     BatchTrial t;
     t.batch = batch;
     t.seconds = wall_s;
-    t.error = fmt::format("the trial process was {} under the memory limit: an allocation failed in a library "
-                          "that does not check it (oneDNN's primitive creation, for one)",
-                          r.status.describe());
+    t.error = fmt::format(
+        "the trial process was {} under the memory limit: an allocation failed in a library "
+        "that does not check it (oneDNN's primitive creation, for one)",
+        r.status.describe());
     return t;
   }
   if (auto t = parse_trial_line(r.out); t && r.status.success()) return *t;
@@ -273,8 +279,8 @@ BatchTrial run_trial(const TrialSetup& setup, long long batch) {
     return try_batch(setup, batch);
   } catch (const c10::Error& e) {
     const std::string line = first_line(e.what_without_backtrace());
-    throw std::runtime_error(fmt::format("the find-max-bs trial at batch {} failed: {}{}", batch, line,
-                                         batch_hint(line)));
+    throw std::runtime_error(
+        fmt::format("the find-max-bs trial at batch {} failed: {}{}", batch, line, batch_hint(line)));
   }
 }
 
@@ -316,9 +322,8 @@ nlohmann::json resolve_max_batch_over_ranks(const TrialSetup& setup, double marg
   if (!trials_in_child(setup)) prepare_search(setup);
   // From 2: a batch of 1 tells nothing about DDP throughput, and BatchNorm refuses it where
   // the last feature map is 1x1; batch 1 is still tried when 2 does not fit.
-  const MaxBatchSearch search = search_max_batch(kRunSearchStart, kDefaultMaxBatchBound, [&](long long b) {
-    return run_trial(setup, b);
-  });
+  const MaxBatchSearch search =
+      search_max_batch(kRunSearchStart, kDefaultMaxBatchBound, [&](long long b) { return run_trial(setup, b); });
   nlohmann::json mine = max_batch_json(setup, kRunSearchStart, kDefaultMaxBatchBound, margin, search);
   mine["rank"] = li.rank;
 #ifdef DDPBENCH_WITH_CUDA
@@ -348,10 +353,11 @@ nlohmann::json resolve_max_batch_over_ranks(const TrialSetup& setup, double marg
     if (li.rank == 0) per_rank.push_back(std::move(j));
   }
   if (!none.empty())
-    throw UsageError(fmt::format("--batch-size max: not even batch 1 of {} fits on rank(s) {}{}; use a smaller "
-                                 "--image-size, --precision bf16, or a larger --memory-limit",
-                                 setup.cfg.models.front(), fmt::join(none, ", "),
-                                 search.max_batch == 0 ? " (" + search.trials.back().error + ")" : std::string()));
+    throw UsageError(
+        fmt::format("--batch-size max: not even batch 1 of {} fits on rank(s) {}{}; use a smaller "
+                    "--image-size, --precision bf16, or a larger --memory-limit",
+                    setup.cfg.models.front(), fmt::join(none, ", "),
+                    search.max_batch == 0 ? " (" + search.trials.back().error + ")" : std::string()));
   return {{"batch", recommended_batch(min_max, margin)},
           {"source", "find-max-bs"},
           {"max_batch_min_over_ranks", min_max},

@@ -24,7 +24,7 @@ inline constexpr long long kDefaultMaxBatchBound = 65536;  ///< --max-batch: the
 inline constexpr double kDefaultBatchMargin = 0.1;         ///< --margin: fraction backed off from the maximum
 inline constexpr int kDefaultSearchSteps = 3;              ///< --steps: training steps per trial
 inline constexpr int kMaxSearchSteps = 1000;
-inline constexpr long long kRunSearchStart = 2;            ///< `run --batch-size max` searches from batch 2
+inline constexpr long long kRunSearchStart = 2;  ///< `run --batch-size max` searches from batch 2
 
 /// One trial: `steps` training steps at one batch size.
 struct BatchTrial {
@@ -33,8 +33,8 @@ struct BatchTrial {
   /// GPU: the caching allocator's peak allocated bytes during the trial (max_memory_allocated);
   /// CPU: the growth of the peak resident set (VmHWM) over the trial's start. -1: unknown.
   long long peak_memory_bytes = -1;
-  double seconds = 0;   ///< wall time of the trial: model build, batch, steps (and the failure)
-  std::string error;    ///< the allocator's words when it ran out of memory, else ""
+  double seconds = 0;  ///< wall time of the trial: model build, batch, steps (and the failure)
+  std::string error;   ///< the allocator's words when it ran out of memory, else ""
 };
 
 /// The search's outcome.
@@ -76,9 +76,9 @@ struct TrialSetup {
 /// the free bytes glibc already holds inside that size (mallinfo fordblks: the trial could
 /// reuse them without growing it), for its lifetime, and restores the previous limit
 /// afterwards. On Linux >= 4.7 RLIMIT_DATA counts brk and private writable mappings
-/// (glibc's large allocations are mmaps), so an allocation past it fails and libtorch's CPU allocator throws its own "can't allocate
-/// memory" c10::Error, as a GPU's allocator throws on a full device. The soft limit never
-/// rises above the hard one. Throws std::runtime_error when the limit cannot be read or set.
+/// (glibc's large allocations are mmaps), so an allocation past it fails and libtorch's CPU allocator throws its own
+/// "can't allocate memory" c10::Error, as a GPU's allocator throws on a full device. The soft limit never rises above
+/// the hard one. Throws std::runtime_error when the limit cannot be read or set.
 class DataLimit {
  public:
   explicit DataLimit(long long bytes);

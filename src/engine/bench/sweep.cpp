@@ -52,8 +52,8 @@ struct RankStats {
   std::optional<double> steps_measured;       // --duration: measured steps before subsampling
   std::optional<double> subsample_stride;     // --duration: samples_s keeps every k-th of them
   std::optional<double> peak_allocated_bytes, peak_reserved_bytes, peak_rss_bytes;  // engine/memory
-  std::optional<double> memory_reset_ok;      // 1: the peak window was reset before the series; 0: it failed
-  std::vector<double> window_steps_per_s;     // --duration: optimizer steps per s per window (burn_in_windows(D))
+  std::optional<double> memory_reset_ok;   // 1: the peak window was reset before the series; 0: it failed
+  std::vector<double> window_steps_per_s;  // --duration: optimizer steps per s per window (burn_in_windows(D))
 
   std::vector<double> pack() const;
   /// Throws std::runtime_error when `v` is shorter than `iters` samples and the fixed slots.
@@ -62,9 +62,9 @@ struct RankStats {
 
 // The one-value fields of RankStats, in transport order.
 constexpr std::optional<double> RankStats::*kRankScalars[] = {
-    &RankStats::peak_memory_bytes,    &RankStats::wire_bytes_per_step, &RankStats::steps_measured,
-    &RankStats::subsample_stride,     &RankStats::peak_allocated_bytes, &RankStats::peak_reserved_bytes,
-    &RankStats::peak_rss_bytes,       &RankStats::memory_reset_ok};
+    &RankStats::peak_memory_bytes, &RankStats::wire_bytes_per_step,  &RankStats::steps_measured,
+    &RankStats::subsample_stride,  &RankStats::peak_allocated_bytes, &RankStats::peak_reserved_bytes,
+    &RankStats::peak_rss_bytes,    &RankStats::memory_reset_ok};
 // Slots after the samples and before the windows.
 constexpr size_t kRankFixedSlots = std::tuple_size_v<decltype(RankStats::breakdown_s)> + std::size(kRankScalars);
 static_assert(std::tuple_size_v<decltype(RankStats::breakdown_s)> == std::size(kBreakdownComponents),
@@ -81,9 +81,10 @@ std::vector<double> RankStats::pack() const {
 
 RankStats RankStats::unpack(const std::vector<double>& v, size_t iters) {
   if (v.size() < iters + kRankFixedSlots)
-    throw std::runtime_error(fmt::format("a rank's measurements hold {} values, fewer than the {} samples and {} "
-                                         "fields every rank sends",
-                                         v.size(), iters, kRankFixedSlots));
+    throw std::runtime_error(
+        fmt::format("a rank's measurements hold {} values, fewer than the {} samples and {} "
+                    "fields every rank sends",
+                    v.size(), iters, kRankFixedSlots));
   RankStats r;
   auto at = v.begin() + static_cast<std::ptrdiff_t>(iters);
   r.samples_s.assign(v.begin(), at);
@@ -95,7 +96,16 @@ RankStats RankStats::unpack(const std::vector<double>& v, size_t iters) {
 }
 
 // Indices into kBreakdownComponents.
-enum Component : size_t { kForward, kBackwardCompute, kBackwardComm, kOverlap, kExposedComm, kOptimizer, kOther, kStep };
+enum Component : size_t {
+  kForward,
+  kBackwardCompute,
+  kBackwardComm,
+  kOverlap,
+  kExposedComm,
+  kOptimizer,
+  kOther,
+  kStep
+};
 
 // One measured step's components (seconds) from our marks and, under DDP, the Reducer's
 // timers of its synchronised micro-step (docs/METHODOLOGY.md, "Where the time goes").
@@ -132,15 +142,15 @@ ModelPtr build_model(const SweepEnv& env, const std::string& name) { return buil
 
 SyntheticBatch rank_batch(const SweepEnv& env, long long batch) {
   // Unsigned: a seed near 2^63 wraps instead of overflowing.
-  const unsigned long long seed = static_cast<unsigned long long>(env.cfg.seed) + 1000 +
-                                  static_cast<unsigned long long>(env.launch.rank);
+  const unsigned long long seed =
+      static_cast<unsigned long long>(env.cfg.seed) + 1000 + static_cast<unsigned long long>(env.launch.rank);
   auto b = make_synthetic_batch(batch, env.cfg.image_size, env.cfg.num_classes, env.device, seed);
   if (env.cfg.channels_last) b.input = b.input.contiguous(at::MemoryFormat::ChannelsLast);
   return b;
 }
 
-Trainer make_trainer(const SweepEnv& env, ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp,
-                     long long batch, int grad_accum) {
+Trainer make_trainer(const SweepEnv& env, ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, long long batch,
+                     int grad_accum) {
   return Trainer(std::move(model), std::move(ddp), rank_batch(env, batch), env.device, env.cfg.precision, grad_accum,
                  zero_grad_set_to_none(env.cfg));
 }
@@ -157,15 +167,15 @@ struct Series {
   int64_t skipped_measured = 0;  ///< fp16 steps skipped for overflow among the timed ones
   Stopping stopping;
   std::array<double, kNumBreakdownComponents> breakdown_sum{};  ///< over measured steps
-  int breakdown_n = 0;           ///< measured steps with a complete breakdown
-  double wire_bytes_sum = 0;     ///< comm hook's bytes over measured steps
+  int breakdown_n = 0;                                          ///< measured steps with a complete breakdown
+  double wire_bytes_sum = 0;                                    ///< comm hook's bytes over measured steps
   bool has_wire_bytes = false;
   /// --duration: each measured step's end, s since the first measured step started (the
   /// origin of the burn-in windows), for every step even when `samples` is subsampled.
   std::vector<double> end_s;
-  int64_t steps_measured = 0;    ///< measured steps (before subsampling)
-  size_t subsample_stride = 1;   ///< --duration: `samples` keeps every k-th measured step
-  bool memory_reset_ok = true;   ///< the last reset of the peak-memory window took effect (engine/memory)
+  int64_t steps_measured = 0;   ///< measured steps (before subsampling)
+  size_t subsample_stride = 1;  ///< --duration: `samples` keeps every k-th measured step
+  bool memory_reset_ok = true;  ///< the last reset of the peak-memory window took effect (engine/memory)
 };
 
 // The stop decision after `samples` (auto mode), `measured_s` their sum: 0 = go on, else
@@ -265,10 +275,9 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
     if (burn_in) {
       // The least elapsed time over the group: every rank has measured at least D when it stops.
       const double mine = out.end_s.back();
-      const double elapsed =
-          pg && pg->getSize() > 1
-              ? allreduce_values(pg, {mine}, c10d::ReduceOp::MIN, env.device, env.timeout).front()
-              : mine;
+      const double elapsed = pg && pg->getSize() > 1
+                                 ? allreduce_values(pg, {mine}, c10d::ReduceOp::MIN, env.device, env.timeout).front()
+                                 : mine;
       if (elapsed >= cfg.duration_s) {
         out.stopping.reason = "duration";
         break;
@@ -319,9 +328,9 @@ void add_row_warnings(const SweepEnv& env, BenchResult& row) {
                                                  100 * s.cv, 100 * kNoisyCv)});
   if (s.iterations < kMinItersForP95)
     row.warnings.push_back(
-        {"few_samples", fmt::format("{} iterations: fewer than {} leave less than one expected sample above p95; {}",
-                                    s.iterations, kMinItersForP95,
-                                    env.cfg.iters_auto ? "raise --min-iters" : "run more --iters")});
+        {"few_samples",
+         fmt::format("{} iterations: fewer than {} leave less than one expected sample above p95; {}", s.iterations,
+                     kMinItersForP95, env.cfg.iters_auto ? "raise --min-iters" : "run more --iters")});
   if (!env.device.is_cuda()) {
     // CPU ranks: the intra-op threads of the group's ranks on a host against the CPUs their
     // affinity masks cover together (ranks pinned to separate cores do not compete).
@@ -343,8 +352,7 @@ void add_row_warnings(const SweepEnv& env, BenchResult& row) {
     for (const auto& [host, h] : per_host)
       if (over.empty() && !h.second.empty() && h.first > static_cast<int>(h.second.size()))
         over = fmt::format("{} threads of this group's ranks on {} share {} CPUs", h.first, host, h.second.size());
-    if (!over.empty())
-      row.warnings.push_back({"oversubscribed", fmt::format("{}; ranks compete for cores", over)});
+    if (!over.empty()) row.warnings.push_back({"oversubscribed", fmt::format("{}; ranks compete for cores", over)});
   }
   if (row.checks.contains("grad_check_passed") && !row.checks["grad_check_passed"].get<bool>())
     row.warnings.push_back({"self_check_failed", "gradients differ across ranks: no timing of this row is valid"});
@@ -356,8 +364,8 @@ void add_row_warnings(const SweepEnv& env, BenchResult& row) {
 }
 
 // Rank 0's row from every rank's stats (in group rank order).
-BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, int n, long long batch,
-                     int grad_accum, const std::vector<RankStats>& stats, const Stopping& stopping, int iterations) {
+BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, int n, long long batch, int grad_accum,
+                     const std::vector<RankStats>& stats, const Stopping& stopping, int iterations) {
   BenchResult row;
   row.model = model;
   row.grad_accum = grad_accum;
@@ -386,7 +394,8 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
     rs.device = pl.device;
     rs.samples_s = st.samples_s;
     per_rank.push_back(rs.samples_s);
-    if (std::all_of(std::begin(st.breakdown_s), std::end(st.breakdown_s), [](const auto& v) { return v.has_value(); })) {
+    if (std::all_of(std::begin(st.breakdown_s), std::end(st.breakdown_s),
+                    [](const auto& v) { return v.has_value(); })) {
       for (size_t k = 0; k < kNumBreakdownComponents; ++k) {
         const double s = *st.breakdown_s[k];
         rs.breakdown[kBreakdownComponents[k]] = s;
@@ -492,14 +501,14 @@ bool check_passed(const std::optional<GradSpread>& s, double limit) {
   return s && std::isfinite(s->max_abs_grad) && s->max_abs_diff <= limit;
 }
 
-
 RankStats rank_stats(const SweepEnv& env, const Series& series) {
   RankStats st;
   st.samples_s = series.samples;
   // A breakdown covers every measured step or is left out.
   // (Over every measured step: with --duration `samples` may be a subsample of them.)
   if (series.breakdown_n > 0 && series.breakdown_n == series.steps_measured)
-    for (size_t k = 0; k < kNumBreakdownComponents; ++k) st.breakdown_s[k] = series.breakdown_sum[k] / series.breakdown_n;
+    for (size_t k = 0; k < kNumBreakdownComponents; ++k)
+      st.breakdown_s[k] = series.breakdown_sum[k] / series.breakdown_n;
   if (series.has_wire_bytes && series.steps_measured > 0)
     st.wire_bytes_per_step = series.wire_bytes_sum / static_cast<double>(series.steps_measured);
   if (const long long peak = peak_memory_bytes(env.device); peak >= 0) st.peak_memory_bytes = static_cast<double>(peak);
@@ -600,9 +609,9 @@ nlohmann::json profile_series(const SweepEnv& env, Trainer& trainer, const std::
 
 // What rank 0 knows about a model before measuring it (computed once, on the CPU).
 struct ModelInfo {
-  double forward_macs = 0;       ///< per example, whole forward (head included)
-  double head_macs = 0;          ///< per example, of the MLP head (frozen backbone only)
-  double head_first_macs = 0;    ///< of the head's first layer
+  double forward_macs = 0;     ///< per example, whole forward (head included)
+  double head_macs = 0;        ///< per example, of the MLP head (frozen backbone only)
+  double head_first_macs = 0;  ///< of the head's first layer
   int64_t parameters = 0, trainable_parameters = 0;
 };
 
@@ -648,8 +657,9 @@ void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, cons
     row.telemetry["loss_scaling"] = {{"final_scale", s->current_scale()},
                                      {"skipped_steps", s->skipped_steps()},
                                      {"skipped_steps_measured", series.skipped_measured},
-                                     {"note", "rank 0's scaler, warm-up included in skipped_steps; DDP ranks share "
-                                              "gradients, so they skip the same steps"}};
+                                     {"note",
+                                      "rank 0's scaler, warm-up included in skipped_steps; DDP ranks share "
+                                      "gradients, so they skip the same steps"}};
     // A skipped step does no optimizer update: timed ones make the row look faster.
     row.checks["fp16_skipped_steps_in_measurement"] = series.skipped_measured;
   }
@@ -713,10 +723,10 @@ Baseline run_no_ddp(const SweepEnv& env, const std::string& model, const ModelIn
   if (rank != 0) return out;
   auto row = make_row(env, model, /*ddp=*/false, 1, batch, grad_accum, {stats}, series.stopping,
                       static_cast<int>(series.samples.size()));
-  row.telemetry["baseline"] = env.launch.world_size > 1
-                                  ? fmt::format("rank 0's series; all {} ranks trained alone at the same time",
-                                                env.launch.world_size)
-                                  : "rank 0's series";
+  row.telemetry["baseline"] =
+      env.launch.world_size > 1
+          ? fmt::format("rank 0's series; all {} ranks trained alone at the same time", env.launch.world_size)
+          : "rank 0's series";
   annotate(env, info, row, trainer, series);
   row.memory["model_state_bytes"] = trainer.model_state_bytes().to_json();
   attach_telemetry(env, row, {telemetry});
@@ -834,13 +844,12 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
         spread = grad_spread_across_ranks(ddp_raw->parameters(), pg, env.timeout);
         return true;
       };
-      const Series series =
-          run_series(env, trainer, rank == 0 ? &gate : nullptr, check, pg, label, hook.wire_bytes);
+      const Series series = run_series(env, trainer, rank == 0 ? &gate : nullptr, check, pg, label, hook.wire_bytes);
       const GradSpread measured = spread.value_or(GradSpread{});
       limit = env.cfg.grad_check_tol * std::max(1.0, measured.max_abs_grad);
-      const nlohmann::json trace = profile_series(env, trainer, model,
-                                                  variants > 1 ? fmt::format("ddp{}-v{}", n, vi) : fmt::format("ddp{}", n),
-                                                  rank == 0 ? &gate : nullptr);
+      const nlohmann::json trace =
+          profile_series(env, trainer, model, variants > 1 ? fmt::format("ddp{}-v{}", n, vi) : fmt::format("ddp{}", n),
+                         rank == 0 ? &gate : nullptr);
       // Every rank of the group measured the same number of iterations (fixed, or agreed in auto mode).
       const size_t iters = series.samples.size();
       set_phase("the result gather of " + label);
@@ -904,9 +913,10 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
     }
     destroy_process_group(pg);
     if (!spread)
-      throw SelfCheckError(fmt::format("{} on {} ranks: every step's fp16 gradients overflowed, so the self-check never "
-                                       "ran; the loss scaler did not recover",
-                                       model, n));
+      throw SelfCheckError(
+          fmt::format("{} on {} ranks: every step's fp16 gradients overflowed, so the self-check never "
+                      "ran; the loss scaler did not recover",
+                      model, n));
     if (!check_passed(spread, limit))
       throw SelfCheckError(fmt::format(
           "{} on {} ranks{}: gradients differ across ranks by {:.3g} after the first DDP step (limit {:.3g}); "
@@ -963,16 +973,16 @@ void run_inference_group(const SweepEnv& env, const std::string& model, int n, c
         std::vector<RankStats> stats;
         for (const auto& v : gathered) {
           RankStats r = RankStats::unpack(v, iters);
-          r.samples_s.erase(std::remove_if(r.samples_s.begin(), r.samples_s.end(), [](double x) { return std::isnan(x); }),
-                            r.samples_s.end());
+          r.samples_s.erase(
+              std::remove_if(r.samples_s.begin(), r.samples_s.end(), [](double x) { return std::isnan(x); }),
+              r.samples_s.end());
           stats.push_back(std::move(r));
         }
-        BenchResult row = make_row(env, model, /*ddp=*/false, n, batch, 1, stats, series.stopping,
-                                   static_cast<int>(mine));
+        BenchResult row =
+            make_row(env, model, /*ddp=*/false, n, batch, 1, stats, series.stopping, static_cast<int>(mine));
         row.mode = "inference";
         row.label = "infer " + group_label(row.nodes, n, env.device.is_cuda() ? 'G' : 'C');
-        row.memory["model_state_bytes"] =
-            trainer.model_state_bytes().to_json();
+        row.memory["model_state_bytes"] = trainer.model_state_bytes().to_json();
         {
           std::vector<nlohmann::json> tele;
           for (int r = 0; r < n; ++r) tele.push_back(collect_telemetry(env, "telemetry/" + name, r));
@@ -1054,15 +1064,17 @@ void run_sharded_group(const SweepEnv& env, const std::string& model, const Mode
         row.communication = sharded->communication();
         row.communication["trainable_parameters"] = info.trainable_parameters;
         row.memory["model_state_bytes"] = trainer.model_state_bytes().to_json();
-        if (stats.front().wire_bytes_per_step) row.communication["wire_bytes_per_step"] = *stats.front().wire_bytes_per_step;
+        if (stats.front().wire_bytes_per_step)
+          row.communication["wire_bytes_per_step"] = *stats.front().wire_bytes_per_step;
         emit(row);
       }
     }
     destroy_process_group(pg);
     if (!spread || *spread > limit)
-      throw SelfCheckError(fmt::format("{} on {} ranks ({}): parameters differ across ranks by {:.3g} after the first "
-                                       "step (limit {:.3g}); the sharded step is not consistent",
-                                       model, n, strategy, spread.value_or(NAN), limit));
+      throw SelfCheckError(
+          fmt::format("{} on {} ranks ({}): parameters differ across ranks by {:.3g} after the first "
+                      "step (limit {:.3g}); the sharded step is not consistent",
+                      model, n, strategy, spread.value_or(NAN), limit));
     if (rank == 0) gate.done();
   } catch (const std::exception& e) {
     if (rank == 0) gate.fail(e.what(), env.launch.world_size - n);
@@ -1096,8 +1108,8 @@ SelfCheckHook fault_injection_hook(const std::string& name) {
     return [](int rank, int, const std::vector<at::Tensor>&) {
       if (rank == 1) std::_Exit(1);
     };
-  throw UsageError(fmt::format("DDPBENCH_TEST_FAULT '{}' is unknown (skew-grad, nan-grad, exit-rank1); unset it",
-                               name));
+  throw UsageError(
+      fmt::format("DDPBENCH_TEST_FAULT '{}' is unknown (skew-grad, nan-grad, exit-rank1); unset it", name));
 }
 
 // The straggler entry of `model` (rank 0): each rank's compute-only p50 from the first
@@ -1164,10 +1176,10 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
       for (const auto& nd : rows)
         if (!nd.ddp && nd.model == r.model && nd.batch_per_rank == r.batch_per_rank && nd.grad_accum == r.grad_accum &&
             r.summary.p50_s < nd.summary.p50_s) {
-          r.warnings.push_back({"negative_ddp_overhead",
-                                fmt::format("DDP p50 {:.4f} s is below the no-DDP p50 {:.4f} s: DDP cannot be "
-                                            "free, so noise or a changed machine state dominates this row",
-                                            r.summary.p50_s, nd.summary.p50_s)});
+          r.warnings.push_back(
+              {"negative_ddp_overhead", fmt::format("DDP p50 {:.4f} s is below the no-DDP p50 {:.4f} s: DDP cannot be "
+                                                    "free, so noise or a changed machine state dominates this row",
+                                                    r.summary.p50_s, nd.summary.p50_s)});
           break;
         }
     if (on_row) on_row(r);

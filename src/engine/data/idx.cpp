@@ -27,9 +27,10 @@ size_t gz_read(gzFile f, void* buf, size_t n, const std::string& path) {
     if (r < 0) {
       int err = 0;
       const char* msg = gzerror(f, &err);
-      throw UsageError(fmt::format("{} is corrupt ({}); reinstall it (apt-get install --reinstall "
-                                   "dataset-fashion-mnist) or point --data-dir at intact files",
-                                   path, msg ? msg : "zlib error"));
+      throw UsageError(
+          fmt::format("{} is corrupt ({}); reinstall it (apt-get install --reinstall "
+                      "dataset-fashion-mnist) or point --data-dir at intact files",
+                      path, msg ? msg : "zlib error"));
     }
     if (r == 0) break;
     got += static_cast<size_t>(r);

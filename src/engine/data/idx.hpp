@@ -17,8 +17,8 @@ inline constexpr uint32_t kIdxLabelsMagic = 0x00000801;  ///< ubyte, 1 dim: [N]
 
 /// One unsigned-byte IDX array.
 struct IdxArray {
-  std::vector<int64_t> dims;   ///< sizes, outermost first
-  std::vector<uint8_t> data;   ///< product(dims) bytes, row-major
+  std::vector<int64_t> dims;  ///< sizes, outermost first
+  std::vector<uint8_t> data;  ///< product(dims) bytes, row-major
 };
 
 /// Reads `path` (gzip or plain) and checks that its magic is `magic` and that it holds

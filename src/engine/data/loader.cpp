@@ -13,7 +13,8 @@ BatchLoader::BatchLoader(const ImageDataset& data, std::vector<int64_t> indices,
     : data_(data), indices_(std::move(indices)), batch_(batch), timeout_(timeout) {
   if (batch < 1 || workers < 0) throw std::invalid_argument("BatchLoader: batch >= 1 and workers >= 0");
   for (auto i : indices_)
-    if (i < 0 || i >= data_.n) throw std::invalid_argument("BatchLoader: index " + std::to_string(i) + " is outside the dataset");
+    if (i < 0 || i >= data_.n)
+      throw std::invalid_argument("BatchLoader: index " + std::to_string(i) + " is outside the dataset");
   total_ = (indices_.size() + static_cast<size_t>(batch_) - 1) / static_cast<size_t>(batch_);
   capacity_ = static_cast<size_t>(std::max(1, 2 * workers));
   for (int w = 0; w < workers; ++w) threads_.emplace_back([this] { work(); });
@@ -69,9 +70,7 @@ void BatchLoader::work() {
 
 std::optional<DataBatch> BatchLoader::next() {
   const auto t0 = std::chrono::steady_clock::now();
-  const auto waited = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
+  const auto waited = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   if (next_out_ >= total_) {
     last_wait_s_ = 0;
     return std::nullopt;
@@ -98,8 +97,7 @@ std::optional<DataBatch> BatchLoader::next() {
 at::Tensor preprocess_images(const at::Tensor& images_u8, int64_t size, double mean, double std,
                              const c10::Device& device) {
   at::Tensor x = images_u8.to(device, /*non_blocking=*/true).to(at::kFloat).div_(255.0).sub_(mean).div_(std);
-  if (x.size(2) != size || x.size(3) != size)
-    x = at::upsample_bilinear2d(x, {size, size}, /*align_corners=*/false);
+  if (x.size(2) != size || x.size(3) != size) x = at::upsample_bilinear2d(x, {size, size}, /*align_corners=*/false);
   return x.expand({x.size(0), 3, size, size}).contiguous();
 }
 

@@ -11,7 +11,8 @@ namespace ddpbench {
 std::vector<int64_t> distributed_sampler_indices(int64_t n, int world, int rank, int64_t seed, int64_t epoch,
                                                  bool shuffle) {
   if (n < 1 || world < 1 || rank < 0 || rank >= world || seed + epoch < 0)
-    throw std::invalid_argument("distributed_sampler_indices: n >= 1, world >= 1, 0 <= rank < world, seed + epoch >= 0");
+    throw std::invalid_argument(
+        "distributed_sampler_indices: n >= 1, world >= 1, 0 <= rank < world, seed + epoch >= 0");
   std::vector<int64_t> all(static_cast<size_t>(n));
   if (shuffle) {
     // Python: g = torch.Generator(); g.manual_seed(self.seed + self.epoch); torch.randperm(n, generator=g)

@@ -19,9 +19,7 @@
 
 namespace ddpbench {
 
-void wait_work(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout) {
-  work->wait(timeout);
-}
+void wait_work(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout) { work->wait(timeout); }
 
 bool unsupported_by_backend(const c10::Error& e) {
   const std::string w = e.what_without_backtrace();
@@ -65,8 +63,8 @@ void reduce_scatter_or_emulate(const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
 }
 
 std::pair<at::Tensor, at::Tensor> max_min_across_ranks(const std::vector<at::Tensor>& tensors,
-                                                      const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
-                                                      std::chrono::milliseconds timeout) {
+                                                       const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+                                                       std::chrono::milliseconds timeout) {
   if (tensors.empty()) return {};
   std::vector<at::Tensor> flat;
   for (const auto& t : tensors) flat.push_back(t.detach().reshape({-1}).to(at::kDouble));
@@ -102,7 +100,8 @@ std::vector<std::vector<double>> gather_to_root(const c10::intrusive_ptr<c10d::P
                                                 std::chrono::milliseconds timeout) {
   const auto opts_d = at::TensorOptions().dtype(at::kDouble);
   auto cpu = at::zeros({static_cast<int64_t>(len)}, opts_d);
-  std::copy(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(std::min(len, mine.size())), cpu.data_ptr<double>());
+  std::copy(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(std::min(len, mine.size())),
+            cpu.data_ptr<double>());
   std::vector<at::Tensor> input{cpu.to(device)};
   std::vector<std::vector<at::Tensor>> outputs;
   const bool root = pg->getRank() == 0;
@@ -158,7 +157,8 @@ void GroupGate::done() {
 void GroupGate::fail(const std::string& reason, int waiters) {
   const std::string v = "fail:" + first_line(reason).substr(0, 1024);
   store_->set(state_key_, std::vector<uint8_t>(v.begin(), v.end()));
-  const auto deadline = std::chrono::steady_clock::now() + std::min<std::chrono::milliseconds>(timeout_, std::chrono::seconds(30));
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::min<std::chrono::milliseconds>(timeout_, std::chrono::seconds(30));
   while (store_->add(ack_key_, 0) < waiters && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }

@@ -48,8 +48,8 @@ void reduce_scatter_or_emulate(const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
 /// allreduces (MAX, MIN). Used by the self-checks (gradients of DDP, parameters of the
 /// sharded strategies).
 std::pair<at::Tensor, at::Tensor> max_min_across_ranks(const std::vector<at::Tensor>& tensors,
-                                                      const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
-                                                      std::chrono::milliseconds timeout);
+                                                       const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+                                                       std::chrono::milliseconds timeout);
 
 /// Barrier on `pg` with a timeout (NCCL: on `device`).
 void barrier(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const at::Device& device,

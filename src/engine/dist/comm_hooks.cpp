@@ -586,7 +586,7 @@ std::unique_ptr<BucketAlgorithm> make_hierarchical(const CommHookContext& ctx,
   if (!ctx.store) throw std::invalid_argument("hierarchical comm hook: CommHookContext.store is null");
   const NodeLayout lay = node_layout(ctx.hosts);
   const int generation = static_cast<int>(allreduce_values(ctx.pg, {static_cast<double>(g_hierarchical_count.load())},
-                                                            c10d::ReduceOp::MAX, ctx.device, ctx.timeout)[0]);
+                                                           c10d::ReduceOp::MAX, ctx.device, ctx.timeout)[0]);
   g_hierarchical_count = generation + 1;
   const std::string base = fmt::format("{}/hierarchical{}", ctx.group_name, generation);
   const int node = lay.node_of[rank], local = lay.local_of[rank];
@@ -652,9 +652,10 @@ NodeLayout node_layout(const std::vector<std::string>& hosts) {
       std::vector<std::string> counts;
       for (size_t i = 0; i < names.size(); ++i)
         counts.push_back(fmt::format("{}: {}", names[i], lay.members[i].size()));
-      throw UsageError(fmt::format("--comm-hook hierarchical needs the same number of ranks on every node, got {}; "
-                                   "start as many ranks per node on each, or use another --comm-hook",
-                                   fmt::join(counts, ", ")));
+      throw UsageError(
+          fmt::format("--comm-hook hierarchical needs the same number of ranks on every node, got {}; "
+                      "start as many ranks per node on each, or use another --comm-hook",
+                      fmt::join(counts, ", ")));
     }
   }
   return lay;
@@ -670,8 +671,9 @@ std::unique_ptr<c10d::CommHookInterface> make_comm_hook(const CommHookSpec& spec
   if (spec.kind == "bf16") {
     const bool native = ctx.backend != BackendKind::kGloo || has_bf16_allreduce(ctx);
     if (!native)
-      stats->note = "bf16: this Gloo has no bfloat16 allreduce; values rounded to bfloat16 as Python's "
-                    "bf16_compress_hook does, sent as float32 (4 bytes per element)";
+      stats->note =
+          "bf16: this Gloo has no bfloat16 allreduce; values rounded to bfloat16 as Python's "
+          "bf16_compress_hook does, sent as float32 (4 bytes per element)";
     return std::make_unique<CompressHook>(ctx, stats, at::kBFloat16, !native);
   }
   if (spec.kind == "powersgd" || spec.kind == "topk") {

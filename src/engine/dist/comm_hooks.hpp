@@ -80,10 +80,10 @@ std::unique_ptr<c10d::CommHookInterface> make_comm_hook(const CommHookSpec& spec
 /// `hosts`, ranks within a node in rank order. Throws UsageError when nodes hold
 /// different numbers of ranks.
 struct NodeLayout {
-  int nodes = 1;               ///< number of distinct hosts
-  int ranks_per_node = 1;      ///< L
-  std::vector<int> node_of;    ///< node index of each rank
-  std::vector<int> local_of;   ///< position of each rank within its node
+  int nodes = 1;                          ///< number of distinct hosts
+  int ranks_per_node = 1;                 ///< L
+  std::vector<int> node_of;               ///< node index of each rank
+  std::vector<int> local_of;              ///< position of each rank within its node
   std::vector<std::vector<int>> members;  ///< ranks of each node, ascending
 };
 NodeLayout node_layout(const std::vector<std::string>& hosts);

@@ -41,11 +41,10 @@ DistributedDataParallel::DistributedDataParallel(ModelPtr module, c10::intrusive
   //    gradient-ready order; with find_unused_parameters (dynamic graph) it never rebuilds, so
   //    the buckets are [first bucket cap, bucket cap] in reversed parameter order from the start.
   std::vector<bool> expect_sparse(params_.size(), false);
-  const std::vector<size_t> limits =
-      opts_.static_graph || !opts_.find_unused_parameters
-          ? std::vector<size_t>{std::numeric_limits<size_t>::max()}
-          : std::vector<size_t>{static_cast<size_t>(opts_.first_bucket_cap_bytes),
-                                static_cast<size_t>(opts_.bucket_cap_bytes)};
+  const std::vector<size_t> limits = opts_.static_graph || !opts_.find_unused_parameters
+                                         ? std::vector<size_t>{std::numeric_limits<size_t>::max()}
+                                         : std::vector<size_t>{static_cast<size_t>(opts_.first_bucket_cap_bytes),
+                                                               static_cast<size_t>(opts_.bucket_cap_bytes)};
   auto assignment = c10d::compute_bucket_assignment_by_size(params_, limits, expect_sparse);
   auto bucket_indices = std::get<0>(assignment);
   auto per_bucket_limits = std::get<1>(assignment);

@@ -20,12 +20,12 @@ namespace ddpbench {
 
 /// DDP knobs, with Python's defaults.
 struct DdpOptions {
-  int64_t bucket_cap_bytes = 25 * 1024 * 1024;      ///< bucket_cap_mb * 2^20
-  int64_t first_bucket_cap_bytes = 1024 * 1024;     ///< dist._DEFAULT_FIRST_BUCKET_BYTES
-  bool broadcast_buffers = true;                    ///< broadcast BatchNorm buffers from rank 0 each forward
-  bool gradient_as_bucket_view = false;             ///< gradients are views into the buckets (no copy)
-  bool static_graph = false;                        ///< DDP static_graph=True (the Reducer's static-graph mode)
-  bool find_unused_parameters = false;              ///< traverse the autograd graph from the outputs each step
+  int64_t bucket_cap_bytes = 25 * 1024 * 1024;         ///< bucket_cap_mb * 2^20
+  int64_t first_bucket_cap_bytes = 1024 * 1024;        ///< dist._DEFAULT_FIRST_BUCKET_BYTES
+  bool broadcast_buffers = true;                       ///< broadcast BatchNorm buffers from rank 0 each forward
+  bool gradient_as_bucket_view = false;                ///< gradients are views into the buckets (no copy)
+  bool static_graph = false;                           ///< DDP static_graph=True (the Reducer's static-graph mode)
+  bool find_unused_parameters = false;                 ///< traverse the autograd graph from the outputs each step
   int64_t broadcast_bucket_bytes = 250 * 1024 * 1024;  ///< DDP.broadcast_bucket_size
 };
 
@@ -97,7 +97,7 @@ class DistributedDataParallel {
   std::shared_ptr<c10d::Reducer> reducer_;
   std::shared_ptr<c10d::Logger> logger_;
   bool rebuilt_ = false;
-  bool param_sync_ = true;    ///< Python's require_forward_param_sync
+  bool param_sync_ = true;       ///< Python's require_forward_param_sync
   int64_t sync_iterations_ = 0;  ///< synchronised forwards so far (Python's num_iterations)
 };
 

@@ -67,9 +67,10 @@ void check_master_addr(const std::string& host) {
 Rendezvous rendezvous(const LaunchInfo& li, const JoinRequest& me, std::chrono::milliseconds timeout) {
   set_phase("rendezvous");
   check_master_addr(li.master_addr);
-  const std::string hint = fmt::format("; check that rank 0 runs at {} (MASTER_ADDR, MASTER_PORT) and that no other "
-                                       "program listens there",
-                                       peer(li));
+  const std::string hint = fmt::format(
+      "; check that rank 0 runs at {} (MASTER_ADDR, MASTER_PORT) and that no other "
+      "program listens there",
+      peer(li));
   const std::string server = fmt::format("the rendezvous store at {}", peer(li));
   const bool serves = li.rank == 0 && !li.use_agent_store;
 
@@ -81,15 +82,17 @@ Rendezvous rendezvous(const LaunchInfo& li, const JoinRequest& me, std::chrono::
     } catch (const std::exception& e) {
       const std::string what = first_line(e.what());
       if (serves && mentions(what, {"Address already in use", "errno: 98", "EADDRINUSE"}))
-        throw UsageError(fmt::format("rank 0 cannot serve the rendezvous on {}: the port is already in use (another "
-                                     "job or program); choose a free MASTER_PORT",
-                                     peer(li)));
+        throw UsageError(
+            fmt::format("rank 0 cannot serve the rendezvous on {}: the port is already in use (another "
+                        "job or program); choose a free MASTER_PORT",
+                        peer(li)));
       if (serves)
-        throw UsageError(fmt::format("rank 0 cannot serve the rendezvous on {} ({}); set MASTER_ADDR to an address "
-                                     "of this host and MASTER_PORT to a free port",
-                                     peer(li), what));
-      throw std::runtime_error(fmt::format("rank {}: {} did not answer within --timeout {:g} s ({}){}", li.rank,
-                                           server, std::chrono::duration<double>(timeout).count(), reason(e), hint));
+        throw UsageError(
+            fmt::format("rank 0 cannot serve the rendezvous on {} ({}); set MASTER_ADDR to an address "
+                        "of this host and MASTER_PORT to a free port",
+                        peer(li), what));
+      throw std::runtime_error(fmt::format("rank {}: {} did not answer within --timeout {:g} s ({}){}", li.rank, server,
+                                           std::chrono::duration<double>(timeout).count(), reason(e), hint));
     }
   }
   const std::string tag = "ddpbench/";
@@ -97,8 +100,8 @@ Rendezvous rendezvous(const LaunchInfo& li, const JoinRequest& me, std::chrono::
   // 1. The job record, published by rank 0.
   nlohmann::json job;
   if (li.rank == 0) {
-    job = {{"token", random_token()}, {"job_id", me.job_id}, {"world_size", li.world_size}, {"config", me.config},
-           {"host", me.placement.host}, {"pid", static_cast<long long>(::getpid())}};
+    job = {{"token", random_token()}, {"job_id", me.job_id},       {"world_size", li.world_size},
+           {"config", me.config},     {"host", me.placement.host}, {"pid", static_cast<long long>(::getpid())}};
     Deadline d(server, timeout, hint);
     raw->set(tag + "job", bytes(job.dump()));
   } else {
@@ -106,34 +109,39 @@ Rendezvous rendezvous(const LaunchInfo& li, const JoinRequest& me, std::chrono::
     try {
       job = nlohmann::json::parse(text(raw->get(tag + "job")));
     } catch (const nlohmann::json::exception&) {
-      throw UsageError(fmt::format("rank {}: {} holds no ddpbench job record (another program uses the store?); "
-                                   "choose a free MASTER_PORT",
-                                   li.rank, server));
+      throw UsageError(
+          fmt::format("rank {}: {} holds no ddpbench job record (another program uses the store?); "
+                      "choose a free MASTER_PORT",
+                      li.rank, server));
     } catch (const std::exception& e) {
-      throw std::runtime_error(fmt::format("rank {}: {} did not answer within --timeout {:g} s (rank 0 published no "
-                                           "job: {}){}",
-                                           li.rank, server, std::chrono::duration<double>(timeout).count(),
-                                           reason(e), hint));
+      throw std::runtime_error(
+          fmt::format("rank {}: {} did not answer within --timeout {:g} s (rank 0 published no "
+                      "job: {}){}",
+                      li.rank, server, std::chrono::duration<double>(timeout).count(), reason(e), hint));
     }
   }
 
   // 2. Does this rank belong to that job?
   const std::string their_id = job.value("job_id", std::string());
   const int their_world = job.value("world_size", -1);
-  const std::string owner = fmt::format("rank 0 pid {} on {}", job.value("pid", -1LL), job.value("host", std::string("?")));
+  const std::string owner =
+      fmt::format("rank 0 pid {} on {}", job.value("pid", -1LL), job.value("host", std::string("?")));
   if (!me.job_id.empty() && !their_id.empty() && me.job_id != their_id)
-    throw UsageError(fmt::format("rank {}: the rendezvous at {} belongs to another job (job id {}, {}; this rank's "
-                                 "job id is {}); give each job its own MASTER_PORT",
-                                 li.rank, peer(li), their_id, owner, me.job_id));
+    throw UsageError(
+        fmt::format("rank {}: the rendezvous at {} belongs to another job (job id {}, {}; this rank's "
+                    "job id is {}); give each job its own MASTER_PORT",
+                    li.rank, peer(li), their_id, owner, me.job_id));
   if (their_world != li.world_size)
-    throw UsageError(fmt::format("rank {}: the rendezvous at {} is for {} ranks, this rank was started for {} "
-                                 "(another job, or a different WORLD_SIZE); give each job its own MASTER_PORT and "
-                                 "every rank the same world size",
-                                 li.rank, peer(li), their_world, li.world_size));
+    throw UsageError(
+        fmt::format("rank {}: the rendezvous at {} is for {} ranks, this rank was started for {} "
+                    "(another job, or a different WORLD_SIZE); give each job its own MASTER_PORT and "
+                    "every rank the same world size",
+                    li.rank, peer(li), their_world, li.world_size));
   if (job.value("config", std::string()) != me.config)
-    throw UsageError(fmt::format("rank {} was started with other flags than rank 0 ({}); give every rank the same "
-                                 "command line",
-                                 li.rank, owner));
+    throw UsageError(
+        fmt::format("rank {} was started with other flags than rank 0 ({}); give every rank the same "
+                    "command line",
+                    li.rank, owner));
 
   // 3.-4. Claim the rank, publish the placement, be counted.
   const std::string token = job.at("token").get<std::string>();
@@ -141,10 +149,11 @@ Rendezvous rendezvous(const LaunchInfo& li, const JoinRequest& me, std::chrono::
   {
     Deadline d(server, timeout, hint);
     if (store->add(fmt::format("claim/{}", li.rank), 1) > 1)
-      throw UsageError(fmt::format("rank {}: rank {} of the job at {} ({}) is already taken: another job shares this "
-                                   "port, or two ranks were given RANK={}; give each job its own MASTER_PORT (set "
-                                   "DDPBENCH_JOB_ID to one value per job when starting ranks by hand)",
-                                   li.rank, li.rank, peer(li), owner, li.rank));
+      throw UsageError(
+          fmt::format("rank {}: rank {} of the job at {} ({}) is already taken: another job shares this "
+                      "port, or two ranks were given RANK={}; give each job its own MASTER_PORT (set "
+                      "DDPBENCH_JOB_ID to one value per job when starting ranks by hand)",
+                      li.rank, li.rank, peer(li), owner, li.rank));
     store->set(fmt::format("member/{}", li.rank), bytes(nlohmann::json(me.placement).dump()));
     store->add("joined", 1);
   }
@@ -173,8 +182,7 @@ Rendezvous rendezvous(const LaunchInfo& li, const JoinRequest& me, std::chrono::
   }
   out.placements.reserve(static_cast<size_t>(li.world_size));
   for (int r = 0; r < li.world_size; ++r)
-    out.placements.push_back(
-        nlohmann::json::parse(text(store->get(fmt::format("member/{}", r)))).get<RankPlacement>());
+    out.placements.push_back(nlohmann::json::parse(text(store->get(fmt::format("member/{}", r)))).get<RankPlacement>());
   return out;
 }
 

@@ -23,19 +23,19 @@ namespace ddpbench {
 int64_t ring_wire_bytes(int64_t padded_bytes, int n) { return n <= 1 ? 0 : padded_bytes / n * (n - 1); }
 
 struct ShardedDataParallel::Group {
-  std::string name;                  // "unit 3", "root", "all"
+  std::string name;                   // "unit 3", "root", "all"
   std::vector<torch::Tensor> params;  // module order
   std::vector<int64_t> offsets;
   int64_t numel = 0, padded = 0, shard = 0;
-  torch::Tensor full;         // [padded] fp32; the params are views into it (fsdp: freed between uses)
-  torch::Tensor shard_param;  // [shard]: zero2 a view of `full`, fsdp its own tensor
-  torch::Tensor grad_shard;   // [shard]
-  torch::Tensor momentum;     // [shard]
+  torch::Tensor full;                      // [padded] fp32; the params are views into it (fsdp: freed between uses)
+  torch::Tensor shard_param;               // [shard]: zero2 a view of `full`, fsdp its own tensor
+  torch::Tensor grad_shard;                // [shard]
+  torch::Tensor momentum;                  // [shard]
   c10::intrusive_ptr<c10d::Work> pending;  // an all-gather in flight
-  torch::Tensor gather_in;    // its input, alive until it finished
+  torch::Tensor gather_in;                 // its input, alive until it finished
   bool gathered = false;
-  size_t ready = 0;           // parameters whose gradient was accumulated this backward
-  bool reduced = false;       // gradients reduce-scattered this step
+  size_t ready = 0;      // parameters whose gradient was accumulated this backward
+  bool reduced = false;  // gradients reduce-scattered this step
 };
 
 namespace {
@@ -364,8 +364,9 @@ nlohmann::json ShardedDataParallel::communication() const {
                         "once, reduce-scatter of all gradients: (N-1)/N (3 4P - 4P_root) bytes sent per rank, "
                         "1.5x DDP's allreduce (FSDP, arXiv:2304.11277, sec. 3.2.2; ZeRO stage 3: 3 4P)"}};
   if (emulate_rs_)
-    j["emulated"] = "reduce_scatter: all_to_all (alltoall_base) of the N chunks, then a local sum of the N received "
-                    "chunks: the same bytes on the wire per rank as a ring reduce-scatter, (N-1)/N of the buffer";
+    j["emulated"] =
+        "reduce_scatter: all_to_all (alltoall_base) of the N chunks, then a local sum of the N received "
+        "chunks: the same bytes on the wire per rank as a ring reduce-scatter, (N-1)/N of the buffer";
   return j;
 }
 

@@ -50,8 +50,7 @@ class ShardedDataParallel {
   /// that wraps the one already installed (activation checkpointing: enable it first).
   /// Collectives time out after `timeout`. Only float32 trainable parameters (UsageError).
   ShardedDataParallel(ModelPtr model, c10::intrusive_ptr<c10d::ProcessGroup> pg, const std::string& strategy,
-                      const torch::optim::SGDOptions& sgd, const at::Device& device,
-                      std::chrono::milliseconds timeout);
+                      const torch::optim::SGDOptions& sgd, const at::Device& device, std::chrono::milliseconds timeout);
   ~ShardedDataParallel();
   ShardedDataParallel(const ShardedDataParallel&) = delete;
   ShardedDataParallel& operator=(const ShardedDataParallel&) = delete;

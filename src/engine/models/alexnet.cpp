@@ -21,8 +21,8 @@ class AlexNet : public Model {
     auto pool = [] { return nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)); };
     features_ = register_module(
         "features", nn::Sequential(nn::Conv2d(nn::Conv2dOptions(3, 64, 11).stride(4).padding(2)), nn::ReLU(true),
-                                   pool(), nn::Conv2d(nn::Conv2dOptions(64, 192, 5).padding(2)), nn::ReLU(true),
-                                   pool(), nn::Conv2d(nn::Conv2dOptions(192, 384, 3).padding(1)), nn::ReLU(true),
+                                   pool(), nn::Conv2d(nn::Conv2dOptions(64, 192, 5).padding(2)), nn::ReLU(true), pool(),
+                                   nn::Conv2d(nn::Conv2dOptions(192, 384, 3).padding(1)), nn::ReLU(true),
                                    nn::Conv2d(nn::Conv2dOptions(384, 256, 3).padding(1)), nn::ReLU(true),
                                    nn::Conv2d(nn::Conv2dOptions(256, 256, 3).padding(1)), nn::ReLU(true), pool()));
     classifier_ = register_module(
@@ -31,7 +31,9 @@ class AlexNet : public Model {
     add_unit(features_.ptr());  // one unit: the whole convolution stack
   }
   torch::Tensor forward_features(torch::Tensor x) override {
-    return at::adaptive_avg_pool2d(run_unit(0, x, [this](const torch::Tensor& t) { return flops::run(features_, t); }), {6, 6}).flatten(1);
+    return at::adaptive_avg_pool2d(run_unit(0, x, [this](const torch::Tensor& t) { return flops::run(features_, t); }),
+                                   {6, 6})
+        .flatten(1);
   }
   torch::Tensor classify(torch::Tensor f) override { return flops::run(classifier_, f); }
 

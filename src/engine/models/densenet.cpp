@@ -27,8 +27,8 @@ class DenseLayerImpl : public nn::Module {
     norm1_ = register_module("norm1", nn::BatchNorm2d(in));
     conv1_ = register_module("conv1", nn::Conv2d(nn::Conv2dOptions(in, bn_size * growth, 1).bias(false)));
     norm2_ = register_module("norm2", nn::BatchNorm2d(bn_size * growth));
-    conv2_ = register_module("conv2",
-                             nn::Conv2d(nn::Conv2dOptions(bn_size * growth, growth, 3).padding(1).bias(false)));
+    conv2_ =
+        register_module("conv2", nn::Conv2d(nn::Conv2dOptions(bn_size * growth, growth, 3).padding(1).bias(false)));
   }
   torch::Tensor forward(const torch::Tensor& x) {
     auto y = flops::conv(conv1_, at::relu(norm1_(x)));
@@ -46,7 +46,8 @@ class DenseBlockImpl : public nn::Module {
  public:
   DenseBlockImpl(int num_layers, int64_t in, int64_t growth, int64_t bn_size) {
     for (int i = 0; i < num_layers; ++i)
-      layers_.push_back(register_module(fmt::format("denselayer{}", i + 1), DenseLayer(in + i * growth, growth, bn_size)));
+      layers_.push_back(
+          register_module(fmt::format("denselayer{}", i + 1), DenseLayer(in + i * growth, growth, bn_size)));
   }
   torch::Tensor forward(const torch::Tensor& x) {
     std::vector<torch::Tensor> features{x};
@@ -82,15 +83,17 @@ class DenseNet : public Model {
     const int64_t growth = 32, bn_size = 4;
     const int blocks[] = {6, 12, 24, 16};
     features_ = register_module("features", std::make_shared<nn::Module>());
-    conv0_ = features_->register_module("conv0", nn::Conv2d(nn::Conv2dOptions(3, 64, 7).stride(2).padding(3).bias(false)));
+    conv0_ =
+        features_->register_module("conv0", nn::Conv2d(nn::Conv2dOptions(3, 64, 7).stride(2).padding(3).bias(false)));
     norm0_ = features_->register_module("norm0", nn::BatchNorm2d(64));
     int64_t num = 64;
     for (int i = 0; i < 4; ++i) {
-      blocks_.push_back(features_->register_module(fmt::format("denseblock{}", i + 1),
-                                                    DenseBlock(blocks[i], num, growth, bn_size)));
+      blocks_.push_back(
+          features_->register_module(fmt::format("denseblock{}", i + 1), DenseBlock(blocks[i], num, growth, bn_size)));
       num += blocks[i] * growth;
       if (i != 3) {
-        transitions_.push_back(features_->register_module(fmt::format("transition{}", i + 1), Transition(num, num / 2)));
+        transitions_.push_back(
+            features_->register_module(fmt::format("transition{}", i + 1), Transition(num, num / 2)));
         num /= 2;
       }
     }

@@ -50,9 +50,7 @@ torch::Tensor counted_conv(const torch::nn::Conv2dImpl& c, const torch::Tensor& 
 CountingScope::CountingScope() : saved_(counter()) { counter() = Counter{true, 0.0}; }
 CountingScope::~CountingScope() { counter() = saved_; }
 
-torch::Tensor conv(torch::nn::Conv2d& m, const torch::Tensor& x) {
-  return counter().on ? counted_conv(*m, x) : m(x);
-}
+torch::Tensor conv(torch::nn::Conv2d& m, const torch::Tensor& x) { return counter().on ? counted_conv(*m, x) : m(x); }
 
 torch::Tensor linear(torch::nn::Linear& m, const torch::Tensor& x) {
   return counter().on ? linear(x, m->weight, m->bias) : m(x);

@@ -41,8 +41,8 @@ torch::Tensor Model::run_unit(size_t i, const torch::Tensor& x, const UnitFn& fn
 
 torch::nn::Sequential make_mlp4096_head(int64_t in_features, int64_t num_classes) {
   namespace nn = torch::nn;
-  return nn::Sequential(nn::Linear(in_features, 4096), nn::ReLU(), nn::Dropout(0.5), nn::Linear(4096, 4096),
-                        nn::ReLU(), nn::Dropout(0.5), nn::Linear(4096, num_classes));
+  return nn::Sequential(nn::Linear(in_features, 4096), nn::ReLU(), nn::Dropout(0.5), nn::Linear(4096, 4096), nn::ReLU(),
+                        nn::Dropout(0.5), nn::Linear(4096, num_classes));
 }
 
 }  // namespace ddpbench

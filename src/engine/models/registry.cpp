@@ -67,10 +67,10 @@ void check_model_input(const std::string& name, int64_t image_size) {
     throw UsageError(fmt::format("{} needs images of at least {} pixels (got {}); use --image-size {}", name,
                                  it->min_image, image_size, it->min_image));
   if (image_size % it->multiple != 0)
-    throw UsageError(fmt::format("{} needs an image size that is a multiple of its patch size {} (got {}); use "
-                                 "--image-size {}",
-                                 name, it->multiple, image_size,
-                                 std::max(it->multiple, image_size / it->multiple * it->multiple)));
+    throw UsageError(
+        fmt::format("{} needs an image size that is a multiple of its patch size {} (got {}); use "
+                    "--image-size {}",
+                    name, it->multiple, image_size, std::max(it->multiple, image_size / it->multiple * it->multiple)));
 }
 
 ModelPtr make_model(const std::string& name, int64_t num_classes, int64_t image_size) {

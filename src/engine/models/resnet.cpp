@@ -53,7 +53,8 @@ class BottleneckImpl : public nn::Module {
  public:
   BottleneckImpl(int64_t inplanes, int64_t planes, int64_t stride, nn::Sequential downsample, int64_t groups,
                  int64_t base_width) {
-    const int64_t width = static_cast<int64_t>(static_cast<double>(planes) * (static_cast<double>(base_width) / 64.0)) * groups;
+    const int64_t width =
+        static_cast<int64_t>(static_cast<double>(planes) * (static_cast<double>(base_width) / 64.0)) * groups;
     conv1_ = register_module("conv1", conv1x1(inplanes, width));
     bn1_ = register_module("bn1", nn::BatchNorm2d(width));
     conv2_ = register_module("conv2", conv3x3(width, width, stride, groups));
@@ -127,10 +128,8 @@ class ResNet : public Model {
     for (int b = 0; b < blocks; ++b) {
       const int64_t s = b == 0 ? stride : 1;
       nn::Sequential ds = b == 0 ? downsample : nn::Sequential{nullptr};
-      if (spec_.bottleneck)
-        seq->push_back(Bottleneck(inplanes_, planes, s, ds, spec_.groups, spec_.width_per_group));
-      else
-        seq->push_back(BasicBlock(inplanes_, planes, s, ds));
+      if (spec_.bottleneck) seq->push_back(Bottleneck(inplanes_, planes, s, ds, spec_.groups, spec_.width_per_group));
+      else seq->push_back(BasicBlock(inplanes_, planes, s, ds));
       inplanes_ = planes * expansion;
     }
     return seq;
@@ -150,18 +149,16 @@ class ResNet : public Model {
 
 const std::vector<ResNetSpec>& resnet_specs() {
   static const std::vector<ResNetSpec> specs = {
-      {"resnet18", false, {2, 2, 2, 2}, 1, 64},
-      {"resnet34", false, {3, 4, 6, 3}, 1, 64},
-      {"resnet50", true, {3, 4, 6, 3}, 1, 64},
-      {"resnet101", true, {3, 4, 23, 3}, 1, 64},
-      {"resnet152", true, {3, 8, 36, 3}, 1, 64},
-      {"resnext50_32x4d", true, {3, 4, 6, 3}, 32, 4},
-      {"resnext101_32x8d", true, {3, 4, 23, 3}, 32, 8},
-      {"wide_resnet50_2", true, {3, 4, 6, 3}, 1, 128},
+      {"resnet18", false, {2, 2, 2, 2}, 1, 64},         {"resnet34", false, {3, 4, 6, 3}, 1, 64},
+      {"resnet50", true, {3, 4, 6, 3}, 1, 64},          {"resnet101", true, {3, 4, 23, 3}, 1, 64},
+      {"resnet152", true, {3, 8, 36, 3}, 1, 64},        {"resnext50_32x4d", true, {3, 4, 6, 3}, 32, 4},
+      {"resnext101_32x8d", true, {3, 4, 23, 3}, 32, 8}, {"wide_resnet50_2", true, {3, 4, 6, 3}, 1, 128},
   };
   return specs;
 }
 
-ModelPtr make_resnet(const ResNetSpec& spec, int64_t num_classes) { return std::make_shared<ResNet>(spec, num_classes); }
+ModelPtr make_resnet(const ResNetSpec& spec, int64_t num_classes) {
+  return std::make_shared<ResNet>(spec, num_classes);
+}
 
 }  // namespace ddpbench

@@ -13,10 +13,10 @@ namespace ddpbench {
 
 /// Shape of one ResNet variant.
 struct ResNetSpec {
-  std::string name;            ///< torchvision's builder name, e.g. "resnet50"
-  bool bottleneck = false;     ///< Bottleneck (expansion 4) or BasicBlock (expansion 1)
-  std::vector<int> layers;     ///< blocks in layer1..layer4
-  int64_t groups = 1;          ///< grouped 3x3 convolutions (ResNeXt cardinality)
+  std::string name;         ///< torchvision's builder name, e.g. "resnet50"
+  bool bottleneck = false;  ///< Bottleneck (expansion 4) or BasicBlock (expansion 1)
+  std::vector<int> layers;  ///< blocks in layer1..layer4
+  int64_t groups = 1;       ///< grouped 3x3 convolutions (ResNeXt cardinality)
   int64_t width_per_group = 64;
 };
 

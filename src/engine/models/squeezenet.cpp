@@ -28,8 +28,8 @@ class FireImpl : public nn::Module {
   }
   torch::Tensor forward(const torch::Tensor& x) {
     auto s = squeeze_activation_(flops::conv(squeeze_, x));
-    return at::cat({expand1x1_activation_(flops::conv(expand1x1_, s)), expand3x3_activation_(flops::conv(expand3x3_, s))},
-                   1);
+    return at::cat(
+        {expand1x1_activation_(flops::conv(expand1x1_, s)), expand3x3_activation_(flops::conv(expand3x3_, s))}, 1);
   }
 
  private:
@@ -48,8 +48,9 @@ class SqueezeNet : public Model {
                                    Fire(256, 32, 128, 128), Fire(256, 48, 192, 192), Fire(384, 48, 192, 192),
                                    Fire(384, 64, 256, 256), pool(), Fire(512, 64, 256, 256)));
     final_conv_ = nn::Conv2d(nn::Conv2dOptions(512, classes, 1));
-    classifier_ = register_module("classifier", nn::Sequential(nn::Dropout(0.5), final_conv_, nn::ReLU(true),
-                                                               nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions({1, 1}))));
+    classifier_ =
+        register_module("classifier", nn::Sequential(nn::Dropout(0.5), final_conv_, nn::ReLU(true),
+                                                     nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions({1, 1}))));
     add_unit(features_.ptr());  // one unit: the whole convolution stack
     torch::NoGradGuard ng;
     for (auto& m : modules(false)) {
@@ -60,7 +61,9 @@ class SqueezeNet : public Model {
       }
     }
   }
-  torch::Tensor forward_features(torch::Tensor x) override { return run_unit(0, x, [this](const torch::Tensor& t) { return flops::run(features_, t); }); }
+  torch::Tensor forward_features(torch::Tensor x) override {
+    return run_unit(0, x, [this](const torch::Tensor& t) { return flops::run(features_, t); });
+  }
   torch::Tensor classify(torch::Tensor f) override { return flops::run(classifier_, f).flatten(1); }
 
  private:

@@ -33,9 +33,9 @@ class VGG : public Model {
       }
     }
     features_ = register_module("features", features);
-    classifier_ = register_module(
-        "classifier", nn::Sequential(nn::Linear(512 * 7 * 7, 4096), nn::ReLU(true), nn::Dropout(0.5),
-                                     nn::Linear(4096, 4096), nn::ReLU(true), nn::Dropout(0.5), nn::Linear(4096, classes)));
+    classifier_ = register_module("classifier", nn::Sequential(nn::Linear(512 * 7 * 7, 4096), nn::ReLU(true),
+                                                               nn::Dropout(0.5), nn::Linear(4096, 4096), nn::ReLU(true),
+                                                               nn::Dropout(0.5), nn::Linear(4096, classes)));
     add_unit(features_.ptr());  // one unit: the whole convolution stack
     torch::NoGradGuard ng;
     for (auto& m : modules(false)) {
@@ -49,7 +49,9 @@ class VGG : public Model {
     }
   }
   torch::Tensor forward_features(torch::Tensor x) override {
-    return at::adaptive_avg_pool2d(run_unit(0, x, [this](const torch::Tensor& t) { return flops::run(features_, t); }), {7, 7}).flatten(1);
+    return at::adaptive_avg_pool2d(run_unit(0, x, [this](const torch::Tensor& t) { return flops::run(features_, t); }),
+                                   {7, 7})
+        .flatten(1);
   }
   torch::Tensor classify(torch::Tensor f) override { return flops::run(classifier_, f); }
 

@@ -37,7 +37,7 @@ class SelfAttentionImpl : public nn::Module {
     const int64_t n = x.size(0), s = x.size(1), d = hidden_ / heads_;
     auto qkv = flops::linear(x, in_proj_weight_, in_proj_bias_);           // [N, S, 3h]
     auto parts = qkv.view({n, s, 3, heads_, d}).permute({2, 0, 3, 1, 4});  // [3, N, H, S, d]
-    auto attn = flops::attention(parts[0], parts[1], parts[2]);  // [N, H, S, d]
+    auto attn = flops::attention(parts[0], parts[1], parts[2]);            // [N, H, S, d]
     return flops::linear(out_proj_, attn.transpose(1, 2).reshape({n, s, hidden_}));
   }
 
@@ -92,7 +92,7 @@ class EncoderImpl : public nn::Module {
     layers_ = register_module("layers", nn::Sequential());
     for (int64_t i = 0; i < s.num_layers; ++i)
       blocks_.push_back(layers_->register_module(fmt::format("encoder_layer_{}", i),
-                                                  EncoderBlock(s.hidden_dim, s.num_heads, s.mlp_dim)));
+                                                 EncoderBlock(s.hidden_dim, s.num_heads, s.mlp_dim)));
     ln_ = register_module("ln", nn::LayerNorm(nn::LayerNormOptions({s.hidden_dim}).eps(1e-6)));
   }
   // The encoder's forward in three pieces, so the model runs each layer as a unit.
@@ -112,8 +112,8 @@ TORCH_MODULE(Encoder);
 class VisionTransformer : public Model {
  public:
   VisionTransformer(const ViTSpec& s, int64_t classes, int64_t image) : spec_(s) {
-    conv_proj_ = register_module(
-        "conv_proj", nn::Conv2d(nn::Conv2dOptions(3, s.hidden_dim, s.patch_size).stride(s.patch_size)));
+    conv_proj_ =
+        register_module("conv_proj", nn::Conv2d(nn::Conv2dOptions(3, s.hidden_dim, s.patch_size).stride(s.patch_size)));
     class_token_ = register_parameter("class_token", torch::zeros({1, 1, s.hidden_dim}));
     const int64_t seq = (image / s.patch_size) * (image / s.patch_size) + 1;
     encoder_ = register_module("encoder", Encoder(seq, s));
@@ -130,14 +130,14 @@ class VisionTransformer : public Model {
 
   torch::Tensor forward_features(torch::Tensor x) override {
     const int64_t n = x.size(0);
-    x = flops::conv(conv_proj_, x);                       // [N, h, H/p, W/p]
+    x = flops::conv(conv_proj_, x);                               // [N, h, H/p, W/p]
     x = x.reshape({n, spec_.hidden_dim, -1}).permute({0, 2, 1});  // [N, S-1, h]
     x = at::cat({class_token_.expand({n, -1, -1}), x}, 1);
     x = encoder_->embed(x);
     auto& blocks = encoder_->blocks();
     for (size_t i = 0; i < blocks.size(); ++i)
       x = run_unit(i, x, [&blocks, i](const torch::Tensor& t) { return blocks[i](t); });
-    return encoder_->norm(x).select(1, 0);                // the class token
+    return encoder_->norm(x).select(1, 0);  // the class token
   }
   torch::Tensor classify(torch::Tensor f) override { return flops::linear(head_, f); }
 

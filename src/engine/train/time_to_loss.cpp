@@ -40,7 +40,6 @@ void say(const SweepEnv& env, const std::string& line) {
   if (env.progress) env.progress->resume();
 }
 
-
 // Every rank evaluates with rank 0's BatchNorm statistics (ranks' running statistics drift
 // apart between DDP's per-forward broadcasts).
 void broadcast_buffers(Model& m, const c10::intrusive_ptr<c10d::ProcessGroup>& pg, std::chrono::milliseconds timeout) {
@@ -117,7 +116,8 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
   torch::optim::SGD opt(params, torch::optim::SGDOptions(cfg.lr).momentum(0.9).weight_decay(1e-4));
 
   const int64_t steps_per_epoch =
-      (static_cast<int64_t>(distributed_sampler_indices(data.train.n, n, rank, cfg.seed, 0, false).size()) + batch - 1) /
+      (static_cast<int64_t>(distributed_sampler_indices(data.train.n, n, rank, cfg.seed, 0, false).size()) + batch -
+       1) /
       batch;
   std::vector<double> step_s, loss_mean, loss_wall;  // per step: this rank's time; mean loss over ranks; rank 0's wall
   nlohmann::json epochs = nlohmann::json::array();
@@ -155,7 +155,8 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
       step_s.push_back(since(ts));
       loss_wall.push_back(since(t0));
       if (rank == 0) gate.beat();
-      if (env.progress) env.progress->iteration(static_cast<int>(step_s.size()), static_cast<int>(steps_per_epoch * cfg.epochs));
+      if (env.progress)
+        env.progress->iteration(static_cast<int>(step_s.size()), static_cast<int>(steps_per_epoch * cfg.epochs));
     }
     const double train_s = since(te);
     const auto tv = Clock::now();
@@ -194,8 +195,8 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
                       {"data_wait_s_max", wait_max_all}});
     say(env, fmt::format("  {} on {} rank{}, epoch {}: train loss {:.4f}, test loss {:.4f}, test accuracy {:.4f}, "
                          "{:.1f} s (eval {:.1f} s), data wait {:.2f} ms/step",
-                         model, n, n > 1 ? "s" : "", e + 1, train_loss, test_loss, acc, wall,
-                         eval_s, 1e3 * (sums[4] > 0 ? sums[3] / sums[4] : 0.0)));
+                         model, n, n > 1 ? "s" : "", e + 1, train_loss, test_loss, acc, wall, eval_s,
+                         1e3 * (sums[4] > 0 ? sums[3] / sums[4] : 0.0)));
     if (target_reached(target, test_loss, acc)) {
       tgt["reached"] = true;
       tgt["epoch"] = e + 1;
@@ -237,8 +238,8 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
   }
   if (!keep.empty()) row.summary = summarize(per_rank, batch, n);
   row.ddp_options = ddp_options_json(cfg, ddp_variants(cfg).front());
-  nlohmann::json loss = {{"step", nlohmann::json::array()}, {"wall_s", nlohmann::json::array()},
-                         {"value", nlohmann::json::array()}};
+  nlohmann::json loss = {
+      {"step", nlohmann::json::array()}, {"wall_s", nlohmann::json::array()}, {"value", nlohmann::json::array()}};
   for (size_t i : keep) {
     loss["step"].push_back(i + 1);
     loss["wall_s"].push_back(loss_wall[i]);
@@ -246,16 +247,19 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
   }
   loss["steps_total"] = step_s.size();
   loss["subsample_stride"] = keep.size() > 1 ? keep[1] - keep[0] : 1;
-  loss["note"] = "training cross-entropy of each optimizer step, mean over the ranks' batches; wall_s from the "
-                 "first step's start (rank 0); every subsample_stride-th step and the last";
+  loss["note"] =
+      "training cross-entropy of each optimizer step, mean over the ranks' batches; wall_s from the "
+      "first step's start (rank 0); every subsample_stride-th step and the last";
   std::string source;
   nlohmann::json nearby = baselines_for(last_acc, model, &source);
   row.convergence = {{"dataset", data.name},
                      {"train_examples", data.train.n},
                      {"test_examples", data.test.n},
                      {"image_size", cfg.image_size},
-                     {"normalization", {{"mean", kFashionMnistMean}, {"std", kFashionMnistStd},
-                                        {"source", "per-pixel mean/std of the 60000 training images in [0, 1]"}}},
+                     {"normalization",
+                      {{"mean", kFashionMnistMean},
+                       {"std", kFashionMnistStd},
+                       {"source", "per-pixel mean/std of the 60000 training images in [0, 1]"}}},
                      {"loader_workers", cfg.loader_workers},
                      {"optimizer", {{"name", "sgd"}, {"lr", cfg.lr}, {"momentum", 0.9}, {"weight_decay", 1e-4}}},
                      {"steps_per_epoch", steps_per_epoch},
@@ -265,15 +269,16 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
                      {"baselines", nearby},
                      {"baselines_source", source},
                      {"reference", "the 1-rank DDP row of the same file (no separate no-DDP row)"},
-                     {"note", "wall_s from the first training step's start, evaluations included (eval_s says "
-                              "how much); test_loss and test_accuracy over the whole (limited) test split"}};
+                     {"note",
+                      "wall_s from the first training step's start, evaluations included (eval_s says "
+                      "how much); test_loss and test_accuracy over the whole (limited) test split"}};
   emit(row);
   say(env, fmt::format("  {} on {} rank{}: test accuracy {:.4f} after {} epoch(s), {:.1f} s; target {}", model, n,
                        n > 1 ? "s" : "", last_acc, epochs.size(), epochs.back()["wall_s"].get<double>(),
-                       target.metric == "none" ? std::string("none")
-                       : tgt["reached"].get<bool>()
-                           ? fmt::format("{} {:g} reached in epoch {}", target.metric, target.value, tgt["epoch"].get<int>())
-                           : fmt::format("{} {:g} not reached", target.metric, target.value)));
+                       target.metric == "none"      ? std::string("none")
+                       : tgt["reached"].get<bool>() ? fmt::format("{} {:g} reached in epoch {}", target.metric,
+                                                                  target.value, tgt["epoch"].get<int>())
+                                                    : fmt::format("{} {:g} not reached", target.metric, target.value)));
   for (const auto& l : baseline_lines(nearby)) say(env, l);
 }
 

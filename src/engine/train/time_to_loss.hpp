@@ -15,8 +15,8 @@ namespace ddpbench {
 
 /// The two splits of a run's dataset, as loaded by every rank.
 struct TrainTestData {
-  std::string name;   ///< "fashion-mnist"
-  std::string dir;    ///< the folder read
+  std::string name;  ///< "fashion-mnist"
+  std::string dir;   ///< the folder read
   ImageDataset train, test;
 };
 

@@ -38,8 +38,7 @@ torch::optim::SGDOptions trainer_sgd_options() {
 }
 
 Trainer::Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, SyntheticBatch batch,
-                 const c10::Device& device, const std::string& precision, int grad_accum,
-                 bool zero_grad_set_to_none)
+                 const c10::Device& device, const std::string& precision, int grad_accum, bool zero_grad_set_to_none)
     : model_(std::move(model)),
       ddp_(std::move(ddp)),
       batch_(std::move(batch)),

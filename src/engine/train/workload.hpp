@@ -38,12 +38,12 @@ torch::optim::SGDOptions trainer_sgd_options();
 /// Where one step's time went by our own marks (StepTimer::mark), seconds per step,
 /// summed over the micro-steps of gradient accumulation.
 struct StepPhases {
-  double zero_grad_s = 0;  ///< optimizer.zero_grad
-  double forward_s = 0;    ///< forward + loss (DDP: Reducer prepare, buffer broadcast)
-  double backward_s = 0;   ///< loss.backward() until it returned (DDP: with the wait for the last bucket)
-  double optimizer_s = 0;  ///< optimizer step (fp16: unscale, skip check, scale update)
+  double zero_grad_s = 0;      ///< optimizer.zero_grad
+  double forward_s = 0;        ///< forward + loss (DDP: Reducer prepare, buffer broadcast)
+  double backward_s = 0;       ///< loss.backward() until it returned (DDP: with the wait for the last bucket)
+  double optimizer_s = 0;      ///< optimizer step (fp16: unscale, skip check, scale update)
   double last_backward_s = 0;  ///< backward of the last (synchronised) micro-step alone
-  bool complete = false;   ///< false when the step was not marked as expected
+  bool complete = false;       ///< false when the step was not marked as expected
 };
 
 /// The DDP settings of `cfg` with the list-valued ones from `v`, as DistributedDataParallel takes
@@ -78,8 +78,8 @@ class Trainer {
   /// `ddp` may be null: then the model trains alone (the "no ddp" baseline). `grad_accum` K
   /// >= 1: each step runs K micro-steps on the batch (loss / K each), the first K-1 under
   /// no_sync, then one optimizer step.
-  Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, SyntheticBatch batch,
-          const c10::Device& device, const std::string& precision = "fp32", int grad_accum = 1,
+  Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, SyntheticBatch batch, const c10::Device& device,
+          const std::string& precision = "fp32", int grad_accum = 1,
           bool zero_grad_set_to_none = default_zero_grad_set_to_none());
 
   /// zero_grad -> K x (forward -> cross-entropy -> backward; DDP: the last with bucketed
