@@ -292,22 +292,8 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
     rf.config["backend"] = f.backend;
     rf.config["device"] = f.device;
     if (f.min_busbw_opt->count()) rf.config["min_busbw_gbps"] = f.min_busbw;
-    EnvironmentFacts facts;
-    facts.backend = backend_name(backend);
-    facts.cuda = use_cuda;
-    facts.launcher = launcher_name(li.launcher);
-    facts.rendezvous = {{"master_addr", li.master_addr},
-                        {"master_port", li.master_port},
-                        {"agent_store", li.use_agent_store},
-                        {"job_id", join.job_id}};
-    facts.world_size = li.world_size;
-    facts.threads_per_rank = threads;
-    facts.placements = rv.placements;
-    facts.slurm_job_id = li.job_id;
-    facts.env = &env;
-    facts.nodes = node_envs.nodes;
-    facts.node_differences = node_envs.differences;
-    rf.environment = environment_json(facts);
+    rf.environment = environment_json(
+        job_environment_facts(li, join.job_id, backend, use_cuda, threads, rv.placements, env, node_envs));
     print_header(rf, rv.placements);
     if (cfg.pairs) {
       std::string names;

@@ -296,23 +296,10 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     rf = new_result_file("run", argv, planned_rows(cfg));
     rf.config = cfg_json;
     rf.config["defaults_note"] = note;
-    EnvironmentFacts facts;
-    facts.backend = backend_name(backend);
-    facts.cuda = use_cuda;
-    facts.launcher = launcher_name(li.launcher);
-    facts.rendezvous = {{"master_addr", li.master_addr},
-                        {"master_port", li.master_port},
-                        {"agent_store", li.use_agent_store},
-                        {"job_id", join.job_id}};
-    facts.world_size = li.world_size;
-    facts.threads_per_rank = threads;
-    facts.placements = senv.placements;
+    EnvironmentFacts facts =
+        job_environment_facts(li, join.job_id, backend, use_cuda, threads, senv.placements, env, node_envs);
     facts.math = math_json(math);
     facts.malloc_tuning = malloc_info;
-    facts.slurm_job_id = li.job_id;
-    facts.env = &env;
-    facts.nodes = node_envs.nodes;
-    facts.node_differences = node_envs.differences;
     rf.environment = environment_json(facts);
     print_header(rf, senv.placements, note);
   }

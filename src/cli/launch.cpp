@@ -191,6 +191,27 @@ void finish_barrier(const c10::intrusive_ptr<c10d::Store>& store, const LaunchIn
   }
 }
 
+EnvironmentFacts job_environment_facts(const LaunchInfo& li, const std::string& job_id, BackendKind backend, bool cuda,
+                                       int threads_per_rank, const std::vector<RankPlacement>& placements,
+                                       const EnvMap& env, const NodeEnvironments& nodes) {
+  EnvironmentFacts facts;
+  facts.backend = backend_name(backend);
+  facts.cuda = cuda;
+  facts.launcher = launcher_name(li.launcher);
+  facts.rendezvous = {{"master_addr", li.master_addr},
+                      {"master_port", li.master_port},
+                      {"agent_store", li.use_agent_store},
+                      {"job_id", job_id}};
+  facts.world_size = li.world_size;
+  facts.threads_per_rank = threads_per_rank;
+  facts.placements = placements;
+  facts.slurm_job_id = li.job_id;
+  facts.env = &env;
+  facts.nodes = nodes.nodes;
+  facts.node_differences = nodes.differences;
+  return facts;
+}
+
 NodeEnvironments gather_node_environments(const c10::intrusive_ptr<c10d::Store>& store, const LaunchInfo& li,
                                           const EnvMap& env, const std::vector<RankPlacement>& placements,
                                           std::chrono::milliseconds timeout) {

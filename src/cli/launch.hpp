@@ -109,6 +109,15 @@ NodeEnvironments gather_node_environments(const c10::intrusive_ptr<c10d::Store>&
                                           const EnvMap& env, const std::vector<RankPlacement>& placements,
                                           std::chrono::milliseconds timeout);
 
+/// What every multi-rank command records of its job for environment_json: the backend,
+/// device type, launcher, rendezvous (`job_id`: JoinRequest::job_id), world size, intra-op
+/// threads per rank, the placements, the Slurm job, the launch variables of `env` (which
+/// must outlive the result) and every host's environment. A command adds what only it
+/// knows (math, malloc tuning).
+EnvironmentFacts job_environment_facts(const LaunchInfo& li, const std::string& job_id, BackendKind backend, bool cuda,
+                                       int threads_per_rank, const std::vector<RankPlacement>& placements,
+                                       const EnvMap& env, const NodeEnvironments& nodes);
+
 /// After a failure, on rank 0 only: adds the error note that the `rows` rows measured so far
 /// are in PATH.partial of `json_path` (marked incomplete). Nothing without --json or rows.
 void note_partial_rows(const LaunchInfo& li, const std::string& json_path, size_t rows);
