@@ -800,6 +800,27 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group_process_group(const SweepEnv& 
   return make_process_group(env.backend, group_store, env.launch.rank, n, env.device, env.timeout);
 }
 
+void run_group(const SweepEnv& env, const std::string& name, const std::string& label, int n,
+               const std::function<void(c10::intrusive_ptr<c10d::ProcessGroup>&, GroupGate&)>& body) {
+  GroupGate gate(env.store, name, env.timeout, GroupGate::poll_for(env.launch.world_size));
+  const int rank = env.launch.rank;
+  if (rank >= n) {
+    set_phase("the wait for " + label);
+    gate.wait_done();
+    return;
+  }
+  try {
+    set_phase("set-up of " + label);
+    auto pg = make_group_process_group(env, name, n);
+    body(pg, gate);
+    if (pg) destroy_process_group(pg);
+    if (rank == 0) gate.done();
+  } catch (const std::exception& e) {
+    if (rank == 0) gate.fail(e.what(), env.launch.world_size - n);
+    throw;
+  }
+}
+
 namespace {
 
 // The first n ranks train under DDP on their own sub-group with the settings of variant
@@ -813,16 +834,8 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
   const std::string name = fmt::format("{}/ddp{}{}", model, n, suffix);
   const std::string label = variants > 1 ? fmt::format("DDP group {}/ddp{} ({})", model, n, variant_words(variant))
                                          : fmt::format("DDP group {}", name);
-  GroupGate gate(env.store, name, env.timeout, GroupGate::poll_for(env.launch.world_size));
   const int rank = env.launch.rank;
-  if (rank >= n) {
-    set_phase("the wait for " + label);
-    gate.wait_done();
-    return;
-  }
-  try {
-    set_phase("set-up of " + label);
-    auto pg = make_group_process_group(env, name, n);
+  run_group(env, name, label, n, [&](c10::intrusive_ptr<c10d::ProcessGroup>& pg, GroupGate& gate) {
     std::optional<GradSpread> spread;  // set once the self-check ran
     double limit = 0;
     {
@@ -922,11 +935,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
           "{} on {} ranks{}: gradients differ across ranks by {:.3g} after the first DDP step (limit {:.3g}); "
           "the allreduce is not averaging, so no timing of this group is valid",
           model, n, variants > 1 ? " (" + variant_words(variant) + ")" : "", spread->max_abs_diff, limit));
-    if (rank == 0) gate.done();
-  } catch (const std::exception& e) {
-    if (rank == 0) gate.fail(e.what(), env.launch.world_size - n);
-    throw;
-  }
+  });
 }
 
 // `run --mode inference`: the first n ranks each run forward passes of their own batch
@@ -937,16 +946,8 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
 void run_inference_group(const SweepEnv& env, const std::string& model, int n, const RowCallback& emit) {
   const std::string name = fmt::format("{}/infer{}", model, n);
   const std::string label = fmt::format("inference group {}", name);
-  GroupGate gate(env.store, name, env.timeout, GroupGate::poll_for(env.launch.world_size));
   const int rank = env.launch.rank;
-  if (rank >= n) {
-    set_phase("the wait for " + label);
-    gate.wait_done();
-    return;
-  }
-  try {
-    set_phase("set-up of " + label);
-    auto pg = make_group_process_group(env, name, n);
+  run_group(env, name, label, n, [&](c10::intrusive_ptr<c10d::ProcessGroup>& pg, GroupGate& gate) {
     {
       release_free_host_memory(env.device);
       reset_peak_memory(env.device);
@@ -993,11 +994,7 @@ void run_inference_group(const SweepEnv& env, const std::string& model, int n, c
       }
     }
     destroy_process_group(pg);
-    if (rank == 0) gate.done();
-  } catch (const std::exception& e) {
-    if (rank == 0) gate.fail(e.what(), env.launch.world_size - n);
-    throw;
-  }
+  });
 }
 
 // --strategy zero2|fsdp: the first n ranks train the model sharded (engine/dist/sharded.hpp)
@@ -1008,16 +1005,8 @@ void run_sharded_group(const SweepEnv& env, const std::string& model, const Mode
                        const std::string& strategy, const RowCallback& emit) {
   const std::string name = fmt::format("{}/{}{}", model, strategy, n);
   const std::string label = fmt::format("{} group {}", strategy, name);
-  GroupGate gate(env.store, name, env.timeout, GroupGate::poll_for(env.launch.world_size));
   const int rank = env.launch.rank;
-  if (rank >= n) {
-    set_phase("the wait for " + label);
-    gate.wait_done();
-    return;
-  }
-  try {
-    set_phase("set-up of " + label);
-    auto pg = make_group_process_group(env, name, n);
+  run_group(env, name, label, n, [&](c10::intrusive_ptr<c10d::ProcessGroup>& pg, GroupGate& gate) {
     std::optional<double> spread;
     double max_abs = 0, limit = 0;
     {
@@ -1075,11 +1064,7 @@ void run_sharded_group(const SweepEnv& env, const std::string& model, const Mode
           fmt::format("{} on {} ranks ({}): parameters differ across ranks by {:.3g} after the first "
                       "step (limit {:.3g}); the sharded step is not consistent",
                       model, n, strategy, spread.value_or(NAN), limit));
-    if (rank == 0) gate.done();
-  } catch (const std::exception& e) {
-    if (rank == 0) gate.fail(e.what(), env.launch.world_size - n);
-    throw;
-  }
+  });
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "core/result.hpp"
 #include "core/run_config.hpp"
 #include "core/telemetry.hpp"
+#include "engine/dist/collectives.hpp"
 #include "engine/dist/process_group.hpp"
 #include "engine/env_info.hpp"
 #include "engine/models/model.hpp"
@@ -78,6 +79,15 @@ c10::intrusive_ptr<c10d::Store> make_group_store(const SweepEnv& env, const std:
 /// over the store: bounded even if rank 0 stops answering). Called by each of those n ranks
 /// (rank < n); throws as make_process_group, or when the deadline passes.
 c10::intrusive_ptr<c10d::ProcessGroup> make_group_process_group(const SweepEnv& env, const std::string& name, int n);
+
+/// Runs `body(pg, gate)` on the first n ranks of the job as benchmark group `name`, with
+/// the group's process group (make_group_process_group; destroyed after `body` unless
+/// `body` destroyed it) while ranks n.. wait at the group's gate. After `body`, rank 0 opens
+/// the gate; when the set-up or `body` throws, rank 0 fails the gate with the message (so
+/// the waiting ranks stop with it) and every rank of the group rethrows. `label` names the
+/// group in the phase ("set-up of <label>", "the wait for <label>"). Collective over the job.
+void run_group(const SweepEnv& env, const std::string& name, const std::string& label, int n,
+               const std::function<void(c10::intrusive_ptr<c10d::ProcessGroup>&, GroupGate&)>& body);
 
 /// Called on rank 0 after each row is measured (print it, write the JSON).
 using RowCallback = std::function<void(const BenchResult&)>;

@@ -295,25 +295,12 @@ TrainTestData load_train_test(const RunConfig& cfg) {
 
 void run_time_to_loss(const SweepEnv& env, const TrainTestData& data, const std::string& model,
                       const RowCallback& emit) {
-  const int rank = env.launch.rank;
   for (int n : env.cfg.world_sizes) {
     const std::string name = fmt::format("{}/ttl{}", model, n);
-    GroupGate gate(env.store, name, env.timeout);
-    if (rank >= n) {
-      set_phase("the wait for time-to-loss group " + name);
-      gate.wait_done();
-      continue;
-    }
-    try {
-      set_phase("set-up of time-to-loss group " + name);
-      auto pg = make_group_process_group(env, name, n);
-      train_group(env, data, model, n, pg, gate, emit);
-      destroy_process_group(pg);
-      if (rank == 0) gate.done();
-    } catch (const std::exception& e) {
-      if (rank == 0) gate.fail(e.what(), env.launch.world_size - n);
-      throw;
-    }
+    run_group(env, name, "time-to-loss group " + name, n,
+              [&](c10::intrusive_ptr<c10d::ProcessGroup>& pg, GroupGate& gate) {
+                train_group(env, data, model, n, pg, gate, emit);
+              });
   }
 }
 
