@@ -119,8 +119,7 @@ int run_dataparallel(DpFlags& f, const std::vector<std::string>& argv) {
   }
   facts.threads_per_rank = at::get_num_threads();
   facts.math = math_json(math);
-  const EnvMap env = current_env();
-  facts.env = &env;
+  facts.env = env_subset(current_env());
   rf.environment = environment_json(facts);
   print_line(fmt::format(
       "ddpbench dataparallel: one process on GPU(s) {}, batch {} per GPU, {}x{} images, {}, {} "

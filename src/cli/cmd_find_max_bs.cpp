@@ -178,10 +178,9 @@ int run_find_max_bs(Flags& f, const std::vector<std::string>& argv) {
     facts.cuda = setup.device.is_cuda();
     facts.placements = {local_placement(LaunchInfo{}, setup.device)};
     facts.threads_per_rank = at::get_num_threads();
-    // The trials ran under these (engine/bench/max_batch applies them to each).
-    facts.math = math_json(apply_math_modes({c.precision, c.cudnn_benchmark}));
-    const EnvMap env = current_env();
-    facts.env = &env;
+    // What the trials ran under (prepare_search applies them, here or in each trial's child).
+    facts.math = math_json(math_modes_for({c.precision, c.cudnn_benchmark}));
+    facts.env = env_subset(current_env());
     rf.environment = environment_json(facts);
     rf.max_batch = max_batch_json(setup, f.start, f.bound, f.margin, search);
     rf.complete = true;

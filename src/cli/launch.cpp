@@ -206,7 +206,7 @@ EnvironmentFacts job_environment_facts(const LaunchInfo& li, const std::string& 
   facts.threads_per_rank = threads_per_rank;
   facts.placements = placements;
   facts.slurm_job_id = li.job_id;
-  facts.env = &env;
+  facts.env = env_subset(env);
   facts.nodes = nodes.nodes;
   facts.node_differences = nodes.differences;
   return facts;

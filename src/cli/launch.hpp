@@ -111,8 +111,8 @@ NodeEnvironments gather_node_environments(const c10::intrusive_ptr<c10d::Store>&
 
 /// What every multi-rank command records of its job for environment_json: the backend,
 /// device type, launcher, rendezvous (`job_id`: JoinRequest::job_id), world size, intra-op
-/// threads per rank, the placements, the Slurm job, the launch variables of `env` (which
-/// must outlive the result) and every host's environment. A command adds what only it
+/// threads per rank, the placements, the Slurm job, the launch variables of `env` and every
+/// host's environment. A command adds what only it
 /// knows (math, malloc tuning).
 EnvironmentFacts job_environment_facts(const LaunchInfo& li, const std::string& job_id, BackendKind backend, bool cuda,
                                        int threads_per_rank, const std::vector<RankPlacement>& placements,

@@ -127,14 +127,13 @@ nlohmann::json environment_json(const EnvironmentFacts& f) {
                       {"uuid", p.gpu_uuid},
                       {"bus_id", p.bus_id}});
   }
-  const bool probed = f.nodes.is_array() && !f.nodes.empty() && f.nodes.at(0).is_object();
-  const auto first_node = [&](const char* key, const std::string& otherwise) {
-    return probed ? f.nodes.at(0).value(key, otherwise) : otherwise;
-  };
+  // The first host's probe (gather_node_environments) where the command has one, else this host's.
+  const nlohmann::json* node0 =
+      f.nodes.is_array() && !f.nodes.empty() && f.nodes.at(0).is_object() ? &f.nodes.at(0) : nullptr;
   return {{"torch", torch_version()},
           {"cuda", cuda_version()},
           {"nccl", nccl_version()},
-          {"driver", probed ? first_node("driver", "unknown") : driver_version()},
+          {"driver", node0 ? node0->value("driver", "unknown") : driver_version()},
           {"backend", f.backend},
           {"device_type", f.cuda ? "cuda" : "cpu"},
           {"cpu_model", cpu_model()},
@@ -145,11 +144,11 @@ nlohmann::json environment_json(const EnvironmentFacts& f) {
           {"hosts", hosts},
           {"ranks", f.placements},
           {"gpus", f.gpus.is_null() ? gpus : f.gpus},
-          {"topology", probed ? first_node("topology", "") : (f.cuda ? gpu_topology() : std::string())},
+          {"topology", node0 ? node0->value("topology", "") : (f.cuda ? gpu_topology() : std::string())},
           {"slurm_job_id", f.slurm_job_id},
           {"malloc_tuning", f.malloc_tuning},
           {"math", f.math},
-          {"env", f.env ? env_subset(*f.env) : nlohmann::json::object()},
+          {"env", f.env},
           {"nodes", f.nodes},
           {"node_differences", f.node_differences}};
 }

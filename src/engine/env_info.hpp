@@ -66,7 +66,7 @@ struct EnvironmentFacts {
   nlohmann::json math = nullptr;  ///< {"cudnn_allow_tf32", ...} (engine/train/precision math_json); null: not set
   nlohmann::json malloc_tuning = nullptr;  ///< null: not tuned by the command
   std::string slurm_job_id;
-  const EnvMap* env = nullptr;  ///< the variables env_subset records; null: none ({})
+  nlohmann::json env = nlohmann::json::object();  ///< the launch variables: env_subset(current environment)
   /// environment.nodes and node_differences (cli/launch gather_node_environments); empty:
   /// the driver and topology are probed on this host.
   nlohmann::json nodes = nlohmann::json::array();

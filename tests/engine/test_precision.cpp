@@ -259,6 +259,25 @@ TEST(Precision, MathModesFollowThePrecision) {
   EXPECT_EQ(MathState::read(), before);  // the guard put everything back
 }
 
+// math_modes_for says what apply_math_modes sets, and sets nothing: find-max-bs records
+// the trials' math with it in a process that never applied them.
+TEST(Precision, MathModesForPredictsApplyWithoutSettingAnything) {
+  const MathState before = MathState::read();
+  MathStateGuard guard;
+  for (const char* precision : {"fp32", "fp32-strict", "tf32", "bf16"}) {
+    for (const bool benchmark : {false, true}) {
+      SCOPED_TRACE(std::string(precision) + (benchmark ? " benchmark" : ""));
+      before.write();
+      const MathModes predicted = math_modes_for({precision, benchmark});
+      EXPECT_EQ(MathState::read(), before);
+      const MathModes applied = apply_math_modes({precision, benchmark});
+      EXPECT_EQ(predicted.cublas_allow_tf32, applied.cublas_allow_tf32);
+      EXPECT_EQ(predicted.cudnn_allow_tf32, applied.cudnn_allow_tf32);
+      EXPECT_EQ(predicted.cudnn_benchmark, applied.cudnn_benchmark);
+    }
+  }
+}
+
 TEST(Precision, ChannelsLastConvertsConvolutionWeights) {
   auto m = make_model("resnet18", 10);
   to_channels_last(*m);

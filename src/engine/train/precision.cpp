@@ -18,14 +18,21 @@ nlohmann::json math_json(const MathModes& m) {
           {"fused_attention", compat::kHasFusedAttention}};
 }
 
+MathModes math_modes_for(const PrecisionConfig& cfg) {
+  const auto& ctx = at::globalContext();
+  MathModes m{ctx.allowTF32CuBLAS(), ctx.allowTF32CuDNN(), cfg.cudnn_benchmark};
+  if (cfg.precision == "fp32-strict" || cfg.precision == "tf32")
+    m.cublas_allow_tf32 = m.cudnn_allow_tf32 = cfg.precision == "tf32";
+  return m;
+}
+
 MathModes apply_math_modes(const PrecisionConfig& cfg) {
+  const MathModes m = math_modes_for(cfg);
   auto& ctx = at::globalContext();
-  if (cfg.precision == "fp32-strict" || cfg.precision == "tf32") {
-    const bool tf32 = cfg.precision == "tf32";
-    ctx.setAllowTF32CuBLAS(tf32);
-    ctx.setAllowTF32CuDNN(tf32);
-  }
-  ctx.setBenchmarkCuDNN(cfg.cudnn_benchmark);
+  // Only what changes: a job that asks for PyTorch's defaults leaves them untouched.
+  if (m.cublas_allow_tf32 != ctx.allowTF32CuBLAS()) ctx.setAllowTF32CuBLAS(m.cublas_allow_tf32);
+  if (m.cudnn_allow_tf32 != ctx.allowTF32CuDNN()) ctx.setAllowTF32CuDNN(m.cudnn_allow_tf32);
+  ctx.setBenchmarkCuDNN(m.cudnn_benchmark);
   return {ctx.allowTF32CuBLAS(), ctx.allowTF32CuDNN(), ctx.benchmarkCuDNN()};
 }
 

@@ -32,6 +32,10 @@ struct MathModes {
 };
 MathModes apply_math_modes(const PrecisionConfig& cfg);
 
+/// What apply_math_modes(cfg) sets, without setting it: the flags `cfg` changes, and this
+/// process's current ones for the rest (PyTorch's defaults in a process that set none).
+MathModes math_modes_for(const PrecisionConfig& cfg);
+
 /// The result file's environment.math: {"cudnn_allow_tf32", "cublas_allow_tf32",
 /// "cudnn_benchmark", "fused_attention" (the linked torch has scaled_dot_product_attention)}.
 nlohmann::json math_json(const MathModes& m);
