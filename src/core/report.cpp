@@ -14,12 +14,9 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "core/bench_table.hpp"
-#include "core/busbw.hpp"
 #include "core/errors.hpp"
 #include "core/json_util.hpp"
 #include "core/memory.hpp"
-#include "core/pairs.hpp"
 #include "core/straggler.hpp"
 #include "core/report_convergence.hpp"
 #include "core/report_detail.hpp"

@@ -18,11 +18,8 @@
 
 #include "core/bench_table.hpp"
 #include "core/busbw.hpp"
-#include "core/errors.hpp"
 #include "core/json_util.hpp"
-#include "core/memory.hpp"
 #include "core/pairs.hpp"
-#include "core/straggler.hpp"
 #include "core/report_convergence.hpp"
 #include "core/report_detail.hpp"
 
@@ -31,7 +28,6 @@ namespace ddpbench {
 using report_detail::gpu_available;
 using report_detail::int_at;
 using report_detail::max_batch_sentence;
-using report_detail::num_at;
 using report_detail::straggler_what;
 
 namespace {

@@ -1119,8 +1119,7 @@ nlohmann::json stragglers_of(const SweepEnv& env, const std::string& model, long
     x.compute_step_s = compute_p50_s[r];
     if (largest && r < largest->ranks.size()) {
       const RankSamples& rs = largest->ranks[r];
-      if (rs.step) x.ddp_step_s = rs.step->p50_s;
-      else if (!rs.samples_s.empty()) x.ddp_step_s = percentile(rs.samples_s, 50);
+      if (rs.step) x.ddp_step_s = rs.step->p50_s;  // every emitted row's ranks have one (keep_per_rank_detail)
       const auto& bd = largest->ranks[r].breakdown;
       if (bd.contains("exposed_comm_s")) x.comm_wait_s = bd["exposed_comm_s"].get<double>();
     }
