@@ -1,6 +1,7 @@
 #include "core/bench_table.hpp"
 
 #include "core/config_key.hpp"
+#include "core/row_metrics.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -64,9 +65,9 @@ std::string table_row_extras(const BenchResult& row) {
     out += fmt::format(" (stopped at {}, not at the {}% target)", row.stopping.reason, row.stopping.target_ci_pct);
   if (row.checks.contains("grad_check_passed") && row.checks["grad_check_passed"].is_boolean())
     out += row.checks["grad_check_passed"].get<bool>() ? "  check ok" : "  check FAILED";
-  const auto peak = row.telemetry.find("peak_memory_bytes_max_over_ranks");
-  if (peak != row.telemetry.end() && peak->is_number() && peak->get<double>() > 0)
-    out += fmt::format("  peak {:.2f} GiB", peak->get<double>() / (1024.0 * 1024.0 * 1024.0));
+  for (const auto& m : row_metrics())
+    if (m.run_label)
+      if (const auto v = m.of(row)) out += fmt::format("  {} {}", m.run_label, m.format(Value(*v)));
   return out;
 }
 

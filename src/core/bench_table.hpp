@@ -26,9 +26,9 @@ std::string table_row(const BenchResult& row, const std::string& units);
 
 /// What ddpbench adds after benchmark.py's columns of a row (so parsers of benchmark.py's
 /// log still match the row's start): measured iterations, the 95% CI half-width of the
-/// mean as % of the mean, the self-check ("check ok" / "check FAILED"; DDP rows), peak
-/// memory of the row's ranks (GiB: CUDA caching allocator on GPUs, process peak RSS on
-/// CPUs), e.g. "  n 50  ci ±0.8%  check ok  peak 3.19 GiB"; with --iters auto a series that
+/// mean as % of the mean, the self-check ("check ok" / "check FAILED"; DDP rows), then each
+/// metric of core/row_metrics with a run_label that the row has (peak memory of its ranks),
+/// e.g. "  n 50  ci ±0.8%  check ok  peak 3.19 GiB"; with --iters auto a series that
 /// stopped at a limit before reaching its CI target says so.
 std::string table_row_extras(const BenchResult& row);
 

@@ -12,6 +12,7 @@
 #include "core/json_util.hpp"
 #include "core/launch_env.hpp"
 #include "core/report.hpp"
+#include "core/row_metrics.hpp"
 #include "core/run_config.hpp"
 #include "core/table.hpp"
 
@@ -183,8 +184,11 @@ ReferenceEntry parse_entry(const nlohmann::json& e, const std::string& where) {
 }  // namespace
 
 const std::vector<std::string>& check_metrics() {
-  static const std::vector<std::string> m = {"ex_per_s_per_gpu", "ex_per_s_total", "p50_s", "p95_s",
-                                             "weak_scaling_efficiency"};
+  static const std::vector<std::string> m = [] {
+    std::vector<std::string> keys = row_metric_keys(kCheckable);
+    keys.push_back("weak_scaling_efficiency");
+    return keys;
+  }();
   return m;
 }
 
@@ -304,10 +308,7 @@ std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<
         const ConfigKey k = ConfigKey::of(result, r);
         if (k != ref.expected(k)) continue;
         row.row = k;
-        if (ref.metric == "ex_per_s_per_gpu") row.measured = r.summary.ex_per_s_per_gpu;
-        else if (ref.metric == "ex_per_s_total") row.measured = r.summary.ex_per_s_total;
-        else if (ref.metric == "p50_s") row.measured = r.summary.p50_s;
-        else if (ref.metric == "p95_s") row.measured = r.summary.p95_s;
+        row.measured = find_row_metric(ref.metric)->of(r);  // parse_entry admitted only check_metrics()
         // A row the run itself declared invalid passes nothing, whatever its numbers.
         if (r.checks.contains("grad_check_passed") && r.checks["grad_check_passed"].is_boolean() &&
             !r.checks["grad_check_passed"].get<bool>())
@@ -362,7 +363,8 @@ std::string render_check_text(const std::vector<CheckRow>& rows, const std::stri
   if (missing > 0)
     t.notes.push_back(
         "MISSING: the result has no weak-scaling DDP row of exactly that configuration (model, batch, "
-        "image size, ranks and setup, as listed)");
+        "image size, ranks and setup, as listed), or that row does not carry the metric (exposed_comm needs "
+        "run --breakdown)");
   if (rows.empty())
     t.notes.push_back(
         fmt::format("FAIL: no reference entry is for {}; nothing was checked (device names must match "

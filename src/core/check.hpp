@@ -19,8 +19,8 @@ namespace ddpbench {
 /// batch_per_rank, image_size and setup; 1.x entries did not).
 inline constexpr int kReferenceMajor = 2;
 
-/// Metrics a reference can name, as in the result file's summary, plus the weak-scaling
-/// efficiency the report computes.
+/// Metrics a reference can name: the checkable per-row metrics of core/row_metrics
+/// (row_metric_keys(kCheckable)), then the weak-scaling efficiency the report computes.
 const std::vector<std::string>& check_metrics();
 
 /// The setup an entry was measured with: ConfigKey fields under their names. Omitted
@@ -49,8 +49,9 @@ struct ReferenceEntry {
   int image_size = 0;
   ReferenceSetup setup;
   std::string metric;  ///< one of check_metrics()
-  /// Expected value in the metric's unit: ex/s for ex_per_s_*, seconds per iteration for
-  /// p50_s/p95_s, a fraction (0.9, not 90) for weak_scaling_efficiency.
+  /// Expected value in the metric's unit (RowMetric::unit): ex/s for ex_per_s_*, seconds per
+  /// iteration for p50_s/p95_s, bytes for peak_memory_bytes, a fraction (0.9, not 90) for
+  /// exposed_comm and weak_scaling_efficiency.
   double value = 0;
   std::optional<double> lower, upper;  ///< relative tolerances (fractions of `value`)
   std::string unit;                    ///< for display only

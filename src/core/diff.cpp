@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/errors.hpp"
+#include "core/row_metrics.hpp"
 #include "core/stats.hpp"
 #include "core/table.hpp"
 
@@ -120,12 +121,26 @@ std::string verdict_of(const Interval& ci) {
   return "within noise";
 }
 
+// The mean of metric `m` over the launches of `s`; nullopt unless every launch has it.
+std::optional<double> launches_mean(const RowMetric& m, const SideRow& s) {
+  std::vector<double> v;
+  for (const auto* r : s.launches) {
+    const auto x = m.of(*r);
+    if (!x) return std::nullopt;
+    v.push_back(*x);
+  }
+  if (v.empty()) return std::nullopt;
+  return mean(v);
+}
+
 DiffRow compare(const SideRow& b, const SideRow& t, const DiffOptions& opts) {
   DiffRow row;
   row.base_key = b.key;
   row.test_key = t.key;
   row.differs = differences(b.key, t.key);
   row.label = b.label;
+  for (const auto& m : row_metrics())
+    if (m.used_in(kInDiff)) row.metrics.push_back({m.key, launches_mean(m, b), launches_mean(m, t)});
   std::vector<std::vector<double>> sb, st;  // per launch: iteration means
   for (const auto* r : b.launches) sb.push_back(iteration_series(*r));
   for (const auto* r : t.launches) st.push_back(iteration_series(*r));
@@ -344,6 +359,17 @@ std::string render_diff_text(const DiffReport& d) {
                col("row", "row"),       col("base_s", "base s/iter"),  col("test_s", "test s/iter"),
                col("change", "change"), col("ci", "95% interval"),     col("n_base", "n base"),
                col("n_test", "n test"), col("base_ex_s", "base ex/s"), col("test_ex_s", "test ex/s")};
+  // The per-row metrics that some row has on both sides: base and test, in the metric's format.
+  std::vector<size_t> shown_metrics;
+  for (size_t i = 0; !d.rows.empty() && i < d.rows.front().metrics.size(); ++i)
+    if (std::any_of(d.rows.begin(), d.rows.end(),
+                    [i](const DiffRow& r) { return r.metrics[i].base && r.metrics[i].test; }))
+      shown_metrics.push_back(i);
+  for (size_t i : shown_metrics) {
+    const RowMetric& m = *find_row_metric(d.rows.front().metrics[i].key);
+    t.columns.push_back(col("base_" + std::string(m.key), "base " + std::string(m.header)));
+    t.columns.push_back(col("test_" + std::string(m.key), "test " + std::string(m.header)));
+  }
   if (any_differs) t.columns.push_back(col("differs", "differs (outside --match)"));
   t.columns.push_back(col("verdict", "verdict"));
   for (const auto& r : d.rows) {
@@ -362,6 +388,12 @@ std::string render_diff_text(const DiffReport& d) {
         n_text(r.test_launches.size(), r.test_iterations),
         have ? Value(fmt::format("{:.1f}", r.base_ex_s)) : Value(),
         have ? Value(fmt::format("{:.1f}", r.test_ex_s)) : Value()};
+    for (size_t i : shown_metrics) {
+      const auto& x = r.metrics[i];
+      const RowMetric& m = *find_row_metric(x.key);
+      cells.push_back(x.base ? Value(m.format(Value(*x.base))) : Value());
+      cells.push_back(x.test ? Value(m.format(Value(*x.test))) : Value());
+    }
     if (any_differs) cells.push_back(describe_differences(r.differs));
     cells.push_back(r.verdict);
     t.rows.push_back(std::move(cells));
@@ -393,6 +425,10 @@ nlohmann::json diff_json(const DiffReport& d) {
             {"noise_floor", d.opts.noise_floor}};
   for (const auto& c : d.changes) j["changes"].push_back({{"key", c.key}, {"base", c.base}, {"test", c.test}});
   for (const auto& r : d.rows) {
+    json metrics = json::object();
+    for (const auto& x : r.metrics)
+      metrics[x.key] = {{"base", x.base ? json(*x.base) : json(nullptr)},
+                        {"test", x.test ? json(*x.test) : json(nullptr)}};
     json differs = json::array();
     for (const auto& x : r.differs)
       differs.push_back({{"field", config_field_name(x.field)}, {"base", x.a}, {"test", x.b}});
@@ -415,7 +451,8 @@ nlohmann::json diff_json(const DiffReport& d) {
                          {"change", r.change},
                          {"ci_s", r.ci ? json{r.ci->lo, r.ci->hi} : json(nullptr)},
                          {"method", r.method},
-                         {"verdict", r.verdict}});
+                         {"verdict", r.verdict},
+                         {"metrics", metrics}});
   }
   return j;
 }

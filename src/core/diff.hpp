@@ -75,6 +75,14 @@ struct DiffRow {
   /// "faster", "slower", "within noise", "too few samples" (a launch with < 5
   /// iterations), "no samples".
   std::string verdict;
+  /// One per kInDiff metric of core/row_metrics, in catalogue order: the mean over each
+  /// side's launches, nullopt where some launch of that side lacks it. Shown, not tested:
+  /// the verdict is about the step time only.
+  struct Metric {
+    std::string key;
+    std::optional<double> base, test;
+  };
+  std::vector<Metric> metrics;
 };
 
 /// Everything `ddpbench diff` prints.

@@ -20,6 +20,7 @@
 #include "core/straggler.hpp"
 #include "core/report_convergence.hpp"
 #include "core/report_detail.hpp"
+#include "core/row_metrics.hpp"
 
 namespace ddpbench {
 using report_detail::gpu_available;
@@ -172,11 +173,7 @@ std::optional<double> ddp_overhead(const std::vector<Point>& all, const Point& p
 
 // Exposed communication as a fraction of the step, both from the row's breakdown (mean over
 // ranks): exposed_comm_s / step_s.
-std::optional<double> exposed_fraction(const Point& p) {
-  const auto& m = p.breakdown.mean_s;
-  if (!m || !((*m)[breakdown_index("step_s")] > 0)) return std::nullopt;
-  return (*m)[breakdown_index("exposed_comm_s")] / (*m)[breakdown_index("step_s")];
-}
+std::optional<double> exposed_fraction(const Point& p) { return p.facts.metric("exposed_comm"); }
 
 // The overhead split: {exposed comm, overhead - exposed comm}, each absent when unknown.
 std::pair<std::optional<double>, std::optional<double>> split_overhead(const std::optional<double>& overhead,
@@ -792,12 +789,19 @@ RowFacts RowFacts::of(const BenchResult& r) {
   RowFacts f;
   if (r.checks.is_object() && r.checks.contains("grad_check_passed") && r.checks["grad_check_passed"].is_boolean())
     f.self_check_passed = r.checks["grad_check_passed"].get<bool>();
-  f.peak_memory_bytes = json_num_opt(r.telemetry, "peak_memory_bytes_max_over_ranks");
+  f.metrics = row_metric_values(r);
   f.warnings = r.warnings;
   f.stopping = r.stopping;
   f.peak_basis = json_str_or(r.compute, "peak_basis");
   f.peak_tflops = json_num_opt(r.compute, "peak_tflops");
   return f;
+}
+
+std::optional<double> RowFacts::metric(const std::string& key) const {
+  const auto& all = row_metrics();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (key == all[i].key) return i < metrics.size() ? metrics[i] : std::nullopt;
+  throw std::logic_error("no per-row metric '" + key + "' in core/row_metrics");
 }
 
 Report build_report(const std::vector<NamedResult>& files, const ReportOptions& opts) {

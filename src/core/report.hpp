@@ -28,8 +28,9 @@ std::string unit_word(const ConfigKey& k);
 
 /// What a row says about itself beyond its times.
 struct RowFacts {
-  std::optional<bool> self_check_passed;    ///< checks.grad_check_passed (DDP rows)
-  std::optional<double> peak_memory_bytes;  ///< telemetry.peak_memory_bytes_max_over_ranks
+  std::optional<bool> self_check_passed;  ///< checks.grad_check_passed (DDP rows)
+  /// The row's per-row metrics (core/row_metrics row_metric_values), in row_metrics() order.
+  std::vector<std::optional<double>> metrics;
   std::vector<RowWarning> warnings;
   Stopping stopping;
   std::string peak_basis;             ///< compute.peak_basis: which peak MFU divides by ("" if unrecorded)
@@ -37,6 +38,8 @@ struct RowFacts {
 
   /// Reads them from a row; fields a row lacks stay empty.
   static RowFacts of(const BenchResult& r);
+  /// The metric `key` of row_metrics(); throws std::logic_error for a key the catalogue lacks.
+  std::optional<double> metric(const std::string& key) const;
 };
 
 /// One row of a breakdown table: where a step's time went (docs/METHODOLOGY.md "Where the

@@ -503,7 +503,7 @@ TEST(Report, RowsShowSelfCheckMemoryWarningsStoppingAndTheMfuPeak) {
   const auto& rows = r.weak[0].rows;
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].facts.self_check_passed, std::optional<bool>(true));
-  EXPECT_EQ(*rows[0].facts.peak_memory_bytes, 3308238848.0);
+  EXPECT_EQ(*rows[0].facts.metric("peak_memory_bytes"), 3308238848.0);
   EXPECT_NEAR(*rows[0].mfu, 6 * 4089184256.0 * 640 / 1e12 / 67, 1e-9);
   ASSERT_EQ(rows[1].facts.warnings.size(), 1u);
   EXPECT_EQ(rows[1].facts.stopping.reason, "max_iters");
