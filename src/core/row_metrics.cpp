@@ -48,6 +48,15 @@ const std::vector<RowMetric>& row_metrics() {
        "GPUs, the process's peak resident set (VmHWM) on CPUs",
        kInReportTables | kCheckable | kInDiff, "peak",
        [](const BenchResult& r) { return positive(json_num_opt(r.telemetry, "peak_memory_bytes_max_over_ranks")); }},
+      {"epoch_time_s", "epoch time", "s", fmtcol::duration(),
+       "epoch time = optimizer steps per epoch (communication.steps_per_epoch: --dataset-size examples, default "
+       "ImageNet-1k's 1,281,167, over the examples of one step) x the mean step time",
+       kInReportTables | kCheckable | kInDiff, "epoch",
+       [](const BenchResult& r) -> std::optional<double> {
+         const auto steps = positive(json_num_opt(r.communication, "steps_per_epoch"));
+         if (!steps || !(r.summary.mean_s > 0)) return std::nullopt;
+         return *steps * r.summary.mean_s;
+       }},
   };
   return m;
 }

@@ -158,6 +158,13 @@ std::function<std::string(const Value&)> bytes() {
     return v >= kGiB ? fmt::format("{:.2f} GiB", v / kGiB) : fmt::format("{:.1f} MiB", v / kMiB);
   });
 }
+std::function<std::string(const Value&)> duration() {
+  return numeric([](double v) {
+    if (v >= 3600) return fmt::format("{:.2f} h", v / 3600);
+    if (v >= 60) return fmt::format("{:.1f} min", v / 60);
+    return fmt::format("{:.1f} s", v);
+  });
+}
 }  // namespace fmtcol
 
 size_t Table::col(const std::string& key) const {

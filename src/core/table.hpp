@@ -35,6 +35,7 @@ std::function<std::string(const Value&)> percent();            ///< a fraction a
 std::function<std::string(const Value&)> times();              ///< a ratio as 1.78x
 std::function<std::string(const Value&)> sig3();               ///< three significant digits (0.0868)
 std::function<std::string(const Value&)> bytes();              ///< bytes as 3.08 GiB / 512.0 MiB
+std::function<std::string(const Value&)> duration();           ///< seconds as 45.2 s / 16.4 min / 2.78 h
 }  // namespace fmtcol
 
 /// A titled table: what it is about (`context`, e.g. device and model, repeated on every
