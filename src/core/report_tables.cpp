@@ -98,8 +98,8 @@ void add_fact_notes(Table& t, const std::vector<Row>& rows, const std::string& u
 std::string overhead_split_note(bool have_breakdown) {
   if (!have_breakdown)
     return "exposed comm and other DDP overhead need the per-step breakdown (result files of schema 1.5 and later)";
-  return "exposed comm = exposed_comm_s / step_s of the row's breakdown (means over ranks); other DDP overhead = DDP "
-         "overhead vs no-DDP - exposed comm (bucket copies, buffer broadcast, Reducer work)";
+  return std::string(find_row_metric("exposed_comm")->definition) +
+         "; other DDP overhead = DDP overhead vs no-DDP - exposed comm (bucket copies, buffer broadcast, Reducer work)";
 }
 
 // Rows whose exposed communication exceeds their whole DDP overhead: the no-DDP baseline
