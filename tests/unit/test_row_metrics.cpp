@@ -10,6 +10,7 @@
 #include "core/check.hpp"
 #include "core/diff.hpp"
 #include "core/row_metrics.hpp"
+#include "common/testutil.hpp"
 
 namespace ddpbench {
 namespace {
@@ -147,6 +148,40 @@ TEST(RowMetrics, DiffShowsBaseAndTestOfEachDiffMetric) {
   EXPECT_THAT(text, HasSubstr("base peak mem"));
   EXPECT_THAT(text, HasSubstr("4.00 GiB"));
   EXPECT_THAT(text, Not(HasSubstr("base exposed comm")));  // on no row on both sides
+}
+
+// The cells of a Markdown table row, trimmed: "| a | b |" -> {"a", "b"}.
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> out;
+  size_t at = line.find('|');
+  while (at != std::string::npos) {
+    const size_t next = line.find('|', at + 1);
+    if (next == std::string::npos) break;
+    std::string c = line.substr(at + 1, next - at - 1);
+    c.erase(0, c.find_first_not_of(' '));
+    c.erase(c.find_last_not_of(' ') + 1);
+    out.push_back(c);
+    at = next;
+  }
+  return out;
+}
+
+// The guide's table lists every metric of the catalogue, with the uses the catalogue gives it.
+TEST(RowMetrics, TheGuideListsEveryMetricWithItsUses) {
+  const std::string guide = testutil::slurp(DDPBENCH_SOURCE_DIR "/docs/guide/report-diff-check.md");
+  for (const auto& m : row_metrics()) {
+    const size_t at = guide.find(std::string("| `") + m.key + "` |");
+    ASSERT_NE(at, std::string::npos) << "docs/guide/report-diff-check.md has no row for " << m.key;
+    const auto mark = [&](MetricUse u) { return std::string(m.used_in(u) ? "✓" : ""); };
+    const std::vector<std::string> expected = {std::string("`") + m.key + "`",
+                                               m.header,
+                                               m.unit,
+                                               m.run_label ? std::string("`") + m.run_label + "`" : "",
+                                               mark(kInReportTables),
+                                               mark(kCheckable),
+                                               mark(kInDiff)};
+    EXPECT_EQ(cells(guide.substr(at, guide.find('\n', at) - at)), expected) << m.key;
+  }
 }
 
 }  // namespace
