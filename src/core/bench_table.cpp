@@ -63,8 +63,7 @@ std::string table_row_extras(const BenchResult& row) {
   if (const std::string settings = row_settings(row); !settings.empty()) out += "  [" + settings + "]";
   if (row.stopping.mode == "auto" && row.stopping.reason != "target_ci")
     out += fmt::format(" (stopped at {}, not at the {}% target)", row.stopping.reason, row.stopping.target_ci_pct);
-  if (row.checks.contains("grad_check_passed") && row.checks["grad_check_passed"].is_boolean())
-    out += row.checks["grad_check_passed"].get<bool>() ? "  check ok" : "  check FAILED";
+  if (const auto passed = row.checks.passed()) out += *passed ? "  check ok" : "  check FAILED";
   for (const auto& m : row_metrics())
     if (m.run_label)
       if (const auto v = m.of(row)) out += fmt::format("  {} {}", m.run_label, m.format(Value(*v)));

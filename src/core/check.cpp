@@ -310,13 +310,7 @@ std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<
         row.row = k;
         row.measured = find_row_metric(ref.metric)->of(r);  // parse_entry admitted only check_metrics()
         // A row the run itself declared invalid passes nothing, whatever its numbers.
-        if (r.checks.contains("grad_check_passed") && r.checks["grad_check_passed"].is_boolean() &&
-            !r.checks["grad_check_passed"].get<bool>())
-          row.invalid = "self-check failed";
-        else if (r.checks.contains("fp16_skipped_steps_in_measurement") &&
-                 r.checks["fp16_skipped_steps_in_measurement"].is_number() &&
-                 r.checks["fp16_skipped_steps_in_measurement"].get<double>() > 0)
-          row.invalid = "fp16 steps skipped among the timed ones";
+        row.invalid = r.checks.invalid_reason();
       }
     }
     const double m = row.measured.value_or(0.0);

@@ -244,14 +244,13 @@ std::optional<double> component(const BenchResult& r, const char* name) {
 
 std::vector<double> bucket_sizes(const BenchResult& r) {
   std::vector<double> out;
-  for (const nlohmann::json* sec : {&r.communication, &r.checks}) {
-    if (!sec->is_object() || !sec->contains("bucket_sizes_bytes")) continue;
-    const auto& a = (*sec)["bucket_sizes_bytes"];
-    if (!a.is_array()) continue;
-    for (const auto& b : a)
+  if (r.communication.is_object() && r.communication.contains("bucket_sizes_bytes") &&
+      r.communication["bucket_sizes_bytes"].is_array())
+    for (const auto& b : r.communication["bucket_sizes_bytes"])
       if (b.is_number() && b.get<double>() > 0) out.push_back(b.get<double>());
-    if (!out.empty()) return out;
-  }
+  if (out.empty() && r.checks.bucket_sizes_bytes)
+    for (long long b : *r.checks.bucket_sizes_bytes)
+      if (b > 0) out.push_back(static_cast<double>(b));
   return out;
 }
 

@@ -104,8 +104,8 @@ std::vector<Point> collect_points(const std::vector<NamedResult>& files) {
         for (const auto& rk : r.ranks) pooled.insert(pooled.end(), rk.samples_s.begin(), rk.samples_s.end());
         p.p5_s = pooled.empty() ? r.summary.p50_s : percentile(pooled, 5);
       }
-      p.tflops_per_gpu = json_num_opt(r.compute, "achieved_tflops_per_gpu");
-      p.mfu = json_num_opt(r.compute, "mfu");
+      p.tflops_per_gpu = r.compute.achieved_tflops_per_gpu;
+      p.mfu = r.compute.mfu;
       p.facts = RowFacts::of(r);
       p.breakdown = breakdown_of(r);
       if (r.memory.is_object()) {
@@ -787,13 +787,12 @@ std::string unit_word(const ConfigKey& k) { return k.device.rfind("CPU", 0) == 0
 
 RowFacts RowFacts::of(const BenchResult& r) {
   RowFacts f;
-  if (r.checks.is_object() && r.checks.contains("grad_check_passed") && r.checks["grad_check_passed"].is_boolean())
-    f.self_check_passed = r.checks["grad_check_passed"].get<bool>();
+  f.self_check_passed = r.checks.passed();
   f.metrics = row_metric_values(r);
   f.warnings = r.warnings;
   f.stopping = r.stopping;
-  f.peak_basis = json_str_or(r.compute, "peak_basis");
-  f.peak_tflops = json_num_opt(r.compute, "peak_tflops");
+  f.peak_basis = r.compute.peak_basis.value_or("");
+  f.peak_tflops = r.compute.peak_tflops;
   return f;
 }
 

@@ -176,8 +176,8 @@ void from_json(const json& j, BenchResult& b) {
     for (const auto& r : *it) b.ranks_kept_in_full->push_back(json_int<int>(r, "ranks_kept_in_full", 0));
   }
   b.telemetry = json_object_or_empty(j, "telemetry");
-  b.checks = json_object_or_empty(j, "checks");
-  b.compute = json_object_or_empty(j, "compute");
+  json_object_or_empty(j, "checks").get_to(b.checks);
+  json_object_or_empty(j, "compute").get_to(b.compute);
   b.communication = json_object_or_empty(j, "communication");
   b.grad_accum = json_int_or<int>(j, "grad_accum", 1);
   b.ddp_options = json_object_or_empty(j, "ddp_options");

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/row_sections.hpp"
 #include "core/stats.hpp"
 
 namespace ddpbench {
@@ -29,8 +30,10 @@ namespace ddpbench {
 /// activation_checkpointing, mode, memory, convergence per row; 1.8: config.zero_grad_set_to_none;
 /// 1.9: config.first_bucket_cap_mb one per swept bucket cap when several, as bucket_cap_mb;
 /// 1.10: per rank step, per row iteration_means_s and ranks_kept_in_full, summary.p5_s;
-/// samples_s and telemetry series only for the ranks kept in full, config.per_rank_series).
-inline constexpr const char* kSchemaVersion = "1.10.0";
+/// samples_s and telemetry series only for the ranks kept in full, config.per_rank_series;
+/// 1.11: checks and compute leave out a field without a value (compute.peak_tflops, mfu,
+/// peak_basis and checks.dp_grad_rel_diff were null).
+inline constexpr const char* kSchemaVersion = "1.11.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's step times of one row, summarised (seconds per measured iteration).
@@ -146,10 +149,8 @@ struct BenchResult {
   /// nullopt: every rank's (--per-rank-series all, and files of schema < 1.10).
   std::optional<std::vector<int>> ranks_kept_in_full;
   nlohmann::json telemetry = nlohmann::json::object();
-  nlohmann::json checks = nlohmann::json::object();
-  /// FLOPs and MFU: forward_macs_per_example, train_flops_per_example,
-  /// achieved_tflops_per_gpu, peak_tflops, mfu (null for an unknown GPU), parameters.
-  nlohmann::json compute = nlohmann::json::object();
+  RowChecks checks;    ///< the self-check (core/row_sections)
+  RowCompute compute;  ///< FLOPs and MFU (core/row_sections)
   /// DDP rows: trainable_parameters, allreduce_bytes_per_step, steps_per_epoch,
   /// allreduce_bytes_per_epoch (at dataset_size examples per epoch).
   nlohmann::json communication = nlohmann::json::object();

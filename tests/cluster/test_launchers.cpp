@@ -34,7 +34,7 @@ void expect_two_rank_sweep(const ResultFile& f, const std::string& launcher) {
   ASSERT_EQ(f.results.size(), 3u);
   EXPECT_EQ(f.results[2].world_size, 2);
   EXPECT_EQ(f.results[2].ranks.size(), 2u);
-  EXPECT_TRUE(f.results[2].checks.at("grad_check_passed").get<bool>());
+  EXPECT_TRUE(f.results[2].checks.grad_check_passed.value());
 }
 
 TEST(OpenMPI, MpirunStartsRanksWithoutFlags) {

@@ -57,7 +57,7 @@ void expect_cpu_job(const ResultFile& f, const std::vector<int>& world_sizes) {
   const auto& last = f.results.back();
   EXPECT_EQ(last.world_size, 2);
   EXPECT_EQ(last.ranks.size(), 2u);
-  EXPECT_TRUE(last.checks.at("grad_check_passed").get<bool>());
+  EXPECT_TRUE(last.checks.grad_check_passed.value());
 }
 
 TEST_F(Slurm, NodeTemplateRunsOnCpusWithoutGres) {

@@ -52,9 +52,9 @@ void expect_tiny_sweep(const ResultFile& f, int world) {
       for (double s : rk.samples_s) EXPECT_GT(s, 0.0);
     }
     EXPECT_EQ(r.summary.n, static_cast<int>(3 * i));
-    EXPECT_TRUE(r.checks.at("grad_check_passed").get<bool>());
-    EXPECT_EQ(r.checks.at("grad_max_abs_diff_across_ranks").get<double>(), 0.0);
-    EXPECT_TRUE(r.checks.at("buckets_rebuilt").get<bool>());
+    EXPECT_TRUE(r.checks.grad_check_passed.value());
+    EXPECT_EQ(r.checks.grad_max_abs_diff_across_ranks.value(), 0.0);
+    EXPECT_TRUE(r.checks.buckets_rebuilt.value());
   }
 }
 
@@ -384,7 +384,7 @@ TEST(Cli, ZeroGradFlagIsRecordedAndNamed) {
   EXPECT_THAT(o.out, HasSubstr(std::string("* Optimizer.zero_grad(set_to_none=False)") +
                                (torch2 ? " (--zero-grad-set-to-none)" : ", the linked torch's default")));
   for (const auto& r : f.results)
-    if (r.ddp) EXPECT_TRUE(r.checks.at("grad_check_passed").get<bool>());
+    if (r.ddp) EXPECT_TRUE(r.checks.grad_check_passed.value());
 }
 
 // A CUDA-enabled build on a machine without a GPU (a login node): `env` says so.
@@ -403,14 +403,14 @@ TEST(Cli, FrozenBackboneAllreducesOnlyTheHead) {
   const auto& r = f.results.back();
   ASSERT_EQ(r.world_size, 2);
   long long bucketed = 0;
-  for (const auto& b : r.checks.at("bucket_sizes_bytes")) bucketed += b.get<long long>();
+  for (const auto b : r.checks.bucket_sizes_bytes.value()) bucketed += b;
   EXPECT_EQ(bucketed, head * 4);  // fp32 gradients of the head, nothing else
   EXPECT_EQ(r.communication.at("trainable_parameters"), head);
   EXPECT_EQ(r.communication.at("allreduce_bytes_per_step"), head * 4);
   EXPECT_EQ(r.communication.at("steps_per_epoch"), 250);  // 1000 examples / (2 ranks x batch 2)
   EXPECT_EQ(r.communication.at("allreduce_bytes_per_epoch"), head * 4 * 250);
-  EXPECT_EQ(r.compute.at("trainable_parameters"), head);
-  EXPECT_TRUE(r.checks.at("grad_check_passed").get<bool>());
+  EXPECT_EQ(r.compute.trainable_parameters.value(), head);
+  EXPECT_TRUE(r.checks.grad_check_passed.value());
   EXPECT_EQ(f.config.at("freeze_backbone"), true);
 }
 
@@ -418,8 +418,8 @@ TEST(Cli, Bf16RunRecordsPrecisionAndFlops) {
   const auto [o, f] = run_tiny(" --device cpu --precision bf16 --channels-last");
   for (const auto& r : f.results) {
     EXPECT_EQ(r.precision, "bf16");
-    EXPECT_GT(r.compute.at("forward_macs_per_example").get<double>(), 0.0);
-    EXPECT_TRUE(r.compute.at("mfu").is_null());  // a CPU has no entry in the peak table
+    EXPECT_GT(r.compute.forward_macs_per_example.value(), 0.0);
+    EXPECT_FALSE(r.compute.mfu.has_value());  // a CPU has no entry in the peak table
   }
   EXPECT_EQ(f.config.at("channels_last"), true);
   EXPECT_THAT(o.out, HasSubstr("* Precision: bf16, channels_last"));
@@ -683,9 +683,9 @@ TEST(Cli, SelfCheckFailsLoudlyAndKeepsTheRows) {
   EXPECT_FALSE(f.complete);
   EXPECT_EQ(f.rows_planned, 3);
   ASSERT_EQ(f.results.size(), 3u);  // no ddp, 1 rank (passes), 2 ranks (fails)
-  EXPECT_TRUE(f.results[1].checks.at("grad_check_passed").get<bool>());
-  EXPECT_FALSE(f.results[2].checks.at("grad_check_passed").get<bool>());
-  EXPECT_GE(f.results[2].checks.at("grad_max_abs_diff_across_ranks").get<double>(), 1.0);
+  EXPECT_TRUE(f.results[1].checks.grad_check_passed.value());
+  EXPECT_FALSE(f.results[2].checks.grad_check_passed.value());
+  EXPECT_GE(f.results[2].checks.grad_max_abs_diff_across_ranks.value(), 1.0);
 }
 
 // --overwrite replaces an earlier complete result only once the new run completes: a run

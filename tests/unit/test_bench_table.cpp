@@ -42,10 +42,10 @@ TEST(BenchTable, ExtrasShowIterationsCiCheckAndMemory) {
   row.summary.iterations = 50;
   row.summary.mean_s = 0.2;
   row.summary.ci95_s = 0.0016;  // 0.8% of the mean
-  row.checks["grad_check_passed"] = true;
+  row.checks.grad_check_passed = true;
   row.telemetry["peak_memory_bytes_max_over_ranks"] = 3LL * 1024 * 1024 * 1024 + 512LL * 1024 * 1024;  // 3.5 GiB
   EXPECT_EQ(table_row_extras(row), "  n  50  ci ±0.8%  check ok  peak 3.50 GiB");
-  row.checks["grad_check_passed"] = false;
+  row.checks.grad_check_passed = false;
   row.stopping = {"auto", "max_time", 1.0, 2.5};
   EXPECT_EQ(table_row_extras(row),
             "  n  50  ci ±0.8% (stopped at max_time, not at the 1% target)  check FAILED  peak 3.50 GiB");

@@ -585,12 +585,12 @@ TEST(Check, RowsTheRunDeclaredInvalidFail) {
   const auto refs = one(R"("setup": {"precision": "fp32"}})");
   auto f = read_result_file(kFix + "gpu_h100.json");
   ASSERT_EQ(check_against(f, refs, skipped)[0].status, "PASS");
-  for (auto& r : f.results) r.checks["grad_check_passed"] = false;
+  for (auto& r : f.results) r.checks.grad_check_passed = false;
   auto rows = check_against(f, refs, skipped);
   EXPECT_EQ(rows[0].status, "FAIL (self-check failed)");
   EXPECT_THAT(render_check_text(rows, "x", skipped), HasSubstr("0 passed, 1 failed"));
   f = read_result_file(kFix + "gpu_h100.json");
-  for (auto& r : f.results) r.checks["fp16_skipped_steps_in_measurement"] = 2;
+  for (auto& r : f.results) r.checks.fp16_skipped_steps_in_measurement = 2;
   EXPECT_EQ(check_against(f, refs, skipped)[0].status, "FAIL (fp16 steps skipped among the timed ones)");
 }
 

@@ -354,10 +354,11 @@ void add_row_warnings(const SweepEnv& env, BenchResult& row) {
         over = fmt::format("{} threads of this group's ranks on {} share {} CPUs", h.first, host, h.second.size());
     if (!over.empty()) row.warnings.push_back({"oversubscribed", fmt::format("{}; ranks compete for cores", over)});
   }
-  if (row.checks.contains("grad_check_passed") && !row.checks["grad_check_passed"].get<bool>())
-    row.warnings.push_back({"self_check_failed", "gradients differ across ranks: no timing of this row is valid"});
-  if (row.checks.contains("fp16_skipped_steps_in_measurement") &&
-      row.checks["fp16_skipped_steps_in_measurement"].get<long long>() > 0)
+  if (row.checks.passed() == false)
+    row.warnings.push_back(
+        {"self_check_failed", fmt::format("{} differ across ranks: no timing of this row is valid",
+                                          row.checks.grad_check_passed ? "gradients" : "parameters")});
+  if (row.checks.fp16_skipped_steps_in_measurement.value_or(0) > 0)
     row.warnings.push_back({"fp16_skipped_steps",
                             "fp16 steps skipped for overflow among the timed ones: those steps did no update and "
                             "make the row look faster; give more --warmup"});
@@ -643,16 +644,18 @@ void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, cons
   const PeakBasis basis = mfu_basis(row.precision, env.math.cudnn_allow_tf32, env.math.cublas_allow_tf32);
   const double peak = env.device.is_cuda() ? peak_tflops(gpu, basis.unit).value_or(0.0) : 0.0;  // 0: unknown
   const GpuPeak* entry = env.device.is_cuda() ? find_gpu_peak(gpu) : nullptr;
-  const nlohmann::json null(nullptr);
-  row.compute = {{"forward_macs_per_example", info.forward_macs},
-                 {"train_flops_per_example", train_flops},
-                 {"achieved_tflops_per_gpu", achieved},
-                 {"peak_tflops", peak > 0 ? nlohmann::json(peak) : null},
-                 {"mfu", peak > 0 ? nlohmann::json(achieved / peak) : null},
-                 {"peak_basis", peak > 0 ? nlohmann::json(basis.label) : null},
-                 {"peak_source", entry ? entry->source : "unknown device: no MFU"},
-                 {"parameters", info.parameters},
-                 {"trainable_parameters", info.trainable_parameters}};
+  RowCompute& c = row.compute;
+  c.forward_macs_per_example = info.forward_macs;
+  c.train_flops_per_example = train_flops;
+  c.achieved_tflops_per_gpu = achieved;
+  if (peak > 0) {
+    c.peak_tflops = peak;
+    c.mfu = achieved / peak;
+    c.peak_basis = basis.label;
+  }
+  c.peak_source = entry ? entry->source : "unknown device: no MFU";
+  c.parameters = info.parameters;
+  c.trainable_parameters = info.trainable_parameters;
   if (const LossScaler* s = trainer.scaler()) {
     row.telemetry["loss_scaling"] = {{"final_scale", s->current_scale()},
                                      {"skipped_steps", s->skipped_steps()},
@@ -661,7 +664,7 @@ void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, cons
                                       "rank 0's scaler, warm-up included in skipped_steps; DDP ranks share "
                                       "gradients, so they skip the same steps"}};
     // A skipped step does no optimizer update: timed ones make the row look faster.
-    row.checks["fp16_skipped_steps_in_measurement"] = series.skipped_measured;
+    row.checks.fp16_skipped_steps_in_measurement = series.skipped_measured;
   }
 }
 
@@ -876,13 +879,13 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
                                    static_cast<int>(iters));
         row.ddp_options = ddp_options_json(env.cfg, variant);
         const auto buckets = ddp_raw->bucket_sizes_bytes();
-        row.checks = nlohmann::json{{"grad_max_abs_diff_across_ranks", measured.max_abs_diff},
-                                    {"grad_max_abs", measured.max_abs_grad},
-                                    {"grad_check_limit", limit},
-                                    {"grad_check_passed", check_passed(spread, limit)},
-                                    {"grad_check_ran", spread.has_value()},
-                                    {"buckets_rebuilt", ddp_raw->buckets_rebuilt()},
-                                    {"bucket_sizes_bytes", buckets}};
+        row.checks.grad_max_abs_diff_across_ranks = measured.max_abs_diff;
+        row.checks.grad_max_abs = measured.max_abs_grad;
+        row.checks.grad_check_limit = limit;
+        row.checks.grad_check_passed = check_passed(spread, limit);
+        row.checks.grad_check_ran = spread.has_value();
+        row.checks.buckets_rebuilt = ddp_raw->buckets_rebuilt();
+        row.checks.bucket_sizes_bytes = std::vector<long long>(buckets.begin(), buckets.end());
         if (!hook.note.empty()) row.telemetry["comm_hook_note"] = hook.note;
         annotate(env, info, row, trainer, series);
         row.memory["model_state_bytes"] = trainer.model_state_bytes().to_json();
@@ -1038,11 +1041,11 @@ void run_sharded_group(const SweepEnv& env, const std::string& model, const Mode
         BenchResult row =
             make_row(env, model, /*ddp=*/true, n, batch, 1, stats, series.stopping, static_cast<int>(iters));
         row.strategy = strategy;
-        row.checks = nlohmann::json{{"param_max_abs_diff_across_ranks", spread.value_or(0.0)},
-                                    {"param_max_abs", max_abs},
-                                    {"param_check_limit", limit},
-                                    {"param_check_passed", spread && *spread <= limit},
-                                    {"param_check_ran", spread.has_value()}};
+        row.checks.param_max_abs_diff_across_ranks = spread.value_or(0.0);
+        row.checks.param_max_abs = max_abs;
+        row.checks.param_check_limit = limit;
+        row.checks.param_check_passed = spread && *spread <= limit;
+        row.checks.param_check_ran = spread.has_value();
         annotate(env, info, row, trainer, series);
         {
           std::vector<nlohmann::json> tele;

@@ -1,0 +1,88 @@
+// Typed sections of a result row (results[].checks, results[].compute): each field listed
+// once, in an X-macro that declares the member and its JSON reader and writer. Fields are
+// optional (a row of one kind fills only its own); keys a section does not know, or a known
+// key of another type, are kept in `extra` as read and written back, so a file round-trips
+// whatever its version. A field without a value is left out (schema 1.11; before, some were
+// written as null, which reads as no value). Meanings: docs/result-schema.md. Torch-free.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddpbench {
+
+// X(type, name): results[].checks, the in-run self-check (METHODOLOGY "In-run self-check").
+#define DDPBENCH_ROW_CHECKS_FIELDS(X)             \
+  X(bool, grad_check_ran)                         \
+  X(bool, grad_check_passed)                      \
+  X(double, grad_max_abs_diff_across_ranks)       \
+  X(double, grad_max_abs)                         \
+  X(double, grad_check_limit)                     \
+  X(bool, buckets_rebuilt)                        \
+  X(std::vector<long long>, bucket_sizes_bytes)   \
+  X(bool, param_check_ran)                        \
+  X(bool, param_check_passed)                     \
+  X(double, param_max_abs_diff_across_ranks)      \
+  X(double, param_max_abs)                        \
+  X(double, param_check_limit)                    \
+  X(double, dp_output_rel_diff)                   \
+  X(double, dp_grad_rel_diff)                     \
+  X(double, dp_check_limit)                       \
+  X(bool, dp_check_passed)                        \
+  X(long long, fp16_skipped_steps_in_measurement) \
+  X(std::string, note)
+
+// results[].compute: FLOPs and MFU (METHODOLOGY "FLOPs and MFU").
+#define DDPBENCH_ROW_COMPUTE_FIELDS(X) \
+  X(double, forward_macs_per_example)  \
+  X(double, train_flops_per_example)   \
+  X(double, achieved_tflops_per_gpu)   \
+  X(double, peak_tflops)               \
+  X(double, mfu)                       \
+  X(std::string, peak_basis)           \
+  X(std::string, peak_source)          \
+  X(long long, parameters)             \
+  X(long long, trainable_parameters)
+
+#define DDPBENCH_SECTION_MEMBER(type, name) std::optional<type> name;
+
+/// results[].checks: what the row verified about its own computation. DDP rows: gradients
+/// equal across ranks after the first step (grad_*) and the Reducer's buckets; zero2/fsdp
+/// rows: parameters equal across ranks (param_*); `dataparallel` rows: each path's output
+/// and gradients against the model alone (dp_*); fp16 rows: loss-scaler skips among the
+/// timed steps.
+struct RowChecks {
+  DDPBENCH_ROW_CHECKS_FIELDS(DDPBENCH_SECTION_MEMBER)
+  nlohmann::json extra = nlohmann::json::object();  ///< keys this version does not know, as read
+
+  /// The row's self-check verdict: its gradient, parameter or DataParallel check, whichever
+  /// it has (a row has one); nullopt when it has none (the no-DDP baseline, older files).
+  std::optional<bool> passed() const;
+  /// Why no timing of the row counts, or "" when none: a failed self-check, or fp16 steps
+  /// the loss scaler skipped among the timed ones.
+  std::string invalid_reason() const;
+  bool operator==(const RowChecks& o) const;
+};
+
+/// results[].compute: FLOPs per example, achieved TFLOP/s per GPU, the peak MFU divides by
+/// (TFLOP/s, null for a GPU not in core/gpu_peaks) and the model's size (parameters).
+struct RowCompute {
+  DDPBENCH_ROW_COMPUTE_FIELDS(DDPBENCH_SECTION_MEMBER)
+  nlohmann::json extra = nlohmann::json::object();  ///< keys this version does not know, as read
+  bool operator==(const RowCompute& o) const;
+};
+
+#undef DDPBENCH_SECTION_MEMBER
+
+/// Writes only the fields that have a value, then `extra`.
+void to_json(nlohmann::json& j, const RowChecks& c);
+/// Reads an object (anything else reads as empty); never throws: a field of another type
+/// stays in `extra`.
+void from_json(const nlohmann::json& j, RowChecks& c);
+void to_json(nlohmann::json& j, const RowCompute& c);
+void from_json(const nlohmann::json& j, RowCompute& c);
+
+}  // namespace ddpbench

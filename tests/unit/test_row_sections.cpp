@@ -1,0 +1,118 @@
+// Typed row sections (core/row_sections): each round-trips a hand-written document with
+// every field set, keeps what it does not know, and answers the questions readers ask.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/result.hpp"
+#include "core/row_sections.hpp"
+
+namespace ddpbench {
+namespace {
+
+using nlohmann::json;
+
+TEST(RowSections, ChecksRoundTripEveryField) {
+  const json doc = json::parse(R"({
+    "grad_check_ran": true, "grad_check_passed": false, "grad_max_abs_diff_across_ranks": 1.5,
+    "grad_max_abs": 2.5, "grad_check_limit": 2.5e-05, "buckets_rebuilt": true,
+    "bucket_sizes_bytes": [1048576, 26214400],
+    "param_check_ran": true, "param_check_passed": true, "param_max_abs_diff_across_ranks": 0.25,
+    "param_max_abs": 3.5, "param_check_limit": 3.5e-05,
+    "dp_output_rel_diff": 1e-07, "dp_grad_rel_diff": 2e-07, "dp_check_limit": 0.001, "dp_check_passed": true,
+    "fp16_skipped_steps_in_measurement": 3, "note": "by hand"})");
+  const RowChecks c = doc.get<RowChecks>();
+  EXPECT_EQ(c.grad_check_ran, true);
+  EXPECT_EQ(c.grad_check_passed, false);
+  EXPECT_EQ(c.grad_max_abs_diff_across_ranks, 1.5);
+  EXPECT_EQ(c.grad_max_abs, 2.5);
+  EXPECT_EQ(c.grad_check_limit, 2.5e-05);
+  EXPECT_EQ(c.buckets_rebuilt, true);
+  EXPECT_EQ(c.bucket_sizes_bytes, (std::vector<long long>{1048576, 26214400}));
+  EXPECT_EQ(c.param_check_ran, true);
+  EXPECT_EQ(c.param_check_passed, true);
+  EXPECT_EQ(c.param_max_abs_diff_across_ranks, 0.25);
+  EXPECT_EQ(c.param_max_abs, 3.5);
+  EXPECT_EQ(c.param_check_limit, 3.5e-05);
+  EXPECT_EQ(c.dp_output_rel_diff, 1e-07);
+  EXPECT_EQ(c.dp_grad_rel_diff, 2e-07);
+  EXPECT_EQ(c.dp_check_limit, 0.001);
+  EXPECT_EQ(c.dp_check_passed, true);
+  EXPECT_EQ(c.fp16_skipped_steps_in_measurement, 3);
+  EXPECT_EQ(c.note, "by hand");
+  EXPECT_TRUE(c.extra.empty());
+  EXPECT_EQ(json(c), doc);
+}
+
+TEST(RowSections, ComputeRoundTripsEveryFieldAndLeavesAnUnknownPeakOut) {
+  const json doc = json::parse(R"J({
+    "forward_macs_per_example": 4089184256.0, "train_flops_per_example": 24535105536.0,
+    "achieved_tflops_per_gpu": 15.7, "peak_tflops": 67.0, "mfu": 0.234, "peak_basis": "FP32 peak (TF32 off)",
+    "peak_source": "NVIDIA H100 datasheet", "parameters": 25557032, "trainable_parameters": 25557031})J");
+  const RowCompute c = doc.get<RowCompute>();
+  EXPECT_EQ(c.forward_macs_per_example, 4089184256.0);
+  EXPECT_EQ(c.train_flops_per_example, 24535105536.0);
+  EXPECT_EQ(c.achieved_tflops_per_gpu, 15.7);
+  EXPECT_EQ(c.peak_tflops, 67.0);
+  EXPECT_EQ(c.mfu, 0.234);
+  EXPECT_EQ(c.peak_basis, "FP32 peak (TF32 off)");
+  EXPECT_EQ(c.peak_source, "NVIDIA H100 datasheet");
+  EXPECT_EQ(c.parameters, 25557032);
+  EXPECT_EQ(c.trainable_parameters, 25557031);
+  EXPECT_EQ(json(c), doc);
+  // A device without a peak: no peak, MFU or basis (schema 1.11; older files wrote null,
+  // which reads as no value and is written back as it was).
+  RowCompute cpu;
+  cpu.parameters = 11689512;
+  EXPECT_EQ(json(cpu), json::parse(R"({"parameters": 11689512})"));
+  const json old = json::parse(R"({"parameters": 11689512, "mfu": null})");
+  EXPECT_FALSE(old.get<RowCompute>().mfu.has_value());
+  EXPECT_EQ(json(old.get<RowCompute>()), old);
+}
+
+TEST(RowSections, UnknownKeysAndKnownKeysOfAnotherTypeAreKeptAsRead) {
+  const json doc = json::parse(R"({"grad_check_passed": "yes", "from_a_newer_version": {"x": 1},
+                                   "bucket_sizes_bytes": [1, -2.5], "grad_max_abs": 2})");
+  const RowChecks c = doc.get<RowChecks>();
+  EXPECT_FALSE(c.grad_check_passed.has_value());   // a string is no verdict
+  EXPECT_FALSE(c.bucket_sizes_bytes.has_value());  // not all integers
+  EXPECT_EQ(c.grad_max_abs, 2.0);                  // an integer is a number
+  EXPECT_EQ(c.extra.size(), 3u);
+  EXPECT_EQ(json(c), doc);  // nothing lost
+  EXPECT_EQ(json("not an object").get<RowChecks>(), RowChecks{});
+  EXPECT_FALSE(json::parse(R"({"parameters": 1e300})").get<RowCompute>().parameters.has_value());
+}
+
+TEST(RowSections, TheSelfCheckVerdictOfEveryKindOfRow) {
+  RowChecks none;
+  EXPECT_FALSE(none.passed().has_value());
+  EXPECT_EQ(none.invalid_reason(), "");
+  RowChecks ddp;
+  ddp.grad_check_passed = false;
+  EXPECT_EQ(ddp.passed(), false);
+  EXPECT_EQ(ddp.invalid_reason(), "self-check failed");
+  RowChecks sharded;  // zero2 and fsdp rows check their parameters
+  sharded.param_check_passed = false;
+  EXPECT_EQ(sharded.passed(), false);
+  RowChecks dp;
+  dp.dp_check_passed = true;
+  EXPECT_EQ(dp.passed(), true);
+  EXPECT_EQ(dp.invalid_reason(), "");
+  dp.fp16_skipped_steps_in_measurement = 1;
+  EXPECT_EQ(dp.invalid_reason(), "fp16 steps skipped among the timed ones");
+}
+
+TEST(RowSections, AResultRowReadsAndWritesItsSections) {
+  BenchResult b;
+  b.model = "resnet18";
+  b.checks.param_check_passed = true;
+  b.compute.mfu = 0.5;
+  const json j = b;
+  EXPECT_EQ(j["checks"], json::parse(R"({"param_check_passed": true})"));
+  EXPECT_EQ(j["compute"]["mfu"], 0.5);
+  const BenchResult back = j.get<BenchResult>();
+  EXPECT_EQ(back.checks, b.checks);
+  EXPECT_EQ(back.compute, b.compute);
+}
+
+}  // namespace
+}  // namespace ddpbench
