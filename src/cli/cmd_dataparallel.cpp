@@ -49,7 +49,7 @@ std::string ms(const nlohmann::json& j, const char* key) {
 
 std::string split_line(const BenchResult& row) {
   const auto& d = row.breakdown.value("data_parallel", nlohmann::json::object());
-  const auto& s = row.breakdown.value("seed002_split", nlohmann::json::object());
+  const auto& s = row.breakdown.value("banerjee_shah_split", nlohmann::json::object());
   std::string line =
       row.strategy == "dp"
           ? fmt::format(

@@ -19,7 +19,7 @@ void check_counts(long long n, long long b, int k) {
 
 }  // namespace
 
-double seed002_parameters_per_epoch(long long dataset_size, long long batch_per_device, int devices,
+double banerjee_shah_parameters_per_epoch(long long dataset_size, long long batch_per_device, int devices,
                                     long long trainable_parameters) {
   check_counts(dataset_size, batch_per_device, devices);
   if (trainable_parameters < 0)
@@ -41,9 +41,9 @@ DpTraffic data_parallel_traffic(const DpTrafficInput& in) {
   const double b = static_cast<double>(in.batch_per_device);
   const long long global = in.batch_per_device * in.devices;
   t.steps_per_epoch = (in.dataset_size + global - 1) / global;
-  t.seed002_parameters_per_epoch =
-      seed002_parameters_per_epoch(in.dataset_size, in.batch_per_device, in.devices, in.trainable_parameters);
-  t.seed002_bytes_per_epoch = t.seed002_parameters_per_epoch * in.parameter_bytes;
+  t.banerjee_shah_parameters_per_epoch =
+      banerjee_shah_parameters_per_epoch(in.dataset_size, in.batch_per_device, in.devices, in.trainable_parameters);
+  t.banerjee_shah_bytes_per_epoch = t.banerjee_shah_parameters_per_epoch * in.parameter_bytes;
   t.replicate_bytes =
       others * (static_cast<double>(in.parameters) * in.parameter_bytes + static_cast<double>(in.buffer_bytes));
   t.scatter_bytes = others * b * static_cast<double>(in.input_elements_per_example) * in.input_bytes;
@@ -66,8 +66,8 @@ nlohmann::json to_json(const DpTrafficInput& in, const DpTraffic& t) {
           {"input_bytes", in.input_bytes},
           {"output_bytes", in.output_bytes},
           {"steps_per_epoch", t.steps_per_epoch},
-          {"seed002_parameters_per_epoch", t.seed002_parameters_per_epoch},
-          {"seed002_bytes_per_epoch", t.seed002_bytes_per_epoch},
+          {"banerjee_shah_parameters_per_epoch", t.banerjee_shah_parameters_per_epoch},
+          {"banerjee_shah_bytes_per_epoch", t.banerjee_shah_bytes_per_epoch},
           {"replicate_bytes_per_step", t.replicate_bytes},
           {"scatter_bytes_per_step", t.scatter_bytes},
           {"gather_bytes_per_step", t.gather_bytes},
@@ -75,7 +75,7 @@ nlohmann::json to_json(const DpTrafficInput& in, const DpTraffic& t) {
           {"bytes_per_step", t.bytes_per_step},
           {"bytes_per_epoch", t.bytes_per_epoch},
           {"note",
-           "seed002_*: Banerjee and Shah's N / (B k) x trainable parameters (one copy of the trainable parameters "
+           "banerjee_shah_*: Banerjee and Shah's N / (B k) x trainable parameters (one copy of the trainable parameters "
            "per step); the *_bytes_per_step terms count what crosses between devices, device 0 holding the "
            "master model and the global batch (docs/METHODOLOGY.md)"}};
 }

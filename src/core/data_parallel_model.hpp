@@ -11,14 +11,15 @@
 
 namespace ddpbench {
 
-/// Seed 002, section 2: "Total data transfer size in each epoch = N / (B x k) x number of
+/// Banerjee and Shah, "Benchmarking Distributed Training and Inference on NVIDIA's A6000
+/// GPUs", section 2: "Total data transfer size in each epoch = N / (B x k) x number of
 /// trainable parameters", N examples per epoch, B examples per device per step, k devices.
 /// Returns parameters (elements, not bytes; multiply by the bytes per element, 4 for fp32
 /// gradients), real-valued as the paper writes it (the step count N / (B k) is not rounded).
 /// The formula counts one copy of the trainable parameters per step, whatever k is; see
 /// data_parallel_traffic for what DataParallel's primitives move. Throws UsageError for
 /// N < 1, B < 1, k < 1 or a negative parameter count.
-double seed002_parameters_per_epoch(long long dataset_size, long long batch_per_device, int devices,
+double banerjee_shah_parameters_per_epoch(long long dataset_size, long long batch_per_device, int devices,
                                     long long trainable_parameters);
 
 /// What one DataParallel step works on, for data_parallel_traffic. Device 0 holds the master
@@ -48,15 +49,15 @@ struct DpTrafficInput {
 /// steps_per_epoch = ceil(N / (B k)); bytes_per_epoch = bytes_per_step x steps_per_epoch.
 struct DpTraffic {
   long long steps_per_epoch = 0;
-  double seed002_parameters_per_epoch = 0;  ///< seed002_parameters_per_epoch(), elements
-  double seed002_bytes_per_epoch = 0;       ///< that x parameter_bytes
+  double banerjee_shah_parameters_per_epoch = 0;  ///< banerjee_shah_parameters_per_epoch(), elements
+  double banerjee_shah_bytes_per_epoch = 0;       ///< that x parameter_bytes
   double replicate_bytes = 0, scatter_bytes = 0, gather_bytes = 0, reduce_bytes = 0;
   double bytes_per_step = 0;  ///< the four above
   double bytes_per_epoch = 0;
 };
 
 /// The traffic of one DataParallel configuration (see DpTraffic). Throws UsageError as
-/// seed002_parameters_per_epoch, or for negative counts.
+/// banerjee_shah_parameters_per_epoch, or for negative counts.
 DpTraffic data_parallel_traffic(const DpTrafficInput& in);
 
 /// The JSON of a row's "communication" object: every DpTraffic field plus the inputs.

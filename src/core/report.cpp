@@ -343,7 +343,7 @@ CostTable cost_table(const ConfigKey& key, long long batch, const std::vector<st
   return t;
 }
 
-// Seed 003's "optimization impact" from measured rows: the DDP rows (world size > 1) that
+// A cluster benchmark report's "Communication Optimization Impact", from measured rows: the DDP rows (world size > 1) that
 // share every field but the DDP knobs, against the one among them with every knob at its
 // default. Only groups holding a variant make a table.
 std::vector<ImpactTable> impact_tables(const std::vector<Point>& pts) {

@@ -32,7 +32,8 @@ namespace ddpbench {
 /// 1.10: per rank step, per row iteration_means_s and ranks_kept_in_full, summary.p5_s;
 /// samples_s and telemetry series only for the ranks kept in full, config.per_rank_series;
 /// 1.11: checks and compute leave out a field without a value (compute.peak_tflops, mfu,
-/// peak_basis and checks.dp_grad_rel_diff were null).
+/// peak_basis and checks.dp_grad_rel_diff were null); dataparallel rows' seed002_* keys
+/// renamed banerjee_shah_*.
 inline constexpr const char* kSchemaVersion = "1.11.0";
 inline constexpr int kSchemaMajor = 1;
 

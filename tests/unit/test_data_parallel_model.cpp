@@ -11,22 +11,22 @@ namespace {
 
 using testutil::usage_error;
 
-// Seed 002's own configuration (section 4): MNIST's 60000 training images, batch 1024,
+// Banerjee and Shah's own configuration (their section 4): MNIST's 60000 training images, batch 1024,
 // 4 GPUs, VGG16 with 119586826 trainable parameters. By hand: 60000 / (1024 x 4) =
 // 14.6484375 steps; x 119586826 = 112112649375 / 64 = 1751760146.484375 parameters,
 // x 4 bytes = 7007040585.9375 bytes.
-TEST(DataParallelModel, Seed002FormulaOnTheSeedsVgg16Configuration) {
-  EXPECT_DOUBLE_EQ(seed002_parameters_per_epoch(60000, 1024, 4, 119586826), 1751760146.484375);
+TEST(DataParallelModel, BanerjeeShahFormulaOnTheirVgg16Configuration) {
+  EXPECT_DOUBLE_EQ(banerjee_shah_parameters_per_epoch(60000, 1024, 4, 119586826), 1751760146.484375);
   DpTrafficInput in;
   in.dataset_size = 60000;
   in.batch_per_device = 1024;
   in.devices = 4;
   in.parameters = in.trainable_parameters = 119586826;
   const DpTraffic t = data_parallel_traffic(in);
-  EXPECT_DOUBLE_EQ(t.seed002_bytes_per_epoch, 7007040585.9375);
+  EXPECT_DOUBLE_EQ(t.banerjee_shah_bytes_per_epoch, 7007040585.9375);
   EXPECT_EQ(t.steps_per_epoch, 15);  // ceil(14.65)
   // The formula does not grow with k: one copy per step. Doubling B x k halves it.
-  EXPECT_DOUBLE_EQ(seed002_parameters_per_epoch(60000, 1024, 8, 119586826), 1751760146.484375 / 2);
+  EXPECT_DOUBLE_EQ(banerjee_shah_parameters_per_epoch(60000, 1024, 8, 119586826), 1751760146.484375 / 2);
 }
 
 // N = 10, B = 2, k = 3, 100 parameters of which 40 trainable, 24 bytes of buffers, 12 input
@@ -48,7 +48,7 @@ TEST(DataParallelModel, TrafficPerPrimitiveByHand) {
   in.output_bytes = 2;
   DpTraffic t = data_parallel_traffic(in);
   EXPECT_EQ(t.steps_per_epoch, 2);
-  EXPECT_DOUBLE_EQ(t.seed002_parameters_per_epoch, 400.0 / 6.0);
+  EXPECT_DOUBLE_EQ(t.banerjee_shah_parameters_per_epoch, 400.0 / 6.0);
   EXPECT_DOUBLE_EQ(t.replicate_bytes, 848);
   EXPECT_DOUBLE_EQ(t.scatter_bytes, 192);
   EXPECT_DOUBLE_EQ(t.gather_bytes, 80);
@@ -68,17 +68,17 @@ TEST(DataParallelModel, TrafficPerPrimitiveByHand) {
   t = data_parallel_traffic(in);
   EXPECT_EQ(t.steps_per_epoch, 5);
   EXPECT_DOUBLE_EQ(t.bytes_per_step, 0);
-  EXPECT_DOUBLE_EQ(t.seed002_parameters_per_epoch, 200);
+  EXPECT_DOUBLE_EQ(t.banerjee_shah_parameters_per_epoch, 200);
   const auto j = to_json(in, t);
   EXPECT_EQ(j.at("steps_per_epoch").get<long long>(), 5);
-  EXPECT_DOUBLE_EQ(j.at("seed002_bytes_per_epoch").get<double>(), 800);
+  EXPECT_DOUBLE_EQ(j.at("banerjee_shah_bytes_per_epoch").get<double>(), 800);
 }
 
 TEST(DataParallelModel, BadCountsAreUsageErrors) {
-  EXPECT_NE(usage_error([] { seed002_parameters_per_epoch(0, 1, 1, 1); }), "");
-  EXPECT_NE(usage_error([] { seed002_parameters_per_epoch(1, 0, 1, 1); }), "");
-  EXPECT_NE(usage_error([] { seed002_parameters_per_epoch(1, 1, 0, 1); }), "");
-  EXPECT_NE(usage_error([] { seed002_parameters_per_epoch(1, 1, 1, -1); }), "");
+  EXPECT_NE(usage_error([] { banerjee_shah_parameters_per_epoch(0, 1, 1, 1); }), "");
+  EXPECT_NE(usage_error([] { banerjee_shah_parameters_per_epoch(1, 0, 1, 1); }), "");
+  EXPECT_NE(usage_error([] { banerjee_shah_parameters_per_epoch(1, 1, 0, 1); }), "");
+  EXPECT_NE(usage_error([] { banerjee_shah_parameters_per_epoch(1, 1, 1, -1); }), "");
   DpTrafficInput in;
   in.dataset_size = in.batch_per_device = 1;
   in.parameters = 1;

@@ -452,7 +452,7 @@ BenchResult measure(const DpJob& job, const std::string& name, const std::vector
   const double n = samples.empty() ? 1.0 : static_cast<double>(samples.size());
   row.breakdown = {
       {"data_parallel", split},
-      {"seed002_split",
+      {"banerjee_shah_split",
        {{"call_return_s", ret / n},
         {"sync_wait_s", wait / n},
         {"note",
