@@ -244,13 +244,12 @@ std::optional<double> component(const BenchResult& r, const char* name) {
 
 std::vector<double> bucket_sizes(const BenchResult& r) {
   std::vector<double> out;
-  if (r.communication.is_object() && r.communication.contains("bucket_sizes_bytes") &&
-      r.communication["bucket_sizes_bytes"].is_array())
-    for (const auto& b : r.communication["bucket_sizes_bytes"])
-      if (b.is_number() && b.get<double>() > 0) out.push_back(b.get<double>());
-  if (out.empty() && r.checks.bucket_sizes_bytes)
-    for (long long b : *r.checks.bucket_sizes_bytes)
+  for (const auto* sizes : {&r.communication.bucket_sizes_bytes, &r.checks.bucket_sizes_bytes}) {
+    if (!*sizes) continue;
+    for (long long b : **sizes)
       if (b > 0) out.push_back(static_cast<double>(b));
+    if (!out.empty()) return out;
+  }
   return out;
 }
 
@@ -374,8 +373,8 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
     b.dtype = hook_dtype(b.comm_hook);
     b.bucket_bytes = bucket_sizes(*r);
     if (b.dtype != "float32") {  // fp16/bf16: the wire carries the compressed buckets
-      const auto wire = json_num_opt(r->communication, "wire_bytes_per_step");
-      const auto full = json_num_opt(r->communication, "allreduce_bytes_per_step");
+      const auto wire = r->communication.wire_bytes_per_step;
+      const std::optional<double> full = r->communication.allreduce_bytes_per_step;
       const double ratio = wire && full && *full > 0 ? *wire / *full : 0.5;
       for (auto& v : b.bucket_bytes) v *= ratio;
     }

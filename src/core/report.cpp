@@ -69,9 +69,10 @@ BreakdownRow breakdown_of(const BenchResult& r) {
   }
   if (complete) b.mean_s = v;
   b.note = json_str_or(r.breakdown, "note");
-  b.buckets = json_num_opt(r.communication, "buckets");
-  b.allreduce_bytes_per_step = json_num_opt(r.communication, "allreduce_bytes_per_step");
-  b.effective_busbw_gbps = json_num_opt(r.communication, "effective_busbw_gbps");
+  const auto& c = r.communication;
+  if (c.buckets) b.buckets = static_cast<double>(*c.buckets);
+  if (c.allreduce_bytes_per_step) b.allreduce_bytes_per_step = static_cast<double>(*c.allreduce_bytes_per_step);
+  b.effective_busbw_gbps = c.effective_busbw_gbps;
   return b;
 }
 
@@ -343,9 +344,9 @@ CostTable cost_table(const ConfigKey& key, long long batch, const std::vector<st
   return t;
 }
 
-// A cluster benchmark report's "Communication Optimization Impact", from measured rows: the DDP rows (world size > 1) that
-// share every field but the DDP knobs, against the one among them with every knob at its
-// default. Only groups holding a variant make a table.
+// A cluster benchmark report's "Communication Optimization Impact", from measured rows: the DDP rows (world size > 1)
+// that share every field but the DDP knobs, against the one among them with every knob at its default. Only groups
+// holding a variant make a table.
 std::vector<ImpactTable> impact_tables(const std::vector<Point>& pts) {
   std::map<ConfigKey, std::vector<const Point*>> groups;
   for (const auto& p : pts)

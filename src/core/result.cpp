@@ -178,7 +178,7 @@ void from_json(const json& j, BenchResult& b) {
   b.telemetry = json_object_or_empty(j, "telemetry");
   json_object_or_empty(j, "checks").get_to(b.checks);
   json_object_or_empty(j, "compute").get_to(b.compute);
-  b.communication = json_object_or_empty(j, "communication");
+  json_object_or_empty(j, "communication").get_to(b.communication);
   b.grad_accum = json_int_or<int>(j, "grad_accum", 1);
   b.ddp_options = json_object_or_empty(j, "ddp_options");
   b.strategy = j.value("strategy", std::string("ddp"));

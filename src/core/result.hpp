@@ -154,7 +154,7 @@ struct BenchResult {
   RowCompute compute;  ///< FLOPs and MFU (core/row_sections)
   /// DDP rows: trainable_parameters, allreduce_bytes_per_step, steps_per_epoch,
   /// allreduce_bytes_per_epoch (at dataset_size examples per epoch).
-  nlohmann::json communication = nlohmann::json::object();
+  RowCommunication communication;
   /// Micro-steps per optimizer step (--grad-accum K): K-1 under no_sync, then one synchronised;
   /// a row's times are per optimizer step and its examples K * batch_per_rank per rank.
   int grad_accum = 1;

@@ -53,7 +53,7 @@ const std::vector<RowMetric>& row_metrics() {
        "ImageNet-1k's 1,281,167, over the examples of one step) x the mean step time",
        kInReportTables | kCheckable | kInDiff, "epoch",
        [](const BenchResult& r) -> std::optional<double> {
-         const auto steps = positive(json_num_opt(r.communication, "steps_per_epoch"));
+         const auto steps = positive(r.communication.steps_per_epoch);
          if (!steps || !(r.summary.mean_s > 0)) return std::nullopt;
          return *steps * r.summary.mean_s;
        }},

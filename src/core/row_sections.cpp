@@ -93,8 +93,23 @@ void from_json(const json& j, RowCompute& c) {
   c.extra = std::move(rest);
 }
 
+void to_json(json& j, const RowCommunication& c) {
+  j = json::object();
+  DDPBENCH_ROW_COMMUNICATION_FIELDS(DDPBENCH_SECTION_PUT)
+  put_extra(j, c.extra);
+}
+
+void from_json(const json& j, RowCommunication& c) {
+  c = RowCommunication{};
+  if (!j.is_object()) return;
+  json rest = j;
+  DDPBENCH_ROW_COMMUNICATION_FIELDS(DDPBENCH_SECTION_TAKE)
+  c.extra = std::move(rest);
+}
+
 bool RowChecks::operator==(const RowChecks& o) const { return json(*this) == json(o); }
 bool RowCompute::operator==(const RowCompute& o) const { return json(*this) == json(o); }
+bool RowCommunication::operator==(const RowCommunication& o) const { return json(*this) == json(o); }
 
 #undef DDPBENCH_SECTION_PUT
 #undef DDPBENCH_SECTION_TAKE

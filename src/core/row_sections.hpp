@@ -1,4 +1,4 @@
-// Typed sections of a result row (results[].checks, results[].compute): each field listed
+// Typed sections of a result row (results[].checks, compute, communication): each field listed
 // once, in an X-macro that declares the member and its JSON reader and writer. Fields are
 // optional (a row of one kind fills only its own); keys a section does not know, or a known
 // key of another type, are kept in `extra` as read and written back, so a file round-trips
@@ -47,6 +47,21 @@ namespace ddpbench {
   X(long long, parameters)             \
   X(long long, trainable_parameters)
 
+// results[].communication: what the row's strategy sends. DDP rows fill all of these;
+// zero2/fsdp and DataParallel rows fill some and keep their own terms in `extra`
+// (docs/result-schema.md "communication").
+#define DDPBENCH_ROW_COMMUNICATION_FIELDS(X)    \
+  X(long long, trainable_parameters)            \
+  X(long long, buckets)                         \
+  X(std::vector<long long>, bucket_sizes_bytes) \
+  X(long long, allreduce_bytes_per_step)        \
+  X(double, wire_bytes_per_step)                \
+  X(double, effective_algbw_gbps)               \
+  X(double, effective_busbw_gbps)               \
+  X(long long, dataset_size)                    \
+  X(long long, steps_per_epoch)                 \
+  X(long long, allreduce_bytes_per_epoch)
+
 #define DDPBENCH_SECTION_MEMBER(type, name) std::optional<type> name;
 
 /// results[].checks: what the row verified about its own computation. DDP rows: gradients
@@ -75,6 +90,17 @@ struct RowCompute {
   bool operator==(const RowCompute& o) const;
 };
 
+/// results[].communication: gradient bytes per optimizer step (allreduce_bytes_per_step:
+/// the Reducer's buckets, bytes), what was sent (wire_bytes_per_step: fewer under the fp16
+/// and bf16 hooks), the allreduce's achieved bandwidth over the Reducer's communication span
+/// (GB/s, busbw as nccl-tests' PERFORMANCE.md), and per epoch at dataset_size examples
+/// (steps_per_epoch = ceil(dataset_size / examples per optimizer step)).
+struct RowCommunication {
+  DDPBENCH_ROW_COMMUNICATION_FIELDS(DDPBENCH_SECTION_MEMBER)
+  nlohmann::json extra = nlohmann::json::object();  ///< the strategy's own terms, and keys this version does not know
+  bool operator==(const RowCommunication& o) const;
+};
+
 #undef DDPBENCH_SECTION_MEMBER
 
 /// Writes only the fields that have a value, then `extra`.
@@ -84,5 +110,7 @@ void to_json(nlohmann::json& j, const RowChecks& c);
 void from_json(const nlohmann::json& j, RowChecks& c);
 void to_json(nlohmann::json& j, const RowCompute& c);
 void from_json(const nlohmann::json& j, RowCompute& c);
+void to_json(nlohmann::json& j, const RowCommunication& c);
+void from_json(const nlohmann::json& j, RowCommunication& c);
 
 }  // namespace ddpbench

@@ -113,7 +113,7 @@ TEST(Cli, BreakdownAddsUpOnEveryRank) {
     if (!r.ddp) continue;
     ++ddp_rows;
     EXPECT_EQ(r.ddp_options.at("comm_hook"), "none");
-    const auto& c = r.communication;
+    const nlohmann::json c = r.communication;  // as the file holds it
     EXPECT_EQ(c.at("buckets").get<size_t>(), c.at("bucket_sizes_bytes").size());
     long long sum = 0;
     for (const auto& b : c.at("bucket_sizes_bytes")) sum += b.get<long long>();
@@ -175,14 +175,14 @@ for cap in (1, 5, 25, 100, None):
   for (std::string line; std::getline(lines, line); ++i) {
     ASSERT_LT(i, rows.size());
     std::string ours;
-    for (const auto& b : rows[i]->communication.at("bucket_sizes_bytes"))
-      ours += (ours.empty() ? "" : ", ") + std::to_string(b.get<long long>());
+    for (const long long b : rows[i]->communication.bucket_sizes_bytes.value())
+      ours += (ours.empty() ? "" : ", ") + std::to_string(b);
     EXPECT_EQ(ours, line) << "bucket cap " << rows[i]->ddp_options.at("bucket_cap_mb") << " (first bucket "
                           << rows[i]->ddp_options.at("first_bucket_cap_mb") << ")" << (i == 4 ? ", the default" : "");
   }
   EXPECT_EQ(i, 5u);
   // 1 MiB caps give more buckets than 100 MiB ones.
-  EXPECT_GT(rows[0]->communication.at("buckets").get<int>(), rows[3]->communication.at("buckets").get<int>());
+  EXPECT_GT(rows[0]->communication.buckets.value(), rows[3]->communication.buckets.value());
   // The first cap each row records is the rule of the linked torch (the file's "torch"):
   // 1 MiB on 1.x; on 2.x the explicit cap, and 1 MiB when bucket_cap_mb is left out.
   const std::string torch = f.environment.at("torch").get<std::string>();
@@ -405,10 +405,10 @@ TEST(Cli, FrozenBackboneAllreducesOnlyTheHead) {
   long long bucketed = 0;
   for (const auto b : r.checks.bucket_sizes_bytes.value()) bucketed += b;
   EXPECT_EQ(bucketed, head * 4);  // fp32 gradients of the head, nothing else
-  EXPECT_EQ(r.communication.at("trainable_parameters"), head);
-  EXPECT_EQ(r.communication.at("allreduce_bytes_per_step"), head * 4);
-  EXPECT_EQ(r.communication.at("steps_per_epoch"), 250);  // 1000 examples / (2 ranks x batch 2)
-  EXPECT_EQ(r.communication.at("allreduce_bytes_per_epoch"), head * 4 * 250);
+  EXPECT_EQ(r.communication.trainable_parameters.value(), head);
+  EXPECT_EQ(r.communication.allreduce_bytes_per_step.value(), head * 4);
+  EXPECT_EQ(r.communication.steps_per_epoch.value(), 250);  // 1000 examples / (2 ranks x batch 2)
+  EXPECT_EQ(r.communication.allreduce_bytes_per_epoch.value(), head * 4 * 250);
   EXPECT_EQ(r.compute.trainable_parameters.value(), head);
   EXPECT_TRUE(r.checks.grad_check_passed.value());
   EXPECT_EQ(f.config.at("freeze_backbone"), true);

@@ -261,7 +261,7 @@ TEST(Predict, CompressionHookScalesTheBuckets) {
   for (auto& r : run.file.results)
     if (r.ddp) {
       r.ddp_options["comm_hook"] = "fp16";
-      r.communication["wire_bytes_per_step"] = 5242880 / 2;
+      r.communication.wire_bytes_per_step = 5242880 / 2;
     }
   const Prediction p = build_prediction({run}, {fixture("predict_comm.json")}, {});
   // Half the bytes, float32's fit (no float16 rows): 2 alpha + n/2 beta: last bucket 40 us + 2.097152 ms.

@@ -33,7 +33,7 @@ BenchResult hand_row() {
   r.breakdown = {{"mean_over_ranks", {{"exposed_comm_s", 0.05}, {"step_s", 0.25}}}};
   r.telemetry = {{"peak_memory_bytes_max_over_ranks", 3758096384LL}};  // 3.5 GiB
   r.summary.mean_s = 0.26;
-  r.communication = {{"steps_per_epoch", 10010}};  // ceil(1,281,167 / (32 x 4))
+  r.communication.steps_per_epoch = 10010;  // ceil(1,281,167 / (32 x 4))
   return r;
 }
 
@@ -93,7 +93,7 @@ TEST(RowMetrics, RunLineShowsTheMetricsWithARunLabel) {
   r.summary.ci95_s = 0.002;
   EXPECT_EQ(table_row_extras(r), "  n  50  ci ±0.8%  peak 3.50 GiB  epoch 41.7 min");  // 10010 x 0.25 s
   r.telemetry = {{"peak_memory_bytes_max_over_ranks", 503316480LL}};  // 480 MiB: the bytes format's MiB
-  r.communication = nlohmann::json::object();                         // no epoch without steps per epoch
+  r.communication = RowCommunication{};                               // no epoch without steps per epoch
   EXPECT_EQ(table_row_extras(r), "  n  50  ci ±0.8%  peak 480.0 MiB");
 }
 

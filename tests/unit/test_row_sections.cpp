@@ -69,6 +69,29 @@ TEST(RowSections, ComputeRoundTripsEveryFieldAndLeavesAnUnknownPeakOut) {
   EXPECT_EQ(json(old.get<RowCompute>()), old);
 }
 
+TEST(RowSections, CommunicationRoundTripsEveryFieldAndKeepsAStrategysOwnTerms) {
+  const json doc = json::parse(R"({
+    "trainable_parameters": 11689512, "buckets": 2, "bucket_sizes_bytes": [1048576, 45709472],
+    "allreduce_bytes_per_step": 46758048, "wire_bytes_per_step": 23379024.5, "effective_algbw_gbps": 1.25,
+    "effective_busbw_gbps": 1.875, "dataset_size": 1281167, "steps_per_epoch": 10010,
+    "allreduce_bytes_per_epoch": 468047060480,
+    "reduce_scatter_bytes_per_step": 46758048, "formula": "zero2's own terms stay as they are"})");
+  const RowCommunication c = doc.get<RowCommunication>();
+  EXPECT_EQ(c.trainable_parameters, 11689512);
+  EXPECT_EQ(c.buckets, 2);
+  EXPECT_EQ(c.bucket_sizes_bytes, (std::vector<long long>{1048576, 45709472}));
+  EXPECT_EQ(c.allreduce_bytes_per_step, 46758048);
+  EXPECT_EQ(c.wire_bytes_per_step, 23379024.5);
+  EXPECT_EQ(c.effective_algbw_gbps, 1.25);
+  EXPECT_EQ(c.effective_busbw_gbps, 1.875);
+  EXPECT_EQ(c.dataset_size, 1281167);
+  EXPECT_EQ(c.steps_per_epoch, 10010);
+  EXPECT_EQ(c.allreduce_bytes_per_epoch, 468047060480);
+  EXPECT_EQ(c.extra, json::parse(R"({"reduce_scatter_bytes_per_step": 46758048,
+                                     "formula": "zero2's own terms stay as they are"})"));
+  EXPECT_EQ(json(c), doc);
+}
+
 TEST(RowSections, UnknownKeysAndKnownKeysOfAnotherTypeAreKeptAsRead) {
   const json doc = json::parse(R"({"grad_check_passed": "yes", "from_a_newer_version": {"x": 1},
                                    "bucket_sizes_bytes": [1, -2.5], "grad_max_abs": 2})");
@@ -106,12 +129,14 @@ TEST(RowSections, AResultRowReadsAndWritesItsSections) {
   b.model = "resnet18";
   b.checks.param_check_passed = true;
   b.compute.mfu = 0.5;
+  b.communication.steps_per_epoch = 7;
   const json j = b;
   EXPECT_EQ(j["checks"], json::parse(R"({"param_check_passed": true})"));
   EXPECT_EQ(j["compute"]["mfu"], 0.5);
   const BenchResult back = j.get<BenchResult>();
   EXPECT_EQ(back.checks, b.checks);
   EXPECT_EQ(back.compute, b.compute);
+  EXPECT_EQ(back.communication, b.communication);
 }
 
 }  // namespace

@@ -480,7 +480,7 @@ BenchResult measure(const DpJob& job, const std::string& name, const std::vector
   in.output_elements_per_example = cfg.num_classes;
   in.output_bytes = cfg.precision == "fp16" || cfg.precision == "bf16" ? 2 : 4;
   in.training = training;
-  row.communication = to_json(in, data_parallel_traffic(in));
+  row.communication = to_json(in, data_parallel_traffic(in)).get<RowCommunication>();
   row.compute.parameters = in.parameters;
   row.compute.trainable_parameters = in.trainable_parameters;
   row.checks.dp_output_rel_diff = check.output_rel_diff;

@@ -902,26 +902,24 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
         for (auto b : buckets) per_step += b;
         const long long examples = row.global_batch * variant.grad_accum;
         const long long steps = (env.cfg.dataset_size + examples - 1) / examples;
-        row.communication = {{"trainable_parameters", info.trainable_parameters},
-                             {"buckets", buckets.size()},
-                             {"bucket_sizes_bytes", buckets},
-                             {"allreduce_bytes_per_step", per_step},
-                             {"dataset_size", env.cfg.dataset_size},
-                             {"steps_per_epoch", steps},
-                             {"allreduce_bytes_per_epoch", per_step * steps}};
-        if (!stats.front().wire_bytes_per_step) {
-          row.communication["wire_bytes_per_step"] = per_step;  // the Reducer's allreduce of every bucket
-        } else {
-          row.communication["wire_bytes_per_step"] = *stats.front().wire_bytes_per_step;
-        }
+        RowCommunication& c = row.communication;
+        c.trainable_parameters = info.trainable_parameters;
+        c.buckets = static_cast<long long>(buckets.size());
+        c.bucket_sizes_bytes = std::vector<long long>(buckets.begin(), buckets.end());
+        c.allreduce_bytes_per_step = per_step;
+        c.dataset_size = env.cfg.dataset_size;
+        c.steps_per_epoch = steps;
+        c.allreduce_bytes_per_epoch = per_step * steps;
+        // Without a hook's count, the Reducer's allreduce of every bucket.
+        c.wire_bytes_per_step = stats.front().wire_bytes_per_step.value_or(static_cast<double>(per_step));
         // The bandwidth the gradient allreduce achieved: its bytes over the Reducer's
         // communication span (first bucket launched .. last finished), busbw as nccl-tests.
         if (row.breakdown.contains("mean_over_ranks") && n > 1) {
           const double comm_s = row.breakdown["mean_over_ranks"]["backward_comm_s"].get<double>();
           if (comm_s > 0) {
             const double algbw = static_cast<double>(per_step) / comm_s / 1e9;
-            row.communication["effective_algbw_gbps"] = algbw;
-            row.communication["effective_busbw_gbps"] = algbw * 2.0 * (n - 1) / n;
+            c.effective_algbw_gbps = algbw;
+            c.effective_busbw_gbps = algbw * 2.0 * (n - 1) / n;
           }
         }
         emit(row);
@@ -1053,11 +1051,10 @@ void run_sharded_group(const SweepEnv& env, const std::string& model, const Mode
           attach_telemetry(env, row, tele);
         }
         add_row_warnings(env, row);
-        row.communication = sharded->communication();
-        row.communication["trainable_parameters"] = info.trainable_parameters;
+        row.communication = sharded->communication().get<RowCommunication>();
+        row.communication.trainable_parameters = info.trainable_parameters;
         row.memory["model_state_bytes"] = trainer.model_state_bytes().to_json();
-        if (stats.front().wire_bytes_per_step)
-          row.communication["wire_bytes_per_step"] = *stats.front().wire_bytes_per_step;
+        row.communication.wire_bytes_per_step = stats.front().wire_bytes_per_step;
         emit(row);
       }
     }
