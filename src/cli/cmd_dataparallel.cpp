@@ -48,8 +48,8 @@ std::string ms(const nlohmann::json& j, const char* key) {
 }
 
 std::string split_line(const BenchResult& row) {
-  const auto& d = row.breakdown.value("data_parallel", nlohmann::json::object());
-  const auto& s = row.breakdown.value("banerjee_shah_split", nlohmann::json::object());
+  const auto& d = row.breakdown.extra.value("data_parallel", nlohmann::json::object());
+  const auto& s = row.breakdown.extra.value("banerjee_shah_split", nlohmann::json::object());
   std::string line =
       row.strategy == "dp"
           ? fmt::format(

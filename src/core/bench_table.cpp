@@ -40,19 +40,15 @@ std::string row_settings(const BenchResult& row) {
 }
 
 std::string table_row_breakdown(const BenchResult& row) {
-  const auto it = row.breakdown.find("mean_over_ranks");
-  if (it == row.breakdown.end() || !it->is_object()) return "";
-  const auto ms = [&](const char* k) {
-    const auto v = it->find(k);
-    return v != it->end() && v->is_number() ? 1000.0 * v->get<double>() : NAN;
-  };
-  std::string out = fmt::format("{:6}ms/step: forward {:.1f} | backward compute {:.1f}", "", ms("forward_s"),
-                                ms("backward_compute_s"));
+  if (!row.breakdown.mean_over_ranks) return "";
+  const auto ms = [&](Phase p) { return 1000.0 * (*row.breakdown.mean_over_ranks)[p].value_or(NAN); };
+  std::string out = fmt::format("{:6}ms/step: forward {:.1f} | backward compute {:.1f}", "", ms(Phase::forward),
+                                ms(Phase::backward_compute));
   if (row.ddp)
-    out += fmt::format(" | comm {:.1f} (hidden {:.1f}, exposed {:.1f})", ms("backward_comm_s"), ms("overlap_s"),
-                       ms("exposed_comm_s"));
-  out +=
-      fmt::format(" | optimizer {:.1f} | other {:.1f} | step {:.1f}", ms("optimizer_s"), ms("other_s"), ms("step_s"));
+    out += fmt::format(" | comm {:.1f} (hidden {:.1f}, exposed {:.1f})", ms(Phase::backward_comm), ms(Phase::overlap),
+                       ms(Phase::exposed_comm));
+  out += fmt::format(" | optimizer {:.1f} | other {:.1f} | step {:.1f}", ms(Phase::optimizer), ms(Phase::other),
+                     ms(Phase::step));
   return out;
 }
 

@@ -25,12 +25,12 @@ namespace {
 std::string gq(const std::string& s) { return gnuplot_quote(s); }  // plots.hpp gnuplot_quote
 
 // The stacked components of a breakdown bar, in stacking order (bottom first); they add up
-// to step_s (result.hpp, kBreakdownComponents).
-constexpr std::array<std::pair<const char*, const char*>, 5> kStacked = {{{"forward_s", "forward"},
-                                                                          {"backward_compute_s", "backward compute"},
-                                                                          {"exposed_comm_s", "exposed comm"},
-                                                                          {"optimizer_s", "optimizer"},
-                                                                          {"other_s", "other"}}};
+// to the step (core/row_sections Phase).
+constexpr std::array<std::pair<Phase, const char*>, 5> kStacked = {{{Phase::forward, "forward"},
+                                                                    {Phase::backward_compute, "backward compute"},
+                                                                    {Phase::exposed_comm, "exposed comm"},
+                                                                    {Phase::optimizer, "optimizer"},
+                                                                    {Phase::other, "other"}}};
 
 // One table's data: GPUs, aggregate ex/s, ideal aggregate, efficiency %, per-GPU ex/s, p5, p50, p95;
 // and its breakdown bars (label, stacked components in ms).
@@ -46,9 +46,7 @@ void add_bars(Series& s, const std::vector<BreakdownRow>& rows) {
   for (const auto& b : rows) {
     if (!b.mean_s) continue;
     std::array<double, kStacked.size()> ms{};
-    for (size_t i = 0; i < kStacked.size(); ++i)
-      for (size_t c = 0; c < kNumBreakdownComponents; ++c)
-        if (std::string(kBreakdownComponents[c]) == kStacked[i].first) ms[i] = (*b.mean_s)[c] * 1e3;
+    for (size_t i = 0; i < kStacked.size(); ++i) ms[i] = (*b.mean_s)[static_cast<size_t>(kStacked[i].first)] * 1e3;
     s.bars.emplace_back(b.ddp ? fmt::format("{} {}{}", b.world_size, s.unit, b.world_size == 1 ? "" : "s") : "no DDP",
                         ms);
   }
@@ -528,7 +526,7 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
     {
       std::ofstream out(fs::path(dir) / bdat);
       out << "# run";
-      for (const auto& c : kStacked) out << ' ' << c.first << "(ms)";
+      for (const auto& c : kStacked) out << ' ' << phase_key(c.first) << "(ms)";
       out << '\n';
       for (const auto& [label, ms] : s.bars) {
         out << '"' << label << '"';

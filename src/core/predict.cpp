@@ -235,10 +235,9 @@ std::string hook_dtype(const std::string& hook) {
 }
 
 // A breakdown component (mean over ranks, s); nullopt when absent, negative or not finite.
-std::optional<double> component(const BenchResult& r, const char* name) {
-  if (!r.breakdown.is_object() || !r.breakdown.contains("mean_over_ranks")) return std::nullopt;
-  const auto v = json_num_opt(r.breakdown["mean_over_ranks"], name);
-  if (!v || !(*v >= 0) || !std::isfinite(*v)) return std::nullopt;
+std::optional<double> component(const BenchResult& r, Phase phase) {
+  const auto v = r.breakdown.mean(phase);
+  if (!v || !(*v >= 0)) return std::nullopt;
   return v;
 }
 
@@ -322,7 +321,7 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
   for (const auto& f : runs)
     for (const auto& r : f.file.results) {
       if (!r.ddp || !(r.summary.p50_s > 0)) continue;
-      if (!component(r, "backward_compute_s") || !component(r, "exposed_comm_s") || bucket_sizes(r).empty()) {
+      if (!component(r, Phase::backward_compute) || !component(r, Phase::exposed_comm) || bucket_sizes(r).empty()) {
         ++no_breakdown;
         continue;
       }
@@ -379,10 +378,10 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
       for (auto& v : b.bucket_bytes) v *= ratio;
     }
     b.step_p50_s = r->summary.p50_s;
-    b.backward_compute_s = *component(*r, "backward_compute_s");
-    b.backward_comm_s = component(*r, "backward_comm_s").value_or(0);
-    b.overlap_s = component(*r, "overlap_s").value_or(0);
-    b.exposed_comm_s = *component(*r, "exposed_comm_s");
+    b.backward_compute_s = *component(*r, Phase::backward_compute);
+    b.backward_comm_s = component(*r, Phase::backward_comm).value_or(0);
+    b.overlap_s = component(*r, Phase::overlap).value_or(0);
+    b.exposed_comm_s = *component(*r, Phase::exposed_comm);
     b.hideable_s = b.backward_compute_s / b.grad_accum;  // component() refuses negative values
     b.fixed_s = b.step_p50_s - b.exposed_comm_s;
     for (const auto& wt : rep.weak)
@@ -460,8 +459,8 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
         if (m != measured.end()) {
           const BenchResult& q = *m->second.row;
           pt.measured_step_s = q.summary.p50_s;
-          pt.measured_comm_s = component(q, "backward_comm_s");
-          pt.measured_exposed_s = component(q, "exposed_comm_s");
+          pt.measured_comm_s = component(q, Phase::backward_comm);
+          pt.measured_exposed_s = component(q, Phase::exposed_comm);
           if (b.baseline_per_gpu_ex_s)
             pt.measured_efficiency = b.batch_per_rank / q.summary.p50_s / *b.baseline_per_gpu_ex_s;
           pt.error = (pt.step_s - q.summary.p50_s) / q.summary.p50_s;

@@ -57,18 +57,12 @@ BreakdownRow breakdown_of(const BenchResult& r) {
   b.ddp = r.ddp;
   b.world_size = r.world_size;
   b.batch_per_rank = r.batch_per_rank;
-  const nlohmann::json mean = r.breakdown.is_object() && r.breakdown.contains("mean_over_ranks")
-                                  ? r.breakdown["mean_over_ranks"]
-                                  : nlohmann::json();
-  std::array<double, kNumBreakdownComponents> v{};
-  bool complete = mean.is_object();
-  for (size_t i = 0; complete && i < kNumBreakdownComponents; ++i) {
-    const auto x = json_num_opt(mean, kBreakdownComponents[i]);
-    complete = x && std::isfinite(*x);
-    if (complete) v[i] = *x;
+  if (const auto& mean = r.breakdown.mean_over_ranks; mean && mean->complete()) {
+    std::array<double, kNumBreakdownComponents> v{};
+    for (size_t i = 0; i < kNumBreakdownComponents; ++i) v[i] = *mean->s[i];
+    b.mean_s = v;
   }
-  if (complete) b.mean_s = v;
-  b.note = json_str_or(r.breakdown, "note");
+  b.note = r.breakdown.note.value_or("");
   const auto& c = r.communication;
   if (c.buckets) b.buckets = static_cast<double>(*c.buckets);
   if (c.allreduce_bytes_per_step) b.allreduce_bytes_per_step = static_cast<double>(*c.allreduce_bytes_per_step);
@@ -363,7 +357,7 @@ std::vector<ImpactTable> impact_tables(const std::vector<Point>& pts) {
     };
     const auto exposed = [](const Point* p) -> std::optional<double> {
       if (!p->breakdown.mean_s) return std::nullopt;
-      return (*p->breakdown.mean_s)[breakdown_index("exposed_comm_s")];
+      return (*p->breakdown.mean_s)[static_cast<size_t>(Phase::exposed_comm)];
     };
     const auto line = [&](const Point* p) {
       ImpactRow r;

@@ -226,9 +226,9 @@ Table strong_tab(const StrongTable& s) {
 }
 
 // Milliseconds of a breakdown component, missing when the row has no breakdown.
-Value component_ms(const BreakdownRow& b, const char* name) {
+Value component_ms(const BreakdownRow& b, Phase phase) {
   if (!b.mean_s) return {};
-  return Value((*b.mean_s)[breakdown_index(name)] * 1e3);
+  return Value((*b.mean_s)[static_cast<size_t>(phase)] * 1e3);
 }
 
 Table breakdown_tab(const std::vector<BreakdownRow>& rows, const ConfigKey& key, const std::string& what) {
@@ -242,19 +242,19 @@ Table breakdown_tab(const std::vector<BreakdownRow>& rows, const ConfigKey& key,
   if (key.scaling == "strong")
     cols.push_back({{"batch_per_rank", "batch/" + u, "examples", fmtcol::plain()},
                     [](const BreakdownRow& r) { return Value(r.batch_per_rank); }});
-  const std::vector<std::pair<const char*, const char*>> comps = {{"forward_s", "forward"},
-                                                                  {"backward_compute_s", "bwd compute"},
-                                                                  {"backward_comm_s", "bwd comm"},
-                                                                  {"overlap_s", "overlap"},
-                                                                  {"exposed_comm_s", "exposed comm"},
-                                                                  {"optimizer_s", "optimizer"},
-                                                                  {"other_s", "other"},
-                                                                  {"step_s", "step"}};
-  for (const auto& [name, header] : comps) {
-    std::string k = name;
+  const std::vector<std::pair<Phase, const char*>> comps = {{Phase::forward, "forward"},
+                                                            {Phase::backward_compute, "bwd compute"},
+                                                            {Phase::backward_comm, "bwd comm"},
+                                                            {Phase::overlap, "overlap"},
+                                                            {Phase::exposed_comm, "exposed comm"},
+                                                            {Phase::optimizer, "optimizer"},
+                                                            {Phase::other, "other"},
+                                                            {Phase::step, "step"}};
+  for (const auto& [phase, header] : comps) {
+    std::string k = phase_key(phase);
     k.replace(k.size() - 2, 2, "_ms");  // forward_s -> forward_ms
     cols.push_back({{k, std::string(header) + " ms", "ms", fmtcol::fixed(2)},
-                    [name = name](const BreakdownRow& r) { return component_ms(r, name); }});
+                    [phase = phase](const BreakdownRow& r) { return component_ms(r, phase); }});
   }
   cols.push_back({{"buckets", "buckets", "", fmtcol::plain()}, [](const BreakdownRow& r) -> Value {
                     if (!r.buckets) return {};

@@ -59,12 +59,6 @@ void from_json(const json& j, Summary& s) {
   j.at("ex_per_s_total").get_to(s.ex_per_s_total);
 }
 
-size_t breakdown_index(const std::string& name) {
-  for (size_t i = 0; i < kNumBreakdownComponents; ++i)
-    if (name == kBreakdownComponents[i]) return i;
-  throw std::logic_error("no breakdown component " + name);
-}
-
 const json* sampled_telemetry(const RankSamples& rank) {
   if (!rank.telemetry.is_object()) return nullptr;
   const auto it = rank.telemetry.find("sampled");
@@ -101,7 +95,7 @@ void from_json(const json& j, RankSamples& r) {
   if (r.step) r.samples_s = j.value("samples_s", std::vector<double>());
   else j.at("samples_s").get_to(r.samples_s);
   r.telemetry = json_object_or_empty(j, "telemetry");
-  r.breakdown = json_object_or_empty(j, "breakdown");
+  json_object_or_empty(j, "breakdown").get_to(r.breakdown);
 }
 
 void to_json(json& j, const BenchResult& b) {
@@ -183,7 +177,7 @@ void from_json(const json& j, BenchResult& b) {
   b.ddp_options = json_object_or_empty(j, "ddp_options");
   b.strategy = j.value("strategy", std::string("ddp"));
   b.activation_checkpointing = j.value("activation_checkpointing", false);
-  b.breakdown = json_object_or_empty(j, "breakdown");
+  json_object_or_empty(j, "breakdown").get_to(b.breakdown);
   b.burn_in = json_object_or_empty(j, "burn_in");
   b.convergence = json_object_or_empty(j, "convergence");
   b.mode = j.value("mode", std::string("train"));

@@ -54,35 +54,13 @@ struct RankSamples {
   std::vector<double> samples_s;
   std::optional<RankStepSummary> step;                  ///< every rank (schema 1.10; absent before)
   nlohmann::json telemetry = nlohmann::json::object();  ///< per-rank extras (Reducer timers, memory)
-  /// This rank's step breakdown: each of kBreakdownComponents -> mean seconds per measured
-  /// step (empty object when the row has none; schema < 1.5).
-  nlohmann::json breakdown = nlohmann::json::object();
+  /// This rank's step breakdown: each phase's mean seconds per measured step (empty when
+  /// the row has none; schema < 1.5).
+  PhaseSeconds breakdown;
 };
 
 /// A rank's telemetry.sampled object (schema 1.6; core/telemetry), or nullptr when it has none.
 const nlohmann::json* sampled_telemetry(const RankSamples& rank);
-
-/// The components of one optimizer step in a row's "breakdown" (seconds per step, docs/
-/// METHODOLOGY.md "Where the time goes"), in display order. step_s is the measured step;
-/// forward_s + backward_compute_s + exposed_comm_s + optimizer_s + other_s = step_s, other_s
-/// being the remainder (zero_grad, the Reducer's bucket copies and finalisation).
-///   forward_s           forward + loss (DDP: with the Reducer's prepare and the buffer broadcast)
-///   backward_compute_s  autograd compute (DDP: the Reducer's timer, kBackwardComputeStart..End)
-///   backward_comm_s     first bucket's allreduce launched .. last bucket's finished (Reducer)
-///   overlap_s           backward_comm_s hidden behind backward_compute_s (Reducer)
-///   exposed_comm_s      backward_comm_s - overlap_s: communication nothing hid
-///   optimizer_s         the optimizer step (with loss scaling: unscale and update too)
-///   other_s             step_s minus the four above
-///   step_s              the measured step
-inline constexpr const char* kBreakdownComponents[] = {
-    "forward_s",      "backward_compute_s", "backward_comm_s", "overlap_s",
-    "exposed_comm_s", "optimizer_s",        "other_s",         "step_s"};
-inline constexpr size_t kNumBreakdownComponents = 8;
-static_assert(std::size(kBreakdownComponents) == kNumBreakdownComponents, "one name per breakdown component");
-
-/// Index of `name` in kBreakdownComponents; throws std::logic_error for another name (a
-/// misspelt component is a bug).
-size_t breakdown_index(const std::string& name);
 
 /// One measured size of one collective of `ddpbench comm`, with nccl-tests' columns
 /// (nccl-tests doc/PERFORMANCE.md): algbw = bytes / time, busbw = algbw * factor(collective, n).
@@ -171,9 +149,7 @@ struct BenchResult {
   std::string strategy = "ddp";
   /// The row recomputed each unit's forward in its backward (--activation-checkpointing).
   bool activation_checkpointing = false;
-  /// Row summary of the ranks' breakdowns: {"mean_over_ranks": {component: s},
-  /// "max_over_ranks": {component: s}, "iterations": n, "note": "..."}; empty when absent.
-  nlohmann::json breakdown = nlohmann::json::object();
+  RowBreakdown breakdown;  ///< the ranks' breakdowns summarised (core/row_sections); empty when absent
   /// --duration burn-in only (else empty): {"duration_s", "window_s", "per_rank": [{"rank",
   /// "ex_per_s": [per window]}], "drift": [{"rank", "first_ex_per_s", "last_ex_per_s",
   /// "change_pct", "flagged"}], "drift_threshold_pct"} (docs/METHODOLOGY.md "Burn-in").

@@ -9,15 +9,6 @@ namespace {
 
 std::optional<double> positive(std::optional<double> v) { return v && std::isfinite(*v) && *v > 0 ? v : std::nullopt; }
 
-// A component of the row's breakdown (mean over ranks, seconds per step).
-std::optional<double> breakdown_mean(const BenchResult& r, const char* component) {
-  if (!r.breakdown.is_object()) return std::nullopt;
-  const auto it = r.breakdown.find("mean_over_ranks");
-  if (it == r.breakdown.end()) return std::nullopt;
-  const auto v = json_num_opt(*it, component);
-  return v && std::isfinite(*v) ? v : std::nullopt;
-}
-
 }  // namespace
 
 Column RowMetric::column() const { return Column{key, header, unit, format}; }
@@ -38,8 +29,8 @@ const std::vector<RowMetric>& row_metrics() {
        "exposed comm = exposed_comm_s / step_s of the row's breakdown (means over ranks)", kCheckable | kInDiff,
        nullptr,
        [](const BenchResult& r) -> std::optional<double> {
-         const auto exposed = breakdown_mean(r, "exposed_comm_s");
-         const auto step = positive(breakdown_mean(r, "step_s"));
+         const auto exposed = r.breakdown.mean(Phase::exposed_comm);
+         const auto step = positive(r.breakdown.mean(Phase::step));
          if (!exposed || !step) return std::nullopt;
          return *exposed / *step;
        }},

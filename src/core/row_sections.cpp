@@ -1,5 +1,6 @@
 #include "core/row_sections.hpp"
 
+#include <cmath>
 #include <limits>
 
 namespace ddpbench {
@@ -37,6 +38,11 @@ bool fits<std::vector<long long>>(const json& v) {
   for (const auto& x : v)
     if (!is_int64(x)) return false;
   return true;
+}
+
+template <>
+bool fits<PhaseSeconds>(const json& v) {
+  return v.is_object();
 }
 
 template <typename T>
@@ -107,9 +113,55 @@ void from_json(const json& j, RowCommunication& c) {
   c.extra = std::move(rest);
 }
 
+void to_json(json& j, const RowBreakdown& c) {
+  j = json::object();
+  DDPBENCH_ROW_BREAKDOWN_FIELDS(DDPBENCH_SECTION_PUT)
+  put_extra(j, c.extra);
+}
+
+void from_json(const json& j, RowBreakdown& c) {
+  c = RowBreakdown{};
+  if (!j.is_object()) return;
+  json rest = j;
+  DDPBENCH_ROW_BREAKDOWN_FIELDS(DDPBENCH_SECTION_TAKE)
+  c.extra = std::move(rest);
+}
+
 bool RowChecks::operator==(const RowChecks& o) const { return json(*this) == json(o); }
 bool RowCompute::operator==(const RowCompute& o) const { return json(*this) == json(o); }
 bool RowCommunication::operator==(const RowCommunication& o) const { return json(*this) == json(o); }
+bool RowBreakdown::operator==(const RowBreakdown& o) const { return json(*this) == json(o); }
+
+void to_json(json& j, const PhaseSeconds& p) {
+  j = json::object();
+  for (size_t i = 0; i < kNumBreakdownComponents; ++i)
+    if (p.s[i]) j[kBreakdownComponents[i]] = *p.s[i];
+}
+
+void from_json(const json& j, PhaseSeconds& p) {
+  p = PhaseSeconds{};
+  if (!j.is_object()) return;
+  for (size_t i = 0; i < kNumBreakdownComponents; ++i)
+    if (const auto it = j.find(kBreakdownComponents[i]); it != j.end() && it->is_number()) p.s[i] = it->get<double>();
+}
+
+bool PhaseSeconds::complete() const {
+  for (const auto& v : s)
+    if (!v || !std::isfinite(*v)) return false;
+  return true;
+}
+
+bool PhaseSeconds::empty() const {
+  for (const auto& v : s)
+    if (v) return false;
+  return true;
+}
+
+std::optional<double> RowBreakdown::mean(Phase p) const {
+  if (!mean_over_ranks) return std::nullopt;
+  const auto v = (*mean_over_ranks)[p];
+  return v && std::isfinite(*v) ? v : std::nullopt;
+}
 
 #undef DDPBENCH_SECTION_PUT
 #undef DDPBENCH_SECTION_TAKE

@@ -1,4 +1,4 @@
-// Typed sections of a result row (results[].checks, compute, communication): each field listed
+// Typed sections of a result row (results[].checks, compute, communication, breakdown): each field listed
 // once, in an X-macro that declares the member and its JSON reader and writer. Fields are
 // optional (a row of one kind fills only its own); keys a section does not know, or a known
 // key of another type, are kept in `extra` as read and written back, so a file round-trips
@@ -8,11 +8,52 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace ddpbench {
+
+/// The components of one optimizer step in a row's "breakdown" (seconds per step, docs/
+/// METHODOLOGY.md "Where the time goes"), in display order. step_s is the measured step;
+/// forward_s + backward_compute_s + exposed_comm_s + optimizer_s + other_s = step_s, other_s
+/// being the remainder (zero_grad, the Reducer's bucket copies and finalisation).
+///   forward_s           forward + loss (DDP: with the Reducer's prepare and the buffer broadcast)
+///   backward_compute_s  autograd compute (DDP: the Reducer's timer, kBackwardComputeStart..End)
+///   backward_comm_s     first bucket's allreduce launched .. last bucket's finished (Reducer)
+///   overlap_s           backward_comm_s hidden behind backward_compute_s (Reducer)
+///   exposed_comm_s      backward_comm_s - overlap_s: communication nothing hid
+///   optimizer_s         the optimizer step (with loss scaling: unscale and update too)
+///   other_s             step_s minus the four above
+///   step_s              the measured step
+enum class Phase : size_t { forward, backward_compute, backward_comm, overlap, exposed_comm, optimizer, other, step };
+/// The JSON key of each Phase, in the same order.
+inline constexpr const char* kBreakdownComponents[] = {
+    "forward_s",      "backward_compute_s", "backward_comm_s", "overlap_s",
+    "exposed_comm_s", "optimizer_s",        "other_s",         "step_s"};
+inline constexpr size_t kNumBreakdownComponents = 8;
+static_assert(std::size(kBreakdownComponents) == kNumBreakdownComponents, "one name per breakdown component");
+static_assert(static_cast<size_t>(Phase::step) + 1 == kNumBreakdownComponents, "one key per Phase");
+
+/// The JSON key of `p`, e.g. "exposed_comm_s".
+constexpr const char* phase_key(Phase p) { return kBreakdownComponents[static_cast<size_t>(p)]; }
+
+/// Seconds per step of each phase ({"forward_s": 0.012, ...} in the file); a phase the
+/// object lacks, or holds as something other than a number, is nullopt.
+struct PhaseSeconds {
+  std::array<std::optional<double>, kNumBreakdownComponents> s{};
+  std::optional<double> operator[](Phase p) const { return s[static_cast<size_t>(p)]; }
+  std::optional<double>& operator[](Phase p) { return s[static_cast<size_t>(p)]; }
+  /// Every phase present and finite.
+  bool complete() const;
+  /// No phase present.
+  bool empty() const;
+  bool operator==(const PhaseSeconds& o) const { return s == o.s; }
+};
+void to_json(nlohmann::json& j, const PhaseSeconds& p);
+void from_json(const nlohmann::json& j, PhaseSeconds& p);
 
 // X(type, name): results[].checks, the in-run self-check (METHODOLOGY "In-run self-check").
 #define DDPBENCH_ROW_CHECKS_FIELDS(X)             \
@@ -62,6 +103,13 @@ namespace ddpbench {
   X(long long, steps_per_epoch)                 \
   X(long long, allreduce_bytes_per_epoch)
 
+// results[].breakdown: where a step's time went (METHODOLOGY "Where the time goes").
+#define DDPBENCH_ROW_BREAKDOWN_FIELDS(X) \
+  X(PhaseSeconds, mean_over_ranks)       \
+  X(PhaseSeconds, max_over_ranks)        \
+  X(long long, iterations)               \
+  X(std::string, note)
+
 #define DDPBENCH_SECTION_MEMBER(type, name) std::optional<type> name;
 
 /// results[].checks: what the row verified about its own computation. DDP rows: gradients
@@ -101,6 +149,17 @@ struct RowCommunication {
   bool operator==(const RowCommunication& o) const;
 };
 
+/// results[].breakdown: each phase's seconds per step, mean and max over the row's ranks
+/// (each rank's mean over its measured steps), over `iterations` steps; `dataparallel` rows
+/// keep their own phases in `extra` (METHODOLOGY "DataParallel, native and hand-made").
+struct RowBreakdown {
+  DDPBENCH_ROW_BREAKDOWN_FIELDS(DDPBENCH_SECTION_MEMBER)
+  nlohmann::json extra = nlohmann::json::object();  ///< a strategy's own split, and keys this version does not know
+  /// The mean over ranks of phase `p`, seconds per step; nullopt when absent or not finite.
+  std::optional<double> mean(Phase p) const;
+  bool operator==(const RowBreakdown& o) const;
+};
+
 #undef DDPBENCH_SECTION_MEMBER
 
 /// Writes only the fields that have a value, then `extra`.
@@ -112,5 +171,7 @@ void to_json(nlohmann::json& j, const RowCompute& c);
 void from_json(const nlohmann::json& j, RowCompute& c);
 void to_json(nlohmann::json& j, const RowCommunication& c);
 void from_json(const nlohmann::json& j, RowCommunication& c);
+void to_json(nlohmann::json& j, const RowBreakdown& c);
+void from_json(const nlohmann::json& j, RowBreakdown& c);
 
 }  // namespace ddpbench

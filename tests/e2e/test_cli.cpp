@@ -89,10 +89,10 @@ TEST(Cli, BreakdownAddsUpOnEveryRank) {
   for (const auto& r : f.results) {
     SCOPED_TRACE(r.label + " " + r.ddp_options.dump());
     EXPECT_EQ(r.grad_accum, r.ddp ? (ddp_rows % 2 == 0 ? 1 : 2) : (r.grad_accum));
-    ASSERT_TRUE(r.breakdown.contains("mean_over_ranks"));
+    ASSERT_TRUE(r.breakdown.mean_over_ranks.has_value());
     ASSERT_EQ(r.ranks.size(), static_cast<size_t>(r.world_size));
     for (const auto& rk : r.ranks) {
-      const auto& b = rk.breakdown;
+      const nlohmann::json b = rk.breakdown;  // as the file holds it
       ASSERT_EQ(b.size(), kNumBreakdownComponents);
       double mean_step = 0;
       for (double s : rk.samples_s) mean_step += s / static_cast<double>(rk.samples_s.size());
@@ -119,7 +119,7 @@ TEST(Cli, BreakdownAddsUpOnEveryRank) {
     for (const auto& b : c.at("bucket_sizes_bytes")) sum += b.get<long long>();
     EXPECT_EQ(c.at("allreduce_bytes_per_step").get<long long>(), sum);
     // algbw = gradient bytes / the Reducer's communication span; busbw = algbw * 2(n-1)/n.
-    const double comm_s = r.breakdown["mean_over_ranks"]["backward_comm_s"].get<double>();
+    const double comm_s = r.breakdown.mean(Phase::backward_comm).value();
     EXPECT_NEAR(c.at("effective_algbw_gbps").get<double>(), static_cast<double>(sum) / comm_s / 1e9, 1e-9);
     EXPECT_NEAR(c.at("effective_busbw_gbps").get<double>(), c.at("effective_algbw_gbps").get<double>(), 1e-12);
   }

@@ -303,7 +303,7 @@ TEST(Predict, BadInputIsOneLineNamingTheFix) {
   for (auto& r : flat.file.comm_results) r.time_us = 100 - static_cast<double>(r.bytes) * 1e-6;
   EXPECT_THAT(usage_error([&] { build_prediction({run}, {flat}, {}); }), HasSubstr("no bandwidth"));
   NamedResult old = run;
-  for (auto& r : old.file.results) r.breakdown = nlohmann::json::object();
+  for (auto& r : old.file.results) r.breakdown = RowBreakdown{};
   EXPECT_THAT(usage_error([&] { build_prediction({old}, {comm}, {}); }), HasSubstr("step breakdown"));
   PredictOptions o;
   o.world_sizes = {0};

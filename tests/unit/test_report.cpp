@@ -255,7 +255,7 @@ TEST(ReportBreakdown, NegativeOtherOverheadIsNamedInANote) {
   bool changed = false;
   for (auto& row : files[0].file.results)
     if (row.ddp && row.world_size == 2 && ConfigKey::of(files[0].file, row).knob_label().empty()) {
-      row.breakdown["mean_over_ranks"]["exposed_comm_s"] = 0.050;
+      (*row.breakdown.mean_over_ranks)[Phase::exposed_comm] = 0.050;
       changed = true;
     }
   ASSERT_TRUE(changed);

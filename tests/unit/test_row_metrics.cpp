@@ -30,7 +30,9 @@ BenchResult hand_row() {
   r.summary.p95_s = 0.30;
   r.summary.ex_per_s_per_gpu = 128;  // 32 / 0.25
   r.summary.ex_per_s_total = 512;
-  r.breakdown = {{"mean_over_ranks", {{"exposed_comm_s", 0.05}, {"step_s", 0.25}}}};
+  r.breakdown.mean_over_ranks.emplace();
+  (*r.breakdown.mean_over_ranks)[Phase::exposed_comm] = 0.05;
+  (*r.breakdown.mean_over_ranks)[Phase::step] = 0.25;
   r.telemetry = {{"peak_memory_bytes_max_over_ranks", 3758096384LL}};  // 3.5 GiB
   r.summary.mean_s = 0.26;
   r.communication.steps_per_epoch = 10010;  // ceil(1,281,167 / (32 x 4))
@@ -76,12 +78,13 @@ TEST(RowMetrics, GettersReadTheHandWrittenRow) {
 
 TEST(RowMetrics, SectionsOfAnyShapeGiveNoValueAndNeverThrow) {
   BenchResult r = hand_row();
-  r.breakdown = nlohmann::json::array({1, 2});
+  r.breakdown = nlohmann::json::array({1, 2}).get<RowBreakdown>();
   r.telemetry = "not an object";
   EXPECT_FALSE(find_row_metric("exposed_comm")->of(r));
   EXPECT_FALSE(find_row_metric("peak_memory_bytes")->of(r));
-  r.breakdown = {{"mean_over_ranks", {{"exposed_comm_s", 0.05}, {"step_s", 0}}}};  // no step time: no fraction
-  r.telemetry = {{"peak_memory_bytes_max_over_ranks", 0}};                         // 0: not measured
+  r.breakdown = hand_row().breakdown;
+  (*r.breakdown.mean_over_ranks)[Phase::step] = 0;          // no step time: no fraction
+  r.telemetry = {{"peak_memory_bytes_max_over_ranks", 0}};  // 0: not measured
   EXPECT_FALSE(find_row_metric("exposed_comm")->of(r));
   EXPECT_FALSE(find_row_metric("peak_memory_bytes")->of(r));
 }
@@ -125,7 +128,7 @@ TEST(RowMetrics, DiffShowsBaseAndTestOfEachDiffMetric) {
   BenchResult b = hand_row(), t = hand_row();
   b.iteration_means_s = t.iteration_means_s = {0.25, 0.25, 0.25, 0.25, 0.25};
   t.telemetry = {{"peak_memory_bytes_max_over_ranks", 4294967296LL}};  // 4 GiB
-  t.breakdown = nlohmann::json::object();                              // test without a breakdown
+  t.breakdown = RowBreakdown{};                                        // test without a breakdown
   base.results = {b};
   test.results = {t};
   const DiffReport d = diff_results(base, test);

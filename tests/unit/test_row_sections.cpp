@@ -92,6 +92,41 @@ TEST(RowSections, CommunicationRoundTripsEveryFieldAndKeepsAStrategysOwnTerms) {
   EXPECT_EQ(json(c), doc);
 }
 
+TEST(RowSections, BreakdownRoundTripsEveryFieldAndKeepsDataParallelsSplit) {
+  const json doc = json::parse(R"({
+    "mean_over_ranks": {"forward_s": 0.125, "backward_compute_s": 0.25, "backward_comm_s": 0.0625,
+                        "overlap_s": 0.03125, "exposed_comm_s": 0.03125, "optimizer_s": 0.015625,
+                        "other_s": 0.0078125, "step_s": 0.4375},
+    "max_over_ranks": {"forward_s": 0.5, "backward_compute_s": 0.5, "backward_comm_s": 0.5, "overlap_s": 0.5,
+                       "exposed_comm_s": 0.5, "optimizer_s": 0.5, "other_s": 0.5, "step_s": 0.5},
+    "iterations": 20, "note": "by hand",
+    "banerjee_shah_split": {"call_return_s": 0.25, "sync_wait_s": 0.125}})");
+  const RowBreakdown b = doc.get<RowBreakdown>();
+  ASSERT_TRUE(b.mean_over_ranks && b.max_over_ranks);
+  EXPECT_TRUE(b.mean_over_ranks->complete());
+  EXPECT_EQ(b.mean(Phase::forward), 0.125);
+  EXPECT_EQ(b.mean(Phase::backward_compute), 0.25);
+  EXPECT_EQ(b.mean(Phase::backward_comm), 0.0625);
+  EXPECT_EQ(b.mean(Phase::overlap), 0.03125);
+  EXPECT_EQ(b.mean(Phase::exposed_comm), 0.03125);
+  EXPECT_EQ(b.mean(Phase::optimizer), 0.015625);
+  EXPECT_EQ(b.mean(Phase::other), 0.0078125);
+  EXPECT_EQ(b.mean(Phase::step), 0.4375);
+  EXPECT_EQ((*b.max_over_ranks)[Phase::step], 0.5);
+  EXPECT_EQ(b.iterations, 20);
+  EXPECT_EQ(b.note, "by hand");
+  EXPECT_EQ(b.extra.size(), 1u);
+  EXPECT_EQ(json(b), doc);
+  EXPECT_STREQ(phase_key(Phase::exposed_comm), "exposed_comm_s");
+  // A partial object: the phases it has, none of the others, and not complete.
+  const PhaseSeconds part = json::parse(R"({"forward_s": 1, "step_s": "x"})").get<PhaseSeconds>();
+  EXPECT_EQ(part[Phase::forward], 1.0);
+  EXPECT_FALSE(part[Phase::step].has_value());
+  EXPECT_FALSE(part.complete());
+  EXPECT_FALSE(part.empty());
+  EXPECT_TRUE(PhaseSeconds{}.empty());
+}
+
 TEST(RowSections, UnknownKeysAndKnownKeysOfAnotherTypeAreKeptAsRead) {
   const json doc = json::parse(R"({"grad_check_passed": "yes", "from_a_newer_version": {"x": 1},
                                    "bucket_sizes_bytes": [1, -2.5], "grad_max_abs": 2})");
@@ -130,6 +165,7 @@ TEST(RowSections, AResultRowReadsAndWritesItsSections) {
   b.checks.param_check_passed = true;
   b.compute.mfu = 0.5;
   b.communication.steps_per_epoch = 7;
+  b.breakdown.iterations = 5;
   const json j = b;
   EXPECT_EQ(j["checks"], json::parse(R"({"param_check_passed": true})"));
   EXPECT_EQ(j["compute"]["mfu"], 0.5);
@@ -137,6 +173,7 @@ TEST(RowSections, AResultRowReadsAndWritesItsSections) {
   EXPECT_EQ(back.checks, b.checks);
   EXPECT_EQ(back.compute, b.compute);
   EXPECT_EQ(back.communication, b.communication);
+  EXPECT_EQ(back.breakdown, b.breakdown);
 }
 
 }  // namespace

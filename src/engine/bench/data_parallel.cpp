@@ -450,24 +450,27 @@ BenchResult measure(const DpJob& job, const std::string& name, const std::vector
     wait += samples[i] - returned[i];
   }
   const double n = samples.empty() ? 1.0 : static_cast<double>(samples.size());
-  row.breakdown = {
-      {"data_parallel", split},
-      {"banerjee_shah_split",
-       {{"call_return_s", ret / n},
-        {"sync_wait_s", wait / n},
-        {"note",
-         "Banerjee and Shah's split, from the row's own (uninstrumented) steps: computation = host time until the "
-         "step's last call returned, communication = the synchronize() that followed; means"}}},
-      {"iterations", static_cast<int>(phases.size())},
-      {"note", path == DpPath::kNative
-                   ? "data_parallel: means over a second series whose phases end with every device synchronised; "
-                     "forward_s is the whole data_parallel() call (scatter, replicate, parallel_apply, gather), "
-                     "backward_s includes ReduceAdd's gradient reduce to device 0, so communication_s and "
-                     "computation_s are null"
-                   : "data_parallel: means over a second series whose phases end with every device synchronised; "
-                     "communication_s = replicate + scatter + gather + reduce, computation_s = parallel_apply forward "
-                     "+ loss + backward, other_s = zero_grad + optimizer; step_s (their sum) exceeds the row's "
-                     "uninstrumented p50 by the synchronisations"}};
+  row.breakdown =
+      nlohmann::json{
+          {"data_parallel", split},
+          {"banerjee_shah_split",
+           {{"call_return_s", ret / n},
+            {"sync_wait_s", wait / n},
+            {"note",
+             "Banerjee and Shah's split, from the row's own (uninstrumented) steps: computation = host time until the "
+             "step's last call returned, communication = the synchronize() that followed; means"}}},
+          {"iterations", static_cast<int>(phases.size())},
+          {"note",
+           path == DpPath::kNative
+               ? "data_parallel: means over a second series whose phases end with every device synchronised; "
+                 "forward_s is the whole data_parallel() call (scatter, replicate, parallel_apply, gather), "
+                 "backward_s includes ReduceAdd's gradient reduce to device 0, so communication_s and "
+                 "computation_s are null"
+               : "data_parallel: means over a second series whose phases end with every device synchronised; "
+                 "communication_s = replicate + scatter + gather + reduce, computation_s = parallel_apply forward "
+                 "+ loss + backward, other_s = zero_grad + optimizer; step_s (their sum) exceeds the row's "
+                 "uninstrumented p50 by the synchronisations"}}
+          .get<RowBreakdown>();
 
   DpTrafficInput in;
   in.dataset_size = cfg.dataset_size;

@@ -95,38 +95,33 @@ RankStats RankStats::unpack(const std::vector<double>& v, size_t iters) {
   return r;
 }
 
-// Indices into kBreakdownComponents.
-enum Component : size_t {
-  kForward,
-  kBackwardCompute,
-  kBackwardComm,
-  kOverlap,
-  kExposedComm,
-  kOptimizer,
-  kOther,
-  kStep
+// A step's seconds per phase, indexed by Phase.
+struct PhaseValues {
+  std::array<double, kNumBreakdownComponents> v{};
+  double& operator[](Phase p) { return v[static_cast<size_t>(p)]; }
 };
 
 // One measured step's components (seconds) from our marks and, under DDP, the Reducer's
 // timers of its synchronised micro-step (docs/METHODOLOGY.md, "Where the time goes").
 std::array<double, kNumBreakdownComponents> step_components(double step_s, const StepPhases& ph,
                                                             const std::optional<ReducerIterationTimes>& rt) {
-  std::array<double, kNumBreakdownComponents> c{};
-  c[kForward] = ph.forward_s;
+  PhaseValues c;
+  c[Phase::forward] = ph.forward_s;
   if (rt) {
     // The no_sync micro-steps' backward is compute alone; the synchronised one's compute is
     // the Reducer's kBackwardComputeStart..End.
-    c[kBackwardCompute] = ph.backward_s - ph.last_backward_s + rt->backward_compute_s;
-    c[kBackwardComm] = rt->backward_comm_s;
-    c[kOverlap] = std::clamp(rt->overlap_s, 0.0, rt->backward_comm_s);
-    c[kExposedComm] = c[kBackwardComm] - c[kOverlap];
+    c[Phase::backward_compute] = ph.backward_s - ph.last_backward_s + rt->backward_compute_s;
+    c[Phase::backward_comm] = rt->backward_comm_s;
+    c[Phase::overlap] = std::clamp(rt->overlap_s, 0.0, rt->backward_comm_s);
+    c[Phase::exposed_comm] = c[Phase::backward_comm] - c[Phase::overlap];
   } else {
-    c[kBackwardCompute] = ph.backward_s;
+    c[Phase::backward_compute] = ph.backward_s;
   }
-  c[kOptimizer] = ph.optimizer_s;
-  c[kStep] = step_s;
-  c[kOther] = step_s - c[kForward] - c[kBackwardCompute] - c[kExposedComm] - c[kOptimizer];
-  return c;
+  c[Phase::optimizer] = ph.optimizer_s;
+  c[Phase::step] = step_s;
+  c[Phase::other] =
+      step_s - c[Phase::forward] - c[Phase::backward_compute] - c[Phase::exposed_comm] - c[Phase::optimizer];
+  return c.v;
 }
 
 // The model as configured, on the CPU: torchvision initialisation from the run's seed,
@@ -399,7 +394,7 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
                     [](const auto& v) { return v.has_value(); })) {
       for (size_t k = 0; k < kNumBreakdownComponents; ++k) {
         const double s = *st.breakdown_s[k];
-        rs.breakdown[kBreakdownComponents[k]] = s;
+        rs.breakdown.s[k] = s;
         bd_sum[k] += s;
         bd_max[k] = bd_n == 0 ? s : std::max(bd_max[k], s);
       }
@@ -414,18 +409,18 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
   // Examples per rank per optimizer step: the micro-batch times the micro-steps.
   row.summary = summarize(per_rank, row.batch_per_rank * grad_accum, n);
   if (bd_n == n) {  // every rank's breakdown, or none: a partial one would mislead
-    nlohmann::json mean = nlohmann::json::object(), max = nlohmann::json::object();
+    PhaseSeconds mean, max;
     for (size_t k = 0; k < kNumBreakdownComponents; ++k) {
-      mean[kBreakdownComponents[k]] = bd_sum[k] / n;
-      max[kBreakdownComponents[k]] = bd_max[k];
+      mean.s[k] = bd_sum[k] / n;
+      max.s[k] = bd_max[k];
     }
-    row.breakdown = {{"mean_over_ranks", mean},
-                     {"max_over_ranks", max},
-                     {"iterations", iterations},
-                     {"note", ddp ? "per rank: mean over the measured steps; forward, optimizer and the no_sync "
-                                    "micro-steps' backward by ddpbench's marks, backward compute/comm/overlap of "
-                                    "the synchronised micro-step by the c10d::Reducer's timers (sample rate 1)"
-                                  : "per rank: mean over the measured steps, by ddpbench's marks"}};
+    row.breakdown.mean_over_ranks = mean;
+    row.breakdown.max_over_ranks = max;
+    row.breakdown.iterations = iterations;
+    row.breakdown.note = ddp ? "per rank: mean over the measured steps; forward, optimizer and the no_sync "
+                               "micro-steps' backward by ddpbench's marks, backward compute/comm/overlap of "
+                               "the synchronised micro-step by the c10d::Reducer's timers (sample rate 1)"
+                             : "per rank: mean over the measured steps, by ddpbench's marks";
   }
   if (peak_max) row.telemetry["peak_memory_bytes_max_over_ranks"] = static_cast<long long>(*peak_max);
   {
@@ -914,8 +909,8 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
         c.wire_bytes_per_step = stats.front().wire_bytes_per_step.value_or(static_cast<double>(per_step));
         // The bandwidth the gradient allreduce achieved: its bytes over the Reducer's
         // communication span (first bucket launched .. last finished), busbw as nccl-tests.
-        if (row.breakdown.contains("mean_over_ranks") && n > 1) {
-          const double comm_s = row.breakdown["mean_over_ranks"]["backward_comm_s"].get<double>();
+        if (n > 1) {
+          const double comm_s = row.breakdown.mean(Phase::backward_comm).value_or(0.0);
           if (comm_s > 0) {
             const double algbw = static_cast<double>(per_step) / comm_s / 1e9;
             c.effective_algbw_gbps = algbw;
@@ -1120,8 +1115,7 @@ nlohmann::json stragglers_of(const SweepEnv& env, const std::string& model, long
     if (largest && r < largest->ranks.size()) {
       const RankSamples& rs = largest->ranks[r];
       if (rs.step) x.ddp_step_s = rs.step->p50_s;  // every emitted row's ranks have one (keep_per_rank_detail)
-      const auto& bd = largest->ranks[r].breakdown;
-      if (bd.contains("exposed_comm_s")) x.comm_wait_s = bd["exposed_comm_s"].get<double>();
+      if (const auto wait = largest->ranks[r].breakdown[Phase::exposed_comm]) x.comm_wait_s = *wait;
     }
     in.push_back(std::move(x));
   }
