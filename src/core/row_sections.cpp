@@ -71,66 +71,29 @@ void put_extra(json& j, const json& extra) {
 #define DDPBENCH_SECTION_PUT(type, name) put(j, #name, c.name);
 #define DDPBENCH_SECTION_TAKE(type, name) take(rest, #name, c.name);
 
-void to_json(json& j, const RowChecks& c) {
-  j = json::object();
-  DDPBENCH_ROW_CHECKS_FIELDS(DDPBENCH_SECTION_PUT)
-  put_extra(j, c.extra);
-}
+// Each section's writer (its fields with a value, then extra), reader (the fields that
+// fit, the rest kept in extra) and equality (of what it writes).
+#define DDPBENCH_SECTION_JSON(Type, FIELDS) \
+  void to_json(json& j, const Type& c) {    \
+    j = json::object();                     \
+    FIELDS(DDPBENCH_SECTION_PUT)            \
+    put_extra(j, c.extra);                  \
+  }                                         \
+  void from_json(const json& j, Type& c) {  \
+    c = Type{};                             \
+    if (!j.is_object()) return;             \
+    json rest = j;                          \
+    FIELDS(DDPBENCH_SECTION_TAKE)           \
+    c.extra = std::move(rest);              \
+  }                                         \
+  bool Type::operator==(const Type& o) const { return json(*this) == json(o); }
 
-void from_json(const json& j, RowChecks& c) {
-  c = RowChecks{};
-  if (!j.is_object()) return;
-  json rest = j;
-  DDPBENCH_ROW_CHECKS_FIELDS(DDPBENCH_SECTION_TAKE)
-  c.extra = std::move(rest);
-}
+DDPBENCH_SECTION_JSON(RowChecks, DDPBENCH_ROW_CHECKS_FIELDS)
+DDPBENCH_SECTION_JSON(RowCompute, DDPBENCH_ROW_COMPUTE_FIELDS)
+DDPBENCH_SECTION_JSON(RowCommunication, DDPBENCH_ROW_COMMUNICATION_FIELDS)
+DDPBENCH_SECTION_JSON(RowBreakdown, DDPBENCH_ROW_BREAKDOWN_FIELDS)
 
-void to_json(json& j, const RowCompute& c) {
-  j = json::object();
-  DDPBENCH_ROW_COMPUTE_FIELDS(DDPBENCH_SECTION_PUT)
-  put_extra(j, c.extra);
-}
-
-void from_json(const json& j, RowCompute& c) {
-  c = RowCompute{};
-  if (!j.is_object()) return;
-  json rest = j;
-  DDPBENCH_ROW_COMPUTE_FIELDS(DDPBENCH_SECTION_TAKE)
-  c.extra = std::move(rest);
-}
-
-void to_json(json& j, const RowCommunication& c) {
-  j = json::object();
-  DDPBENCH_ROW_COMMUNICATION_FIELDS(DDPBENCH_SECTION_PUT)
-  put_extra(j, c.extra);
-}
-
-void from_json(const json& j, RowCommunication& c) {
-  c = RowCommunication{};
-  if (!j.is_object()) return;
-  json rest = j;
-  DDPBENCH_ROW_COMMUNICATION_FIELDS(DDPBENCH_SECTION_TAKE)
-  c.extra = std::move(rest);
-}
-
-void to_json(json& j, const RowBreakdown& c) {
-  j = json::object();
-  DDPBENCH_ROW_BREAKDOWN_FIELDS(DDPBENCH_SECTION_PUT)
-  put_extra(j, c.extra);
-}
-
-void from_json(const json& j, RowBreakdown& c) {
-  c = RowBreakdown{};
-  if (!j.is_object()) return;
-  json rest = j;
-  DDPBENCH_ROW_BREAKDOWN_FIELDS(DDPBENCH_SECTION_TAKE)
-  c.extra = std::move(rest);
-}
-
-bool RowChecks::operator==(const RowChecks& o) const { return json(*this) == json(o); }
-bool RowCompute::operator==(const RowCompute& o) const { return json(*this) == json(o); }
-bool RowCommunication::operator==(const RowCommunication& o) const { return json(*this) == json(o); }
-bool RowBreakdown::operator==(const RowBreakdown& o) const { return json(*this) == json(o); }
+#undef DDPBENCH_SECTION_JSON
 
 void to_json(json& j, const PhaseSeconds& p) {
   j = json::object();

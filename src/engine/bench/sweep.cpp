@@ -382,12 +382,7 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
   std::optional<double> peak_max;
   for (int r = 0; r < n; ++r) {
     const RankStats& st = stats[static_cast<size_t>(r)];
-    RankSamples rs;
-    rs.rank = r;
-    const auto& pl = env.placements[static_cast<size_t>(r)];
-    rs.host = pl.host;
-    rs.local_rank = pl.local_rank;
-    rs.device = pl.device;
+    RankSamples rs = placed_rank(env, r);
     rs.samples_s = st.samples_s;
     per_rank.push_back(rs.samples_s);
     if (std::all_of(std::begin(st.breakdown_s), std::end(st.breakdown_s),
@@ -796,6 +791,16 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group_process_group(const SweepEnv& 
   const auto group_store = make_group_store(env, name);
   Deadline d("the store (rank 0), setting up the process group of " + name, env.timeout);
   return make_process_group(env.backend, group_store, env.launch.rank, n, env.device, env.timeout);
+}
+
+RankSamples placed_rank(const SweepEnv& env, int r) {
+  const auto& pl = env.placements.at(static_cast<size_t>(r));
+  RankSamples rs;
+  rs.rank = r;
+  rs.host = pl.host;
+  rs.local_rank = pl.local_rank;
+  rs.device = pl.device;
+  return rs;
 }
 
 void run_group(const SweepEnv& env, const std::string& name, const std::string& label, int n,

@@ -89,6 +89,10 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group_process_group(const SweepEnv& 
 void run_group(const SweepEnv& env, const std::string& name, const std::string& label, int n,
                const std::function<void(c10::intrusive_ptr<c10d::ProcessGroup>&, GroupGate&)>& body);
 
+/// Rank r's record in a row, its identity filled from env.placements (rank 0 holds them all):
+/// rank, host, local rank and device; no samples yet.
+RankSamples placed_rank(const SweepEnv& env, int r);
+
 /// Called on rank 0 after each row is measured (print it, write the JSON).
 using RowCallback = std::function<void(const BenchResult&)>;
 

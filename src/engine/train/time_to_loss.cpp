@@ -226,12 +226,7 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
   row.stopping.reason = tgt["reached"].get<bool>() ? "target" : "epochs";
   std::vector<std::vector<double>> per_rank;
   for (int r = 0; r < n; ++r) {
-    RankSamples rs;
-    rs.rank = r;
-    const auto& pl = env.placements[static_cast<size_t>(r)];
-    rs.host = pl.host;
-    rs.local_rank = pl.local_rank;
-    rs.device = pl.device;
+    RankSamples rs = placed_rank(env, r);
     for (size_t i : keep) rs.samples_s.push_back(gathered[static_cast<size_t>(r)][i]);
     per_rank.push_back(rs.samples_s);
     row.ranks.push_back(std::move(rs));
