@@ -43,40 +43,98 @@ nlohmann::json num_or_null(const std::optional<double>& v) {
 }
 }  // namespace
 
-nlohmann::json memory_json(const std::vector<RankMemory>& ranks, const std::optional<ModelStateBytes>& state,
-                           const std::string& source) {
-  nlohmann::json per_rank = nlohmann::json::array();
-  std::optional<double> a, r, s;
-  const auto fold = [](std::optional<double>& m, const std::optional<double>& v) {
-    if (v) m = std::max(m.value_or(*v), *v);
-  };
-  for (const RankMemory& m : ranks) {
-    per_rank.push_back({{"rank", m.rank},
-                        {"peak_allocated_bytes", num_or_null(m.peak_allocated_bytes)},
-                        {"peak_reserved_bytes", num_or_null(m.peak_reserved_bytes)},
-                        {"peak_rss_bytes", num_or_null(m.peak_rss_bytes)}});
-    fold(a, m.peak_allocated_bytes);
-    fold(r, m.peak_reserved_bytes);
-    fold(s, m.peak_rss_bytes);
-  }
-  return {{"per_rank", per_rank},
-          {"max_over_ranks",
-           {{"peak_allocated_bytes", num_or_null(a)},
-            {"peak_reserved_bytes", num_or_null(r)},
-            {"peak_rss_bytes", num_or_null(s)}}},
-          {"model_state_bytes", state ? state->to_json() : nlohmann::json(nullptr)},
-          {"source", source}};
+namespace {
+void put_peaks(nlohmann::json& j, const RankMemory& m) {
+  j["peak_allocated_bytes"] = num_or_null(m.peak_allocated_bytes);
+  j["peak_reserved_bytes"] = num_or_null(m.peak_reserved_bytes);
+  j["peak_rss_bytes"] = num_or_null(m.peak_rss_bytes);
 }
 
-std::optional<double> row_peak_memory_bytes(const nlohmann::json& memory) {
-  if (!memory.is_object()) return std::nullopt;
-  const auto m = memory.find("max_over_ranks");
-  if (m == memory.end() || !m->is_object()) return std::nullopt;
-  for (const char* k : {"peak_allocated_bytes", "peak_rss_bytes"}) {
-    const auto v = m->find(k);
-    if (v != m->end() && v->is_number()) return v->get<double>();
+std::optional<double> number_at(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? std::optional<double>(it->get<double>()) : std::nullopt;
+}
+
+RankMemory read_peaks(const nlohmann::json& j) {
+  RankMemory m;
+  if (!j.is_object()) return m;
+  if (const auto it = j.find("rank"); it != j.end() && it->is_number_integer()) m.rank = it->get<int>();
+  m.peak_allocated_bytes = number_at(j, "peak_allocated_bytes");
+  m.peak_reserved_bytes = number_at(j, "peak_reserved_bytes");
+  m.peak_rss_bytes = number_at(j, "peak_rss_bytes");
+  return m;
+}
+}  // namespace
+
+void to_json(nlohmann::json& j, const RowMemory& m) {
+  j = nlohmann::json::object();
+  if (m.empty()) return;
+  nlohmann::json per_rank = nlohmann::json::array();
+  for (const RankMemory& r : m.per_rank) {
+    nlohmann::json x = {{"rank", r.rank}};
+    put_peaks(x, r);
+    per_rank.push_back(std::move(x));
   }
-  return std::nullopt;
+  j["per_rank"] = std::move(per_rank);
+  put_peaks(j["max_over_ranks"], m.max_over_ranks);
+  j["model_state_bytes"] = m.model_state_bytes ? m.model_state_bytes->to_json() : nlohmann::json(nullptr);
+  j["source"] = m.source;
+  for (auto it = m.extra.begin(); m.extra.is_object() && it != m.extra.end(); ++it)
+    if (!j.contains(it.key())) j[it.key()] = it.value();
+}
+
+void from_json(const nlohmann::json& j, RowMemory& m) {
+  m = RowMemory{};
+  if (!j.is_object()) return;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    const nlohmann::json& v = it.value();
+    if (k == "per_rank" && v.is_array()) {
+      for (const auto& r : v) m.per_rank.push_back(read_peaks(r));
+    } else if (k == "max_over_ranks" && v.is_object()) {
+      m.max_over_ranks = read_peaks(v);
+    } else if (k == "model_state_bytes" && (v.is_object() || v.is_null())) {
+      if (v.is_object()) {
+        ModelStateBytes s;
+        const auto get = [&](const char* key, int64_t& out) {
+          const auto f = v.find(key);
+          if (f != v.end() && f->is_number_integer()) out = f->get<int64_t>();
+        };
+        get("parameters", s.parameters);
+        get("gradients", s.gradients);
+        get("optimizer", s.optimizer);
+        m.model_state_bytes = s;
+      }
+    } else if (k == "source" && v.is_string()) {
+      m.source = v.get<std::string>();
+    } else {
+      m.extra[k] = v;
+    }
+  }
+}
+
+bool RowMemory::operator==(const RowMemory& o) const { return nlohmann::json(*this) == nlohmann::json(o); }
+
+std::optional<double> RowMemory::peak_bytes() const {
+  if (max_over_ranks.peak_allocated_bytes) return max_over_ranks.peak_allocated_bytes;
+  return max_over_ranks.peak_rss_bytes;
+}
+
+RowMemory row_memory(const std::vector<RankMemory>& ranks, const std::optional<ModelStateBytes>& state,
+                     const std::string& source) {
+  RowMemory m;
+  m.per_rank = ranks;
+  const auto fold = [](std::optional<double>& to, const std::optional<double>& v) {
+    if (v) to = std::max(to.value_or(*v), *v);
+  };
+  for (const RankMemory& r : ranks) {
+    fold(m.max_over_ranks.peak_allocated_bytes, r.peak_allocated_bytes);
+    fold(m.max_over_ranks.peak_reserved_bytes, r.peak_reserved_bytes);
+    fold(m.max_over_ranks.peak_rss_bytes, r.peak_rss_bytes);
+  }
+  m.model_state_bytes = state;
+  m.source = source;
+  return m;
 }
 
 }  // namespace ddpbench

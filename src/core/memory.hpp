@@ -50,17 +50,38 @@ struct ModelStateBytes {
   int64_t total() const { return parameters + gradients + optimizer; }
   /// {"parameters", "gradients", "optimizer", "total"}, bytes.
   nlohmann::json to_json() const;
+  bool operator==(const ModelStateBytes& o) const {
+    return parameters == o.parameters && gradients == o.gradients && optimizer == o.optimizer;
+  }
 };
 
-/// A row's "memory" object: {"per_rank": [{"rank", "peak_allocated_bytes", "peak_reserved_bytes",
-/// "peak_rss_bytes"}] (null where not measured), "max_over_ranks": {the same three: max over
-/// the ranks that have one, else null}, "model_state_bytes": state->to_json() (null when
-/// absent), "source"}.
-nlohmann::json memory_json(const std::vector<RankMemory>& ranks, const std::optional<ModelStateBytes>& state,
-                           const std::string& source);
+/// results[].memory (schema 1.7; METHODOLOGY "Memory per rank and inference mode"): every
+/// rank's peaks, each peak's max over the ranks that have one, the model state one rank
+/// holds, and where the peaks come from. Empty in rows that measured none (older files).
+struct RowMemory {
+  std::vector<RankMemory> per_rank;
+  RankMemory max_over_ranks;  ///< its rank is unused
+  std::optional<ModelStateBytes> model_state_bytes;
+  std::string source;                               ///< kMemorySourceCuda, kMemorySourceRss, ...
+  nlohmann::json extra = nlohmann::json::object();  ///< keys this version does not know, as read
 
-/// The peak memory per rank a report compares for a row: max over ranks of the peak allocated
-/// bytes (GPU rows), else of the peak RSS (CPU rows); nullopt when the row has no "memory".
-std::optional<double> row_peak_memory_bytes(const nlohmann::json& memory);
+  bool empty() const { return per_rank.empty() && !model_state_bytes && source.empty() && extra.empty(); }
+  /// The peak memory per rank a report compares: max over ranks of the peak allocated bytes
+  /// (GPU rows), else of the peak RSS (CPU rows); nullopt when the row measured neither.
+  std::optional<double> peak_bytes() const;
+  bool operator==(const RowMemory& o) const;
+};
+
+/// {"per_rank": [{"rank", "peak_allocated_bytes", "peak_reserved_bytes", "peak_rss_bytes"}]
+/// (null where not measured), "max_over_ranks": {the same three}, "model_state_bytes":
+/// ModelStateBytes::to_json() or null, "source"}, then `extra`; {} when empty.
+void to_json(nlohmann::json& j, const RowMemory& m);
+/// Reads that shape; never throws: a peak that is not a number is not measured, a
+/// model_state_bytes that is not an object of integers is absent.
+void from_json(const nlohmann::json& j, RowMemory& m);
+
+/// A row's memory from its ranks' peaks: max_over_ranks folded from `ranks`.
+RowMemory row_memory(const std::vector<RankMemory>& ranks, const std::optional<ModelStateBytes>& state,
+                     const std::string& source);
 
 }  // namespace ddpbench

@@ -103,12 +103,12 @@ std::vector<Point> collect_points(const std::vector<NamedResult>& files) {
       p.mfu = r.compute.mfu;
       p.facts = RowFacts::of(r);
       p.breakdown = breakdown_of(r);
-      if (r.memory.is_object()) {
-        p.peak_allocated_bytes = num_at(r.memory, {"max_over_ranks", "peak_allocated_bytes"});
-        p.peak_reserved_bytes = num_at(r.memory, {"max_over_ranks", "peak_reserved_bytes"});
-        p.peak_rss_bytes = num_at(r.memory, {"max_over_ranks", "peak_rss_bytes"});
-        p.model_state_bytes = num_at(r.memory, {"model_state_bytes", "total"});
-        p.peak_memory_bytes = row_peak_memory_bytes(r.memory);
+      if (!r.memory.empty()) {
+        p.peak_allocated_bytes = r.memory.max_over_ranks.peak_allocated_bytes;
+        p.peak_reserved_bytes = r.memory.max_over_ranks.peak_reserved_bytes;
+        p.peak_rss_bytes = r.memory.max_over_ranks.peak_rss_bytes;
+        if (r.memory.model_state_bytes) p.model_state_bytes = static_cast<double>(r.memory.model_state_bytes->total());
+        p.peak_memory_bytes = r.memory.peak_bytes();
       }
       pts.push_back(std::move(p));
     }

@@ -181,7 +181,7 @@ void from_json(const json& j, BenchResult& b) {
   b.burn_in = json_object_or_empty(j, "burn_in");
   b.convergence = json_object_or_empty(j, "convergence");
   b.mode = j.value("mode", std::string("train"));
-  b.memory = json_object_or_empty(j, "memory");
+  json_object_or_empty(j, "memory").get_to(b.memory);
   if (j.contains("stopping") && j["stopping"].is_object()) j["stopping"].get_to(b.stopping);
   if (j.contains("warnings") && j["warnings"].is_array()) j["warnings"].get_to(b.warnings);
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/memory.hpp"
 #include "core/row_sections.hpp"
 #include "core/stats.hpp"
 
@@ -165,11 +166,8 @@ struct BenchResult {
   /// forward per sample, no DDP; ddp is false); absent in older files: "train".
   std::string mode = "train";
   /// Peak memory per rank over the measured series, and the model state rank 0 holds
-  /// (schema 1.7; docs/METHODOLOGY.md "Memory per rank and inference mode"):
-  /// {"per_rank": [{"rank", "peak_allocated_bytes"|null, "peak_reserved_bytes"|null,
-  /// "peak_rss_bytes"|null}], "max_over_ranks": {same three}, "model_state_bytes":
-  /// {"parameters", "gradients", "optimizer", "total"}, "source"}; empty when unmeasured.
-  nlohmann::json memory = nlohmann::json::object();
+  /// (core/memory RowMemory); empty when unmeasured.
+  RowMemory memory;
 };
 
 /// A whole result file (one launch).

@@ -131,16 +131,16 @@ TEST(Inference, SweepMakesOneInferenceRowPerWorldSizeWithMemory) {
   EXPECT_EQ(r.label.rfind("infer ", 0), 0u) << r.label;
   EXPECT_EQ(r.summary.iterations, 3);
   EXPECT_GT(r.summary.p50_s, 0);
-  ASSERT_TRUE(r.memory.contains("per_rank"));
-  ASSERT_EQ(r.memory["per_rank"].size(), 1u);
-  EXPECT_GT(r.memory["per_rank"][0]["peak_rss_bytes"].get<double>(), 0);
+  ASSERT_EQ(r.memory.per_rank.size(), 1u);
+  EXPECT_GT(r.memory.per_rank[0].peak_rss_bytes.value(), 0);
   // Nothing but the parameters: no gradient and no optimizer state was ever made.
-  const auto& s = r.memory["model_state_bytes"];
+  ASSERT_TRUE(r.memory.model_state_bytes.has_value());
+  const ModelStateBytes& s = *r.memory.model_state_bytes;
   const int64_t params =
       static_cast<int64_t>(count_parameters(*build_model(env.cfg, "resnet18", c10::Device(c10::kCPU))));
-  EXPECT_EQ(s["parameters"].get<int64_t>(), 4 * params);
-  EXPECT_EQ(s["gradients"].get<int64_t>(), 0);
-  EXPECT_EQ(s["optimizer"].get<int64_t>(), 0);
+  EXPECT_EQ(s.parameters, 4 * params);
+  EXPECT_EQ(s.gradients, 0);
+  EXPECT_EQ(s.optimizer, 0);
 }
 
 }  // namespace

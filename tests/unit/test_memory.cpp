@@ -38,7 +38,8 @@ TEST(MemoryJson, PerRankAndMaxOverRanks) {
   s.parameters = 10;
   s.gradients = 10;
   s.optimizer = 7;
-  const auto j = memory_json(ranks, s, kMemorySourceRss);
+  const RowMemory m = row_memory(ranks, s, kMemorySourceRss);
+  const nlohmann::json j = m;
   ASSERT_EQ(j["per_rank"].size(), 3u);
   EXPECT_EQ(j["per_rank"][1]["rank"], 1);
   EXPECT_EQ(j["per_rank"][1]["peak_rss_bytes"], 300.0);
@@ -48,16 +49,43 @@ TEST(MemoryJson, PerRankAndMaxOverRanks) {
   EXPECT_TRUE(j["max_over_ranks"]["peak_reserved_bytes"].is_null());
   EXPECT_EQ(j["model_state_bytes"]["total"], 27);
   EXPECT_EQ(j["source"], kMemorySourceRss);
-  EXPECT_EQ(row_peak_memory_bytes(j), 300.0);
-  EXPECT_TRUE(memory_json(ranks, std::nullopt, kMemorySourceRss)["model_state_bytes"].is_null());
+  EXPECT_EQ(m.peak_bytes(), 300.0);
+  EXPECT_TRUE(nlohmann::json(row_memory(ranks, std::nullopt, kMemorySourceRss))["model_state_bytes"].is_null());
+  EXPECT_EQ(j.get<RowMemory>(), m);  // reads back as written
+  EXPECT_EQ(nlohmann::json(j.get<RowMemory>()), j);
+}
+
+// A hand-written memory object with every field set reads into the fields, keeps a key it
+// does not know, and is written back unchanged.
+TEST(MemoryJson, HandWrittenObjectRoundTrips) {
+  const auto doc = nlohmann::json::parse(R"({
+    "per_rank": [{"rank": 0, "peak_allocated_bytes": 4096, "peak_reserved_bytes": 8192, "peak_rss_bytes": 1024},
+                 {"rank": 1, "peak_allocated_bytes": null, "peak_reserved_bytes": null, "peak_rss_bytes": 2048}],
+    "max_over_ranks": {"peak_allocated_bytes": 4096, "peak_reserved_bytes": 8192, "peak_rss_bytes": 2048},
+    "model_state_bytes": {"parameters": 12, "gradients": 8, "optimizer": 4, "total": 24},
+    "source": "cuda caching allocator", "from_a_newer_version": true})");
+  const RowMemory m = doc.get<RowMemory>();
+  ASSERT_EQ(m.per_rank.size(), 2u);
+  EXPECT_EQ(m.per_rank[0].peak_reserved_bytes, 8192.0);
+  EXPECT_EQ(m.per_rank[1].rank, 1);
+  EXPECT_FALSE(m.per_rank[1].peak_allocated_bytes.has_value());
+  EXPECT_EQ(m.max_over_ranks.peak_rss_bytes, 2048.0);
+  ASSERT_TRUE(m.model_state_bytes.has_value());
+  EXPECT_EQ(m.model_state_bytes->total(), 24);
+  EXPECT_EQ(m.source, "cuda caching allocator");
+  EXPECT_EQ(m.extra, nlohmann::json::parse(R"({"from_a_newer_version": true})"));
+  EXPECT_EQ(m.peak_bytes(), 4096.0);
+  EXPECT_EQ(nlohmann::json(m), doc);
 }
 
 TEST(MemoryJson, GpuRowsComparePeakAllocated) {
-  const auto j = memory_json({{0, 5e9, 6e9, 2e9}, {1, 7e9, 8e9, 1e9}}, std::nullopt, kMemorySourceCuda);
+  const RowMemory m = row_memory({{0, 5e9, 6e9, 2e9}, {1, 7e9, 8e9, 1e9}}, std::nullopt, kMemorySourceCuda);
+  const nlohmann::json j = m;
   EXPECT_EQ(j["max_over_ranks"]["peak_allocated_bytes"], 7e9);
   EXPECT_EQ(j["max_over_ranks"]["peak_reserved_bytes"], 8e9);
-  EXPECT_EQ(row_peak_memory_bytes(j), 7e9);
-  EXPECT_FALSE(row_peak_memory_bytes(nlohmann::json::object()));
+  EXPECT_EQ(m.peak_bytes(), 7e9);
+  EXPECT_FALSE(RowMemory{}.peak_bytes());
+  EXPECT_EQ(nlohmann::json(RowMemory{}), nlohmann::json::object());
 }
 
 }  // namespace

@@ -229,8 +229,8 @@ TEST(ResultJson, ReadsAHandWrittenFileFieldByField) {
   EXPECT_TRUE(r.ranks[1].breakdown.empty());
   EXPECT_EQ(r.grad_accum, 3);
   EXPECT_EQ(r.mode, "inference");
-  EXPECT_EQ(r.memory.at("max_over_ranks").at("peak_reserved_bytes"), 8192);
-  EXPECT_EQ(r.memory.at("model_state_bytes").at("total"), 12);
+  EXPECT_EQ(r.memory.max_over_ranks.peak_reserved_bytes, 8192);
+  EXPECT_EQ(r.memory.model_state_bytes.value().total(), 12);
   EXPECT_EQ(r.ddp_options.at("comm_hook"), "powersgd:2");
   EXPECT_EQ(r.breakdown.mean(Phase::forward), 0.125);
   const Summary& s = r.summary;

@@ -427,7 +427,7 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
       mem.push_back({r, st.peak_allocated_bytes, st.peak_reserved_bytes, st.peak_rss_bytes});
       reset_ok = reset_ok && st.memory_reset_ok.value_or(1.0) != 0.0;
     }
-    row.memory = memory_json(mem, std::nullopt, memory_source(env.device, reset_ok));
+    row.memory = row_memory(mem, std::nullopt, memory_source(env.device, reset_ok));
   }
   if (env.cfg.duration_s > 0) {
     // Burn-in (docs/METHODOLOGY.md "Progress and burn-in"): each rank's windows, in
@@ -721,7 +721,7 @@ Baseline run_no_ddp(const SweepEnv& env, const std::string& model, const ModelIn
           ? fmt::format("rank 0's series; all {} ranks trained alone at the same time", env.launch.world_size)
           : "rank 0's series";
   annotate(env, info, row, trainer, series);
-  row.memory["model_state_bytes"] = trainer.model_state_bytes().to_json();
+  row.memory.model_state_bytes = trainer.model_state_bytes();
   attach_telemetry(env, row, {telemetry});
   if (!trace.empty()) row.telemetry["profile"] = trace;
   add_row_warnings(env, row);
@@ -888,7 +888,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
         row.checks.bucket_sizes_bytes = std::vector<long long>(buckets.begin(), buckets.end());
         if (!hook.note.empty()) row.telemetry["comm_hook_note"] = hook.note;
         annotate(env, info, row, trainer, series);
-        row.memory["model_state_bytes"] = trainer.model_state_bytes().to_json();
+        row.memory.model_state_bytes = trainer.model_state_bytes();
         {
           std::vector<nlohmann::json> tele;
           for (int r = 0; r < n; ++r) tele.push_back(collect_telemetry(env, "telemetry/" + name, r));
@@ -984,7 +984,7 @@ void run_inference_group(const SweepEnv& env, const std::string& model, int n, c
             make_row(env, model, /*ddp=*/false, n, batch, 1, stats, series.stopping, static_cast<int>(mine));
         row.mode = "inference";
         row.label = "infer " + group_label(row.nodes, n, env.device.is_cuda() ? 'G' : 'C');
-        row.memory["model_state_bytes"] = trainer.model_state_bytes().to_json();
+        row.memory.model_state_bytes = trainer.model_state_bytes();
         {
           std::vector<nlohmann::json> tele;
           for (int r = 0; r < n; ++r) tele.push_back(collect_telemetry(env, "telemetry/" + name, r));
@@ -1053,7 +1053,7 @@ void run_sharded_group(const SweepEnv& env, const std::string& model, const Mode
         add_row_warnings(env, row);
         row.communication = sharded->communication().get<RowCommunication>();
         row.communication.trainable_parameters = info.trainable_parameters;
-        row.memory["model_state_bytes"] = trainer.model_state_bytes().to_json();
+        row.memory.model_state_bytes = trainer.model_state_bytes();
         row.communication.wire_bytes_per_step = stats.front().wire_bytes_per_step;
         emit(row);
       }
