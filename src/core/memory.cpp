@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/row_sections.hpp"
+
 namespace ddpbench {
 
 std::optional<double> proc_status_bytes(const std::string& text, const std::string& key) {
@@ -79,8 +81,7 @@ void to_json(nlohmann::json& j, const RowMemory& m) {
   put_peaks(j["max_over_ranks"], m.max_over_ranks);
   j["model_state_bytes"] = m.model_state_bytes ? m.model_state_bytes->to_json() : nlohmann::json(nullptr);
   j["source"] = m.source;
-  for (auto it = m.extra.begin(); m.extra.is_object() && it != m.extra.end(); ++it)
-    if (!j.contains(it.key())) j[it.key()] = it.value();
+  put_extra(j, m.extra);
 }
 
 void from_json(const nlohmann::json& j, RowMemory& m) {

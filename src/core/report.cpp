@@ -794,7 +794,7 @@ RowFacts RowFacts::of(const BenchResult& r) {
 std::optional<double> RowFacts::metric(const std::string& key) const {
   const auto& all = row_metrics();
   for (size_t i = 0; i < all.size(); ++i)
-    if (key == all[i].key) return i < metrics.size() ? metrics[i] : std::nullopt;
+    if (key == all[i].key) return metric_at(i);
   throw std::logic_error("no per-row metric '" + key + "' in core/row_metrics");
 }
 

@@ -40,6 +40,8 @@ struct RowFacts {
   static RowFacts of(const BenchResult& r);
   /// The metric `key` of row_metrics(); throws std::logic_error for a key the catalogue lacks.
   std::optional<double> metric(const std::string& key) const;
+  /// The i-th metric of row_metrics(); nullopt for facts built without metrics.
+  std::optional<double> metric_at(size_t i) const { return i < metrics.size() ? metrics[i] : std::nullopt; }
 };
 
 /// One row of a breakdown table: where a step's time went (docs/METHODOLOGY.md "Where the

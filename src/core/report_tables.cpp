@@ -49,11 +49,6 @@ std::string notes_cell(const RowFacts& f) {
   return fmt::format("{}", fmt::join(codes, ", "));
 }
 
-// The i-th per-row metric of a row's facts (nullopt for facts built without them).
-std::optional<double> fact_metric(const RowFacts& f, size_t i) {
-  return i < f.metrics.size() ? f.metrics[i] : std::nullopt;
-}
-
 // Columns every scaling table shows when some row has them: MFU's peak is a footnote.
 template <typename Row>
 void add_fact_columns(std::vector<Col<Row>>& cols, const std::vector<Row>& rows) {
@@ -62,8 +57,8 @@ void add_fact_columns(std::vector<Col<Row>>& cols, const std::vector<Row>& rows)
   };
   const auto& metrics = row_metrics();
   for (size_t i = 0; i < metrics.size(); ++i)
-    if (metrics[i].used_in(kInReportTables) && any([i](const RowFacts& f) { return fact_metric(f, i).has_value(); }))
-      cols.push_back({metrics[i].column(), [i](const Row& r) { return opt(fact_metric(r.facts, i)); }});
+    if (metrics[i].used_in(kInReportTables) && any([i](const RowFacts& f) { return f.metric_at(i).has_value(); }))
+      cols.push_back({metrics[i].column(), [i](const Row& r) { return opt(r.facts.metric_at(i)); }});
   if (any([](const RowFacts& f) { return f.self_check_passed.has_value(); }))
     cols.push_back({{"self_check", "self-check", "", fmtcol::plain()}, [](const Row& r) -> Value {
                       if (!r.facts.self_check_passed) return {};
@@ -81,7 +76,7 @@ void add_fact_notes(Table& t, const std::vector<Row>& rows, const std::string& u
   const auto& metrics = row_metrics();
   for (size_t i = 0; i < metrics.size(); ++i)
     if (metrics[i].used_in(kInReportTables) &&
-        std::any_of(rows.begin(), rows.end(), [i](const Row& r) { return fact_metric(r.facts, i).has_value(); }))
+        std::any_of(rows.begin(), rows.end(), [i](const Row& r) { return r.facts.metric_at(i).has_value(); }))
       t.notes.push_back(metrics[i].definition);
   for (const auto& r : rows) {
     for (const auto& w : r.facts.warnings)

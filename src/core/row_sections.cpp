@@ -60,13 +60,13 @@ void take(json& rest, const char* key, std::optional<T>& v) {
   rest.erase(it);
 }
 
+}  // namespace
+
 void put_extra(json& j, const json& extra) {
   if (!extra.is_object()) return;
   for (auto it = extra.begin(); it != extra.end(); ++it)
     if (!j.contains(it.key())) j[it.key()] = it.value();
 }
-
-}  // namespace
 
 #define DDPBENCH_SECTION_PUT(type, name) put(j, #name, c.name);
 #define DDPBENCH_SECTION_TAKE(type, name) take(rest, #name, c.name);

@@ -163,6 +163,10 @@ struct RowBreakdown {
 #undef DDPBENCH_SECTION_MEMBER
 
 /// Writes only the fields that have a value, then `extra`.
+/// Adds each key of `extra` (an object; anything else adds nothing) that `j` does not hold:
+/// a section's unknown keys written back after its fields.
+void put_extra(nlohmann::json& j, const nlohmann::json& extra);
+
 void to_json(nlohmann::json& j, const RowChecks& c);
 /// Reads an object (anything else reads as empty); never throws: a field of another type
 /// stays in `extra`.
