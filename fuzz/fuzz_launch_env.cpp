@@ -13,8 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "core/errors.hpp"
-#include "core/launch_env.hpp"
+#include "core/launch/launch_env.hpp"
+#include "core/util/errors.hpp"
+#include "core/util/parse.hpp"
 
 namespace {
 

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/check.hpp"
-#include "core/errors.hpp"
-#include "core/result.hpp"
+#include "core/analysis/check.hpp"
+#include "core/result/result.hpp"
+#include "core/util/errors.hpp"
 
 namespace {
 

@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <string>
 
-#include "core/check.hpp"
-#include "core/diff.hpp"
-#include "core/errors.hpp"
-#include "core/report.hpp"
-#include "core/result.hpp"
+#include "core/analysis/check.hpp"
+#include "core/analysis/diff.hpp"
+#include "core/render/report_tables.hpp"
+#include "core/result/result.hpp"
+#include "core/util/errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ddpbench;

@@ -3,9 +3,9 @@
 #include <memory>
 
 #include "cli/commands.hpp"
-#include "core/check.hpp"
-#include "core/errors.hpp"
-#include "core/config_key.hpp"
+#include "core/analysis/check.hpp"
+#include "core/result/config_key.hpp"
+#include "core/util/errors.hpp"
 
 namespace ddpbench::cli {
 

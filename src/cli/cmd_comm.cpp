@@ -11,21 +11,21 @@
 #include <optional>
 
 #include "cli/commands.hpp"
-#include "cli/launch.hpp"
-#include "core/bench_table.hpp"
-#include "core/busbw.hpp"
-#include "core/errors.hpp"
-#include "core/launch_env.hpp"
-#include "core/pairs.hpp"
-#include "core/result.hpp"
-#include "core/run_config.hpp"
-#include "core/table.hpp"
-#include "core/version.hpp"
-#include "core/watchdog.hpp"
+#include "core/analysis/busbw.hpp"
+#include "core/analysis/pairs.hpp"
+#include "core/config/run_config.hpp"
+#include "core/launch/launch_env.hpp"
+#include "core/launch/watchdog.hpp"
+#include "core/result/bench_table.hpp"
+#include "core/result/result.hpp"
+#include "core/util/errors.hpp"
+#include "core/util/table.hpp"
+#include "core/util/version.hpp"
 #include "engine/bench/comm_bench.hpp"
 #include "engine/dist/process_group.hpp"
 #include "engine/dist/rendezvous.hpp"
 #include "engine/env_info.hpp"
+#include "engine/run/launch.hpp"
 #include "engine/timing.hpp"
 
 namespace ddpbench::cli {
@@ -39,7 +39,7 @@ struct CommFlags {
   double timeout_s = 300, min_busbw = 0;
   std::string json_path;
   bool overwrite = false;
-  // --pairs (core/pairs.hpp, run_comm_pairs)
+  // --pairs (core/analysis/pairs.hpp, run_comm_pairs)
   bool pairs = false;
   std::string pair_unit = "node";
   long long pair_bytes = 0;

@@ -7,9 +7,9 @@
 #include <memory>
 
 #include "cli/commands.hpp"
-#include "core/config_key.hpp"
-#include "core/diff.hpp"
-#include "core/errors.hpp"
+#include "core/analysis/diff.hpp"
+#include "core/result/config_key.hpp"
+#include "core/util/errors.hpp"
 
 namespace ddpbench::cli {
 namespace {

@@ -1,5 +1,5 @@
 // `ddpbench env`: this host's environment as `run` and `comm` record it for every host
-// (environment.nodes[], core/node_env.hpp): driver, GPUs, topology, CUDA/NCCL/cuDNN/torch
+// (environment.nodes[], core/launch/node_env.hpp): driver, GPUs, topology, CUDA/NCCL/cuDNN/torch
 // versions, CPU, kernel, NCCL variables. Needs no GPU; runs on a login node. Run it on
 // every node (e.g. `srun -N4 --ntasks-per-node=1 ddpbench env --json`) to compare them by
 // hand, or let `run` compare them (environment.node_differences).
@@ -9,9 +9,9 @@
 #include <memory>
 
 #include "cli/commands.hpp"
-#include "core/errors.hpp"
-#include "core/launch_env.hpp"
-#include "core/node_env.hpp"
+#include "core/launch/launch_env.hpp"
+#include "core/launch/node_env.hpp"
+#include "core/util/errors.hpp"
 #ifdef DDPBENCH_HAVE_ENGINE
 #include "engine/env_info.hpp"
 #endif

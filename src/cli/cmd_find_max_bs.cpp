@@ -8,15 +8,15 @@
 #include <optional>
 
 #include "cli/commands.hpp"
-#include "cli/launch.hpp"
-#include "core/errors.hpp"
-#include "core/result.hpp"
-#include "core/run_config.hpp"
-#include "core/table.hpp"
+#include "core/config/run_config.hpp"
+#include "core/result/result.hpp"
+#include "core/util/errors.hpp"
+#include "core/util/table.hpp"
 #include "engine/bench/max_batch.hpp"
 #include "engine/compat.hpp"
 #include "engine/env_info.hpp"
 #include "engine/models/registry.hpp"
+#include "engine/run/launch.hpp"
 #include "engine/train/precision.hpp"
 
 namespace ddpbench::cli {

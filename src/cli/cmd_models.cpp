@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "cli/commands.hpp"
-#include "core/bench_table.hpp"
-#include "core/errors.hpp"
+#include "core/result/bench_table.hpp"
+#include "core/util/errors.hpp"
 #include "engine/models/flops.hpp"
 #include "engine/models/registry.hpp"
 

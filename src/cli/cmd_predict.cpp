@@ -1,14 +1,14 @@
 // `ddpbench predict`: alpha-beta fits of `ddpbench comm` results and the step time and
 // weak-scaling efficiency of measured DDP rows predicted at other world sizes
-// (core/predict.hpp; docs/METHODOLOGY.md "Scaling predictor").
+// (core/analysis/predict.hpp; docs/METHODOLOGY.md "Scaling predictor").
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <memory>
 
 #include "cli/commands.hpp"
-#include "core/errors.hpp"
-#include "core/predict.hpp"
+#include "core/analysis/predict.hpp"
+#include "core/util/errors.hpp"
 
 namespace ddpbench::cli {
 

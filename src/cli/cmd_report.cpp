@@ -6,11 +6,11 @@
 #include <memory>
 
 #include "cli/commands.hpp"
-#include "core/errors.hpp"
-#include "core/html.hpp"
-#include "core/plots.hpp"
-#include "core/report.hpp"
-#include "core/report_convergence.hpp"
+#include "core/render/html.hpp"
+#include "core/render/plots.hpp"
+#include "core/render/report_convergence.hpp"
+#include "core/render/report_tables.hpp"
+#include "core/util/errors.hpp"
 
 namespace ddpbench::cli {
 

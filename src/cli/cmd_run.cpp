@@ -17,28 +17,28 @@
 #include <thread>
 
 #include "cli/commands.hpp"
-#include "cli/launch.hpp"
-#include "core/bench_table.hpp"
-#include "core/errors.hpp"
-#include "core/launch_env.hpp"
-#include "core/progress.hpp"
-#include "core/result.hpp"
-#include "core/run_config.hpp"
-#include "core/spawn.hpp"
-#include "core/straggler.hpp"
-#include "core/version.hpp"
-#include "core/watchdog.hpp"
+#include "core/config/run_config.hpp"
+#include "core/launch/launch_env.hpp"
+#include "core/launch/progress.hpp"
+#include "core/launch/spawn.hpp"
+#include "core/launch/watchdog.hpp"
+#include "core/result/bench_table.hpp"
+#include "core/result/result.hpp"
+#include "core/stats/straggler.hpp"
+#include "core/util/errors.hpp"
+#include "core/util/version.hpp"
 #include "engine/bench/max_batch.hpp"
 #include "engine/bench/sweep.hpp"
-#include "engine/train/time_to_loss.hpp"
-#include "engine/train/workload.hpp"
+#include "engine/bench/time_to_loss.hpp"
 #include "engine/compat.hpp"
 #include "engine/dist/process_group.hpp"
 #include "engine/dist/rendezvous.hpp"
 #include "engine/env_info.hpp"
 #include "engine/models/registry.hpp"
+#include "engine/run/launch.hpp"
 #include "engine/timing.hpp"
 #include "engine/train/precision.hpp"
+#include "engine/train/workload.hpp"
 
 namespace ddpbench::cli {
 namespace {
@@ -304,7 +304,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     print_header(rf, senv.placements, note);
   }
 
-  // Rank 0's progress on stderr (core/progress): a live line on a terminal, a line per row
+  // Rank 0's progress on stderr (core/launch/progress): a live line on a terminal, a line per row
   // otherwise, nothing with --quiet. Cleared around the table lines below.
   std::optional<Progress> progress;
   if (li.rank == 0 && !cfg.quiet) {
@@ -500,7 +500,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   app->add_option("--dataset-size", c.dataset_size, "Examples per epoch, for per-epoch communication volume")
       ->check(whole_number())
       ->capture_default_str();
-  // Real data and time-to-loss (engine/train/time_to_loss.hpp; docs/METHODOLOGY.md "Real data and time-to-loss").
+  // Real data and time-to-loss (engine/bench/time_to_loss.hpp; docs/METHODOLOGY.md "Real data and time-to-loss").
   app->add_option("--data", c.data,
                   "synthetic (the step benchmark) or fashion-mnist: train to a target on the real dataset per world "
                   "size (time-to-loss)")

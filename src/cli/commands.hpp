@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "core/errors.hpp"
-#include "core/launch_env.hpp"
-#include "core/result.hpp"
+#include "core/launch/launch_env.hpp"
+#include "core/result/result.hpp"
+#include "core/util/errors.hpp"
+#include "core/util/parse.hpp"
 
 namespace ddpbench::cli {
 
@@ -38,19 +39,6 @@ struct Command {
   CLI::App* app = nullptr;
   std::function<int()> run;
 };
-
-/// Thrown to end the process with `code` without printing anything (e.g. ranks
-/// other than 0 after rank 0 reported a configuration error everyone shares).
-struct SilentExit {
-  int code;
-};
-
-/// Lines main prints on stderr after the error line of a command that failed, each as
-/// "ddpbench: note: <line>" (e.g. where the rows measured before the failure are).
-inline std::vector<std::string>& error_notes() {
-  static std::vector<std::string> notes;
-  return notes;
-}
 
 /// Reads a result file for `report`, `diff` or `check` (read_result_file) and, when it is
 /// incomplete, prints incomplete_warning on stderr as "ddpbench: warning: ...". Throws
@@ -98,7 +86,7 @@ Command add_diff_command(CLI::App& parent);
 Command add_check_command(CLI::App& parent);
 
 /// `ddpbench predict RUN... --comm COMM...`: alpha-beta fits of the comm results and the
-/// predicted step time and weak-scaling efficiency at other world sizes (core/predict.hpp).
+/// predicted step time and weak-scaling efficiency at other world sizes (core/analysis/predict.hpp).
 Command add_predict_command(CLI::App& parent);
 
 }  // namespace ddpbench::cli

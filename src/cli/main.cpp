@@ -9,8 +9,8 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
-#include "core/errors.hpp"
-#include "core/version.hpp"
+#include "core/util/errors.hpp"
+#include "core/util/version.hpp"
 
 int main(int argc, char** argv) {
   using namespace ddpbench;
@@ -55,11 +55,11 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
-  // The error line, then what the failed command left behind (cli::error_notes), in one
+  // The error line, then what the failed command left behind (error_notes), in one
   // write so that no other rank's line lands between them.
   const auto fail = [](const std::string& line, int code) {
     std::string text = line + "\n";
-    for (const auto& n : cli::error_notes()) text += "ddpbench: note: " + n + "\n";
+    for (const auto& n : error_notes()) text += "ddpbench: note: " + n + "\n";
     std::fwrite(text.data(), 1, text.size(), stderr);
     return code;
   };
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
     for (auto& c : commands)
       if (c.app->parsed()) return c.run();
     return kExitUsage;
-  } catch (const cli::SilentExit& e) {
+  } catch (const SilentExit& e) {
     return e.code;
   } catch (const UsageError& e) {
     return fail("ddpbench: error: " + first_line(e.what()), kExitUsage);

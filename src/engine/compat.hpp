@@ -9,7 +9,7 @@
 //     (skip_all_reduce_unused_params, use_python_reducer[, bucket_bytes_cap_list]).
 #pragma once
 
-#include "core/errors.hpp"
+#include "core/util/errors.hpp"
 #include <ATen/autocast_mode.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/softmax.h>

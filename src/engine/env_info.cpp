@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <set>
 
-#include "core/process.hpp"
+#include "core/launch/process.hpp"
 #include "engine/compat.hpp"
 #include "engine/timing.hpp"
 

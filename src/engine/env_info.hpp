@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/launch_env.hpp"
-#include "core/node_env.hpp"  // driver_version, cpu_model, gpu_topology
+#include "core/launch/launch_env.hpp"
+#include "core/launch/node_env.hpp"  // driver_version, cpu_model, gpu_topology
 
 namespace ddpbench {
 
@@ -42,7 +42,7 @@ std::string nccl_version();
 /// cuDNN version libtorch uses ("9.1.0"), or "none" in a build without cuDNN.
 std::string cudnn_version();
 
-/// This host's node object (core/node_env.hpp, environment.nodes[]): the
+/// This host's node object (core/launch/node_env.hpp, environment.nodes[]): the
 /// torch-free probes (probe_node_environment) plus this libtorch's torch, CUDA, NCCL and
 /// cuDNN versions; where nvidia-smi is absent but CUDA sees GPUs, the GPUs from the CUDA
 /// runtime (visible ones only). Bounded to kMaxNodeEnvBytes. Never throws for a missing
@@ -67,7 +67,7 @@ struct EnvironmentFacts {
   nlohmann::json malloc_tuning = nullptr;  ///< null: not tuned by the command
   std::string slurm_job_id;
   nlohmann::json env = nlohmann::json::object();  ///< the launch variables: env_subset(current environment)
-  /// environment.nodes and node_differences (cli/launch gather_node_environments); empty:
+  /// environment.nodes and node_differences (engine/run/launch gather_node_environments); empty:
   /// the driver and topology are probed on this host.
   nlohmann::json nodes = nlohmann::json::array();
   nlohmann::json node_differences = nlohmann::json::array();

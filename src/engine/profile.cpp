@@ -14,7 +14,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "core/errors.hpp"
+#include "core/util/errors.hpp"
 #include "engine/timing.hpp"
 
 namespace ddpbench {

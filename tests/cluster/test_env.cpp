@@ -8,8 +8,8 @@
 #include <string>
 
 #include "common/testutil.hpp"
-#include "core/result.hpp"
-#include "core/spawn.hpp"
+#include "core/launch/spawn.hpp"
+#include "core/result/result.hpp"
 
 namespace ddpbench {
 namespace {

@@ -12,9 +12,9 @@
 
 #include "cluster/slurm_fixture.hpp"
 #include "common/testutil.hpp"
-#include "core/launch_env.hpp"
-#include "core/result.hpp"
-#include "core/spawn.hpp"
+#include "core/launch/launch_env.hpp"
+#include "core/launch/spawn.hpp"
+#include "core/result/result.hpp"
 
 namespace ddpbench {
 namespace {

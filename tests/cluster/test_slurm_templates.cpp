@@ -14,7 +14,7 @@
 
 #include "cluster/slurm_fixture.hpp"
 #include "common/testutil.hpp"
-#include "core/result.hpp"
+#include "core/result/result.hpp"
 
 namespace ddpbench {
 namespace {

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/errors.hpp"
+#include "core/util/errors.hpp"
 
 namespace ddpbench::testutil {
 

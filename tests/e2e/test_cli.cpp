@@ -14,9 +14,9 @@
 #include <set>
 #include <stdexcept>
 
-#include "core/result.hpp"
-#include "core/spawn.hpp"
 #include "common/testutil.hpp"
+#include "core/launch/spawn.hpp"
+#include "core/result/result.hpp"
 
 namespace fs = std::filesystem;
 

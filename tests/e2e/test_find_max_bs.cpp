@@ -8,7 +8,7 @@
 #include <set>
 
 #include "common/testutil.hpp"
-#include "core/result.hpp"
+#include "core/result/result.hpp"
 #include "engine/bench/max_batch.hpp"
 
 namespace ddpbench {

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "common/testutil.hpp"
-#include "core/result.hpp"
+#include "core/result/result.hpp"
 
 namespace ddpbench {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/testutil.hpp"
-#include "core/result.hpp"
+#include "core/result/result.hpp"
 
 namespace ddpbench {
 namespace {
@@ -66,7 +66,7 @@ TEST(Progress, OneLinePerRowWhenNotATerminalAndNoneWithQuiet) {
 }
 
 // The live line on a terminal is covered by tests/unit/test_progress.cpp: under the
-// built-in spawner rank 0's stderr is a pipe the spawner forwards line by line (core/spawn),
+// built-in spawner rank 0's stderr is a pipe the spawner forwards line by line (core/launch/spawn),
 // so a rank never sees a terminal there and prints the per-row lines.
 
 // --duration 5s on 2 ranks: each row's series runs >= 5 s of wall time and stops within a

@@ -15,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/errors.hpp"
-#include "core/launch_env.hpp"
+#include "core/launch/launch_env.hpp"
+#include "core/util/errors.hpp"
 #include "engine/dist/collectives.hpp"
 #include "engine/dist/ddp.hpp"
 #include "engine/dist/process_group.hpp"

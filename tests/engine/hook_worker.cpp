@@ -26,9 +26,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/comm_hook_spec.hpp"
-#include "core/errors.hpp"
-#include "core/launch_env.hpp"
+#include "core/config/comm_hook_spec.hpp"
+#include "core/launch/launch_env.hpp"
+#include "core/util/errors.hpp"
 #include "engine/dist/collectives.hpp"
 #include "engine/dist/comm_hooks.hpp"
 #include "engine/dist/ddp.hpp"

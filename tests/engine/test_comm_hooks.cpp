@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/testutil.hpp"
-#include "core/spawn.hpp"
+#include "core/launch/spawn.hpp"
 #include "engine/dist/comm_hooks.hpp"
 
 namespace ddpbench {

@@ -1,4 +1,4 @@
-// Real data and time-to-loss (engine/data, engine/train/time_to_loss): the IDX reader on
+// Real data and time-to-loss (engine/data, engine/bench/time_to_loss): the IDX reader on
 // hand-made gzip files, the DistributedSampler shard against PyTorch's own (Python), the
 // loader, the resize / 1->3 channel step against hand-computed values, and one short 2-rank
 // run of the binary on a tiny hand-made dataset.

@@ -11,9 +11,9 @@
 #include <ATen/ops/flip.h>
 
 #include "common/testutil.hpp"
-#include "core/data_parallel_model.hpp"
-#include "core/errors.hpp"
-#include "core/run_config.hpp"
+#include "core/analysis/data_parallel_model.hpp"
+#include "core/config/run_config.hpp"
+#include "core/util/errors.hpp"
 #include "engine/bench/data_parallel.hpp"
 #include "engine/bench/sweep.hpp"
 #include "engine/timing.hpp"

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/spawn.hpp"
 #include "common/testutil.hpp"
+#include "core/launch/spawn.hpp"
 
 namespace fs = std::filesystem;
 

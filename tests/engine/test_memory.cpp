@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "core/memory.hpp"
+#include "core/result/memory.hpp"
 #include "engine/bench/sweep.hpp"
 #include "engine/memory.hpp"
 #include "engine/models/registry.hpp"

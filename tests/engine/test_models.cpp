@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/errors.hpp"
+#include "core/util/errors.hpp"
 #include "engine/models/flops.hpp"
 #include "engine/models/registry.hpp"
 

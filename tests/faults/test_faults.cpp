@@ -48,7 +48,7 @@
 #include <vector>
 
 #include "common/testutil.hpp"
-#include "core/spawn.hpp"
+#include "core/launch/spawn.hpp"
 
 extern char** environ;
 
@@ -854,7 +854,7 @@ class Runner {
 
   void check(Outcome& o) const {
     static const std::regex clean(R"(^(\[rank [0-9]+\] )?ddpbench: (error|note): .*)");
-    // run's progress on stderr when it is not a terminal, one line per row (core/progress):
+    // run's progress on stderr when it is not a terminal, one line per row (core/launch/progress):
     // ddpbench's own, not an error; skipped here so the error line stays the one counted.
     static const std::regex progress(R"(^(\[rank [0-9]+\] )?\[[0-9]+/[0-9]+\] .*)");
     auto& f = o.failures;

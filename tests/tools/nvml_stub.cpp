@@ -1,4 +1,4 @@
-// A stand-in for libnvidia-ml.so.1 implementing exactly the NVML calls core/nvml.cpp makes,
+// A stand-in for libnvidia-ml.so.1 implementing exactly the NVML calls core/telemetry/nvml.cpp makes,
 // so the NVML path is tested on machines without a GPU (tests load it through
 // DDPBENCH_NVML_LIBRARY). Built as two shared libraries by tests/CMakeLists.txt:
 //   nvml_stub          every call; clock-event reasons under the old name
@@ -29,7 +29,7 @@
 
 namespace {
 
-// nvml.h values (see src/core/nvml.cpp)
+// nvml.h values (see src/core/telemetry/nvml.cpp)
 constexpr int kSuccess = 0, kInvalidArgument = 2, kNotFound = 6, kInsufficientSize = 7;
 
 struct Device {

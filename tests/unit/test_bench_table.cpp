@@ -1,7 +1,7 @@
 // The terminal table keeps benchmark.py's layout byte for byte.
 #include <gtest/gtest.h>
 
-#include "core/bench_table.hpp"
+#include "core/result/bench_table.hpp"
 
 namespace ddpbench {
 namespace {

@@ -1,9 +1,9 @@
-// Burn-in windows, drift and subsampling (core/burn_in), against hand-computed values.
+// Burn-in windows, drift and subsampling (core/stats/burn_in), against hand-computed values.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
-#include "core/burn_in.hpp"
+#include "core/stats/burn_in.hpp"
 
 namespace ddpbench {
 namespace {

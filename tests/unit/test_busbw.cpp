@@ -1,10 +1,10 @@
-// core/busbw: nccl-tests' bus bandwidth factors, size and count columns, the size sweep and
+// core/analysis/busbw: nccl-tests' bus bandwidth factors, size and count columns, the size sweep and
 // the --min-busbw verdict, on cases computed by hand from nccl-tests' doc/PERFORMANCE.md and
 // its <collective>GetCollByteCount / GetBw functions.
 #include <gtest/gtest.h>
 
-#include "core/busbw.hpp"
-#include "core/errors.hpp"
+#include "core/analysis/busbw.hpp"
+#include "core/util/errors.hpp"
 
 namespace ddpbench {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "common/testutil.hpp"
-#include "core/comm_hook_spec.hpp"
+#include "core/config/comm_hook_spec.hpp"
 
 namespace ddpbench {
 namespace {

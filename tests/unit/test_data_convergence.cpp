@@ -1,4 +1,4 @@
-// Time-to-loss bookkeeping (core/convergence, core/report_convergence) and the time-to-loss
+// Time-to-loss bookkeeping (core/analysis/convergence, core/render/report_convergence) and the time-to-loss
 // options of RunConfig: targets, the bounded loss curve, the shipped baselines file (checked
 // against Zalando's README table), the report's table, and bad input.
 #include <gtest/gtest.h>
@@ -10,9 +10,9 @@
 #include <map>
 
 #include "common/testutil.hpp"
-#include "core/convergence.hpp"
-#include "core/report_convergence.hpp"
-#include "core/run_config.hpp"
+#include "core/analysis/convergence.hpp"
+#include "core/config/run_config.hpp"
+#include "core/render/report_convergence.hpp"
 
 namespace ddpbench {
 namespace {

@@ -1,10 +1,10 @@
-// core/data_parallel_model: Banerjee and Shah's bytes-per-epoch formula and the per-primitive
+// core/analysis/data_parallel_model: Banerjee and Shah's bytes-per-epoch formula and the per-primitive
 // traffic of DataParallel against numbers computed by hand, the phase split, --gpus.
 #include <gtest/gtest.h>
 
 #include "common/testutil.hpp"
-#include "core/data_parallel_model.hpp"
-#include "core/result.hpp"
+#include "core/analysis/data_parallel_model.hpp"
+#include "core/result/result.hpp"
 
 namespace ddpbench {
 namespace {

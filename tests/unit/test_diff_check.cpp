@@ -6,10 +6,10 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "core/check.hpp"
-#include "core/config_key.hpp"
-#include "core/diff.hpp"
-#include "core/errors.hpp"
+#include "core/analysis/check.hpp"
+#include "core/analysis/diff.hpp"
+#include "core/result/config_key.hpp"
+#include "core/util/errors.hpp"
 
 namespace ddpbench {
 namespace {

@@ -1,7 +1,7 @@
 // Peak table lookups and the MFU arithmetic.
 #include <gtest/gtest.h>
 
-#include "core/gpu_peaks.hpp"
+#include "core/stats/gpu_peaks.hpp"
 
 namespace ddpbench {
 namespace {

@@ -5,8 +5,9 @@
 #include <limits>
 
 #include "common/testutil.hpp"
-#include "core/errors.hpp"
-#include "core/launch_env.hpp"
+#include "core/launch/launch_env.hpp"
+#include "core/util/errors.hpp"
+#include "core/util/parse.hpp"
 
 namespace ddpbench {
 namespace {

@@ -1,10 +1,10 @@
-// core/memory: /proc/self/status parsing and the row's "memory" object, by hand.
+// core/result/memory: /proc/self/status parsing and the row's "memory" object, by hand.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <iterator>
 
-#include "core/memory.hpp"
+#include "core/result/memory.hpp"
 
 namespace ddpbench {
 namespace {

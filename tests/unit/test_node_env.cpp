@@ -1,8 +1,8 @@
-// Per-host environments (core/node_env): the comparison across hosts on hand-made node
+// Per-host environments (core/launch/node_env): the comparison across hosts on hand-made node
 // lists, the size bound, the nvidia-smi query parser and the readable form.
 #include <gtest/gtest.h>
 
-#include "core/node_env.hpp"
+#include "core/launch/node_env.hpp"
 
 namespace ddpbench {
 namespace {

@@ -1,4 +1,4 @@
-// core/pairs: the round-robin schedule of `comm --pairs` and the outlier analysis, against
+// core/analysis/pairs: the round-robin schedule of `comm --pairs` and the outlier analysis, against
 // hand-computed cases.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <set>
 
 #include "common/testutil.hpp"
-#include "core/pairs.hpp"
+#include "core/analysis/pairs.hpp"
 
 namespace ddpbench {
 namespace {

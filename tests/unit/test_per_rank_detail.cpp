@@ -1,11 +1,11 @@
-// Per-rank detail of a row (core/per_rank_detail): each rank's step summary and the row's
+// Per-rank detail of a row (core/result/per_rank_detail): each rank's step summary and the row's
 // per-iteration means against values worked out by hand, and which ranks keep their raw
 // samples and telemetry series.
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "core/per_rank_detail.hpp"
+#include "core/result/per_rank_detail.hpp"
 
 namespace ddpbench {
 namespace {

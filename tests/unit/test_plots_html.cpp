@@ -13,10 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/testutil.hpp"
-#include "core/errors.hpp"
-#include "core/html.hpp"
-#include "core/plots.hpp"
-#include "core/report.hpp"
+#include "core/render/html.hpp"
+#include "core/render/plots.hpp"
+#include "core/render/report_tables.hpp"
+#include "core/util/errors.hpp"
 
 namespace ddpbench {
 namespace {

@@ -1,4 +1,4 @@
-// The scaling predictor (core/predict.hpp) against hand-computed numbers: the cost models'
+// The scaling predictor (core/analysis/predict.hpp) against hand-computed numbers: the cost models'
 // coefficients, the alpha-beta fit on synthetic rows with known alpha and beta, the exposed
 // communication of a bucket pipeline, and the prediction from the fixture files
 // tests/fixtures/predict_{run,comm}.json (their numbers are in the comments below).
@@ -8,8 +8,8 @@
 #include <cmath>
 
 #include "common/testutil.hpp"
-#include "core/errors.hpp"
-#include "core/predict.hpp"
+#include "core/analysis/predict.hpp"
+#include "core/util/errors.hpp"
 
 namespace ddpbench {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/testutil.hpp"
-#include "core/process.hpp"
+#include "core/launch/process.hpp"
 #include "unit/process_helpers.hpp"
 
 namespace fs = std::filesystem;

@@ -1,10 +1,10 @@
-// The progress line of `ddpbench run` (core/progress) with a scripted clock and a stringstream.
+// The progress line of `ddpbench run` (core/launch/progress) with a scripted clock and a stringstream.
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
 
-#include "core/progress.hpp"
+#include "core/launch/progress.hpp"
 
 namespace ddpbench {
 namespace {

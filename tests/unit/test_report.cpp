@@ -12,10 +12,10 @@
 #include <stdexcept>
 
 #include "common/testutil.hpp"
-#include "core/errors.hpp"
-#include "core/plots.hpp"
-#include "core/report.hpp"
-#include "core/stats.hpp"
+#include "core/render/plots.hpp"
+#include "core/render/report_tables.hpp"
+#include "core/stats/stats.hpp"
+#include "core/util/errors.hpp"
 
 namespace ddpbench {
 namespace {
@@ -648,7 +648,7 @@ TEST(ReportCluster, PairRowsGetTheirTableAndTheSlowNodeIsNamed) {
   ASSERT_EQ(tables.size(), 1u);
   const Table& t = tables[0];
   EXPECT_EQ(t.kind, "pairs");
-  // One line per pair (core/pairs.hpp pairs_table), in round order.
+  // One line per pair (core/analysis/pairs.hpp pairs_table), in round order.
   ASSERT_EQ(t.rows.size(), 3u);
   EXPECT_EQ(t.rows[1][t.col("pair")], Value(std::string("node0 - node2")));
   EXPECT_DOUBLE_EQ(std::get<double>(t.rows[1][t.col("p2p_ba_gbps")]), 0.025);

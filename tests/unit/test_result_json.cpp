@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "core/errors.hpp"
-#include "core/result.hpp"
 #include "common/testutil.hpp"
+#include "core/result/result.hpp"
+#include "core/util/errors.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,4 +1,4 @@
-// The catalogue of per-row metrics (core/row_metrics): each getter against values written
+// The catalogue of per-row metrics (core/result/row_metrics): each getter against values written
 // by hand into a row, and the outputs that follow from the catalogue (run's line, report's
 // columns and notes, check's metric names, diff's rows).
 #include <gmock/gmock.h>
@@ -6,11 +6,11 @@
 
 #include <set>
 
-#include "core/bench_table.hpp"
-#include "core/check.hpp"
-#include "core/diff.hpp"
-#include "core/row_metrics.hpp"
 #include "common/testutil.hpp"
+#include "core/analysis/check.hpp"
+#include "core/analysis/diff.hpp"
+#include "core/result/bench_table.hpp"
+#include "core/result/row_metrics.hpp"
 
 namespace ddpbench {
 namespace {

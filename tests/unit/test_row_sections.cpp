@@ -1,10 +1,10 @@
-// Typed row sections (core/row_sections): each round-trips a hand-written document with
+// Typed row sections (core/result/row_sections): each round-trips a hand-written document with
 // every field set, keeps what it does not know, and answers the questions readers ask.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/result.hpp"
-#include "core/row_sections.hpp"
+#include "core/result/result.hpp"
+#include "core/result/row_sections.hpp"
 
 namespace ddpbench {
 namespace {

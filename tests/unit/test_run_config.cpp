@@ -8,8 +8,8 @@
 #include <limits>
 
 #include "common/testutil.hpp"
-#include "core/errors.hpp"
-#include "core/run_config.hpp"
+#include "core/config/run_config.hpp"
+#include "core/util/errors.hpp"
 
 namespace ddpbench {
 namespace {

@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "common/testutil.hpp"
-#include "core/spawn.hpp"
+#include "core/launch/spawn.hpp"
 #include "unit/process_helpers.hpp"
 
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "core/stats.hpp"
+#include "core/stats/stats.hpp"
 
 namespace ddpbench {
 namespace {

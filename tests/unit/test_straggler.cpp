@@ -1,8 +1,8 @@
-// The straggler scores (core/straggler.hpp) against hand-computed values.
+// The straggler scores (core/stats/straggler.hpp) against hand-computed values.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/straggler.hpp"
+#include "core/stats/straggler.hpp"
 
 namespace ddpbench {
 namespace {

@@ -1,4 +1,4 @@
-// core/telemetry and core/nvml: summaries against hand-computed numbers (the accumulator
+// core/telemetry/telemetry and core/telemetry/nvml: summaries against hand-computed numbers (the accumulator
 // takes readings with chosen times, so nothing depends on the clock), the NVML path through
 // the stub library tests/tools/nvml_stub.cpp, host counters from a fake /proc and /sys tree,
 // the flags, and the thread (only that it samples and stops).
@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "common/testutil.hpp"
-#include "core/errors.hpp"
-#include "core/nvml.hpp"
-#include "core/telemetry.hpp"
+#include "core/telemetry/nvml.hpp"
+#include "core/telemetry/telemetry.hpp"
+#include "core/util/errors.hpp"
 
 namespace ddpbench {
 namespace {

@@ -1,4 +1,4 @@
-// core/watchdog: a blocked call past its deadline ends the process with one line; the
+// core/launch/watchdog: a blocked call past its deadline ends the process with one line; the
 // phase reaches the launcher through DDPBENCH_PHASE_FILE; launcher job ids.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "common/testutil.hpp"
-#include "core/launch_env.hpp"
-#include "core/watchdog.hpp"
+#include "core/launch/launch_env.hpp"
+#include "core/launch/watchdog.hpp"
 #include "unit/process_helpers.hpp"
 
 namespace ddpbench {

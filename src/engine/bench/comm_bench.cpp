@@ -13,10 +13,10 @@
 #include <set>
 #include <thread>
 
-#include "core/bench_table.hpp"
-#include "core/errors.hpp"
-#include "core/stats.hpp"
-#include "core/watchdog.hpp"
+#include "core/launch/watchdog.hpp"
+#include "core/result/bench_table.hpp"
+#include "core/stats/stats.hpp"
+#include "core/util/errors.hpp"
 #include "engine/dist/collectives.hpp"
 #include "engine/timing.hpp"
 

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "core/busbw.hpp"
-#include "core/launch_env.hpp"
-#include "core/pairs.hpp"
-#include "core/result.hpp"
+#include "core/analysis/busbw.hpp"
+#include "core/analysis/pairs.hpp"
+#include "core/launch/launch_env.hpp"
+#include "core/result/result.hpp"
 #include "engine/dist/process_group.hpp"
 #include "engine/env_info.hpp"
 
@@ -38,7 +38,7 @@ struct CommConfig {
   bool pairs = false;
   std::string pair_unit = "node";  ///< "node": the lowest rank of each host takes part; "rank": every rank
   long long pair_bytes = 0;        ///< bytes per message and per allreduce
-  double slow_fraction = 0.7;      ///< analyze_pairs' threshold (core/pairs.hpp)
+  double slow_fraction = 0.7;      ///< analyze_pairs' threshold (core/analysis/pairs.hpp)
 };
 
 /// The configuration as JSON (the result's config; ranks must agree on it).

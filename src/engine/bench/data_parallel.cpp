@@ -21,10 +21,10 @@
 #include <optional>
 #include <stdexcept>
 
-#include "core/bench_table.hpp"
-#include "core/errors.hpp"
-#include "core/per_rank_detail.hpp"
-#include "core/stats.hpp"
+#include "core/result/bench_table.hpp"
+#include "core/result/per_rank_detail.hpp"
+#include "core/stats/stats.hpp"
+#include "core/util/errors.hpp"
 #include "engine/bench/sweep.hpp"
 #include "engine/models/registry.hpp"
 #include "engine/timing.hpp"

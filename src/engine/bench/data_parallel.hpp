@@ -21,9 +21,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/data_parallel_model.hpp"
-#include "core/result.hpp"
-#include "core/run_config.hpp"
+#include "core/analysis/data_parallel_model.hpp"
+#include "core/config/run_config.hpp"
+#include "core/result/result.hpp"
 #include "engine/compat.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/workload.hpp"

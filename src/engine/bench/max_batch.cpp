@@ -19,10 +19,10 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "core/errors.hpp"
-#include "core/memory.hpp"
-#include "core/process.hpp"
-#include "core/watchdog.hpp"
+#include "core/launch/process.hpp"
+#include "core/launch/watchdog.hpp"
+#include "core/result/memory.hpp"
+#include "core/util/errors.hpp"
 #include "engine/bench/sweep.hpp"
 #include "engine/compat.hpp"
 #include "engine/models/registry.hpp"
@@ -33,7 +33,7 @@
 namespace ddpbench {
 namespace {
 
-// A "Vm...:   123 kB" line of /proc/self/status, in bytes (core/memory.hpp); -1 when absent.
+// A "Vm...:   123 kB" line of /proc/self/status, in bytes (core/result/memory.hpp); -1 when absent.
 long long proc_status_bytes(const char* key) {
   return static_cast<long long>(read_proc_status_bytes("/proc/self/status", key).value_or(-1.0));
 }

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "core/launch_env.hpp"
-#include "core/run_config.hpp"
+#include "core/config/run_config.hpp"
+#include "core/launch/launch_env.hpp"
 
 namespace ddpbench {
 

@@ -14,16 +14,17 @@
 #include <optional>
 #include <set>
 
-#include "core/bench_table.hpp"
-#include "core/burn_in.hpp"
-#include "core/errors.hpp"
-#include "core/gpu_peaks.hpp"
-#include "core/per_rank_detail.hpp"
-#include "core/stats.hpp"
-#include "core/straggler.hpp"
-#include "core/telemetry.hpp"
-#include "core/watchdog.hpp"
-#include "core/comm_hook_spec.hpp"
+#include "core/config/comm_hook_spec.hpp"
+#include "core/launch/watchdog.hpp"
+#include "core/result/bench_table.hpp"
+#include "core/result/per_rank_detail.hpp"
+#include "core/stats/burn_in.hpp"
+#include "core/stats/gpu_peaks.hpp"
+#include "core/stats/stats.hpp"
+#include "core/stats/straggler.hpp"
+#include "core/telemetry/telemetry.hpp"
+#include "core/util/errors.hpp"
+#include "engine/bench/time_to_loss.hpp"
 #include "engine/dist/collectives.hpp"
 #include "engine/dist/comm_hooks.hpp"
 #include "engine/dist/ddp.hpp"
@@ -33,7 +34,6 @@
 #include "engine/profile.hpp"
 #include "engine/timing.hpp"
 #include "engine/train/checkpoint.hpp"
-#include "engine/train/time_to_loss.hpp"
 #include "engine/train/workload.hpp"
 
 namespace ddpbench {
@@ -45,7 +45,7 @@ namespace {
 // burn-in windows (as many on every rank since they depend on D alone). pack and unpack walk
 // the same lists, so a new field is one member and one entry in kRankScalars.
 struct RankStats {
-  std::vector<double> samples_s;  // with --duration: every subsample_stride-th step (core/burn_in)
+  std::vector<double> samples_s;  // with --duration: every subsample_stride-th step (core/stats/burn_in)
   std::array<std::optional<double>, kNumBreakdownComponents> breakdown_s;  // kBreakdownComponents order, mean per step
   std::optional<double> peak_memory_bytes;
   std::optional<double> wire_bytes_per_step;  // what a comm hook handed to collectives, mean per step
@@ -203,7 +203,7 @@ int stop_decision(const RunConfig& cfg, const std::vector<double>& samples, doub
 // allreduce of the ranks' elapsed times gives every rank the same decision, so all stop
 // after the same iteration, the first one that ends at or after D on every rank. Each
 // step's end time is kept (Series::end_s); the samples are then thinned to at most
-// kMaxBurnInSamples, every k-th step (core/burn_in subsample).
+// kMaxBurnInSamples, every k-th step (core/stats/burn_in subsample).
 // `label` names the series in the phase ("warm-up of <label>", "measurement of <label>")
 // and in env.progress, where each call is one row.
 // `wire_bytes` (may be null): the comm hook's cumulative byte counter, read per measured step.
@@ -525,7 +525,7 @@ RankStats rank_stats(const SweepEnv& env, const Series& series) {
 // Largest telemetry summary a rank publishes per row (its series are dropped beyond it).
 constexpr size_t kMaxTelemetryBytes = 32 * 1024;
 
-// This rank's telemetry of the series just measured (contract in core/telemetry.hpp).
+// This rank's telemetry of the series just measured (contract in core/telemetry/telemetry.hpp).
 nlohmann::json own_telemetry(const SweepEnv& env) {
   if (!env.sampler) return nlohmann::json(nullptr);
   nlohmann::json t = rounded_telemetry(env.sampler->summary());
@@ -552,7 +552,7 @@ nlohmann::json collect_telemetry(const SweepEnv& env, const std::string& key, in
 }
 
 // Puts each rank's telemetry into the row and flags low utilization and throttling
-// (core/telemetry.hpp telemetry_flags). Warnings per code: the first kMaxNamed ranks by
+// (core/telemetry/telemetry.hpp telemetry_flags). Warnings per code: the first kMaxNamed ranks by
 // name, then one line counting the rest (every rank's flags stay in its telemetry).
 void attach_telemetry(const SweepEnv& env, BenchResult& row, const std::vector<nlohmann::json>& per_rank) {
   constexpr size_t kMaxNamed = 4;
@@ -571,7 +571,7 @@ void attach_telemetry(const SweepEnv& env, BenchResult& row, const std::vector<n
                                                 ws.size() - kMaxNamed)});
   }
   // The group's series as min/median/max over ranks (each rank's own series stays only for
-  // the ranks kept in full: core/per_rank_detail, applied as the row is emitted).
+  // the ranks kept in full: core/result/per_rank_detail, applied as the row is emitted).
   std::vector<const nlohmann::json*> sampled;
   for (const auto& rs : row.ranks)
     if (const auto it = rs.telemetry.find("sampled"); it != rs.telemetry.end()) sampled.push_back(&*it);
@@ -1167,7 +1167,7 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
         }
     if (on_row) on_row(r);
   };
-  std::optional<TrainTestData> data;  // --data: time-to-loss (engine/train/time_to_loss.hpp), loaded once
+  std::optional<TrainTestData> data;  // --data: time-to-loss (engine/bench/time_to_loss.hpp), loaded once
   for (const auto& model : env.cfg.models) {
     if (env.cfg.data != "synthetic") {
       if (!data) data = load_train_test(env.cfg);

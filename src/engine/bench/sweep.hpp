@@ -15,11 +15,11 @@
 #include <memory>
 #include <vector>
 
-#include "core/launch_env.hpp"
-#include "core/progress.hpp"
-#include "core/result.hpp"
-#include "core/run_config.hpp"
-#include "core/telemetry.hpp"
+#include "core/config/run_config.hpp"
+#include "core/launch/launch_env.hpp"
+#include "core/launch/progress.hpp"
+#include "core/result/result.hpp"
+#include "core/telemetry/telemetry.hpp"
 #include "engine/dist/collectives.hpp"
 #include "engine/dist/process_group.hpp"
 #include "engine/env_info.hpp"
@@ -54,13 +54,13 @@ struct SweepEnv {
   int threads_per_rank = 1;               ///< intra-op threads of every rank
   MathModes math{};                       ///< math in effect (TF32, cuDNN benchmark): picks the MFU peak
   SelfCheckHook self_check_hook;          ///< test seam; empty in real runs
-  /// This rank's telemetry sampler (core/telemetry.hpp), started and stopped around every
+  /// This rank's telemetry sampler (core/telemetry/telemetry.hpp), started and stopped around every
   /// measured series; made by run_sweep when null.
   std::shared_ptr<TelemetrySampler> sampler;
   /// A process group of every rank of the job (the concurrent no-DDP baseline); made by
   /// run_sweep when the job has more than one rank.
   c10::intrusive_ptr<c10d::ProcessGroup> world_pg;
-  /// Rank 0's progress display (core/progress); nullptr on other ranks and with --quiet.
+  /// Rank 0's progress display (core/launch/progress); nullptr on other ranks and with --quiet.
   /// Every measured series (one per row; rank 0 runs them all) is a row of it.
   Progress* progress = nullptr;
 };
@@ -106,7 +106,7 @@ inline constexpr int kMinItersForP95 = 20;
 /// Runs the whole sweep for every model of env.cfg. Collective: every rank of the job
 /// must call it with the same configuration. Returns the rows on rank 0 (empty elsewhere);
 /// `on_stragglers` (rank 0; may be empty) receives each model's straggler entry
-/// (core/straggler.hpp straggler_entry) once the model's groups are done.
+/// (core/stats/straggler.hpp straggler_entry) once the model's groups are done.
 /// Throws SelfCheckError when gradients differ across ranks beyond env.cfg.grad_check_tol
 /// after the first DDP step of a group; c10::Error / std::runtime_error when a peer dies
 /// or a collective times out.

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "core/errors.hpp"
+#include "core/util/errors.hpp"
 
 namespace ddpbench {
 namespace {

@@ -11,8 +11,8 @@
 
 #include <algorithm>
 
-#include "core/errors.hpp"
-#include "core/watchdog.hpp"
+#include "core/launch/watchdog.hpp"
+#include "core/util/errors.hpp"
 
 #include <stdexcept>
 #include <thread>

@@ -81,7 +81,7 @@ class GroupGate {
   void fail(const std::string& reason, int waiters);
   /// Throws std::runtime_error naming the group when it failed or stalled longer than the
   /// timeout. Each poll runs under a Deadline: a store that stops answering (rank 0
-  /// stopped) ends this process with one line (core/watchdog.hpp).
+  /// stopped) ends this process with one line (core/launch/watchdog.hpp).
   void wait_done();
 
  private:

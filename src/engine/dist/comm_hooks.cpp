@@ -21,7 +21,7 @@
 #include <thread>
 #include <utility>
 
-#include "core/errors.hpp"
+#include "core/util/errors.hpp"
 #include "engine/dist/collectives.hpp"
 
 namespace ddpbench {

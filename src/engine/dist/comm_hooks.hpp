@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "core/comm_hook_spec.hpp"
+#include "core/config/comm_hook_spec.hpp"
 #include "engine/dist/process_group.hpp"
 
 namespace ddpbench {

@@ -7,8 +7,8 @@
 
 #include <cstdlib>
 
-#include "core/errors.hpp"
-#include "core/run_config.hpp"
+#include "core/config/run_config.hpp"
+#include "core/util/errors.hpp"
 #include "engine/compat.hpp"
 
 namespace ddpbench {

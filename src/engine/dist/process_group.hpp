@@ -7,7 +7,7 @@
 #include <chrono>
 #include <string>
 
-#include "core/launch_env.hpp"
+#include "core/launch/launch_env.hpp"
 
 namespace ddpbench {
 
@@ -27,7 +27,7 @@ bool backend_available(BackendKind b);
 /// with TORCHELASTIC_USE_AGENT_STORE=True every rank is a client of the agent's store,
 /// under the prefix "/worker/attempt_<n>". Store operations that wait for a key time out after
 /// `timeout`; a peer that accepts the connection and never answers is not caught here
-/// (run them under a Deadline, core/watchdog.hpp).
+/// (run them under a Deadline, core/launch/watchdog.hpp).
 /// Throws c10::Error (DistStoreError) when the store cannot be reached in time.
 c10::intrusive_ptr<c10d::Store> connect_store(const LaunchInfo& li, std::chrono::milliseconds timeout);
 

@@ -12,8 +12,8 @@
 #include <random>
 #include <thread>
 
-#include "core/errors.hpp"
-#include "core/watchdog.hpp"
+#include "core/launch/watchdog.hpp"
+#include "core/util/errors.hpp"
 #include "engine/dist/process_group.hpp"
 
 namespace ddpbench {

@@ -1,5 +1,5 @@
 // How the ranks of one job find each other and prove they belong together, over
-// c10d's TCPStore, with every wait bounded by --timeout (core/watchdog.hpp).
+// c10d's TCPStore, with every wait bounded by --timeout (core/launch/watchdog.hpp).
 #pragma once
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/launch_env.hpp"
+#include "core/launch/launch_env.hpp"
 #include "engine/env_info.hpp"
 
 namespace ddpbench {

@@ -13,10 +13,10 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "core/errors.hpp"
+#include "core/util/errors.hpp"
 #include "engine/compat.hpp"
-#include "engine/memory.hpp"
 #include "engine/dist/collectives.hpp"
+#include "engine/memory.hpp"
 
 namespace ddpbench {
 

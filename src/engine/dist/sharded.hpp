@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "core/memory.hpp"
+#include "core/result/memory.hpp"
 #include "engine/models/model.hpp"
 
 namespace ddpbench {

@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "core/errors.hpp"
+#include "core/util/errors.hpp"
 #include "engine/models/alexnet.hpp"
 #include "engine/models/densenet.hpp"
 #include "engine/models/flops.hpp"

@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/config/run_config.hpp"
 #include "engine/dist/ddp.hpp"
 #include "engine/dist/sharded.hpp"
-#include "engine/timing.hpp"
-#include "core/run_config.hpp"
 #include "engine/models/model.hpp"
+#include "engine/timing.hpp"
 #include "engine/train/precision.hpp"
 
 namespace ddpbench {

@@ -1,0 +1,370 @@
+#include "core/analysis/check.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "core/analysis/report.hpp"
+#include "core/config/run_config.hpp"
+#include "core/launch/launch_env.hpp"
+#include "core/result/row_metrics.hpp"
+#include "core/util/errors.hpp"
+#include "core/util/json_util.hpp"
+#include "core/util/table.hpp"
+
+namespace ddpbench {
+namespace {
+
+const std::vector<std::string> kTopKeys = {"ddpbench_reference", "description", "references"};
+const std::vector<std::string> kEntryKeys = {"device", "model", "world_size", "batch_per_rank", "image_size", "setup",
+                                             "metric", "value", "lower",      "upper",          "unit",       "note"};
+const std::vector<std::string> kRequiredEntryKeys = {"device",     "model", "world_size", "batch_per_rank",
+                                                     "image_size", "setup", "metric",     "value"};
+// The setup fields are ConfigKey's, under its names.
+const std::vector<ConfigField> kSetupFields = {ConfigField::precision,
+                                               ConfigField::math,
+                                               ConfigField::channels_last,
+                                               ConfigField::frozen_backbone,
+                                               ConfigField::backend,
+                                               ConfigField::bucket_cap_mb,
+                                               ConfigField::first_bucket_cap_mb,
+                                               ConfigField::broadcast_buffers,
+                                               ConfigField::gradient_as_bucket_view,
+                                               ConfigField::static_graph,
+                                               ConfigField::find_unused_parameters,
+                                               ConfigField::comm_hook,
+                                               ConfigField::grad_accum};
+// Upper bound of a reference's grad_accum (any larger value is a typo, not a setup).
+constexpr int kMaxReferenceGradAccum = 1'000'000;
+
+// Throws when `obj` holds a key outside `allowed`: a misspelt key must not be ignored.
+void only_keys(const nlohmann::json& obj, const std::vector<std::string>& allowed, const std::string& where) {
+  for (auto it = obj.begin(); it != obj.end(); ++it)
+    if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
+      throw UsageError(fmt::format("{}: unknown key '{}'; allowed: {}", where, it.key(), fmt::join(allowed, ", ")));
+}
+
+std::string default_backend(const std::string& device) { return device.rfind("CPU", 0) == 0 ? "gloo" : "nccl"; }
+
+// Typed reads of obj[key] that name the key: nlohmann's own errors do not, and its
+// get<double>() reads a boolean as 0 or 1.
+const std::string kSeeExample = "see docs/reference/example.json";
+
+std::string str_at(const nlohmann::json& obj, const char* key, const std::string& where) {
+  const auto& v = obj.at(key);
+  if (!v.is_string())
+    throw UsageError(fmt::format("{}: \"{}\" must be a string, not {}; {}", where, key, v.type_name(), kSeeExample));
+  return v.get<std::string>();
+}
+
+double num_at(const nlohmann::json& obj, const char* key, const std::string& where) {
+  const auto& v = obj.at(key);
+  if (!v.is_number())
+    throw UsageError(fmt::format("{}: \"{}\" must be a number, not {}; {}", where, key, v.type_name(), kSeeExample));
+  return v.get<double>();
+}
+
+bool bool_at(const nlohmann::json& obj, const char* key, const std::string& where) {
+  const auto& v = obj.at(key);
+  if (!v.is_boolean())
+    throw UsageError(
+        fmt::format("{}: \"{}\" must be true or false, not {}; {}", where, key, v.type_name(), kSeeExample));
+  return v.get<bool>();
+}
+
+template <typename T>
+T int_at(const nlohmann::json& obj, const char* key, long long lo, long long hi, const std::string& where) {
+  try {
+    return json_int<T>(obj.at(key), key, lo, hi);
+  } catch (const std::invalid_argument&) {
+    throw UsageError(fmt::format("{}: \"{}\" must be a whole number in {}..{}; {}", where, key, lo, hi, kSeeExample));
+  }
+}
+
+ReferenceSetup parse_setup(const nlohmann::json& s, const std::string& where) {
+  if (!s.is_object())
+    throw UsageError(fmt::format("{}: \"setup\" must be an object such as {{\"precision\": \"fp32-strict\"}}", where));
+  std::vector<std::string> names;
+  for (auto f : kSetupFields) names.push_back(config_field_name(f));
+  only_keys(s, names, where + ".setup");
+  const std::string at = where + ".setup";
+  ReferenceSetup r;
+  if (!s.contains("precision") || !s["precision"].is_string())
+    throw UsageError(fmt::format("{}: \"precision\" (fp32, fp32-strict, tf32, fp16 or bf16) is required", at));
+  r.precision = s["precision"].get<std::string>();
+  try {
+    math_of_precision_name(r.precision);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: {}", at, e.what()));
+  }
+  if (s.contains("math")) {
+    r.math = str_at(s, "math", at);
+    static const std::vector<std::string> ok = {"no-tf32", "cudnn-tf32", "tf32", "cublas-tf32", ""};
+    if (std::find(ok.begin(), ok.end(), *r.math) == ok.end())
+      throw UsageError(fmt::format("{}: math '{}' is not one of no-tf32, cudnn-tf32, tf32, cublas-tf32", at, *r.math));
+  }
+  if (s.contains("channels_last")) r.channels_last = bool_at(s, "channels_last", at);
+  if (s.contains("frozen_backbone")) {
+    const auto& f = s["frozen_backbone"];
+    if (f.is_boolean() && !f.get<bool>()) r.frozen_backbone = "";
+    else if (f.is_string() && !f.get<std::string>().empty()) r.frozen_backbone = f.get<std::string>();
+    else throw UsageError(fmt::format("{}: frozen_backbone must be false or the head's name (e.g. \"mlp4096\")", at));
+  }
+  if (s.contains("backend")) {
+    r.backend = str_at(s, "backend", at);
+    if (r.backend != "auto" && r.backend != "nccl" && r.backend != "gloo")
+      throw UsageError(fmt::format("{}: backend '{}' is not one of auto, nccl, gloo", at, r.backend));
+  }
+  for (const char* key : {"bucket_cap_mb", "first_bucket_cap_mb"}) {
+    if (!s.contains(key)) continue;
+    const double mb = num_at(s, key, at);
+    if (!(mb > 0 && mb <= kMaxBucketCapMb))
+      throw UsageError(fmt::format("{}: {} {} must be a size in (0, {}] MiB, as `run --{}` takes", at, key, mb,
+                                   kMaxBucketCapMb, key[0] == 'b' ? "bucket-cap-mb" : "first-bucket-cap-mb"));
+    (key[0] == 'b' ? r.bucket_cap_mb : r.first_bucket_cap_mb) = mb;
+  }
+  if (s.contains("broadcast_buffers")) r.broadcast_buffers = bool_at(s, "broadcast_buffers", at);
+  if (s.contains("gradient_as_bucket_view")) r.gradient_as_bucket_view = bool_at(s, "gradient_as_bucket_view", at);
+  if (s.contains("static_graph")) r.static_graph = bool_at(s, "static_graph", at);
+  if (s.contains("find_unused_parameters")) r.find_unused_parameters = bool_at(s, "find_unused_parameters", at);
+  if (s.contains("comm_hook")) {
+    r.comm_hook = str_at(s, "comm_hook", at);
+    if (r.comm_hook.empty())
+      throw UsageError(
+          fmt::format("{}: comm_hook must name a hook as `run --comm-hook` takes (\"none\", \"fp16\", "
+                      "\"powersgd:2\", ...)",
+                      at));
+  }
+  if (s.contains("grad_accum")) r.grad_accum = int_at<int>(s, "grad_accum", 1, kMaxReferenceGradAccum, at);
+  return r;
+}
+
+ReferenceEntry parse_entry(const nlohmann::json& e, const std::string& where) {
+  if (!e.is_object()) throw UsageError(fmt::format("{}: an entry must be an object", where));
+  only_keys(e, kEntryKeys, where);
+  for (const auto& k : kRequiredEntryKeys)
+    if (!e.contains(k) || e[k].is_null())
+      throw UsageError(
+          fmt::format("{}: missing \"{}\"; each entry pins {}", where, k, fmt::join(kRequiredEntryKeys, ", ")));
+  ReferenceEntry r;
+  r.device = str_at(e, "device", where);
+  r.model = str_at(e, "model", where);
+  if (r.device.empty() || r.model.empty())
+    throw UsageError(fmt::format("{}: \"device\" and \"model\" must not be empty (\"*\" is any device)", where));
+  // The ranges `run` accepts: an entry outside them could never match a row.
+  r.world_size = int_at<int>(e, "world_size", 1, kMaxWorldSize, where);
+  r.batch_per_rank = int_at<long long>(e, "batch_per_rank", 1, kMaxBatchSize, where);
+  r.image_size = int_at<int>(e, "image_size", 32, kMaxImageSize, where);
+  r.setup = parse_setup(e.at("setup"), where);
+  r.metric = str_at(e, "metric", where);
+  r.value = num_at(e, "value", where);
+  if (e.contains("lower") && !e["lower"].is_null()) r.lower = num_at(e, "lower", where);
+  if (e.contains("upper") && !e["upper"].is_null()) r.upper = num_at(e, "upper", where);
+  if (e.contains("unit")) r.unit = str_at(e, "unit", where);
+  if (e.contains("note")) r.note = str_at(e, "note", where);
+  if (std::find(check_metrics().begin(), check_metrics().end(), r.metric) == check_metrics().end())
+    throw UsageError(
+        fmt::format("{}: unknown metric '{}'; use one of {}", where, r.metric, fmt::join(check_metrics(), ", ")));
+  if (!(r.value > 0) || !std::isfinite(r.value))
+    throw UsageError(fmt::format("{}: value {} must be a positive number", where, r.value));
+  if (r.lower && !(*r.lower <= 0 && *r.lower >= -1))
+    throw UsageError(
+        fmt::format("{}: lower {} must be a fraction in [-1, 0] (e.g. -0.05 for 5% below)", where, *r.lower));
+  if (r.upper && !(*r.upper >= 0 && std::isfinite(*r.upper)))
+    throw UsageError(fmt::format("{}: upper {} must be a fraction >= 0 (e.g. 0.1 for 10% above)", where, *r.upper));
+  if (!r.lower && !r.upper)
+    throw UsageError(fmt::format("{}: neither lower nor upper is set, so the entry could never fail; set one", where));
+  return r;
+}
+
+}  // namespace
+
+const std::vector<std::string>& check_metrics() {
+  static const std::vector<std::string> m = [] {
+    std::vector<std::string> keys = row_metric_keys(kCheckable);
+    keys.push_back("weak_scaling_efficiency");
+    return keys;
+  }();
+  return m;
+}
+
+ConfigKey ReferenceEntry::expected(const ConfigKey& row) const {
+  ConfigKey k = row;
+  if (device != "*") k.device = device;
+  k.model = model;
+  k.world_size = world_size;
+  k.batch_per_rank = batch_per_rank;
+  k.global_batch = global_batch_of(batch_per_rank, world_size);
+  k.image_size = image_size;
+  k.scaling = "weak";
+  k.ddp = true;
+  k.precision = precision_family(setup.precision);
+  const bool gpu_row = row.device.rfind("CPU", 0) != 0;
+  // The math exists for the fp32 family on GPUs only (ConfigKey::of).
+  k.math = gpu_row && k.precision == "fp32" ? setup.math.value_or(math_of_precision_name(setup.precision)) : "";
+  k.channels_last = setup.channels_last;
+  k.frozen_backbone = setup.frozen_backbone;
+  k.backend = setup.backend == "auto" ? default_backend(row.device) : setup.backend;
+  k.bucket_cap_mb = setup.bucket_cap_mb;
+  k.first_bucket_cap_mb = setup.first_bucket_cap_mb;
+  k.broadcast_buffers = setup.broadcast_buffers;
+  k.gradient_as_bucket_view = setup.gradient_as_bucket_view;
+  k.static_graph = setup.static_graph;
+  k.find_unused_parameters = setup.find_unused_parameters;
+  k.comm_hook = setup.comm_hook;
+  k.grad_accum = setup.grad_accum;
+  return k;
+}
+
+std::vector<ReferenceEntry> parse_reference(const std::string& text, const std::string& source) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UsageError(fmt::format("{}: not valid JSON (byte {}); see docs/reference/example.json", source, e.byte));
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
+    throw UsageError(
+        fmt::format("{}: not valid JSON ({}); see docs/reference/example.json", source, first_line(e.what())));
+  }
+  if (!j.is_object())
+    throw UsageError(fmt::format("{}: not a reference file (an object); see docs/reference/example.json", source));
+  only_keys(j, kTopKeys, source);
+  if (j.contains("description") && !j["description"].is_string())
+    throw UsageError(fmt::format("{}: \"description\" must be a string, not {}; {}", source,
+                                 j["description"].type_name(), kSeeExample));
+  if (!j.contains("ddpbench_reference") || !j["ddpbench_reference"].is_string())
+    throw UsageError(fmt::format("{}: no \"ddpbench_reference\": \"{}.0\" version; see docs/reference/example.json",
+                                 source, kReferenceMajor));
+  const std::string version = j["ddpbench_reference"].get<std::string>();
+  // MAJOR, MAJOR.MINOR or MAJOR.MINOR.PATCH, digits only.
+  int major = -1;
+  bool well_formed = !version.empty() && version.size() <= 32 && version.front() != '.' && version.back() != '.' &&
+                     version.find("..") == std::string::npos &&
+                     version.find_first_not_of("0123456789.") == std::string::npos &&
+                     std::count(version.begin(), version.end(), '.') <= 2;
+  if (well_formed) {
+    const std::string digits = version.substr(0, version.find('.'));
+    major = digits.size() > 9 ? std::numeric_limits<int>::max() : std::stoi(digits);  // no int overflow
+  }
+  if (!well_formed)
+    throw UsageError(fmt::format("{}: reference format '{}' is not a version such as \"{}.0\"; {}", source, version,
+                                 kReferenceMajor, kSeeExample));
+  if (major == 1)
+    throw UsageError(
+        fmt::format("{}: reference format {} lets entries match rows they were not measured on; give each "
+                    "entry batch_per_rank, image_size and setup and set \"ddpbench_reference\": \"2.0\" "
+                    "(see docs/reference/example.json)",
+                    source, version));
+  if (major != kReferenceMajor)
+    throw UsageError(fmt::format("{}: reference format '{}' is not readable by this ddpbench (reads {}.x)", source,
+                                 version, kReferenceMajor));
+  if (!j.contains("references") || !j["references"].is_array())
+    throw UsageError(fmt::format("{}: no \"references\" list; see docs/reference/example.json", source));
+  std::vector<ReferenceEntry> out;
+  for (size_t i = 0; i < j["references"].size(); ++i)
+    out.push_back(parse_entry(j["references"][i], fmt::format("{}: references[{}]", source, i)));
+  return out;
+}
+
+std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<ReferenceEntry>& refs, int& skipped) {
+  const std::string device = device_type(result);
+  skipped = 0;
+  std::optional<Report> report;  // for the efficiency metric, built on first use
+  std::vector<CheckRow> out;
+  for (const auto& ref : refs) {
+    if (ref.device != "*" && ref.device != device) {
+      ++skipped;
+      continue;
+    }
+    CheckRow row;
+    row.ref = ref;
+    if (ref.lower) row.lo = ref.value * (1 + *ref.lower);
+    if (ref.upper) row.hi = ref.value * (1 + *ref.upper);
+    if (ref.metric == "weak_scaling_efficiency") {
+      if (!report) {
+        try {
+          report = build_report({{"result", result}}, ReportOptions{});
+        } catch (const UsageError&) {
+          report = Report{};
+        }
+      }
+      for (const auto& t : report->weak)
+        for (const auto& w : t.rows) {
+          ConfigKey k = t.key;  // the table's configuration at this row's group size
+          k.world_size = w.world_size;
+          k.global_batch = global_batch_of(k.batch_per_rank, w.world_size);
+          if (k == ref.expected(k)) {
+            row.row = k;
+            row.measured = w.efficiency;
+            if (w.facts.self_check_passed == false) row.invalid = "self-check failed";
+          }
+        }
+    } else {
+      for (const auto& r : result.results) {
+        const ConfigKey k = ConfigKey::of(result, r);
+        if (k != ref.expected(k)) continue;
+        row.row = k;
+        row.measured = find_row_metric(ref.metric)->of(r);  // parse_entry admitted only check_metrics()
+        // A row the run itself declared invalid passes nothing, whatever its numbers.
+        row.invalid = r.checks.invalid_reason();
+      }
+    }
+    const double m = row.measured.value_or(0.0);
+    const bool in_range = (!row.lo || *row.lo <= m) && (!row.hi || m <= *row.hi) && std::isfinite(m);
+    if (!row.measured) row.status = "MISSING";
+    else if (!row.invalid.empty()) row.status = "FAIL (" + row.invalid + ")";
+    else row.status = in_range ? "PASS" : "FAIL";  // NaN or inf fails
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::string render_check_text(const std::vector<CheckRow>& rows, const std::string& device, int skipped) {
+  Table t;
+  t.kind = "check";
+  t.title = fmt::format("Reference check on {}", device);
+  auto col = [](std::string key, std::string header) {
+    return Column{std::move(key), std::move(header), "", fmtcol::plain()};
+  };
+  t.columns = {col("model", "model"),       col("setup", "setup"),         col("batch", "batch/rank"),
+               col("image", "image"),       col("ranks", "ranks"),         col("metric", "metric"),
+               col("measured", "measured"), col("reference", "reference"), col("range", "allowed range"),
+               col("status", "status")};
+  int pass = 0, fail = 0, missing = 0;
+  for (const auto& r : rows) {
+    const std::string unit = r.ref.unit.empty() ? "" : " " + r.ref.unit;
+    // The row compared, or (MISSING) what the entry asked for, named by its configuration.
+    ConfigKey on_device;
+    on_device.device = device;
+    ConfigKey shown = r.row ? *r.row : r.ref.expected(on_device);
+    t.rows.push_back({shown.model, shown.setup_label(), shown.batch_per_rank, static_cast<long long>(shown.image_size),
+                      static_cast<long long>(shown.world_size), r.ref.metric,
+                      r.measured ? Value(fmt::format("{:.4g}", *r.measured)) : Value(std::string("-")),
+                      fmt::format("{:.4g}{}", r.ref.value, unit),
+                      fmt::format("[{}, {}]", r.lo ? fmt::format("{:.4g}", *r.lo) : "-inf",
+                                  r.hi ? fmt::format("{:.4g}", *r.hi) : "+inf"),
+                      r.status});
+    if (r.status == "PASS") ++pass;
+    else if (r.status.rfind("FAIL", 0) == 0) ++fail;
+    else ++missing;
+  }
+  t.notes.push_back(fmt::format("{} passed, {} failed, {} missing; {} reference entr{} for other devices skipped", pass,
+                                fail, missing, skipped, skipped == 1 ? "y" : "ies"));
+  if (missing > 0)
+    t.notes.push_back(
+        "MISSING: the result has no weak-scaling DDP row of exactly that configuration (model, batch, "
+        "image size, ranks and setup, as listed), or that row does not carry the metric (exposed_comm needs "
+        "run --breakdown)");
+  if (rows.empty())
+    t.notes.push_back(
+        fmt::format("FAIL: no reference entry is for {}; nothing was checked (device names must match "
+                    "exactly, as `ddpbench report` prints them)",
+                    device));
+  return render_tables({t}, TableFormat::text);
+}
+
+}  // namespace ddpbench

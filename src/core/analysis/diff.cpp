@@ -1,0 +1,460 @@
+#include "core/analysis/diff.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+#include <stdexcept>
+
+#include "core/result/row_metrics.hpp"
+#include "core/stats/stats.hpp"
+#include "core/util/errors.hpp"
+#include "core/util/table.hpp"
+
+namespace ddpbench {
+namespace {
+
+// Below this many iterations in a launch its median says too little to compare.
+constexpr size_t kMinIterations = 5;
+
+// The row's per-iteration means across ranks (see iteration_means): the values the
+// bootstrap may treat as independent. Recorded in the row from schema 1.10, computed from
+// every rank's samples before.
+std::vector<double> iteration_series(const BenchResult& r) {
+  if (!r.iteration_means_s.empty()) return r.iteration_means_s;
+  std::vector<std::vector<double>> per_rank;
+  for (const auto& rk : r.ranks)
+    if (!rk.samples_s.empty()) per_rank.push_back(rk.samples_s);
+  return iteration_means(per_rank);
+}
+
+// Paths whose values differ between any two launches and say nothing about the setup.
+bool ignored(const std::string& path) {
+  static const char* prefixes[] = {"created_utc",
+                                   "argv",
+                                   "config.json_path",
+                                   "config.defaults_note",
+                                   "environment.env.MASTER_PORT",
+                                   "environment.env.DDPBENCH_LOCAL_SPAWNER",  // the built-in spawner's pid
+                                   "environment.rendezvous.master_port",
+                                   "environment.ranks",
+                                   "environment.topology",
+                                   "environment.env.SLURM_JOB_ID",
+                                   "environment.slurm_job_id"};
+  for (const char* p : prefixes)
+    if (path.rfind(p, 0) == 0) return true;
+  return false;
+}
+
+void flatten(const nlohmann::json& j, const std::string& path, std::map<std::string, std::string>& out) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      flatten(it.value(), path.empty() ? it.key() : path + "." + it.key(), out);
+  } else if (j.is_array() && !j.empty() && (j.front().is_object() || j.front().is_array())) {
+    for (size_t i = 0; i < j.size(); ++i) flatten(j[i], fmt::format("{}[{}]", path, i), out);
+  } else {
+    out[path] = j.is_string() ? j.get<std::string>() : j.dump();
+  }
+}
+
+// Configuration, environment and tool values of each side; a side whose launches differ
+// shows every value ("a | b").
+std::vector<ConfigChange> changes_between(const std::vector<NamedResult>& base, const std::vector<NamedResult>& test) {
+  using Section = nlohmann::json ResultFile::*;
+  std::vector<ConfigChange> out;
+  for (const auto& [name, section] : {std::pair<const char*, Section>{"config", &ResultFile::config},
+                                      {"environment", &ResultFile::environment},
+                                      {"tool", &ResultFile::tool}}) {
+    auto side = [&, name = name, section = section](const std::vector<NamedResult>& files) {
+      std::vector<std::map<std::string, std::string>> flat(files.size());
+      for (size_t i = 0; i < files.size(); ++i) flatten(files[i].file.*section, name, flat[i]);
+      return flat;
+    };
+    const auto fb = side(base), ft = side(test);
+    std::set<std::string> keys;
+    for (const auto* s : {&fb, &ft})
+      for (const auto& m : *s)
+        for (const auto& [k, v] : m) keys.insert(k);
+    auto value = [](const std::vector<std::map<std::string, std::string>>& flat, const std::string& k) {
+      std::set<std::string> vals;
+      for (const auto& m : flat) {
+        const auto it = m.find(k);
+        vals.insert(it == m.end() ? "(absent)" : it->second);
+      }
+      return fmt::format("{}", fmt::join(vals, " | "));
+    };
+    for (const auto& k : keys) {
+      if (ignored(k)) continue;
+      std::string vb = value(fb, k), vt = value(ft, k);
+      if (vb != vt) out.push_back({k, std::move(vb), std::move(vt)});
+    }
+  }
+  return out;
+}
+
+// The launches of one configuration on one side.
+struct SideRow {
+  ConfigKey key;
+  std::string label;
+  std::vector<const BenchResult*> launches;
+};
+
+std::vector<SideRow> side_rows(const std::vector<NamedResult>& files) {
+  std::vector<SideRow> rows;
+  for (const auto& nf : files)
+    for (const auto& r : nf.file.results) {
+      const ConfigKey k = ConfigKey::of(nf.file, r);
+      auto it = std::find_if(rows.begin(), rows.end(), [&](const SideRow& s) { return s.key == k; });
+      if (it == rows.end()) rows.push_back({k, r.label, {&r}});
+      else it->launches.push_back(&r);
+    }
+  return rows;
+}
+
+std::string verdict_of(const Interval& ci) {
+  if (ci.lo > 0.0) return "slower";
+  if (ci.hi < 0.0) return "faster";
+  return "within noise";
+}
+
+// The mean of metric `m` over the launches of `s`; nullopt unless every launch has it.
+std::optional<double> launches_mean(const RowMetric& m, const SideRow& s) {
+  std::vector<double> v;
+  for (const auto* r : s.launches) {
+    const auto x = m.of(*r);
+    if (!x) return std::nullopt;
+    v.push_back(*x);
+  }
+  if (v.empty()) return std::nullopt;
+  return mean(v);
+}
+
+DiffRow compare(const SideRow& b, const SideRow& t, const DiffOptions& opts) {
+  DiffRow row;
+  row.base_key = b.key;
+  row.test_key = t.key;
+  row.differs = differences(b.key, t.key);
+  row.label = b.label;
+  for (const auto& m : row_metrics())
+    if (m.used_in(kInDiff)) row.metrics.push_back({m.key, launches_mean(m, b), launches_mean(m, t)});
+  std::vector<std::vector<double>> sb, st;  // per launch: iteration means
+  for (const auto* r : b.launches) sb.push_back(iteration_series(*r));
+  for (const auto* r : t.launches) st.push_back(iteration_series(*r));
+  const auto empty = [](const auto& v) { return v.empty(); };
+  if (std::any_of(sb.begin(), sb.end(), empty) || std::any_of(st.begin(), st.end(), empty)) {
+    row.verdict = "no samples";
+    return row;
+  }
+  for (const auto& s : sb) {
+    row.base_launches.push_back(percentile(s, 50));
+    row.base_iterations += static_cast<int>(s.size());
+  }
+  for (const auto& s : st) {
+    row.test_launches.push_back(percentile(s, 50));
+    row.test_iterations += static_cast<int>(s.size());
+  }
+  row.base_s = mean(row.base_launches);
+  row.test_s = mean(row.test_launches);
+  // Examples per rank per optimizer step: the micro-batch times the micro-steps.
+  row.base_ex_s = static_cast<double>(b.key.batch_per_rank) * b.key.grad_accum / row.base_s;
+  row.test_ex_s = static_cast<double>(t.key.batch_per_rank) * t.key.grad_accum / row.test_s;
+  row.change = (row.test_s - row.base_s) / row.base_s;
+  const auto few = [](const auto& v) { return v.size() < kMinIterations; };
+  if (std::any_of(sb.begin(), sb.end(), few) || std::any_of(st.begin(), st.end(), few)) {
+    row.verdict = "too few samples";
+    return row;
+  }
+  Interval ci;
+  if (sb.size() == 1 && st.size() == 1) {
+    // One launch per side: the bootstrap sees only within-launch noise; launches of one
+    // configuration differ by more, so the interval is widened by the floor on both sides.
+    ci = bootstrap_median_diff_ci(sb.front(), st.front());
+    const double floor = opts.noise_floor * row.base_launches.front();
+    ci.lo -= floor;
+    ci.hi += floor;
+    row.method = "bootstrap + noise floor";
+  } else {
+    ci = t_diff_ci(row.base_launches, row.test_launches);
+    row.method = sb.size() >= 2 && st.size() >= 2 ? "Welch t" : "pooled t";
+    if (ci.hi - ci.lo == 0) {
+      // Launches that agree exactly (the same file given twice) show no spread at all:
+      // that is no evidence of a small one, so the floor stands in for it.
+      const double floor = opts.noise_floor * row.base_s;
+      ci.lo -= floor;
+      ci.hi += floor;
+      row.method += " + noise floor";
+    }
+  }
+  row.ci = ci;
+  row.verdict = verdict_of(ci);
+  return row;
+}
+
+std::string short_row(const SideRow& s) { return s.key.describe() + " (" + s.label + ")"; }
+
+}  // namespace
+
+Interval bootstrap_median_diff_ci(const std::vector<double>& base, const std::vector<double>& test, int resamples,
+                                  uint64_t seed) {
+  if (base.empty() || test.empty()) throw std::invalid_argument("bootstrap of an empty sample set");
+  if (resamples < 1) throw std::invalid_argument("bootstrap needs at least 1 resample");
+  std::mt19937_64 rng(seed);
+  std::vector<double> diffs;
+  diffs.reserve(static_cast<size_t>(resamples));
+  std::vector<double> a(base.size()), b(test.size());
+  for (int i = 0; i < resamples; ++i) {
+    for (auto& x : a) x = base[rng() % base.size()];
+    for (auto& x : b) x = test[rng() % test.size()];
+    diffs.push_back(percentile(b, 50) - percentile(a, 50));
+  }
+  return {percentile(diffs, 2.5), percentile(diffs, 97.5)};
+}
+
+Interval t_diff_ci(const std::vector<double>& base, const std::vector<double>& test) {
+  if (base.empty() || test.empty()) throw std::invalid_argument("t interval of an empty side");
+  const double na = static_cast<double>(base.size()), nb = static_cast<double>(test.size());
+  const double d = mean(test) - mean(base);
+  double se = 0;
+  int dof = 0;
+  if (base.size() >= 2 && test.size() >= 2) {
+    const double va = stddev(base) * stddev(base) / na, vb = stddev(test) * stddev(test) / nb;
+    se = std::sqrt(va + vb);
+    const double denom = va * va / (na - 1) + vb * vb / (nb - 1);
+    dof = denom > 0 ? std::max(1, static_cast<int>(std::floor((va + vb) * (va + vb) / denom))) : 1;
+  } else if (base.size() >= 2 || test.size() >= 2) {
+    const auto& many = base.size() >= 2 ? base : test;
+    se = stddev(many) * std::sqrt(1 / na + 1 / nb);
+    dof = static_cast<int>(many.size()) - 1;
+  } else {
+    throw std::invalid_argument("a t interval needs two observations on at least one side");
+  }
+  const double h = t95(dof) * se;
+  return {d - h, d + h};
+}
+
+DiffReport diff_results(const std::vector<NamedResult>& base, const std::vector<NamedResult>& test,
+                        const DiffOptions& opts) {
+  if (base.empty() || test.empty())
+    throw UsageError("diff needs result files on both sides: ddpbench diff BASE... -- TEST...");
+  if (!(opts.noise_floor >= 0 && opts.noise_floor < 1))
+    throw UsageError(fmt::format("--noise-floor {} must be a percentage in [0, 100)", 100 * opts.noise_floor));
+  DiffReport d;
+  d.opts = opts;
+  for (const auto& f : base) d.base_files.push_back(f.name);
+  for (const auto& f : test) d.test_files.push_back(f.name);
+  d.changes = changes_between(base, test);
+
+  const auto rb = side_rows(base), rt = side_rows(test);
+  if (rb.empty() || rt.empty())
+    throw UsageError("a side holds no benchmark rows; pass files written by ddpbench run --json");
+  std::vector<bool> used_b(rb.size(), false), used_t(rt.size(), false);
+  std::vector<std::pair<size_t, size_t>> pairs;
+  // Exact matches first, then the rows left in each --match group when they pair one to one.
+  for (size_t i = 0; i < rb.size(); ++i)
+    for (size_t j = 0; j < rt.size(); ++j)
+      if (!used_b[i] && !used_t[j] && rb[i].key == rt[j].key) {
+        used_b[i] = used_t[j] = true;
+        pairs.emplace_back(i, j);
+      }
+  for (size_t i = 0; i < rb.size(); ++i) {
+    if (used_b[i]) continue;
+    std::vector<size_t> tc, bc;
+    for (size_t j = 0; j < rt.size(); ++j)
+      if (!used_t[j] && same_on(rb[i].key, rt[j].key, opts.match)) tc.push_back(j);
+    for (size_t k = 0; k < rb.size(); ++k)
+      if (!used_b[k] && same_on(rb[i].key, rb[k].key, opts.match)) bc.push_back(k);
+    if (tc.empty()) continue;
+    if (tc.size() > 1 || bc.size() > 1)
+      throw UsageError(
+          fmt::format("--match leaves {} base row(s) and {} test row(s) alike, e.g. {}; add fields "
+                      "that tell them apart to --match (e.g. world_size,ddp)",
+                      bc.size(), tc.size(), short_row(rb[i])));
+    used_b[i] = used_t[tc.front()] = true;
+    pairs.emplace_back(i, tc.front());
+  }
+  if (pairs.empty()) {
+    // Name what the closest rows differ in, and the --match that would pair them.
+    size_t bi = 0, ti = 0, best = kConfigFieldCount + 1;
+    for (size_t i = 0; i < rb.size(); ++i)
+      for (size_t j = 0; j < rt.size(); ++j)
+        if (const size_t n = differences(rb[i].key, rt[j].key).size(); n < best) {
+          best = n;
+          bi = i;
+          ti = j;
+        }
+    const auto diffs = differences(rb[bi].key, rt[ti].key, opts.match);
+    FieldSet keep = opts.match;
+    for (const auto& x : diffs) keep.reset(static_cast<size_t>(x.field));
+    std::vector<std::string> names;
+    for (size_t f = 0; f < kConfigFieldCount; ++f)
+      if (keep.test(f)) names.push_back(config_field_name(static_cast<ConfigField>(f)));
+    throw UsageError(
+        fmt::format("no row of the base files has the configuration of a row of the test files (the "
+                    "closest differ in {}); to compare across that, pass --match {}",
+                    describe_differences(diffs), fmt::join(names, ",")));
+  }
+  std::sort(pairs.begin(), pairs.end());
+  for (const auto& [i, j] : pairs) d.rows.push_back(compare(rb[i], rt[j], opts));
+  for (size_t i = 0; i < rb.size(); ++i)
+    if (!used_b[i]) d.only_base.push_back(short_row(rb[i]));
+  for (size_t j = 0; j < rt.size(); ++j)
+    if (!used_t[j]) d.only_test.push_back(short_row(rt[j]));
+  return d;
+}
+
+DiffReport diff_results(const ResultFile& base, const ResultFile& test, const DiffOptions& opts) {
+  return diff_results(std::vector<NamedResult>{{"base", base}}, std::vector<NamedResult>{{"test", test}}, opts);
+}
+
+std::vector<std::string> gate_failures(const DiffReport& d, double fraction) {
+  std::vector<std::string> out;
+  for (const auto& r : d.rows) {
+    if (r.verdict == "slower" && r.change > fraction)
+      out.push_back(
+          fmt::format("{}: slower by {:.1f}% (limit {:.1f}%)", r.base_key.describe(), 100 * r.change, 100 * fraction));
+    else if (r.verdict != "slower" && r.verdict != "faster" && r.verdict != "within noise")
+      out.push_back(fmt::format("{}: no verdict ({})", r.base_key.describe(), r.verdict));
+  }
+  for (const auto& b : d.only_base) out.push_back(fmt::format("{}: not in the test files", b));
+  return out;
+}
+
+namespace {
+
+std::string n_text(size_t launches, int iterations) {
+  return launches == 1 ? fmt::format("1x{}", iterations) : fmt::format("{}x, {} it", launches, iterations);
+}
+
+}  // namespace
+
+std::string render_diff_text(const DiffReport& d) {
+  std::string out =
+      fmt::format("Base: {} ({} launch{}); test: {} ({} launch{})\n", fmt::join(d.base_files, ", "),
+                  d.base_files.size(), d.base_files.size() == 1 ? "" : "es", fmt::join(d.test_files, ", "),
+                  d.test_files.size(), d.test_files.size() == 1 ? "" : "es");
+  if (d.changes.empty()) {
+    out += "Configuration and environment: no differences.\n";
+  } else {
+    out += "Configuration and environment differences (base -> test):\n";
+    const size_t shown = std::min<size_t>(d.changes.size(), 60);
+    for (size_t i = 0; i < shown; ++i)
+      out += fmt::format("  {}: {} -> {}\n", d.changes[i].key, d.changes[i].base, d.changes[i].test);
+    if (d.changes.size() > shown) out += fmt::format("  ... and {} more\n", d.changes.size() - shown);
+  }
+  const bool any_differs =
+      std::any_of(d.rows.begin(), d.rows.end(), [](const DiffRow& r) { return !r.differs.empty(); });
+  Table t;
+  t.kind = "diff";
+  t.title =
+      "\nPer row (s/iter: median of the per-iteration means across ranks, mean over launches; change = test vs "
+      "base; n = launches x iterations):";
+  auto col = [](std::string key, std::string header) {
+    return Column{std::move(key), std::move(header), "", fmtcol::plain()};
+  };
+  t.columns = {col("model", "model"),   col("setup", "setup"),         col("batch", "batch"),
+               col("row", "row"),       col("base_s", "base s/iter"),  col("test_s", "test s/iter"),
+               col("change", "change"), col("ci", "95% interval"),     col("n_base", "n base"),
+               col("n_test", "n test"), col("base_ex_s", "base ex/s"), col("test_ex_s", "test ex/s")};
+  // The per-row metrics that some row has on both sides: base and test, in the metric's format.
+  std::vector<size_t> shown_metrics;
+  for (size_t i = 0; !d.rows.empty() && i < d.rows.front().metrics.size(); ++i)
+    if (std::any_of(d.rows.begin(), d.rows.end(),
+                    [i](const DiffRow& r) { return r.metrics[i].base && r.metrics[i].test; }))
+      shown_metrics.push_back(i);
+  for (size_t i : shown_metrics) {
+    const RowMetric& m = *find_row_metric(d.rows.front().metrics[i].key);
+    t.columns.push_back(col("base_" + std::string(m.key), "base " + std::string(m.header)));
+    t.columns.push_back(col("test_" + std::string(m.key), "test " + std::string(m.header)));
+  }
+  if (any_differs) t.columns.push_back(col("differs", "differs (outside --match)"));
+  t.columns.push_back(col("verdict", "verdict"));
+  for (const auto& r : d.rows) {
+    const bool have = !r.base_launches.empty();
+    std::vector<Value> cells = {
+        r.base_key.model,
+        r.base_key.setup_label(),
+        static_cast<long long>(r.base_key.batch_per_rank),
+        r.label,
+        have ? Value(fmt::format("{:.4f}", r.base_s)) : Value(),
+        have ? Value(fmt::format("{:.4f}", r.test_s)) : Value(),
+        have ? Value(fmt::format("{:+.1f}%", 100 * r.change)) : Value(),
+        r.ci ? Value(fmt::format("[{:+.1f}%, {:+.1f}%]", 100 * r.ci->lo / r.base_s, 100 * r.ci->hi / r.base_s))
+             : Value(),
+        n_text(r.base_launches.size(), r.base_iterations),
+        n_text(r.test_launches.size(), r.test_iterations),
+        have ? Value(fmt::format("{:.1f}", r.base_ex_s)) : Value(),
+        have ? Value(fmt::format("{:.1f}", r.test_ex_s)) : Value()};
+    for (size_t i : shown_metrics) {
+      const auto& x = r.metrics[i];
+      const RowMetric& m = *find_row_metric(x.key);
+      cells.push_back(x.base ? Value(m.format(Value(*x.base))) : Value());
+      cells.push_back(x.test ? Value(m.format(Value(*x.test))) : Value());
+    }
+    if (any_differs) cells.push_back(describe_differences(r.differs));
+    cells.push_back(r.verdict);
+    t.rows.push_back(std::move(cells));
+  }
+  std::set<std::string> methods;
+  for (const auto& r : d.rows)
+    if (!r.method.empty()) methods.insert(r.method);
+  if (methods.count("bootstrap + noise floor"))
+    t.notes.push_back(fmt::format(
+        "one launch per side: 95% bootstrap interval of the median difference, widened by the launch-to-launch noise "
+        "floor of +-{:g}% of base (--noise-floor); 'within noise' when it contains 0",
+        100 * d.opts.noise_floor));
+  if (std::any_of(methods.begin(), methods.end(),
+                  [](const std::string& m) { return m.find(" t") != std::string::npos; }))
+    t.notes.push_back(
+        "several launches: 95% t interval (Welch) of the difference of the launch means; 'within noise' "
+        "when it contains 0");
+  t.notes.push_back("docs/METHODOLOGY.md, \"diff: noise and launches\"");
+  for (const auto& s : d.only_base) t.notes.push_back("only in base: " + s);
+  for (const auto& s : d.only_test) t.notes.push_back("only in test: " + s);
+  return out + render_tables({t}, TableFormat::text);
+}
+
+nlohmann::json diff_json(const DiffReport& d) {
+  using nlohmann::json;
+  json j = {{"base_files", d.base_files},       {"test_files", d.test_files},
+            {"changes", json::array()},         {"rows", json::array()},
+            {"only_base", d.only_base},         {"only_test", d.only_test},
+            {"noise_floor", d.opts.noise_floor}};
+  for (const auto& c : d.changes) j["changes"].push_back({{"key", c.key}, {"base", c.base}, {"test", c.test}});
+  for (const auto& r : d.rows) {
+    json metrics = json::object();
+    for (const auto& x : r.metrics)
+      metrics[x.key] = {{"base", x.base ? json(*x.base) : json(nullptr)},
+                        {"test", x.test ? json(*x.test) : json(nullptr)}};
+    json differs = json::array();
+    for (const auto& x : r.differs)
+      differs.push_back({{"field", config_field_name(x.field)}, {"base", x.a}, {"test", x.b}});
+    j["rows"].push_back({{"model", r.base_key.model},
+                         {"setup", r.base_key.setup_label()},
+                         {"description", r.base_key.describe()},
+                         {"label", r.label},
+                         {"batch_per_rank", r.base_key.batch_per_rank},
+                         {"world_size", r.base_key.world_size},
+                         {"ddp", r.base_key.ddp},
+                         {"differs", differs},
+                         {"base_launch_medians_s", r.base_launches},
+                         {"test_launch_medians_s", r.test_launches},
+                         {"base_iterations", r.base_iterations},
+                         {"test_iterations", r.test_iterations},
+                         {"base_s", r.base_s},
+                         {"test_s", r.test_s},
+                         {"base_ex_s", r.base_ex_s},
+                         {"test_ex_s", r.test_ex_s},
+                         {"change", r.change},
+                         {"ci_s", r.ci ? json{r.ci->lo, r.ci->hi} : json(nullptr)},
+                         {"method", r.method},
+                         {"verdict", r.verdict},
+                         {"metrics", metrics}});
+  }
+  return j;
+}
+
+}  // namespace ddpbench

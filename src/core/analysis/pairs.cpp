@@ -1,0 +1,252 @@
+#include "core/analysis/pairs.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "core/stats/stats.hpp"
+#include "core/util/errors.hpp"
+
+namespace ddpbench {
+
+std::vector<std::vector<PairIdx>> round_robin_rounds(int n) {
+  if (n < 0) throw UsageError(fmt::format("a pair schedule of {} participants is impossible; use n >= 0", n));
+  std::vector<std::vector<PairIdx>> rounds;
+  if (n < 2) return rounds;
+  // Odd n: a phantom participant m - 1 = n; whoever meets it sits the round out.
+  const int m = n % 2 == 0 ? n : n + 1;
+  const int ring = m - 1;  // participants 0..m-2 rotate around the fixed m-1
+  for (int r = 0; r < ring; ++r) {
+    std::vector<PairIdx> round;
+    auto add = [&](int x, int y) {
+      if (x >= n || y >= n) return;  // the bye
+      round.emplace_back(std::min(x, y), std::max(x, y));
+    };
+    add(r, m - 1);
+    for (int k = 1; k < m / 2; ++k) add((r + k) % ring, (r - k + ring) % ring);
+    std::sort(round.begin(), round.end());
+    rounds.push_back(std::move(round));
+  }
+  return rounds;
+}
+
+namespace {
+
+std::string gbps(double v) { return fmt::format("{:.3g}", v); }
+
+}  // namespace
+
+PairsAnalysis analyze_pairs(const std::vector<std::string>& names, const std::vector<PairMeasurement>& m,
+                            double slow_fraction) {
+  if (!(slow_fraction > 0 && slow_fraction < 1))
+    throw UsageError(fmt::format("--slow-fraction {:g} must be between 0 and 1 (e.g. 0.7)", slow_fraction));
+  const int n = static_cast<int>(names.size());
+  for (const auto& p : m)
+    if (p.a < 0 || p.b < 0 || p.a >= n || p.b >= n || p.a == p.b)
+      throw std::invalid_argument(fmt::format("pair ({}, {}) is not a pair of {} participants", p.a, p.b, n));
+  PairsAnalysis out;
+  out.slow_metrics.resize(m.size());
+  if (m.empty()) return out;
+
+  // Each participant's best pair, per metric; the reference is the median over participants.
+  std::vector<double> best_p2p(static_cast<size_t>(n), -1), best_ar(static_cast<size_t>(n), -1);
+  for (const auto& p : m)
+    for (int x : {p.a, p.b}) {
+      best_p2p[x] = std::max({best_p2p[x], p.p2p_ab_gbps, p.p2p_ba_gbps});
+      best_ar[x] = std::max(best_ar[x], p.allreduce_busbw_gbps);
+    }
+  auto ref = [](const std::vector<double>& best) {
+    std::vector<double> v;
+    for (double x : best)
+      if (x >= 0) v.push_back(x);
+    return percentile(v, 50);
+  };
+  out.ref_p2p_gbps = ref(best_p2p);
+  out.ref_allreduce_gbps = ref(best_ar);
+  if (n == 2) {
+    out.notes.push_back(
+        fmt::format("2 participants ({} and {}): one pair, nothing to compare it with; its numbers "
+                    "stand alone and nothing is named",
+                    names[0], names[1]));
+    return out;
+  }
+  const double lim_p2p = slow_fraction * out.ref_p2p_gbps, lim_ar = slow_fraction * out.ref_allreduce_gbps;
+
+  struct Acc {
+    int pairs = 0, slow = 0, send_slow = 0, recv_slow = 0, ar_slow = 0;
+    double worst_send = 0, worst_recv = 0, worst_ar = 0;  // the largest value among its slow ones
+  };
+  std::vector<Acc> acc(static_cast<size_t>(n));
+  std::vector<bool> pair_slow(m.size(), false);
+  for (size_t i = 0; i < m.size(); ++i) {
+    const auto& p = m[i];
+    auto& s = out.slow_metrics[i];
+    const bool ab = p.p2p_ab_gbps < lim_p2p, ba = p.p2p_ba_gbps < lim_p2p, ar = p.allreduce_busbw_gbps < lim_ar;
+    if (ab) s.push_back(fmt::format("p2p {}->{}", names[p.a], names[p.b]));
+    if (ba) s.push_back(fmt::format("p2p {}->{}", names[p.b], names[p.a]));
+    if (ar) s.push_back("allreduce");
+    pair_slow[i] = !s.empty();
+    auto& A = acc[p.a];
+    auto& B = acc[p.b];
+    ++A.pairs;
+    ++B.pairs;
+    if (!pair_slow[i]) continue;
+    ++A.slow;
+    ++B.slow;
+    if (ab) {
+      ++A.send_slow, ++B.recv_slow;
+      A.worst_send = std::max(A.worst_send, p.p2p_ab_gbps);
+      B.worst_recv = std::max(B.worst_recv, p.p2p_ab_gbps);
+    }
+    if (ba) {
+      ++B.send_slow, ++A.recv_slow;
+      B.worst_send = std::max(B.worst_send, p.p2p_ba_gbps);
+      A.worst_recv = std::max(A.worst_recv, p.p2p_ba_gbps);
+    }
+    if (ar) {
+      ++A.ar_slow, ++B.ar_slow;
+      A.worst_ar = std::max(A.worst_ar, p.allreduce_busbw_gbps);
+      B.worst_ar = std::max(B.worst_ar, p.allreduce_busbw_gbps);
+    }
+  }
+  std::vector<bool> named(static_cast<size_t>(n), false);
+  for (int x = 0; x < n; ++x) {
+    const Acc& a = acc[x];
+    if (a.pairs == 0 || a.slow < a.pairs) continue;
+    named[x] = true;
+    PairsAnalysis::Node node;
+    node.index = x;
+    node.pairs = a.pairs;
+    node.slow_pairs = a.slow;
+    node.send_slow = a.send_slow == a.pairs;
+    node.receive_slow = a.recv_slow == a.pairs;
+    node.allreduce_slow = a.ar_slow == a.pairs;
+    std::vector<std::string> what;
+    if (node.send_slow) what.push_back(fmt::format("p2p sending from {} <= {} GB/s", names[x], gbps(a.worst_send)));
+    if (node.receive_slow) what.push_back(fmt::format("p2p receiving at {} <= {} GB/s", names[x], gbps(a.worst_recv)));
+    if (node.send_slow || node.receive_slow) what.back() += fmt::format(" (reference {})", gbps(out.ref_p2p_gbps));
+    if (node.allreduce_slow)
+      what.push_back(
+          fmt::format("allreduce busbw <= {} GB/s (reference {})", gbps(a.worst_ar), gbps(out.ref_allreduce_gbps)));
+    std::string dir;
+    if (node.send_slow && !node.receive_slow) dir = "; only its sending direction: its transmit path";
+    if (node.receive_slow && !node.send_slow) dir = "; only its receiving direction: its receive path";
+    node.message = fmt::format(
+        "{}: every pair with it is slow ({} of {}) -> {} or its link (NIC, cable, switch "
+        "port, PCIe){}{}{}",
+        names[x], a.slow, a.pairs, names[x], what.empty() ? "" : ": ",
+        [&] {
+          std::string s;
+          for (size_t i = 0; i < what.size(); ++i) s += (i ? ", " : "") + what[i];
+          return s;
+        }(),
+        dir);
+    out.slow_nodes.push_back(node);
+  }
+  for (size_t i = 0; i < m.size(); ++i) {
+    const auto& p = m[i];
+    if (!pair_slow[i] || named[p.a] || named[p.b]) continue;
+    PairsAnalysis::Link l;
+    l.a = p.a;
+    l.b = p.b;
+    std::string s;
+    for (size_t k = 0; k < out.slow_metrics[i].size(); ++k) s += (k ? ", " : "") + out.slow_metrics[i][k];
+    l.message = fmt::format(
+        "{} <-> {}: slow ({}) while both have fast pairs -> the path between them (switch, "
+        "route, cabling)",
+        names[p.a], names[p.b], s);
+    out.slow_links.push_back(l);
+  }
+  return out;
+}
+
+nlohmann::json pairs_summary_json(const std::string& unit, const std::vector<std::string>& names,
+                                  const std::vector<std::string>& hosts, const std::vector<int>& ranks,
+                                  long long message_bytes, double slow_fraction,
+                                  const std::vector<std::vector<PairIdx>>& rounds,
+                                  const std::vector<PairMeasurement>& m, const PairsAnalysis& a) {
+  nlohmann::json j;
+  j["unit"] = unit;
+  j["participants"] = nlohmann::json::array();
+  for (size_t i = 0; i < names.size(); ++i)
+    j["participants"].push_back({{"index", i}, {"name", names[i]}, {"host", hosts.at(i)}, {"rank", ranks.at(i)}});
+  j["message_bytes"] = message_bytes;
+  j["slow_fraction"] = slow_fraction;
+  j["rounds"] = nlohmann::json::array();
+  for (const auto& r : rounds) {
+    nlohmann::json jr = nlohmann::json::array();
+    for (const auto& p : r) jr.push_back({p.first, p.second});
+    j["rounds"].push_back(jr);
+  }
+  j["reference"] = {{"p2p_gbps", a.ref_p2p_gbps},
+                    {"allreduce_busbw_gbps", a.ref_allreduce_gbps},
+                    {"method", "median over the participants of each one's fastest pair"}};
+  j["pairs"] = nlohmann::json::array();
+  for (size_t i = 0; i < m.size(); ++i) {
+    const auto& p = m[i];
+    const auto& slow = i < a.slow_metrics.size() ? a.slow_metrics[i] : std::vector<std::string>{};
+    j["pairs"].push_back({{"round", p.round},
+                          {"names", {names.at(p.a), names.at(p.b)}},
+                          {"ranks", {ranks.at(p.a), ranks.at(p.b)}},
+                          {"p2p_gbps", {p.p2p_ab_gbps, p.p2p_ba_gbps}},
+                          {"allreduce_busbw_gbps", p.allreduce_busbw_gbps},
+                          {"slow", slow},
+                          {"flag", slow.empty() ? "ok" : "slow"}});
+  }
+  j["slow_nodes"] = nlohmann::json::array();
+  for (const auto& n : a.slow_nodes)
+    j["slow_nodes"].push_back({{"name", names.at(n.index)},
+                               {"host", hosts.at(n.index)},
+                               {"rank", ranks.at(n.index)},
+                               {"pairs", n.pairs},
+                               {"slow_pairs", n.slow_pairs},
+                               {"send_slow", n.send_slow},
+                               {"receive_slow", n.receive_slow},
+                               {"allreduce_slow", n.allreduce_slow},
+                               {"message", n.message}});
+  j["slow_links"] = nlohmann::json::array();
+  for (const auto& l : a.slow_links)
+    j["slow_links"].push_back(
+        {{"names", {names.at(l.a), names.at(l.b)}}, {"ranks", {ranks.at(l.a), ranks.at(l.b)}}, {"message", l.message}});
+  j["notes"] = a.notes;
+  j["outliers"] = a.outliers();
+  return j;
+}
+
+Table pairs_table(const nlohmann::json& s) {
+  Table t;
+  t.kind = "pairs";
+  t.title = fmt::format("pair bandwidth: {} {}s, {} B per message, {} round(s)", s.at("participants").size(),
+                        s.at("unit").get<std::string>(), s.at("message_bytes").get<long long>(), s.at("rounds").size());
+  t.columns = {{"round", "round", "", fmtcol::plain()},
+               {"pair", "pair", "", fmtcol::plain()},
+               {"p2p_ab_gbps", "p2p a->b (GB/s)", "GB/s", fmtcol::sig3()},
+               {"p2p_ba_gbps", "p2p b->a (GB/s)", "GB/s", fmtcol::sig3()},
+               {"allreduce_busbw_gbps", "allreduce busbw (GB/s)", "GB/s", fmtcol::sig3()},
+               {"flag", "flag", "", fmtcol::plain()}};
+  for (const auto& p : s.at("pairs")) {
+    const auto& nm = p.at("names");
+    std::string flag = p.at("flag").get<std::string>();
+    if (!p.at("slow").empty()) {
+      flag += ": ";
+      for (size_t k = 0; k < p.at("slow").size(); ++k) flag += (k ? ", " : "") + p.at("slow")[k].get<std::string>();
+    }
+    t.rows.push_back({static_cast<long long>(p.at("round").get<int>()),
+                      fmt::format("{} - {}", nm[0].get<std::string>(), nm[1].get<std::string>()),
+                      p.at("p2p_gbps")[0].get<double>(), p.at("p2p_gbps")[1].get<double>(),
+                      p.at("allreduce_busbw_gbps").get<double>(), flag});
+  }
+  const auto& ref = s.at("reference");
+  t.notes.push_back(fmt::format("reference ({}): p2p {} GB/s, allreduce busbw {} GB/s; slow: below {:g} x reference",
+                                ref.at("method").get<std::string>(), gbps(ref.at("p2p_gbps").get<double>()),
+                                gbps(ref.at("allreduce_busbw_gbps").get<double>()),
+                                s.at("slow_fraction").get<double>()));
+  for (const auto& n : s.at("slow_nodes")) t.notes.push_back("SLOW NODE " + n.at("message").get<std::string>());
+  for (const auto& l : s.at("slow_links")) t.notes.push_back("SLOW LINK " + l.at("message").get<std::string>());
+  for (const auto& n : s.at("notes")) t.notes.push_back(n.get<std::string>());
+  return t;
+}
+
+}  // namespace ddpbench

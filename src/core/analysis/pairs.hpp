@@ -1,0 +1,92 @@
+// Pair bandwidth (`ddpbench comm --pairs`), the torch-free part: the schedule of rounds of
+// disjoint pairs, and the analysis that names the slow pairs and the node or link behind them.
+// The measurement itself is engine/bench/comm_bench.hpp (run_comm_pairs).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/util/table.hpp"
+
+namespace ddpbench {
+
+/// Two participants (indices 0..n-1), first < second.
+using PairIdx = std::pair<int, int>;
+
+/// Every pair of n participants exactly once, in rounds of disjoint pairs, by the circle
+/// method of round-robin tournaments (Kirkman 1847; e.g. Wikipedia "Round-robin tournament",
+/// "Circle method"): participant n-1 stays fixed, the others rotate one place per round.
+/// Even n: n-1 rounds of n/2 pairs. Odd n: a phantom participant n is added and its partner
+/// sits out (a bye), so n rounds of (n-1)/2 pairs. Within a round pairs are sorted by their
+/// first index. n < 2: no rounds. Throws UsageError for n < 0.
+std::vector<std::vector<PairIdx>> round_robin_rounds(int n);
+
+/// One measured pair: the participants' indices (a < b), its round and its bandwidths in
+/// GB/s (1e9 bytes/s): point-to-point a->b and b->a (bytes / receiver's time per message,
+/// one direction at a time) and the 2-rank allreduce busbw (nccl-tests: algbw * 2(n-1)/n,
+/// = algbw for n = 2).
+struct PairMeasurement {
+  int a = 0, b = 0, round = 0;
+  double p2p_ab_gbps = 0, p2p_ba_gbps = 0, allreduce_busbw_gbps = 0;
+};
+
+/// The outlier analysis of all pairs of `names.size()` participants.
+///
+/// Reference of a metric (p2p, over both directions; allreduce busbw): every participant's
+/// best pair in it (the fastest of its pairs), then the median of those bests over the
+/// participants. A healthy participant has at least one healthy partner, so the reference
+/// stays the healthy speed while fewer than half the participants are slow (the plain median
+/// over pairs does not: one slow node of 3 or 4 is in 2 of 3 or 3 of 6 pairs).
+/// A pair is slow when any of its three numbers is below `slow_fraction` x its reference.
+/// A node is named (the slow node or its link) when n >= 3 and every pair with it is slow;
+/// a slow pair neither of whose participants is named is named as a slow link (the path
+/// between the two). With n == 2 nothing is compared (one pair) and nothing is named.
+struct PairsAnalysis {
+  double ref_p2p_gbps = 0, ref_allreduce_gbps = 0;
+  /// Per pair, in the order given: what is slow, e.g. "p2p node0->node3",
+  /// "allreduce"; empty when the pair is fine.
+  std::vector<std::vector<std::string>> slow_metrics;
+  struct Node {
+    int index = 0;
+    int pairs = 0, slow_pairs = 0;
+    bool send_slow = false, receive_slow = false, allreduce_slow = false;  ///< in every pair with it
+    std::string message;  ///< "node3: every pair with it is slow (3 of 3) -> ..."
+  };
+  std::vector<Node> slow_nodes;
+  struct Link {
+    int a = 0, b = 0;
+    std::string message;
+  };
+  std::vector<Link> slow_links;
+  std::vector<std::string> notes;  ///< e.g. the two-node case
+  bool outliers() const { return !slow_nodes.empty() || !slow_links.empty(); }
+};
+
+/// Analyses `m` (every pair of the participants named `names`, each once). Throws UsageError
+/// when slow_fraction is not in (0, 1), and std::invalid_argument when an index is out of
+/// range.
+PairsAnalysis analyze_pairs(const std::vector<std::string>& names, const std::vector<PairMeasurement>& m,
+                            double slow_fraction);
+
+/// The summary stored in ResultFile.comm_pairs (schema in docs/METHODOLOGY.md, "Pair
+/// bandwidth"): unit, participants [{index, name, host, rank}], message_bytes, slow_fraction,
+/// rounds (index pairs), reference {p2p_gbps, allreduce_busbw_gbps, method}, pairs [{round,
+/// names, ranks, p2p_gbps [a->b, b->a], allreduce_busbw_gbps, slow [..], flag "ok"|"slow"}],
+/// slow_nodes [{name, host, rank, pairs, slow_pairs, send_slow, receive_slow, allreduce_slow,
+/// message}], slow_links [{names, ranks, message}], notes, outliers (bool).
+/// `hosts`/`ranks`: each participant's host and global rank.
+nlohmann::json pairs_summary_json(const std::string& unit, const std::vector<std::string>& names,
+                                  const std::vector<std::string>& hosts, const std::vector<int>& ranks,
+                                  long long message_bytes, double slow_fraction,
+                                  const std::vector<std::vector<PairIdx>>& rounds,
+                                  const std::vector<PairMeasurement>& m, const PairsAnalysis& a);
+
+/// The table of a comm_pairs summary: round, pair, p2p GB/s each direction, allreduce busbw,
+/// flag; the named outliers and notes under it. Throws nlohmann::json errors on a malformed
+/// summary.
+Table pairs_table(const nlohmann::json& comm_pairs);
+
+}  // namespace ddpbench

@@ -1,0 +1,620 @@
+#include "core/analysis/predict.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "core/result/config_key.hpp"
+#include "core/util/errors.hpp"
+#include "core/util/json_util.hpp"
+
+namespace ddpbench {
+
+std::string cost_model_name(CostModel m) { return m == CostModel::ring ? "ring" : "tree"; }
+
+std::vector<CostModel> parse_cost_models(const std::string& text, const std::string& flag) {
+  if (text == "ring") return {CostModel::ring};
+  if (text == "tree") return {CostModel::tree};
+  if (text == "both") return {CostModel::ring, CostModel::tree};
+  throw UsageError(fmt::format("{} {}: unknown cost model; use ring, tree or both", flag, text));
+}
+
+std::string link_level_name(LinkLevel l) { return l == LinkLevel::intra ? "intra-node" : "inter-node"; }
+
+bool has_cost_model(const std::string& collective) { return !cost_models_of(collective).empty(); }
+
+std::vector<CostModel> cost_models_of(const std::string& collective) {
+  if (collective == "allreduce") return {CostModel::ring, CostModel::tree};
+  if (collective == "reduce_scatter" || collective == "all_gather") return {CostModel::ring};
+  return {};
+}
+
+CostTerms cost_terms(const std::string& collective, CostModel model, int p, double n_bytes) {
+  if (p < 1) throw UsageError(fmt::format("cost model of {}: world size {} is not positive", collective, p));
+  if (!(n_bytes >= 0)) throw UsageError(fmt::format("cost model of {}: {} bytes is not a size", collective, n_bytes));
+  const auto models = cost_models_of(collective);
+  if (std::find(models.begin(), models.end(), model) == models.end())
+    throw UsageError(
+        fmt::format("{} has no {} cost model (modelled: allreduce ring and tree; reduce_scatter and "
+                    "all_gather ring)",
+                    collective, cost_model_name(model)));
+  if (p == 1) return {0, 0};
+  const double pm1 = p - 1;
+  if (collective == "allreduce") {
+    if (model == CostModel::ring) return {2 * pm1, 2 * pm1 / p * n_bytes};   // Patarasuk & Yuan 2009
+    return {2 * std::ceil(std::log2(static_cast<double>(p))), 2 * n_bytes};  // pipelined double binary tree
+  }
+  return {pm1, pm1 / p * n_bytes};  // reduce_scatter, all_gather: ring (Thakur et al. 2005)
+}
+
+double model_time_s(const AlphaBeta& ab, const std::string& collective, CostModel model, int p, double n_bytes) {
+  const CostTerms t = cost_terms(collective, model, p, n_bytes);
+  return t.alpha_coef * ab.alpha_s + t.beta_coef * ab.beta_s_per_byte;
+}
+
+LinearFit fit_alpha_beta(const std::vector<CostTerms>& terms, const std::vector<double>& times_s) {
+  if (terms.size() != times_s.size())
+    throw UsageError(fmt::format("alpha-beta fit: {} points but {} times", terms.size(), times_s.size()));
+  for (double t : times_s)
+    if (!(t > 0) || !std::isfinite(t)) throw UsageError(fmt::format("alpha-beta fit: time {} s is not positive", t));
+  // Weighted by 1/t²: regress 1 on (a/t, b/t) without intercept, by modified Gram-Schmidt QR.
+  const size_t n = terms.size();
+  std::vector<double> x1(n), x2(n);
+  for (size_t i = 0; i < n; ++i) {
+    x1[i] = terms[i].alpha_coef / times_s[i];
+    x2[i] = terms[i].beta_coef / times_s[i];
+  }
+  const auto dot = [n](const std::vector<double>& a, const std::vector<double>& b) {
+    double s = 0;
+    for (size_t i = 0; i < n; ++i) s += a[i] * b[i];
+    return s;
+  };
+  const double n1 = std::sqrt(dot(x1, x1)), n2 = std::sqrt(dot(x2, x2));
+  const char* singular = "alpha-beta fit: the points do not fix both alpha and beta (two or more sizes are needed)";
+  if (!(n1 > 0) || !(n2 > 0)) throw UsageError(singular);
+  std::vector<double> q1(n), q2(n);
+  for (size_t i = 0; i < n; ++i) q1[i] = x1[i] / n1;
+  const double r12 = dot(q1, x2);
+  for (size_t i = 0; i < n; ++i) q2[i] = x2[i] - r12 * q1[i];
+  const double r22 = std::sqrt(dot(q2, q2));
+  if (!(r22 > 1e-9 * n2)) throw UsageError(singular);
+  for (auto& v : q2) v /= r22;
+  const std::vector<double> ones(n, 1.0);
+  const double c1 = dot(q1, ones), c2 = dot(q2, ones);
+  LinearFit f;
+  f.ab.beta_s_per_byte = c2 / r22;
+  f.ab.alpha_s = (c1 - r12 * f.ab.beta_s_per_byte) / n1;
+
+  double mean = 0;
+  for (double t : times_s) mean += t;
+  mean /= static_cast<double>(n);
+  double ss_res = 0, ss_tot = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double fit = terms[i].alpha_coef * f.ab.alpha_s + terms[i].beta_coef * f.ab.beta_s_per_byte;
+    ss_res += (fit - times_s[i]) * (fit - times_s[i]);
+    ss_tot += (times_s[i] - mean) * (times_s[i] - mean);
+    f.max_rel_residual = std::max(f.max_rel_residual, std::abs(fit - times_s[i]) / times_s[i]);
+  }
+  f.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : (ss_res == 0 ? 1.0 : 0.0);
+  return f;
+}
+
+double CommFit::bandwidth_gbps() const { return fit.ab.beta_s_per_byte > 0 ? 1.0 / fit.ab.beta_s_per_byte / 1e9 : 0.0; }
+
+namespace {
+
+LinkLevel level_of(int nodes) { return nodes > 1 ? LinkLevel::inter : LinkLevel::intra; }
+
+// One fit over `rows` (indices into `all`) under `model`; nullopt (with a note) when singular.
+std::optional<CommFit> fit_group(const std::vector<CommResult>& all, const std::vector<size_t>& rows,
+                                 const std::string& collective, const std::string& dtype, LinkLevel level,
+                                 CostModel model, int world_size, std::vector<std::string>& notes) {
+  CommFit c;
+  c.collective = collective;
+  c.dtype = dtype;
+  c.level = level;
+  c.model = model;
+  c.world_size = world_size;
+  std::set<int> sizes;
+  std::vector<CostTerms> terms;
+  std::vector<double> times;
+  c.min_bytes = all[rows.front()].bytes;
+  for (size_t i : rows) {
+    const CommResult& r = all[i];
+    sizes.insert(r.world_size);
+    terms.push_back(cost_terms(collective, model, r.world_size, static_cast<double>(r.bytes)));
+    times.push_back(r.time_us * 1e-6);
+    c.min_bytes = std::min(c.min_bytes, r.bytes);
+    c.max_bytes = std::max(c.max_bytes, r.bytes);
+  }
+  c.world_sizes.assign(sizes.begin(), sizes.end());
+  c.points = rows.size();
+  try {
+    c.fit = fit_alpha_beta(terms, times);
+  } catch (const UsageError&) {
+    if (model == cost_models_of(collective).front())
+      notes.push_back(fmt::format("{} {} {} on {} rank(s): not fitted, fewer than two distinct sizes", collective,
+                                  dtype, link_level_name(level), fmt::join(c.world_sizes, ",")));
+    return std::nullopt;
+  }
+  return c;
+}
+
+}  // namespace
+
+std::vector<CommFit> fit_comm(const std::vector<CommResult>& rows, std::vector<std::string>& notes) {
+  using GroupKey = std::tuple<std::string, std::string, LinkLevel, int>;  // collective, dtype, level, world size
+  std::map<GroupKey, std::vector<size_t>> groups;
+  size_t wrong = 0, untimed = 0, single = 0;
+  std::set<std::string> unmodelled;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const CommResult& r = rows[i];
+    if (!has_cost_model(r.collective)) {
+      unmodelled.insert(r.collective);
+      continue;
+    }
+    if (r.wrong > 0) ++wrong;
+    else if (!(r.time_us > 0) || !std::isfinite(r.time_us) || r.bytes < 0) ++untimed;
+    else if (r.world_size <= 1) ++single;
+    else groups[{r.collective, r.dtype, level_of(r.nodes), r.world_size}].push_back(i);
+  }
+  if (wrong) notes.push_back(fmt::format("{} comm row(s) with #wrong > 0 left out of the fits", wrong));
+  if (untimed) notes.push_back(fmt::format("{} comm row(s) without a positive time left out of the fits", untimed));
+  if (single)
+    notes.push_back(
+        fmt::format("{} comm row(s) on 1 rank left out of the fits (no communication under the models)", single));
+  if (!unmodelled.empty())
+    notes.push_back(fmt::format("not fitted (no cost model here): {}", fmt::join(unmodelled, ", ")));
+
+  std::vector<CommFit> fits;
+  using LevelKey = std::tuple<std::string, std::string, LinkLevel>;
+  std::map<LevelKey, std::vector<size_t>> pooled;
+  std::map<LevelKey, int> world_sizes;
+  for (const auto& [key, idx] : groups) {
+    const auto& [collective, dtype, level, p] = key;
+    for (CostModel m : cost_models_of(collective))
+      if (auto f = fit_group(rows, idx, collective, dtype, level, m, p, notes)) fits.push_back(std::move(*f));
+    auto& all = pooled[{collective, dtype, level}];
+    all.insert(all.end(), idx.begin(), idx.end());
+    ++world_sizes[{collective, dtype, level}];
+  }
+  for (const auto& [key, idx] : pooled) {
+    if (world_sizes[key] < 2) continue;
+    const auto& [collective, dtype, level] = key;
+    for (CostModel m : cost_models_of(collective))
+      if (auto f = fit_group(rows, idx, collective, dtype, level, m, 0, notes)) fits.push_back(std::move(*f));
+  }
+  return fits;
+}
+
+double exposed_comm_s(const std::vector<double>& bucket_bytes, const std::vector<double>& bucket_times_s,
+                      double hideable_s) {
+  if (bucket_bytes.size() != bucket_times_s.size())
+    throw std::invalid_argument("exposed_comm_s: bucket sizes and times differ in length");
+  if (bucket_bytes.empty()) return 0;
+  double total = 0;
+  for (double b : bucket_bytes) total += b;
+  // finish = max_i (ready_i + Σ_{j≥i} T_j); walk from the last bucket to the first.
+  std::vector<double> ready(bucket_bytes.size());
+  double cum = 0;
+  for (size_t i = 0; i < bucket_bytes.size(); ++i) {
+    cum += bucket_bytes[i];
+    ready[i] = total > 0 ? hideable_s * cum / total : hideable_s;
+  }
+  double finish = 0, suffix = 0;
+  for (size_t i = bucket_bytes.size(); i-- > 0;) {
+    suffix += bucket_times_s[i];
+    finish = std::max(finish, ready[i] + suffix);
+  }
+  return std::max(0.0, finish - hideable_s);
+}
+
+namespace {
+
+// The ConfigKey fields two DDP rows of one weak-scaling series share: all but the group size.
+FieldSet series_fields() { return all_fields() & ~fields({ConfigField::world_size, ConfigField::global_batch}); }
+
+std::string hook_of(const BenchResult& r) {
+  const std::string h = json_str_or(r.ddp_options, "comm_hook", "none");
+  return h.empty() ? "none" : h;
+}
+
+// Bucket dtype of a hook the model covers; "" for hooks it does not (PowerSGD, top-k,
+// hierarchical: other collectives, other byte counts).
+std::string hook_dtype(const std::string& hook) {
+  if (hook == "none" || hook == "allreduce") return "float32";
+  if (hook == "fp16") return "float16";
+  if (hook == "bf16") return "bfloat16";
+  return "";
+}
+
+// A breakdown component (mean over ranks, s); nullopt when absent, negative or not finite.
+std::optional<double> component(const BenchResult& r, Phase phase) {
+  const auto v = r.breakdown.mean(phase);
+  if (!v || !(*v >= 0)) return std::nullopt;
+  return v;
+}
+
+std::vector<double> bucket_sizes(const BenchResult& r) {
+  std::vector<double> out;
+  for (const auto* sizes : {&r.communication.bucket_sizes_bytes, &r.checks.bucket_sizes_bytes}) {
+    if (!*sizes) continue;
+    for (long long b : **sizes)
+      if (b > 0) out.push_back(static_cast<double>(b));
+    if (!out.empty()) return out;
+  }
+  return out;
+}
+
+struct Measured {
+  const BenchResult* row;
+  bool same_file;
+};
+
+}  // namespace
+
+Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vector<NamedResult>& comms,
+                            const PredictOptions& opts) {
+  constexpr int kMaxWorld = 1'000'000;
+  for (int p : opts.world_sizes)
+    if (p < 1 || p > kMaxWorld)
+      throw UsageError(fmt::format("--world-sizes {}: out of range; use 1..{}", p, kMaxWorld));
+  if (opts.gpus_per_node < 0 || opts.gpus_per_node > kMaxWorld)
+    throw UsageError(fmt::format("--gpus-per-node {}: out of range; use 1..{}", opts.gpus_per_node, kMaxWorld));
+  if (opts.models.empty()) throw UsageError("--model: no cost model chosen; use ring, tree or both");
+  if (runs.empty()) throw UsageError("predict needs a run result file (ddpbench run --json FILE)");
+  for (const auto& f : runs)
+    if (f.file.kind != "run")
+      throw UsageError(
+          fmt::format("{} is a {} result, not a run's; pass files of ddpbench comm with --comm, after "
+                      "the run files",
+                      f.name, f.file.kind));
+  if (comms.empty())
+    throw UsageError("predict needs allreduce timings: pass --comm FILE, written by ddpbench comm --json FILE");
+  for (const auto& f : comms)
+    if (f.file.kind != "comm")
+      throw UsageError(
+          fmt::format("--comm {} is a {} result; --comm takes files written by ddpbench comm", f.name, f.file.kind));
+
+  Prediction out;
+  std::vector<CommResult> comm_rows;
+  for (const auto& f : comms) comm_rows.insert(comm_rows.end(), f.file.comm_results.begin(), f.file.comm_results.end());
+  out.fits = fit_comm(comm_rows, out.notes);
+  // Allreduce fits of the chosen models only (reduce_scatter and all_gather have just ring).
+  out.fits.erase(std::remove_if(out.fits.begin(), out.fits.end(),
+                                [&](const CommFit& c) {
+                                  return c.collective == "allreduce" &&
+                                         std::find(opts.models.begin(), opts.models.end(), c.model) ==
+                                             opts.models.end();
+                                }),
+                 out.fits.end());
+  const bool have_allreduce =
+      std::any_of(out.fits.begin(), out.fits.end(), [](const CommFit& c) { return c.collective == "allreduce"; });
+  if (!have_allreduce)
+    throw UsageError(
+        "--comm files hold no allreduce timings at two or more sizes on 2+ ranks to fit alpha and beta; "
+        "measure them with ddpbench comm");
+
+  // Ranks per node.
+  if (opts.gpus_per_node > 0) {
+    out.gpus_per_node = opts.gpus_per_node;
+    out.gpus_per_node_source = "--gpus-per-node";
+  } else {
+    out.gpus_per_node = 1;
+    for (const auto& f : runs)
+      for (const auto& r : f.file.results)
+        if (r.nodes >= 1 && r.world_size >= 1)
+          out.gpus_per_node = std::max(out.gpus_per_node, (r.world_size + r.nodes - 1) / r.nodes);
+    out.gpus_per_node_source = "the run files: the most ranks a row ran on one node";
+  }
+
+  // Base rows.
+  size_t no_breakdown = 0, strong = 0;
+  std::set<std::string> hooks_skipped;
+  std::vector<std::pair<const NamedResult*, const BenchResult*>> bases;
+  for (const auto& f : runs)
+    for (const auto& r : f.file.results) {
+      if (!r.ddp || !(r.summary.p50_s > 0)) continue;
+      if (!component(r, Phase::backward_compute) || !component(r, Phase::exposed_comm) || bucket_sizes(r).empty()) {
+        ++no_breakdown;
+        continue;
+      }
+      if (r.scaling != "weak") {
+        ++strong;
+        continue;
+      }
+      if (hook_dtype(hook_of(r)).empty()) {
+        hooks_skipped.insert(hook_of(r));
+        continue;
+      }
+      bases.push_back({&f, &r});
+    }
+  if (no_breakdown)
+    out.notes.push_back(
+        fmt::format("{} DDP row(s) without a breakdown or bucket sizes not used as a base", no_breakdown));
+  if (strong)
+    out.notes.push_back(
+        fmt::format("{} strong-scaling DDP row(s) not used as a base (the predictor "
+                    "keeps the batch per rank fixed)",
+                    strong));
+  if (!hooks_skipped.empty())
+    out.notes.push_back(
+        fmt::format("rows with comm hook {} not used as a base: the hook runs other collectives than "
+                    "one allreduce per bucket",
+                    fmt::join(hooks_skipped, ", ")));
+  if (bases.empty())
+    throw UsageError(
+        "no weak-scaling DDP row with a step breakdown and bucket sizes in the run files (schema 1.5, "
+        "plain/fp16/bf16 allreduce); measure one with ddpbench run");
+
+  const Report rep = build_report(runs, ReportOptions{});
+  std::set<std::string> dtype_notes, clamped;
+  bool substituted_any = false;
+  for (const auto& [nf, r] : bases) {
+    RowPrediction rp;
+    BaseRow& b = rp.base;
+    const ConfigKey key = ConfigKey::of(nf->file, *r);
+    b.source = nf->name;
+    b.comm_hook = hook_of(*r);
+    b.grad_accum = std::max(1, r->grad_accum);
+    b.description = key.describe();
+    if (b.comm_hook != "none") b.description += ", comm hook " + b.comm_hook;
+    if (b.grad_accum > 1) b.description += fmt::format(", grad accum {}", b.grad_accum);
+    b.world_size = r->world_size;
+    b.nodes = std::max(1, r->nodes);
+    b.batch_per_rank = r->batch_per_rank;
+    b.dtype = hook_dtype(b.comm_hook);
+    b.bucket_bytes = bucket_sizes(*r);
+    if (b.dtype != "float32") {  // fp16/bf16: the wire carries the compressed buckets
+      const auto wire = r->communication.wire_bytes_per_step;
+      const std::optional<double> full = r->communication.allreduce_bytes_per_step;
+      const double ratio = wire && full && *full > 0 ? *wire / *full : 0.5;
+      for (auto& v : b.bucket_bytes) v *= ratio;
+    }
+    b.step_p50_s = r->summary.p50_s;
+    b.backward_compute_s = *component(*r, Phase::backward_compute);
+    b.backward_comm_s = component(*r, Phase::backward_comm).value_or(0);
+    b.overlap_s = component(*r, Phase::overlap).value_or(0);
+    b.exposed_comm_s = *component(*r, Phase::exposed_comm);
+    b.hideable_s = b.backward_compute_s / b.grad_accum;  // component() refuses negative values
+    b.fixed_s = b.step_p50_s - b.exposed_comm_s;
+    for (const auto& wt : rep.weak)
+      if (same_on(wt.key, key, series_fields())) {
+        b.baseline_per_gpu_ex_s = wt.baseline_per_gpu_ex_s;
+        b.baseline = wt.baseline;
+        break;
+      }
+
+    // Measured rows of the same series (configuration, hook, grad_accum), the base's file first.
+    std::map<int, Measured> measured;
+    for (const auto& f : runs)
+      for (const auto& q : f.file.results) {
+        if (!q.ddp || !(q.summary.p50_s > 0) || hook_of(q) != b.comm_hook || std::max(1, q.grad_accum) != b.grad_accum)
+          continue;
+        if (!same_on(ConfigKey::of(f.file, q), key, series_fields())) continue;
+        const bool same = &f == nf;
+        auto it = measured.find(q.world_size);
+        if (it == measured.end()) measured.emplace(q.world_size, Measured{&q, same});
+        else if (same && !it->second.same_file) it->second = Measured{&q, same};
+      }
+    std::set<int> sizes(opts.world_sizes.begin(), opts.world_sizes.end());
+    for (const auto& [p, m] : measured) sizes.insert(p);
+
+    for (int p : sizes)
+      for (CostModel model : opts.models) {
+        PredictedPoint pt;
+        pt.world_size = p;
+        pt.model = model;
+        const auto m = measured.find(p);
+        pt.nodes =
+            m != measured.end() ? std::max(1, m->second.row->nodes) : (p + out.gpus_per_node - 1) / out.gpus_per_node;
+        const LinkLevel want = level_of(pt.nodes);
+        // The allreduce fit: wanted level first; pooled before one world size (the largest);
+        // the bucket dtype, then float32, then any.
+        const CommFit* fit = nullptr;
+        for (LinkLevel lvl : {want, want == LinkLevel::intra ? LinkLevel::inter : LinkLevel::intra}) {
+          for (const std::string& dt : {b.dtype, std::string("float32"), std::string()}) {
+            for (const auto& c : out.fits) {
+              if (c.collective != "allreduce" || c.model != model || c.level != lvl || (!dt.empty() && c.dtype != dt))
+                continue;
+              if (!fit || (fit->world_size != 0 && (c.world_size == 0 || c.world_size > fit->world_size))) fit = &c;
+            }
+            if (fit) break;
+          }
+          if (fit) break;
+        }
+        // have_allreduce guarantees one exists for every model the allreduce has.
+        pt.level = fit->level;
+        pt.level_substituted = fit->level != want;
+        substituted_any = substituted_any || pt.level_substituted;
+        if (fit->dtype != b.dtype)
+          dtype_notes.insert(
+              fmt::format("no {} allreduce fit: the {} buckets use the {} fit", b.dtype, b.comm_hook, fit->dtype));
+        if (!(fit->fit.ab.beta_s_per_byte > 0))
+          throw UsageError(fmt::format(
+              "the {} {} allreduce fit ({} model) has beta = {:.3g} s/byte, no bandwidth: "
+              "the --comm timings do not grow with size; measure larger sizes",
+              fit->dtype, link_level_name(fit->level), cost_model_name(model), fit->fit.ab.beta_s_per_byte));
+        pt.ab = fit->fit.ab;
+        if (pt.ab.alpha_s < 0) {  // noise at the small sizes; a negative latency would shrink T with p
+          pt.ab.alpha_s = 0;
+          clamped.insert(
+              fmt::format("the {} {} allreduce fit ({} model) has alpha < 0 ({:.3g} s, noise at small "
+                          "sizes): 0 used in the predictions",
+                          fit->dtype, link_level_name(fit->level), cost_model_name(model), fit->fit.ab.alpha_s));
+        }
+        std::vector<double> times;
+        for (double bytes : b.bucket_bytes) times.push_back(model_time_s(pt.ab, "allreduce", model, p, bytes));
+        for (double t : times) pt.comm_s += t;
+        pt.exposed_s = exposed_comm_s(b.bucket_bytes, times, b.hideable_s);
+        pt.step_s = b.fixed_s + pt.exposed_s;
+        if (b.baseline_per_gpu_ex_s && pt.step_s > 0)
+          pt.efficiency = b.batch_per_rank / pt.step_s / *b.baseline_per_gpu_ex_s;
+        if (m != measured.end()) {
+          const BenchResult& q = *m->second.row;
+          pt.measured_step_s = q.summary.p50_s;
+          pt.measured_comm_s = component(q, Phase::backward_comm);
+          pt.measured_exposed_s = component(q, Phase::exposed_comm);
+          if (b.baseline_per_gpu_ex_s)
+            pt.measured_efficiency = b.batch_per_rank / q.summary.p50_s / *b.baseline_per_gpu_ex_s;
+          pt.error = (pt.step_s - q.summary.p50_s) / q.summary.p50_s;
+        }
+        rp.points.push_back(pt);
+      }
+    out.rows.push_back(std::move(rp));
+  }
+  for (const auto& n : dtype_notes) out.notes.push_back(n);
+  for (const auto& n : clamped) out.notes.push_back(n);
+  if (substituted_any)
+    out.notes.push_back(
+        "link marked *: no allreduce fit of that level in the --comm files; the other level's "
+        "alpha-beta is used (optimistic for inter-node sizes: measure ddpbench comm across nodes)");
+  return out;
+}
+
+namespace {
+
+std::function<std::string(const Value&)> micros() {
+  return [](const Value& v) -> std::string {
+    if (const auto* d = std::get_if<double>(&v)) return fmt::format("{:.2f} us", *d * 1e6);
+    return "n/a";
+  };
+}
+
+std::function<std::string(const Value&)> signed_percent() {
+  return [](const Value& v) -> std::string {
+    if (const auto* d = std::get_if<double>(&v)) return fmt::format("{:+.1f}%", *d * 100);
+    return "n/a";
+  };
+}
+
+// Bytes with a binary unit, for sizes from bytes to GiB: 1 KiB, 16 MiB, 1.5 GiB.
+std::function<std::string(const Value&)> size_bytes() {
+  return [](const Value& v) -> std::string {
+    double b = 0;
+    if (const auto* i = std::get_if<long long>(&v)) b = static_cast<double>(*i);
+    else if (const auto* d = std::get_if<double>(&v)) b = *d;
+    else return "n/a";
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (b >= 1024 && u < 4) {
+      b /= 1024;
+      ++u;
+    }
+    return fmt::format("{:.4g} {}", b, units[u]);
+  };
+}
+
+Value opt(const std::optional<double>& v) { return v ? Value(*v) : Value(); }
+
+}  // namespace
+
+std::vector<Table> prediction_tables(const Prediction& p) {
+  std::vector<Table> tables;
+  Table fit;
+  fit.kind = "fit";
+  fit.title = "alpha-beta fits of the collectives (ddpbench comm)";
+  fit.columns = {
+      {"collective", "collective", "", fmtcol::plain()},
+      {"dtype", "dtype", "", fmtcol::plain()},
+      {"link", "link", "", fmtcol::plain()},
+      {"world_sizes", "ranks", "", fmtcol::plain()},
+      {"model", "model", "", fmtcol::plain()},
+      {"points", "points", "", fmtcol::plain()},
+      {"min_bytes", "from", "bytes", size_bytes()},
+      {"max_bytes", "to", "bytes", size_bytes()},
+      {"alpha_s", "alpha", "s", micros()},
+      {"beta_s_per_byte", "beta", "s/byte", fmtcol::sig3(), false},
+      {"bandwidth_gbps", "1/beta GB/s", "GB/s", fmtcol::fixed(3)},
+      {"r2", "R^2", "", fmtcol::fixed(5)},
+      {"max_rel_residual", "max |resid|", "fraction", fmtcol::percent()},
+  };
+  for (const auto& c : p.fits) {
+    std::string ws = fmt::format("{}", fmt::join(c.world_sizes, ","));
+    if (c.world_size == 0) ws += " pooled";
+    fit.rows.push_back({c.collective, c.dtype, link_level_name(c.level), ws, cost_model_name(c.model),
+                        static_cast<long long>(c.points), c.min_bytes, c.max_bytes, c.fit.ab.alpha_s,
+                        c.fit.ab.beta_s_per_byte, c.bandwidth_gbps(), c.fit.r2, c.fit.max_rel_residual});
+  }
+  fit.notes.push_back(
+      "least squares of time = a*alpha + b*beta over the sizes (weighted by 1/time^2, i.e. relative "
+      "residuals), a and b the model's coefficients at each row's world size: allreduce ring "
+      "a = 2(p-1), b = 2(p-1)/p*n; tree a = 2*ceil(log2 p), b = 2n; reduce_scatter/all_gather ring "
+      "a = p-1, b = (p-1)/p*n (docs/METHODOLOGY.md)");
+  fit.notes.push_back(fmt::format("ranks per node: {} ({}); a world size beyond it uses the inter-node fit",
+                                  p.gpus_per_node, p.gpus_per_node_source));
+  for (const auto& n : p.notes) fit.notes.push_back(n);
+  tables.push_back(std::move(fit));
+
+  for (const auto& rp : p.rows) {
+    const BaseRow& b = rp.base;
+    Table t;
+    t.kind = "prediction";
+    t.title = fmt::format("Predicted step time: {} (from the {}-rank row)", b.description, b.world_size);
+    t.context = {{"source", b.source}, {"base_world_size", static_cast<long long>(b.world_size)}};
+    t.columns = {
+        {"world_size", "ranks", "", fmtcol::plain()},
+        {"nodes", "nodes", "", fmtcol::plain()},
+        {"link", "link", "", fmtcol::plain()},
+        {"model", "model", "", fmtcol::plain()},
+        {"comm_s", "allreduce s", "s", fmtcol::sig3()},
+        {"exposed_s", "exposed s", "s", fmtcol::sig3()},
+        {"step_s", "step s", "s", fmtcol::sig3()},
+        {"efficiency", "efficiency", "fraction", fmtcol::percent()},
+        {"measured_step_s", "measured step s", "s", fmtcol::sig3()},
+        {"error", "error", "fraction", signed_percent()},
+        {"measured_comm_s", "measured comm s", "s", fmtcol::sig3()},
+        {"measured_exposed_s", "measured exposed s", "s", fmtcol::sig3()},
+        {"measured_efficiency", "measured efficiency", "fraction", fmtcol::percent()},
+        {"alpha_s", "alpha", "s", micros(), false},
+        {"beta_s_per_byte", "beta", "s/byte", fmtcol::sig3(), false},
+    };
+    for (const auto& pt : rp.points)
+      t.rows.push_back({static_cast<long long>(pt.world_size), static_cast<long long>(pt.nodes),
+                        link_level_name(pt.level) + (pt.level_substituted ? "*" : ""), cost_model_name(pt.model),
+                        pt.comm_s, pt.exposed_s, pt.step_s, opt(pt.efficiency), opt(pt.measured_step_s), opt(pt.error),
+                        opt(pt.measured_comm_s), opt(pt.measured_exposed_s), opt(pt.measured_efficiency), pt.ab.alpha_s,
+                        pt.ab.beta_s_per_byte});
+    double total = 0;
+    for (double v : b.bucket_bytes) total += v;
+    t.notes.push_back(
+        fmt::format("{}: p50 {:.4g} s, exposed comm {:.4g} s (breakdown, mean over ranks): step "
+                    "without exposed comm {:.4g} s; {} bucket(s), {:.4g} MB on the wire per step ({})",
+                    b.source, b.step_p50_s, b.exposed_comm_s, b.fixed_s, b.bucket_bytes.size(), total / 1e6, b.dtype));
+    t.notes.push_back(
+        fmt::format("step = {:.4g} s + exposed; exposed: the buckets' allreduces in Reducer order, "
+                    "bucket i ready after its share of {:.4g} s of backward compute{}",
+                    b.fixed_s, b.hideable_s,
+                    b.grad_accum > 1 ? fmt::format(" (1/{} of the breakdown's: the synchronised "
+                                                   "micro-step)",
+                                                   b.grad_accum)
+                                     : ""));
+    if (b.baseline_per_gpu_ex_s)
+      t.notes.push_back(
+          fmt::format("efficiency = per-rank ex/s / per-rank ex/s of the {} row ({:.4g} ex/s), as in "
+                      "report's weak scaling; error = (predicted - measured) / measured step",
+                      b.baseline, *b.baseline_per_gpu_ex_s));
+    else t.notes.push_back("efficiency n/a: no weak-scaling baseline row in the run files");
+    tables.push_back(std::move(t));
+  }
+  return tables;
+}
+
+std::string render_prediction(const Prediction& p, TableFormat format) {
+  const auto tables = prediction_tables(p);
+  if (format != TableFormat::json) return render_tables(tables, format);
+  nlohmann::json j;
+  j["tables"] = nlohmann::json::array();
+  for (const auto& t : tables) j["tables"].push_back(table_json(t));
+  j["gpus_per_node"] = p.gpus_per_node;
+  j["notes"] = p.notes;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace ddpbench

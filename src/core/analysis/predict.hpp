@@ -1,0 +1,212 @@
+// The scaling predictor (`ddpbench predict`): α–β fits of collectives measured by
+// `ddpbench comm`, and the step time and weak-scaling efficiency of a measured DDP row
+// predicted at world sizes not measured. Torch-free. Models, fit, assumptions and sources
+// in docs/METHODOLOGY.md ("Scaling predictor").
+//
+// Cost models (Hockney 1994 α–β: a message of n bytes costs α + n·β; p ranks; n bytes is
+// nccl-tests' "size" of the collective, the `bytes` field of a comm row):
+//   allreduce, ring:  T = 2(p−1)·α + 2(p−1)/p · n·β
+//       (reduce-scatter then all-gather around a ring; Patarasuk & Yuan 2009, "Bandwidth
+//        optimal all-reduce algorithms for clusters of workstations", JPDC 69(2); Thakur,
+//        Rabenseifner & Gropp 2005, "Optimization of Collective Communication Operations in
+//        MPICH", IJHPCA 19(1), §4.4)
+//   allreduce, tree:  T = 2·⌈log2 p⌉·α + 2·n·β
+//       (NCCL's pipelined double binary tree: a reduce up and a broadcast down two
+//        complementary binary trees, each carrying n/2; the latency is the depth up and
+//        down, and with the message pipelined in small chunks every rank sends and
+//        receives about 2n bytes whatever p. Sanders, Speck & Träff 2009, "Two-tree
+//        algorithms for full bandwidth broadcast, reduction and scan", Parallel Computing
+//        35(12); NCCL 2.4's double binary trees, NVIDIA developer blog, 2019. Thakur et
+//        al.'s unpipelined binomial tree, 2⌈log2 p⌉(α + nβ), is not used: no library
+//        reduces large messages that way.)
+//   reduce_scatter, all_gather (ring): T = (p−1)·α + (p−1)/p · n·β  (Thakur et al. 2005)
+// p = 1 costs nothing under every model.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/analysis/report.hpp"
+#include "core/result/result.hpp"
+#include "core/util/table.hpp"
+
+namespace ddpbench {
+
+/// A collective's cost model.
+enum class CostModel { ring, tree };
+
+/// "ring" or "tree".
+std::string cost_model_name(CostModel m);
+
+/// Parses "ring", "tree" or "both" (both: ring then tree); throws UsageError naming `flag`.
+std::vector<CostModel> parse_cost_models(const std::string& text, const std::string& flag = "--model");
+
+/// Link level of a group: intra-node (nodes == 1) or inter-node (nodes > 1).
+enum class LinkLevel { intra, inter };
+
+/// "intra-node" or "inter-node".
+std::string link_level_name(LinkLevel l);
+
+/// The coefficients of α and β in a cost model: T = alpha_coef·α + beta_coef·β
+/// (alpha_coef: messages on the critical path; beta_coef: bytes on it).
+struct CostTerms {
+  double alpha_coef = 0;
+  double beta_coef = 0;  ///< bytes
+};
+
+/// True for the collectives with a cost model: allreduce, reduce_scatter, all_gather.
+bool has_cost_model(const std::string& collective);
+
+/// The models of `collective`: allreduce ring and tree; reduce_scatter and all_gather ring
+/// (what NCCL implements them with); none for the others.
+std::vector<CostModel> cost_models_of(const std::string& collective);
+
+/// The terms of `collective` on `p` ranks for `n_bytes` under `model` (formulas in the
+/// file comment). p = 1 gives {0, 0}. Throws UsageError for p < 1, n_bytes < 0, or a
+/// collective/model pair without a formula (see cost_models_of).
+CostTerms cost_terms(const std::string& collective, CostModel model, int p, double n_bytes);
+
+/// Latency and inverse bandwidth of one link level.
+struct AlphaBeta {
+  double alpha_s = 0;          ///< s per message
+  double beta_s_per_byte = 0;  ///< s per byte; bandwidth = 1 / β
+};
+
+/// Time of `collective` under `model` with `ab`: alpha_coef·α + beta_coef·β, seconds.
+double model_time_s(const AlphaBeta& ab, const std::string& collective, CostModel model, int p, double n_bytes);
+
+/// Result of fit_alpha_beta.
+struct LinearFit {
+  AlphaBeta ab;
+  double r2 = 0;                ///< 1 − SS_res/SS_tot of the fitted times (1 when both are 0)
+  double max_rel_residual = 0;  ///< max over points of |t_fit − t| / t
+};
+
+/// Least squares of t_i = α·a_i + β·b_i (a_i, b_i from `terms`, t_i in s, no other
+/// intercept), weighted by 1/t_i² so that relative residuals count: small sizes, which
+/// fix α, weigh as much as large ones, which fix β. Throws UsageError when the sizes
+/// differ in fewer than two points (the system is singular), the inputs differ in length,
+/// or a time is not positive.
+LinearFit fit_alpha_beta(const std::vector<CostTerms>& terms, const std::vector<double>& times_s);
+
+/// One α–β fit: one collective, dtype, link level and model, over the rows of one world
+/// size (world_size > 0) or pooled over all world sizes of the level (world_size == 0,
+/// only made when there are several).
+struct CommFit {
+  std::string collective, dtype;
+  LinkLevel level = LinkLevel::intra;
+  CostModel model = CostModel::ring;
+  int world_size = 0;            ///< 0: pooled over `world_sizes`
+  std::vector<int> world_sizes;  ///< those measured, ascending
+  size_t points = 0;
+  long long min_bytes = 0, max_bytes = 0;
+  LinearFit fit;
+  /// 1 / β in GB/s (1e9 bytes/s); 0 when β ≤ 0.
+  double bandwidth_gbps() const;
+};
+
+/// Fits every modelled collective of `rows` (the comm_results of `comm` files) per
+/// (collective, dtype, link level, world size), and pooled per (collective, dtype, level)
+/// where a level has several world sizes, for each of its models. Rows with #wrong > 0, a
+/// time ≤ 0, world size 1 (no communication under the models) or an unmodelled collective
+/// are left out, each kind once in `notes`; a group with fewer than two sizes is left out
+/// with a note too. Never throws for data; the caller decides what a missing fit means.
+std::vector<CommFit> fit_comm(const std::vector<CommResult>& rows, std::vector<std::string>& notes);
+
+/// The time communication adds to a step after overlap with the backward pass, s.
+/// Buckets are reduced one at a time in Reducer order (bucket 0 first); bucket i is ready
+/// when backward has produced the gradients of buckets 0..i, at a uniform byte rate over
+/// `hideable_s` (ready_i = hideable_s · Σ_{j≤i} bytes_j / Σ bytes). The last bucket
+/// finishes at max_i (ready_i + Σ_{j≥i} T_j) (the critical path of a FIFO pipeline), and
+/// exposed = max(0, that − hideable_s). So with comm slower than backward it is
+/// T_comm − (hideable_s − ready_0), and never less than the last bucket's T. Throws
+/// std::invalid_argument when the lengths differ.
+double exposed_comm_s(const std::vector<double>& bucket_bytes, const std::vector<double>& bucket_times_s,
+                      double hideable_s);
+
+/// Options of `ddpbench predict`.
+struct PredictOptions {
+  std::vector<int> world_sizes = {8, 64, 512, 4096};  ///< predicted in addition to the measured ones
+  std::vector<CostModel> models = {CostModel::ring, CostModel::tree};
+  int gpus_per_node = 0;  ///< ranks per node; 0: the most any row of the run files ran on one node
+};
+
+/// What the prediction takes from one measured DDP row (the base).
+struct BaseRow {
+  std::string source;       ///< file name
+  std::string description;  ///< ConfigKey::describe() plus hook and grad_accum when set
+  int world_size = 1, nodes = 1;
+  long long batch_per_rank = 0;
+  int grad_accum = 1;
+  std::string comm_hook = "none";
+  std::string dtype = "float32";     ///< dtype the buckets are reduced in (fp16/bf16 hooks: float16/bfloat16)
+  std::vector<double> bucket_bytes;  ///< bytes each bucket puts on the wire, Reducer order
+  double step_p50_s = 0;             ///< the row's p50
+  /// The breakdown's components, mean over ranks, s.
+  double backward_compute_s = 0, backward_comm_s = 0, overlap_s = 0, exposed_comm_s = 0;
+  double hideable_s = 0;  ///< backward_compute_s / grad_accum: the synchronised micro-step's backward
+  double fixed_s = 0;     ///< step_p50_s − exposed_comm_s: the step without exposed communication
+  std::optional<double> baseline_per_gpu_ex_s;  ///< report's weak-scaling baseline (report.hpp WeakTable)
+  std::string baseline;                         ///< its name ("1-rank DDP", "no-DDP", ...)
+};
+
+/// One predicted point.
+struct PredictedPoint {
+  int world_size = 1, nodes = 1;
+  CostModel model = CostModel::ring;
+  LinkLevel level = LinkLevel::intra;  ///< the level whose α–β was used
+  bool level_substituted = false;      ///< the wanted level had no fit; the other one's was used
+  AlphaBeta ab;
+  double comm_s = 0;                 ///< Σ over buckets of the allreduce time
+  double exposed_s = 0;              ///< exposed_comm_s(...)
+  double step_s = 0;                 ///< fixed_s + exposed_s
+  std::optional<double> efficiency;  ///< (batch/step_s) / baseline_per_gpu_ex_s
+  // Measured at this world size (a DDP row of the same configuration, hook and grad_accum):
+  std::optional<double> measured_step_s;     ///< its p50
+  std::optional<double> measured_comm_s;     ///< its breakdown's backward_comm_s
+  std::optional<double> measured_exposed_s;  ///< its breakdown's exposed_comm_s
+  std::optional<double> measured_efficiency;
+  std::optional<double> error;  ///< (step_s − measured_step_s) / measured_step_s
+};
+
+/// The predictions from one base row: every world size (options and measured ones,
+/// ascending), each model.
+struct RowPrediction {
+  BaseRow base;
+  std::vector<PredictedPoint> points;
+};
+
+/// Everything `ddpbench predict` prints.
+struct Prediction {
+  std::vector<CommFit> fits;
+  std::vector<RowPrediction> rows;
+  int gpus_per_node = 1;
+  std::string gpus_per_node_source;  ///< where gpus_per_node came from, for the notes
+  std::vector<std::string> notes;    ///< what was left out or substituted, and why
+};
+
+/// Builds the prediction. `runs` are files of kind "run", `comms` of kind "comm". Every
+/// weak-scaling DDP row with a breakdown (and a hook the model covers: none, allreduce,
+/// fp16, bf16) is a base row; buckets come from communication.bucket_sizes_bytes
+/// (checks.bucket_sizes_bytes in earlier files), scaled by wire_bytes_per_step /
+/// allreduce_bytes_per_step for fp16/bf16. Allreduce α–β: the pooled fit of the level, else
+/// its one world size's, of the bucket dtype, else float32, else any dtype (noted).
+/// Throws UsageError (one line, naming the fix) for a file of the wrong kind, no comm
+/// file, no DDP row with a breakdown and buckets, no allreduce fit (no allreduce rows, or
+/// fewer than two sizes), β ≤ 0 in an allreduce fit a prediction needs, or options out of
+/// range (world sizes 1..10⁶, gpus per node 0..10⁶). A fitted α < 0 (noise at the small
+/// sizes) is taken as 0 in the predictions, with a note; breakdown components that are
+/// negative or not finite count as missing.
+Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vector<NamedResult>& comms,
+                            const PredictOptions& opts);
+
+/// The tables: the α–β fits ("fit"), then one per base row ("prediction").
+std::vector<Table> prediction_tables(const Prediction& p);
+
+/// render_tables of prediction_tables; JSON adds {"gpus_per_node", "notes"}.
+std::string render_prediction(const Prediction& p, TableFormat format);
+
+}  // namespace ddpbench

@@ -1,0 +1,897 @@
+#include "core/analysis/report.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <initializer_list>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "core/analysis/report_detail.hpp"
+#include "core/result/memory.hpp"
+#include "core/result/row_metrics.hpp"
+#include "core/stats/straggler.hpp"
+#include "core/util/errors.hpp"
+#include "core/util/json_util.hpp"
+
+namespace ddpbench {
+using report_detail::gpu_available;
+using report_detail::int_at;
+using report_detail::max_batch_sentence;
+using report_detail::num_at;
+using report_detail::straggler_what;
+
+namespace {
+
+// One measured row with what identifies it across files.
+struct Point {
+  std::string source;  // file it came from
+  ConfigKey key;
+  int nodes = 1;
+  Summary summary;                            // as written by `run` (pooled over ranks)
+  std::optional<double> tflops_per_gpu, mfu;  // from the row's compute section, when recorded
+  double p5_s = 0;                            // 5th percentile of the pooled raw samples (p50 when none)
+  RowFacts facts;
+  BreakdownRow breakdown;  // the row's breakdown and communication facts (world size etc. filled in)
+  // Schema 1.7: the memory of the row (its strategy, checkpointing and mode are in the key).
+  std::optional<double> peak_allocated_bytes, peak_reserved_bytes, peak_rss_bytes, model_state_bytes;
+  std::optional<double> peak_memory_bytes;  // core/result/memory row_peak_memory_bytes
+};
+
+// Examples one rank processes per optimizer step: the batch of each of grad_accum micro-steps.
+double examples_per_step(const ConfigKey& k) { return static_cast<double>(k.batch_per_rank) * k.grad_accum; }
+
+// A row's breakdown and the communication facts behind the breakdown table. The mean over
+// ranks is taken only when every component is a finite number (a foreign file's partial
+// object is no breakdown).
+BreakdownRow breakdown_of(const BenchResult& r) {
+  BreakdownRow b;
+  b.ddp = r.ddp;
+  b.world_size = r.world_size;
+  b.batch_per_rank = r.batch_per_rank;
+  if (const auto& mean = r.breakdown.mean_over_ranks; mean && mean->complete()) {
+    std::array<double, kNumBreakdownComponents> v{};
+    for (size_t i = 0; i < kNumBreakdownComponents; ++i) v[i] = *mean->s[i];
+    b.mean_s = v;
+  }
+  b.note = r.breakdown.note.value_or("");
+  const auto& c = r.communication;
+  if (c.buckets) b.buckets = static_cast<double>(*c.buckets);
+  if (c.allreduce_bytes_per_step) b.allreduce_bytes_per_step = static_cast<double>(*c.allreduce_bytes_per_step);
+  b.effective_busbw_gbps = c.effective_busbw_gbps;
+  return b;
+}
+
+// An integer environment field for display; 0 when absent or not an integer.
+long long safe_int(const nlohmann::json& e, const char* key) {
+  try {
+    return json_int_or<long long>(e, key, 0);
+  } catch (const std::invalid_argument&) {
+    return 0;
+  }
+}
+
+// Flattens every row of every file into Points. Rows that cannot be reported (no time,
+// absurd sizes; the bounds keep batch x world size far inside long long) are skipped.
+std::vector<Point> collect_points(const std::vector<NamedResult>& files) {
+  std::vector<Point> pts;
+  for (const auto& nf : files) {
+    for (const auto& r : nf.file.results) {
+      if (!(r.summary.p50_s > 0) || r.world_size < 1 || r.world_size > 10'000'000 || r.batch_per_rank < 1 ||
+          r.batch_per_rank > 1'000'000'000LL)
+        continue;
+      Point p;
+      p.source = nf.name;
+      p.key = ConfigKey::of(nf.file, r);
+      p.nodes = r.nodes;
+      p.summary = r.summary;
+      p.p5_s = r.summary.p5_s;
+      if (!(p.p5_s > 0)) {  // files of schema < 1.10: from every rank's samples
+        std::vector<double> pooled;
+        for (const auto& rk : r.ranks) pooled.insert(pooled.end(), rk.samples_s.begin(), rk.samples_s.end());
+        p.p5_s = pooled.empty() ? r.summary.p50_s : percentile(pooled, 5);
+      }
+      p.tflops_per_gpu = r.compute.achieved_tflops_per_gpu;
+      p.mfu = r.compute.mfu;
+      p.facts = RowFacts::of(r);
+      p.breakdown = breakdown_of(r);
+      if (!r.memory.empty()) {
+        p.peak_allocated_bytes = r.memory.max_over_ranks.peak_allocated_bytes;
+        p.peak_reserved_bytes = r.memory.max_over_ranks.peak_reserved_bytes;
+        p.peak_rss_bytes = r.memory.max_over_ranks.peak_rss_bytes;
+        if (r.memory.model_state_bytes) p.model_state_bytes = static_cast<double>(r.memory.model_state_bytes->total());
+        p.peak_memory_bytes = r.memory.peak_bytes();
+      }
+      pts.push_back(std::move(p));
+    }
+  }
+  return pts;
+}
+
+// Relative width of a row's 95% CI of the mean; infinite when it has none (one iteration).
+double relative_ci(const Summary& s) {
+  return s.ci95_s > 0 && s.mean_s > 0 ? s.ci95_s / s.mean_s : std::numeric_limits<double>::infinity();
+}
+
+// The same configuration measured in several files: keep the most precise measurement,
+// the narrowest relative CI (not the most samples: under --iters auto the launch that ran
+// longest is the noisiest one); the first on a tie.
+std::vector<Point> best_points(const std::vector<Point>& pts) {
+  std::map<ConfigKey, size_t> best;
+  std::vector<Point> out;
+  for (const auto& p : pts) {
+    const auto it = best.find(p.key);
+    if (it == best.end()) {
+      best.emplace(p.key, out.size());
+      out.push_back(p);
+    } else if (relative_ci(p.summary) < relative_ci(out[it->second].summary)) {
+      out[it->second] = p;
+    }
+  }
+  return out;
+}
+
+// The fields a no-DDP baseline shares with a DDP row: all but the group size and what
+// only DDP has (its batch per rank is the row's, so strong scaling finds one per size).
+FieldSet baseline_fields() {
+  // The strategy too: a zero2 or fsdp row's no-DDP baseline is the plain one ("ddp", ddp false).
+  return all_fields() &
+         ~fields({ConfigField::world_size, ConfigField::global_batch, ConfigField::ddp, ConfigField::strategy}) &
+         ~ddp_only_fields();
+}
+
+// The no-DDP row of the same configuration: from the same file when there is one (the
+// same launch), else from any file measuring it.
+const Point* no_ddp_baseline(const std::vector<Point>& all, const Point& p) {
+  const Point* found = nullptr;
+  for (const auto& q : all) {
+    if (q.key.ddp || !same_on(q.key, p.key, baseline_fields())) continue;
+    if (q.source == p.source) return &q;
+    if (!found) found = &q;
+  }
+  return found;
+}
+
+std::optional<double> ddp_overhead(const std::vector<Point>& all, const Point& p) {
+  const Point* q = no_ddp_baseline(all, p);
+  if (!q) return std::nullopt;
+  return (p.summary.p50_s - q->summary.p50_s) / p.summary.p50_s;
+}
+
+// Exposed communication as a fraction of the step, both from the row's breakdown (mean over
+// ranks): exposed_comm_s / step_s.
+std::optional<double> exposed_fraction(const Point& p) { return p.facts.metric("exposed_comm"); }
+
+// The overhead split: {exposed comm, overhead - exposed comm}, each absent when unknown.
+std::pair<std::optional<double>, std::optional<double>> split_overhead(const std::optional<double>& overhead,
+                                                                       const Point& p) {
+  const auto exposed = exposed_fraction(p);
+  if (!overhead || !exposed) return {exposed, std::nullopt};
+  return {exposed, *overhead - *exposed};
+}
+
+// The breakdown table of a scaling group: the no-DDP baseline of its first row, then its
+// rows; empty when none of them has a breakdown.
+std::vector<BreakdownRow> breakdown_rows(const std::vector<Point>& all, const std::vector<const Point*>& rows) {
+  std::vector<BreakdownRow> out;
+  if (const Point* nd = no_ddp_baseline(all, *rows.front())) out.push_back(nd->breakdown);
+  for (const Point* p : rows) out.push_back(p->breakdown);
+  if (std::none_of(out.begin(), out.end(), [](const BreakdownRow& b) { return b.mean_s.has_value(); })) out.clear();
+  return out;
+}
+
+// DDP rows grouped on `on`, each group sorted by world size, groups by their first key.
+std::vector<std::vector<const Point*>> ddp_groups(const std::vector<Point>& pts, const std::string& scaling,
+                                                  const FieldSet& on) {
+  std::vector<std::vector<const Point*>> groups;
+  for (const auto& p : pts) {
+    if (!p.key.ddp || p.key.scaling != scaling) continue;
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const auto& grp) { return same_on(grp.front()->key, p.key, on); });
+    if (g == groups.end()) groups.push_back({&p});
+    else g->push_back(&p);
+  }
+  for (auto& g : groups)
+    std::sort(g.begin(), g.end(), [](const Point* a, const Point* b) { return a->key.world_size < b->key.world_size; });
+  std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.front()->key < b.front()->key; });
+  return groups;
+}
+
+WeakTable weak_table(const std::vector<Point>& all, const std::vector<const Point*>& rows) {
+  WeakTable t;
+  const Point* base = rows.front();
+  t.key = base->key;
+  const std::string unit = unit_word(t.key);
+  if (const Point* nd = no_ddp_baseline(all, *base)) t.no_ddp_p50_s = nd->summary.p50_s;
+  if (base->key.world_size == 1) {
+    t.baseline_per_gpu_ex_s = examples_per_step(base->key) / base->summary.p50_s;
+    t.baseline = "1-" + unit + " DDP";
+  } else if (t.no_ddp_p50_s) {
+    t.baseline_per_gpu_ex_s = examples_per_step(t.key) / *t.no_ddp_p50_s;
+    t.baseline = "no-DDP";
+  } else {
+    t.baseline_per_gpu_ex_s = examples_per_step(base->key) / base->summary.p50_s;
+    t.baseline = fmt::format("{}-{} DDP", base->key.world_size, unit);
+  }
+  for (const Point* p : rows) {
+    WeakRow w;
+    w.world_size = p->key.world_size;
+    w.nodes = p->nodes;
+    w.per_gpu_ex_s = examples_per_step(p->key) / p->summary.p50_s;
+    w.aggregate_ex_s = w.per_gpu_ex_s * p->key.world_size;
+    w.efficiency = w.per_gpu_ex_s / t.baseline_per_gpu_ex_s;
+    w.ddp_overhead = ddp_overhead(all, *p);
+    std::tie(w.exposed_comm, w.other_overhead) = split_overhead(w.ddp_overhead, *p);
+    w.tflops_per_gpu = p->tflops_per_gpu;
+    w.mfu = p->mfu;
+    w.p5_s = p->p5_s;
+    w.p50_s = p->summary.p50_s;
+    w.p95_s = p->summary.p95_s;
+    w.facts = p->facts;
+    t.rows.push_back(std::move(w));
+  }
+  t.breakdown = breakdown_rows(all, rows);
+  return t;
+}
+
+StrongTable strong_table(const std::vector<Point>& all, const std::vector<const Point*>& rows) {
+  StrongTable t;
+  const Point* base = rows.front();  // t(1) when the 1-GPU row exists (see METHODOLOGY.md)
+  t.key = base->key;
+  t.global_batch = base->key.global_batch;
+  for (const Point* p : rows) {
+    StrongRow s;
+    s.world_size = p->key.world_size;
+    s.nodes = p->nodes;
+    s.batch_per_rank = p->key.batch_per_rank;
+    s.step_s = p->summary.p50_s;
+    s.speedup = base->summary.p50_s / p->summary.p50_s * base->key.world_size;
+    s.efficiency = s.speedup / p->key.world_size;
+    s.aggregate_ex_s = static_cast<double>(p->key.global_batch) * p->key.grad_accum / p->summary.p50_s;
+    s.ddp_overhead = ddp_overhead(all, *p);
+    std::tie(s.exposed_comm, s.other_overhead) = split_overhead(s.ddp_overhead, *p);
+    s.p5_s = p->p5_s;
+    s.p95_s = p->summary.p95_s;
+    s.facts = p->facts;
+    t.rows.push_back(std::move(s));
+  }
+  t.breakdown = breakdown_rows(all, rows);
+  return t;
+}
+
+// By device type when the files hold several, else by file: per-GPU ex/s of every
+// configuration (all ConfigKey fields but the device) that at least two groups measured.
+Comparison comparison(const std::vector<Point>& all, const std::vector<Point>& best) {
+  Comparison c;
+  if (all.empty()) return c;  // collective results only (`ddpbench comm` files)
+  std::set<std::string> devices;
+  for (const auto& p : all) devices.insert(p.key.device);
+  const bool by_device = devices.size() > 1;
+  c.by = by_device ? "device type" : "file";
+
+  const std::vector<Point>& source = by_device ? best : all;
+  std::vector<std::string> groups;
+  std::map<ConfigKey, std::vector<std::optional<double>>> cells;
+  for (const auto& p : source) {
+    if (!p.key.ddp) continue;
+    const std::string g = by_device ? p.key.device : p.source;
+    auto gi = static_cast<size_t>(std::find(groups.begin(), groups.end(), g) - groups.begin());
+    if (gi == groups.size()) groups.push_back(g);
+    ConfigKey k = p.key;
+    k.device.clear();
+    auto& v = cells[k];
+    v.resize(std::max(v.size(), gi + 1));
+    if (!v[gi]) v[gi] = examples_per_step(p.key) / p.summary.p50_s;
+  }
+  std::vector<bool> used(groups.size(), false);
+  for (auto& [key, v] : cells) {
+    v.resize(groups.size());
+    if (std::count_if(v.begin(), v.end(), [](const auto& x) { return x.has_value(); }) < 2) continue;
+    for (size_t g = 0; g < v.size(); ++g) used[g] = used[g] || v[g].has_value();
+    c.rows.push_back({key, v, {}});
+  }
+  // Keep the groups that appear in some row; ratios are to the first group with a value.
+  for (size_t g = 0; g < used.size(); ++g)
+    if (used[g]) c.groups.push_back(groups[g]);
+  // "GPU" unless a CPU takes part (by file, all files share the one device).
+  const auto is_cpu = [](const std::string& d) { return d.rfind("CPU", 0) == 0; };
+  c.unit =
+      (by_device ? std::any_of(c.groups.begin(), c.groups.end(), is_cpu) : is_cpu(*devices.begin())) ? "rank" : "GPU";
+  for (auto& row : c.rows) {
+    std::vector<std::optional<double>> kept;
+    for (size_t g = 0; g < used.size(); ++g)
+      if (used[g]) kept.push_back(row.per_gpu_ex_s[g]);
+    row.per_gpu_ex_s = kept;
+    const auto first = std::find_if(kept.begin(), kept.end(), [](const auto& x) { return x.has_value(); });
+    for (const auto& x : kept) row.ratio.push_back(x ? std::optional<double>(*x / **first) : std::nullopt);
+  }
+  return c;
+}
+
+// One cost table for a scaling table's (world size, aggregate ex/s) points.
+CostTable cost_table(const ConfigKey& key, long long batch, const std::vector<std::pair<int, double>>& pts,
+                     const ReportOptions& opts) {
+  const double price = *opts.gpu_hour_usd;
+  const double samples = static_cast<double>(opts.epochs) * static_cast<double>(opts.dataset_size);
+  CostTable t{key, batch, price, opts.epochs, opts.dataset_size, {}, 1};
+  for (const auto& [n, aggregate] : pts) {
+    CostRow c;
+    c.world_size = n;
+    c.aggregate_ex_s = aggregate;
+    c.usd_per_million = price * n / 3600.0 * 1e6 / aggregate;
+    c.hours = samples / aggregate / 3600.0;
+    c.usd = c.hours * n * price;
+    t.rows.push_back(c);
+  }
+  const CostRow* best = &t.rows.front();
+  for (const auto& r : t.rows)
+    if (r.usd_per_million < best->usd_per_million) best = &r;
+  t.best_world_size = best->world_size;
+  return t;
+}
+
+// A cluster benchmark report's "Communication Optimization Impact", from measured rows: the DDP rows (world size > 1)
+// that share every field but the DDP knobs, against the one among them with every knob at its default. Only groups
+// holding a variant make a table.
+std::vector<ImpactTable> impact_tables(const std::vector<Point>& pts) {
+  std::map<ConfigKey, std::vector<const Point*>> groups;
+  for (const auto& p : pts)
+    if (p.key.ddp && p.key.world_size > 1) groups[p.key.with_default_knobs()].push_back(&p);
+  std::vector<ImpactTable> out;
+  for (auto& [plain, rows] : groups) {
+    std::sort(rows.begin(), rows.end(), [](const Point* a, const Point* b) { return a->key < b->key; });
+    const auto it =
+        std::find_if(rows.begin(), rows.end(), [&plain = plain](const Point* p) { return p->key == plain; });
+    const Point* base = it == rows.end() ? nullptr : *it;
+    if (rows.size() == (base ? 1u : 0u)) continue;  // the plain run alone: nothing to compare
+    const auto aggregate = [](const Point* p) {
+      return p->key.world_size * examples_per_step(p->key) / p->summary.p50_s;
+    };
+    const auto exposed = [](const Point* p) -> std::optional<double> {
+      if (!p->breakdown.mean_s) return std::nullopt;
+      return (*p->breakdown.mean_s)[static_cast<size_t>(Phase::exposed_comm)];
+    };
+    const auto line = [&](const Point* p) {
+      ImpactRow r;
+      r.baseline = p == base;
+      r.technique = r.baseline ? "baseline (DDP defaults)" : p->key.knob_label();
+      r.step_s = p->summary.p50_s;
+      r.aggregate_ex_s = aggregate(p);
+      r.exposed_comm_s = exposed(p);
+      if (base) {
+        r.speedup = r.aggregate_ex_s / aggregate(base);
+        const auto e0 = exposed(base);
+        if (r.exposed_comm_s && e0) {
+          r.exposed_change_s = *r.exposed_comm_s - *e0;
+          if (*e0 > 0) r.exposed_change = *r.exposed_change_s / *e0;
+        }
+      }
+      return r;
+    };
+    ImpactTable t;
+    t.key = plain;
+    t.has_baseline = base != nullptr;
+    if (base) t.rows.push_back(line(base));
+    for (const Point* p : rows)
+      if (p != base) t.rows.push_back(line(p));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ strategies and memory (schema 1.7)
+
+// Rows the scaling, impact and comparison tables take: training rows of plain DDP (or the
+// no-DDP baseline) without activation checkpointing; the others (ConfigKey tells them apart)
+// are shown in the strategy, memory and inference tables.
+bool plain_training(const Point& p) {
+  return p.key.mode == "train" && p.key.strategy == "ddp" && !p.key.activation_checkpointing;
+}
+
+int strategy_order(const std::string& s) { return s == "ddp" ? 0 : s == "zero2" ? 1 : s == "fsdp" ? 2 : 3; }
+
+// Order of the lines of one world size: ddp, zero2, fsdp; checkpointing off then on; fp32 first.
+bool line_before(const Point* a, const Point* b) {
+  const auto t = [](const Point* p) {
+    return std::make_tuple(p->key.world_size, strategy_order(p->key.strategy), p->key.strategy,
+                           p->key.activation_checkpointing, p->key.precision != "fp32", p->key.precision, p->key.math);
+  };
+  return t(a) < t(b);
+}
+
+// The configuration a strategy/memory table is about: the key without what varies inside it.
+ConfigKey strategy_group_key(const ConfigKey& k) {
+  ConfigKey g = k;
+  g.precision.clear();
+  g.math.clear();
+  g.strategy.clear();
+  g.activation_checkpointing = false;
+  g.world_size = 0;
+  if (g.scaling == "weak") g.global_batch = 0;
+  else g.batch_per_rank = 0;
+  return g;
+}
+
+// Training rows that take part in the strategy tables (DDP-like rows: plain DDP or a sharded
+// strategy; not the no-DDP baseline), one per (configuration, strategy, checkpointing): the
+// narrowest relative CI where several files measured it (as best_points), grouped by
+// strategy_group_key, each group sorted by line_before.
+std::vector<std::vector<const Point*>> strategy_groups(const std::vector<Point>& every) {
+  std::map<std::tuple<ConfigKey, std::string, bool>, const Point*> best;
+  std::vector<std::tuple<ConfigKey, std::string, bool>> order;
+  for (const auto& p : every) {
+    if (p.key.mode != "train" || !(p.key.ddp || p.key.strategy != "ddp")) continue;
+    const auto id = std::make_tuple(p.key, p.key.strategy, p.key.activation_checkpointing);
+    const auto it = best.find(id);
+    if (it == best.end()) {
+      best.emplace(id, &p);
+      order.push_back(id);
+    } else if (relative_ci(p.summary) < relative_ci(it->second->summary)) {
+      it->second = &p;
+    }
+  }
+  std::map<ConfigKey, std::vector<const Point*>> groups;
+  for (const auto& id : order) groups[strategy_group_key(std::get<0>(id))].push_back(best[id]);
+  std::vector<std::vector<const Point*>> out;
+  for (auto& [k, rows] : groups) {
+    std::sort(rows.begin(), rows.end(), line_before);
+    out.push_back(std::move(rows));
+  }
+  return out;
+}
+
+double aggregate_ex_s(const Point& p) { return p.key.world_size * examples_per_step(p.key) / p.summary.p50_s; }
+
+// The efficiency baseline of a line (StrategyRow::efficiency).
+const Point* strategy_baseline(const std::vector<Point>& every, const std::vector<const Point*>& group,
+                               const Point& p) {
+  for (const Point* q : group)
+    if (q->key.world_size == 1 && q->key.strategy == p.key.strategy &&
+        q->key.activation_checkpointing == p.key.activation_checkpointing && q->key.precision == p.key.precision &&
+        q->key.math == p.key.math && (p.key.scaling != "weak" || q->key.batch_per_rank == p.key.batch_per_rank))
+      return q;
+  if (p.key.scaling != "weak") return nullptr;
+  for (const auto& q : every)
+    if (!q.key.ddp && q.key.mode == "train" && q.key.strategy == "ddp" &&
+        q.key.activation_checkpointing == p.key.activation_checkpointing && same_on(q.key, p.key, baseline_fields()))
+      return &q;
+  return nullptr;
+}
+
+std::vector<StrategyTable> strategy_tables(const std::vector<Point>& every) {
+  std::vector<StrategyTable> out;
+  for (const auto& rows : strategy_groups(every)) {
+    // A comparison needs two lines at one world size.
+    std::map<int, int> per_size;
+    for (const Point* p : rows) ++per_size[p->key.world_size];
+    if (std::none_of(per_size.begin(), per_size.end(), [](const auto& kv) { return kv.second > 1; })) continue;
+    StrategyTable t;
+    t.key = rows.front()->key;
+    for (const Point* p : rows) {
+      StrategyRow r;
+      r.world_size = p->key.world_size;
+      r.strategy = p->key.strategy;
+      r.activation_checkpointing = p->key.activation_checkpointing;
+      r.precision = p->key.precision;
+      r.aggregate_ex_s = aggregate_ex_s(*p);
+      if (const Point* b = strategy_baseline(every, rows, *p))
+        r.efficiency = r.aggregate_ex_s / (p->key.world_size * aggregate_ex_s(*b) / b->key.world_size);
+      r.step_s = p->summary.p50_s;
+      r.exposed_comm = exposed_fraction(*p);
+      r.peak_allocated_bytes = p->peak_allocated_bytes;
+      r.peak_reserved_bytes = p->peak_reserved_bytes;
+      if (!p->peak_allocated_bytes) r.peak_rss_bytes = p->peak_rss_bytes;  // GPU rows: the device's memory counts
+      r.model_state_bytes = p->model_state_bytes;
+      t.rows.push_back(std::move(r));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// "mixed precision (bf16) + activation checkpointing", "zero2", ...: what sets a line apart
+// from the fp32 DDP line; "" when nothing does.
+std::string technique_of(const Point& p) {
+  std::vector<std::string> parts;
+  if (p.key.strategy != "ddp") parts.push_back(p.key.strategy);
+  if (p.key.precision != "fp32") parts.push_back("mixed precision (" + p.key.precision + ")");
+  if (p.key.activation_checkpointing) parts.push_back("activation checkpointing");
+  return fmt::format("{}", fmt::join(parts, " + "));
+}
+
+std::vector<MemoryTable> memory_tables(const std::vector<Point>& every) {
+  std::vector<MemoryTable> out;
+  for (const auto& rows : strategy_groups(every)) {
+    MemoryTable t;
+    for (const Point* base : rows) {
+      if (base->key.strategy != "ddp" || base->key.activation_checkpointing || base->key.precision != "fp32" ||
+          !base->peak_memory_bytes || !(*base->peak_memory_bytes > 0))
+        continue;
+      // The first fp32 DDP line of its world size (and batch) is the baseline.
+      const bool first = std::none_of(rows.begin(), rows.end(), [&](const Point* q) {
+        return q != base && line_before(q, base) && q->key.world_size == base->key.world_size &&
+               q->key.batch_per_rank == base->key.batch_per_rank && q->key.strategy == "ddp" &&
+               !q->key.activation_checkpointing && q->key.precision == "fp32" && q->peak_memory_bytes;
+      });
+      if (!first) continue;
+      if (t.rows.empty()) {
+        t.key = base->key;
+        t.peak_kind = base->peak_allocated_bytes ? "peak allocated" : "peak RSS";
+      }
+      for (const Point* p : rows) {
+        if (p->key.world_size != base->key.world_size || p->key.batch_per_rank != base->key.batch_per_rank) continue;
+        const std::string technique = technique_of(*p);
+        if (technique.empty() || !p->peak_memory_bytes) continue;
+        MemoryRow r;
+        r.world_size = p->key.world_size;
+        r.technique = technique;
+        r.baseline_peak_bytes = *base->peak_memory_bytes;
+        r.peak_bytes = *p->peak_memory_bytes;
+        r.saved_bytes = r.baseline_peak_bytes - r.peak_bytes;
+        r.saved = r.saved_bytes / r.baseline_peak_bytes;
+        r.baseline_step_s = base->summary.p50_s;
+        r.step_s = p->summary.p50_s;
+        r.time_paid = r.step_s / r.baseline_step_s - 1.0;
+        r.model_state_bytes = p->model_state_bytes;
+        r.baseline_model_state_bytes = base->model_state_bytes;
+        t.rows.push_back(std::move(r));
+      }
+    }
+    if (!t.rows.empty()) out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<InferenceTable> inference_tables(const std::vector<Point>& every) {
+  std::map<ConfigKey, std::vector<const Point*>> groups;
+  for (const auto& p : every)
+    if (p.key.mode == "inference") {
+      ConfigKey g = p.key;
+      g.world_size = 0;
+      g.global_batch = 0;
+      groups[g].push_back(&p);
+    }
+  std::vector<InferenceTable> out;
+  for (auto& [g, rows] : groups) {
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const Point* a, const Point* b) { return a->key.world_size < b->key.world_size; });
+    InferenceTable t;
+    t.key = rows.front()->key;
+    for (const Point* p : rows) {
+      if (!t.rows.empty() && t.rows.back().world_size == p->key.world_size) continue;  // first file's row
+      t.rows.push_back(
+          {p->key.world_size, aggregate_ex_s(*p), p->summary.p50_s, p->summary.p95_s, p->peak_memory_bytes});
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// One table per file, collective and group of ranks, in the order the file lists them;
+// rows by dtype, reduction, root, then size.
+std::vector<CommTable> comm_tables(const std::vector<NamedResult>& files) {
+  std::vector<CommTable> out;
+  for (const auto& nf : files) {
+    std::vector<CommTable> mine;
+    for (const auto& c : nf.file.comm_results) {
+      if (c.extra.is_object() && c.extra.contains("pair")) continue;  // `comm --pairs`: the pairs table
+      auto t = std::find_if(mine.begin(), mine.end(), [&](const CommTable& x) {
+        return x.collective == c.collective && x.world_size == c.world_size && x.nodes == c.nodes;
+      });
+      if (t == mine.end()) {
+        mine.push_back({nf.name, device_type(nf.file), c.collective, c.world_size, c.nodes, c.label, {}});
+        t = std::prev(mine.end());
+      }
+      t->rows.push_back(c);
+    }
+    for (auto& t : mine) {
+      std::stable_sort(t.rows.begin(), t.rows.end(), [](const CommResult& a, const CommResult& b) {
+        return std::tie(a.dtype, a.redop, a.root, a.bytes) < std::tie(b.dtype, b.redop, b.root, b.bytes);
+      });
+      out.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
+nlohmann::json file_info(const NamedResult& nf) {
+  const auto& e = nf.file.environment;
+  std::set<std::string> hosts;
+  if (e.contains("hosts") && e["hosts"].is_array())
+    for (const auto& h : e["hosts"])
+      if (h.is_string()) hosts.insert(h.get<std::string>());
+  return {{"name", nf.name},
+          {"device", device_type(nf.file)},
+          {"created_utc", nf.file.created_utc},
+          {"tool", nf.file.tool},
+          {"torch", json_str_or(e, "torch")},
+          {"cuda", json_str_or(e, "cuda")},
+          {"nccl", json_str_or(e, "nccl")},
+          {"backend", json_str_or(e, "backend")},
+          {"world_size", safe_int(e, "world_size")},
+          {"hosts", hosts.size()},
+          {"complete", nf.file.complete},
+          {"kind", nf.file.kind},
+          {"rows", nf.file.results.size()},
+          {"comm_rows", nf.file.comm_results.size()},
+          {"rows_planned", nf.file.rows_planned},
+          {"warning", incomplete_warning(nf.name, nf.file)}};
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ cluster validation (schema 1.6)
+
+namespace report_detail {
+
+std::optional<double> num_at(const nlohmann::json& j, std::initializer_list<const char*> path) {
+  const nlohmann::json* p = &j;
+  for (const char* k : path) {
+    if (!p->is_object()) return std::nullopt;
+    const auto it = p->find(k);
+    if (it == p->end()) return std::nullopt;
+    p = &*it;
+  }
+  if (!p->is_number()) return std::nullopt;
+  const double v = p->get<double>();
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+long long int_at(const nlohmann::json& j, const char* key) {
+  const auto v = json_num_opt(j, key);
+  return v && std::isfinite(*v) ? std::llround(*v) : -1;
+}
+
+bool gpu_available(const nlohmann::json& s) {
+  return s.contains("gpu") && s["gpu"].is_object() && s["gpu"].value("available", false) == true;
+}
+
+std::string straggler_what(const nlohmann::json& e) {
+  const size_t n = e["ranks"].size();
+  return fmt::format("{}, batch {} per rank, {} rank{}", json_str_or(e, "model", "?"), int_at(e, "batch_per_rank"), n,
+                     n == 1 ? "" : "s");
+}
+
+std::string max_batch_sentence(const nlohmann::json& m) {
+  const auto mx = num_at(m, {"max_batch"});
+  const auto rec = num_at(m, {"recommended_batch"});
+  const auto margin = num_at(m, {"margin"});
+  std::string s =
+      fmt::format("find-max-bs ({}, {}, {}, {}x{}): ", json_str_or(m, "model", "?"), json_str_or(m, "precision", "?"),
+                  json_str_or(m, "device", "?"), int_at(m, "image_size"), int_at(m, "image_size"));
+  if (!mx || *mx < 1) return s + "no batch size trained (see the trials)";
+  s += fmt::format("the largest batch per rank that trained is {:.0f}", *mx);
+  if (json_true(m, "bound_reached")) s += " (the search bound, not memory, stopped it)";
+  if (rec) s += fmt::format("; recommended {:.0f}", *rec);
+  if (margin) s += fmt::format(" ({:g}% margin)", *margin * 100);
+  return s;
+}
+
+}  // namespace report_detail
+
+namespace {
+
+bool has_sampled(const BenchResult& r) {
+  return std::any_of(r.ranks.begin(), r.ranks.end(),
+                     [](const RankSamples& rk) { return sampled_telemetry(rk) != nullptr; });
+}
+
+// Folds v into an optional extreme (less: minimum).
+void fold(std::optional<double>& acc, const std::optional<double>& v, bool less) {
+  if (!v) return;
+  if (!acc || (less ? *v < *acc : *v > *acc)) acc = v;
+}
+
+ClusterFile cluster_of(const NamedResult& nf) {
+  ClusterFile c;
+  c.source = nf.name;
+  c.device = device_type(nf.file);
+  for (const auto& r : nf.file.results)
+    if (has_sampled(r) || (r.burn_in.is_object() && !r.burn_in.empty())) c.rows.push_back(r);
+  if (nf.file.stragglers.is_array())
+    for (const auto& e : nf.file.stragglers)
+      if (e.is_object() && e.contains("ranks") && e["ranks"].is_array()) c.stragglers.push_back(e);
+  for (const auto& x : nf.file.comm_results)
+    if (x.extra.is_object() && x.extra.contains("pair")) c.pair_rows.push_back(x);
+  if (nf.file.comm_pairs.is_object()) c.comm_pairs = nf.file.comm_pairs;
+  if (nf.file.max_batch.is_object()) c.max_batch = nf.file.max_batch;
+  return c;
+}
+
+bool cluster_empty(const ClusterFile& c) {
+  return c.rows.empty() && c.stragglers.empty() && c.pair_rows.empty() && c.comm_pairs.empty() && c.max_batch.empty();
+}
+
+}  // namespace
+
+TelemetryRowSummary summarize_telemetry(const BenchResult& row) {
+  TelemetryRowSummary t;
+  double cpu_sum = 0, rx_sum = 0, tx_sum = 0;
+  int cpu_n = 0, rx_n = 0, tx_n = 0;
+  std::set<std::string> reasons, unavailable;
+  for (const auto& rk : row.ranks) {
+    const nlohmann::json* s = sampled_telemetry(rk);
+    if (!s) continue;
+    ++t.ranks;
+    if (gpu_available(*s)) {
+      ++t.gpu_ranks;
+      const auto& g = (*s)["gpu"];
+      fold(t.min_sm_util_pct, num_at(g, {"sm_util_pct", "mean"}), true);
+      fold(t.max_temperature_c, num_at(g, {"temperature_c", "max"}), false);
+      fold(t.min_sm_clock_mhz, num_at(g, {"sm_clock_mhz", "min"}), true);
+      fold(t.max_power_w, num_at(g, {"power_w", "max"}), false);
+      if (num_at(g, {"throttled_fraction"}).value_or(0) > 0) ++t.throttled_ranks;
+      if (g.contains("throttle_reasons") && g["throttle_reasons"].is_array())
+        for (const auto& x : g["throttle_reasons"])
+          if (x.is_string()) reasons.insert(x.get<std::string>());
+    } else {
+      const std::string why = s->contains("gpu") ? json_str_or((*s)["gpu"], "reason", "no reason recorded")
+                                                 : "no gpu object in the telemetry";
+      unavailable.insert(why);
+    }
+    if (const auto v = num_at(*s, {"host", "cpu_util_pct", "mean"})) cpu_sum += *v, ++cpu_n;
+    fold(t.max_peak_rss_bytes, num_at(*s, {"host", "peak_rss_bytes"}), false);
+    if (const auto v = num_at(*s, {"host", "net", "rx_bytes_per_s", "mean"})) rx_sum += *v, ++rx_n;
+    if (const auto v = num_at(*s, {"host", "net", "tx_bytes_per_s", "mean"})) tx_sum += *v, ++tx_n;
+  }
+  if (cpu_n) t.mean_cpu_util_pct = cpu_sum / cpu_n;
+  if (rx_n) t.mean_net_rx_bytes_per_s = rx_sum / rx_n;
+  if (tx_n) t.mean_net_tx_bytes_per_s = tx_sum / tx_n;
+  t.throttle_reasons.assign(reasons.begin(), reasons.end());
+  t.gpu_unavailable.assign(unavailable.begin(), unavailable.end());
+  return t;
+}
+
+const BenchResult* largest_group(const std::vector<BenchResult>& rows, const std::string& model) {
+  const BenchResult* best = nullptr;
+  for (const auto& r : rows) {
+    if (r.model != model || !has_sampled(r)) continue;
+    if (!best || (r.ddp && !best->ddp) || (r.ddp == best->ddp && r.world_size > best->world_size)) best = &r;
+  }
+  return best;
+}
+
+std::vector<std::string> straggler_sentences(const nlohmann::json& e) {
+  std::vector<std::string> out;
+  if (!e.is_object() || !e.contains("ranks") || !e["ranks"].is_array() || e["ranks"].empty()) return out;
+  const double thr = num_at(e, {"threshold"}).value_or(0.95);
+  const std::string what = straggler_what(e);
+  const nlohmann::json* lowest = nullptr;
+  for (const auto& x : e["ranks"]) {
+    const auto sc = num_at(x, {"score"});
+    if (!sc) continue;
+    if (!lowest || *sc < *num_at(*lowest, {"score"})) lowest = &x;
+    if (json_true(x, "straggler"))
+      out.push_back(fmt::format("Straggler ({}): {} has score {:.3g} < {:g}", what, straggler_rank_words(x), *sc, thr));
+  }
+  if (out.empty() && lowest)
+    out.push_back(fmt::format("No straggler ({}): every rank scored >= {:g} (lowest: rank {}, {:.3g})", what, thr,
+                              int_at(*lowest, "rank"), *num_at(*lowest, {"score"})));
+  return out;
+}
+
+std::string unit_word(const ConfigKey& k) { return k.device.rfind("CPU", 0) == 0 ? "rank" : "GPU"; }
+
+RowFacts RowFacts::of(const BenchResult& r) {
+  RowFacts f;
+  f.self_check_passed = r.checks.passed();
+  f.metrics = row_metric_values(r);
+  f.warnings = r.warnings;
+  f.stopping = r.stopping;
+  f.peak_basis = r.compute.peak_basis.value_or("");
+  f.peak_tflops = r.compute.peak_tflops;
+  return f;
+}
+
+std::optional<double> RowFacts::metric(const std::string& key) const {
+  const auto& all = row_metrics();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (key == all[i].key) return metric_at(i);
+  throw std::logic_error("no per-row metric '" + key + "' in core/result/row_metrics");
+}
+
+Report build_report(const std::vector<NamedResult>& files, const ReportOptions& opts) {
+  // Closed ranges that NaN and infinities fail too.
+  if (opts.gpu_hour_usd && !(*opts.gpu_hour_usd > 0 && *opts.gpu_hour_usd <= kMaxGpuHourUsd))
+    throw UsageError(
+        fmt::format("--gpu-hour-cost {} must be > 0 and <= {} (USD per GPU-hour)", *opts.gpu_hour_usd, kMaxGpuHourUsd));
+  if (opts.epochs < 1 || opts.epochs > kMaxEpochs)
+    throw UsageError(fmt::format("--epochs {} must be 1..{}", opts.epochs, kMaxEpochs));
+  if (opts.dataset_size < 1 || opts.dataset_size > kMaxReportDatasetSize)
+    throw UsageError(fmt::format("--dataset-size {} must be 1..{}", opts.dataset_size, kMaxReportDatasetSize));
+
+  const std::vector<Point> every = collect_points(files);
+  std::vector<Point> all;
+  std::copy_if(every.begin(), every.end(), std::back_inserter(all), plain_training);
+  Report rep;
+  rep.per_rank = opts.per_rank;
+  rep.comm = comm_tables(files);
+  rep.convergence = convergence_groups(files);  // time-to-loss
+  for (const auto& nf : files)
+    if (ClusterFile c = cluster_of(nf); !cluster_empty(c)) rep.cluster.push_back(std::move(c));
+  const bool cluster_facts = std::any_of(rep.cluster.begin(), rep.cluster.end(), [](const ClusterFile& c) {
+    return !c.stragglers.empty() || !c.pair_rows.empty() || !c.max_batch.empty();
+  });
+  if (rep.comm.empty() && !cluster_facts && std::none_of(every.begin(), every.end(), [](const Point& p) {
+        return p.key.ddp || p.key.strategy != "ddp" || p.key.mode == "inference";
+      }))
+    throw UsageError(
+        "the result files hold no DDP measurement and no collective result; pass files written by "
+        "ddpbench run --json, ddpbench comm --json or ddpbench find-max-bs --json");
+  for (const auto& c : rep.cluster) {
+    for (const auto& e : c.stragglers)
+      for (auto& line : straggler_sentences(e)) rep.headline.push_back(std::move(line));
+    for (const char* kind : {"slow_nodes", "slow_links"})
+      if (c.comm_pairs.contains(kind) && c.comm_pairs[kind].is_array())
+        for (const auto& x : c.comm_pairs[kind])
+          rep.headline.push_back(fmt::format("{} ({}): {}",
+                                             std::string(kind) == "slow_nodes" ? "Slow node" : "Slow link", c.source,
+                                             json_str_or(x, "message", "?")));
+    if (c.comm_pairs.contains("outliers") && c.comm_pairs["outliers"] == false)
+      rep.headline.push_back(
+          fmt::format("Pairs ({}): no slow node or link among {} participants", c.source,
+                      c.comm_pairs.contains("participants") ? c.comm_pairs["participants"].size() : 0));
+    if (!c.max_batch.empty()) rep.headline.push_back(max_batch_sentence(c.max_batch) + ".");
+  }
+  const std::vector<Point> pts = best_points(all);
+
+  // A weak-scaling table: one configuration but for the group size (and so the global
+  // batch); strong scaling: the same, with the batch per rank varying instead.
+  const FieldSet group = all_fields() & ~fields({ConfigField::world_size, ConfigField::ddp});
+  for (const auto& rows : ddp_groups(pts, "weak", group & ~fields({ConfigField::global_batch})))
+    rep.weak.push_back(weak_table(all, rows));
+  for (const auto& rows : ddp_groups(pts, "strong", group & ~fields({ConfigField::batch_per_rank})))
+    rep.strong.push_back(strong_table(all, rows));
+  rep.comparison = comparison(all, pts);
+  rep.impact = impact_tables(pts);
+  rep.strategy = strategy_tables(every);
+  rep.memory = memory_tables(every);
+  rep.inference = inference_tables(every);
+  if (opts.gpu_hour_usd) {
+    for (const auto& w : rep.weak) {
+      std::vector<std::pair<int, double>> p;
+      for (const auto& r : w.rows) p.emplace_back(r.world_size, r.aggregate_ex_s);
+      rep.cost.push_back(cost_table(w.key, w.key.batch_per_rank, p, opts));
+    }
+    for (const auto& s : rep.strong) {
+      std::vector<std::pair<int, double>> p;
+      for (const auto& r : s.rows) p.emplace_back(r.world_size, r.aggregate_ex_s);
+      rep.cost.push_back(cost_table(s.key, s.global_batch, p, opts));
+    }
+  }
+  for (const auto& nf : files) rep.files.push_back(file_info(nf));
+  return rep;
+}
+
+std::vector<ConvergenceGroup> convergence_groups(const std::vector<NamedResult>& files) {
+  std::vector<ConvergenceGroup> out;
+  for (const auto& f : files) {
+    std::vector<ConvergenceGroup> mine;
+    for (const auto& r : f.file.results) {
+      if (!r.convergence.is_object() || r.convergence.empty()) continue;
+      const std::string ds = r.convergence.value("dataset", std::string("?"));
+      auto it = std::find_if(mine.begin(), mine.end(),
+                             [&](const ConvergenceGroup& g) { return g.model == r.model && g.dataset == ds; });
+      if (it == mine.end()) {
+        mine.push_back({f.name, f.file.environment.value("device_type", std::string("?")), r.model, ds, {}});
+        it = mine.end() - 1;
+      }
+      it->rows.push_back(r);
+    }
+    for (auto& g : mine) {
+      std::stable_sort(g.rows.begin(), g.rows.end(),
+                       [](const BenchResult& a, const BenchResult& b) { return a.world_size < b.world_size; });
+      out.push_back(std::move(g));
+    }
+  }
+  return out;
+}
+
+}  // namespace ddpbench

@@ -1,0 +1,160 @@
+#include "core/launch/spawn.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <stdexcept>
+
+#include "core/launch/process.hpp"
+#include "core/launch/watchdog.hpp"
+
+namespace ddpbench {
+namespace {
+
+std::atomic<int> g_forward_signal{0};
+
+extern "C" void on_signal(int sig) { g_forward_signal.store(sig); }
+
+// Installs the forwarding handlers for SIGINT/SIGTERM and restores the old ones on
+// every exit path, exceptions included.
+struct SignalForwarding {
+  struct sigaction old_int {
+  }, old_term{};
+  SignalForwarding() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    g_forward_signal.store(0);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~SignalForwarding() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+
+// A private directory for the ranks' phase files (DDPBENCH_PHASE_FILE), removed with
+// everything in it on every exit path. Empty path when it cannot be made (phases are then
+// unknown to the launcher, nothing else changes).
+struct PhaseDir {
+  std::string path;
+  PhaseDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/ddpbench-ranks.XXXXXX";
+    if (::mkdtemp(tmpl.data())) path = tmpl;
+  }
+  ~PhaseDir() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+  std::string file(int rank) const { return path.empty() ? "" : fmt::format("{}/rank{}", path, rank); }
+};
+
+}  // namespace
+
+int find_free_port(const std::string& addr) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error(fmt::format("socket(): {}", std::strerror(errno)));
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = 0;
+  if (::inet_pton(AF_INET, addr.c_str(), &sa.sin_addr) != 1) sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+    int err = errno;
+    ::close(fd);
+    throw std::runtime_error(fmt::format("cannot bind a free port on {}: {}", addr, std::strerror(err)));
+  }
+  socklen_t len = sizeof sa;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  int port = ntohs(sa.sin_port);
+  ::close(fd);
+  return port;
+}
+
+bool exit_with_parent(const EnvMap& env) {
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // The launcher died before prctl took effect: this rank was re-parented (to init or
+  // a subreaper). Compared by pid, since the launcher may itself be pid 1 in a container.
+  const auto it = env.find("DDPBENCH_LOCAL_SPAWNER");
+  return it == env.end() || it->second == std::to_string(::getppid());
+}
+
+std::string self_exe_path() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw std::runtime_error("cannot resolve /proc/self/exe");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+int spawn_local_ranks(const SpawnOptions& opt) {
+  if (opt.nproc < 1) throw std::invalid_argument("spawn_local_ranks: nproc must be >= 1");
+  if (opt.argv.empty()) throw std::invalid_argument("spawn_local_ranks: empty argv");
+  const int port = opt.master_port > 0 ? opt.master_port : find_free_port(opt.master_addr);
+
+  EnvMap base = opt.extra_env;  // on top of this process's environment (Supervisor::start)
+  base["MASTER_ADDR"] = opt.master_addr;
+  base["MASTER_PORT"] = std::to_string(port);
+  base["WORLD_SIZE"] = std::to_string(opt.nproc);
+  base["LOCAL_WORLD_SIZE"] = std::to_string(opt.nproc);
+  base["DDPBENCH_LOCAL_SPAWNER"] = std::to_string(::getpid());  // read by exit_with_parent
+  // The per-launch token the rendezvous checks (launcher_job_id), unless the user set one.
+  if (const char* id = std::getenv("DDPBENCH_JOB_ID"); !id || !*id)
+    base["DDPBENCH_JOB_ID"] =
+        fmt::format("local-{:08x}{:08x}", std::random_device{}(), static_cast<unsigned>(::getpid()));
+  const PhaseDir phases;
+
+  SignalForwarding signals;
+  Supervisor ranks(opt.term_grace_s);  // its destructor ends the ranks if start() throws
+  for (int r = 0; r < opt.nproc; ++r) {
+    ProcessOptions po;
+    po.env = base;
+    po.env["RANK"] = std::to_string(r);
+    po.env["LOCAL_RANK"] = std::to_string(r);
+    if (!phases.path.empty()) po.env["DDPBENCH_PHASE_FILE"] = phases.file(r);
+    po.stdout_mode = po.stderr_mode = OutputMode::kForward;
+    if (r != 0) po.prefix = fmt::format("[rank {}] ", r);
+    ranks.start(opt.argv, po);
+  }
+
+  int first_failure = 0;
+  while (ranks.running()) {
+    for (std::size_t i : ranks.step(0.1)) {
+      const ExitStatus& st = ranks.status(i);
+      const int code = st.shell_code();
+      if (code != 0 && first_failure == 0) {
+        first_failure = code;
+        // A rank killed by a signal could not say a word: say who, and what it was doing.
+        if (st.signal != 0) {
+          const std::string phase = read_phase_file(phases.file(static_cast<int>(i)));
+          std::fprintf(stderr,
+                       "ddpbench: error: rank %zu (pid %d on %s) was %s during %s; the other ranks were stopped\n", i,
+                       static_cast<int>(ranks.pid(i)), host_name().c_str(), st.describe().c_str(),
+                       phase.empty() ? "start-up" : phase.c_str());
+          std::fflush(stderr);
+        }
+        ranks.terminate_all(SIGTERM);
+      }
+    }
+    if (const int sig = g_forward_signal.exchange(0)) {
+      if (first_failure == 0) first_failure = 128 + sig;
+      ranks.terminate_all(sig);
+    }
+  }
+  return first_failure;
+}
+
+}  // namespace ddpbench

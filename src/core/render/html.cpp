@@ -1,0 +1,64 @@
+#include "core/render/html.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "core/render/report_tables.hpp"
+#include "core/result/result.hpp"
+#include "core/util/json_util.hpp"
+#include "core/util/table.hpp"
+#include "core/util/version.hpp"
+
+namespace ddpbench {
+namespace {
+
+// The <svg> element of a gnuplot SVG file, without its XML prolog.
+std::string inline_svg(const std::string& path) {
+  const std::string s = read_text_file(path);
+  const auto start = s.find("<svg");
+  if (start == std::string::npos) throw std::runtime_error("no <svg> element in " + path);
+  return s.substr(start);
+}
+
+}  // namespace
+
+std::string render_html(const Report& r, const std::vector<Plot>& plots, const std::string& generated_utc) {
+  std::string o =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<title>ddpbench report</title>\n<style>\n"
+      "body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}"
+      "table{border-collapse:collapse;margin:0.5em 0}th,td{border:1px solid #ccc;padding:3px 8px}"
+      "th{background:#f2f2f2}td.num,th.num{text-align:right}p.note{color:#555;font-size:90%}"
+      "figure{margin:1em 0}figcaption{color:#555}\n</style>\n</head>\n<body>\n";
+  o += "<h1>ddpbench report</h1>\n";
+  o += fmt::format("<p>Generated {} by ddpbench {} (git {}). Definitions: docs/METHODOLOGY.md.</p>\n",
+                   html_escape(generated_utc), tool_version(), git_sha());
+  o += "<h2>Result files and environment</h2>\n<table>\n<thead><tr><th>file</th><th>device</th><th>created</th>"
+       "<th>ddpbench</th><th>torch</th><th>CUDA</th><th>NCCL</th><th>backend</th><th class=\"num\">ranks</th>"
+       "<th class=\"num\">hosts</th></tr></thead>\n<tbody>\n";
+  for (const auto& f : r.files) {
+    const auto& tool = f["tool"];
+    const std::string sha = json_str_or(tool, "git_sha", "?");
+    o += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+        html_escape(f.value("name", "")), html_escape(f.value("device", "")), html_escape(f.value("created_utc", "")),
+        html_escape(sha), html_escape(f.value("torch", "")), html_escape(f.value("cuda", "")),
+        html_escape(f.value("nccl", "")), html_escape(f.value("backend", "")), f["world_size"].dump(),
+        f["hosts"].dump());
+  }
+  o += "</tbody>\n</table>\n";
+  for (const auto& f : r.files)  // incomplete files (run stopped early), as `report` warns on stderr
+    if (!f.value("warning", "").empty())
+      o += "<p class=\"note\"><strong>Warning:</strong> " + html_escape(f.value("warning", "")) + "</p>\n";
+  for (const auto& h : r.headline) o += "<p class=\"headline\"><strong>" + html_escape(h) + "</strong></p>\n";
+  for (const auto& t : report_tables(r)) o += render_table_html(t);
+  if (!plots.empty()) o += "<h2>Plots</h2>\n";
+  for (const auto& p : plots)
+    o += "<figure>\n" + inline_svg(p.svg) + "\n<figcaption>" + html_escape(p.title) + "</figcaption>\n</figure>\n";
+  o += "</body>\n</html>\n";
+  return o;
+}
+
+}  // namespace ddpbench

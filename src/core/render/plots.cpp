@@ -1,0 +1,620 @@
+#include "core/render/plots.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <array>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/launch/process.hpp"
+#include "core/result/result.hpp"
+#include "core/stats/stats.hpp"
+#include "core/util/errors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ddpbench {
+namespace {
+
+std::string gq(const std::string& s) { return gnuplot_quote(s); }  // plots.hpp gnuplot_quote
+
+// The stacked components of a breakdown bar, in stacking order (bottom first); they add up
+// to the step (core/result/row_sections Phase).
+constexpr std::array<std::pair<Phase, const char*>, 5> kStacked = {{{Phase::forward, "forward"},
+                                                                    {Phase::backward_compute, "backward compute"},
+                                                                    {Phase::exposed_comm, "exposed comm"},
+                                                                    {Phase::optimizer, "optimizer"},
+                                                                    {Phase::other, "other"}}};
+
+// One table's data: GPUs, aggregate ex/s, ideal aggregate, efficiency %, per-GPU ex/s, p5, p50, p95;
+// and its breakdown bars (label, stacked components in ms).
+struct Series {
+  std::string stem, what;  // file stem and "resnet50, fp32, <device>, weak scaling, batch 16/GPU"
+  std::string unit;        // "GPU", or "rank" on CPUs (unit_word)
+  std::vector<std::array<double, 8>> rows;
+  std::vector<std::pair<std::string, std::array<double, kStacked.size()>>> bars;
+};
+
+// One bar per breakdown row that has a breakdown: "no DDP", "1 rank", "2 ranks", ...
+void add_bars(Series& s, const std::vector<BreakdownRow>& rows) {
+  for (const auto& b : rows) {
+    if (!b.mean_s) continue;
+    std::array<double, kStacked.size()> ms{};
+    for (size_t i = 0; i < kStacked.size(); ++i) ms[i] = (*b.mean_s)[static_cast<size_t>(kStacked[i].first)] * 1e3;
+    s.bars.emplace_back(b.ddp ? fmt::format("{} {}{}", b.world_size, s.unit, b.world_size == 1 ? "" : "s") : "no DDP",
+                        ms);
+  }
+}
+
+// busbw against size for the `comm` results of one file: one line per collective, group of
+// ranks (and dtype, where the file measured several).
+struct CommSeries {
+  std::string stem, what;
+  std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>> lines;  // title, (bytes, busbw GB/s)
+};
+
+std::vector<CommSeries> comm_series_of(const Report& r) {
+  std::vector<CommSeries> out;
+  std::vector<std::string> sources;
+  for (const auto& t : r.comm)
+    if (std::find(sources.begin(), sources.end(), t.source) == sources.end()) sources.push_back(t.source);
+  std::vector<std::string> stems;
+  for (const auto& src : sources) {
+    CommSeries s;
+    std::string device;
+    std::set<std::string> dtypes;
+    for (const auto& t : r.comm)
+      if (t.source == src)
+        for (const auto& x : t.rows) dtypes.insert(x.dtype);
+    for (const auto& t : r.comm) {
+      if (t.source != src) continue;
+      device = t.device;
+      const bool cpu = t.device.rfind("CPU", 0) == 0;
+      for (const auto& x : t.rows) {
+        if (x.bytes <= 0 || !(x.busbw_gbps >= 0)) continue;  // a barrier has no size
+        const std::string title = fmt::format("{}, {} {}{}{}", t.collective, t.world_size, cpu ? "rank" : "GPU",
+                                              t.world_size == 1 ? "" : "s", dtypes.size() > 1 ? ", " + x.dtype : "");
+        auto line = std::find_if(s.lines.begin(), s.lines.end(), [&](const auto& l) { return l.first == title; });
+        if (line == s.lines.end()) {
+          s.lines.push_back({title, {}});
+          line = std::prev(s.lines.end());
+        }
+        line->second.emplace_back(static_cast<double>(x.bytes), x.busbw_gbps);
+      }
+    }
+    if (s.lines.empty()) continue;
+    for (auto& l : s.lines) std::sort(l.second.begin(), l.second.end());
+    const std::string base = fs::path(src).stem().string();
+    s.stem = "comm-" + slug(device + "-" + base) + "-busbw";
+    for (int n = 2; std::find(stems.begin(), stems.end(), s.stem) != stems.end(); ++n)
+      s.stem = fmt::format("comm-{}-{}-busbw", slug(device + "-" + base), n);
+    stems.push_back(s.stem);
+    s.what = fmt::format("{}, {}: bus bandwidth", device, src);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<Series> series_of(const Report& r) {
+  std::vector<Series> out;
+  for (const auto& w : r.weak) {
+    Series s;
+    const ConfigKey& k = w.key;
+    s.unit = unit_word(k);
+    s.stem =
+        slug(fmt::format("weak-{}-{}-{}-i{}-b{}", k.model, k.setup_label(), k.device, k.image_size, k.batch_per_rank));
+    s.what = fmt::format("{}, {}, {}: weak scaling, batch {} per {}, {}x{}", k.model, k.setup_label(), k.device,
+                         k.batch_per_rank, s.unit, k.image_size, k.image_size);
+    for (const auto& x : w.rows)
+      s.rows.push_back({double(x.world_size), x.aggregate_ex_s, w.baseline_per_gpu_ex_s * x.world_size,
+                        100.0 * x.efficiency, x.per_gpu_ex_s, x.p5_s, x.p50_s, x.p95_s});
+    add_bars(s, w.breakdown);
+    out.push_back(std::move(s));
+  }
+  for (const auto& t : r.strong) {
+    Series s;
+    const ConfigKey& k = t.key;
+    s.unit = unit_word(k);
+    s.stem =
+        slug(fmt::format("strong-{}-{}-{}-i{}-gb{}", k.model, k.setup_label(), k.device, k.image_size, t.global_batch));
+    s.what = fmt::format("{}, {}, {}: strong scaling, global batch {}, {}x{}", k.model, k.setup_label(), k.device,
+                         t.global_batch, k.image_size, k.image_size);
+    const auto& base = t.rows.front();
+    for (const auto& x : t.rows)
+      s.rows.push_back({double(x.world_size), x.aggregate_ex_s, base.aggregate_ex_s * x.world_size / base.world_size,
+                        100.0 * x.efficiency, x.aggregate_ex_s / x.world_size, x.p5_s, x.step_s, x.p95_s});
+    add_bars(s, t.breakdown);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// A plot of the schema-1.6 sections: its data file's text and gnuplot commands that draw it
+// (after the terminal and output are set).
+struct ExtraPlot {
+  std::string stem, title, data, body;
+};
+
+std::vector<double> series_of_json(const nlohmann::json& s, const char* key) {
+  std::vector<double> out;
+  if (s.contains("series") && s["series"].is_object() && s["series"].contains(key) && s["series"][key].is_array())
+    for (const auto& v : s["series"][key]) out.push_back(v.is_number() ? v.get<double>() : NAN);
+  return out;
+}
+
+// min, median, max of the finite values of column i over `cols`.
+std::array<double, 3> spread(const std::vector<std::vector<double>>& cols, size_t i) {
+  std::vector<double> v;
+  for (const auto& c : cols)
+    if (i < c.size() && std::isfinite(c[i])) v.push_back(c[i]);
+  if (v.empty()) return {NAN, NAN, NAN};
+  return {percentile(v, 0), percentile(v, 50), percentile(v, 100)};
+}
+
+std::string fmt_num(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "NaN"; }
+
+std::vector<ExtraPlot> cluster_plots(const Report& r) {
+  std::vector<ExtraPlot> out;
+  std::set<std::string> stems;
+  const auto unique = [&stems](std::string s) {
+    std::string t = s;
+    for (int n = 2; stems.count(t); ++n) t = fmt::format("{}-{}", s, n);
+    stems.insert(t);
+    return t;
+  };
+  // Telemetry: one plot per model, of its largest group over all files.
+  std::vector<std::string> models;
+  for (const auto& c : r.cluster)
+    for (const auto& row : c.rows)
+      if (std::find(models.begin(), models.end(), row.model) == models.end()) models.push_back(row.model);
+  for (const auto& m : models) {
+    const BenchResult* best = nullptr;
+    std::string device;
+    for (const auto& c : r.cluster)
+      if (const BenchResult* g = largest_group(c.rows, m); g && (!best || g->world_size > best->world_size)) {
+        best = g;
+        device = c.device;
+      }
+    if (!best) continue;
+    std::vector<std::pair<int, const nlohmann::json*>> ranks;  // the ranks that kept their own series
+    for (const auto& rk : best->ranks)
+      if (rk.telemetry.is_object() && rk.telemetry.contains("sampled") && rk.telemetry["sampled"].is_object() &&
+          rk.telemetry["sampled"].contains("series"))
+        ranks.emplace_back(rk.rank, &rk.telemetry["sampled"]);
+    // Schema 1.9: the group's min/median/max over ranks, as the row keeps it.
+    const nlohmann::json* over = nullptr;
+    if (const auto it = best->telemetry.find("series_over_ranks"); it != best->telemetry.end() && it->is_object())
+      over = &*it;
+    const auto band_of = [&](const char* key, const char* stat) {
+      std::vector<double> v;
+      if (over && over->contains(key) && (*over)[key].is_object() && (*over)[key].contains(stat) &&
+          (*over)[key][stat].is_array())
+        for (const auto& x : (*over)[key][stat]) v.push_back(x.is_number() ? x.get<double>() : NAN);
+      return v;
+    };
+    bool gpu = !band_of("sm_util_pct", "median").empty();
+    for (const auto& [rank, s] : ranks) gpu = gpu || !series_of_json(*s, "sm_util_pct").empty();
+    const char* metric = gpu ? "sm_util_pct" : "cpu_util_pct";
+    std::vector<std::vector<double>> t, a, b;  // time, utilization, clock per rank
+    for (const auto& [rank, s] : ranks) {
+      t.push_back(series_of_json(*s, "t_s"));
+      a.push_back(series_of_json(*s, metric));
+      b.push_back(series_of_json(*s, "sm_clock_mhz"));
+    }
+    // The band: from the row's series over ranks, else (older files) from every rank's series.
+    std::vector<double> bt, blo, bmid, bhi, cmid;
+    size_t band_ranks = 0;
+    if (over && !band_of(metric, "median").empty()) {
+      if (over->contains("t_s") && (*over)["t_s"].is_array())
+        for (const auto& x : (*over)["t_s"]) bt.push_back(x.is_number() ? x.get<double>() : NAN);
+      blo = band_of(metric, "min"), bmid = band_of(metric, "median"), bhi = band_of(metric, "max");
+      cmid = band_of("sm_clock_mhz", "median");
+      band_ranks = over->value("ranks", size_t{0});
+    } else if (ranks.size() > kMaxRankLines) {
+      bt = t[0];
+      for (size_t i = 0; i < bt.size(); ++i) {
+        const auto u = spread(a, i), c = spread(b, i);
+        blo.push_back(u[0]), bmid.push_back(u[1]), bhi.push_back(u[2]), cmid.push_back(c[1]);
+      }
+      band_ranks = ranks.size();
+    }
+    const bool band = !bmid.empty() && band_ranks > 1;
+    const bool lines = !ranks.empty() && ranks.size() <= kMaxRankLines;
+    if (!band && std::all_of(a.begin(), a.end(), [](const auto& v) { return v.empty(); })) continue;
+    ExtraPlot p;
+    p.stem = unique(slug(fmt::format("telemetry-{}-{}-{}", m, best->label, device)));
+    p.title = fmt::format("{}, {}, {}: {} per rank during the measured iterations", m, best->label, device,
+                          gpu ? "SM utilization and SM clock" : "CPU utilization");
+    const std::string dat = p.stem + ".dat";
+    std::string cmd;
+    int index = 0;
+    if (band) {
+      p.data = fmt::format("# {} ranks: t_s {}_min {}_median {}_max{}\n", band_ranks, metric, metric, metric,
+                           gpu ? " sm_clock_mhz_median" : "");
+      for (size_t i = 0; i < bt.size(); ++i) {
+        const auto at = [i](const std::vector<double>& v) { return i < v.size() ? v[i] : NAN; };
+        p.data += fmt::format("{} {} {} {}{}\n", fmt_num(bt[i]), fmt_num(at(blo)), fmt_num(at(bmid)), fmt_num(at(bhi)),
+                              gpu ? " " + fmt_num(at(cmid)) : "");
+      }
+      cmd = fmt::format(
+          "{} index 0 using 1:2:4 with filledcurves fs transparent solid 0.25 title 'min-max over {} "
+          "ranks', '' index 0 using 1:3 with linespoints lw 2 pt 7 title 'median over ranks'",
+          gq(dat), band_ranks);
+      if (gpu) cmd += ", '' index 0 using 1:5 axes x1y2 with lines dt 2 lw 2 title 'median SM clock'";
+      index = 1;
+    }
+    if (lines) {
+      for (size_t k = 0; k < ranks.size(); ++k, ++index) {
+        p.data += fmt::format("{}# rank {}: t_s {}{}\n", index ? "\n\n" : "", ranks[k].first, metric,
+                              gpu ? " sm_clock_mhz" : "");
+        for (size_t i = 0; i < t[k].size(); ++i)
+          p.data += fmt::format("{} {}{}\n", fmt_num(t[k][i]), fmt_num(i < a[k].size() ? a[k][i] : NAN),
+                                gpu ? " " + fmt_num(i < b[k].size() ? b[k][i] : NAN) : "");
+        cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw {} pt 7 title 'rank {}{}'",
+                           cmd.empty() ? "" : ", ", cmd.empty() ? gq(dat) : "''", index, band ? 1 : 2, ranks[k].first,
+                           gpu ? " SM util" : "");
+        if (gpu && !band)
+          cmd += fmt::format(", '' index {} using 1:3 axes x1y2 with lines dt 2 lw 1 title 'rank {} SM clock'", index,
+                             ranks[k].first);
+      }
+    }
+    p.body = fmt::format(
+        "set xlabel 'seconds into the measured iterations'\nset ylabel {}\nset yrange [0:*]\n{}"
+        "set key outside below center horizontal\nplot {}\n",
+        gq(gpu ? "SM utilization (%)" : "CPU utilization (% of one core)"),
+        gpu ? "set y2label 'SM clock (MHz)'\nset y2tics\nset y2range [0:*]\nset ytics nomirror\n" : "", cmd);
+    out.push_back(std::move(p));
+  }
+  // Stragglers: the score per rank and the threshold.
+  for (const auto& c : r.cluster)
+    for (const auto& e : c.stragglers) {
+      std::vector<std::pair<long long, double>> sc;
+      for (const auto& x : e["ranks"])
+        if (x.is_object() && x.contains("score") && x["score"].is_number())
+          sc.emplace_back(x.value("rank", -1LL), x["score"].get<double>());
+      if (sc.empty()) continue;
+      const double thr = e.contains("threshold") && e["threshold"].is_number() ? e["threshold"].get<double>() : 0.95;
+      const std::string model = e.contains("model") && e["model"].is_string() ? e["model"].get<std::string>() : "?";
+      ExtraPlot p;
+      p.stem = unique(slug(fmt::format("stragglers-{}-{}-{}r", model, c.device, sc.size())));
+      p.title =
+          fmt::format("{}, {}, {} ranks: straggler score per rank (threshold {:g})", model, c.device, sc.size(), thr);
+      const std::string dat = p.stem + ".dat";
+      std::string plot;
+      if (sc.size() <= kMaxRankBars) {
+        p.data = fmt::format("# rank score (threshold {:g})\n", thr);
+        for (const auto& [rank, s] : sc) p.data += fmt::format("{} {:.6g}\n", rank, s);
+        plot = fmt::format(
+            "set xlabel 'rank'\nset xtics 1\nset style fill solid 0.7 border -1\nset boxwidth 0.6 relative\n"
+            "set xrange [-0.7:{}]\nplot {} using 1:2 with boxes title 'score', {:g} with lines dt 2 lw 2 "
+            "title 'threshold {:g}'\n",
+            static_cast<double>(sc.back().first) + 0.7, gq(dat), thr, thr);
+      } else {
+        std::sort(sc.begin(), sc.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+        p.data = fmt::format("# position rank score, sorted by score ({} ranks; threshold {:g})\n", sc.size(), thr);
+        for (size_t i = 0; i < sc.size(); ++i) p.data += fmt::format("{} {} {:.6g}\n", i, sc[i].first, sc[i].second);
+        plot = fmt::format(
+            "set xlabel 'ranks sorted by score'\nplot {} using 1:3 with linespoints pt 7 ps 0.5 title "
+            "'score', {:g} with lines dt 2 lw 2 title 'threshold {:g}'\n",
+            gq(dat), thr, thr);
+      }
+      p.body =
+          "set ylabel 'score = fastest compute-only step / own'\nset yrange [0:1.1]\nset key bottom right\n" + plot;
+      out.push_back(std::move(p));
+    }
+  // Burn-in: ex/s per rank per window.
+  for (const auto& c : r.cluster)
+    for (const auto& row : c.rows) {
+      const auto& b = row.burn_in;
+      if (!b.is_object() || !b.contains("per_rank") || !b["per_rank"].is_array() || b["per_rank"].empty()) continue;
+      const double w = b.contains("window_s") && b["window_s"].is_number() ? b["window_s"].get<double>() : 1;
+      std::vector<long long> ranks;
+      std::vector<std::vector<double>> v;
+      for (const auto& x : b["per_rank"]) {
+        ranks.push_back(x.is_object() && x.contains("rank") && x["rank"].is_number() ? x["rank"].get<long long>() : -1);
+        v.emplace_back();
+        if (x.is_object() && x.contains("ex_per_s") && x["ex_per_s"].is_array())
+          for (const auto& y : x["ex_per_s"]) v.back().push_back(y.is_number() ? y.get<double>() : NAN);
+      }
+      size_t windows = 0;
+      for (const auto& x : v) windows = std::max(windows, x.size());
+      ExtraPlot p;
+      p.stem = unique(slug(fmt::format("burnin-{}-{}-{}", row.model, row.label, c.device)));
+      p.title = fmt::format("{}, {}, {}: burn-in, ex/s per rank per {:g} s window", row.model, row.label, c.device, w);
+      const std::string dat = p.stem + ".dat";
+      std::string cmd;
+      if (v.size() <= kMaxRankLines) {
+        for (size_t k = 0; k < v.size(); ++k) {
+          p.data += fmt::format("{}# rank {}: start_s ex_per_s\n", k ? "\n\n" : "", ranks[k]);
+          for (size_t i = 0; i < v[k].size(); ++i) p.data += fmt::format("{:g} {}\n", w * i, fmt_num(v[k][i]));
+          cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw 2 pt 7 title 'rank {}'", k ? ", " : "",
+                             k ? "''" : gq(dat), k, ranks[k]);
+        }
+      } else {
+        p.data = fmt::format("# {} ranks: start_s min_ex_per_s median_ex_per_s max_ex_per_s\n", v.size());
+        for (size_t i = 0; i < windows; ++i) {
+          const auto s = spread(v, i);
+          p.data += fmt::format("{:g} {} {} {}\n", w * i, fmt_num(s[0]), fmt_num(s[1]), fmt_num(s[2]));
+        }
+        cmd = fmt::format(
+            "{} using 1:2:4 with filledcurves fs transparent solid 0.25 title 'min-max over ranks', '' "
+            "using 1:3 with linespoints lw 2 pt 7 title 'median over ranks'",
+            gq(dat));
+      }
+      p.body = fmt::format(
+          "set xlabel 'window start (s)'\nset ylabel 'examples/s per rank'\nset yrange [0:*]\n"
+          "set key outside below center horizontal\nplot {}\n",
+          cmd);
+      out.push_back(std::move(p));
+    }
+  return out;
+}
+}  // namespace
+
+std::string slug(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      o += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (!o.empty() && o.back() != '-') o += '-';
+  }
+  while (!o.empty() && o.back() == '-') o.pop_back();
+  return o;
+}
+
+// The four panels of every series, in file-name order ("<stem>-<suffix>.png/.svg").
+constexpr const char* kPanelSuffixes[] = {"throughput", "efficiency", "per-gpu", "latency"};
+
+// Schema 1.7: per strategy table, at its largest world size, one pair of bars per line
+// (strategy, checkpointing, precision): peak memory per rank and model state per rank, MiB.
+std::vector<ExtraPlot> strategy_plots(const Report& r) {
+  std::vector<ExtraPlot> out;
+  std::set<std::string> stems;
+  for (const auto& t : r.strategy) {
+    if (t.rows.empty()) continue;
+    const int n = t.rows.back().world_size;  // rows are sorted by world size
+    const bool gpu = std::any_of(t.rows.begin(), t.rows.end(),
+                                 [](const StrategyRow& x) { return x.peak_allocated_bytes.has_value(); });
+    const std::string u = unit_word(t.key);
+    ExtraPlot p;
+    std::string stem = slug(fmt::format("memory-{}-{}-i{}-b{}-{}r", t.key.model, t.key.device, t.key.image_size,
+                                        t.key.scaling == "weak" ? t.key.batch_per_rank : t.key.global_batch, n));
+    for (int k = 2; stems.count(stem); ++k) stem = fmt::format("{}-{}", stem, k);
+    stems.insert(stem);
+    p.stem = stem;
+    p.title = fmt::format("{}, {}, {} {}s: memory per {} by strategy", t.key.model, t.key.device, n, u, u);
+    const auto mib = [](const std::optional<double>& v) {
+      return v ? fmt::format("{:.6g}", *v / (1024.0 * 1024.0)) : std::string("NaN");
+    };
+    p.data = fmt::format("# line {}_MiB model_state_MiB ({} {}s)\n", gpu ? "peak_allocated" : "peak_rss", n, u);
+    for (const auto& x : t.rows) {
+      if (x.world_size != n) continue;
+      const std::string label =
+          fmt::format("{} {}{}", x.strategy, x.precision, x.activation_checkpointing ? " ckpt" : "");
+      p.data += fmt::format("\"{}\" {} {}\n", label, mib(gpu ? x.peak_allocated_bytes : x.peak_rss_bytes),
+                            mib(x.model_state_bytes));
+    }
+    p.body = fmt::format(
+        "set style data histogram\nset style histogram clustered gap 1\nset style fill solid 0.7 border -1\n"
+        "set ylabel {}\nset yrange [0:*]\nset key top right\nplot {} using 2:xtic(1) title {}, '' using 3 title "
+        "'model state (params + grads + optimizer)'\n",
+        gq(fmt::format("MiB per {}", u)), gq(p.stem + ".dat"),
+        gq(gpu ? "peak allocated (CUDA caching allocator)" : "peak RSS (process, upper bound)"));
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::string gnuplot_quote(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) o += ' ';
+    else if (c == '\'') o += "''";
+    else o += c;
+  }
+  return o + "'";
+}
+
+void prepare_plot_dir(const std::string& dir) {
+  if (find_program("gnuplot").empty())
+    throw UsageError("--plots needs gnuplot; install it (apt-get install gnuplot-nox) or drop --plots");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw UsageError(fmt::format("--plots directory '{}' cannot be created ({}); choose a writable path", dir,
+                                 ec ? ec.message() : "not a directory"));
+}
+
+std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
+  prepare_plot_dir(dir);
+
+  // Every file this writes (and gnuplot writes for it) is checked before any is written:
+  // a symbolic link, device or read-only file planted in the folder is refused, not replaced.
+  const auto series = series_of(r);
+  const auto comm_series = comm_series_of(r);
+  auto extra = cluster_plots(r);
+  for (auto& p : strategy_plots(r)) extra.push_back(std::move(p));
+  {
+    std::vector<std::string> names = {"plots.gp"};
+    for (const auto& s : series) {
+      names.push_back(s.stem + ".dat");
+      for (const char* suffix : kPanelSuffixes)
+        for (const char* ext : {".png", ".svg"}) names.push_back(s.stem + "-" + suffix + ext);
+      if (!s.bars.empty())
+        for (const char* ext : {".dat", ".png", ".svg"}) names.push_back(s.stem + "-breakdown" + ext);
+    }
+    for (const auto& s : comm_series)
+      for (const char* ext : {".dat", ".png", ".svg"}) names.push_back(s.stem + ext);
+    for (const auto& p : extra)
+      for (const char* ext : {".dat", ".png", ".svg"}) names.push_back(p.stem + ext);
+    for (const auto& n : names) check_writable((fs::path(dir) / n).string(), "--plots");
+  }
+  // Both terminals of every plot: (terminal, file name).
+  const auto terminals = [](const std::string& name) {
+    return std::vector<std::pair<std::string, std::string>>{
+        {fmt::format("pngcairo size {},{} font 'DejaVu Sans,11'", kPlotWidth, kPlotHeight), name + ".png"},
+        {fmt::format("svg size {},{} font 'DejaVu Sans,11' background '#ffffff'", kPlotWidth, kPlotHeight),
+         name + ".svg"}};
+  };
+
+  std::vector<Plot> plots;
+  std::ostringstream script;
+  script << "set encoding utf8\nset grid\nset key top left\nset logscale x 2\n";
+  for (const auto& s : series) {
+    const std::string dat = s.stem + ".dat";
+    {
+      std::ofstream out(fs::path(dir) / dat);
+      out << "# " << s.unit << "s aggregate_ex_s ideal_ex_s efficiency_pct per_" << s.unit
+          << "_ex_s p5_s p50_s p95_s\n";
+      for (const auto& row : s.rows)
+        out << fmt::format("{} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g}\n", row[0], row[1], row[2], row[3],
+                           row[4], row[5], row[6], row[7]);
+    }
+    const double max_n = s.rows.back()[0];
+    double max_eff = 100;
+    for (const auto& row : s.rows) max_eff = std::max(max_eff, row[3]);
+    // The x label says GPUs only where there are GPUs.
+    const std::string xrange = fmt::format("set xlabel {}\nset xrange [0.7:{}]\n",
+                                           gq(s.unit == "GPU" ? "GPUs (ranks, log2 scale)" : "ranks (log2 scale)"),
+                                           std::max(2.0, max_n * 1.4));
+    struct Panel {
+      const char* suffix;
+      std::string title, ylabel, plot;
+    };
+    const std::vector<Panel> panels = {
+        {kPanelSuffixes[0], "aggregate throughput", fmt::format("throughput (examples/s, all {}s)", s.unit),
+         fmt::format(
+             "set yrange [0:*]\nplot {} using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with "
+             "lines dt 2 lw 2 title {}\nunset yrange",
+             gq(dat), gq(fmt::format("ideal (baseline per-{} ex/s x {}s)", s.unit, s.unit)))},
+        {kPanelSuffixes[1], "scaling efficiency", "efficiency (%)",
+         fmt::format("set yrange [0:{:.0f}]\nplot {} using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with "
+                     "lines dt 2 title '100 %'\nunset yrange",
+                     max_eff * 1.1, gq(dat))},
+        {kPanelSuffixes[2], fmt::format("per-{} throughput", s.unit),
+         fmt::format("throughput per {} (examples/s)", s.unit),
+         fmt::format("set yrange [0:*]\nplot {} using 1:5 with linespoints lw 2 pt 7 title {}\nunset yrange", gq(dat),
+                     gq("per " + s.unit))},
+        {kPanelSuffixes[3], "time per iteration", "seconds per iteration",
+         fmt::format("set yrange [0:*]\nplot {} using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'\n"
+                     "unset yrange",
+                     gq(dat))},
+    };
+    for (const auto& p : panels) {
+      Plot plot;
+      plot.name = s.stem + "-" + p.suffix;
+      plot.title = s.what + ": " + p.title;
+      plot.png = (fs::path(dir) / (plot.name + ".png")).string();
+      plot.svg = (fs::path(dir) / (plot.name + ".svg")).string();
+      for (const auto& [term, file] : terminals(plot.name)) {
+        script << "set terminal " << term << "\nset output " << gq(file)
+               << (std::string(p.suffix) == "throughput" ? "\nset key top left" : "\nset key bottom right")
+               << "\nset title " << gq(plot.title) << " noenhanced\nset ylabel " << gq(p.ylabel) << "\n"
+               << xrange << p.plot << "\nunset output\n";
+      }
+      plots.push_back(std::move(plot));
+    }
+    if (s.bars.empty()) continue;
+    // Stacked bars, one per world size (the no-DDP row first): where the step's time went.
+    const std::string bdat = s.stem + "-breakdown.dat";
+    {
+      std::ofstream out(fs::path(dir) / bdat);
+      out << "# run";
+      for (const auto& c : kStacked) out << ' ' << phase_key(c.first) << "(ms)";
+      out << '\n';
+      for (const auto& [label, ms] : s.bars) {
+        out << '"' << label << '"';
+        for (double v : ms) out << fmt::format(" {:.6g}", v);
+        out << '\n';
+      }
+    }
+    Plot plot;
+    plot.name = s.stem + "-breakdown";
+    plot.title = s.what + ": step breakdown";
+    plot.png = (fs::path(dir) / (plot.name + ".png")).string();
+    plot.svg = (fs::path(dir) / (plot.name + ".svg")).string();
+    double top = 0;
+    for (const auto& bar : s.bars) {
+      double sum = 0;
+      for (double v : bar.second) sum += v;
+      top = std::max(top, sum);
+    }
+    std::string cmd = "plot ";
+    for (size_t i = 0; i < kStacked.size(); ++i)
+      cmd += fmt::format("{}{} using {}{} title {}", i ? ", " : "", i ? "''" : gq(bdat), i + 2, i ? "" : ":xtic(1)",
+                         gq(kStacked[i].second));
+    for (const auto& [term, file] : terminals(plot.name))
+      // Two title lines (a gnuplot string expression): the configuration can be long.
+      script
+          << "set terminal " << term << "\nset output " << gq(file) << "\nset title " << gq(s.what) << " . \"\\n\" . "
+          << gq("step breakdown") << " noenhanced\nset ylabel " << gq("milliseconds per step (mean over ranks)")
+          << "\nset xlabel " << gq(s.unit == "GPU" ? "GPUs (ranks)" : "ranks")
+          << "\nunset logscale x\nset autoscale x\nset key outside below center horizontal\nset style data histograms\n"
+             "set style histogram rowstacked\nset style fill solid 0.85 border -1\nset boxwidth 0.6 relative\n"
+          << fmt::format("set yrange [0:{:.6g}]\n", top > 0 ? top * 1.1 : 1.0) << cmd
+          << "\nunset yrange\nset key inside\nset style data points\nset logscale x 2\nunset output\n";
+    plots.push_back(std::move(plot));
+  }
+  for (const auto& s : comm_series) {
+    // busbw against message size: blocks separated by two blank lines, one per line (gnuplot's index).
+    const std::string dat = s.stem + ".dat";
+    {
+      std::ofstream out(fs::path(dir) / dat);
+      for (size_t i = 0; i < s.lines.size(); ++i) {
+        out << (i ? "\n\n" : "") << "# " << s.lines[i].first << ": bytes busbw_gbps\n";
+        for (const auto& [bytes, busbw] : s.lines[i].second) out << fmt::format("{:.0f} {:.6g}\n", bytes, busbw);
+      }
+    }
+    Plot plot;
+    plot.name = s.stem;
+    plot.title = s.what;
+    plot.png = (fs::path(dir) / (plot.name + ".png")).string();
+    plot.svg = (fs::path(dir) / (plot.name + ".svg")).string();
+    std::string cmd = "plot ";
+    for (size_t i = 0; i < s.lines.size(); ++i)
+      cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw 2 pt 7 title {} noenhanced", i ? ", " : "",
+                         i ? "''" : gq(dat), i, gq(s.lines[i].first));
+    for (const auto& [term, file] : terminals(plot.name))
+      script << "set terminal " << term << "\nset output " << gq(file) << "\nset title " << gq(plot.title)
+             << " noenhanced\nset ylabel " << gq("busbw (GB/s)") << "\nset xlabel "
+             << gq("message size (bytes, log2 scale)")
+             << "\nset logscale x 2\nset autoscale x\nset format x '%.0b %BB'\nset key top left\nset yrange [0:*]\n"
+             << cmd << "\nunset yrange\nset format x '% h'\nunset output\n";
+    plots.push_back(std::move(plot));
+  }
+  for (const auto& e : extra) {
+    std::ofstream(fs::path(dir) / (e.stem + ".dat")) << e.data;
+    Plot plot;
+    plot.name = e.stem;
+    plot.title = e.title;
+    plot.png = (fs::path(dir) / (plot.name + ".png")).string();
+    plot.svg = (fs::path(dir) / (plot.name + ".svg")).string();
+    for (const auto& [term, file] : terminals(plot.name))
+      // reset keeps the terminal and output: every setting of the plots above goes.
+      script << "reset\nset encoding utf8\nset grid\nset terminal " << term << "\nset output " << gq(file)
+             << "\nset title " << gq(plot.title) << " noenhanced\n"
+             << e.body << "unset output\n";
+    plots.push_back(std::move(plot));
+  }
+  const auto script_path = fs::absolute(dir) / "plots.gp";
+  std::ofstream(script_path) << script.str();
+  ProcessOptions gp;
+  gp.cwd = fs::absolute(dir).string();
+  constexpr double kGnuplotTimeoutS = 300;  // generous: a few seconds for dozens of plots
+  const CaptureResult res = run_capture({"gnuplot", "plots.gp"}, gp, kGnuplotTimeoutS);
+  if (!res.ok()) {
+    std::string first = res.err.substr(0, res.err.find('\n'));
+    if (res.timed_out) first = fmt::format("no result after {:.0f} s, stopped", kGnuplotTimeoutS);
+    else if (first.empty()) first = res.status.describe();
+    throw std::runtime_error(fmt::format("gnuplot failed on {}: {}", script_path.string(), first));
+  }
+  return plots;
+}
+
+}  // namespace ddpbench

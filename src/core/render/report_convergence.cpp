@@ -1,0 +1,176 @@
+#include "core/render/report_convergence.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/analysis/convergence.hpp"
+#include "core/launch/process.hpp"
+#include "core/util/errors.hpp"
+
+namespace ddpbench {
+namespace fs = std::filesystem;
+namespace {
+
+double num(const nlohmann::json& j, const char* key, double dflt = NAN) {
+  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : dflt;
+}
+
+std::string fmt_num(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "NaN"; }
+
+}  // namespace
+
+std::vector<Table> convergence_tables(const std::vector<ConvergenceGroup>& groups) {
+  std::vector<Table> out;
+  for (const auto& g : groups) {
+    Table t;
+    t.kind = "time_to_loss";
+    t.title = fmt::format("Time to target: {} on {} ({})", g.model, g.dataset, g.source);
+    t.context = {{"source", g.source}, {"model", g.model}, {"dataset", g.dataset}, {"device", g.device}};
+    t.columns = {{"world_size", g.device == "cuda" ? "GPUs" : "ranks", "", fmtcol::plain()},
+                 {"global_batch", "global batch", "", fmtcol::plain()},
+                 {"epochs_run", "epochs run", "", fmtcol::plain()},
+                 {"target_reached", "target reached", "", fmtcol::plain()},
+                 {"target_epoch", "epoch at target", "", fmtcol::plain()},
+                 {"target_wall_s", "time to target s", "s", fmtcol::fixed(1)},
+                 {"speedup", "speedup vs 1 rank", "ratio", fmtcol::times()},
+                 {"test_accuracy", "final test acc", "fraction", fmtcol::fixed(4)},
+                 {"test_loss", "final test loss", "nats", fmtcol::fixed(4)},
+                 {"train_loss", "last epoch train loss", "nats", fmtcol::fixed(4)},
+                 {"wall_s", "total s", "s", fmtcol::fixed(1)},
+                 {"data_wait_ms", "data wait ms/step", "ms", fmtcol::fixed(2)}};
+    std::optional<double> ref_s;
+    for (const auto& r : g.rows) {
+      const auto& tg = r.convergence.value("target", nlohmann::json::object());
+      if (r.world_size == 1 && tg.value("reached", false)) ref_s = num(tg, "wall_s");
+    }
+    std::string metric = "none";
+    double value = 0;
+    for (const auto& r : g.rows) {
+      const auto& c = r.convergence;
+      const auto& tg = c.value("target", nlohmann::json::object());
+      metric = tg.value("metric", std::string("none"));
+      value = num(tg, "value", 0);
+      const auto& ep = c.value("epochs", nlohmann::json::array());
+      const nlohmann::json last = ep.is_array() && !ep.empty() ? ep.back() : nlohmann::json::object();
+      double wait = 0, steps = 0;
+      for (const auto& e : ep) {
+        wait += num(e, "data_wait_s_mean", 0) * num(e, "steps", 0);
+        steps += num(e, "steps", 0);
+      }
+      const bool reached = tg.value("reached", false);
+      const double at = num(tg, "wall_s");
+      std::vector<Value> row = {Value(static_cast<long long>(r.world_size)),
+                                Value(r.global_batch),
+                                Value(static_cast<long long>(ep.is_array() ? ep.size() : 0)),
+                                Value(std::string(metric == "none" ? "no target"
+                                                  : reached        ? "yes"
+                                                                   : "no")),
+                                reached ? Value(static_cast<long long>(num(tg, "epoch"))) : Value(),
+                                reached ? Value(at) : Value(),
+                                reached && ref_s && at > 0 ? Value(*ref_s / at) : Value(),
+                                Value(num(last, "test_accuracy")),
+                                Value(num(last, "test_loss")),
+                                Value(num(last, "train_loss")),
+                                Value(num(last, "wall_s")),
+                                steps > 0 ? Value(1e3 * wait / steps) : Value()};
+      t.rows.push_back(std::move(row));
+    }
+    t.notes.push_back(metric == "none" ? "No target: every group trained all --epochs."
+                                       : fmt::format("Target: {} {} {:g} on the test split, checked after each epoch; "
+                                                     "times from the first step, evaluations included.",
+                                                     metric, metric == "test_loss" ? "<=" : ">=", value));
+    t.notes.push_back(
+        "The 1-rank row is the reference (DDP on one rank; no separate no-DDP row). Data wait: time a "
+        "step waited for its batch from the loader, mean over ranks and steps.");
+    const BenchResult& best = *std::max_element(
+        g.rows.begin(), g.rows.end(), [](const auto& a, const auto& b) { return a.world_size < b.world_size; });
+    const auto& bl = best.convergence.value("baselines", nlohmann::json::array());
+    if (bl.is_array() && !bl.empty()) {
+      std::string s =
+          "Published test accuracies (" + best.convergence.value("baselines_source", std::string("?")) + "):";
+      for (const auto& l : baseline_lines(bl)) s += "\n" + l.substr(l.find("published: ") + 11);
+      t.notes.push_back(s);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<Plot> write_convergence_plots(const std::vector<ConvergenceGroup>& groups, const std::string& dir) {
+  std::vector<Plot> plots;
+  if (groups.empty()) return plots;
+  prepare_plot_dir(dir);
+  std::ostringstream script;
+  std::set<std::string> stems;
+  for (const auto& g : groups) {
+    std::string base = slug(fmt::format("ttl-{}-{}-{}", g.model, g.dataset, g.device));
+    for (int k = 2; stems.count(base); ++k)
+      base = slug(fmt::format("ttl-{}-{}-{}-{}", g.model, g.dataset, g.device, k));
+    stems.insert(base);
+    std::string loss_dat, acc_dat, loss_cmd, acc_cmd;
+    for (size_t i = 0; i < g.rows.size(); ++i) {
+      const auto& r = g.rows[i];
+      const std::string title = fmt::format("{} rank{}", r.world_size, r.world_size > 1 ? "s" : "");
+      const auto& l = r.convergence.value("loss", nlohmann::json::object());
+      loss_dat += fmt::format("{}# {}: wall_s train_loss\n", i ? "\n\n" : "", title);
+      if (l.contains("wall_s") && l.contains("value") && l["wall_s"].is_array() && l["value"].is_array())
+        for (size_t k = 0; k < l["wall_s"].size() && k < l["value"].size(); ++k)
+          loss_dat += fmt::format("{} {}\n", fmt_num(l["wall_s"][k].is_number() ? l["wall_s"][k].get<double>() : NAN),
+                                  fmt_num(l["value"][k].is_number() ? l["value"][k].get<double>() : NAN));
+      acc_dat += fmt::format("{}# {}: wall_s test_accuracy\n", i ? "\n\n" : "", title);
+      for (const auto& e : r.convergence.value("epochs", nlohmann::json::array()))
+        acc_dat += fmt::format("{} {}\n", fmt_num(num(e, "wall_s")), fmt_num(num(e, "test_accuracy")));
+      loss_cmd += fmt::format("{}{} index {} using 1:2 with lines lw 2 title {}", i ? ", " : "",
+                              i ? "''" : gnuplot_quote(base + "-loss.dat"), i, gnuplot_quote(title));
+      acc_cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw 2 pt 7 title {}", i ? ", " : "",
+                             i ? "''" : gnuplot_quote(base + "-accuracy.dat"), i, gnuplot_quote(title));
+    }
+    std::ofstream(fs::path(dir) / (base + "-loss.dat")) << loss_dat;
+    std::ofstream(fs::path(dir) / (base + "-accuracy.dat")) << acc_dat;
+    const struct {
+      std::string stem, title, ylabel, cmd;
+    } panels[] = {
+        {base + "-loss", fmt::format("{} on {}, {}: training loss against wall time", g.model, g.dataset, g.device),
+         "training loss (cross-entropy, mean over ranks)", loss_cmd},
+        {base + "-accuracy", fmt::format("{} on {}, {}: test accuracy per epoch", g.model, g.dataset, g.device),
+         "test accuracy", acc_cmd}};
+    for (const auto& p : panels) {
+      Plot plot;
+      plot.name = p.stem;
+      plot.title = p.title;
+      plot.png = (fs::path(dir) / (p.stem + ".png")).string();
+      plot.svg = (fs::path(dir) / (p.stem + ".svg")).string();
+      for (const auto& [term, file] :
+           {std::pair<std::string, std::string>{
+                fmt::format("pngcairo size {},{} font 'DejaVu Sans,11'", kPlotWidth, kPlotHeight), p.stem + ".png"},
+            {fmt::format("svg size {},{} font 'DejaVu Sans,11' background '#ffffff'", kPlotWidth, kPlotHeight),
+             p.stem + ".svg"}})
+        script << "reset\nset encoding utf8\nset grid\nset key top right\nset terminal " << term << "\nset output "
+               << gnuplot_quote(file) << "\nset title " << gnuplot_quote(p.title)
+               << " noenhanced\nset xlabel 'wall time (s)'\nset ylabel " << gnuplot_quote(p.ylabel) << "\nplot "
+               << p.cmd << "\nunset output\n";
+      plots.push_back(std::move(plot));
+    }
+  }
+  std::ofstream(fs::absolute(dir) / "convergence.gp") << script.str();
+  ProcessOptions gp;
+  gp.cwd = fs::absolute(dir).string();
+  constexpr double kGnuplotTimeoutS = 120;
+  const CaptureResult res = run_capture({"gnuplot", "convergence.gp"}, gp, kGnuplotTimeoutS);
+  if (!res.ok()) {
+    std::string first = res.err.substr(0, res.err.find('\n'));
+    if (res.timed_out) first = fmt::format("no result after {:.0f} s, stopped", kGnuplotTimeoutS);
+    else if (first.empty()) first = res.status.describe();
+    throw std::runtime_error(fmt::format("gnuplot failed on convergence.gp: {}", first));
+  }
+  return plots;
+}
+
+}  // namespace ddpbench

@@ -1,0 +1,956 @@
+// `ddpbench report`'s tables: what build_report (core/analysis/report.cpp, the analysis) found,
+// as Tables (core/util/table.hpp) for text, Markdown, CSV, JSON and HTML. Torch-free.
+#include "core/render/report_tables.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <initializer_list>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "core/analysis/busbw.hpp"
+#include "core/analysis/pairs.hpp"
+#include "core/analysis/report_detail.hpp"
+#include "core/render/report_convergence.hpp"
+#include "core/result/bench_table.hpp"
+#include "core/result/row_metrics.hpp"
+#include "core/util/json_util.hpp"
+
+namespace ddpbench {
+
+using report_detail::gpu_available;
+using report_detail::int_at;
+using report_detail::max_batch_sentence;
+using report_detail::straggler_what;
+
+namespace {
+
+Value opt(const std::optional<double>& v) { return v ? Value(*v) : Value(); }
+
+std::vector<std::pair<std::string, Value>> key_context(const ConfigKey& k) {
+  return {{"device", k.device},       {"model", k.model}, {"setup", k.setup_label()},
+          {"precision", k.precision}, {"math", k.math},   {"image_size", static_cast<long long>(k.image_size)},
+          {"scaling", k.scaling}};
+}
+
+// The row's warnings and (when not a fixed count) why it stopped, as short codes.
+std::string notes_cell(const RowFacts& f) {
+  std::vector<std::string> codes;
+  for (const auto& w : f.warnings) codes.push_back(w.code);
+  if (f.stopping.mode != "fixed") codes.push_back(f.stopping.mode + ": " + f.stopping.reason);
+  return fmt::format("{}", fmt::join(codes, ", "));
+}
+
+// Columns every scaling table shows when some row has them: MFU's peak is a footnote.
+template <typename Row>
+void add_fact_columns(std::vector<Col<Row>>& cols, const std::vector<Row>& rows) {
+  const auto any = [&](auto pred) {
+    return std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return pred(r.facts); });
+  };
+  const auto& metrics = row_metrics();
+  for (size_t i = 0; i < metrics.size(); ++i)
+    if (metrics[i].used_in(kInReportTables) && any([i](const RowFacts& f) { return f.metric_at(i).has_value(); }))
+      cols.push_back({metrics[i].column(), [i](const Row& r) { return opt(r.facts.metric_at(i)); }});
+  if (any([](const RowFacts& f) { return f.self_check_passed.has_value(); }))
+    cols.push_back({{"self_check", "self-check", "", fmtcol::plain()}, [](const Row& r) -> Value {
+                      if (!r.facts.self_check_passed) return {};
+                      return std::string(*r.facts.self_check_passed ? "passed" : "FAILED");
+                    }});
+  if (any([](const RowFacts& f) { return !f.warnings.empty() || f.stopping.mode != "fixed"; }))
+    cols.push_back(
+        {{"notes", "notes", "", fmtcol::plain()}, [](const Row& r) -> Value { return notes_cell(r.facts); }});
+}
+
+// Footnotes: the definition of each per-row metric shown, then each row's warnings and
+// stopping in words.
+template <typename Row>
+void add_fact_notes(Table& t, const std::vector<Row>& rows, const std::string& units) {
+  const auto& metrics = row_metrics();
+  for (size_t i = 0; i < metrics.size(); ++i)
+    if (metrics[i].used_in(kInReportTables) &&
+        std::any_of(rows.begin(), rows.end(), [i](const Row& r) { return r.facts.metric_at(i).has_value(); }))
+      t.notes.push_back(metrics[i].definition);
+  for (const auto& r : rows) {
+    for (const auto& w : r.facts.warnings)
+      t.notes.push_back(fmt::format("{} {}: {}: {}", r.world_size, units, w.code, w.message));
+    const auto& s = r.facts.stopping;
+    if (s.mode != "fixed")
+      t.notes.push_back(
+          fmt::format("{} {}: {} stopping ended on {} (CI half-width {:.2f}% of the mean, target {:.2f}%)",
+                      r.world_size, units, s.mode, s.reason, s.achieved_ci_pct, s.target_ci_pct));
+  }
+}
+
+// The note that defines the split of the DDP overhead (docs/METHODOLOGY.md, "Scaling analysis").
+std::string overhead_split_note(bool have_breakdown) {
+  if (!have_breakdown)
+    return "exposed comm and other DDP overhead need the per-step breakdown (result files of schema 1.5 and later)";
+  return std::string(find_row_metric("exposed_comm")->definition) +
+         "; other DDP overhead = DDP overhead vs no-DDP - exposed comm (bucket copies, buffer broadcast, Reducer work)";
+}
+
+// Rows whose exposed communication exceeds their whole DDP overhead: the no-DDP baseline
+// was slower than the DDP row's compute (two separately measured series; noise or a changed
+// machine state), so "other DDP overhead" comes out negative and neither split is to be read
+// as measured. One note naming them, or "".
+template <typename Row>
+std::string negative_other_note(const std::vector<Row>& rows, const std::string& units) {
+  std::vector<std::string> ns;
+  for (const auto& r : rows)
+    if (r.other_overhead && *r.other_overhead < 0) ns.push_back(std::to_string(r.world_size));
+  if (ns.empty()) return "";
+  return fmt::format(
+      "{} {}: other DDP overhead is negative: exposed communication exceeds the whole DDP overhead, so "
+      "the no-DDP baseline ran slower than these rows' compute (separate series: noise or a changed "
+      "machine state); read the breakdown table's components, not the split",
+      fmt::join(ns, ", "), units);
+}
+
+Table weak_tab(const WeakTable& w) {
+  const std::string u = unit_word(w.key), us = u + "s";
+  std::vector<Col<WeakRow>> cols = {
+      {{"world_size", us, "", fmtcol::plain()},
+       [](const WeakRow& r) { return Value(static_cast<long long>(r.world_size)); }},
+      {{"nodes", "nodes", "", fmtcol::plain()},
+       [](const WeakRow& r) { return Value(static_cast<long long>(r.nodes)); }},
+      {{"per_rank_ex_s", "per-" + u + " ex/s", "ex/s", fmtcol::fixed(1)},
+       [](const WeakRow& r) { return Value(r.per_gpu_ex_s); }},
+      {{"aggregate_ex_s", "aggregate ex/s", "ex/s", fmtcol::fixed(1)},
+       [](const WeakRow& r) { return Value(r.aggregate_ex_s); }},
+      {{"efficiency", "efficiency", "fraction", fmtcol::percent()},
+       [](const WeakRow& r) { return Value(r.efficiency); }},
+      {{"ddp_overhead", "DDP overhead vs no-DDP", "fraction", fmtcol::percent()},
+       [](const WeakRow& r) { return opt(r.ddp_overhead); }},
+      {{"exposed_comm", "exposed comm", "fraction", fmtcol::percent()},
+       [](const WeakRow& r) { return opt(r.exposed_comm); }},
+      {{"other_ddp_overhead", "other DDP overhead", "fraction", fmtcol::percent()},
+       [](const WeakRow& r) { return opt(r.other_overhead); }},
+      {{"p50_s", "p50 s/iter", "s", fmtcol::fixed(4)}, [](const WeakRow& r) { return Value(r.p50_s); }},
+  };
+  const bool flops =
+      std::any_of(w.rows.begin(), w.rows.end(), [](const WeakRow& x) { return x.tflops_per_gpu.has_value(); });
+  if (flops) {
+    cols.push_back({{"tflops_per_rank", "TFLOP/s/" + u, "TFLOP/s", fmtcol::fixed(2)},
+                    [](const WeakRow& r) { return opt(r.tflops_per_gpu); }});
+    cols.push_back({{"mfu", "MFU", "fraction", fmtcol::percent()}, [](const WeakRow& r) { return opt(r.mfu); }});
+  }
+  add_fact_columns(cols, w.rows);
+  cols.push_back({{"global_batch", "global batch", "examples", fmtcol::plain(), false},
+                  [b = w.key.batch_per_rank](const WeakRow& r) { return Value(global_batch_of(b, r.world_size)); }});
+  cols.push_back({{"p5_s", "p5 s/iter", "s", fmtcol::fixed(4), false}, [](const WeakRow& r) { return Value(r.p5_s); }});
+  cols.push_back(
+      {{"p95_s", "p95 s/iter", "s", fmtcol::fixed(4), false}, [](const WeakRow& r) { return Value(r.p95_s); }});
+
+  auto ctx = key_context(w.key);
+  ctx.emplace_back("batch_per_rank", w.key.batch_per_rank);
+  Table t = make_table(
+      "weak",
+      fmt::format("Weak scaling: {}, {}, {}, batch {} per {}, {}x{} images", w.key.model, w.key.setup_label(),
+                  w.key.device, with_thousands(w.key.batch_per_rank), u, w.key.image_size, w.key.image_size),
+      std::move(ctx), cols, w.rows);
+  t.notes.push_back(fmt::format(
+      "efficiency = per-{} ex/s / per-{} ex/s of the {} row ({:.1f} ex/s); DDP overhead vs no-DDP = (t_DDP - "
+      "t_noDDP) / t_DDP at p50{}: every cost of DDP, communication included",
+      u, u, w.baseline, w.baseline_per_gpu_ex_s,
+      w.no_ddp_p50_s ? fmt::format(", t_noDDP = {:.4f} s", *w.no_ddp_p50_s) : ""));
+  t.notes.push_back(overhead_split_note(!w.breakdown.empty()));
+  if (const auto n = negative_other_note(w.rows, us); !n.empty()) t.notes.push_back(n);
+  if (flops) {
+    std::set<std::string> peaks;
+    for (const auto& r : w.rows)
+      if (r.mfu && (!r.facts.peak_basis.empty() || r.facts.peak_tflops))
+        peaks.insert((r.facts.peak_basis.empty() ? "the dense peak for the precision" : r.facts.peak_basis) +
+                     (r.facts.peak_tflops ? fmt::format(", {:g} TFLOP/s", *r.facts.peak_tflops) : ""));
+    for (const auto& p : peaks) t.notes.push_back("MFU = achieved TFLOP/s / " + p);
+  }
+  add_fact_notes(t, w.rows, us);
+  return t;
+}
+
+Table strong_tab(const StrongTable& s) {
+  const std::string u = unit_word(s.key), us = u + "s";
+  std::vector<Col<StrongRow>> cols = {
+      {{"world_size", us, "", fmtcol::plain()},
+       [](const StrongRow& r) { return Value(static_cast<long long>(r.world_size)); }},
+      {{"nodes", "nodes", "", fmtcol::plain()},
+       [](const StrongRow& r) { return Value(static_cast<long long>(r.nodes)); }},
+      {{"batch_per_rank", "batch/" + u, "examples", fmtcol::plain()},
+       [](const StrongRow& r) { return Value(r.batch_per_rank); }},
+      {{"step_s", "time/step s", "s", fmtcol::fixed(4)}, [](const StrongRow& r) { return Value(r.step_s); }},
+      {{"speedup", "speedup", "ratio", fmtcol::times()}, [](const StrongRow& r) { return Value(r.speedup); }},
+      {{"efficiency", "efficiency", "fraction", fmtcol::percent()},
+       [](const StrongRow& r) { return Value(r.efficiency); }},
+      {{"aggregate_ex_s", "aggregate ex/s", "ex/s", fmtcol::fixed(1)},
+       [](const StrongRow& r) { return Value(r.aggregate_ex_s); }},
+      {{"ddp_overhead", "DDP overhead vs no-DDP", "fraction", fmtcol::percent()},
+       [](const StrongRow& r) { return opt(r.ddp_overhead); }},
+      {{"exposed_comm", "exposed comm", "fraction", fmtcol::percent()},
+       [](const StrongRow& r) { return opt(r.exposed_comm); }},
+      {{"other_ddp_overhead", "other DDP overhead", "fraction", fmtcol::percent()},
+       [](const StrongRow& r) { return opt(r.other_overhead); }},
+  };
+  add_fact_columns(cols, s.rows);
+  cols.push_back(
+      {{"p5_s", "p5 s/iter", "s", fmtcol::fixed(4), false}, [](const StrongRow& r) { return Value(r.p5_s); }});
+  cols.push_back(
+      {{"p95_s", "p95 s/iter", "s", fmtcol::fixed(4), false}, [](const StrongRow& r) { return Value(r.p95_s); }});
+  auto ctx = key_context(s.key);
+  ctx.emplace_back("global_batch", s.global_batch);
+  Table t = make_table(
+      "strong",
+      fmt::format("Strong scaling: {}, {}, {}, global batch {}, {}x{} images", s.key.model, s.key.setup_label(),
+                  s.key.device, with_thousands(s.global_batch), s.key.image_size, s.key.image_size),
+      std::move(ctx), cols, s.rows);
+  const int n0 = s.rows.front().world_size;
+  t.notes.push_back(
+      fmt::format("speedup = t({}) / t(N){}; efficiency = speedup / N; time/step at p50; DDP overhead "
+                  "vs no-DDP against the no-DDP row of the same batch per {}",
+                  n0, n0 == 1 ? "" : fmt::format(" x {}", n0), u));
+  t.notes.push_back(overhead_split_note(!s.breakdown.empty()));
+  if (const auto n = negative_other_note(s.rows, us); !n.empty()) t.notes.push_back(n);
+  add_fact_notes(t, s.rows, us);
+  return t;
+}
+
+// Milliseconds of a breakdown component, missing when the row has no breakdown.
+Value component_ms(const BreakdownRow& b, Phase phase) {
+  if (!b.mean_s) return {};
+  return Value((*b.mean_s)[static_cast<size_t>(phase)] * 1e3);
+}
+
+Table breakdown_tab(const std::vector<BreakdownRow>& rows, const ConfigKey& key, const std::string& what) {
+  const std::string u = unit_word(key), us = u + "s";
+  std::vector<Col<BreakdownRow>> cols = {
+      {{"run", "run", "", fmtcol::plain()},
+       [](const BreakdownRow& r) { return Value(std::string(r.ddp ? "DDP" : "no DDP")); }},
+      {{"world_size", us, "", fmtcol::plain()},
+       [](const BreakdownRow& r) { return Value(static_cast<long long>(r.world_size)); }},
+  };
+  if (key.scaling == "strong")
+    cols.push_back({{"batch_per_rank", "batch/" + u, "examples", fmtcol::plain()},
+                    [](const BreakdownRow& r) { return Value(r.batch_per_rank); }});
+  const std::vector<std::pair<Phase, const char*>> comps = {{Phase::forward, "forward"},
+                                                            {Phase::backward_compute, "bwd compute"},
+                                                            {Phase::backward_comm, "bwd comm"},
+                                                            {Phase::overlap, "overlap"},
+                                                            {Phase::exposed_comm, "exposed comm"},
+                                                            {Phase::optimizer, "optimizer"},
+                                                            {Phase::other, "other"},
+                                                            {Phase::step, "step"}};
+  for (const auto& [phase, header] : comps) {
+    std::string k = phase_key(phase);
+    k.replace(k.size() - 2, 2, "_ms");  // forward_s -> forward_ms
+    cols.push_back({{k, std::string(header) + " ms", "ms", fmtcol::fixed(2)},
+                    [phase = phase](const BreakdownRow& r) { return component_ms(r, phase); }});
+  }
+  cols.push_back({{"buckets", "buckets", "", fmtcol::plain()}, [](const BreakdownRow& r) -> Value {
+                    if (!r.buckets) return {};
+                    return Value(static_cast<long long>(std::llround(*r.buckets)));
+                  }});
+  cols.push_back({{"allreduce_mib_per_step", "allreduce MiB/step", "MiB", fmtcol::fixed(1)}, [](const BreakdownRow& r) {
+                    return r.allreduce_bytes_per_step ? Value(*r.allreduce_bytes_per_step / (1024.0 * 1024.0))
+                                                      : Value();
+                  }});
+  cols.push_back({{"effective_busbw_gbps", "eff. busbw GB/s", "GB/s", fmtcol::fixed(3)},
+                  [](const BreakdownRow& r) { return opt(r.effective_busbw_gbps); }});
+  Table t = make_table("breakdown", "Step breakdown: " + what, key_context(key), cols, rows);
+  t.notes.push_back(
+      "mean over ranks of each rank's mean time per step; forward + bwd compute + exposed comm + optimizer + other = "
+      "step; exposed comm = bwd comm - overlap (docs/METHODOLOGY.md, \"Where the time goes\"); allreduce MiB/step = "
+      "gradient bytes per step / 2^20; eff. busbw = those bytes / bwd comm time x 2(n-1)/n, as run recorded it");
+  // How the rows measured it, once per distinct note ("no DDP: ...", "DDP: ...").
+  std::vector<std::string> seen;
+  for (const auto& r : rows) {
+    if (r.note.empty()) continue;
+    std::string line = fmt::format("{}: {}", r.ddp ? "DDP" : "no DDP", r.note);
+    if (std::find(seen.begin(), seen.end(), line) == seen.end()) seen.push_back(std::move(line));
+  }
+  t.notes.insert(t.notes.end(), seen.begin(), seen.end());
+  return t;
+}
+
+Table impact_tab(const ImpactTable& m) {
+  const ConfigKey& k = m.key;
+  const std::string u = unit_word(k);
+  const std::vector<Col<ImpactRow>> cols = {
+      {{"technique", "technique", "", fmtcol::plain()}, [](const ImpactRow& r) { return Value(r.technique); }},
+      {{"step_ms", "step p50 ms", "ms", fmtcol::fixed(2)}, [](const ImpactRow& r) { return Value(r.step_s * 1e3); }},
+      {{"speedup", "speedup", "ratio", fmtcol::times()}, [](const ImpactRow& r) { return opt(r.speedup); }},
+      {{"exposed_comm_ms", "exposed comm ms", "ms", fmtcol::fixed(2)},
+       [](const ImpactRow& r) { return r.exposed_comm_s ? Value(*r.exposed_comm_s * 1e3) : Value(); }},
+      {{"exposed_change_ms", "exposed comm change ms", "ms", fmtcol::fixed(2)},
+       [](const ImpactRow& r) { return r.exposed_change_s ? Value(*r.exposed_change_s * 1e3) : Value(); }},
+      {{"exposed_change", "exposed comm change", "fraction", fmtcol::percent()},
+       [](const ImpactRow& r) { return opt(r.exposed_change); }},
+      {{"aggregate_ex_s", "aggregate ex/s", "ex/s", fmtcol::fixed(1)},
+       [](const ImpactRow& r) { return Value(r.aggregate_ex_s); }},
+  };
+  auto ctx = key_context(k);
+  ctx.emplace_back("batch_per_rank", k.batch_per_rank);
+  ctx.emplace_back("world_size", static_cast<long long>(k.world_size));
+  Table t = make_table("impact",
+                       fmt::format("Optimization impact: {}, {}, {}, batch {} per {}, {}x{} images, DDP on {} {}s",
+                                   k.model, k.setup_label(), k.device, with_thousands(k.batch_per_rank), u,
+                                   k.image_size, k.image_size, k.world_size, u),
+                       std::move(ctx), cols, m.rows);
+  t.notes.push_back(
+      "measured rows only; baseline = the run with every DDP knob at PyTorch's default (bucket cap 25 MiB, first "
+      "bucket "
+      "1 MiB, buffer broadcast, no gradient as bucket view, no static graph, no find unused parameters, no comm hook, "
+      "grad accum 1); speedup = aggregate ex/s / the baseline's (= t_base / t at p50 when both accumulate as many "
+      "micro-steps); exposed comm = breakdown mean over ranks per optimizer step; change = exposed comm - the "
+      "baseline's, and as a fraction of the baseline's");
+  if (!m.has_baseline)
+    t.notes.push_back(
+        fmt::format("no plain run (every DDP knob at its default) on {} {}s of this configuration, so no "
+                    "speedup or change: measure one with the variants (e.g. add 25 to --bucket-cap-mb, "
+                    "none to --comm-hook)",
+                    k.world_size, u));
+  return t;
+}
+
+// "resnet50, CPU (...), batch 32 per rank, 64x64 images" (a strategy group's key: precision varies).
+std::string strategy_what(const ConfigKey& k) {
+  const std::string u = unit_word(k);
+  const std::string batch = k.scaling == "weak" ? fmt::format("batch {} per {}", with_thousands(k.batch_per_rank), u)
+                                                : fmt::format("global batch {}", with_thousands(k.global_batch));
+  return fmt::format("{}, {}, {} scaling, {}, {}x{} images", k.model, k.device, k.scaling, batch, k.image_size,
+                     k.image_size);
+}
+
+std::vector<std::pair<std::string, Value>> strategy_context(const ConfigKey& k) {
+  return {{"device", k.device},
+          {"model", k.model},
+          {"image_size", static_cast<long long>(k.image_size)},
+          {"scaling", k.scaling},
+          {"batch_per_rank", k.scaling == "weak" ? Value(k.batch_per_rank) : Value()}};
+}
+
+Table strategy_tab(const StrategyTable& m) {
+  const std::string u = unit_word(m.key), us = u + "s";
+  const bool gpu = std::any_of(m.rows.begin(), m.rows.end(),
+                               [](const StrategyRow& r) { return r.peak_allocated_bytes.has_value(); });
+  std::vector<Col<StrategyRow>> cols = {
+      {{"world_size", us, "", fmtcol::plain()},
+       [](const StrategyRow& r) { return Value(static_cast<long long>(r.world_size)); }},
+      {{"strategy", "strategy", "", fmtcol::plain()}, [](const StrategyRow& r) { return Value(r.strategy); }},
+      {{"activation_checkpointing", "act. ckpt", "", fmtcol::plain()},
+       [](const StrategyRow& r) { return Value(std::string(r.activation_checkpointing ? "on" : "off")); }},
+      {{"precision", "precision", "", fmtcol::plain()}, [](const StrategyRow& r) { return Value(r.precision); }},
+      {{"aggregate_ex_s", "throughput ex/s", "ex/s", fmtcol::fixed(1)},
+       [](const StrategyRow& r) { return Value(r.aggregate_ex_s); }},
+      {{"efficiency", "efficiency", "fraction", fmtcol::percent()},
+       [](const StrategyRow& r) { return opt(r.efficiency); }},
+      {{"step_ms", "step p50 ms", "ms", fmtcol::fixed(2)}, [](const StrategyRow& r) { return Value(r.step_s * 1e3); }},
+      {{"exposed_comm", "exposed comm", "fraction", fmtcol::percent()},
+       [](const StrategyRow& r) { return opt(r.exposed_comm); }},
+  };
+  if (gpu) {
+    cols.push_back({{"peak_allocated_bytes", "peak allocated/" + u, "bytes", fmtcol::bytes()},
+                    [](const StrategyRow& r) { return opt(r.peak_allocated_bytes); }});
+    cols.push_back({{"peak_reserved_bytes", "peak reserved/" + u, "bytes", fmtcol::bytes()},
+                    [](const StrategyRow& r) { return opt(r.peak_reserved_bytes); }});
+  }
+  cols.push_back({{"peak_rss_bytes", "peak RSS/" + u, "bytes", fmtcol::bytes(), !gpu},
+                  [](const StrategyRow& r) { return opt(r.peak_rss_bytes); }});
+  cols.push_back({{"model_state_bytes", "model state/" + u, "bytes", fmtcol::bytes()},
+                  [](const StrategyRow& r) { return opt(r.model_state_bytes); }});
+  Table t =
+      make_table("strategy", "Strategy comparison: " + strategy_what(m.key), strategy_context(m.key), cols, m.rows);
+  t.notes.push_back(fmt::format(
+      "measured rows only; throughput = {} x batch per {} x grad accum / step p50; efficiency = throughput / ({} x "
+      "the throughput of the same strategy, checkpointing and precision on 1 {}, else of the no-DDP row of that "
+      "precision and batch); exposed comm = breakdown mean over ranks / step",
+      us, u, us, u));
+  t.notes.push_back(fmt::format(
+      "peak memory = max over {} of each {}'s peak over the measured steps: {}; model state = parameters + gradients "
+      "+ optimizer state that {} 0 holds between steps, counted from the tensors",
+      us, u,
+      gpu ? "the CUDA caching allocator's allocated and reserved bytes"
+          : "the process's peak RSS (VmHWM), which also "
+            "counts libraries and allocator caches",
+      u));
+  return t;
+}
+
+Table memory_tab(const MemoryTable& m) {
+  const std::string u = unit_word(m.key), us = u + "s";
+  const std::vector<Col<MemoryRow>> cols = {
+      {{"world_size", us, "", fmtcol::plain()},
+       [](const MemoryRow& r) { return Value(static_cast<long long>(r.world_size)); }},
+      {{"technique", "technique", "", fmtcol::plain()}, [](const MemoryRow& r) { return Value(r.technique); }},
+      {{"peak_bytes", m.peak_kind + "/" + u, "bytes", fmtcol::bytes()},
+       [](const MemoryRow& r) { return Value(r.peak_bytes); }},
+      {{"baseline_peak_bytes", "fp32 DDP", "bytes", fmtcol::bytes()},
+       [](const MemoryRow& r) { return Value(r.baseline_peak_bytes); }},
+      {{"saved_bytes", "memory saved", "bytes", fmtcol::bytes()},
+       [](const MemoryRow& r) { return Value(r.saved_bytes); }},
+      {{"saved", "saved", "fraction", fmtcol::percent()}, [](const MemoryRow& r) { return Value(r.saved); }},
+      {{"step_ms", "step p50 ms", "ms", fmtcol::fixed(2)}, [](const MemoryRow& r) { return Value(r.step_s * 1e3); }},
+      {{"baseline_step_ms", "fp32 DDP ms", "ms", fmtcol::fixed(2)},
+       [](const MemoryRow& r) { return Value(r.baseline_step_s * 1e3); }},
+      {{"time_paid", "time paid", "fraction", fmtcol::percent()},
+       [](const MemoryRow& r) { return Value(r.time_paid); }},
+      {{"model_state_bytes", "model state/" + u, "bytes", fmtcol::bytes()},
+       [](const MemoryRow& r) { return opt(r.model_state_bytes); }},
+      {{"baseline_model_state_bytes", "fp32 DDP model state", "bytes", fmtcol::bytes(), false},
+       [](const MemoryRow& r) { return opt(r.baseline_model_state_bytes); }},
+  };
+  Table t = make_table("memory", "Memory optimization (measured): " + strategy_what(m.key), strategy_context(m.key),
+                       cols, m.rows);
+  t.notes.push_back(fmt::format(
+      "each technique against the fp32 DDP row (no checkpointing) of the same model, {} and batch in these files; "
+      "saved = fp32 DDP {} - the technique's, and as a fraction of fp32 DDP's (negative: it costs memory); time paid = "
+      "step p50 / fp32 DDP's step p50 - 1 (negative: faster)",
+      us, m.peak_kind));
+  if (m.peak_kind == "peak RSS")
+    t.notes.push_back(
+        "on CPUs the peak is the process's resident set (VmHWM): an upper bound on the model's memory "
+        "that also counts libraries and freed memory the allocator keeps, so savings look smaller than "
+        "on a GPU");
+  return t;
+}
+
+Table inference_tab(const InferenceTable& m) {
+  const std::string u = unit_word(m.key), us = u + "s";
+  const std::vector<Col<InferenceRow>> cols = {
+      {{"world_size", us, "", fmtcol::plain()},
+       [](const InferenceRow& r) { return Value(static_cast<long long>(r.world_size)); }},
+      {{"aggregate_ex_s", "throughput ex/s", "ex/s", fmtcol::fixed(1)},
+       [](const InferenceRow& r) { return Value(r.aggregate_ex_s); }},
+      {{"p50_ms", "latency p50 ms", "ms", fmtcol::fixed(2)},
+       [](const InferenceRow& r) { return Value(r.p50_s * 1e3); }},
+      {{"p95_ms", "latency p95 ms", "ms", fmtcol::fixed(2)},
+       [](const InferenceRow& r) { return Value(r.p95_s * 1e3); }},
+      {{"peak_memory_bytes", "peak memory/" + u, "bytes", fmtcol::bytes()},
+       [](const InferenceRow& r) { return opt(r.peak_memory_bytes); }},
+  };
+  auto ctx = key_context(m.key);
+  ctx.emplace_back("batch_per_rank", m.key.batch_per_rank);
+  Table t = make_table("inference",
+                       fmt::format("Inference (forward only, no DDP): {}, {}, {}, batch {} per {}, {}x{} images",
+                                   m.key.model, m.key.setup_label(), m.key.device, with_thousands(m.key.batch_per_rank),
+                                   u, m.key.image_size, m.key.image_size),
+                       std::move(ctx), cols, m.rows);
+  t.notes.push_back(
+      fmt::format("every {} of a group runs forward passes of its own batch at the same time (no_grad, "
+                  "eval mode, autocast for bf16/fp16); throughput = {} x batch / p50; latency = the "
+                  "per-batch forward time, pooled over the {}",
+                  u, us, us));
+  return t;
+}
+
+Table comparison_tab(const Comparison& c) {
+  // Long form: one line per (configuration, group), so CSV and JSON stay one column per quantity.
+  struct Line {
+    const ComparisonRow* row;
+    size_t group;
+  };
+  std::vector<Line> lines;
+  for (const auto& row : c.rows)
+    for (size_t g = 0; g < row.per_gpu_ex_s.size(); ++g)
+      if (row.per_gpu_ex_s[g]) lines.push_back({&row, g});
+  const std::string u = c.unit;
+  const std::vector<Col<Line>> cols = {
+      {{"model", "model", "", fmtcol::plain()}, [](const Line& l) { return Value(l.row->key.model); }},
+      {{"setup", "setup", "", fmtcol::plain()}, [](const Line& l) { return Value(l.row->key.setup_label()); }},
+      {{"image_size", "image", "px", fmtcol::plain()},
+       [](const Line& l) { return Value(static_cast<long long>(l.row->key.image_size)); }},
+      {{"scaling", "scaling", "", fmtcol::plain()}, [](const Line& l) { return Value(l.row->key.scaling); }},
+      {{"batch_per_rank", "batch/" + u, "examples", fmtcol::plain()},
+       [](const Line& l) { return Value(l.row->key.batch_per_rank); }},
+      {{"world_size", u + "s", "", fmtcol::plain()},
+       [](const Line& l) { return Value(static_cast<long long>(l.row->key.world_size)); }},
+      {{"group", c.by, "", fmtcol::plain()}, [&c](const Line& l) { return Value(c.groups[l.group]); }},
+      {{"per_rank_ex_s", "per-" + u + " ex/s", "ex/s", fmtcol::fixed(1)},
+       [](const Line& l) { return opt(l.row->per_gpu_ex_s[l.group]); }},
+      {{"ratio", "ratio", "ratio", fmtcol::times()}, [](const Line& l) { return opt(l.row->ratio[l.group]); }},
+  };
+  return make_table("comparison",
+                    fmt::format("Per-{} throughput by {} (ratio to the first {} with a value)", u, c.by, c.by), {},
+                    cols, lines);
+}
+
+Table cost_tab(const CostTable& c) {
+  const std::string u = unit_word(c.key), us = u + "s";
+  const std::vector<Col<CostRow>> cols = {
+      {{"world_size", us, "", fmtcol::plain()},
+       [](const CostRow& r) { return Value(static_cast<long long>(r.world_size)); }},
+      {{"aggregate_ex_s", "aggregate ex/s", "ex/s", fmtcol::fixed(1)},
+       [](const CostRow& r) { return Value(r.aggregate_ex_s); }},
+      {{"usd_per_million", "USD per 1M samples", "USD", fmtcol::fixed(4)},
+       [](const CostRow& r) { return Value(r.usd_per_million); }},
+      {{"hours", "time h", "h", fmtcol::sig3()}, [](const CostRow& r) { return Value(r.hours); }},
+      {{"usd", "cost USD", "USD", fmtcol::fixed(2)}, [](const CostRow& r) { return Value(r.usd); }},
+  };
+  const bool weak = c.key.scaling == "weak";
+  auto ctx = key_context(c.key);
+  ctx.emplace_back(weak ? "batch_per_rank" : "global_batch", c.batch);
+  Table t = make_table(
+      "cost",
+      fmt::format("Cost: {}, {}, {}, {}x{} images, {} scaling, {} {}; {:.2f} USD per {}-hour, {} epochs of {} samples",
+                  c.key.model, c.key.setup_label(), c.key.device, c.key.image_size, c.key.image_size, c.key.scaling,
+                  weak ? "batch per " + u : "global batch", with_thousands(c.batch), c.gpu_hour_usd, u, c.epochs,
+                  with_thousands(c.dataset_size)),
+      std::move(ctx), cols, c.rows);
+  const auto best =
+      std::find_if(c.rows.begin(), c.rows.end(), [&](const CostRow& x) { return x.world_size == c.best_world_size; });
+  t.notes.push_back(fmt::format("Most cost-efficient: {} {}(s), {:.4f} USD per 1M samples", c.best_world_size, u,
+                                best->usd_per_million));
+  return t;
+}
+
+// ---- cluster validation tables (schema 1.6)
+
+Value num_or_na(const std::optional<double>& v, double scale = 1) { return v ? Value(*v * scale) : Value(); }
+
+// "1 of 4 (hw_thermal_slowdown, sw_thermal_slowdown)", "0 of 4".
+std::string throttled_words(const TelemetryRowSummary& t) {
+  std::string s = fmt::format("{} of {}", t.throttled_ranks, t.gpu_ranks);
+  if (!t.throttle_reasons.empty()) s += fmt::format(" ({})", fmt::join(t.throttle_reasons, ", "));
+  return s;
+}
+
+// The one note that says the GPU metrics were unavailable, with the reasons, for `rows`.
+std::optional<std::string> unavailable_note(const std::vector<std::pair<std::string, TelemetryRowSummary>>& rows) {
+  std::set<std::string> why;
+  int ranks = 0, all = 0;
+  for (const auto& [label, t] : rows) {
+    why.insert(t.gpu_unavailable.begin(), t.gpu_unavailable.end());
+    ranks += t.ranks - t.gpu_ranks;
+    all += t.ranks;
+  }
+  if (why.empty()) return std::nullopt;
+  return fmt::format(
+      "GPU metrics unavailable{}: {}",
+      ranks == all ? " (every rank; host metrics only)" : fmt::format(" on {} of {} rank samples", ranks, all),
+      fmt::join(why, "; "));
+}
+
+// Telemetry codes of row warnings, in words under the telemetry and burn-in tables.
+bool telemetry_code(const std::string& c) {
+  return c == "low_gpu_util" || c == "gpu_throttled" || c == "throughput_drift";
+}
+
+Table telemetry_tab(const ClusterFile& c) {
+  using Line = std::pair<const BenchResult*, TelemetryRowSummary>;
+  std::vector<Line> lines;
+  std::vector<std::pair<std::string, TelemetryRowSummary>> for_note;
+  for (const auto& r : c.rows) {
+    auto t = summarize_telemetry(r);
+    if (t.ranks == 0) continue;
+    for_note.emplace_back(r.label, t);
+    lines.emplace_back(&r, std::move(t));
+  }
+  const bool gpu = std::any_of(lines.begin(), lines.end(), [](const Line& l) { return l.second.gpu_ranks > 0; });
+  std::vector<Col<Line>> cols = {
+      {{"model", "model", "", fmtcol::plain()}, [](const Line& l) { return Value(l.first->model); }},
+      {{"run", "run", "", fmtcol::plain()}, [](const Line& l) { return Value(l.first->label); }},
+      {{"batch_per_rank", "batch/rank", "examples", fmtcol::plain()},
+       [](const Line& l) { return Value(l.first->batch_per_rank); }},
+      {{"ranks", "ranks", "", fmtcol::plain()},
+       [](const Line& l) { return Value(static_cast<long long>(l.second.ranks)); }},
+  };
+  if (gpu) {
+    cols.push_back({{"min_sm_util_pct", "min SM util %", "%", fmtcol::fixed(1)},
+                    [](const Line& l) { return num_or_na(l.second.min_sm_util_pct); }});
+    cols.push_back({{"max_temperature_c", "max temp C", "C", fmtcol::fixed(0)},
+                    [](const Line& l) { return num_or_na(l.second.max_temperature_c); }});
+    cols.push_back({{"min_sm_clock_mhz", "min SM clock MHz", "MHz", fmtcol::fixed(0)},
+                    [](const Line& l) { return num_or_na(l.second.min_sm_clock_mhz); }});
+    cols.push_back({{"max_power_w", "max power W", "W", fmtcol::fixed(0)},
+                    [](const Line& l) { return num_or_na(l.second.max_power_w); }});
+    cols.push_back({{"throttled", "throttled ranks", "", fmtcol::plain()}, [](const Line& l) -> Value {
+                      if (l.second.gpu_ranks == 0) return {};
+                      return throttled_words(l.second);
+                    }});
+  }
+  cols.push_back({{"mean_cpu_util_pct", "CPU util %", "%", fmtcol::fixed(1)},
+                  [](const Line& l) { return num_or_na(l.second.mean_cpu_util_pct); }});
+  cols.push_back({{"max_peak_rss_bytes", "peak RSS", "bytes", fmtcol::bytes()},
+                  [](const Line& l) { return num_or_na(l.second.max_peak_rss_bytes); }});
+  cols.push_back({{"net_rx_mb_s", "net rx MB/s", "MB/s", fmtcol::fixed(2)},
+                  [](const Line& l) { return num_or_na(l.second.mean_net_rx_bytes_per_s, 1e-6); }});
+  cols.push_back({{"net_tx_mb_s", "net tx MB/s", "MB/s", fmtcol::fixed(2)},
+                  [](const Line& l) { return num_or_na(l.second.mean_net_tx_bytes_per_s, 1e-6); }});
+  Table t = make_table("telemetry", fmt::format("Telemetry during the measured iterations: {}, {}", c.device, c.source),
+                       {{"device", c.device}, {"source", c.source}}, cols, lines);
+  t.notes.push_back(
+      std::string(
+          gpu ? "min SM util = lowest over ranks of each rank's mean SM utilization (NVML: a kernel was running, "
+                "not how full the SMs were); max temp, max power: highest sample of any rank; min SM clock: "
+                "lowest sample of any rank; throttled ranks: ranks with a clock-event reason in some sample; "
+              : "") +
+      "CPU util = mean over ranks of each rank's process CPU time / wall time (> 100% with several threads); peak RSS "
+      "= "
+      "largest over ranks; net MB/s (1e6 bytes/s) = mean over ranks on the process group's interface");
+  if (const auto n = unavailable_note(for_note)) t.notes.push_back(*n);
+  for (const auto& [r, sum] : lines)
+    for (const auto& w : r->warnings)
+      if (telemetry_code(w.code) && w.code != "throughput_drift")
+        t.notes.push_back(fmt::format("{} {}: {}: {}", r->model, r->label, w.code, w.message));
+  return t;
+}
+
+Table straggler_tab(const nlohmann::json& e) {
+  std::vector<nlohmann::json> ranks(e["ranks"].begin(), e["ranks"].end());
+  const auto ms = [](const char* key) {
+    return [key](const nlohmann::json& x) { return num_or_na(json_num_opt(x, key), 1e3); };
+  };
+  const std::vector<Col<nlohmann::json>> cols = {
+      {{"rank", "rank", "", fmtcol::plain()}, [](const nlohmann::json& x) { return Value(int_at(x, "rank")); }},
+      {{"host", "host", "", fmtcol::plain()}, [](const nlohmann::json& x) { return Value(json_str_or(x, "host")); }},
+      {{"local_rank", "local rank", "", fmtcol::plain()},
+       [](const nlohmann::json& x) { return Value(int_at(x, "local_rank")); }},
+      {{"gpu_index", "GPU", "", fmtcol::plain()},
+       [](const nlohmann::json& x) -> Value {
+         const long long g = int_at(x, "gpu_index");
+         return g < 0 ? Value(std::string("cpu")) : Value(g);
+       }},
+      {{"gpu_uuid", "UUID", "", fmtcol::plain()},
+       [](const nlohmann::json& x) { return Value(json_str_or(x, "gpu_uuid")); }},
+      {{"bus_id", "bus id", "", fmtcol::plain()},
+       [](const nlohmann::json& x) { return Value(json_str_or(x, "bus_id")); }},
+      {{"compute_step_ms", "compute-only step ms", "ms", fmtcol::fixed(2)}, ms("compute_step_s")},
+      {{"ddp_step_ms", "DDP step ms", "ms", fmtcol::fixed(2)}, ms("ddp_step_s")},
+      {{"comm_wait_ms", "comm wait ms", "ms", fmtcol::fixed(2)}, ms("comm_wait_s")},
+      {{"score", "score", "ratio", fmtcol::fixed(3)},
+       [](const nlohmann::json& x) { return num_or_na(json_num_opt(x, "score")); }},
+      {{"straggler", "straggler", "", fmtcol::plain()},
+       [](const nlohmann::json& x) { return Value(std::string(json_true(x, "straggler") ? "STRAGGLER" : "")); }},
+  };
+  const double thr = json_num_opt(e, "threshold").value_or(0.95);
+  Table t = make_table(
+      "stragglers", fmt::format("Per-rank step times and straggler score: {} (threshold {:g})", straggler_what(e), thr),
+      {{"model", json_str_or(e, "model")}, {"batch_per_rank", int_at(e, "batch_per_rank")}}, cols, ranks);
+  t.notes.push_back(fmt::format(
+      "score = the fastest rank's compute-only step / this rank's (1 = fastest; NVIDIA's resiliency extension), "
+      "compute-only step = p50 of the rank's own steps without DDP, all ranks at the same time; DDP step = p50 in the "
+      "largest DDP group; comm wait = mean exposed communication per step there; straggler: score < {:g}",
+      thr));
+  if (const auto n = json_str_or(e, "note"); !n.empty()) t.notes.push_back(n);
+  return t;
+}
+
+// One line per rank of a row with telemetry: the rank and its sampled object.
+struct RankTel {
+  int rank = 0;
+  std::string host;
+  const nlohmann::json* s = nullptr;
+};
+
+Table rank_telemetry_tab(const BenchResult& r, const std::string& device) {
+  std::vector<RankTel> lines;
+  for (const auto& rk : r.ranks)
+    if (const auto* s = sampled_telemetry(rk)) lines.push_back({rk.rank, rk.host, s});
+  const bool gpu = std::any_of(lines.begin(), lines.end(), [](const RankTel& l) { return gpu_available(*l.s); });
+  const auto at = [](std::initializer_list<const char*> path, double scale = 1) {
+    std::vector<const char*> p(path);
+    return [p, scale](const RankTel& l) -> Value {
+      const nlohmann::json* j = l.s;
+      for (size_t i = 0; i < p.size(); ++i) {
+        if (!j->is_object() || !j->contains(p[i])) return {};
+        j = &(*j)[p[i]];
+      }
+      if (!j->is_number()) return {};
+      return Value(j->get<double>() * scale);
+    };
+  };
+  std::vector<Col<RankTel>> cols = {
+      {{"rank", "rank", "", fmtcol::plain()}, [](const RankTel& l) { return Value(static_cast<long long>(l.rank)); }},
+      {{"host", "host", "", fmtcol::plain()}, [](const RankTel& l) { return Value(l.host); }},
+  };
+  if (gpu) {
+    cols.push_back({{"gpu_index", "GPU", "", fmtcol::plain()}, [](const RankTel& l) -> Value {
+                      if (!gpu_available(*l.s)) return {};
+                      return Value(int_at((*l.s)["gpu"], "index"));
+                    }});
+    cols.push_back({{"mean_sm_util_pct", "SM util %", "%", fmtcol::fixed(1)}, at({"gpu", "sm_util_pct", "mean"})});
+    cols.push_back(
+        {{"mean_sm_clock_mhz", "SM clock MHz", "MHz", fmtcol::fixed(0)}, at({"gpu", "sm_clock_mhz", "mean"})});
+    cols.push_back({{"max_temperature_c", "max temp C", "C", fmtcol::fixed(0)}, at({"gpu", "temperature_c", "max"})});
+    cols.push_back({{"throttled", "throttled", "", fmtcol::plain()}, [](const RankTel& l) -> Value {
+                      if (!gpu_available(*l.s)) return {};
+                      const auto& g = (*l.s)["gpu"];
+                      const double f = json_num_opt(g, "throttled_fraction").value_or(0);
+                      std::vector<std::string> why;
+                      if (g.contains("throttle_reasons") && g["throttle_reasons"].is_array())
+                        for (const auto& x : g["throttle_reasons"])
+                          if (x.is_string()) why.push_back(x.get<std::string>());
+                      if (f <= 0 && why.empty()) return std::string("no");
+                      return fmt::format("{:.0f}% ({})", f * 100, fmt::join(why, ", "));
+                    }});
+  }
+  cols.push_back({{"mean_cpu_util_pct", "CPU util %", "%", fmtcol::fixed(1)}, at({"host", "cpu_util_pct", "mean"})});
+  cols.push_back(
+      {{"net_rx_mb_s", "net rx MB/s", "MB/s", fmtcol::fixed(2)}, at({"host", "net", "rx_bytes_per_s", "mean"}, 1e-6)});
+  cols.push_back(
+      {{"net_tx_mb_s", "net tx MB/s", "MB/s", fmtcol::fixed(2)}, at({"host", "net", "tx_bytes_per_s", "mean"}, 1e-6)});
+  Table t = make_table("rank_telemetry",
+                       fmt::format("Per-rank telemetry: {}, {}, batch {} per rank, {} {}", r.model, r.label,
+                                   r.batch_per_rank, device, r.ddp ? "(largest DDP group)" : "(no DDP)"),
+                       {{"model", r.model}, {"device", device}, {"world_size", static_cast<long long>(r.world_size)}},
+                       cols, lines);
+  t.notes.push_back(
+      "each rank's mean over its samples (max temp: its highest sample; throttled: share of samples with "
+      "a clock-event reason, and the reasons seen)");
+  return t;
+}
+
+// Percentile of a few numbers (core/stats/stats), for the burn-in's min/median/max over ranks.
+Table burn_in_tab(const BenchResult& r, const std::string& device) {
+  const auto& b = r.burn_in;
+  const double window = json_num_opt(b, "window_s").value_or(0);
+  std::vector<std::pair<long long, std::vector<double>>> per_rank;  // rank, ex/s per window
+  if (b.contains("per_rank") && b["per_rank"].is_array())
+    for (const auto& x : b["per_rank"]) {
+      std::vector<double> v;
+      if (x.contains("ex_per_s") && x["ex_per_s"].is_array())
+        for (const auto& y : x["ex_per_s"]) v.push_back(y.is_number() ? y.get<double>() : NAN);
+      per_rank.emplace_back(int_at(x, "rank"), std::move(v));
+    }
+  size_t windows = 0;
+  for (const auto& [rk, v] : per_rank) windows = std::max(windows, v.size());
+  std::vector<size_t> idx(windows);
+  for (size_t i = 0; i < windows; ++i) idx[i] = i;
+  const bool many = per_rank.size() > kBurnInRankColumns;
+  std::vector<Col<size_t>> cols = {
+      {{"window", "window", "", fmtcol::plain()}, [](size_t i) { return Value(static_cast<long long>(i)); }},
+      {{"start_s", "start s", "s", fmtcol::fixed(0)},
+       [window](size_t i) { return Value(window * static_cast<double>(i)); }},
+  };
+  const auto at = [&per_rank](size_t k, size_t i) {
+    return i < per_rank[k].second.size() ? per_rank[k].second[i] : NAN;
+  };
+  if (!many) {
+    for (size_t k = 0; k < per_rank.size(); ++k)
+      cols.push_back({{fmt::format("rank{}_ex_s", per_rank[k].first), fmt::format("rank {} ex/s", per_rank[k].first),
+                       "ex/s", fmtcol::fixed(1)},
+                      [at, k](size_t i) {
+                        const double v = at(k, i);
+                        return std::isfinite(v) ? Value(v) : Value();
+                      }});
+  } else {
+    const auto over = [at, n = per_rank.size()](size_t i, double q) -> Value {
+      std::vector<double> v;
+      for (size_t k = 0; k < n; ++k)
+        if (std::isfinite(at(k, i))) v.push_back(at(k, i));
+      if (v.empty()) return {};
+      return Value(percentile(v, q));
+    };
+    cols.push_back({{"min_ex_s", "min ex/s", "ex/s", fmtcol::fixed(1)}, [over](size_t i) { return over(i, 0); }});
+    cols.push_back(
+        {{"median_ex_s", "median ex/s", "ex/s", fmtcol::fixed(1)}, [over](size_t i) { return over(i, 50); }});
+    cols.push_back({{"max_ex_s", "max ex/s", "ex/s", fmtcol::fixed(1)}, [over](size_t i) { return over(i, 100); }});
+  }
+  Table t = make_table(
+      "burn_in",
+      fmt::format("Burn-in: {}, {}, batch {} per rank, {}: ex/s per rank per {:g} s window over {:g} s", r.model,
+                  r.label, r.batch_per_rank, device, window, json_num_opt(b, "duration_s").value_or(0)),
+      {{"model", r.model}, {"device", device}, {"world_size", static_cast<long long>(r.world_size)}}, cols, idx);
+  const double thr = json_num_opt(b, "drift_threshold_pct").value_or(5);
+  std::vector<std::string> all;
+  std::vector<std::pair<double, std::string>> flagged;  // |change|, words
+  int n = 0;
+  if (b.contains("drift") && b["drift"].is_array())
+    for (const auto& d : b["drift"]) {
+      ++n;
+      const double change = json_num_opt(d, "change_pct").value_or(NAN);
+      const std::string s =
+          fmt::format("rank {} {:+.1f}% ({:.1f} -> {:.1f} ex/s)", int_at(d, "rank"), change,
+                      json_num_opt(d, "first_ex_per_s").value_or(NAN), json_num_opt(d, "last_ex_per_s").value_or(NAN));
+      all.push_back(s + (json_true(d, "flagged") ? " DRIFT" : ""));
+      if (json_true(d, "flagged")) flagged.emplace_back(std::isfinite(change) ? std::abs(change) : 0, s);
+    }
+  // Many ranks: the largest changes first, at most kBurnInRankColumns of them named.
+  std::stable_sort(flagged.begin(), flagged.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::vector<std::string> named;
+  for (size_t i = 0; i < flagged.size() && i < kBurnInRankColumns; ++i) named.push_back(flagged[i].second);
+  if (flagged.size() > named.size()) named.push_back(fmt::format("and {} more", flagged.size() - named.size()));
+  t.notes.push_back(fmt::format("drift = (last window - first window) / first window, flagged beyond +-{:g}%", thr));
+  if (n <= static_cast<int>(kBurnInRankColumns)) {
+    if (!all.empty()) t.notes.push_back(fmt::format("drift: {}", fmt::join(all, "; ")));
+  } else {
+    t.notes.push_back(flagged.empty() ? fmt::format("drift: all {} ranks within +-{:g}%", n, thr)
+                                      : fmt::format("drift flagged on {} of {} ranks, largest first: {}",
+                                                    flagged.size(), n, fmt::join(named, "; ")));
+  }
+  for (const auto& w : r.warnings)
+    if (w.code == "throughput_drift") t.notes.push_back(fmt::format("{}: {}", w.code, w.message));
+  return t;
+}
+
+// `comm --pairs`: the summary's table (core/analysis/pairs.hpp pairs_table: one line per pair, the
+// reference and the named slow nodes and links); a file without the summary gets the rows.
+Table pairs_tab(const ClusterFile& c) {
+  if (c.comm_pairs.is_object() && c.comm_pairs.contains("pairs") && c.comm_pairs.contains("participants")) {
+    Table t = pairs_table(c.comm_pairs);
+    t.title = fmt::format("Pair bandwidth (comm --pairs): {}, {}, {}", t.title, c.device, c.source);
+    return t;
+  }
+  std::vector<CommResult> rows = c.pair_rows;
+  const auto round_of = [](const CommResult& x) { return int_at(x.extra, "round"); };
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const CommResult& a, const CommResult& b) { return round_of(a) < round_of(b); });
+  const auto name = [](const CommResult& x, size_t i) -> std::string {
+    const auto& p = x.extra["pair"];
+    return p.is_array() && p.size() > i && p[i].is_string() ? p[i].get<std::string>() : "?";
+  };
+  const std::vector<Col<CommResult>> cols = {
+      {{"round", "round", "", fmtcol::plain()}, [&](const CommResult& x) { return Value(round_of(x)); }},
+      {{"host_a", "host A", "", fmtcol::plain()}, [&](const CommResult& x) { return Value(name(x, 0)); }},
+      {{"host_b", "host B", "", fmtcol::plain()}, [&](const CommResult& x) { return Value(name(x, 1)); }},
+      {{"collective", "collective", "", fmtcol::plain()},
+       [&](const CommResult& x) {
+         const std::string dir = json_str_or(x.extra, "direction");
+         if (dir == "a->b") return Value(x.collective + " A->B");
+         if (dir == "b->a") return Value(x.collective + " B->A");
+         return Value(x.collective);
+       }},
+      {{"size_bytes", "size", "bytes", fmtcol::bytes()}, [](const CommResult& x) { return Value(x.bytes); }},
+      {{"time_us", "time us", "us", fmtcol::fixed(1)}, [](const CommResult& x) { return Value(x.time_us); }},
+      {{"busbw_gbps", "GB/s", "GB/s", fmtcol::fixed(3)}, [](const CommResult& x) { return Value(x.busbw_gbps); }},
+  };
+  Table t = make_table("pairs", fmt::format("Pair bandwidth (comm --pairs): {}, {}", c.device, c.source),
+                       {{"device", c.device}, {"source", c.source}}, cols, rows);
+  t.notes.push_back(
+      "GB/s = busbw (1e9 bytes/s): sendrecv one direction at a time (bytes / receiver's time), "
+      "allreduce on the two ranks (busbw = algbw for 2 ranks); pairs of one round ran at the same time");
+  return t;
+}
+
+Table max_batch_tab(const ClusterFile& c) {
+  const auto& m = c.max_batch;
+  std::vector<nlohmann::json> trials;
+  if (m.contains("trials") && m["trials"].is_array()) trials.assign(m["trials"].begin(), m["trials"].end());
+  const std::vector<Col<nlohmann::json>> cols = {
+      {{"trial", "trial", "", fmtcol::plain()},
+       [&trials](const nlohmann::json& x) { return Value(static_cast<long long>(&x - trials.data()) + 1); }},
+      {{"batch", "batch/rank", "examples", fmtcol::plain()},
+       [](const nlohmann::json& x) { return Value(int_at(x, "batch")); }},
+      {{"fits", "fits", "", fmtcol::plain()},
+       [](const nlohmann::json& x) { return Value(std::string(json_true(x, "fits") ? "yes" : "no")); }},
+      {{"peak_memory_bytes", "peak memory", "bytes", fmtcol::bytes()},
+       [](const nlohmann::json& x) { return num_or_na(json_num_opt(x, "peak_memory_bytes")); }},
+      {{"seconds", "time s", "s", fmtcol::fixed(2)},
+       [](const nlohmann::json& x) { return num_or_na(json_num_opt(x, "seconds")); }},
+      {{"error", "error", "", fmtcol::plain()}, [](const nlohmann::json& x) { return Value(json_str_or(x, "error")); }},
+  };
+  Table t = make_table("max_batch",
+                       fmt::format("find-max-bs: {}, {}, {}, {}x{} images: trials in order",
+                                   json_str_or(m, "model", "?"), json_str_or(m, "precision", "?"),
+                                   json_str_or(m, "device", "?"), int_at(m, "image_size"), int_at(m, "image_size")),
+                       {{"source", c.source}, {"model", json_str_or(m, "model")}}, cols, trials);
+  t.notes.push_back(max_batch_sentence(m));
+  if (const auto lim = json_num_opt(m, "memory_limit_bytes"); lim && *lim > 0)
+    t.notes.push_back(fmt::format("memory limit {}", fmtcol::bytes()(Value(*lim))));
+  t.notes.push_back(
+      "grow by doubling until a batch fails, then bisect between the last that fit and the first that "
+      "failed; recommended = largest that fits x (1 - margin), rounded down");
+  return t;
+}
+
+}  // namespace
+
+Table comm_table(const CommTable& c) {
+  const bool cpu = c.device.rfind("CPU", 0) == 0;
+  const std::string u = cpu ? "rank" : "GPU";
+  Table t = ddpbench::comm_table(fmt::format("Collective {}: {} {}{} ({}), {}, {}", c.collective, c.world_size, u,
+                                             c.world_size == 1 ? "" : "s", c.label, c.device, c.source),
+                                 c.rows);
+  t.context = {{"device", c.device},
+               {"source", c.source},
+               {"collective", c.collective},
+               {"world_size", static_cast<long long>(c.world_size)},
+               {"nodes", static_cast<long long>(c.nodes)}};
+  t.notes.push_back(
+      "nccl-tests' columns (doc/PERFORMANCE.md): time = mean per operation, averaged over ranks; algbw = size / time; "
+      "busbw = algbw x the collective's bus factor (docs/METHODOLOGY.md); #wrong = elements that differed from the "
+      "expected result");
+  std::set<std::pair<int, int>> runs;
+  for (const auto& x : c.rows) runs.emplace(x.warmup, x.iters);
+  if (runs.size() == 1)
+    t.notes.push_back(
+        fmt::format("{} warm-up and {} timed iterations per size", runs.begin()->first, runs.begin()->second));
+  long long wrong = 0;
+  for (const auto& x : c.rows)
+    if (x.wrong > 0) wrong += x.wrong;
+  if (wrong > 0) t.notes.push_back(fmt::format("WRONG RESULTS: {} elements differed from the expected values", wrong));
+  return t;
+}
+
+std::vector<Table> report_tables(const Report& r) {
+  std::vector<Table> out;
+  const auto scaling_what = [](const ConfigKey& k, const std::string& batch) {
+    return fmt::format("{}, {}, {}, {} scaling, {}, {}x{} images", k.model, k.setup_label(), k.device, k.scaling, batch,
+                       k.image_size, k.image_size);
+  };
+  for (const auto& w : r.weak) {
+    out.push_back(weak_tab(w));
+    if (!w.breakdown.empty())
+      out.push_back(breakdown_tab(
+          w.breakdown, w.key,
+          scaling_what(w.key, fmt::format("batch {} per {}", with_thousands(w.key.batch_per_rank), unit_word(w.key)))));
+  }
+  for (const auto& s : r.strong) {
+    out.push_back(strong_tab(s));
+    if (!s.breakdown.empty())
+      out.push_back(breakdown_tab(s.breakdown, s.key,
+                                  scaling_what(s.key, fmt::format("global batch {}", with_thousands(s.global_batch)))));
+  }
+  for (const auto& m : r.impact) out.push_back(impact_tab(m));
+  for (auto& t : convergence_tables(r.convergence)) out.push_back(std::move(t));
+  for (const auto& m : r.strategy) out.push_back(strategy_tab(m));
+  for (const auto& m : r.memory) out.push_back(memory_tab(m));
+  for (const auto& m : r.inference) out.push_back(inference_tab(m));
+  for (const auto& c : r.comm) out.push_back(comm_table(c));
+  for (const auto& c : r.cluster)
+    if (!c.pair_rows.empty()) out.push_back(pairs_tab(c));
+  for (const auto& c : r.cluster)
+    if (std::any_of(c.rows.begin(), c.rows.end(),
+                    [](const BenchResult& b) { return summarize_telemetry(b).ranks > 0; }))
+      out.push_back(telemetry_tab(c));
+  if (r.per_rank)
+    for (const auto& c : r.cluster) {
+      for (const auto& e : c.stragglers) out.push_back(straggler_tab(e));
+      std::vector<std::string> models;
+      for (const auto& row : c.rows)
+        if (std::find(models.begin(), models.end(), row.model) == models.end()) models.push_back(row.model);
+      for (const auto& m : models)
+        if (const BenchResult* g = largest_group(c.rows, m)) out.push_back(rank_telemetry_tab(*g, c.device));
+    }
+  for (const auto& c : r.cluster)
+    for (const auto& row : c.rows)
+      if (row.burn_in.is_object() && row.burn_in.contains("per_rank")) out.push_back(burn_in_tab(row, c.device));
+  for (const auto& c : r.cluster)
+    if (!c.max_batch.empty()) out.push_back(max_batch_tab(c));
+  if (!r.comparison.rows.empty()) out.push_back(comparison_tab(r.comparison));
+  for (const auto& c : r.cost) out.push_back(cost_tab(c));
+  return out;
+}
+
+std::string render_report(const Report& r, TableFormat format) {
+  const auto tables = report_tables(r);
+  if (format != TableFormat::json) {
+    std::string head;
+    if (format == TableFormat::text)
+      for (const auto& h : r.headline) head += h + "\n";
+    if (format == TableFormat::markdown)
+      for (const auto& h : r.headline) head += "**" + h + "**\n\n";
+    if (format == TableFormat::text && !head.empty()) head += "\n";
+    return head + render_tables(tables, format);
+  }
+  nlohmann::json j = {{"tables", nlohmann::json::array()}, {"files", r.files}, {"headline", r.headline}};
+  for (const auto& t : tables) j["tables"].push_back(table_json(t));
+  return j.dump(2) + "\n";
+}
+
+}  // namespace ddpbench

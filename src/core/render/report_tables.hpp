@@ -1,0 +1,27 @@
+// The rendering half of `ddpbench report`: the Report that build_report (core/analysis/report.hpp) found,
+// as tables (table.hpp's one table, five printers). Torch-free.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/analysis/report.hpp"
+#include "core/util/table.hpp"
+
+namespace ddpbench {
+
+/// The report's tables in print order: each weak table followed by its breakdown, each
+/// strong table followed by its breakdown, optimization impact, collectives, pair bandwidth,
+/// telemetry, per-rank straggler tables and per-rank telemetry (with per_rank), burn-in,
+/// find-max-bs trials, comparison, cost.
+std::vector<Table> report_tables(const Report& r);
+
+/// nccl-tests' table of one collective (size, count, type, redop, root, time us, algbw,
+/// busbw, #wrong), kind "comm", with the busbw factor's source in a note.
+Table comm_table(const CommTable& c);
+
+/// The report in `format` (render_tables of report_tables), the headline sentences first (text,
+/// Markdown; not CSV); JSON adds the files and the headline: {"tables", "files", "headline"}.
+std::string render_report(const Report& r, TableFormat format);
+
+}  // namespace ddpbench

@@ -1,0 +1,76 @@
+#include "core/result/per_rank_detail.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include "core/stats/stats.hpp"
+
+namespace ddpbench {
+namespace {
+
+std::optional<double> mean_util(const RankSamples& rs) {
+  const nlohmann::json* s = sampled_telemetry(rs);
+  if (!s) return std::nullopt;
+  for (const auto& path : {"/gpu/sm_util_pct/mean", "/host/cpu_util_pct/mean"})
+    if (const auto p = nlohmann::json::json_pointer(path); s->contains(p) && s->at(p).is_number())
+      return s->at(p).get<double>();
+  return std::nullopt;
+}
+
+std::optional<double> mean_step(const RankSamples& rs) {
+  if (rs.step) return rs.step->mean_s;
+  if (rs.samples_s.empty()) return std::nullopt;
+  return mean(rs.samples_s);
+}
+
+// Adds the index of the lowest (first on ties) and the highest (last on ties) value of `of`.
+template <class F>
+void add_extremes(const BenchResult& row, F of, std::set<size_t>& out) {
+  std::optional<std::pair<double, size_t>> lo, hi;
+  for (size_t r = 0; r < row.ranks.size(); ++r)
+    if (const auto v = of(row.ranks[r])) {
+      if (!lo || *v < lo->first) lo = std::make_pair(*v, r);
+      if (!hi || *v >= hi->first) hi = std::make_pair(*v, r);
+    }
+  if (lo) out.insert(lo->second);
+  if (hi) out.insert(hi->second);
+}
+
+}  // namespace
+
+std::vector<int> ranks_kept_in_full(const BenchResult& row) {
+  std::set<size_t> keep;
+  for (size_t r = 0; r < row.ranks.size(); ++r)
+    if (const nlohmann::json* s = sampled_telemetry(row.ranks[r]))
+      if (const auto f = s->find("flags"); f != s->end() && f->is_array() && !f->empty()) keep.insert(r);
+  add_extremes(row, mean_step, keep);
+  add_extremes(row, mean_util, keep);
+  std::vector<int> out;
+  for (size_t r : keep) out.push_back(row.ranks[r].rank);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void keep_per_rank_detail(BenchResult& row, bool keep_all) {
+  std::vector<std::vector<double>> per_rank;
+  for (auto& rs : row.ranks) {
+    if (rs.samples_s.empty()) continue;
+    per_rank.push_back(rs.samples_s);
+    std::vector<double> sorted = rs.samples_s;
+    std::sort(sorted.begin(), sorted.end());
+    rs.step = RankStepSummary{static_cast<int>(sorted.size()), mean(sorted), percentile_sorted(sorted, 50),
+                              percentile_sorted(sorted, 95), sorted.back()};
+  }
+  row.iteration_means_s = iteration_means(per_rank);
+  if (keep_all) return;
+  const std::vector<int> kept = ranks_kept_in_full(row);
+  for (auto& rs : row.ranks) {
+    if (std::binary_search(kept.begin(), kept.end(), rs.rank)) continue;
+    rs.samples_s.clear();
+    if (const auto it = rs.telemetry.find("sampled"); it != rs.telemetry.end() && it->is_object()) it->erase("series");
+  }
+  row.ranks_kept_in_full = kept;
+}
+
+}  // namespace ddpbench

@@ -1,0 +1,508 @@
+#include "core/result/result.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/util/errors.hpp"
+#include "core/util/json_util.hpp"
+
+namespace ddpbench {
+
+using nlohmann::json;
+
+void to_json(json& j, const Summary& s) {
+  j = json{{"n", s.n},
+           {"p50_s", s.p50_s},
+           {"p75_s", s.p75_s},
+           {"p90_s", s.p90_s},
+           {"p95_s", s.p95_s},
+           {"min_s", s.min_s},
+           {"max_s", s.max_s},
+           {"mean_s", s.mean_s},
+           {"stddev_s", s.stddev_s},
+           {"ci95_s", s.ci95_s},
+           {"iterations", s.iterations},
+           {"cv", s.cv},
+           {"ex_per_s_per_gpu", s.ex_per_s_per_gpu},
+           {"ex_per_s_total", s.ex_per_s_total}};
+  if (s.p5_s > 0) j["p5_s"] = s.p5_s;  // 0: unknown (files of schema < 1.10), left out as they had it
+}
+
+void from_json(const json& j, Summary& s) {
+  s.n = json_int<int>(j.at("n"), "summary.n", 0);
+  s.p5_s = j.value("p5_s", 0.0);
+  j.at("p50_s").get_to(s.p50_s);
+  j.at("p75_s").get_to(s.p75_s);
+  j.at("p90_s").get_to(s.p90_s);
+  j.at("p95_s").get_to(s.p95_s);
+  s.min_s = j.value("min_s", 0.0);
+  s.max_s = j.value("max_s", 0.0);
+  j.at("mean_s").get_to(s.mean_s);
+  s.stddev_s = j.value("stddev_s", 0.0);
+  j.at("ci95_s").get_to(s.ci95_s);
+  s.iterations = json_int_or<int>(j, "iterations", 0);
+  s.cv = j.value("cv", 0.0);
+  j.at("ex_per_s_per_gpu").get_to(s.ex_per_s_per_gpu);
+  j.at("ex_per_s_total").get_to(s.ex_per_s_total);
+}
+
+const json* sampled_telemetry(const RankSamples& rank) {
+  if (!rank.telemetry.is_object()) return nullptr;
+  const auto it = rank.telemetry.find("sampled");
+  return it != rank.telemetry.end() && it->is_object() ? &*it : nullptr;
+}
+
+void to_json(json& j, const RankStepSummary& s) {
+  j = json{{"n", s.n}, {"mean_s", s.mean_s}, {"p50_s", s.p50_s}, {"p95_s", s.p95_s}, {"max_s", s.max_s}};
+}
+
+void from_json(const json& j, RankStepSummary& s) {
+  s.n = json_int<int>(j.at("n"), "step.n", 0);
+  j.at("mean_s").get_to(s.mean_s);
+  j.at("p50_s").get_to(s.p50_s);
+  j.at("p95_s").get_to(s.p95_s);
+  j.at("max_s").get_to(s.max_s);
+}
+
+void to_json(json& j, const RankSamples& r) {
+  j = json{{"rank", r.rank}, {"host", r.host}, {"local_rank", r.local_rank}, {"device", r.device}};
+  if (r.step) j["step"] = *r.step;
+  if (!r.samples_s.empty() || !r.step) j["samples_s"] = r.samples_s;
+  j["telemetry"] = r.telemetry;
+  if (!r.breakdown.empty()) j["breakdown"] = r.breakdown;
+}
+
+void from_json(const json& j, RankSamples& r) {
+  r.rank = json_int<int>(j.at("rank"), "rank", 0);
+  j.at("host").get_to(r.host);
+  r.local_rank = json_int_or<int>(j, "local_rank", 0);
+  r.device = j.value("device", std::string());
+  if (const auto it = j.find("step"); it != j.end() && !it->is_null()) r.step = it->get<RankStepSummary>();
+  // Schema 1.10: only the ranks kept in full carry samples_s; before, every rank did.
+  if (r.step) r.samples_s = j.value("samples_s", std::vector<double>());
+  else j.at("samples_s").get_to(r.samples_s);
+  r.telemetry = json_object_or_empty(j, "telemetry");
+  json_object_or_empty(j, "breakdown").get_to(r.breakdown);
+}
+
+void to_json(json& j, const BenchResult& b) {
+  j = json{{"model", b.model},
+           {"label", b.label},
+           {"batch_per_rank", b.batch_per_rank},
+           {"image_size", b.image_size},
+           {"precision", b.precision},
+           {"scaling", b.scaling},
+           {"global_batch", b.global_batch},
+           {"world_size", b.world_size},
+           {"nodes", b.nodes},
+           {"ddp", b.ddp},
+           {"ranks", b.ranks},
+           {"summary", b.summary},
+           {"telemetry", b.telemetry},
+           {"checks", b.checks},
+           {"compute", b.compute},
+           {"communication", b.communication},
+           {"grad_accum", b.grad_accum},
+           {"ddp_options", b.ddp_options},
+           {"strategy", b.strategy},
+           {"activation_checkpointing", b.activation_checkpointing},
+           {"breakdown", b.breakdown},
+           {"stopping", b.stopping},
+           {"warnings", b.warnings}};
+  if (!b.iteration_means_s.empty()) j["iteration_means_s"] = b.iteration_means_s;
+  if (b.ranks_kept_in_full) j["ranks_kept_in_full"] = *b.ranks_kept_in_full;
+  if (!b.burn_in.empty()) j["burn_in"] = b.burn_in;
+  if (!b.convergence.empty()) j["convergence"] = b.convergence;
+  j["mode"] = b.mode;
+  if (!b.memory.empty()) j["memory"] = b.memory;
+}
+
+void to_json(json& j, const RowWarning& w) { j = json{{"code", w.code}, {"message", w.message}}; }
+
+void from_json(const json& j, RowWarning& w) {
+  j.at("code").get_to(w.code);
+  w.message = j.value("message", std::string());
+}
+
+void to_json(json& j, const Stopping& s) {
+  j = json{{"mode", s.mode},
+           {"reason", s.reason},
+           {"target_ci_pct", s.target_ci_pct},
+           {"achieved_ci_pct", s.achieved_ci_pct}};
+}
+
+void from_json(const json& j, Stopping& s) {
+  s.mode = j.value("mode", std::string("fixed"));
+  s.reason = j.value("reason", std::string("iterations"));
+  s.target_ci_pct = j.value("target_ci_pct", 0.0);
+  s.achieved_ci_pct = j.value("achieved_ci_pct", 0.0);
+}
+
+void from_json(const json& j, BenchResult& b) {
+  j.at("model").get_to(b.model);
+  b.label = j.value("label", std::string());
+  b.batch_per_rank = json_int(j.at("batch_per_rank"), "batch_per_rank");
+  b.image_size = json_int_or<int>(j, "image_size", 0);
+  b.precision = j.value("precision", std::string("fp32"));
+  b.world_size = json_int<int>(j.at("world_size"), "world_size");
+  b.scaling = j.value("scaling", std::string("weak"));
+  b.global_batch = json_int_or<long long>(j, "global_batch", 0);
+  b.nodes = json_int_or<int>(j, "nodes", 1);
+  j.at("ddp").get_to(b.ddp);
+  j.at("ranks").get_to(b.ranks);
+  j.at("summary").get_to(b.summary);
+  b.iteration_means_s = j.value("iteration_means_s", std::vector<double>());
+  if (const auto it = j.find("ranks_kept_in_full"); it != j.end() && it->is_array()) {
+    b.ranks_kept_in_full.emplace();
+    for (const auto& r : *it) b.ranks_kept_in_full->push_back(json_int<int>(r, "ranks_kept_in_full", 0));
+  }
+  b.telemetry = json_object_or_empty(j, "telemetry");
+  json_object_or_empty(j, "checks").get_to(b.checks);
+  json_object_or_empty(j, "compute").get_to(b.compute);
+  json_object_or_empty(j, "communication").get_to(b.communication);
+  b.grad_accum = json_int_or<int>(j, "grad_accum", 1);
+  b.ddp_options = json_object_or_empty(j, "ddp_options");
+  b.strategy = j.value("strategy", std::string("ddp"));
+  b.activation_checkpointing = j.value("activation_checkpointing", false);
+  json_object_or_empty(j, "breakdown").get_to(b.breakdown);
+  b.burn_in = json_object_or_empty(j, "burn_in");
+  b.convergence = json_object_or_empty(j, "convergence");
+  b.mode = j.value("mode", std::string("train"));
+  json_object_or_empty(j, "memory").get_to(b.memory);
+  if (j.contains("stopping") && j["stopping"].is_object()) j["stopping"].get_to(b.stopping);
+  if (j.contains("warnings") && j["warnings"].is_array()) j["warnings"].get_to(b.warnings);
+}
+
+void to_json(json& j, const ResultFile& f) {
+  j = json{{"schema_version", f.schema_version},
+           {"kind", f.kind},
+           {"complete", f.complete},
+           {"rows_planned", f.rows_planned},
+           {"tool", f.tool},
+           {"created_utc", f.created_utc},
+           {"argv", f.argv},
+           {"config", f.config},
+           {"environment", f.environment},
+           {"results", f.results}};
+  if (f.kind == "comm" || !f.comm_results.empty()) j["comm_results"] = f.comm_results;
+  if (!f.stragglers.empty()) j["stragglers"] = f.stragglers;
+  if (!f.comm_pairs.empty()) j["comm_pairs"] = f.comm_pairs;
+  if (f.kind == "find-max-bs" || !f.max_batch.empty()) j["max_batch"] = f.max_batch;
+}
+
+void to_json(json& j, const CommResult& c) {
+  j = json{{"collective", c.collective},
+           {"dtype", c.dtype},
+           {"redop", c.redop},
+           {"root", c.root},
+           {"bytes", c.bytes},
+           {"count", c.count},
+           {"world_size", c.world_size},
+           {"nodes", c.nodes},
+           {"label", c.label},
+           {"warmup", c.warmup},
+           {"iters", c.iters},
+           {"time_us", c.time_us},
+           {"time_us_max_over_ranks", c.time_us_max_over_ranks},
+           {"algbw_gbps", c.algbw_gbps},
+           {"busbw_gbps", c.busbw_gbps},
+           {"wrong", c.wrong},
+           {"extra", c.extra}};
+}
+
+void from_json(const json& j, CommResult& c) {
+  j.at("collective").get_to(c.collective);
+  c.dtype = j.value("dtype", std::string());
+  c.redop = j.value("redop", std::string("none"));
+  c.root = json_int_or<int>(j, "root", -1);
+  c.bytes = json_int(j.at("bytes"), "bytes");
+  c.count = json_int_or<long long>(j, "count", 0);
+  c.world_size = json_int<int>(j.at("world_size"), "world_size");
+  c.nodes = json_int_or<int>(j, "nodes", 1);
+  c.label = j.value("label", std::string());
+  c.warmup = json_int_or<int>(j, "warmup", 0);
+  c.iters = json_int_or<int>(j, "iters", 0);
+  j.at("time_us").get_to(c.time_us);
+  c.time_us_max_over_ranks = j.value("time_us_max_over_ranks", c.time_us);
+  j.at("algbw_gbps").get_to(c.algbw_gbps);
+  j.at("busbw_gbps").get_to(c.busbw_gbps);
+  c.wrong = json_int_or<long long>(j, "wrong", 0);
+  c.extra = json_object_or_empty(j, "extra");
+}
+
+void from_json(const json& j, ResultFile& f) {
+  j.at("schema_version").get_to(f.schema_version);
+  f.complete = j.value("complete", true);  // schema < 1.4: only complete files were written
+  f.rows_planned = json_int_or<int>(j, "rows_planned", 0);
+  f.tool = json_object_or_empty(j, "tool");
+  f.created_utc = j.value("created_utc", std::string());
+  f.argv = j.value("argv", std::vector<std::string>{});
+  f.config = json_object_or_empty(j, "config");
+  f.environment = json_object_or_empty(j, "environment");
+  f.kind = j.value("kind", std::string("run"));
+  if (f.kind != "run" && f.kind != "comm" && f.kind != "find-max-bs")
+    throw std::invalid_argument("kind '" + f.kind + "' is none of run, comm, find-max-bs");
+  j.at("results").get_to(f.results);
+  if (j.contains("comm_results")) j.at("comm_results").get_to(f.comm_results);
+  if (j.contains("stragglers") && j["stragglers"].is_array()) f.stragglers = j["stragglers"];
+  f.comm_pairs = json_object_or_empty(j, "comm_pairs");
+  f.max_batch = json_object_or_empty(j, "max_batch");
+}
+
+int schema_major(const std::string& version) {
+  auto dot = version.find('.');
+  std::string major = version.substr(0, dot);
+  if (major.empty() || major.find_first_not_of("0123456789") != std::string::npos || dot == std::string::npos)
+    throw UsageError(fmt::format("schema_version '{}' is not MAJOR.MINOR.PATCH", version));
+  if (major.size() > 9)  // beyond int; no ddpbench writes such a version
+    throw UsageError(fmt::format("schema version '{}' is not readable by this ddpbench", version));
+  return std::stoi(major);
+}
+
+ResultFile parse_result(const std::string& text, const std::string& source) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw UsageError(
+        fmt::format("{}: not valid JSON (byte {}); pass a file written by ddpbench run --json", source, e.byte));
+  } catch (const json::exception& e) {  // e.g. out_of_range: a number too large for a double
+    throw UsageError(fmt::format("{}: not valid JSON ({}); pass a file written by ddpbench run --json", source,
+                                 first_line(e.what())));
+  }
+  if (!j.is_object() || !j.contains("schema_version") || !j["schema_version"].is_string())
+    throw UsageError(fmt::format("{}: no schema_version; pass a file written by ddpbench run --json", source));
+  const std::string version = j["schema_version"].get<std::string>();
+  int major = 0;
+  try {
+    major = schema_major(version);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: {}", source, e.what()));
+  }
+  if (major != kSchemaMajor)
+    throw UsageError(
+        fmt::format("{}: schema version {} is not readable by this ddpbench (reads {}.x); use a "
+                    "ddpbench release that writes schema {}.x",
+                    source, version, kSchemaMajor, major));
+  try {
+    return j.get<ResultFile>();
+  } catch (const json::exception& e) {
+    throw UsageError(
+        fmt::format("{}: malformed result file ({}); pass a file written by ddpbench run --json", source, e.what()));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(
+        fmt::format("{}: malformed result file ({}); pass a file written by ddpbench run --json", source, e.what()));
+  }
+}
+
+std::string read_text_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("'{}' is a directory; pass a file", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("cannot read '{}': {}; check the path", path, std::strerror(errno)));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+ResultFile read_result_file(const std::string& path) { return parse_result(read_text_file(path), path); }
+
+namespace {
+
+bool is_scalar_json(const json& j) { return !j.is_structured(); }
+
+void readable_json_into(const json& j, int indent, std::string& out) {
+  const auto all_scalars = [](const json& c) { return std::all_of(c.begin(), c.end(), is_scalar_json); };
+  if (!j.is_structured() || j.empty() || (j.is_array() && all_scalars(j))) {
+    // A leaf, or an array of scalars: one line, ", " between elements.
+    if (!j.is_array()) {
+      out += j.dump();
+      return;
+    }
+    out += '[';
+    for (size_t i = 0; i < j.size(); ++i) out += (i ? ", " : "") + j[i].dump();
+    out += ']';
+    return;
+  }
+  if (j.is_array() &&
+      std::all_of(j.begin(), j.end(), [](const json& e) { return e.is_object() && e.contains("rank"); })) {
+    // Per-rank records (ranks, memory.per_rank, environment.ranks, ...): one compact line
+    // each, so a file at thousands of ranks stays small and greps by rank.
+    const std::string pad(static_cast<size_t>(indent + 2), ' ');
+    out += "[\n";
+    for (size_t i = 0; i < j.size(); ++i) out += pad + j[i].dump() + (i + 1 < j.size() ? ",\n" : "\n");
+    out += std::string(static_cast<size_t>(indent), ' ') + "]";
+    return;
+  }
+  if (j.is_object() && all_scalars(j)) {
+    std::string line = "{";
+    for (auto it = j.begin(); it != j.end(); ++it)
+      line += (it == j.begin() ? "" : ", ") + json(it.key()).dump() + ": " + it.value().dump();
+    line += '}';
+    if (line.size() <= 100) {
+      out += line;
+      return;
+    }
+  }
+  const std::string pad(static_cast<size_t>(indent + 2), ' ');
+  out += j.is_object() ? "{\n" : "[\n";
+  size_t i = 0;
+  for (auto it = j.begin(); it != j.end(); ++it, ++i) {
+    out += pad;
+    if (j.is_object()) out += json(it.key()).dump() + ": ";
+    readable_json_into(it.value(), indent + 2, out);
+    out += i + 1 < j.size() ? ",\n" : "\n";
+  }
+  out += std::string(static_cast<size_t>(indent), ' ') + (j.is_object() ? "}" : "]");
+}
+
+}  // namespace
+
+std::string readable_json(const json& j) {
+  std::string out;
+  readable_json_into(j, 0, out);
+  return out + "\n";
+}
+
+void write_result_file_atomic(const std::string& path, const ResultFile& file) {
+  write_file_atomic(path, readable_json(json(file)));
+}
+
+namespace {
+
+std::string dir_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+
+// What is wrong with replacing `path` by a new file, or "" when nothing (absent, or a
+// writable regular file). `named` is how messages start: "--json 'p'" or "'p'".
+std::string target_problem(const std::string& path, const std::string& named) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return "";
+  if (S_ISLNK(st.st_mode))
+    return fmt::format("{} is a symbolic link, not a regular file; pass the file's real path or a new name", named);
+  if (S_ISDIR(st.st_mode))
+    return fmt::format("{} is a directory; pass a file path such as {}/result.json", named, path);
+  if (!S_ISREG(st.st_mode)) return fmt::format("{} exists and is not a regular file; pass a new file name", named);
+  // By the mode bits too: root passes access(W_OK) on a 0444 file.
+  if ((st.st_mode & 0222) == 0 || ::access(path.c_str(), W_OK) != 0)
+    return fmt::format("{} is read-only; make it writable or pass a new file name", named);
+  return "";
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+  const std::string named = fmt::format("'{}'", path);
+  if (auto problem = target_problem(path, named); !problem.empty()) throw UsageError(problem);
+  // mkstemp: an unpredictable name created exclusively, so nothing planted in a shared
+  // directory (a symlink) is written through.
+  const std::string dir = dir_of(path);
+  std::string tmpl = path + ".tmp.XXXXXX";
+  int fd = ::mkstemp(tmpl.data());
+  if (fd < 0)
+    throw std::runtime_error(
+        fmt::format("cannot create a temporary file next to '{}': {}", path, std::strerror(errno)));
+  const std::string tmp = tmpl;
+  ::fchmod(fd, 0644);
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(err)));
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("cannot flush '{}': {}", tmp, std::strerror(errno)));
+  }
+  // Again right before the rename: what appeared at the path meanwhile is not replaced.
+  if (auto problem = target_problem(path, named); !problem.empty()) {
+    ::unlink(tmp.c_str());
+    throw UsageError(problem);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("cannot rename '{}' to '{}': {}", tmp, path, std::strerror(err)));
+  }
+  // Make the rename itself durable.
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+void check_writable(const std::string& path, const std::string& flag) {
+  if (path.empty()) throw UsageError(fmt::format("{} needs a file path; pass e.g. {} result.json", flag, flag));
+  if (auto problem = target_problem(path, fmt::format("{} '{}'", flag, path)); !problem.empty())
+    throw UsageError(problem);
+  const std::string dir = dir_of(path);
+  const std::string probe = fmt::format("{}/.ddpbench-probe.{}", dir, ::getpid());
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0)
+    throw UsageError(fmt::format("{} '{}' is not writable ({}: {}); choose a writable directory", flag, path, dir,
+                                 std::strerror(errno)));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+std::string partial_path(const std::string& path) { return path + ".partial"; }
+
+void check_result_target(const std::string& path, bool overwrite) {
+  check_writable(path, "--json");
+  const std::string partial = partial_path(path);
+  check_writable(partial, "--json");
+  if (overwrite) return;
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0)
+    throw UsageError(
+        fmt::format("--json '{}' already exists; pass --overwrite to replace it once the new run "
+                    "completes, or choose a new name",
+                    path));
+  if (::lstat(partial.c_str(), &st) == 0)
+    throw UsageError(
+        fmt::format("--json '{}': '{}' already exists (the rows of a run that stopped early); pass "
+                    "--overwrite to replace it, or choose a new name",
+                    path, partial));
+}
+
+std::string incomplete_warning(const std::string& name, const ResultFile& file) {
+  if (file.complete) return "";
+  const size_t n = file.results.size();
+  const std::string rows = file.rows_planned > 0 ? fmt::format("{} of {} rows", n, file.rows_planned)
+                                                 : fmt::format("{} row{}", n, n == 1 ? "" : "s");
+  return fmt::format("{} is incomplete (the run stopped after {}); its numbers cover only those rows", name, rows);
+}
+
+std::string utc_now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace ddpbench

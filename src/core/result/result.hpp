@@ -1,0 +1,279 @@
+// The versioned JSON result file: types, (de)serialisation, atomic write.
+// Torch-free. Shape (README "The result file"; meanings in docs/METHODOLOGY.md):
+// {schema_version, complete, rows_planned, tool{name, version, git_sha, git_dirty}, created_utc, argv[],
+//  config{...}, environment{...}, results[{model, label, batch_per_rank, image_size,
+//  precision, scaling, global_batch, world_size, nodes, ddp,
+//  ranks[{rank, host, local_rank, device, samples_s[]}],
+//  summary{p50_s, ..., iterations, cv, ex_per_s_per_gpu, ex_per_s_total}, telemetry{...},
+//  checks{...}, compute{...}, communication{...}, stopping{...}, warnings[...]}]}
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result/memory.hpp"
+#include "core/result/row_sections.hpp"
+#include "core/stats/stats.hpp"
+
+namespace ddpbench {
+
+/// Semantic version of the result-file schema (not the tool version). Readers
+/// accept any file whose major version equals kSchemaMajor; a minor bump only
+/// adds fields (1.1: scaling, global_batch per row; 1.2: compute, communication per row;
+/// 1.3: summary.iterations and summary.cv, Student-t ci95_s, stopping and warnings per row;
+/// 1.4: top-level complete and rows_planned; 1.5: kind, comm_results, and per row grad_accum,
+/// ddp_options, breakdown, per rank breakdown; 1.6: per rank telemetry.sampled, per row burn_in,
+/// top-level stragglers, comm_pairs, max_batch, environment.nodes, kind "find-max-bs"; 1.7: strategy,
+/// activation_checkpointing, mode, memory, convergence per row; 1.8: config.zero_grad_set_to_none;
+/// 1.9: config.first_bucket_cap_mb one per swept bucket cap when several, as bucket_cap_mb;
+/// 1.10: per rank step, per row iteration_means_s and ranks_kept_in_full, summary.p5_s;
+/// samples_s and telemetry series only for the ranks kept in full, config.per_rank_series;
+/// 1.11: checks and compute leave out a field without a value (compute.peak_tflops, mfu,
+/// peak_basis and checks.dp_grad_rel_diff were null); dataparallel rows' seed002_* keys
+/// renamed banerjee_shah_*.
+inline constexpr const char* kSchemaVersion = "1.11.0";
+inline constexpr int kSchemaMajor = 1;
+
+/// One rank's step times of one row, summarised (seconds per measured iteration).
+struct RankStepSummary {
+  int n = 0;  ///< measured iterations (after --duration's subsampling)
+  double mean_s = 0, p50_s = 0, p95_s = 0, max_s = 0;
+};
+
+/// One rank's measurements for one benchmark row.
+struct RankSamples {
+  int rank = 0;
+  std::string host;
+  int local_rank = 0;
+  std::string device;  ///< "cpu" or "cuda:<index>"
+  /// Seconds per measured iteration, in order: for the ranks kept in full only (see
+  /// BenchResult::ranks_kept_in_full); empty for the others.
+  std::vector<double> samples_s;
+  std::optional<RankStepSummary> step;                  ///< every rank (schema 1.10; absent before)
+  nlohmann::json telemetry = nlohmann::json::object();  ///< per-rank extras (Reducer timers, memory)
+  /// This rank's step breakdown: each phase's mean seconds per measured step (empty when
+  /// the row has none; schema < 1.5).
+  PhaseSeconds breakdown;
+};
+
+/// A rank's telemetry.sampled object (schema 1.6; core/telemetry/telemetry), or nullptr when it has none.
+const nlohmann::json* sampled_telemetry(const RankSamples& rank);
+
+/// One measured size of one collective of `ddpbench comm`, with nccl-tests' columns
+/// (nccl-tests doc/PERFORMANCE.md): algbw = bytes / time, busbw = algbw * factor(collective, n).
+struct CommResult {
+  std::string collective;  ///< allreduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, barrier
+  std::string dtype;       ///< float32, float16, bfloat16, float64, int32, int64, int8, uint8
+  std::string redop;       ///< sum, prod, max, min, avg; "none" where the collective does not reduce
+  int root = -1;           ///< broadcast/reduce root rank; -1 where none
+  long long bytes = 0;     ///< nccl-tests' "size": bytes of the (per-rank output or input) buffer, see METHODOLOGY
+  long long count =
+      0;  ///< nccl-tests' count column: elements per rank (all_gather, reduce_scatter, all_to_all: the per-rank chunk)
+  int world_size = 1;  ///< ranks in the group measured
+  int nodes = 1;       ///< distinct hosts among them
+  std::string
+      label;  ///< "<nodes>M/<ranks><G|C>", as run's rows; " (emulated)" appended for a collective the backend lacks
+  int warmup = 0, iters = 0;
+  double time_us = 0;                 ///< mean time per operation, microseconds, averaged over ranks
+  double time_us_max_over_ranks = 0;  ///< slowest rank's mean time per operation
+  double algbw_gbps = 0;              ///< bytes / time, GB/s (1e9 bytes)
+  double busbw_gbps = 0;              ///< algbw * busbw factor, GB/s
+  long long wrong =
+      0;  ///< elements that differed from the expected result, summed over ranks; -1: not checked (barrier, -c 0)
+  nlohmann::json extra = nlohmann::json::object();  ///< anything else (emulation notes, per-rank times)
+};
+
+/// A reason not to trust a row's numbers as they stand, shown in `run`'s table, the JSON
+/// and `report`. Codes: "negative_ddp_overhead" (DDP faster than no DDP: noise or a
+/// different workload), "oversubscribed" (ranks x threads beyond the usable cores),
+/// "few_samples" (fewer iterations than the percentiles need), "noisy" (cv > 5%),
+/// "self_check_failed", "fp16_skipped_steps".
+struct RowWarning {
+  std::string code;
+  std::string message;  ///< one sentence for people, without the code (renderers put it in front)
+};
+
+/// Why a measured series stopped (adaptive stopping, `--iters auto`).
+struct Stopping {
+  std::string mode = "fixed";  ///< "fixed" (--iters N) or "auto"
+  /// "iterations" (fixed count), "target_ci" (CI half-width within target),
+  /// "max_iters", "max_time".
+  std::string reason = "iterations";
+  double target_ci_pct = 0;    ///< auto: target CI half-width, % of the mean; 0 for fixed
+  double achieved_ci_pct = 0;  ///< CI half-width reached, % of the mean (rank 0's series)
+};
+
+/// One benchmark row: a model on a group of ranks, with or without DDP.
+struct BenchResult {
+  std::string model;
+  std::string label;  ///< benchmark.py's row label: "no ddp" or "<nodes>M/<ranks>G"
+  long long batch_per_rank = 0;
+  int image_size = 0;
+  std::string precision = "fp32";
+  std::string scaling = "weak";  ///< "weak": fixed batch per rank; "strong": fixed global batch split over ranks
+  long long global_batch = 0;    ///< examples per step over the group: batch_per_rank * world_size
+  int world_size = 1;            ///< ranks in this row's group
+  int nodes = 1;                 ///< distinct hosts among those ranks
+  bool ddp = true;
+  std::vector<RankSamples> ranks;
+  Summary summary;  ///< over the samples of all ranks pooled
+  /// Per-iteration means over the ranks (core/stats/stats.hpp iteration_means), in order; the
+  /// values diff's bootstrap resamples. Empty in files of schema < 1.10 (diff then computes
+  /// them from the ranks' samples_s).
+  std::vector<double> iteration_means_s;
+  /// The ranks whose samples_s and telemetry series the row keeps (core/result/per_rank_detail);
+  /// nullopt: every rank's (--per-rank-series all, and files of schema < 1.10).
+  std::optional<std::vector<int>> ranks_kept_in_full;
+  nlohmann::json telemetry = nlohmann::json::object();
+  RowChecks checks;    ///< the self-check (core/result/row_sections)
+  RowCompute compute;  ///< FLOPs and MFU (core/result/row_sections)
+  /// DDP rows: trainable_parameters, allreduce_bytes_per_step, steps_per_epoch,
+  /// allreduce_bytes_per_epoch (at dataset_size examples per epoch).
+  RowCommunication communication;
+  /// Micro-steps per optimizer step (--grad-accum K): K-1 under no_sync, then one synchronised;
+  /// a row's times are per optimizer step and its examples K * batch_per_rank per rank.
+  int grad_accum = 1;
+  /// DDP rows: the DDP settings the row ran with: bucket_cap_mb, first_bucket_cap_mb,
+  /// broadcast_buffers, gradient_as_bucket_view, static_graph, find_unused_parameters,
+  /// comm_hook ("none", "allreduce", "fp16", "bf16", "powersgd:R", "hierarchical", "topk:RATIO").
+  /// Empty object for no-DDP rows and in files of schema < 1.5 (config holds them there).
+  nlohmann::json ddp_options = nlohmann::json::object();
+  /// Training strategy: "ddp" (the Reducer; the no-DDP baseline rows keep "ddp" with
+  /// ddp=false), "zero2" or "fsdp" (engine/dist/sharded.hpp), "dp" (libtorch's
+  /// torch::nn::parallel::data_parallel, one process on world_size GPUs) or "dp-manual" (the
+  /// same from replicate / scatter / parallel_apply / gather; `ddpbench dataparallel`).
+  /// Absent in older files: "ddp".
+  std::string strategy = "ddp";
+  /// The row recomputed each unit's forward in its backward (--activation-checkpointing).
+  bool activation_checkpointing = false;
+  RowBreakdown breakdown;  ///< the ranks' breakdowns summarised (core/result/row_sections); empty when absent
+  /// --duration burn-in only (else empty): {"duration_s", "window_s", "per_rank": [{"rank",
+  /// "ex_per_s": [per window]}], "drift": [{"rank", "first_ex_per_s", "last_ex_per_s",
+  /// "change_pct", "flagged"}], "drift_threshold_pct"} (docs/METHODOLOGY.md "Burn-in").
+  nlohmann::json burn_in = nlohmann::json::object();
+  /// Time-to-loss rows only (--data fashion-mnist; else empty): {"dataset", "train_examples",
+  /// "test_examples", "epochs": [{"epoch", "wall_s", ...}], "loss": {"step", "wall_s", "value"},
+  /// "target": {"metric", "value", "reached", "epoch", "wall_s"}, "baselines": [...], ...}
+  /// (engine/bench/time_to_loss.hpp; keys in docs/METHODOLOGY.md "Real data and time-to-loss").
+  nlohmann::json convergence = nlohmann::json::object();
+  Stopping stopping;
+  std::vector<RowWarning> warnings;
+  /// "train" (a training step per sample) or "inference" (`run --mode inference`: one
+  /// forward per sample, no DDP; ddp is false); absent in older files: "train".
+  std::string mode = "train";
+  /// Peak memory per rank over the measured series, and the model state rank 0 holds
+  /// (core/result/memory RowMemory); empty when unmeasured.
+  RowMemory memory;
+};
+
+/// A whole result file (one launch).
+struct ResultFile {
+  std::string schema_version = kSchemaVersion;
+  /// "run" (rows in `results`), "comm" (`ddpbench comm`: rows in `comm_results`, `results`
+  /// empty) or "find-max-bs" (the search in `max_batch`); files of schema < 1.5 are "run".
+  std::string kind = "run";
+  /// false while a run is under way or after it stopped early (`run` writes those to
+  /// PATH.partial); a file without the key (schema < 1.4) reads as complete.
+  bool complete = true;
+  int rows_planned = 0;  ///< rows the run set out to measure; 0: unknown (schema < 1.4)
+  nlohmann::json tool = nlohmann::json::object();
+  std::string created_utc;
+  std::vector<std::string> argv;
+  nlohmann::json config = nlohmann::json::object();
+  nlohmann::json environment = nlohmann::json::object();
+  std::vector<BenchResult> results;
+  std::vector<CommResult> comm_results;  ///< kind "comm"
+  /// kind "run": the slow rank named, one entry per model: {"model", "batch_per_rank", "threshold",
+  /// "world_size", "ddp_world_size", "ranks": [{"rank", "host", "local_rank", "device", "gpu_index",
+  /// "gpu_uuid", "bus_id", "compute_step_s", "ddp_step_s", "comm_wait_s", "score", "straggler"}],
+  /// "named": [rank, ...], "note"} (docs/METHODOLOGY.md "Stragglers"); [] when not measured.
+  nlohmann::json stragglers = nlohmann::json::array();
+  /// kind "comm" with --pairs: the pair schedule, bandwidths and the named outliers; {} otherwise.
+  nlohmann::json comm_pairs = nlohmann::json::object();
+  /// kind "find-max-bs": the search and its recommendation, as engine/bench/max_batch.hpp's
+  /// max_batch_json writes it: {model, device, ..., trials[{batch, fits, peak_memory_bytes, seconds,
+  /// error}], max_batch, bound_reached, recommended_batch}; {} otherwise.
+  nlohmann::json max_batch = nlohmann::json::object();
+};
+
+void to_json(nlohmann::json& j, const Summary& s);
+void from_json(const nlohmann::json& j, Summary& s);
+void to_json(nlohmann::json& j, const RankSamples& r);
+void from_json(const nlohmann::json& j, RankSamples& r);
+void to_json(nlohmann::json& j, const BenchResult& b);
+void from_json(const nlohmann::json& j, BenchResult& b);
+void to_json(nlohmann::json& j, const ResultFile& f);
+void to_json(nlohmann::json& j, const RowWarning& w);
+void from_json(const nlohmann::json& j, RowWarning& w);
+void to_json(nlohmann::json& j, const Stopping& s);
+void from_json(const nlohmann::json& j, Stopping& s);
+void from_json(const nlohmann::json& j, ResultFile& f);
+void to_json(nlohmann::json& j, const CommResult& c);
+void from_json(const nlohmann::json& j, CommResult& c);
+
+/// Major component of a "MAJOR.MINOR.PATCH" version; throws UsageError if malformed.
+int schema_major(const std::string& version);
+
+/// Parses a result file from JSON text. `source` names it in errors.
+/// Throws UsageError on malformed JSON, a missing field, or a schema major
+/// version other than kSchemaMajor (the message says which ddpbench reads it).
+ResultFile parse_result(const std::string& text, const std::string& source);
+
+/// Reads and parses `path`; throws UsageError if it cannot be read (see parse_result).
+ResultFile read_result_file(const std::string& path);
+
+/// `j` as text a person can read and the file stays small: indented by 2 as json::dump(2),
+/// except that an array of scalars (numbers, strings, booleans, null) is written on one
+/// line ("[0.1, 0.2]") and so is an object of scalars whose one-line form fits in 100
+/// characters; an array whose elements are all objects with a "rank" key (per-rank records)
+/// has one compact line (json::dump()) per element. Ends with a newline; json::parse gives back `j`. Throws as
+/// json::dump (nlohmann::json::type_error on a string that is not UTF-8).
+std::string readable_json(const nlohmann::json& j);
+
+/// Writes `file` to `path` atomically: the JSON goes to a temporary file (mkstemp) in
+/// the same directory, is flushed, then renamed over `path` and the directory synced, so
+/// readers never see a half-written file and an earlier complete file survives a crash.
+/// Throws as write_file_atomic.
+void write_result_file_atomic(const std::string& path, const ResultFile& file);
+
+/// Writes `content` to `path` atomically (temporary file in the same directory, fsync,
+/// rename). Only a regular, writable file is ever replaced: `path` is checked (lstat)
+/// before the temporary file is made and again right before the rename; a symbolic link,
+/// a device, fifo, socket or directory, or a read-only file there throws UsageError
+/// naming it, and the temporary file is removed. Throws std::runtime_error on I/O failure.
+void write_file_atomic(const std::string& path, const std::string& content);
+
+/// Reads a whole text file; throws UsageError naming `path` when it cannot be read.
+std::string read_text_file(const std::string& path);
+
+/// The one check of an output file before anything is computed, for every writer
+/// (`run --json`, `report -o`/`--html`). Throws UsageError naming `flag` (the option that
+/// named the path, e.g. "--json"), the problem and the fix when `path` is empty, is a
+/// symbolic link, exists and is not a regular file (a directory, device, fifo, socket),
+/// is a read-only file (no write permission bits, or not writable by this user), or its
+/// directory is missing or not writable. An existing writable regular file passes.
+/// Leaves nothing behind.
+void check_writable(const std::string& path, const std::string& flag = "--json");
+
+/// Where `run --json PATH` keeps its rows while it runs and after it stopped early:
+/// PATH + ".partial" (written with complete = false).
+std::string partial_path(const std::string& path);
+
+/// `run --json PATH`'s check before any rank starts: check_writable of PATH and of
+/// partial_path(PATH), then, unless `overwrite`, a UsageError when either exists (an
+/// earlier result, or the rows of an earlier run that stopped), naming --overwrite.
+void check_result_target(const std::string& path, bool overwrite);
+
+/// For `report`, `diff` and `check`: "NAME is incomplete (the run stopped after N of M
+/// rows); its numbers cover only those rows" ("after N rows" when rows_planned is
+/// unknown), or "" when `file` is complete.
+std::string incomplete_warning(const std::string& name, const ResultFile& file);
+
+/// Current UTC time as ISO 8601, e.g. "2026-11-22T21:31:00Z".
+std::string utc_now_iso8601();
+
+}  // namespace ddpbench

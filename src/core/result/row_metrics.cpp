@@ -1,0 +1,74 @@
+#include "core/result/row_metrics.hpp"
+
+#include <cmath>
+
+#include "core/util/json_util.hpp"
+
+namespace ddpbench {
+namespace {
+
+std::optional<double> positive(std::optional<double> v) { return v && std::isfinite(*v) && *v > 0 ? v : std::nullopt; }
+
+}  // namespace
+
+Column RowMetric::column() const { return Column{key, header, unit, format}; }
+
+const std::vector<RowMetric>& row_metrics() {
+  static const std::vector<RowMetric> m = {
+      {"ex_per_s_per_gpu", "per-rank ex/s", "ex/s", fmtcol::fixed(1),
+       "per-rank ex/s = batch per rank / p50 step time (summary.ex_per_s_per_gpu)", kCheckable, nullptr,
+       [](const BenchResult& r) -> std::optional<double> { return r.summary.ex_per_s_per_gpu; }},
+      {"ex_per_s_total", "aggregate ex/s", "ex/s", fmtcol::fixed(1),
+       "aggregate ex/s = world size x per-rank ex/s (summary.ex_per_s_total)", kCheckable, nullptr,
+       [](const BenchResult& r) -> std::optional<double> { return r.summary.ex_per_s_total; }},
+      {"p50_s", "p50 s/iter", "s", fmtcol::fixed(4), "p50 = median step time over every rank's measured steps",
+       kCheckable, nullptr, [](const BenchResult& r) -> std::optional<double> { return r.summary.p50_s; }},
+      {"p95_s", "p95 s/iter", "s", fmtcol::fixed(4), "p95 = 95th percentile of the step time over every rank's steps",
+       kCheckable, nullptr, [](const BenchResult& r) -> std::optional<double> { return r.summary.p95_s; }},
+      {"exposed_comm", "exposed comm", "fraction", fmtcol::percent(),
+       "exposed comm = exposed_comm_s / step_s of the row's breakdown (means over ranks)", kCheckable | kInDiff,
+       nullptr,
+       [](const BenchResult& r) -> std::optional<double> {
+         const auto exposed = r.breakdown.mean(Phase::exposed_comm);
+         const auto step = positive(r.breakdown.mean(Phase::step));
+         if (!exposed || !step) return std::nullopt;
+         return *exposed / *step;
+       }},
+      {"peak_memory_bytes", "peak mem", "bytes", fmtcol::bytes(),
+       "peak mem = the largest peak over the row's ranks: the CUDA caching allocator's peak allocated bytes on "
+       "GPUs, the process's peak resident set (VmHWM) on CPUs",
+       kInReportTables | kCheckable | kInDiff, "peak",
+       [](const BenchResult& r) { return positive(json_num_opt(r.telemetry, "peak_memory_bytes_max_over_ranks")); }},
+      {"epoch_time_s", "epoch time", "s", fmtcol::duration(),
+       "epoch time = optimizer steps per epoch (communication.steps_per_epoch: --dataset-size examples, default "
+       "ImageNet-1k's 1,281,167, over the examples of one step) x the mean step time",
+       kInReportTables | kCheckable | kInDiff, "epoch",
+       [](const BenchResult& r) -> std::optional<double> {
+         const auto steps = positive(r.communication.steps_per_epoch);
+         if (!steps || !(r.summary.mean_s > 0)) return std::nullopt;
+         return *steps * r.summary.mean_s;
+       }},
+  };
+  return m;
+}
+
+const RowMetric* find_row_metric(const std::string& key) {
+  for (const auto& m : row_metrics())
+    if (key == m.key) return &m;
+  return nullptr;
+}
+
+std::vector<std::string> row_metric_keys(MetricUse u) {
+  std::vector<std::string> out;
+  for (const auto& m : row_metrics())
+    if (m.used_in(u)) out.push_back(m.key);
+  return out;
+}
+
+std::vector<std::optional<double>> row_metric_values(const BenchResult& row) {
+  std::vector<std::optional<double>> out;
+  for (const auto& m : row_metrics()) out.push_back(m.of(row));
+  return out;
+}
+
+}  // namespace ddpbench

@@ -1,0 +1,59 @@
+// The catalogue of per-row metrics: every number a result row carries that people compare
+// (tables, `check`, `diff`) is one entry here, with its key, header, unit, formatter,
+// definition and the function that reads it from a row. A new metric is one entry in
+// row_metrics() plus its measurement; `run`'s line, `report`'s scaling tables (text,
+// Markdown, CSV, JSON, HTML), `check`'s metric names and `diff`'s rows follow from it.
+// Torch-free.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result/result.hpp"
+#include "core/util/table.hpp"
+
+namespace ddpbench {
+
+/// Where a metric appears (a bit mask; RowMetric::uses).
+enum MetricUse : unsigned {
+  kInReportTables = 1u << 0,  ///< a column of report's weak and strong scaling tables when some row has it
+  kCheckable = 1u << 1,       ///< a `check` reference may name it ("metric": key)
+  kInDiff = 1u << 2,          ///< `diff` shows base and test values per row (its JSON, CSV and text)
+};
+
+/// One per-row metric.
+struct RowMetric {
+  const char* key;     ///< machine name: CSV header, JSON field, `check`'s "metric" value
+  const char* header;  ///< column header for people, e.g. "peak mem"
+  const char* unit;    ///< unit of the raw value: "s", "ex/s", "bytes", "fraction"
+  /// Text for people (table.hpp's fmtcol); CSV and JSON get the raw value.
+  std::function<std::string(const Value&)> format;
+  /// One sentence: what the number is and how it is computed (a table note; the docs).
+  const char* definition;
+  unsigned uses;  ///< MetricUse bits
+  /// Label in `run`'s line after a row (e.g. "peak" -> "  peak 3.50 GiB"); nullptr: not shown there.
+  const char* run_label;
+  /// The row's value; nullopt when the row does not carry it (older schema, not measured,
+  /// a metric of another kind of row). Never throws, whatever shape a file's sections have.
+  std::function<std::optional<double>(const BenchResult&)> of;
+
+  /// The metric as a table column (table.hpp).
+  Column column() const;
+  bool used_in(MetricUse u) const { return (uses & u) != 0; }
+};
+
+/// Every per-row metric, in the order tables show them.
+const std::vector<RowMetric>& row_metrics();
+
+/// The metric named `key`; nullptr when there is none.
+const RowMetric* find_row_metric(const std::string& key);
+
+/// The keys of the metrics with use `u`, in catalogue order.
+std::vector<std::string> row_metric_keys(MetricUse u);
+
+/// The value of every metric of `row`, in row_metrics() order (nullopt where it has none).
+std::vector<std::optional<double>> row_metric_values(const BenchResult& row);
+
+}  // namespace ddpbench

@@ -1,0 +1,144 @@
+#include "core/result/row_sections.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace ddpbench {
+namespace {
+
+using nlohmann::json;
+
+bool is_int64(const json& v) {
+  if (v.is_number_unsigned()) return v.get<unsigned long long>() <= std::numeric_limits<long long>::max();
+  return v.is_number_integer();
+}
+
+// Whether a JSON value reads as T without loss.
+template <typename T>
+bool fits(const json& v);
+template <>
+bool fits<double>(const json& v) {
+  return v.is_number();
+}
+template <>
+bool fits<long long>(const json& v) {
+  return is_int64(v);
+}
+template <>
+bool fits<bool>(const json& v) {
+  return v.is_boolean();
+}
+template <>
+bool fits<std::string>(const json& v) {
+  return v.is_string();
+}
+template <>
+bool fits<std::vector<long long>>(const json& v) {
+  if (!v.is_array()) return false;
+  for (const auto& x : v)
+    if (!is_int64(x)) return false;
+  return true;
+}
+
+template <>
+bool fits<PhaseSeconds>(const json& v) {
+  return v.is_object();
+}
+
+template <typename T>
+void put(json& j, const char* key, const std::optional<T>& v) {
+  if (v) j[key] = *v;
+}
+
+// Moves `key` out of `rest` into `v` when its value fits T. Anything else (a null of an
+// older file included) leaves `v` unset and stays in `rest`, so it is written back as read.
+template <typename T>
+void take(json& rest, const char* key, std::optional<T>& v) {
+  const auto it = rest.find(key);
+  if (it == rest.end() || !fits<T>(*it)) return;
+  v = it->get<T>();
+  rest.erase(it);
+}
+
+}  // namespace
+
+void put_extra(json& j, const json& extra) {
+  if (!extra.is_object()) return;
+  for (auto it = extra.begin(); it != extra.end(); ++it)
+    if (!j.contains(it.key())) j[it.key()] = it.value();
+}
+
+#define DDPBENCH_SECTION_PUT(type, name) put(j, #name, c.name);
+#define DDPBENCH_SECTION_TAKE(type, name) take(rest, #name, c.name);
+
+// Each section's writer (its fields with a value, then extra), reader (the fields that
+// fit, the rest kept in extra) and equality (of what it writes).
+#define DDPBENCH_SECTION_JSON(Type, FIELDS) \
+  void to_json(json& j, const Type& c) {    \
+    j = json::object();                     \
+    FIELDS(DDPBENCH_SECTION_PUT)            \
+    put_extra(j, c.extra);                  \
+  }                                         \
+  void from_json(const json& j, Type& c) {  \
+    c = Type{};                             \
+    if (!j.is_object()) return;             \
+    json rest = j;                          \
+    FIELDS(DDPBENCH_SECTION_TAKE)           \
+    c.extra = std::move(rest);              \
+  }                                         \
+  bool Type::operator==(const Type& o) const { return json(*this) == json(o); }
+
+DDPBENCH_SECTION_JSON(RowChecks, DDPBENCH_ROW_CHECKS_FIELDS)
+DDPBENCH_SECTION_JSON(RowCompute, DDPBENCH_ROW_COMPUTE_FIELDS)
+DDPBENCH_SECTION_JSON(RowCommunication, DDPBENCH_ROW_COMMUNICATION_FIELDS)
+DDPBENCH_SECTION_JSON(RowBreakdown, DDPBENCH_ROW_BREAKDOWN_FIELDS)
+
+#undef DDPBENCH_SECTION_JSON
+
+void to_json(json& j, const PhaseSeconds& p) {
+  j = json::object();
+  for (size_t i = 0; i < kNumBreakdownComponents; ++i)
+    if (p.s[i]) j[kBreakdownComponents[i]] = *p.s[i];
+}
+
+void from_json(const json& j, PhaseSeconds& p) {
+  p = PhaseSeconds{};
+  if (!j.is_object()) return;
+  for (size_t i = 0; i < kNumBreakdownComponents; ++i)
+    if (const auto it = j.find(kBreakdownComponents[i]); it != j.end() && it->is_number()) p.s[i] = it->get<double>();
+}
+
+bool PhaseSeconds::complete() const {
+  for (const auto& v : s)
+    if (!v || !std::isfinite(*v)) return false;
+  return true;
+}
+
+bool PhaseSeconds::empty() const {
+  for (const auto& v : s)
+    if (v) return false;
+  return true;
+}
+
+std::optional<double> RowBreakdown::mean(Phase p) const {
+  if (!mean_over_ranks) return std::nullopt;
+  const auto v = (*mean_over_ranks)[p];
+  return v && std::isfinite(*v) ? v : std::nullopt;
+}
+
+#undef DDPBENCH_SECTION_PUT
+#undef DDPBENCH_SECTION_TAKE
+
+std::optional<bool> RowChecks::passed() const {
+  if (grad_check_passed) return grad_check_passed;
+  if (param_check_passed) return param_check_passed;
+  return dp_check_passed;
+}
+
+std::string RowChecks::invalid_reason() const {
+  if (passed() == false) return "self-check failed";
+  if (fp16_skipped_steps_in_measurement.value_or(0) > 0) return "fp16 steps skipped among the timed ones";
+  return "";
+}
+
+}  // namespace ddpbench

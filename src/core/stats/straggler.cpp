@@ -1,0 +1,114 @@
+#include "core/stats/straggler.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace ddpbench {
+
+nlohmann::json straggler_entry(const std::string& model, long long batch_per_rank, int ddp_world_size,
+                               const std::vector<RankScoreInput>& ranks, double threshold) {
+  if (ranks.empty()) throw std::invalid_argument("straggler_entry: no ranks");
+  double fastest = ranks.front().compute_step_s;
+  for (const auto& r : ranks) {
+    if (!(r.compute_step_s > 0))
+      throw std::invalid_argument(
+          fmt::format("straggler_entry: rank {} has compute step {}", r.rank, r.compute_step_s));
+    fastest = std::min(fastest, r.compute_step_s);
+  }
+  const auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  nlohmann::json out_ranks = nlohmann::json::array();
+  std::vector<std::pair<double, int>> named;
+  for (const auto& r : ranks) {
+    const double score = fastest / r.compute_step_s;
+    const bool slow = score < threshold;
+    if (slow) named.emplace_back(score, r.rank);
+    out_ranks.push_back({{"rank", r.rank},
+                         {"host", r.host},
+                         {"local_rank", r.local_rank},
+                         {"device", r.device},
+                         {"gpu_index", r.gpu_index},
+                         {"gpu_uuid", r.gpu_uuid},
+                         {"bus_id", r.bus_id},
+                         {"compute_step_s", r.compute_step_s},
+                         {"ddp_step_s", opt(r.ddp_step_s)},
+                         {"comm_wait_s", opt(r.comm_wait_s)},
+                         {"score", score},
+                         {"straggler", slow}});
+  }
+  std::sort(named.begin(), named.end());
+  nlohmann::json names = nlohmann::json::array();
+  for (const auto& [s, r] : named) names.push_back(r);
+  return {{"model", model},
+          {"batch_per_rank", batch_per_rank},
+          {"threshold", threshold},
+          {"world_size", static_cast<int>(ranks.size())},
+          {"ddp_world_size", ddp_world_size},
+          {"ranks", out_ranks},
+          {"named", names},
+          {"note",
+           "score = fastest rank's compute-only step p50 / this rank's (every rank measured at the same time, "
+           "without communication); ddp_step_s and comm_wait_s from the largest DDP group"}};
+}
+
+std::string straggler_rank_words(const nlohmann::json& r) {
+  const auto str = [&](const char* k) { return r.contains(k) && r[k].is_string() ? r[k].get<std::string>() : ""; };
+  const auto num = [&](const char* k, long long dflt) {
+    return r.contains(k) && r[k].is_number() ? r[k].get<long long>() : dflt;
+  };
+  const std::string host = str("host");
+  std::string s =
+      fmt::format("rank {} (host {}, local rank {}", num("rank", -1), host.empty() ? "?" : host, num("local_rank", -1));
+  const long long gpu = num("gpu_index", -1);
+  if (gpu < 0) return s + ", CPU)";
+  s += fmt::format(", GPU {}", gpu);
+  if (const auto u = str("gpu_uuid"); !u.empty()) s += ", UUID " + u;
+  if (const auto b = str("bus_id"); !b.empty()) s += ", bus " + b;
+  return s + ")";
+}
+
+namespace {
+
+// A score with 2 decimals, or as many more (up to 6) as it takes for the printed value to
+// fall on the same side of `threshold` as the score ("0.9466 < 0.95" is never "0.95 < 0.95").
+std::string score_text(double score, double threshold) {
+  for (int d = 2; d <= 6; ++d) {
+    const std::string t = fmt::format("{:.{}f}", score, d);
+    if ((std::strtod(t.c_str(), nullptr) < threshold) == (score < threshold)) return t;
+  }
+  return fmt::format("{}", score);
+}
+
+}  // namespace
+
+std::vector<std::string> straggler_lines(const nlohmann::json& entry) {
+  std::vector<std::string> out;
+  const auto& ranks = entry.at("ranks");
+  const double threshold = entry.at("threshold").get<double>();
+  double fastest = 0;
+  for (const auto& r : ranks)
+    if (r.at("score").get<double>() >= 1.0) fastest = r.at("compute_step_s").get<double>();
+  for (const auto& id : entry.at("named")) {
+    for (const auto& r : ranks) {
+      if (r.at("rank") != id) continue;
+      out.push_back(
+          fmt::format("straggler: {} scores {} < {:g}: its compute-only step is {:.1f} ms, the "
+                      "fastest rank's {:.1f} ms",
+                      straggler_rank_words(r), score_text(r["score"].get<double>(), threshold), threshold,
+                      1e3 * r["compute_step_s"].get<double>(), 1e3 * fastest));
+    }
+  }
+  if (out.empty()) {
+    const nlohmann::json* low = nullptr;
+    for (const auto& r : ranks)
+      if (!low || r.at("score").get<double>() < (*low).at("score").get<double>()) low = &r;
+    out.push_back(fmt::format("no straggler among {} ranks: every score >= {:g} (lowest: rank {}, {})", ranks.size(),
+                              threshold, (*low)["rank"].get<int>(),
+                              score_text((*low)["score"].get<double>(), threshold)));
+  }
+  return out;
+}
+
+}  // namespace ddpbench

@@ -1,0 +1,269 @@
+#include "core/util/table.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+
+#include "core/util/errors.hpp"
+
+namespace ddpbench {
+namespace {
+
+std::optional<double> as_number(const Value& v) {
+  if (const auto* i = std::get_if<long long>(&v)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  return std::nullopt;
+}
+
+// A formatter of numbers; strings pass through, missing values are "n/a".
+std::function<std::string(const Value&)> numeric(std::function<std::string(double)> f) {
+  return [f = std::move(f)](const Value& v) -> std::string {
+    if (std::holds_alternative<std::monostate>(v)) return "n/a";
+    if (const auto* s = std::get_if<std::string>(&v)) return *s;
+    return f(*as_number(v));
+  };
+}
+
+// The raw value for CSV: numbers in their shortest exact form, missing as an empty field.
+std::string raw_text(const Value& v) {
+  if (std::holds_alternative<std::monostate>(v)) return "";
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* i = std::get_if<long long>(&v)) return std::to_string(*i);
+  return fmt::format("{:.6g}", std::get<double>(v));
+}
+
+// The cells people see: the columns shown in text, formatted.
+std::vector<std::string> formatted_row(const Table& t, const std::vector<Value>& row) {
+  std::vector<std::string> cells;
+  for (size_t c = 0; c < t.columns.size(); ++c)
+    if (t.columns[c].in_text) cells.push_back(c < row.size() ? t.columns[c].format(row[c]) : "n/a");
+  return cells;
+}
+
+std::vector<std::string> headers(const Table& t) {
+  std::vector<std::string> h;
+  for (const auto& c : t.columns)
+    if (c.in_text) h.push_back(c.header);
+  return h;
+}
+
+std::string text_of(const Table& t) {
+  const auto header = headers(t);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : t.rows) rows.push_back(formatted_row(t, r));
+  std::vector<size_t> width(header.size(), 0);
+  for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t c = 0; c < width.size(); ++c) {
+      const std::string& cell = c < cells.size() ? cells[c] : std::string();
+      if (c) out += "  ";
+      out += c == 0 ? fmt::format("{:<{}}", cell, width[c]) : fmt::format("{:>{}}", cell, width[c]);
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = t.title + "\n";
+  out += line(header);
+  size_t total = 0;
+  for (size_t c = 0; c < width.size(); ++c) total += width[c] + (c ? 2 : 0);
+  out += std::string(total, '-') + "\n";
+  for (const auto& row : rows) out += line(row);
+  for (const auto& n : t.notes) out += n + "\n";
+  return out;
+}
+
+std::string md_escape(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    if (ch == '|') o += "\\|";
+    else o += ch;
+  }
+  return o;
+}
+
+std::string markdown_of(const Table& t) {
+  std::string out = "### " + t.title + "\n\n|";
+  for (const auto& h : headers(t)) out += " " + md_escape(h) + " |";
+  out += "\n|";
+  for (size_t c = 0; c < headers(t).size(); ++c) out += c == 0 ? "---|" : "---:|";
+  out += "\n";
+  for (const auto& r : t.rows) {
+    out += "|";
+    for (const auto& cell : formatted_row(t, r)) out += " " + md_escape(cell) + " |";
+    out += "\n";
+  }
+  for (const auto& n : t.notes) out += "\n" + n + "\n";
+  return out;
+}
+
+std::string csv_of(const std::vector<Table>& tables) {
+  std::vector<std::string> keys = {"table"};
+  auto add_key = [&](const std::string& k) {
+    if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  };
+  for (const auto& t : tables)
+    for (const auto& [k, v] : t.context) add_key(k);
+  for (const auto& t : tables)
+    for (const auto& c : t.columns) add_key(c.key);
+  std::vector<std::string> quoted;
+  for (const auto& k : keys) quoted.push_back(csv_field(k));
+  std::string out = fmt::format("{}\n", fmt::join(quoted, ","));
+  for (const auto& t : tables) {
+    for (const auto& row : t.rows) {
+      std::vector<std::string> cells(keys.size());
+      cells[0] = csv_field(t.kind);
+      auto put = [&](const std::string& k, const Value& v) {
+        const size_t i = static_cast<size_t>(std::find(keys.begin(), keys.end(), k) - keys.begin());
+        cells[i] = csv_field(raw_text(v));
+      };
+      for (const auto& [k, v] : t.context) put(k, v);
+      for (size_t c = 0; c < t.columns.size() && c < row.size(); ++c) put(t.columns[c].key, row[c]);
+      out += fmt::format("{}\n", fmt::join(cells, ","));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace fmtcol {
+std::function<std::string(const Value&)> plain() {
+  return [](const Value& v) -> std::string {
+    if (const auto* i = std::get_if<long long>(&v)) return std::to_string(*i);
+    return numeric([](double d) { return fmt::format("{:g}", d); })(v);
+  };
+}
+std::function<std::string(const Value&)> fixed(int decimals) {
+  return numeric([decimals](double v) { return fmt::format("{:.{}f}", v, decimals); });
+}
+std::function<std::string(const Value&)> percent() {
+  return numeric([](double v) { return fmt::format("{:.1f}%", 100.0 * v); });
+}
+std::function<std::string(const Value&)> times() {
+  return numeric([](double v) { return fmt::format("{:.2f}x", v); });
+}
+std::function<std::string(const Value&)> sig3() {
+  return numeric([](double v) { return fmt::format("{:.3g}", v); });
+}
+std::function<std::string(const Value&)> bytes() {
+  return numeric([](double v) {
+    constexpr double kMiB = 1024.0 * 1024.0, kGiB = kMiB * 1024.0;
+    return v >= kGiB ? fmt::format("{:.2f} GiB", v / kGiB) : fmt::format("{:.1f} MiB", v / kMiB);
+  });
+}
+std::function<std::string(const Value&)> duration() {
+  return numeric([](double v) {
+    if (v >= 3600) return fmt::format("{:.2f} h", v / 3600);
+    if (v >= 60) return fmt::format("{:.1f} min", v / 60);
+    return fmt::format("{:.1f} s", v);
+  });
+}
+}  // namespace fmtcol
+
+size_t Table::col(const std::string& key) const {
+  for (size_t i = 0; i < columns.size(); ++i)
+    if (columns[i].key == key) return i;
+  throw std::logic_error("table '" + title + "' has no column '" + key + "'");
+}
+
+TableFormat parse_table_format(const std::string& name, const std::string& flag) {
+  if (name == "table" || name == "text") return TableFormat::text;
+  if (name == "md" || name == "markdown") return TableFormat::markdown;
+  if (name == "csv") return TableFormat::csv;
+  if (name == "json") return TableFormat::json;
+  throw UsageError(fmt::format("{} '{}' is not a format; use table, md, csv or json", flag, name));
+}
+
+nlohmann::json value_json(const Value& v) {
+  if (std::holds_alternative<std::monostate>(v)) return nullptr;
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* i = std::get_if<long long>(&v)) return *i;
+  const double d = std::get<double>(v);
+  return std::isfinite(d) ? nlohmann::json(d) : nlohmann::json(nullptr);
+}
+
+nlohmann::json table_json(const Table& t) {
+  nlohmann::json j = {{"kind", t.kind}, {"title", t.title}};
+  for (const auto& [k, v] : t.context) j[k] = value_json(v);
+  nlohmann::json cols = nlohmann::json::array(), rows = nlohmann::json::array();
+  for (const auto& c : t.columns) cols.push_back({{"key", c.key}, {"header", c.header}, {"unit", c.unit}});
+  for (const auto& r : t.rows) {
+    nlohmann::json row = nlohmann::json::object();
+    for (size_t c = 0; c < t.columns.size() && c < r.size(); ++c) row[t.columns[c].key] = value_json(r[c]);
+    rows.push_back(std::move(row));
+  }
+  j["columns"] = std::move(cols);
+  j["rows"] = std::move(rows);
+  j["notes"] = t.notes;
+  return j;
+}
+
+std::string render_tables(const std::vector<Table>& tables, TableFormat format) {
+  std::string out;
+  switch (format) {
+    case TableFormat::text:
+      for (const auto& t : tables) out += (out.empty() ? "" : "\n") + text_of(t);
+      return out;
+    case TableFormat::markdown:
+      for (const auto& t : tables) out += (out.empty() ? "" : "\n") + markdown_of(t);
+      return out;
+    case TableFormat::csv: return csv_of(tables);
+    case TableFormat::json: {
+      nlohmann::json j = {{"tables", nlohmann::json::array()}};
+      for (const auto& t : tables) j["tables"].push_back(table_json(t));
+      return j.dump(2) + "\n";
+    }
+  }
+  return out;
+}
+
+std::string render_table_html(const Table& t) {
+  std::string o = "<h2>" + html_escape(t.title) + "</h2>\n<table>\n<thead><tr>";
+  const auto header = headers(t);
+  for (size_t c = 0; c < header.size(); ++c)
+    o += fmt::format("<th{}>{}</th>", c ? " class=\"num\"" : "", html_escape(header[c]));
+  o += "</tr></thead>\n<tbody>\n";
+  for (const auto& row : t.rows) {
+    o += "<tr>";
+    const auto cells = formatted_row(t, row);
+    for (size_t c = 0; c < cells.size(); ++c)
+      o += fmt::format("<td{}>{}</td>", c ? " class=\"num\"" : "", html_escape(cells[c]));
+    o += "</tr>\n";
+  }
+  o += "</tbody>\n</table>\n";
+  for (const auto& n : t.notes) o += "<p class=\"note\">" + html_escape(n) + "</p>\n";
+  return o;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char ch : s) {
+    if (ch == '"') o += "\"\"";
+    else o += ch;
+  }
+  return o + "\"";
+}
+
+std::string html_escape(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    switch (ch) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += ch;
+    }
+  }
+  return o;
+}
+
+}  // namespace ddpbench

@@ -1,0 +1,302 @@
+#include "engine/bench/time_to_loss.hpp"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/nn/functional/loss.h>
+#include <torch/optim/sgd.h>
+#include <torch/utils.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "core/analysis/convergence.hpp"
+#include "core/launch/watchdog.hpp"
+#include "core/result/bench_table.hpp"
+#include "core/stats/stats.hpp"
+#include "core/util/errors.hpp"
+#include "engine/data/loader.hpp"
+#include "engine/data/sampler.hpp"
+#include "engine/dist/collectives.hpp"
+#include "engine/dist/ddp.hpp"
+#include "engine/train/precision.hpp"
+#include "engine/train/workload.hpp"
+
+namespace ddpbench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Rank 0's lines between the table rows (the progress line cleared around them).
+void say(const SweepEnv& env, const std::string& line) {
+  if (env.launch.rank != 0) return;
+  if (env.progress) env.progress->suspend();
+  std::fprintf(stdout, "%s\n", line.c_str());
+  std::fflush(stdout);
+  if (env.progress) env.progress->resume();
+}
+
+// Every rank evaluates with rank 0's BatchNorm statistics (ranks' running statistics drift
+// apart between DDP's per-forward broadcasts).
+void broadcast_buffers(Model& m, const c10::intrusive_ptr<c10d::ProcessGroup>& pg, std::chrono::milliseconds timeout) {
+  if (pg->getSize() < 2) return;
+  for (auto& b : m.buffers()) {
+    std::vector<at::Tensor> v{b};
+    c10d::BroadcastOptions o;
+    o.rootRank = 0;
+    o.timeout = timeout;
+    wait_work(pg->broadcast(v, o), timeout);
+  }
+}
+
+struct Eval {
+  double loss_sum = 0, correct = 0, count = 0;
+};
+
+// This rank's part of the test split: sums of cross-entropy, correct top-1, examples.
+Eval evaluate(const SweepEnv& env, Model& m, const ImageDataset& test, int n, int rank, long long batch) {
+  torch::NoGradGuard ng;
+  m.eval();
+  Eval e;
+  BatchLoader loader(test, strided_shard(test.n, n, rank), batch, env.cfg.loader_workers, env.timeout);
+  while (auto b = loader.next()) {
+    at::Tensor x = preprocess_images(b->images, env.cfg.image_size, kFashionMnistMean, kFashionMnistStd, env.device);
+    if (env.cfg.channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+    const at::Tensor y = b->labels.to(env.device);
+    at::Tensor out;
+    {
+      AutocastScope autocast(env.device, env.cfg.precision);
+      out = m.forward(x);
+    }
+    out = out.to(at::kFloat);
+    e.loss_sum += torch::nn::functional::cross_entropy(
+                      out, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                      .item<double>();
+    e.correct += out.argmax(1).eq(y).sum().item<double>();
+    e.count += static_cast<double>(y.size(0));
+  }
+  m.train();
+  return e;
+}
+
+nlohmann::json baselines_for(double accuracy, const std::string& model, std::string* source) {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::string path = find_baselines_file(ec ? std::string() : exe.string());
+  if (path.empty()) {
+    *source = "not found (set DDPBENCH_BASELINES to benchmark/baselines.json)";
+    return nlohmann::json::array();
+  }
+  const nlohmann::json file = load_baselines(path);
+  *source = file.value("source", path);
+  return nearby_baselines(file, accuracy, model);
+}
+
+// One group of n ranks (this rank < n): train, evaluate per epoch, emit the row on rank 0.
+void train_group(const SweepEnv& env, const TrainTestData& data, const std::string& model, int n,
+                 const c10::intrusive_ptr<c10d::ProcessGroup>& pg, GroupGate& gate, const RowCallback& emit) {
+  const RunConfig& cfg = env.cfg;
+  const int rank = env.launch.rank;
+  const long long batch = batch_per_rank(cfg, n);
+  const ConvergenceTarget target = make_target(cfg.target_loss, cfg.target_accuracy);
+  const std::string label = fmt::format("time-to-loss {}/ddp{}", model, n);
+
+  auto module = build_model(cfg, model, env.device);
+  // Strategy hook: with helper "sharded"'s --strategy (cfg.strategies), build that strategy's
+  // trainer here instead of DistributedDataParallel and name it in the row (row.strategy);
+  // the loop below only needs forward(x) and the trainable parameters.
+  DistributedDataParallel ddp(module, pg, ddp_options_of(cfg, ddp_variants(cfg).front()), env.device);
+  std::vector<at::Tensor> params;
+  for (auto& p : module->parameters())
+    if (p.requires_grad()) params.push_back(p);
+  torch::optim::SGD opt(params, torch::optim::SGDOptions(cfg.lr).momentum(0.9).weight_decay(1e-4));
+
+  const int64_t steps_per_epoch =
+      (static_cast<int64_t>(distributed_sampler_indices(data.train.n, n, rank, cfg.seed, 0, false).size()) + batch -
+       1) /
+      batch;
+  std::vector<double> step_s, loss_mean, loss_wall;  // per step: this rank's time; mean loss over ranks; rank 0's wall
+  nlohmann::json epochs = nlohmann::json::array();
+  nlohmann::json tgt = {{"metric", target.metric},
+                        {"value", target.metric == "none" ? nlohmann::json(nullptr) : nlohmann::json(target.value)},
+                        {"reached", false},
+                        {"epoch", nullptr},
+                        {"wall_s", nullptr}};
+  double last_acc = 0;
+  if (env.progress) env.progress->next_row(label, static_cast<int>(steps_per_epoch * cfg.epochs));
+  set_phase("training of " + label);
+  const auto t0 = Clock::now();
+  for (int e = 0; e < cfg.epochs; ++e) {
+    const auto te = Clock::now();
+    BatchLoader loader(data.train, distributed_sampler_indices(data.train.n, n, rank, cfg.seed, e), batch,
+                       cfg.loader_workers, env.timeout);
+    std::vector<double> losses, waits;
+    for (;;) {
+      const auto ts = Clock::now();
+      auto b = loader.next();
+      if (!b) break;
+      waits.push_back(loader.last_wait_s());
+      at::Tensor x = preprocess_images(b->images, cfg.image_size, kFashionMnistMean, kFashionMnistStd, env.device);
+      if (cfg.channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+      const at::Tensor y = b->labels.to(env.device);
+      zero_grads(params, zero_grad_set_to_none(cfg));
+      at::Tensor loss;
+      {
+        AutocastScope autocast(env.device, cfg.precision);
+        loss = torch::nn::functional::cross_entropy(ddp.forward(x), y);
+      }
+      loss.backward();
+      opt.step();
+      losses.push_back(loss.item<double>());
+      step_s.push_back(since(ts));
+      loss_wall.push_back(since(t0));
+      if (rank == 0) gate.beat();
+      if (env.progress)
+        env.progress->iteration(static_cast<int>(step_s.size()), static_cast<int>(steps_per_epoch * cfg.epochs));
+    }
+    const double train_s = since(te);
+    const auto tv = Clock::now();
+    broadcast_buffers(*module, pg, env.timeout);
+    const Eval ev = evaluate(env, *module, data.test, n, rank, batch);
+    const double eval_s = since(tv);
+    double wait_sum = 0, wait_max = 0;
+    for (double w : waits) {
+      wait_sum += w;
+      wait_max = std::max(wait_max, w);
+    }
+    const size_t steps = losses.size();  // equal on every rank: equal shards
+    std::vector<double> sums = {ev.loss_sum, ev.correct, ev.count, wait_sum, static_cast<double>(steps)};
+    sums.insert(sums.end(), losses.begin(), losses.end());
+    sums = allreduce_values(pg, sums, c10d::ReduceOp::SUM, env.device, env.timeout);
+    const double wait_max_all = allreduce_values(pg, {wait_max}, c10d::ReduceOp::MAX, env.device, env.timeout)[0];
+    double train_loss = 0;
+    for (size_t i = 0; i < steps; ++i) {
+      loss_mean.push_back(sums[5 + i] / n);
+      train_loss += sums[5 + i] / n;
+    }
+    train_loss /= std::max<size_t>(1, steps);
+    const double test_loss = sums[2] > 0 ? sums[0] / sums[2] : NAN;
+    const double acc = sums[2] > 0 ? sums[1] / sums[2] : NAN;
+    last_acc = acc;
+    const double wall = since(t0);
+    epochs.push_back({{"epoch", e + 1},
+                      {"wall_s", wall},
+                      {"train_s", train_s},
+                      {"eval_s", eval_s},
+                      {"steps", steps},
+                      {"train_loss", train_loss},
+                      {"test_loss", test_loss},
+                      {"test_accuracy", acc},
+                      {"data_wait_s_mean", sums[4] > 0 ? sums[3] / sums[4] : 0.0},
+                      {"data_wait_s_max", wait_max_all}});
+    say(env, fmt::format("  {} on {} rank{}, epoch {}: train loss {:.4f}, test loss {:.4f}, test accuracy {:.4f}, "
+                         "{:.1f} s (eval {:.1f} s), data wait {:.2f} ms/step",
+                         model, n, n > 1 ? "s" : "", e + 1, train_loss, test_loss, acc, wall, eval_s,
+                         1e3 * (sums[4] > 0 ? sums[3] / sums[4] : 0.0)));
+    if (target_reached(target, test_loss, acc)) {
+      tgt["reached"] = true;
+      tgt["epoch"] = e + 1;
+      tgt["wall_s"] = wall;
+      break;
+    }
+  }
+  if (env.progress) env.progress->row_finished();
+
+  // Step times of every rank (equal counts), subsampled to at most kMaxLossPoints.
+  set_phase("the result gather of " + label);
+  const auto gathered = gather_to_root(pg, step_s, step_s.size(), env.device, env.timeout);
+  if (rank != 0) return;
+  const auto keep = subsample_positions(step_s.size());
+  BenchResult row;
+  row.model = model;
+  row.world_size = n;
+  row.nodes = distinct_hosts(env.placements, n);
+  row.ddp = true;
+  row.label = group_label(row.nodes, n, env.device.is_cuda() ? 'G' : 'C');
+  row.batch_per_rank = batch;
+  row.global_batch = batch * n;
+  row.scaling = cfg.scaling;
+  row.image_size = cfg.image_size;
+  row.precision = cfg.precision;
+  row.stopping.mode = "fixed";
+  row.stopping.reason = tgt["reached"].get<bool>() ? "target" : "epochs";
+  std::vector<std::vector<double>> per_rank;
+  for (int r = 0; r < n; ++r) {
+    RankSamples rs = placed_rank(env, r);
+    for (size_t i : keep) rs.samples_s.push_back(gathered[static_cast<size_t>(r)][i]);
+    per_rank.push_back(rs.samples_s);
+    row.ranks.push_back(std::move(rs));
+  }
+  if (!keep.empty()) row.summary = summarize(per_rank, batch, n);
+  row.ddp_options = ddp_options_json(cfg, ddp_variants(cfg).front());
+  nlohmann::json loss = {
+      {"step", nlohmann::json::array()}, {"wall_s", nlohmann::json::array()}, {"value", nlohmann::json::array()}};
+  for (size_t i : keep) {
+    loss["step"].push_back(i + 1);
+    loss["wall_s"].push_back(loss_wall[i]);
+    loss["value"].push_back(loss_mean[i]);
+  }
+  loss["steps_total"] = step_s.size();
+  loss["subsample_stride"] = keep.size() > 1 ? keep[1] - keep[0] : 1;
+  loss["note"] =
+      "training cross-entropy of each optimizer step, mean over the ranks' batches; wall_s from the "
+      "first step's start (rank 0); every subsample_stride-th step and the last";
+  std::string source;
+  nlohmann::json nearby = baselines_for(last_acc, model, &source);
+  row.convergence = {{"dataset", data.name},
+                     {"train_examples", data.train.n},
+                     {"test_examples", data.test.n},
+                     {"image_size", cfg.image_size},
+                     {"normalization",
+                      {{"mean", kFashionMnistMean},
+                       {"std", kFashionMnistStd},
+                       {"source", "per-pixel mean/std of the 60000 training images in [0, 1]"}}},
+                     {"loader_workers", cfg.loader_workers},
+                     {"optimizer", {{"name", "sgd"}, {"lr", cfg.lr}, {"momentum", 0.9}, {"weight_decay", 1e-4}}},
+                     {"steps_per_epoch", steps_per_epoch},
+                     {"epochs", epochs},
+                     {"loss", loss},
+                     {"target", tgt},
+                     {"baselines", nearby},
+                     {"baselines_source", source},
+                     {"reference", "the 1-rank DDP row of the same file (no separate no-DDP row)"},
+                     {"note",
+                      "wall_s from the first training step's start, evaluations included (eval_s says "
+                      "how much); test_loss and test_accuracy over the whole (limited) test split"}};
+  emit(row);
+  say(env, fmt::format("  {} on {} rank{}: test accuracy {:.4f} after {} epoch(s), {:.1f} s; target {}", model, n,
+                       n > 1 ? "s" : "", last_acc, epochs.size(), epochs.back()["wall_s"].get<double>(),
+                       target.metric == "none"      ? std::string("none")
+                       : tgt["reached"].get<bool>() ? fmt::format("{} {:g} reached in epoch {}", target.metric,
+                                                                  target.value, tgt["epoch"].get<int>())
+                                                    : fmt::format("{} {:g} not reached", target.metric, target.value)));
+  for (const auto& l : baseline_lines(nearby)) say(env, l);
+}
+
+}  // namespace
+
+TrainTestData load_train_test(const RunConfig& cfg) {
+  TrainTestData d;
+  d.name = cfg.data;
+  d.dir = cfg.data_dir;
+  d.train = load_idx_split(cfg.data_dir, "train", cfg.train_limit, cfg.num_classes);
+  d.test = load_idx_split(cfg.data_dir, "test", cfg.test_limit, cfg.num_classes);
+  return d;
+}
+
+void run_time_to_loss(const SweepEnv& env, const TrainTestData& data, const std::string& model,
+                      const RowCallback& emit) {
+  for (int n : env.cfg.world_sizes) {
+    const std::string name = fmt::format("{}/ttl{}", model, n);
+    run_group(env, name, "time-to-loss group " + name, n,
+              [&](c10::intrusive_ptr<c10d::ProcessGroup>& pg, GroupGate& gate) {
+                train_group(env, data, model, n, pg, gate, emit);
+              });
+  }
+}
+
+}  // namespace ddpbench

@@ -1,0 +1,312 @@
+#include "engine/run/launch.hpp"
+
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+#include <thread>
+
+#include "core/config/run_config.hpp"
+#include "core/launch/node_env.hpp"
+#include "core/launch/spawn.hpp"
+#include "core/launch/watchdog.hpp"
+#include "core/util/errors.hpp"
+#include "core/util/version.hpp"
+#include "engine/compat.hpp"
+#include "engine/dist/rendezvous.hpp"
+#include "engine/timing.hpp"
+
+namespace ddpbench {
+
+void print_line(const std::string& s) {
+  std::fwrite(s.data(), 1, s.size(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+std::string hosts_summary(const std::vector<RankPlacement>& placements) {
+  std::map<std::string, int> per_host;
+  std::vector<std::string> order;
+  for (const auto& p : placements)
+    if (per_host[p.host]++ == 0) order.push_back(p.host);
+  std::string out = fmt::format("{} host(s): ", order.size());
+  for (size_t i = 0; i < order.size() && i < 8; ++i)
+    out += fmt::format("{}{} x{}", i ? ", " : "", order[i], per_host[order[i]]);
+  if (order.size() > 8) out += fmt::format(", ... and {} more", order.size() - 8);
+  return out;
+}
+
+void check_spawner_parent(const LaunchInfo& li, const EnvMap& env) {
+  if (li.launcher == Launcher::kLocalSpawner && !exit_with_parent(env))
+    throw UsageError(
+        fmt::format("DDPBENCH_LOCAL_SPAWNER={} names a launcher that is not this process's "
+                    "parent (left over in the environment, or the launcher died); unset it",
+                    env.at("DDPBENCH_LOCAL_SPAWNER")));
+}
+
+int device_gpus(const std::string& device) {
+  if (device != "auto" && device != "cpu" && device != "cuda")
+    throw UsageError(fmt::format("--device '{}' is unknown; use cpu or cuda", device));
+  const int gpus = device == "cpu" ? 0 : cuda_device_count();
+  if (device == "cuda" && gpus == 0)
+    throw UsageError("--device cuda but no GPU is visible (or this build has no CUDA); use --device cpu");
+  return gpus;
+}
+
+int launch_world_size(const LaunchInfo& li, bool nproc_given, int nproc_per_node, int default_world) {
+  const bool spawner = li.launcher == Launcher::kNone;
+  if (nproc_given && !spawner && li.launcher != Launcher::kLocalSpawner)
+    throw UsageError(
+        fmt::format("--nproc-per-node is for the built-in launcher, but {} already started "
+                    "{} rank(s); drop the flag",
+                    launcher_name(li.launcher), li.world_size));
+  if (nproc_given && (nproc_per_node < 1 || nproc_per_node > kMaxNprocPerNode))
+    throw UsageError(fmt::format("--nproc-per-node {} is out of range; use 1..{}", nproc_per_node, kMaxNprocPerNode));
+  return spawner ? (nproc_given ? nproc_per_node : default_world) : li.world_size;
+}
+
+BackendKind choose_backend(const std::string& requested, bool use_cuda) {
+  BackendKind backend = BackendKind::kGloo;
+  if (requested == "nccl") backend = BackendKind::kNccl;
+  if (requested == "auto" && use_cuda && backend_available(BackendKind::kNccl)) backend = BackendKind::kNccl;
+  if (backend == BackendKind::kNccl && !use_cuda)
+    throw UsageError("--backend nccl needs GPUs; use --backend gloo (or --device cuda on a GPU machine)");
+  if (!backend_available(backend))
+    throw UsageError(fmt::format("this ddpbench build has no {} backend; use --backend {}", backend_name(backend),
+                                 backend == BackendKind::kNccl ? "gloo" : "nccl"));
+  return backend;
+}
+
+void check_nccl_ranks(BackendKind backend, bool spawner, int world, int gpus) {
+  if (spawner && backend == BackendKind::kNccl && world > gpus)
+    throw UsageError(
+        fmt::format("NCCL needs one GPU per rank, but {} ranks would share {} GPU(s); use "
+                    "--nproc-per-node {} or --backend gloo",
+                    world, gpus, gpus));
+}
+
+int rank_threads(const LaunchInfo& li, const EnvMap& env, int world) {
+  const bool spawner = li.launcher == Launcher::kNone;
+  return threads_per_rank(env, spawner ? Launcher::kLocalSpawner : li.launcher, spawner ? world : li.local_world_size,
+                          usable_cpu_count());
+}
+
+c10::Device rank_device(const LaunchInfo& li, BackendKind backend) {
+  const int gpus = cuda_device_count();
+  int index = gpus == 1 && li.launcher != Launcher::kLocalSpawner ? 0 : li.local_rank;
+  if (index >= gpus) {
+    if (backend == BackendKind::kNccl)
+      throw UsageError(
+          fmt::format("rank {} has local rank {} but sees {} GPU(s); NCCL needs one GPU per rank: start "
+                      "at most {} ranks per node, bind one GPU per task, or use --backend gloo",
+                      li.rank, li.local_rank, gpus, gpus));
+    index %= gpus;  // Gloo: ranks may share a GPU
+  }
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+void validate_on_rank0(const LaunchInfo& li, const std::function<void()>& check) {
+  try {
+    check();
+  } catch (const UsageError&) {
+    if (li.rank != 0) throw SilentExit{kExitUsage};
+    throw;
+  }
+}
+
+int spawn_ranks(const EnvMap& env, const LaunchInfo& li, int world, const std::vector<std::string>& argv) {
+  SpawnOptions so;
+  so.nproc = world;
+  // MASTER_ADDR / MASTER_PORT, when set, say where rank 0 serves the store.
+  if (env.count("MASTER_ADDR") && !env.at("MASTER_ADDR").empty()) {
+    so.master_addr = li.master_addr;
+    check_master_addr(so.master_addr);
+  }
+  if (env.count("MASTER_PORT") && !env.at("MASTER_PORT").empty()) so.master_port = li.master_port;
+  so.argv = argv;
+  so.argv[0] = self_exe_path();
+  return spawn_local_ranks(so);
+}
+
+[[noreturn]] void rethrow_with_context(const LaunchInfo& li, double timeout_s, const std::string& what,
+                                       const std::string& oom_what, const std::string& oom_fix) {
+  std::string line = first_line(what);
+  const std::string phase = current_phase();
+  if (line.rfind("rank ", 0) == 0) throw std::runtime_error(line);  // already says who and what
+  // TCPStore's own timeout says only "Socket Timeout".
+  if (line.find("Socket Timeout") != std::string::npos)
+    line = fmt::format(
+        "the store served by rank 0 at {}:{} did not answer within --timeout {:g} s (rank 0 stopped, "
+        "or its host is down or unreachable)",
+        li.master_addr, li.master_port, timeout_s);
+  if (is_out_of_memory_message(line)) {
+    if (li.rank != 0) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      throw SilentExit{kExitUsage};
+    }
+    throw UsageError(fmt::format("{} during {} ({}); {}", oom_what, phase, out_of_memory_words(line), oom_fix));
+  }
+  throw std::runtime_error(
+      fmt::format("rank {} (pid {} on {}), during {}: {}", li.rank, ::getpid(), host_name(), phase, line));
+}
+
+int run_this_rank(const LaunchInfo& li, const EnvMap& env, double timeout_s, const std::string& oom_what,
+                  const std::string& oom_fix, const std::function<int()>& body) {
+  compat::quiet_torch_logs();
+  set_watchdog_name(fmt::format("rank {}", li.rank));
+  open_phase_file(env);
+  try {
+    return body();
+  } catch (const UsageError&) {
+    throw;
+  } catch (const SelfCheckError&) {
+    throw;
+  } catch (const SilentExit&) {
+    throw;
+  } catch (const c10::Error& e) {
+    rethrow_with_context(li, timeout_s, e.what_without_backtrace(), oom_what, oom_fix);
+  } catch (const std::exception& e) {
+    rethrow_with_context(li, timeout_s, e.what(), oom_what, oom_fix);
+  }
+}
+
+void finish_barrier(const c10::intrusive_ptr<c10d::Store>& store, const LaunchInfo& li,
+                    std::chrono::milliseconds timeout) {
+  set_phase("the final barrier");
+  {
+    Deadline d("the store (rank 0's process)", timeout);
+    store->add("finished", 1);
+  }
+  if (li.rank != 0) return;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (store->add("finished", 0) < li.world_size) {
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("not every rank reached the end of the run before --timeout");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+EnvironmentFacts job_environment_facts(const LaunchInfo& li, const std::string& job_id, BackendKind backend, bool cuda,
+                                       int threads_per_rank, const std::vector<RankPlacement>& placements,
+                                       const EnvMap& env, const NodeEnvironments& nodes) {
+  EnvironmentFacts facts;
+  facts.backend = backend_name(backend);
+  facts.cuda = cuda;
+  facts.launcher = launcher_name(li.launcher);
+  facts.rendezvous = {{"master_addr", li.master_addr},
+                      {"master_port", li.master_port},
+                      {"agent_store", li.use_agent_store},
+                      {"job_id", job_id}};
+  facts.world_size = li.world_size;
+  facts.threads_per_rank = threads_per_rank;
+  facts.placements = placements;
+  facts.slurm_job_id = li.job_id;
+  facts.env = env_subset(env);
+  facts.nodes = nodes.nodes;
+  facts.node_differences = nodes.differences;
+  return facts;
+}
+
+NodeEnvironments gather_node_environments(const c10::intrusive_ptr<c10d::Store>& store, const LaunchInfo& li,
+                                          const EnvMap& env, const std::vector<RankPlacement>& placements,
+                                          std::chrono::milliseconds timeout) {
+  NodeEnvironments out;
+  if (li.local_rank != 0 && li.rank != 0) return out;
+  set_phase("gathering each host's environment");
+  nlohmann::json mine;
+  if (li.local_rank == 0) mine = host_environment(env);
+  if (li.rank != 0) {
+    Deadline d("the store (rank 0's process)", timeout);
+    const std::string text = mine.dump();
+    store->set(fmt::format("node/{}", li.rank), std::vector<uint8_t>(text.begin(), text.end()));
+    return out;
+  }
+  if (mine.is_null()) mine = host_environment(env);  // rank 0 without local rank 0: still its own host's
+
+  // One object per host, in the order of the hosts' first ranks.
+  struct Host {
+    std::string name;
+    std::vector<int> ranks;
+    int publisher = -1;  ///< the host's rank of local rank 0
+  };
+  std::vector<Host> hosts;
+  for (const auto& p : placements) {
+    auto it = std::find_if(hosts.begin(), hosts.end(), [&](const Host& h) { return h.name == p.host; });
+    if (it == hosts.end()) it = hosts.insert(hosts.end(), Host{p.host, {}, -1});
+    it->ranks.push_back(p.rank);
+    if (p.local_rank == 0 && it->publisher < 0) it->publisher = p.rank;
+  }
+  for (auto& h : hosts)  // rank 0's host is described by rank 0 itself
+    if (std::find(h.ranks.begin(), h.ranks.end(), 0) != h.ranks.end()) h.publisher = 0;
+
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto poll = std::chrono::milliseconds(10);
+  for (const auto& h : hosts) {
+    nlohmann::json node;
+    if (h.publisher == 0) {
+      node = mine;
+    } else if (h.publisher < 0) {
+      node = {{"host", h.name}, {"error", "no rank of local rank 0 on this host, so none described it"}};
+    } else {
+      const std::string key = fmt::format("node/{}", h.publisher);
+      while (!store->check({key})) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          std::string missing;
+          for (const auto& m : hosts)
+            if (m.publisher > 0 && !store->check({fmt::format("node/{}", m.publisher)}))
+              missing += fmt::format("{}{} (rank {})", missing.empty() ? "" : ", ", m.name, m.publisher);
+          throw std::runtime_error(
+              fmt::format("rank 0: host(s) {} did not publish their environment within --timeout "
+                          "{:g} s",
+                          missing, std::chrono::duration<double>(timeout).count()));
+        }
+        std::this_thread::sleep_for(poll);
+        poll = std::min(poll * 2, std::chrono::milliseconds(200));
+      }
+      const std::vector<uint8_t> raw = store->get(key);
+      if (raw.size() > kMaxNodeEnvBytes + 1024)
+        throw std::runtime_error(
+            fmt::format("rank 0: the environment of host {} (rank {}) is {} bytes, more than the "
+                        "{} a host may publish",
+                        h.name, h.publisher, raw.size(), kMaxNodeEnvBytes));
+      node = nlohmann::json::parse(std::string(raw.begin(), raw.end()), nullptr, /*allow_exceptions=*/false);
+      if (!node.is_object())
+        node = {{"host", h.name}, {"error", fmt::format("rank {} published no valid JSON", h.publisher)}};
+    }
+    node["host"] = h.name;  // the rendezvous' name for it, which the ranks' placements use
+    node["ranks"] = h.ranks;
+    out.nodes.push_back(std::move(node));
+  }
+  out.differences = node_differences(out.nodes);
+  std::string text;
+  for (const auto& line : node_difference_lines(out.differences)) text += "ddpbench: warning: " + line + "\n";
+  if (!text.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    std::fflush(stderr);
+  }
+  return out;
+}
+
+void note_partial_rows(const LaunchInfo& li, const std::string& json_path, size_t rows) {
+  if (li.rank == 0 && !json_path.empty() && rows > 0)
+    error_notes().push_back(
+        fmt::format("the {} row(s) measured so far are in {} (marked incomplete)", rows, partial_path(json_path)));
+}
+
+ResultFile new_result_file(const std::string& kind, const std::vector<std::string>& argv, int rows_planned) {
+  ResultFile rf;
+  rf.kind = kind;
+  rf.tool = {{"name", "ddpbench"}, {"version", tool_version()}, {"git_sha", git_sha()}, {"git_dirty", git_dirty()}};
+  rf.created_utc = utc_now_iso8601();
+  rf.complete = false;
+  rf.rows_planned = rows_planned;
+  rf.argv = argv;
+  if (!rf.argv.empty()) rf.argv[0] = rf.argv[0].substr(rf.argv[0].find_last_of('/') + 1);
+  return rf;
+}
+
+}  // namespace ddpbench
