@@ -447,10 +447,9 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                   "Telemetry sampling period during measured iterations (GPU through NVML, host CPU, memory, network)")
       ->capture_default_str();
   app->add_option("--per-rank-series,--telemetry-series", c.per_rank_series,
-                  "Whose raw step samples and telemetry series a row keeps: flagged (ranks with telemetry flags, the "
-                  "fastest and slowest by mean step, the lowest and highest by mean utilization; every rank keeps its "
-                  "step summary, every row its per-iteration means and min/median/max series over ranks) or all "
-                  "(every rank's; larger files at scale)")
+                  "Whose raw step samples and telemetry series a row keeps: flagged (ranks with telemetry flags and "
+                  "the slowest by mean step; every rank keeps its step summary, every row its per-iteration means "
+                  "and min/median/max series over ranks) or all (every rank's; larger files at scale)")
       ->capture_default_str();
   app->add_option("--min-util", c.min_util_pct, "Flag a GPU whose mean SM utilization is below this percentage")
       ->capture_default_str();

@@ -43,8 +43,9 @@ TEST(MemoryJson, PerRankAndMaxOverRanks) {
   ASSERT_EQ(j["per_rank"].size(), 3u);
   EXPECT_EQ(j["per_rank"][1]["rank"], 1);
   EXPECT_EQ(j["per_rank"][1]["peak_rss_bytes"], 300.0);
-  EXPECT_TRUE(j["per_rank"][2]["peak_rss_bytes"].is_null());
-  EXPECT_TRUE(j["per_rank"][0]["peak_allocated_bytes"].is_null());
+  // Schema 1.12: a rank's peak without a value is left out (the row's max keeps its nulls).
+  EXPECT_FALSE(j["per_rank"][2].contains("peak_rss_bytes"));
+  EXPECT_FALSE(j["per_rank"][0].contains("peak_allocated_bytes"));
   EXPECT_EQ(j["max_over_ranks"]["peak_rss_bytes"], 300.0);
   EXPECT_TRUE(j["max_over_ranks"]["peak_reserved_bytes"].is_null());
   EXPECT_EQ(j["model_state_bytes"]["total"], 27);
@@ -60,7 +61,7 @@ TEST(MemoryJson, PerRankAndMaxOverRanks) {
 TEST(MemoryJson, HandWrittenObjectRoundTrips) {
   const auto doc = nlohmann::json::parse(R"({
     "per_rank": [{"rank": 0, "peak_allocated_bytes": 4096, "peak_reserved_bytes": 8192, "peak_rss_bytes": 1024},
-                 {"rank": 1, "peak_allocated_bytes": null, "peak_reserved_bytes": null, "peak_rss_bytes": 2048}],
+                 {"rank": 1, "peak_rss_bytes": 2048}],
     "max_over_ranks": {"peak_allocated_bytes": 4096, "peak_reserved_bytes": 8192, "peak_rss_bytes": 2048},
     "model_state_bytes": {"parameters": 12, "gradients": 8, "optimizer": 4, "total": 24},
     "source": "cuda caching allocator", "from_a_newer_version": true})");
@@ -76,6 +77,14 @@ TEST(MemoryJson, HandWrittenObjectRoundTrips) {
   EXPECT_EQ(m.extra, nlohmann::json::parse(R"({"from_a_newer_version": true})"));
   EXPECT_EQ(m.peak_bytes(), 4096.0);
   EXPECT_EQ(nlohmann::json(m), doc);
+  // Before 1.12 a rank's missing peak was null: it reads as no value.
+  const auto old = nlohmann::json::parse(R"({"per_rank": [{"rank": 1, "peak_allocated_bytes": null,
+    "peak_reserved_bytes": null, "peak_rss_bytes": 2048}]})");
+  const RowMemory o = old.get<RowMemory>();
+  ASSERT_EQ(o.per_rank.size(), 1u);
+  EXPECT_FALSE(o.per_rank[0].peak_allocated_bytes.has_value());
+  EXPECT_FALSE(o.per_rank[0].peak_reserved_bytes.has_value());
+  EXPECT_EQ(o.per_rank[0].peak_rss_bytes, 2048.0);
 }
 
 TEST(MemoryJson, GpuRowsComparePeakAllocated) {

@@ -49,18 +49,18 @@ TEST(PerRankDetail, StepSummaryAndIterationMeansByHand) {
   }
 }
 
-TEST(PerRankDetail, KeepsFlaggedFastestSlowestAndUtilizationExtremes) {
-  // Mean steps: 0.2, 0.25, 0.3, 0.35 (rank 0 fastest, rank 3 slowest); utilization: rank 1
-  // lowest, rank 2 highest; 6 ranks so that ranks 4 and 5 are in none of these.
+TEST(PerRankDetail, KeepsFlaggedRanksAndTheSlowest) {
+  // Mean steps: 0.2, 0.25, 0.3, 0.35, 0.27, 0.28 (rank 3 slowest); utilization: rank 1 lowest,
+  // rank 2 highest, which alone keeps nothing (the row's band shows the spread).
   BenchResult row = ranks_of({{0.2, 0.2}, {0.25, 0.25}, {0.3, 0.3}, {0.35, 0.35}, {0.27, 0.27}, {0.28, 0.28}},
                              {50, 10, 90, 50, 50, 50});
-  EXPECT_EQ(ranks_kept_in_full(row), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(ranks_kept_in_full(row), (std::vector<int>{3}));
   row.ranks[5].telemetry["sampled"]["flags"] = {"low_gpu_util"};
   keep_per_rank_detail(row, /*keep_all=*/false);
   ASSERT_TRUE(row.ranks_kept_in_full.has_value());
-  EXPECT_EQ(*row.ranks_kept_in_full, (std::vector<int>{0, 1, 2, 3, 5}));
+  EXPECT_EQ(*row.ranks_kept_in_full, (std::vector<int>{3, 5}));
   for (const auto& rs : row.ranks) {
-    const bool kept = rs.rank != 4;
+    const bool kept = rs.rank == 3 || rs.rank == 5;
     EXPECT_EQ(rs.samples_s.empty(), !kept) << rs.rank;
     EXPECT_EQ(rs.telemetry.at("sampled").contains("series"), kept) << rs.rank;
     ASSERT_TRUE(rs.step.has_value()) << rs.rank;  // every rank keeps its summary
@@ -69,11 +69,11 @@ TEST(PerRankDetail, KeepsFlaggedFastestSlowestAndUtilizationExtremes) {
   EXPECT_DOUBLE_EQ(row.ranks[4].step->mean_s, 0.27);
 }
 
-TEST(PerRankDetail, EqualRanksKeepTheFirstAndTheLast) {
+TEST(PerRankDetail, EqualRanksKeepTheLast) {
   BenchResult row = ranks_of({{0.2}, {0.2}, {0.2}}, {50, 50, 50});
-  EXPECT_EQ(ranks_kept_in_full(row), (std::vector<int>{0, 2}));
-  BenchResult two = ranks_of({{0.2}, {0.2}}, {50, 50});
-  EXPECT_EQ(ranks_kept_in_full(two), (std::vector<int>{0, 1}));  // 2 ranks: both, always
+  EXPECT_EQ(ranks_kept_in_full(row), (std::vector<int>{2}));
+  BenchResult none = ranks_of({{}, {}}, {50, 50});  // no samples: nothing to keep
+  EXPECT_EQ(ranks_kept_in_full(none), (std::vector<int>{}));
 }
 
 }  // namespace

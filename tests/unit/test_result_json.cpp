@@ -178,7 +178,7 @@ const char* const kEveryField = R"({
     "strategy": "zero2", "activation_checkpointing": true,
     "breakdown": {"mean_over_ranks": {"forward_s": 0.125}, "iterations": 2},
     "mode": "inference",
-    "memory": {"per_rank": [{"rank": 3, "peak_allocated_bytes": 4096, "peak_reserved_bytes": 8192, "peak_rss_bytes": null}],
+    "memory": {"per_rank": [{"rank": 3, "peak_allocated_bytes": 4096, "peak_reserved_bytes": 8192}],
                "max_over_ranks": {"peak_allocated_bytes": 4096, "peak_reserved_bytes": 8192, "peak_rss_bytes": null},
                "model_state_bytes": {"parameters": 12, "gradients": 0, "optimizer": 0, "total": 12},
                "source": "cuda caching allocator"},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "core/result/row_sections.hpp"
@@ -72,9 +73,10 @@ void to_json(nlohmann::json& j, const RowMemory& m) {
   j = nlohmann::json::object();
   if (m.empty()) return;
   nlohmann::json per_rank = nlohmann::json::array();
-  for (const RankMemory& r : m.per_rank) {
+  for (const RankMemory& r : m.per_rank) {  // schema 1.12: a rank's peak without a value is left out
     nlohmann::json x = {{"rank", r.rank}};
     put_peaks(x, r);
+    for (auto it = x.begin(); it != x.end();) it = it->is_null() ? x.erase(it) : std::next(it);
     per_rank.push_back(std::move(x));
   }
   j["per_rank"] = std::move(per_rank);

@@ -9,32 +9,10 @@
 namespace ddpbench {
 namespace {
 
-std::optional<double> mean_util(const RankSamples& rs) {
-  const nlohmann::json* s = sampled_telemetry(rs);
-  if (!s) return std::nullopt;
-  for (const auto& path : {"/gpu/sm_util_pct/mean", "/host/cpu_util_pct/mean"})
-    if (const auto p = nlohmann::json::json_pointer(path); s->contains(p) && s->at(p).is_number())
-      return s->at(p).get<double>();
-  return std::nullopt;
-}
-
 std::optional<double> mean_step(const RankSamples& rs) {
   if (rs.step) return rs.step->mean_s;
   if (rs.samples_s.empty()) return std::nullopt;
   return mean(rs.samples_s);
-}
-
-// Adds the index of the lowest (first on ties) and the highest (last on ties) value of `of`.
-template <class F>
-void add_extremes(const BenchResult& row, F of, std::set<size_t>& out) {
-  std::optional<std::pair<double, size_t>> lo, hi;
-  for (size_t r = 0; r < row.ranks.size(); ++r)
-    if (const auto v = of(row.ranks[r])) {
-      if (!lo || *v < lo->first) lo = std::make_pair(*v, r);
-      if (!hi || *v >= hi->first) hi = std::make_pair(*v, r);
-    }
-  if (lo) out.insert(lo->second);
-  if (hi) out.insert(hi->second);
 }
 
 }  // namespace
@@ -44,8 +22,12 @@ std::vector<int> ranks_kept_in_full(const BenchResult& row) {
   for (size_t r = 0; r < row.ranks.size(); ++r)
     if (const nlohmann::json* s = sampled_telemetry(row.ranks[r]))
       if (const auto f = s->find("flags"); f != s->end() && f->is_array() && !f->empty()) keep.insert(r);
-  add_extremes(row, mean_step, keep);
-  add_extremes(row, mean_util, keep);
+  // The slowest rank by mean step (the last on ties): the one a reader looks at first.
+  std::optional<std::pair<double, size_t>> slowest;
+  for (size_t r = 0; r < row.ranks.size(); ++r)
+    if (const auto v = mean_step(row.ranks[r]); v && (!slowest || *v >= slowest->first))
+      slowest = std::make_pair(*v, r);
+  if (slowest) keep.insert(slowest->second);
   std::vector<int> out;
   for (size_t r : keep) out.push_back(row.ranks[r].rank);
   std::sort(out.begin(), out.end());

@@ -18,9 +18,8 @@ namespace ddpbench {
 void keep_per_rank_detail(BenchResult& row, bool keep_all);
 
 /// The ranks (rank numbers, ascending) whose raw series a reader looks at: those with a
-/// telemetry flag (telemetry.sampled.flags), the fastest and the slowest by mean step time,
-/// and the lowest and the highest by mean utilization (GPU SM, else host CPU). Ties go to
-/// the first rank for the lowest and the last for the highest, so a 2-rank row keeps both.
+/// telemetry flag (telemetry.sampled.flags) and the slowest by mean step time (the last on
+/// ties). The others' spread stays in their summaries and the row's series_over_ranks band.
 std::vector<int> ranks_kept_in_full(const BenchResult& row);
 
 }  // namespace ddpbench

@@ -34,8 +34,9 @@ namespace ddpbench {
 /// samples_s and telemetry series only for the ranks kept in full, config.per_rank_series;
 /// 1.11: checks and compute leave out a field without a value (compute.peak_tflops, mfu,
 /// peak_basis and checks.dp_grad_rel_diff were null); dataparallel rows' seed002_* keys
-/// renamed banerjee_shah_*.
-inline constexpr const char* kSchemaVersion = "1.11.0";
+/// renamed banerjee_shah_*; 1.12: memory.per_rank leaves out a peak without a value (was
+/// null), ranks_kept_in_full holds the flagged ranks and the slowest only.
+inline constexpr const char* kSchemaVersion = "1.12.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's step times of one row, summarised (seconds per measured iteration).
