@@ -361,6 +361,7 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
       "a slow node or link; 2 bad input "
       "(one line names it); 3 a collective returned wrong data (#wrong > 0).");
   const auto size = CLI::AsSizeValue(false);
+  app->option_defaults()->group("Sizes and operations (as nccl-tests)");
   f->sweep_opts.push_back(
       app->add_option("-b,--minbytes", f->min_bytes, "Smallest size in bytes (default 32M)")->transform(size));
   f->sweep_opts.push_back(
@@ -392,10 +393,12 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
       "--world-sizes", f->world_sizes,
       "Group sizes, comma list: groups of the first n ranks (default 2,4,8,... up to the world size, plus "
       "the world size)"));
+  app->option_defaults()->group("Launch");
   app->add_option("--backend", f->backend, "Process group backend: auto, nccl or gloo")->capture_default_str();
   app->add_option("--device", f->device, "Device of the buffers: auto, cpu or cuda")->capture_default_str();
   app->add_option("--timeout", f->timeout_s, "Seconds before a store access or collective fails")
       ->capture_default_str();
+  app->option_defaults()->group("Output and verdict");
   f->json_opt = app->add_option("--json", f->json_path,
                                 "Write the result file (kind comm) here once the run completes (rows so far go to "
                                 "PATH.partial); an existing PATH needs --overwrite");
@@ -404,6 +407,7 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
                                      "Exit 1 unless the mean allreduce busbw (GB/s) over the sizes >= 1/4 of the "
                                      "largest reaches this on every group of >= 2 ranks");
   f->sweep_opts.push_back(f->min_busbw_opt);
+  app->option_defaults()->group("Pair bandwidth (--pairs)");
   app->add_flag("--pairs", f->pairs,
                 "Pair bandwidth instead of the sweep: point-to-point (each direction) and 2-rank allreduce between "
                 "every pair of nodes, in rounds of disjoint pairs; names the slow node or link (exit 1)");
@@ -417,9 +421,11 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
   f->slow_fraction_opt = app->add_option("--slow-fraction", f->slow_fraction,
                                          "--pairs: a pair below this fraction of the reference bandwidth is slow")
                              ->capture_default_str();
+  app->option_defaults()->group("Launch");
   f->nproc_opt = app->add_option("--nproc-per-node", f->nproc_per_node,
                                  "Ranks to start on this machine with the built-in launcher (default: one per GPU, "
                                  "2 without GPUs)");
+  app->option_defaults()->group("Options");
 
   return {app, [f, argv]() -> int {
             const EnvMap env = current_env();

@@ -370,6 +370,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
       "a torch error); 2 bad input (one line names it); 3 the gradient self-check failed (the rows so far are in "
       "PATH.partial of --json PATH).");
   RunConfig& c = f->cfg;
+  app->option_defaults()->group("Workload");
   f->model_opt = app->add_option("--model", f->models,
                                  "Model(s), comma list (default: resnet50 on GPUs, a small CPU job otherwise)");
   f->batch_opt =
@@ -392,6 +393,27 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                   "Strong scaling: examples per step over a group (B/N per rank)")
       ->check(whole_number());
   app->add_option("--num-classes", c.num_classes, "Classifier width")->capture_default_str();
+  app->add_option("--precision", c.precision,
+                  "fp32 (PyTorch's default math: cuDNN may use TF32), fp32-strict (TF32 off), tf32 (TF32 on), "
+                  "fp16 (autocast + dynamic loss scaling) or bf16 (autocast)")
+      ->capture_default_str();
+  app->add_option(
+         "--mode", c.mode,
+         "train (DDP training steps) or inference (forward only under no_grad, eval mode, --precision's "
+         "autocast; no DDP: every rank of a group infers its own batch; throughput and latency per world size)")
+      ->capture_default_str();
+  app->add_flag("--channels-last", c.channels_last, "NHWC memory format for inputs and convolution weights");
+  app->add_flag("--no-cudnn-benchmark", f->no_cudnn_benchmark, "Turn cuDNN autotuning off (on by default)");
+  app->add_option("--zero-grad-set-to-none", c.zero_grad_set_to_none,
+                  "true or false: Optimizer.zero_grad(set_to_none=...) in the step (default: the linked torch's "
+                  "default, true from torch 2.0, false before)");
+  app->add_flag("--freeze-backbone", c.freeze_backbone,
+                "Train only a classifier head on a frozen backbone (fixed feature extractor)");
+  f->head_opt = app->add_option("--head", c.head, "Head trained with --freeze-backbone")->capture_default_str();
+  app->add_option("--seed", c.seed, "Base seed >= 0 (rank r draws data from seed + 1000 + r)")
+      ->check(whole_number())
+      ->capture_default_str();
+  app->option_defaults()->group("Measurement");
   app->add_option("--warmup", c.warmup, "Untimed iterations before each measured series")->capture_default_str();
   f->iters_opt = app->add_option("--iters", f->iters,
                                  "Measured iterations per series, or auto: measure until the 95% CI of the mean step "
@@ -406,6 +428,13 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
       "With --iters auto: stop a series once its measured iterations add up to this many seconds (default 120)");
   app->add_option("--world-sizes", f->world_sizes,
                   "DDP group sizes, comma list (default 1,2,4,... up to the world size, plus the world size)");
+  app->add_option("--duration", f->duration,
+                  "Burn-in: run each row's measured series for this long (90s, 30m, 2h) and report throughput over "
+                  "time per rank, flagging drift");
+  app->add_option("--grad-check-tol", c.grad_check_tol,
+                  "Self-check tolerance: max gradient difference across ranks, relative to max |g|")
+      ->capture_default_str();
+  app->option_defaults()->group("DDP and strategies");
   f->bucket_caps_opt =
       app->add_option("--bucket-cap-mb", f->bucket_caps,
                       "DDP bucket_cap_mb in MiB; a comma list sweeps them in one launch, one row each (default: "
@@ -436,6 +465,14 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   app->add_flag("--activation-checkpointing", c.activation_checkpointing,
                 "Recompute each model unit's forward (a ResNet block, a ViT layer) in its backward instead of "
                 "keeping its activations");
+  app->option_defaults()->group("Output and diagnosis");
+  f->json_opt = app->add_option("--json", c.json_path,
+                                "Write the result file here once the run completes (the rows so far go to "
+                                "PATH.partial while it runs); an existing PATH needs --overwrite");
+  app->add_flag("--overwrite", f->overwrite,
+                "Replace an existing --json file (and PATH.partial) once the new run completes; without it an "
+                "existing one is refused");
+  app->add_flag("--quiet", c.quiet, "No progress output (the table and errors still print)");
   app->add_flag("--breakdown", c.print_breakdown,
                 "Print where each row's step time goes (forward, backward compute, exposed communication, optimizer, "
                 "other) under it");
@@ -456,49 +493,18 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   app->add_option("--straggler-threshold", c.straggler_threshold,
                   "Name a rank whose score (fastest rank's compute-only step / its own) is below this")
       ->capture_default_str();
-  app->add_flag("--quiet", c.quiet, "No progress output (the table and errors still print)");
-  app->add_option("--duration", f->duration,
-                  "Burn-in: run each row's measured series for this long (90s, 30m, 2h) and report throughput over "
-                  "time per rank, flagging drift");
-  app->add_option("--backend", c.backend, "Process group backend: auto, nccl or gloo")->capture_default_str();
-  app->add_option("--device", c.device, "Device: auto, cpu or cuda")->capture_default_str();
-  app->add_option("--timeout", c.timeout_s, "Seconds before a store access or collective fails")->capture_default_str();
-  f->json_opt = app->add_option("--json", c.json_path,
-                                "Write the result file here once the run completes (the rows so far go to "
-                                "PATH.partial while it runs); an existing PATH needs --overwrite");
-  app->add_flag("--overwrite", f->overwrite,
-                "Replace an existing --json file (and PATH.partial) once the new run completes; without it an "
-                "existing one is refused");
-  f->nproc_opt = app->add_option("--nproc-per-node", f->nproc_per_node,
-                                 "Ranks to start on this machine with the built-in launcher (default: one per GPU, "
-                                 "2 without GPUs)");
-  app->add_option("--seed", c.seed, "Base seed >= 0 (rank r draws data from seed + 1000 + r)")
-      ->check(whole_number())
-      ->capture_default_str();
-  app->add_option("--grad-check-tol", c.grad_check_tol,
-                  "Self-check tolerance: max gradient difference across ranks, relative to max |g|")
-      ->capture_default_str();
-  app->add_flag("--no-malloc-tuning", f->no_malloc_tuning, "Keep glibc's malloc thresholds (CPU runs)");
-  app->add_option("--precision", c.precision,
-                  "fp32 (PyTorch's default math: cuDNN may use TF32), fp32-strict (TF32 off), tf32 (TF32 on), "
-                  "fp16 (autocast + dynamic loss scaling) or bf16 (autocast)")
-      ->capture_default_str();
-  app->add_option(
-         "--mode", c.mode,
-         "train (DDP training steps) or inference (forward only under no_grad, eval mode, --precision's "
-         "autocast; no DDP: every rank of a group infers its own batch; throughput and latency per world size)")
-      ->capture_default_str();
-  app->add_flag("--channels-last", c.channels_last, "NHWC memory format for inputs and convolution weights");
-  app->add_flag("--no-cudnn-benchmark", f->no_cudnn_benchmark, "Turn cuDNN autotuning off (on by default)");
-  app->add_option("--zero-grad-set-to-none", c.zero_grad_set_to_none,
-                  "true or false: Optimizer.zero_grad(set_to_none=...) in the step (default: the linked torch's "
-                  "default, true from torch 2.0, false before)");
-  app->add_flag("--freeze-backbone", c.freeze_backbone,
-                "Train only a classifier head on a frozen backbone (fixed feature extractor)");
-  f->head_opt = app->add_option("--head", c.head, "Head trained with --freeze-backbone")->capture_default_str();
   app->add_option("--dataset-size", c.dataset_size, "Examples per epoch, for per-epoch communication volume")
       ->check(whole_number())
       ->capture_default_str();
+  app->option_defaults()->group("Launch");
+  f->nproc_opt = app->add_option("--nproc-per-node", f->nproc_per_node,
+                                 "Ranks to start on this machine with the built-in launcher (default: one per GPU, "
+                                 "2 without GPUs)");
+  app->add_option("--backend", c.backend, "Process group backend: auto, nccl or gloo")->capture_default_str();
+  app->add_option("--device", c.device, "Device: auto, cpu or cuda")->capture_default_str();
+  app->add_option("--timeout", c.timeout_s, "Seconds before a store access or collective fails")->capture_default_str();
+  app->add_flag("--no-malloc-tuning", f->no_malloc_tuning, "Keep glibc's malloc thresholds (CPU runs)");
+  app->option_defaults()->group("Time to loss (--data)");
   // Real data and time-to-loss (engine/bench/time_to_loss.hpp; docs/METHODOLOGY.md "Real data and time-to-loss").
   app->add_option("--data", c.data,
                   "synthetic (the step benchmark) or fashion-mnist: train to a target on the real dataset per world "
@@ -518,6 +524,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
       ->capture_default_str();
   app->add_option("--lr", c.lr, "Time-to-loss: SGD learning rate (momentum 0.9, weight decay 1e-4)")
       ->capture_default_str();
+  app->option_defaults()->group("Options");
   f->num_classes_opt = app->get_option("--num-classes");
 
   return {app, [f, argv]() -> int {
