@@ -47,8 +47,11 @@ void expect_tiny_sweep(const ResultFile& f, int world) {
     EXPECT_TRUE(r.ddp);
     EXPECT_EQ(r.world_size, static_cast<int>(i));
     ASSERT_EQ(r.ranks.size(), i);
-    for (const auto& rk : r.ranks) {
-      EXPECT_EQ(rk.samples_s.size(), 3u);
+    for (const auto& rk : r.ranks) {  // every rank's summary; raw samples where kept (the slowest)
+      ASSERT_TRUE(rk.step.has_value());
+      EXPECT_EQ(rk.step->n, 3);
+      EXPECT_GT(rk.step->p50_s, 0.0);
+      EXPECT_EQ(rk.samples_s.size(), rk.rank == r.ranks_kept_in_full.value().front() ? 3u : 0u);
       for (double s : rk.samples_s) EXPECT_GT(s, 0.0);
     }
     EXPECT_EQ(r.summary.n, static_cast<int>(3 * i));
@@ -87,15 +90,15 @@ TEST(Cli, BreakdownAddsUpOnEveryRank) {
   EXPECT_THAT(o.out, HasSubstr("[bucket cap 1 MiB, grad accum 2]"));
   int ddp_rows = 0;
   for (const auto& r : f.results) {
-    SCOPED_TRACE(r.label + " " + r.ddp_options.dump());
+    SCOPED_TRACE(r.label + " " + nlohmann::json(r.ddp_options).dump());
     EXPECT_EQ(r.grad_accum, r.ddp ? (ddp_rows % 2 == 0 ? 1 : 2) : (r.grad_accum));
     ASSERT_TRUE(r.breakdown.mean_over_ranks.has_value());
     ASSERT_EQ(r.ranks.size(), static_cast<size_t>(r.world_size));
     for (const auto& rk : r.ranks) {
       const nlohmann::json b = rk.breakdown;  // as the file holds it
       ASSERT_EQ(b.size(), kNumBreakdownComponents);
-      double mean_step = 0;
-      for (double s : rk.samples_s) mean_step += s / static_cast<double>(rk.samples_s.size());
+      ASSERT_TRUE(rk.step.has_value());
+      const double mean_step = rk.step->mean_s;  // the mean of the rank's samples
       const double step = b.at("step_s").get<double>();
       EXPECT_NEAR(step, mean_step, 1e-9);
       for (const char* k :
@@ -112,7 +115,7 @@ TEST(Cli, BreakdownAddsUpOnEveryRank) {
     }
     if (!r.ddp) continue;
     ++ddp_rows;
-    EXPECT_EQ(r.ddp_options.at("comm_hook"), "none");
+    EXPECT_EQ(r.ddp_options.comm_hook, "none");
     const nlohmann::json c = r.communication;  // as the file holds it
     EXPECT_EQ(c.at("buckets").get<size_t>(), c.at("bucket_sizes_bytes").size());
     long long sum = 0;
@@ -124,8 +127,8 @@ TEST(Cli, BreakdownAddsUpOnEveryRank) {
     EXPECT_NEAR(c.at("effective_busbw_gbps").get<double>(), c.at("effective_algbw_gbps").get<double>(), 1e-12);
   }
   EXPECT_EQ(ddp_rows, 4);
-  EXPECT_EQ(f.results[2].ddp_options.at("bucket_cap_mb"), 1.0);
-  EXPECT_EQ(f.results[5].ddp_options.at("bucket_cap_mb"), 25.0);
+  EXPECT_EQ(f.results[2].ddp_options.bucket_cap_mb, 1.0);
+  EXPECT_EQ(f.results[5].ddp_options.bucket_cap_mb, 25.0);
   // 2 micro-steps: twice the examples per optimizer step.
   EXPECT_NEAR(f.results[3].summary.ex_per_s_per_gpu, 2.0 * 2 / f.results[3].summary.p50_s, 1e-6);
 }
@@ -177,8 +180,8 @@ for cap in (1, 5, 25, 100, None):
     std::string ours;
     for (const long long b : rows[i]->communication.bucket_sizes_bytes.value())
       ours += (ours.empty() ? "" : ", ") + std::to_string(b);
-    EXPECT_EQ(ours, line) << "bucket cap " << rows[i]->ddp_options.at("bucket_cap_mb") << " (first bucket "
-                          << rows[i]->ddp_options.at("first_bucket_cap_mb") << ")" << (i == 4 ? ", the default" : "");
+    EXPECT_EQ(ours, line) << "bucket cap " << rows[i]->ddp_options.bucket_cap_mb.value_or(-1) << " (first bucket "
+                          << rows[i]->ddp_options.first_bucket_cap_mb.value_or(-1) << ")" << (i == 4 ? ", the default" : "");
   }
   EXPECT_EQ(i, 5u);
   // 1 MiB caps give more buckets than 100 MiB ones.
@@ -189,8 +192,8 @@ for cap in (1, 5, 25, 100, None):
   const bool torch2 = std::stoi(torch.substr(0, torch.find('.'))) >= 2;
   const double caps[] = {1, 5, 25, 100};
   for (size_t k = 0; k < 4; ++k)
-    EXPECT_EQ(rows[k]->ddp_options.at("first_bucket_cap_mb").get<double>(), torch2 ? caps[k] : 1.0) << torch;
-  EXPECT_EQ(rows[4]->ddp_options.at("first_bucket_cap_mb").get<double>(), 1.0);
+    EXPECT_EQ(rows[k]->ddp_options.first_bucket_cap_mb, torch2 ? caps[k] : 1.0) << torch;
+  EXPECT_EQ(rows[4]->ddp_options.first_bucket_cap_mb, 1.0);
   EXPECT_EQ(f.config.at("first_bucket_cap_mb"),
             torch2 ? nlohmann::json({1.0, 5.0, 25.0, 100.0}) : nlohmann::json({1.0, 1.0, 1.0, 1.0}));
   EXPECT_THAT(o.out, HasSubstr(torch2 ? "* Maximum bucket size: 1, 5, 25, 100 MiB (first bucket 1, 5, 25, 100 MiB)"
@@ -440,7 +443,7 @@ TEST(Cli, ItersAutoStopsEveryRankTogetherAtTheLimit) {
     EXPECT_EQ(r.stopping.mode, "auto");
     EXPECT_EQ(r.stopping.reason, "max_iters") << r.label;
     EXPECT_EQ(r.summary.iterations, 6) << r.label;
-    for (const auto& rk : r.ranks) EXPECT_EQ(rk.samples_s.size(), 6u) << r.label << " rank " << rk.rank;
+    for (const auto& rk : r.ranks) EXPECT_EQ(rk.step.value().n, 6) << r.label << " rank " << rk.rank;
   }
   EXPECT_THAT(o.out, HasSubstr("(stopped at max_iters, not at the 1e-06% target)"));
 }
@@ -461,7 +464,7 @@ TEST(Cli, ItersAutoStopsAtTheTargetCi) {
     EXPECT_GE(r.summary.iterations, 4) << r.label;
     EXPECT_LE(r.stopping.achieved_ci_pct, 100.0) << r.label;
     for (const auto& rk : r.ranks)
-      EXPECT_EQ(rk.samples_s.size(), static_cast<size_t>(r.summary.iterations)) << r.label << " rank " << rk.rank;
+      EXPECT_EQ(rk.step.value().n, r.summary.iterations) << r.label << " rank " << rk.rank;
   }
 }
 

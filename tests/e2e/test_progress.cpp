@@ -76,7 +76,8 @@ TEST(Progress, BurnInWindowsAgreeWithTheSamples) {
   TempDir d;
   const auto json = (d.path / "r.json").string();
   const auto t0 = std::chrono::steady_clock::now();
-  const Outcome o = run(kBin + kBurnIn + " --world-sizes 2 --duration 5s --json " + json);
+  // --per-rank-series all: every rank keeps the samples the windows are checked against.
+  const Outcome o = run(kBin + kBurnIn + " --world-sizes 2 --duration 5s --per-rank-series all --json " + json);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_GE(wall, 10.0) << "two rows of 5 s each";
@@ -92,24 +93,25 @@ TEST(Progress, BurnInWindowsAgreeWithTheSamples) {
     EXPECT_EQ(r.stopping.reason, "duration");
     const auto& b = r.burn_in;
     ASSERT_FALSE(b.empty());
-    EXPECT_DOUBLE_EQ(b.at("duration_s").get<double>(), 5.0);
-    EXPECT_DOUBLE_EQ(b.at("window_s").get<double>(), 5.0);  // floor(5 / 5) = 1 window
-    EXPECT_DOUBLE_EQ(b.at("drift_threshold_pct").get<double>(), 5.0);
-    ASSERT_EQ(b.at("per_rank").size(), static_cast<size_t>(r.world_size));
-    ASSERT_EQ(b.at("drift").size(), static_cast<size_t>(r.world_size));
+    EXPECT_EQ(b.duration_s, 5.0);
+    EXPECT_EQ(b.window_s, 5.0);  // floor(5 / 5) = 1 window
+    EXPECT_EQ(b.drift_threshold_pct, 5.0);
+    ASSERT_EQ(b.per_rank.size(), static_cast<size_t>(r.world_size));
+    ASSERT_EQ(b.drift.size(), static_cast<size_t>(r.world_size));
     ASSERT_EQ(r.ranks.size(), static_cast<size_t>(r.world_size));
-    const long long steps = b.at("per_rank")[0].at("steps").get<long long>();
+    const long long steps = b.per_rank[0].steps;
     ASSERT_GT(steps, 5);
     for (size_t k = 0; k < r.ranks.size(); ++k) {
-      const auto& pr = b.at("per_rank")[k];
-      EXPECT_EQ(pr.at("rank").get<int>(), static_cast<int>(k));
-      EXPECT_EQ(pr.at("steps").get<long long>(), steps) << "every rank stops at the same step";
-      EXPECT_EQ(pr.at("subsample_stride").get<long long>(), 1);
+      const BurnInRank& pr = b.per_rank[k];
+      EXPECT_EQ(pr.rank, static_cast<int>(k));
+      EXPECT_EQ(pr.steps, steps) << "every rank stops at the same step";
+      EXPECT_EQ(pr.subsample_stride, 1);
+      EXPECT_EQ(pr.samples_kept, steps);
       const auto& s = r.ranks[k].samples_s;
       ASSERT_EQ(static_cast<long long>(s.size()), steps);
       const double sum = std::accumulate(s.begin(), s.end(), 0.0);
       const double longest = *std::max_element(s.begin(), s.end());
-      const auto ex = pr.at("ex_per_s").get<std::vector<double>>();
+      const std::vector<double>& ex = pr.ex_per_s;
       ASSERT_EQ(ex.size(), 1u);
       // One window [0, T], T the last step's end: ex/s = steps * batch / T, so T follows.
       const double span = static_cast<double>(steps) * r.batch_per_rank / ex[0];
@@ -118,10 +120,11 @@ TEST(Progress, BurnInWindowsAgreeWithTheSamples) {
       EXPECT_LE(sum, span * 1.0001) << "the steps lie inside the span";
       EXPECT_NEAR(ex[0], static_cast<double>(steps) * r.batch_per_rank / sum, 0.08 * ex[0])
           << "window ex/s vs samples: the time between steps is a few % at most";
-      const auto& dr = b.at("drift")[k];
-      EXPECT_DOUBLE_EQ(dr.at("first_ex_per_s").get<double>(), ex[0]);
-      EXPECT_DOUBLE_EQ(dr.at("change_pct").get<double>(), 0.0);  // one window
-      EXPECT_FALSE(dr.at("flagged").get<bool>());
+      const BurnInDrift& dr = b.drift[k];
+      EXPECT_EQ(dr.rank, static_cast<int>(k));
+      EXPECT_DOUBLE_EQ(dr.first_ex_per_s, ex[0]);
+      EXPECT_DOUBLE_EQ(dr.change_pct, 0.0);  // one window
+      EXPECT_FALSE(dr.flagged);
     }
   }
 }

@@ -163,10 +163,11 @@ TEST(ConfigKey, DdpKnobsComeFromTheRowFirstThenTheFileThenPythonsDefaults) {
   EXPECT_EQ(plain.knob_label(), "");
   EXPECT_EQ(plain.setup_label(), "fp32");
 
-  r.ddp_options = {{"bucket_cap_mb", 1.0},      {"first_bucket_cap_mb", 1.0},
-                   {"broadcast_buffers", true}, {"gradient_as_bucket_view", false},
-                   {"static_graph", false},     {"find_unused_parameters", false},
-                   {"comm_hook", "fp16"}};
+  r.ddp_options = nlohmann::json{{"bucket_cap_mb", 1.0},      {"first_bucket_cap_mb", 1.0},
+                                 {"broadcast_buffers", true}, {"gradient_as_bucket_view", false},
+                                 {"static_graph", false},     {"find_unused_parameters", false},
+                                 {"comm_hook", "fp16"}}
+                      .get<RowDdpOptions>();
   const ConfigKey swept = ConfigKey::of(f, r);
   EXPECT_EQ(swept.bucket_cap_mb, 1.0);
   EXPECT_EQ(swept.comm_hook, "fp16");
@@ -181,7 +182,8 @@ TEST(ConfigKey, DdpKnobsComeFromTheRowFirstThenTheFileThenPythonsDefaults) {
   EXPECT_EQ(ConfigKey::of(old, ddp_row(old)).setup_label(), "fp32, bucket cap 50 MiB, static graph");
   // The row wins over the config.
   BenchResult both = ddp_row(old);
-  both.ddp_options = {{"bucket_cap_mb", 5.0}, {"static_graph", false}};
+  both.ddp_options.bucket_cap_mb = 5.0;
+  both.ddp_options.static_graph = false;
   EXPECT_EQ(ConfigKey::of(old, both).setup_label(), "fp32, bucket cap 5 MiB");
 
   // Each knob alone makes another configuration, named in the label.
@@ -202,7 +204,7 @@ TEST(ConfigKey, DdpKnobsComeFromTheRowFirstThenTheFileThenPythonsDefaults) {
   };
   for (const auto& k : knobs) {
     BenchResult x = ddp_row(f);
-    x.ddp_options = k.options;
+    x.ddp_options = k.options.get<RowDdpOptions>();
     x.grad_accum = k.grad_accum;
     const ConfigKey key = ConfigKey::of(f, x);
     const auto d = differences(plain, key);
@@ -215,7 +217,7 @@ TEST(ConfigKey, DdpKnobsComeFromTheRowFirstThenTheFileThenPythonsDefaults) {
   // A no-DDP row has no DDP knobs, but accumulates like its DDP rows.
   BenchResult nd = f.results.front();
   ASSERT_FALSE(nd.ddp);
-  nd.ddp_options = {{"comm_hook", "fp16"}};
+  nd.ddp_options.comm_hook = "fp16";
   EXPECT_EQ(ConfigKey::of(f, nd).comm_hook, "");
   EXPECT_EQ(ConfigKey::of(f, nd).value(ConfigField::comm_hook), "n/a");
   nd.grad_accum = 4;
@@ -524,7 +526,10 @@ TEST(Check, EntriesPinTheDdpKnobs) {
   EXPECT_EQ(check_against(f, one(R"("setup": {"precision": "fp32", "comm_hook": "fp16"}})"), skipped)[0].status,
             "MISSING");
   for (auto& r : f.results)
-    if (r.ddp) r.ddp_options = {{"comm_hook", "fp16"}, {"static_graph", true}};
+    if (r.ddp) {
+      r.ddp_options.comm_hook = "fp16";
+      r.ddp_options.static_graph = true;
+    }
   EXPECT_EQ(check_against(f, one(R"("setup": {"precision": "fp32"}})"), skipped)[0].status, "MISSING");
   EXPECT_EQ(check_against(f, one(R"("setup": {"precision": "fp32", "comm_hook": "fp16"}})"), skipped)[0].status,
             "MISSING");  // static graph too

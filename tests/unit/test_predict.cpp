@@ -260,14 +260,14 @@ TEST(Predict, CompressionHookScalesTheBuckets) {
   NamedResult run = fixture("predict_run.json");
   for (auto& r : run.file.results)
     if (r.ddp) {
-      r.ddp_options["comm_hook"] = "fp16";
+      r.ddp_options.comm_hook = "fp16";
       r.communication.wire_bytes_per_step = 5242880 / 2;
     }
   const Prediction p = build_prediction({run}, {fixture("predict_comm.json")}, {});
   // Half the bytes, float32's fit (no float16 rows): 2 alpha + n/2 beta: last bucket 40 us + 2.097152 ms.
   EXPECT_REL(point(p, 2, 2, CostModel::ring).exposed_s, 0.002137152);
   EXPECT_THAT(p.notes, ::testing::Contains(HasSubstr("no float16 allreduce fit")));
-  for (auto& r : run.file.results) r.ddp_options["comm_hook"] = "powersgd:2";
+  for (auto& r : run.file.results) r.ddp_options.comm_hook = "powersgd:2";
   EXPECT_THAT(usage_error([&] { build_prediction({run}, {fixture("predict_comm.json")}, {}); }),
               HasSubstr("no weak-scaling DDP row"));
 }

@@ -231,7 +231,8 @@ TEST(ResultJson, ReadsAHandWrittenFileFieldByField) {
   EXPECT_EQ(r.mode, "inference");
   EXPECT_EQ(r.memory.max_over_ranks.peak_reserved_bytes, 8192);
   EXPECT_EQ(r.memory.model_state_bytes.value().total(), 12);
-  EXPECT_EQ(r.ddp_options.at("comm_hook"), "powersgd:2");
+  EXPECT_EQ(r.ddp_options.comm_hook, "powersgd:2");
+  EXPECT_EQ(r.ddp_options.bucket_cap_mb, 5.0);
   EXPECT_EQ(r.breakdown.mean(Phase::forward), 0.125);
   const Summary& s = r.summary;
   EXPECT_EQ(s.n, 3);

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/result/result.hpp"
 #include "core/result/row_sections.hpp"
 
@@ -90,6 +92,73 @@ TEST(RowSections, CommunicationRoundTripsEveryFieldAndKeepsAStrategysOwnTerms) {
   EXPECT_EQ(c.extra, json::parse(R"({"reduce_scatter_bytes_per_step": 46758048,
                                      "formula": "zero2's own terms stay as they are"})"));
   EXPECT_EQ(json(c), doc);
+}
+
+TEST(RowSections, DdpOptionsRoundTripEveryField) {
+  // Every field away from DDP's defaults, and a knob of a newer version.
+  const json doc = json::parse(R"({
+    "bucket_cap_mb": 5.5, "first_bucket_cap_mb": 2.0, "broadcast_buffers": false,
+    "gradient_as_bucket_view": true, "static_graph": true, "find_unused_parameters": true,
+    "comm_hook": "powersgd:4", "skip_all_reduce_unused_params": true})");
+  const RowDdpOptions o = doc.get<RowDdpOptions>();
+  EXPECT_EQ(o.bucket_cap_mb, 5.5);
+  EXPECT_EQ(o.first_bucket_cap_mb, 2.0);
+  EXPECT_EQ(o.broadcast_buffers, false);
+  EXPECT_EQ(o.gradient_as_bucket_view, true);
+  EXPECT_EQ(o.static_graph, true);
+  EXPECT_EQ(o.find_unused_parameters, true);
+  EXPECT_EQ(o.comm_hook, "powersgd:4");
+  EXPECT_EQ(o.extra, json::parse(R"({"skip_all_reduce_unused_params": true})"));
+  EXPECT_EQ(json(o), doc);
+  // A no-DDP row's empty object: nothing set, written back empty.
+  const RowDdpOptions none = json::object().get<RowDdpOptions>();
+  EXPECT_FALSE(none.bucket_cap_mb.has_value());
+  EXPECT_FALSE(none.comm_hook.has_value());
+  EXPECT_EQ(json(none), json::object());
+}
+
+TEST(RowSections, BurnInRoundTripsEveryFieldAndReadsABadWindowAsNaN) {
+  const json doc = json::parse(R"({
+    "duration_s": 60.0, "window_s": 12.0, "drift_threshold_pct": 5.0, "note": "windows of 12 s",
+    "per_rank": [{"rank": 0, "ex_per_s": [100.5, 98.25], "steps": 300, "samples_kept": 150, "subsample_stride": 2},
+                 {"rank": 1, "ex_per_s": [101.0, 90.0], "steps": 301, "samples_kept": 151, "subsample_stride": 2}],
+    "drift": [{"rank": 0, "first_ex_per_s": 100.5, "last_ex_per_s": 98.25, "change_pct": -2.2388,
+               "resolution_pct": 0.5, "flagged": false},
+              {"rank": 1, "first_ex_per_s": 101.0, "last_ex_per_s": 90.0, "change_pct": -10.8911,
+               "resolution_pct": 0.5, "flagged": true}],
+    "from_a_newer_version": [1, 2]})");
+  const RowBurnIn b = doc.get<RowBurnIn>();
+  EXPECT_EQ(b.duration_s, 60.0);
+  EXPECT_EQ(b.window_s, 12.0);
+  EXPECT_EQ(b.drift_threshold_pct, 5.0);
+  EXPECT_EQ(b.note, "windows of 12 s");
+  ASSERT_EQ(b.per_rank.size(), 2u);
+  EXPECT_EQ(b.per_rank[1].rank, 1);
+  EXPECT_EQ(b.per_rank[1].ex_per_s, (std::vector<double>{101.0, 90.0}));
+  EXPECT_EQ(b.per_rank[1].steps, 301);
+  EXPECT_EQ(b.per_rank[1].samples_kept, 151);
+  EXPECT_EQ(b.per_rank[1].subsample_stride, 2);
+  ASSERT_EQ(b.drift.size(), 2u);
+  EXPECT_EQ(b.drift[1].rank, 1);
+  EXPECT_EQ(b.drift[1].first_ex_per_s, 101.0);
+  EXPECT_EQ(b.drift[1].last_ex_per_s, 90.0);
+  EXPECT_EQ(b.drift[1].change_pct, -10.8911);
+  EXPECT_EQ(b.drift[1].resolution_pct, 0.5);
+  EXPECT_TRUE(b.drift[1].flagged);
+  EXPECT_EQ(b.extra, json::parse(R"({"from_a_newer_version": [1, 2]})"));
+  EXPECT_FALSE(b.empty());
+  EXPECT_EQ(json(b), doc);
+  // A window that is not a number reads as NaN (written back as null); an entry that is not
+  // an object is skipped; no burn-in reads as empty and writes nothing.
+  const RowBurnIn odd = json::parse(R"({"per_rank": [{"rank": 3, "ex_per_s": [1.0, "x"]}, 7], "drift": [null]})")
+                            .get<RowBurnIn>();
+  ASSERT_EQ(odd.per_rank.size(), 1u);
+  EXPECT_EQ(odd.per_rank[0].rank, 3);
+  ASSERT_EQ(odd.per_rank[0].ex_per_s.size(), 2u);
+  EXPECT_TRUE(std::isnan(odd.per_rank[0].ex_per_s[1]));
+  EXPECT_TRUE(odd.drift.empty());
+  EXPECT_TRUE(json::object().get<RowBurnIn>().empty());
+  EXPECT_EQ(json(RowBurnIn{}), json::object());
 }
 
 TEST(RowSections, BreakdownRoundTripsEveryFieldAndKeepsDataParallelsSplit) {

@@ -221,7 +221,7 @@ namespace {
 FieldSet series_fields() { return all_fields() & ~fields({ConfigField::world_size, ConfigField::global_batch}); }
 
 std::string hook_of(const BenchResult& r) {
-  const std::string h = json_str_or(r.ddp_options, "comm_hook", "none");
+  const std::string h = r.ddp_options.comm_hook.value_or("none");
   return h.empty() ? "none" : h;
 }
 

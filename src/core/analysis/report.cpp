@@ -694,7 +694,7 @@ ClusterFile cluster_of(const NamedResult& nf) {
   c.source = nf.name;
   c.device = device_type(nf.file);
   for (const auto& r : nf.file.results)
-    if (has_sampled(r) || (r.burn_in.is_object() && !r.burn_in.empty())) c.rows.push_back(r);
+    if (has_sampled(r) || !r.burn_in.empty()) c.rows.push_back(r);
   if (nf.file.stragglers.is_array())
     for (const auto& e : nf.file.stragglers)
       if (e.is_object() && e.contains("ranks") && e["ranks"].is_array()) c.stragglers.push_back(e);

@@ -311,16 +311,14 @@ std::vector<ExtraPlot> cluster_plots(const Report& r) {
   // Burn-in: ex/s per rank per window.
   for (const auto& c : r.cluster)
     for (const auto& row : c.rows) {
-      const auto& b = row.burn_in;
-      if (!b.is_object() || !b.contains("per_rank") || !b["per_rank"].is_array() || b["per_rank"].empty()) continue;
-      const double w = b.contains("window_s") && b["window_s"].is_number() ? b["window_s"].get<double>() : 1;
+      const RowBurnIn& b = row.burn_in;
+      if (b.per_rank.empty()) continue;
+      const double w = b.window_s.value_or(1);
       std::vector<long long> ranks;
       std::vector<std::vector<double>> v;
-      for (const auto& x : b["per_rank"]) {
-        ranks.push_back(x.is_object() && x.contains("rank") && x["rank"].is_number() ? x["rank"].get<long long>() : -1);
-        v.emplace_back();
-        if (x.is_object() && x.contains("ex_per_s") && x["ex_per_s"].is_array())
-          for (const auto& y : x["ex_per_s"]) v.back().push_back(y.is_number() ? y.get<double>() : NAN);
+      for (const BurnInRank& x : b.per_rank) {
+        ranks.push_back(x.rank);
+        v.push_back(x.ex_per_s);
       }
       size_t windows = 0;
       for (const auto& x : v) windows = std::max(windows, x.size());

@@ -22,6 +22,7 @@
 #include "core/render/report_convergence.hpp"
 #include "core/result/bench_table.hpp"
 #include "core/result/row_metrics.hpp"
+#include "core/stats/burn_in.hpp"
 #include "core/util/json_util.hpp"
 
 namespace ddpbench {
@@ -707,18 +708,11 @@ Table rank_telemetry_tab(const BenchResult& r, const std::string& device) {
 
 // Percentile of a few numbers (core/stats/stats), for the burn-in's min/median/max over ranks.
 Table burn_in_tab(const BenchResult& r, const std::string& device) {
-  const auto& b = r.burn_in;
-  const double window = json_num_opt(b, "window_s").value_or(0);
-  std::vector<std::pair<long long, std::vector<double>>> per_rank;  // rank, ex/s per window
-  if (b.contains("per_rank") && b["per_rank"].is_array())
-    for (const auto& x : b["per_rank"]) {
-      std::vector<double> v;
-      if (x.contains("ex_per_s") && x["ex_per_s"].is_array())
-        for (const auto& y : x["ex_per_s"]) v.push_back(y.is_number() ? y.get<double>() : NAN);
-      per_rank.emplace_back(int_at(x, "rank"), std::move(v));
-    }
+  const RowBurnIn& b = r.burn_in;
+  const double window = b.window_s.value_or(0);
+  const std::vector<BurnInRank>& per_rank = b.per_rank;
   size_t windows = 0;
-  for (const auto& [rk, v] : per_rank) windows = std::max(windows, v.size());
+  for (const auto& x : per_rank) windows = std::max(windows, x.ex_per_s.size());
   std::vector<size_t> idx(windows);
   for (size_t i = 0; i < windows; ++i) idx[i] = i;
   const bool many = per_rank.size() > kBurnInRankColumns;
@@ -728,11 +722,11 @@ Table burn_in_tab(const BenchResult& r, const std::string& device) {
        [window](size_t i) { return Value(window * static_cast<double>(i)); }},
   };
   const auto at = [&per_rank](size_t k, size_t i) {
-    return i < per_rank[k].second.size() ? per_rank[k].second[i] : NAN;
+    return i < per_rank[k].ex_per_s.size() ? per_rank[k].ex_per_s[i] : NAN;
   };
   if (!many) {
     for (size_t k = 0; k < per_rank.size(); ++k)
-      cols.push_back({{fmt::format("rank{}_ex_s", per_rank[k].first), fmt::format("rank {} ex/s", per_rank[k].first),
+      cols.push_back({{fmt::format("rank{}_ex_s", per_rank[k].rank), fmt::format("rank {} ex/s", per_rank[k].rank),
                        "ex/s", fmtcol::fixed(1)},
                       [at, k](size_t i) {
                         const double v = at(k, i);
@@ -754,22 +748,19 @@ Table burn_in_tab(const BenchResult& r, const std::string& device) {
   Table t = make_table(
       "burn_in",
       fmt::format("Burn-in: {}, {}, batch {} per rank, {}: ex/s per rank per {:g} s window over {:g} s", r.model,
-                  r.label, r.batch_per_rank, device, window, json_num_opt(b, "duration_s").value_or(0)),
+                  r.label, r.batch_per_rank, device, window, b.duration_s.value_or(0)),
       {{"model", r.model}, {"device", device}, {"world_size", static_cast<long long>(r.world_size)}}, cols, idx);
-  const double thr = json_num_opt(b, "drift_threshold_pct").value_or(5);
+  const double thr = b.drift_threshold_pct.value_or(kDriftThresholdPct);
   std::vector<std::string> all;
   std::vector<std::pair<double, std::string>> flagged;  // |change|, words
   int n = 0;
-  if (b.contains("drift") && b["drift"].is_array())
-    for (const auto& d : b["drift"]) {
-      ++n;
-      const double change = json_num_opt(d, "change_pct").value_or(NAN);
-      const std::string s =
-          fmt::format("rank {} {:+.1f}% ({:.1f} -> {:.1f} ex/s)", int_at(d, "rank"), change,
-                      json_num_opt(d, "first_ex_per_s").value_or(NAN), json_num_opt(d, "last_ex_per_s").value_or(NAN));
-      all.push_back(s + (json_true(d, "flagged") ? " DRIFT" : ""));
-      if (json_true(d, "flagged")) flagged.emplace_back(std::isfinite(change) ? std::abs(change) : 0, s);
-    }
+  for (const BurnInDrift& d : b.drift) {
+    ++n;
+    const std::string s = fmt::format("rank {} {:+.1f}% ({:.1f} -> {:.1f} ex/s)", d.rank, d.change_pct,
+                                      d.first_ex_per_s, d.last_ex_per_s);
+    all.push_back(s + (d.flagged ? " DRIFT" : ""));
+    if (d.flagged) flagged.emplace_back(std::isfinite(d.change_pct) ? std::abs(d.change_pct) : 0, s);
+  }
   // Many ranks: the largest changes first, at most kBurnInRankColumns of them named.
   std::stable_sort(flagged.begin(), flagged.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
   std::vector<std::string> named;
@@ -929,7 +920,7 @@ std::vector<Table> report_tables(const Report& r) {
     }
   for (const auto& c : r.cluster)
     for (const auto& row : c.rows)
-      if (row.burn_in.is_object() && row.burn_in.contains("per_rank")) out.push_back(burn_in_tab(row, c.device));
+      if (!row.burn_in.per_rank.empty()) out.push_back(burn_in_tab(row, c.device));
   for (const auto& c : r.cluster)
     if (!c.max_batch.empty()) out.push_back(max_batch_tab(c));
   if (!r.comparison.rows.empty()) out.push_back(comparison_tab(r.comparison));

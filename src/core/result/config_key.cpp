@@ -185,20 +185,20 @@ ConfigKey ConfigKey::of(const ResultFile& f, const BenchResult& r) {
     // The row's own settings first (schema 1.5: a list-valued sweep gives the rows of one
     // file different values, and the file's config holds the list), then the file's config
     // (older files), then the defaults.
-    const nlohmann::json& o = r.ddp_options;
-    const auto setting_num = [&](const char* key, double fallback) {
-      return json_num_opt(o, key).value_or(num_or(f.config, key, fallback));
+    const RowDdpOptions& o = r.ddp_options;
+    const auto setting_num = [&](const std::optional<double>& v, const char* key, double fallback) {
+      return v.value_or(num_or(f.config, key, fallback));
     };
-    const auto setting_bool = [&](const char* key, bool fallback) {
-      return opt_bool(o, key).value_or(opt_bool(f.config, key).value_or(fallback));
+    const auto setting_bool = [&](const std::optional<bool>& v, const char* key, bool fallback) {
+      return v.value_or(opt_bool(f.config, key).value_or(fallback));
     };
-    k.bucket_cap_mb = setting_num("bucket_cap_mb", kDefaultBucketCapMb);
-    k.first_bucket_cap_mb = setting_num("first_bucket_cap_mb", kDefaultFirstBucketCapMb);
-    k.broadcast_buffers = setting_bool("broadcast_buffers", true);
-    k.gradient_as_bucket_view = setting_bool("gradient_as_bucket_view", false);
-    k.static_graph = setting_bool("static_graph", false);
-    k.find_unused_parameters = setting_bool("find_unused_parameters", false);
-    k.comm_hook = json_str_or(o, "comm_hook", json_str_or(f.config, "comm_hook", kDefaultCommHook));
+    k.bucket_cap_mb = setting_num(o.bucket_cap_mb, "bucket_cap_mb", kDefaultBucketCapMb);
+    k.first_bucket_cap_mb = setting_num(o.first_bucket_cap_mb, "first_bucket_cap_mb", kDefaultFirstBucketCapMb);
+    k.broadcast_buffers = setting_bool(o.broadcast_buffers, "broadcast_buffers", true);
+    k.gradient_as_bucket_view = setting_bool(o.gradient_as_bucket_view, "gradient_as_bucket_view", false);
+    k.static_graph = setting_bool(o.static_graph, "static_graph", false);
+    k.find_unused_parameters = setting_bool(o.find_unused_parameters, "find_unused_parameters", false);
+    k.comm_hook = o.comm_hook.value_or(json_str_or(f.config, "comm_hook", kDefaultCommHook));
     if (k.comm_hook.empty()) k.comm_hook = kDefaultCommHook;
   }
   // Every row accumulates (the no-DDP baseline of a --grad-accum K row runs K micro-steps too).

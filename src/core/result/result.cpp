@@ -174,11 +174,11 @@ void from_json(const json& j, BenchResult& b) {
   json_object_or_empty(j, "compute").get_to(b.compute);
   json_object_or_empty(j, "communication").get_to(b.communication);
   b.grad_accum = json_int_or<int>(j, "grad_accum", 1);
-  b.ddp_options = json_object_or_empty(j, "ddp_options");
+  json_object_or_empty(j, "ddp_options").get_to(b.ddp_options);
   b.strategy = j.value("strategy", std::string("ddp"));
   b.activation_checkpointing = j.value("activation_checkpointing", false);
   json_object_or_empty(j, "breakdown").get_to(b.breakdown);
-  b.burn_in = json_object_or_empty(j, "burn_in");
+  json_object_or_empty(j, "burn_in").get_to(b.burn_in);
   b.convergence = json_object_or_empty(j, "convergence");
   b.mode = j.value("mode", std::string("train"));
   json_object_or_empty(j, "memory").get_to(b.memory);

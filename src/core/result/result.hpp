@@ -138,11 +138,8 @@ struct BenchResult {
   /// Micro-steps per optimizer step (--grad-accum K): K-1 under no_sync, then one synchronised;
   /// a row's times are per optimizer step and its examples K * batch_per_rank per rank.
   int grad_accum = 1;
-  /// DDP rows: the DDP settings the row ran with: bucket_cap_mb, first_bucket_cap_mb,
-  /// broadcast_buffers, gradient_as_bucket_view, static_graph, find_unused_parameters,
-  /// comm_hook ("none", "allreduce", "fp16", "bf16", "powersgd:R", "hierarchical", "topk:RATIO").
-  /// Empty object for no-DDP rows and in files of schema < 1.5 (config holds them there).
-  nlohmann::json ddp_options = nlohmann::json::object();
+  /// DDP rows: the DDP settings the row ran with (core/result/row_sections RowDdpOptions).
+  RowDdpOptions ddp_options;
   /// Training strategy: "ddp" (the Reducer; the no-DDP baseline rows keep "ddp" with
   /// ddp=false), "zero2" or "fsdp" (engine/dist/sharded.hpp), "dp" (libtorch's
   /// torch::nn::parallel::data_parallel, one process on world_size GPUs) or "dp-manual" (the
@@ -152,10 +149,8 @@ struct BenchResult {
   /// The row recomputed each unit's forward in its backward (--activation-checkpointing).
   bool activation_checkpointing = false;
   RowBreakdown breakdown;  ///< the ranks' breakdowns summarised (core/result/row_sections); empty when absent
-  /// --duration burn-in only (else empty): {"duration_s", "window_s", "per_rank": [{"rank",
-  /// "ex_per_s": [per window]}], "drift": [{"rank", "first_ex_per_s", "last_ex_per_s",
-  /// "change_pct", "flagged"}], "drift_threshold_pct"} (docs/METHODOLOGY.md "Burn-in").
-  nlohmann::json burn_in = nlohmann::json::object();
+  /// --duration burn-in only (else empty): windows and drift per rank (core/result/row_sections RowBurnIn).
+  RowBurnIn burn_in;
   /// Time-to-loss rows only (--data fashion-mnist; else empty): {"dataset", "train_examples",
   /// "test_examples", "epochs": [{"epoch", "wall_s", ...}], "loss": {"step", "wall_s", "value"},
   /// "target": {"metric", "value", "reached", "epoch", "wall_s"}, "baselines": [...], ...}

@@ -92,6 +92,7 @@ DDPBENCH_SECTION_JSON(RowChecks, DDPBENCH_ROW_CHECKS_FIELDS)
 DDPBENCH_SECTION_JSON(RowCompute, DDPBENCH_ROW_COMPUTE_FIELDS)
 DDPBENCH_SECTION_JSON(RowCommunication, DDPBENCH_ROW_COMMUNICATION_FIELDS)
 DDPBENCH_SECTION_JSON(RowBreakdown, DDPBENCH_ROW_BREAKDOWN_FIELDS)
+DDPBENCH_SECTION_JSON(RowDdpOptions, DDPBENCH_ROW_DDP_OPTIONS_FIELDS)
 
 #undef DDPBENCH_SECTION_JSON
 
@@ -124,6 +125,94 @@ std::optional<double> RowBreakdown::mean(Phase p) const {
   if (!mean_over_ranks) return std::nullopt;
   const auto v = (*mean_over_ranks)[p];
   return v && std::isfinite(*v) ? v : std::nullopt;
+}
+
+namespace {
+double num_or(const json& j, const char* key, double fallback) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+long long int_or(const json& j, const char* key, long long fallback) {
+  const auto it = j.find(key);
+  return it != j.end() && is_int64(*it) ? it->get<long long>() : fallback;
+}
+}  // namespace
+
+bool RowBurnIn::empty() const {
+  return !duration_s && !window_s && !drift_threshold_pct && per_rank.empty() && drift.empty() && !note &&
+         (!extra.is_object() || extra.empty());
+}
+
+void to_json(json& j, const BurnInRank& r) {
+  j = json{{"rank", r.rank},
+           {"ex_per_s", r.ex_per_s},
+           {"steps", r.steps},
+           {"samples_kept", r.samples_kept},
+           {"subsample_stride", r.subsample_stride}};
+}
+
+void to_json(json& j, const BurnInDrift& d) {
+  j = json{{"rank", d.rank},
+           {"first_ex_per_s", d.first_ex_per_s},
+           {"last_ex_per_s", d.last_ex_per_s},
+           {"change_pct", d.change_pct},
+           {"resolution_pct", d.resolution_pct},
+           {"flagged", d.flagged}};
+}
+
+void to_json(json& j, const RowBurnIn& c) {
+  j = json::object();
+  put(j, "duration_s", c.duration_s);
+  put(j, "window_s", c.window_s);
+  if (!c.per_rank.empty()) j["per_rank"] = c.per_rank;
+  if (!c.drift.empty()) j["drift"] = c.drift;
+  put(j, "drift_threshold_pct", c.drift_threshold_pct);
+  put(j, "note", c.note);
+  put_extra(j, c.extra);
+}
+
+bool BurnInRank::operator==(const BurnInRank& o) const { return json(*this) == json(o); }
+bool BurnInDrift::operator==(const BurnInDrift& o) const { return json(*this) == json(o); }
+bool RowBurnIn::operator==(const RowBurnIn& o) const { return json(*this) == json(o); }
+
+void from_json(const json& j, RowBurnIn& c) {
+  c = RowBurnIn{};
+  if (!j.is_object()) return;
+  json rest = j;
+  take(rest, "duration_s", c.duration_s);
+  take(rest, "window_s", c.window_s);
+  take(rest, "drift_threshold_pct", c.drift_threshold_pct);
+  take(rest, "note", c.note);
+  if (const auto it = rest.find("per_rank"); it != rest.end() && it->is_array()) {
+    for (const auto& x : *it) {
+      if (!x.is_object()) continue;
+      BurnInRank r;
+      r.rank = static_cast<int>(int_or(x, "rank", -1));
+      if (const auto e = x.find("ex_per_s"); e != x.end() && e->is_array())
+        for (const auto& v : *e) r.ex_per_s.push_back(v.is_number() ? v.get<double>() : std::nan(""));
+      r.steps = int_or(x, "steps", 0);
+      r.samples_kept = int_or(x, "samples_kept", 0);
+      r.subsample_stride = int_or(x, "subsample_stride", 1);
+      c.per_rank.push_back(std::move(r));
+    }
+    rest.erase(it);
+  }
+  if (const auto it = rest.find("drift"); it != rest.end() && it->is_array()) {
+    for (const auto& x : *it) {
+      if (!x.is_object()) continue;
+      BurnInDrift d;
+      d.rank = static_cast<int>(int_or(x, "rank", -1));
+      d.first_ex_per_s = num_or(x, "first_ex_per_s", std::nan(""));
+      d.last_ex_per_s = num_or(x, "last_ex_per_s", std::nan(""));
+      d.change_pct = num_or(x, "change_pct", std::nan(""));
+      d.resolution_pct = num_or(x, "resolution_pct", 0);
+      const auto f = x.find("flagged");
+      d.flagged = f != x.end() && f->is_boolean() && f->get<bool>();
+      c.drift.push_back(d);
+    }
+    rest.erase(it);
+  }
+  c.extra = std::move(rest);
 }
 
 #undef DDPBENCH_SECTION_PUT

@@ -1,5 +1,6 @@
-// Typed sections of a result row (results[].checks, compute, communication, breakdown): each field listed
-// once, in an X-macro that declares the member and its JSON reader and writer. Fields are
+// Typed sections of a result row (results[].checks, compute, communication, breakdown,
+// ddp_options, burn_in): each field listed once, in an X-macro that declares the member and
+// its JSON reader and writer (burn_in's lists of per-rank objects by hand). Fields are
 // optional (a row of one kind fills only its own); keys a section does not know, or a known
 // key of another type, are kept in `extra` as read and written back, so a file round-trips
 // whatever its version. A field without a value is left out (schema 1.11; before, some were
@@ -110,6 +111,17 @@ void from_json(const nlohmann::json& j, PhaseSeconds& p);
   X(long long, iterations)               \
   X(std::string, note)
 
+// results[].ddp_options: the DDP settings a DDP row ran with (schema 1.5; older files keep
+// them in the file's config).
+#define DDPBENCH_ROW_DDP_OPTIONS_FIELDS(X) \
+  X(double, bucket_cap_mb)                 \
+  X(double, first_bucket_cap_mb)           \
+  X(bool, broadcast_buffers)               \
+  X(bool, gradient_as_bucket_view)         \
+  X(bool, static_graph)                    \
+  X(bool, find_unused_parameters)          \
+  X(std::string, comm_hook)
+
 #define DDPBENCH_SECTION_MEMBER(type, name) std::optional<type> name;
 
 /// results[].checks: what the row verified about its own computation. DDP rows: gradients
@@ -160,7 +172,50 @@ struct RowBreakdown {
   bool operator==(const RowBreakdown& o) const;
 };
 
+/// results[].ddp_options: bucket caps (MiB; the first bucket's separately), the DDP flags of
+/// the same names, and the communication hook ("none", "allreduce", "fp16", "bf16",
+/// "powersgd:R", "hierarchical", "topk:RATIO"; core/config/comm_hook_spec). Empty for no-DDP
+/// rows and in files of schema < 1.5 (the file's config holds them there).
+struct RowDdpOptions {
+  DDPBENCH_ROW_DDP_OPTIONS_FIELDS(DDPBENCH_SECTION_MEMBER)
+  nlohmann::json extra = nlohmann::json::object();  ///< keys this version does not know, as read
+  bool operator==(const RowDdpOptions& o) const;
+};
+
 #undef DDPBENCH_SECTION_MEMBER
+
+/// One rank's burn-in windows (results[].burn_in.per_rank[]): throughput per window, ex/s
+/// (NaN where a file holds something else; written as null), the optimizer steps it
+/// measured, the samples it kept and their stride (core/stats/burn_in subsample_stride).
+struct BurnInRank {
+  int rank = 0;
+  std::vector<double> ex_per_s;
+  long long steps = 0, samples_kept = 0, subsample_stride = 1;
+  bool operator==(const BurnInRank& o) const;
+};
+
+/// One rank's drift (results[].burn_in.drift[]): its last window against its first, as
+/// core/stats/burn_in throughput_drift computes it (ex/s; change and resolution in %).
+struct BurnInDrift {
+  int rank = 0;
+  double first_ex_per_s = 0, last_ex_per_s = 0, change_pct = 0, resolution_pct = 0;
+  bool flagged = false;
+  bool operator==(const BurnInDrift& o) const;
+};
+
+/// results[].burn_in, with --duration only (METHODOLOGY "Progress and burn-in"): the series'
+/// length and its windows (s), every rank's windows and drift, the threshold beyond which a
+/// fall is flagged (%), and how the windows are counted.
+struct RowBurnIn {
+  std::optional<double> duration_s, window_s, drift_threshold_pct;
+  std::vector<BurnInRank> per_rank;
+  std::vector<BurnInDrift> drift;
+  std::optional<std::string> note;
+  nlohmann::json extra = nlohmann::json::object();  ///< keys this version does not know, as read
+  /// No burn-in: nothing set (a row without --duration writes no "burn_in").
+  bool empty() const;
+  bool operator==(const RowBurnIn& o) const;
+};
 
 /// Writes only the fields that have a value, then `extra`.
 /// Adds each key of `extra` (an object; anything else adds nothing) that `j` does not hold:
@@ -177,5 +232,11 @@ void to_json(nlohmann::json& j, const RowCommunication& c);
 void from_json(const nlohmann::json& j, RowCommunication& c);
 void to_json(nlohmann::json& j, const RowBreakdown& c);
 void from_json(const nlohmann::json& j, RowBreakdown& c);
+void to_json(nlohmann::json& j, const RowDdpOptions& c);
+void from_json(const nlohmann::json& j, RowDdpOptions& c);
+void to_json(nlohmann::json& j, const RowBurnIn& c);
+/// A per_rank or drift entry that is not an object is skipped; a field of another type reads
+/// as its default (a window as NaN).
+void from_json(const nlohmann::json& j, RowBurnIn& c);
 
 }  // namespace ddpbench

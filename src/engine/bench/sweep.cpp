@@ -434,7 +434,7 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
     // optimizer steps per s, times the examples of one step.
     const double ex_per_step = static_cast<double>(batch) * grad_accum;
     const double window_s = env.cfg.duration_s / burn_in_windows(env.cfg.duration_s);
-    nlohmann::json per_rank_j = nlohmann::json::array(), drift_j = nlohmann::json::array();
+    RowBurnIn& b = row.burn_in;
     std::vector<std::string> fell;
     bool thinned = false;
     for (int r = 0; r < n; ++r) {
@@ -443,38 +443,27 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
       for (double v : st.window_steps_per_s) ex.push_back(v * ex_per_step);
       const auto stride = static_cast<long long>(st.subsample_stride.value_or(1.0));
       thinned = thinned || stride > 1;
-      per_rank_j.push_back({{"rank", r},
-                            {"ex_per_s", ex},
-                            {"steps", static_cast<long long>(st.steps_measured.value_or(0.0))},
-                            {"samples_kept", st.samples_s.size()},
-                            {"subsample_stride", stride}});
+      b.per_rank.push_back({r, ex, static_cast<long long>(st.steps_measured.value_or(0.0)),
+                            static_cast<long long>(st.samples_s.size()), stride});
       if (ex.empty()) continue;
       const Drift d = throughput_drift(ex, kDriftThresholdPct, ex_per_step / window_s);
-      drift_j.push_back({{"rank", r},
-                         {"first_ex_per_s", d.first_ex_per_s},
-                         {"last_ex_per_s", d.last_ex_per_s},
-                         {"change_pct", d.change_pct},
-                         {"resolution_pct", d.resolution_pct},
-                         {"flagged", d.flagged}});
+      b.drift.push_back({r, d.first_ex_per_s, d.last_ex_per_s, d.change_pct, d.resolution_pct, d.flagged});
       if (d.flagged)
         fell.push_back(fmt::format("rank {} ({}) {:.1f}% ({:.1f} -> {:.1f} ex/s)", r,
                                    env.placements[static_cast<size_t>(r)].host, d.change_pct, d.first_ex_per_s,
                                    d.last_ex_per_s));
     }
-    row.burn_in = {{"duration_s", env.cfg.duration_s},
-                   {"window_s", window_s},
-                   {"per_rank", per_rank_j},
-                   {"drift", drift_j},
-                   {"drift_threshold_pct", kDriftThresholdPct},
-                   {"note", fmt::format("windows of {:.3g} s from the first measured step's start (t = 0); the last "
-                                        "window runs to the rank's last step; a step counts in the window it ended "
-                                        "in; drift = last window vs first{}",
-                                        window_s,
-                                        thinned ? fmt::format("; samples_s keeps every subsample_stride-th step (at "
-                                                              "most {} per rank), so percentiles are those of a "
-                                                              "systematic subsample",
-                                                              kMaxBurnInSamples)
-                                                : "")}};
+    b.duration_s = env.cfg.duration_s;
+    b.window_s = window_s;
+    b.drift_threshold_pct = kDriftThresholdPct;
+    b.note = fmt::format(
+        "windows of {:.3g} s from the first measured step's start (t = 0); the last window runs to the rank's last "
+        "step; a step counts in the window it ended in; drift = last window vs first{}",
+        window_s,
+        thinned ? fmt::format("; samples_s keeps every subsample_stride-th step (at most {} per rank), so percentiles "
+                              "are those of a systematic subsample",
+                              kMaxBurnInSamples)
+                : "");
     if (!fell.empty())
       row.warnings.push_back(
           {"throughput_drift",
@@ -877,7 +866,7 @@ void run_ddp_group(const SweepEnv& env, const std::string& model, const ModelInf
         for (const auto& v : gathered) stats.push_back(RankStats::unpack(v, iters));
         BenchResult row = make_row(env, model, /*ddp=*/true, n, batch, variant.grad_accum, stats, series.stopping,
                                    static_cast<int>(iters));
-        row.ddp_options = ddp_options_json(env.cfg, variant);
+        row.ddp_options = row_ddp_options(env.cfg, variant);
         const auto buckets = ddp_raw->bucket_sizes_bytes();
         row.checks.grad_max_abs_diff_across_ranks = measured.max_abs_diff;
         row.checks.grad_max_abs = measured.max_abs_grad;

@@ -232,7 +232,7 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
     row.ranks.push_back(std::move(rs));
   }
   if (!keep.empty()) row.summary = summarize(per_rank, batch, n);
-  row.ddp_options = ddp_options_json(cfg, ddp_variants(cfg).front());
+  row.ddp_options = row_ddp_options(cfg, ddp_variants(cfg).front());
   nlohmann::json loss = {
       {"step", nlohmann::json::array()}, {"wall_s", nlohmann::json::array()}, {"value", nlohmann::json::array()}};
   for (size_t i : keep) {

@@ -81,14 +81,16 @@ DdpOptions ddp_options_of(const RunConfig& cfg, const DdpVariant& v) {
   return opts;
 }
 
-nlohmann::json ddp_options_json(const RunConfig& cfg, const DdpVariant& v) {
-  return {{"bucket_cap_mb", v.bucket_cap_mb},
-          {"first_bucket_cap_mb", v.first_bucket_cap_mb},
-          {"broadcast_buffers", cfg.broadcast_buffers},
-          {"gradient_as_bucket_view", cfg.gradient_as_bucket_view},
-          {"static_graph", cfg.static_graph},
-          {"find_unused_parameters", cfg.find_unused_parameters},
-          {"comm_hook", v.comm_hook}};
+RowDdpOptions row_ddp_options(const RunConfig& cfg, const DdpVariant& v) {
+  RowDdpOptions o;
+  o.bucket_cap_mb = v.bucket_cap_mb;
+  o.first_bucket_cap_mb = v.first_bucket_cap_mb;
+  o.broadcast_buffers = cfg.broadcast_buffers;
+  o.gradient_as_bucket_view = cfg.gradient_as_bucket_view;
+  o.static_graph = cfg.static_graph;
+  o.find_unused_parameters = cfg.find_unused_parameters;
+  o.comm_hook = v.comm_hook;
+  return o;
 }
 
 bool ddp_explicit_cap_caps_first_bucket() { return compat::kExplicitBucketCapCapsFirstBucket; }

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/config/run_config.hpp"
+#include "core/result/row_sections.hpp"
 #include "engine/dist/ddp.hpp"
 #include "engine/dist/sharded.hpp"
 #include "engine/models/model.hpp"
@@ -50,10 +51,8 @@ struct StepPhases {
 /// them (caps in bytes: MiB * 2^20, as distributed.py's int(bucket_cap_mb * 1024 * 1024)).
 DdpOptions ddp_options_of(const RunConfig& cfg, const DdpVariant& v);
 
-/// The same settings as a row records them (BenchResult::ddp_options): bucket_cap_mb,
-/// first_bucket_cap_mb (MiB), broadcast_buffers, gradient_as_bucket_view, static_graph,
-/// find_unused_parameters, comm_hook.
-nlohmann::json ddp_options_json(const RunConfig& cfg, const DdpVariant& v);
+/// The same settings as a row records them (BenchResult::ddp_options), caps in MiB.
+RowDdpOptions row_ddp_options(const RunConfig& cfg, const DdpVariant& v);
 
 /// Whether the linked torch's DistributedDataParallel caps the first bucket at an explicit
 /// bucket_cap_mb (compat::kExplicitBucketCapCapsFirstBucket); RunConfig::bucket_cap_caps_first_bucket
