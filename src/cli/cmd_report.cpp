@@ -68,6 +68,13 @@ Command add_report_command(CLI::App& parent) {
               plots = write_plots(rep, f->plots);
               for (auto& p : write_convergence_plots(rep.convergence, f->plots)) plots.push_back(std::move(p));
             }
+            // A plot that cannot be drawn says why; the others and the tables are still written.
+            const auto warn_undrawn = [](const std::vector<Plot>& ps) {
+              for (const auto& p : ps)
+                if (!p.error.empty())
+                  std::fprintf(stderr, "ddpbench: warning: plot %s not drawn: %s\n", p.name.c_str(), p.error.c_str());
+            };
+            warn_undrawn(plots);
             if (!f->html.empty()) {
               // Plots only for the page: into a temporary directory, removed on every path.
               struct TempDir {
@@ -83,6 +90,7 @@ Command add_report_command(CLI::App& parent) {
                 try {
                   plots = write_plots(rep, tmp.path);
                   for (auto& p : write_convergence_plots(rep.convergence, tmp.path)) plots.push_back(std::move(p));
+                  warn_undrawn(plots);
                 } catch (const UsageError& e) {
                   std::fprintf(stderr, "ddpbench: warning: HTML without plots: %s\n", e.what());
                 }
@@ -90,8 +98,13 @@ Command add_report_command(CLI::App& parent) {
               write_file_atomic(f->html, render_html(rep, plots, utc_now_iso8601()));
               std::fprintf(stderr, "ddpbench: wrote %s\n", f->html.c_str());
             }
-            if (!f->plots.empty())
-              std::fprintf(stderr, "ddpbench: wrote %zu plots (PNG and SVG) to %s\n", plots.size(), f->plots.c_str());
+            if (!f->plots.empty()) {
+              size_t drawn = 0;
+              for (const auto& p : plots) drawn += p.error.empty() ? 1 : 0;
+              std::fprintf(
+                  stderr, "ddpbench: wrote %zu plots (PNG and SVG) to %s%s\n", drawn, f->plots.c_str(),
+                  drawn < plots.size() ? fmt::format("; {} not drawn (above)", plots.size() - drawn).c_str() : "");
+            }
             // The tables last: a failure above leaves no partial output behind.
             if (f->output.empty()) std::fwrite(text.data(), 1, text.size(), stdout);
             else write_file_atomic(f->output, text);

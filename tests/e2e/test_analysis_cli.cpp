@@ -145,6 +145,25 @@ TEST(ReportCli, HostileNamesDoNotRunGnuplotCommands) {
   EXPECT_FALSE(fs::exists(marker));
 }
 
+// The repository's H100 results with --html and --plots: the report once stopped on a
+// memory histogram of nothing but NaN and wrote nothing. Now the plots that cannot be drawn
+// are named with gnuplot's reason, the count says how many were drawn, and the page and the
+// tables are written.
+TEST(ReportCli, APlotThatCannotBeDrawnSaysWhyAndTheRestIsWritten) {
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed";
+  TempDir d;
+  std::string files;
+  for (const auto& e : fs::directory_iterator(DDPBENCH_SOURCE_DIR "/docs/results"))
+    if (e.path().extension() == ".json") files += " " + e.path().string();
+  const auto html = (d.path / "r.html").string(), plots = (d.path / "p").string();
+  const auto o = run(kBin + " report" + files + " --html " + html + " --plots " + plots);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("not drawn: gnuplot: No valid points in histogram"));
+  EXPECT_THAT(o.err, ::testing::ContainsRegex("wrote [0-9]+ plots \\(PNG and SVG\\) to .*; 2 not drawn \\(above\\)"));
+  EXPECT_THAT(testutil::slurp(html), HasSubstr("Not drawn: "));
+  EXPECT_THAT(o.out, HasSubstr("Weak scaling"));
+}
+
 // A run that stopped after 3 of its 4 rows (run --json keeps those in PATH.partial):
 // report, diff and check each say so once per file on stderr, and still do their work.
 TEST(AnalysisCli, IncompleteFilesAreWarnedAbout) {

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -212,6 +214,103 @@ TEST(Plots, TelemetryStragglersAndBurnIn) {
               HasSubstr("# rank 2: t_s sm_util_pct sm_clock_mhz\n0.1 39 1980\n0.2 40 1980\n0.3 41 1410\n"));
   const std::string svg = testutil::slurp(dir / "telemetry-resnet50-1m-4g-nvidia-h100-80gb-hbm3.svg");
   EXPECT_NE(svg.find("SM clock (MHz)"), std::string::npos);
+}
+
+// The repository's own H100 result files once stopped the whole report (a memory
+// histogram of nothing but NaN): now every plot is drawn or says why, and the HTML holds
+// the rest.
+TEST(Plots, TheH100ResultsAreDrawnOrSayWhy) {
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  TempDir d;
+  std::vector<NamedResult> files;
+  for (const auto& e : fs::directory_iterator(DDPBENCH_SOURCE_DIR "/docs/results"))
+    if (e.path().extension() == ".json") files.push_back({e.path().filename().string(), read_result_file(e.path())});
+  ASSERT_GE(files.size(), 10u);
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  const Report r = build_report(files, {});
+  const auto plots = write_plots(r, (d.path / "plots").string());
+  size_t drawn = 0;
+  for (const auto& p : plots) {
+    SCOPED_TRACE(p.name);
+    if (p.error.empty()) {
+      ++drawn;
+      expect_png_of_plot_size(p.png);
+    } else {
+      EXPECT_TRUE(p.png.empty() && p.svg.empty());
+      EXPECT_FALSE(fs::exists(d.path / "plots" / (p.name + ".png")));
+    }
+  }
+  EXPECT_GT(drawn, 10u);
+  EXPECT_LT(drawn, plots.size());  // the all-NaN memory plots say why instead
+  const std::string html = render_html(r, plots, "2026-11-26T00:00:00Z");
+  EXPECT_THAT(html, HasSubstr("<p class=\"note\">Not drawn: "));
+  for (const auto& e : fs::directory_iterator(d.path / "plots"))  // no temporary left behind
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+}
+
+// NaN, infinities, 1e308 and a 100,000-character label in a file never stop the report: a
+// plot with no finite value is skipped with its reason, the others are drawn.
+TEST(Plots, NaNInfHugeValuesAndLongLabelsNeverStopAReport) {
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  TempDir d;
+  ResultFile f = read_result_file(kDir + "fixtures/weak_cpu.json");
+  ResultFile g = f;
+  for (auto& row : g.results) {  // a step of 1e-308 s: throughput overflows to inf
+    row.model = std::string(100000, 'm');
+    if (row.ddp && row.world_size > 1) row.summary.p5_s = row.summary.p50_s = 1e-308;
+    row.summary.p95_s = 1e308;
+  }
+  ResultFile h = f;
+  for (auto& row : h.results) {  // every throughput infinite, every efficiency NaN
+    row.model = "nan_model";
+    row.summary.p5_s = row.summary.p50_s = 1e-308;
+  }
+  const Report r = build_report({{"plain.json", f}, {"huge.json", g}, {"nan.json", h}}, {});
+  std::vector<Plot> plots;
+  ASSERT_NO_THROW(plots = write_plots(r, (d.path / "plots").string()));
+  size_t drawn = 0;
+  for (const auto& p : plots) {
+    if (p.error.empty()) {
+      ++drawn;
+      expect_png_of_plot_size(p.png);
+    }
+    if (p.title.find("nan_model") != std::string::npos && p.name.find("throughput") != std::string::npos)
+      EXPECT_EQ(p.error, "no finite throughput to draw") << p.name;
+  }
+  EXPECT_GE(drawn, 4u);  // at least the plain file's four panels
+}
+
+// Images go to temporary names and replace the old ones only when gnuplot succeeded: a
+// re-run that fails leaves the earlier plot byte for byte, and no temporary behind.
+TEST(Plots, AFailedRerunLeavesTheEarlierPlotAsItWas) {
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  TempDir d;
+  const std::string dir = (d.path / "plots").string();
+  PlotSpec good;
+  good.name = "p";
+  good.title = "a line";
+  good.data_file = "p.dat";
+  good.data = "1 1\n2 4\n3 9\n";
+  good.body = "plot 'p.dat' using 1:2 with lines title 'y'\n";
+  ASSERT_TRUE(draw_plots({good}, dir, "p.gp").front().error.empty());
+  const std::string png = testutil::slurp(fs::path(dir) / "p.png");
+  PlotSpec bad = good;
+  bad.data_file = "";
+  bad.body = "plot 'no-such-file.dat' using 1:2\n";
+  const auto again = draw_plots({bad}, dir, "p.gp");
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_THAT(again[0].error, HasSubstr("gnuplot: "));
+  EXPECT_THAT(again[0].error, HasSubstr("no-such-file.dat"));
+  EXPECT_EQ(testutil::slurp(fs::path(dir) / "p.png"), png);
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+  // A plot told to skip says why and writes nothing.
+  PlotSpec skipped = good;
+  skipped.name = "q";
+  skipped.skip = "no finite value";
+  const auto s = draw_plots({skipped}, dir, "q.gp");
+  EXPECT_EQ(s.at(0).error, "no finite value");
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "q.png"));
 }
 
 TEST(Html, ShowsTheClusterValidationTablesAndHeadline) {

@@ -56,7 +56,9 @@ std::string render_html(const Report& r, const std::vector<Plot>& plots, const s
   for (const auto& t : report_tables(r)) o += render_table_html(t);
   if (!plots.empty()) o += "<h2>Plots</h2>\n";
   for (const auto& p : plots)
-    o += "<figure>\n" + inline_svg(p.svg) + "\n<figcaption>" + html_escape(p.title) + "</figcaption>\n</figure>\n";
+    o += p.error.empty()
+             ? "<figure>\n" + inline_svg(p.svg) + "\n<figcaption>" + html_escape(p.title) + "</figcaption>\n</figure>\n"
+             : "<p class=\"note\">Not drawn: " + html_escape(p.title) + " (" + html_escape(p.error) + ")</p>\n";
   o += "</body>\n</html>\n";
   return o;
 }

@@ -1,5 +1,7 @@
 #include "core/render/plots.hpp"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,7 +9,8 @@
 #include <array>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
+#include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -363,6 +366,11 @@ std::string slug(const std::string& s) {
     else if (!o.empty() && o.back() != '-') o += '-';
   }
   while (!o.empty() && o.back() == '-') o.pop_back();
+  // A file name stays well under the file system's 255 bytes whatever a result file names:
+  // a long stem keeps its first kMaxSlug characters and a hash of the whole, so two stems
+  // that differ only past the cut stay distinct.
+  constexpr size_t kMaxSlug = 120;
+  if (o.size() > kMaxSlug) o = fmt::format("{}-{:016x}", o.substr(0, kMaxSlug), std::hash<std::string>{}(o));
   return o;
 }
 
@@ -429,56 +437,138 @@ void prepare_plot_dir(const std::string& dir) {
                                  ec ? ec.message() : "not a directory"));
 }
 
+namespace {
+
+// The two terminals every plot is drawn with: (gnuplot terminal, file extension).
+const std::array<std::pair<std::string, const char*>, 2>& terminals() {
+  static const std::array<std::pair<std::string, const char*>, 2> t = {
+      {{fmt::format("pngcairo size {},{} font 'DejaVu Sans,11'", kPlotWidth, kPlotHeight), ".png"},
+       {fmt::format("svg size {},{} font 'DejaVu Sans,11' background '#ffffff'", kPlotWidth, kPlotHeight), ".svg"}}};
+  return t;
+}
+
+// A title gnuplot can draw on one plot: at most kMaxTitle characters (a label from a file can
+// be any length), the rest cut with "...".
+constexpr size_t kMaxTitle = 160;
+std::string fit_title(const std::string& t) { return t.size() <= kMaxTitle ? t : t.substr(0, kMaxTitle - 3) + "..."; }
+
+// The script of one plot: reset, setup, then per terminal its output and body. `out` gives
+// the output file of each extension.
+template <class Out>
+std::string plot_script(const PlotSpec& p, Out out) {
+  std::string s = "reset\nset encoding utf8\nset grid\n" + p.setup;
+  if (!s.empty() && s.back() != '\n') s += '\n';
+  for (const auto& [term, ext] : terminals())
+    s += "set terminal " + term + "\nset output " + gq(out(ext)) + "\n" + p.body +
+         (p.body.empty() || p.body.back() == '\n' ? "" : "\n") + "unset output\n";
+  return s;
+}
+
+// Whether `v` has a finite value (a plot of nothing but NaN has nothing to draw).
+bool any_finite(const std::vector<double>& v) {
+  return std::any_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+}
+
+}  // namespace
+
+std::vector<Plot> draw_plots(const std::vector<PlotSpec>& specs, const std::string& dir, const std::string& script) {
+  prepare_plot_dir(dir);
+  const fs::path d = fs::absolute(dir);
+  // Every file written here (and by gnuplot for it) is checked before any is written: a
+  // symbolic link, device or read-only file planted in the folder is refused, not replaced.
+  check_writable((d / script).string(), "--plots");
+  for (const auto& p : specs) {
+    if (!p.data_file.empty()) check_writable((d / p.data_file).string(), "--plots");
+    for (const char* ext : {".png", ".svg"}) check_writable((d / (p.name + ext)).string(), "--plots");
+  }
+  std::vector<Plot> plots;
+  std::set<std::string> data_written;
+  std::string replay;  // the drawn plots' scripts, for people to re-run
+  for (const auto& spec : specs) {
+    Plot plot;
+    plot.name = spec.name;
+    plot.title = spec.title;
+    if (!spec.skip.empty()) {
+      plot.error = spec.skip;
+      plots.push_back(std::move(plot));
+      continue;
+    }
+    if (!spec.data_file.empty() && data_written.insert(spec.data_file).second)
+      write_file_atomic((d / spec.data_file).string(), spec.data);
+    std::map<std::string, std::string> tmp;  // extension -> temporary image
+    const auto remove_tmp = [&tmp] {
+      for (const auto& [ext, t] : tmp) ::unlink(t.c_str());
+    };
+    for (const auto& [term, ext] : terminals()) tmp[ext] = temp_file_next_to((d / (spec.name + ext)).string());
+    ProcessOptions gp;
+    gp.cwd = d.string();
+    gp.stdin_data = plot_script(spec, [&tmp](const char* ext) { return fs::path(tmp[ext]).filename().string(); });
+    constexpr double kGnuplotTimeoutS = 60;  // one plot: well under a second
+    const CaptureResult res = run_capture({"gnuplot", "-"}, gp, kGnuplotTimeoutS);
+    if (!res.ok()) {
+      remove_tmp();
+      // gnuplot echoes the command, marks the column, then says '"-" line N: REASON' (or
+      // "line N: REASON"): the reason is what people need.
+      std::string first;
+      std::istringstream lines(res.err);
+      for (std::string l; std::getline(lines, l);) {
+        if (const auto at = l.find("line "); at != std::string::npos) {
+          const auto colon = l.find(": ", at);
+          if (colon != std::string::npos && l.find_first_not_of("0123456789", at + 5) == colon) {
+            first = l.substr(colon + 2);
+            break;
+          }
+        }
+        if (first.empty() && l.find_first_not_of(" \t^") != std::string::npos) first = l;
+      }
+      if (const auto b = first.find_first_not_of(' '); b != std::string::npos) first = first.substr(b);
+      if (res.timed_out) first = fmt::format("no result after {:.0f} s, stopped", kGnuplotTimeoutS);
+      else if (first.empty()) first = res.status.describe();
+      plot.error = "gnuplot: " + first;
+      plots.push_back(std::move(plot));
+      continue;
+    }
+    for (const auto& [ext, t] : tmp) {
+      std::error_code ec;
+      if (fs::file_size(t, ec) == 0 || ec) {
+        remove_tmp();
+        throw std::runtime_error(
+            fmt::format("gnuplot wrote nothing to '{}' for {}{} (is the disk full?)", t, spec.name, ext));
+      }
+    }
+    for (const auto& [ext, t] : tmp) commit_file(t, (d / (spec.name + ext)).string());
+    plot.png = (d / (spec.name + ".png")).string();
+    plot.svg = (d / (spec.name + ".svg")).string();
+    replay += plot_script(spec, [&spec](const char* ext) { return spec.name + ext; });
+    plots.push_back(std::move(plot));
+  }
+  write_file_atomic((d / script).string(), replay);
+  return plots;
+}
+
 std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
   prepare_plot_dir(dir);
-
-  // Every file this writes (and gnuplot writes for it) is checked before any is written:
-  // a symbolic link, device or read-only file planted in the folder is refused, not replaced.
   const auto series = series_of(r);
   const auto comm_series = comm_series_of(r);
   auto extra = cluster_plots(r);
   for (auto& p : strategy_plots(r)) extra.push_back(std::move(p));
-  {
-    std::vector<std::string> names = {"plots.gp"};
-    for (const auto& s : series) {
-      names.push_back(s.stem + ".dat");
-      for (const char* suffix : kPanelSuffixes)
-        for (const char* ext : {".png", ".svg"}) names.push_back(s.stem + "-" + suffix + ext);
-      if (!s.bars.empty())
-        for (const char* ext : {".dat", ".png", ".svg"}) names.push_back(s.stem + "-breakdown" + ext);
-    }
-    for (const auto& s : comm_series)
-      for (const char* ext : {".dat", ".png", ".svg"}) names.push_back(s.stem + ext);
-    for (const auto& p : extra)
-      for (const char* ext : {".dat", ".png", ".svg"}) names.push_back(p.stem + ext);
-    for (const auto& n : names) check_writable((fs::path(dir) / n).string(), "--plots");
-  }
-  // Both terminals of every plot: (terminal, file name).
-  const auto terminals = [](const std::string& name) {
-    return std::vector<std::pair<std::string, std::string>>{
-        {fmt::format("pngcairo size {},{} font 'DejaVu Sans,11'", kPlotWidth, kPlotHeight), name + ".png"},
-        {fmt::format("svg size {},{} font 'DejaVu Sans,11' background '#ffffff'", kPlotWidth, kPlotHeight),
-         name + ".svg"}};
-  };
 
-  std::vector<Plot> plots;
-  std::ostringstream script;
-  script << "set encoding utf8\nset grid\nset key top left\nset logscale x 2\n";
+  std::vector<PlotSpec> specs;
   for (const auto& s : series) {
     const std::string dat = s.stem + ".dat";
-    {
-      std::ofstream out(fs::path(dir) / dat);
-      out << "# " << s.unit << "s aggregate_ex_s ideal_ex_s efficiency_pct per_" << s.unit
-          << "_ex_s p5_s p50_s p95_s\n";
-      for (const auto& row : s.rows)
-        out << fmt::format("{} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g} {:.6g}\n", row[0], row[1], row[2], row[3],
-                           row[4], row[5], row[6], row[7]);
+    std::string data =
+        fmt::format("# {}s aggregate_ex_s ideal_ex_s efficiency_pct per_{}_ex_s p5_s p50_s p95_s\n", s.unit, s.unit);
+    std::vector<double> ys;
+    double max_n = 1, max_eff = 100;
+    for (const auto& row : s.rows) {
+      data += fmt::format("{} {} {} {} {} {} {} {}\n", fmt_num(row[0]), fmt_num(row[1]), fmt_num(row[2]),
+                          fmt_num(row[3]), fmt_num(row[4]), fmt_num(row[5]), fmt_num(row[6]), fmt_num(row[7]));
+      if (std::isfinite(row[0])) max_n = std::max(max_n, row[0]);
+      if (std::isfinite(row[3]) && row[3] < 1e4) max_eff = std::max(max_eff, row[3]);  // a sane axis
+      ys.push_back(row[1]);
     }
-    const double max_n = s.rows.back()[0];
-    double max_eff = 100;
-    for (const auto& row : s.rows) max_eff = std::max(max_eff, row[3]);
     // The x label says GPUs only where there are GPUs.
-    const std::string xrange = fmt::format("set xlabel {}\nset xrange [0.7:{}]\n",
+    const std::string xrange = fmt::format("set xlabel {}\nset xrange [0.7:{:.6g}]\n",
                                            gq(s.unit == "GPU" ? "GPUs (ranks, log2 scale)" : "ranks (log2 scale)"),
                                            std::max(2.0, max_n * 1.4));
     struct Panel {
@@ -487,132 +577,103 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
     };
     const std::vector<Panel> panels = {
         {kPanelSuffixes[0], "aggregate throughput", fmt::format("throughput (examples/s, all {}s)", s.unit),
-         fmt::format(
-             "set yrange [0:*]\nplot {} using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with "
-             "lines dt 2 lw 2 title {}\nunset yrange",
-             gq(dat), gq(fmt::format("ideal (baseline per-{} ex/s x {}s)", s.unit, s.unit)))},
+         fmt::format("set yrange [0:*]\nplot {} using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 "
+                     "with lines dt 2 lw 2 title {}",
+                     gq(dat), gq(fmt::format("ideal (baseline per-{} ex/s x {}s)", s.unit, s.unit)))},
         {kPanelSuffixes[1], "scaling efficiency", "efficiency (%)",
          fmt::format("set yrange [0:{:.0f}]\nplot {} using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with "
-                     "lines dt 2 title '100 %'\nunset yrange",
+                     "lines dt 2 title '100 %'",
                      max_eff * 1.1, gq(dat))},
         {kPanelSuffixes[2], fmt::format("per-{} throughput", s.unit),
          fmt::format("throughput per {} (examples/s)", s.unit),
-         fmt::format("set yrange [0:*]\nplot {} using 1:5 with linespoints lw 2 pt 7 title {}\nunset yrange", gq(dat),
+         fmt::format("set yrange [0:*]\nplot {} using 1:5 with linespoints lw 2 pt 7 title {}", gq(dat),
                      gq("per " + s.unit))},
         {kPanelSuffixes[3], "time per iteration", "seconds per iteration",
-         fmt::format("set yrange [0:*]\nplot {} using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'\n"
-                     "unset yrange",
+         fmt::format("set yrange [0:*]\nplot {} using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'",
                      gq(dat))},
     };
     for (const auto& p : panels) {
-      Plot plot;
-      plot.name = s.stem + "-" + p.suffix;
-      plot.title = s.what + ": " + p.title;
-      plot.png = (fs::path(dir) / (plot.name + ".png")).string();
-      plot.svg = (fs::path(dir) / (plot.name + ".svg")).string();
-      for (const auto& [term, file] : terminals(plot.name)) {
-        script << "set terminal " << term << "\nset output " << gq(file)
-               << (std::string(p.suffix) == "throughput" ? "\nset key top left" : "\nset key bottom right")
-               << "\nset title " << gq(plot.title) << " noenhanced\nset ylabel " << gq(p.ylabel) << "\n"
-               << xrange << p.plot << "\nunset output\n";
-      }
-      plots.push_back(std::move(plot));
+      PlotSpec spec;
+      spec.name = s.stem + "-" + p.suffix;
+      spec.title = s.what + ": " + p.title;
+      spec.data_file = dat;
+      spec.data = data;
+      spec.setup = std::string("set logscale x 2\n") +
+                   (std::string(p.suffix) == "throughput" ? "set key top left\n" : "set key bottom right\n");
+      spec.body = "set title " + gq(fit_title(spec.title)) + " noenhanced\nset ylabel " + gq(p.ylabel) + "\n" + xrange +
+                  p.plot + "\n";
+      if (!any_finite(ys)) spec.skip = "no finite throughput to draw";
+      specs.push_back(std::move(spec));
     }
     if (s.bars.empty()) continue;
     // Stacked bars, one per world size (the no-DDP row first): where the step's time went.
-    const std::string bdat = s.stem + "-breakdown.dat";
-    {
-      std::ofstream out(fs::path(dir) / bdat);
-      out << "# run";
-      for (const auto& c : kStacked) out << ' ' << phase_key(c.first) << "(ms)";
-      out << '\n';
-      for (const auto& [label, ms] : s.bars) {
-        out << '"' << label << '"';
-        for (double v : ms) out << fmt::format(" {:.6g}", v);
-        out << '\n';
-      }
-    }
-    Plot plot;
-    plot.name = s.stem + "-breakdown";
-    plot.title = s.what + ": step breakdown";
-    plot.png = (fs::path(dir) / (plot.name + ".png")).string();
-    plot.svg = (fs::path(dir) / (plot.name + ".svg")).string();
+    PlotSpec spec;
+    spec.name = s.stem + "-breakdown";
+    spec.title = s.what + ": step breakdown";
+    spec.data_file = spec.name + ".dat";
+    spec.data = "# run";
+    for (const auto& c : kStacked) spec.data += std::string(" ") + phase_key(c.first) + "(ms)";
+    spec.data += '\n';
     double top = 0;
-    for (const auto& bar : s.bars) {
+    for (const auto& [label, ms] : s.bars) {
+      spec.data += '"' + label + '"';
       double sum = 0;
-      for (double v : bar.second) sum += v;
+      for (double v : ms) {
+        spec.data += " " + fmt_num(v);
+        if (std::isfinite(v)) sum += v;
+      }
+      spec.data += '\n';
       top = std::max(top, sum);
     }
     std::string cmd = "plot ";
     for (size_t i = 0; i < kStacked.size(); ++i)
-      cmd += fmt::format("{}{} using {}{} title {}", i ? ", " : "", i ? "''" : gq(bdat), i + 2, i ? "" : ":xtic(1)",
-                         gq(kStacked[i].second));
-    for (const auto& [term, file] : terminals(plot.name))
-      // Two title lines (a gnuplot string expression): the configuration can be long.
-      script
-          << "set terminal " << term << "\nset output " << gq(file) << "\nset title " << gq(s.what) << " . \"\\n\" . "
-          << gq("step breakdown") << " noenhanced\nset ylabel " << gq("milliseconds per step (mean over ranks)")
-          << "\nset xlabel " << gq(s.unit == "GPU" ? "GPUs (ranks)" : "ranks")
-          << "\nunset logscale x\nset autoscale x\nset key outside below center horizontal\nset style data histograms\n"
-             "set style histogram rowstacked\nset style fill solid 0.85 border -1\nset boxwidth 0.6 relative\n"
-          << fmt::format("set yrange [0:{:.6g}]\n", top > 0 ? top * 1.1 : 1.0) << cmd
-          << "\nunset yrange\nset key inside\nset style data points\nset logscale x 2\nunset output\n";
-    plots.push_back(std::move(plot));
+      cmd += fmt::format("{}{} using {}{} title {}", i ? ", " : "", i ? "''" : gq(spec.data_file), i + 2,
+                         i ? "" : ":xtic(1)", gq(kStacked[i].second));
+    spec.setup =
+        "set key outside below center horizontal\nset style data histograms\nset style histogram rowstacked\n"
+        "set style fill solid 0.85 border -1\nset boxwidth 0.6 relative\n";
+    // Two title lines (a gnuplot string expression): the configuration can be long.
+    spec.body = "set title " + gq(fit_title(s.what)) + " . \"\\n\" . " + gq("step breakdown") +
+                " noenhanced\nset ylabel " + gq("milliseconds per step (mean over ranks)") + "\nset xlabel " +
+                gq(s.unit == "GPU" ? "GPUs (ranks)" : "ranks") + "\n" +
+                fmt::format("set yrange [0:{:.6g}]\n", top > 0 && std::isfinite(top) ? top * 1.1 : 1.0) + cmd + "\n";
+    if (!(top > 0)) spec.skip = "no finite step breakdown to draw";
+    specs.push_back(std::move(spec));
   }
   for (const auto& s : comm_series) {
     // busbw against message size: blocks separated by two blank lines, one per line (gnuplot's index).
-    const std::string dat = s.stem + ".dat";
-    {
-      std::ofstream out(fs::path(dir) / dat);
-      for (size_t i = 0; i < s.lines.size(); ++i) {
-        out << (i ? "\n\n" : "") << "# " << s.lines[i].first << ": bytes busbw_gbps\n";
-        for (const auto& [bytes, busbw] : s.lines[i].second) out << fmt::format("{:.0f} {:.6g}\n", bytes, busbw);
+    PlotSpec spec;
+    spec.name = s.stem;
+    spec.title = s.what;
+    spec.data_file = s.stem + ".dat";
+    std::vector<double> ys;
+    for (size_t i = 0; i < s.lines.size(); ++i) {
+      spec.data += (i ? "\n\n" : "") + std::string("# ") + s.lines[i].first + ": bytes busbw_gbps\n";
+      for (const auto& [bytes, busbw] : s.lines[i].second) {
+        spec.data += fmt::format("{:.0f} {}\n", bytes, fmt_num(busbw));
+        ys.push_back(busbw);
       }
     }
-    Plot plot;
-    plot.name = s.stem;
-    plot.title = s.what;
-    plot.png = (fs::path(dir) / (plot.name + ".png")).string();
-    plot.svg = (fs::path(dir) / (plot.name + ".svg")).string();
     std::string cmd = "plot ";
     for (size_t i = 0; i < s.lines.size(); ++i)
       cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw 2 pt 7 title {} noenhanced", i ? ", " : "",
-                         i ? "''" : gq(dat), i, gq(s.lines[i].first));
-    for (const auto& [term, file] : terminals(plot.name))
-      script << "set terminal " << term << "\nset output " << gq(file) << "\nset title " << gq(plot.title)
-             << " noenhanced\nset ylabel " << gq("busbw (GB/s)") << "\nset xlabel "
-             << gq("message size (bytes, log2 scale)")
-             << "\nset logscale x 2\nset autoscale x\nset format x '%.0b %BB'\nset key top left\nset yrange [0:*]\n"
-             << cmd << "\nunset yrange\nset format x '% h'\nunset output\n";
-    plots.push_back(std::move(plot));
+                         i ? "''" : gq(spec.data_file), i, gq(s.lines[i].first));
+    spec.setup = "set logscale x 2\nset format x '%.0b %BB'\nset key top left\n";
+    spec.body = "set title " + gq(fit_title(spec.title)) + " noenhanced\nset ylabel " + gq("busbw (GB/s)") +
+                "\nset xlabel " + gq("message size (bytes, log2 scale)") + "\nset yrange [0:*]\n" + cmd + "\n";
+    if (!any_finite(ys)) spec.skip = "no finite busbw to draw";
+    specs.push_back(std::move(spec));
   }
   for (const auto& e : extra) {
-    std::ofstream(fs::path(dir) / (e.stem + ".dat")) << e.data;
-    Plot plot;
-    plot.name = e.stem;
-    plot.title = e.title;
-    plot.png = (fs::path(dir) / (plot.name + ".png")).string();
-    plot.svg = (fs::path(dir) / (plot.name + ".svg")).string();
-    for (const auto& [term, file] : terminals(plot.name))
-      // reset keeps the terminal and output: every setting of the plots above goes.
-      script << "reset\nset encoding utf8\nset grid\nset terminal " << term << "\nset output " << gq(file)
-             << "\nset title " << gq(plot.title) << " noenhanced\n"
-             << e.body << "unset output\n";
-    plots.push_back(std::move(plot));
+    PlotSpec spec;
+    spec.name = e.stem;
+    spec.title = e.title;
+    spec.data_file = e.stem + ".dat";
+    spec.data = e.data;
+    spec.body = "set title " + gq(fit_title(e.title)) + " noenhanced\n" + e.body;
+    specs.push_back(std::move(spec));
   }
-  const auto script_path = fs::absolute(dir) / "plots.gp";
-  std::ofstream(script_path) << script.str();
-  ProcessOptions gp;
-  gp.cwd = fs::absolute(dir).string();
-  constexpr double kGnuplotTimeoutS = 300;  // generous: a few seconds for dozens of plots
-  const CaptureResult res = run_capture({"gnuplot", "plots.gp"}, gp, kGnuplotTimeoutS);
-  if (!res.ok()) {
-    std::string first = res.err.substr(0, res.err.find('\n'));
-    if (res.timed_out) first = fmt::format("no result after {:.0f} s, stopped", kGnuplotTimeoutS);
-    else if (first.empty()) first = res.status.describe();
-    throw std::runtime_error(fmt::format("gnuplot failed on {}: {}", script_path.string(), first));
-  }
-  return plots;
+  return draw_plots(specs, dir, "plots.gp");
 }
 
 }  // namespace ddpbench

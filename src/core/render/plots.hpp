@@ -8,12 +8,34 @@
 
 namespace ddpbench {
 
-/// One plot, written as `<dir>/<name>.png` and `<dir>/<name>.svg`.
+/// One plot, written as `<dir>/<name>.png` and `<dir>/<name>.svg`, or why it was not.
 struct Plot {
   std::string name;      ///< file stem, e.g. "weak-resnet50-fp32-cpu-b16-throughput"
   std::string title;     ///< names model, precision, device and scaling mode
-  std::string png, svg;  ///< paths written
+  std::string png, svg;  ///< paths written; both "" when the plot was not drawn
+  std::string error;     ///< why it was not drawn (gnuplot's first line, or no finite value); "" when drawn
 };
+
+/// What draws one plot: its data file (a name in the plot folder, and its text; "" for
+/// none) and the gnuplot commands that draw it: `setup` once after a reset, then per
+/// terminal `body` (title, labels, ranges, the plot command) after the output is set.
+struct PlotSpec {
+  std::string name, title;
+  std::string data_file, data;
+  std::string setup, body;
+  std::string skip;  ///< why not to draw it at all (e.g. "no finite value"); "" to draw
+};
+
+/// Draws `specs` into `dir` (made by prepare_plot_dir), one gnuplot run each, so a plot
+/// gnuplot refuses (no finite point, a range it cannot use) gets its Plot::error and the
+/// others are still drawn. Data files go through write_file_atomic (a data file shared by
+/// several specs is written once); gnuplot writes each image to a temporary name that is
+/// renamed over `<name>.png` / `.svg` only when it succeeded, so a failed re-run leaves the
+/// images of an earlier run as they were. `<dir>/<script>` is the replayable script of the
+/// plots drawn. Throws UsageError when a link, device or read-only file is in the way
+/// (before anything is written), std::runtime_error on a write failure (a full disk), an
+/// empty image from gnuplot included.
+std::vector<Plot> draw_plots(const std::vector<PlotSpec>& specs, const std::string& dir, const std::string& script);
 
 /// Pixel size of every plot.
 inline constexpr int kPlotWidth = 900;
@@ -34,8 +56,9 @@ inline constexpr size_t kMaxRankBars = 64;
 /// runs); per straggler entry the score per rank with the threshold ("stragglers-..."); per
 /// burned-in row ex/s per rank against time ("burnin-..."); each bounded by kMaxRankLines and
 /// kMaxRankBars. Schema 1.7: per strategy table (report.hpp StrategyTable), at its largest world
-/// size, peak memory and model state per rank as bars per strategy line ("memory-..."). Throws UsageError when gnuplot
-/// is not installed or `dir` cannot be created; std::runtime_error when gnuplot fails (its first line).
+/// size, peak memory and model state per rank as bars per strategy line ("memory-..."). Drawn by
+/// draw_plots (script "plots.gp"): a plot that cannot be drawn says why in its Plot::error.
+/// Throws UsageError when gnuplot is not installed or `dir` cannot be created, and as draw_plots.
 std::vector<Plot> write_plots(const Report& r, const std::string& dir);
 
 /// `s` as a gnuplot single-quoted string: a quote is written twice, and control characters
@@ -47,7 +70,8 @@ std::string gnuplot_quote(const std::string& s);
 /// UsageError naming the fix when gnuplot is missing or `dir` cannot be created.
 void prepare_plot_dir(const std::string& dir);
 
-/// Lower-case, dash-separated file-name stem of `s` ("NVIDIA H100 80GB" -> "nvidia-h100-80gb").
+/// Lower-case, dash-separated file-name stem of `s` ("NVIDIA H100 80GB" -> "nvidia-h100-80gb");
+/// beyond 120 characters the first 120 and a 16-digit hash of the whole.
 std::string slug(const std::string& s);
 
 }  // namespace ddpbench

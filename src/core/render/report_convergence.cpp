@@ -4,18 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "core/analysis/convergence.hpp"
-#include "core/launch/process.hpp"
 #include "core/util/errors.hpp"
 
 namespace ddpbench {
-namespace fs = std::filesystem;
 namespace {
 
 double num(const nlohmann::json& j, const char* key, double dflt = NAN) {
@@ -104,10 +99,9 @@ std::vector<Table> convergence_tables(const std::vector<ConvergenceGroup>& group
 }
 
 std::vector<Plot> write_convergence_plots(const std::vector<ConvergenceGroup>& groups, const std::string& dir) {
-  std::vector<Plot> plots;
-  if (groups.empty()) return plots;
+  if (groups.empty()) return {};
   prepare_plot_dir(dir);
-  std::ostringstream script;
+  std::vector<PlotSpec> specs;
   std::set<std::string> stems;
   for (const auto& g : groups) {
     std::string base = slug(fmt::format("ttl-{}-{}-{}", g.model, g.dataset, g.device));
@@ -132,45 +126,26 @@ std::vector<Plot> write_convergence_plots(const std::vector<ConvergenceGroup>& g
       acc_cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw 2 pt 7 title {}", i ? ", " : "",
                              i ? "''" : gnuplot_quote(base + "-accuracy.dat"), i, gnuplot_quote(title));
     }
-    std::ofstream(fs::path(dir) / (base + "-loss.dat")) << loss_dat;
-    std::ofstream(fs::path(dir) / (base + "-accuracy.dat")) << acc_dat;
     const struct {
-      std::string stem, title, ylabel, cmd;
+      std::string stem, title, ylabel, data, cmd;
     } panels[] = {
         {base + "-loss", fmt::format("{} on {}, {}: training loss against wall time", g.model, g.dataset, g.device),
-         "training loss (cross-entropy, mean over ranks)", loss_cmd},
+         "training loss (cross-entropy, mean over ranks)", loss_dat, loss_cmd},
         {base + "-accuracy", fmt::format("{} on {}, {}: test accuracy per epoch", g.model, g.dataset, g.device),
-         "test accuracy", acc_cmd}};
+         "test accuracy", acc_dat, acc_cmd}};
     for (const auto& p : panels) {
-      Plot plot;
-      plot.name = p.stem;
-      plot.title = p.title;
-      plot.png = (fs::path(dir) / (p.stem + ".png")).string();
-      plot.svg = (fs::path(dir) / (p.stem + ".svg")).string();
-      for (const auto& [term, file] :
-           {std::pair<std::string, std::string>{
-                fmt::format("pngcairo size {},{} font 'DejaVu Sans,11'", kPlotWidth, kPlotHeight), p.stem + ".png"},
-            {fmt::format("svg size {},{} font 'DejaVu Sans,11' background '#ffffff'", kPlotWidth, kPlotHeight),
-             p.stem + ".svg"}})
-        script << "reset\nset encoding utf8\nset grid\nset key top right\nset terminal " << term << "\nset output "
-               << gnuplot_quote(file) << "\nset title " << gnuplot_quote(p.title)
-               << " noenhanced\nset xlabel 'wall time (s)'\nset ylabel " << gnuplot_quote(p.ylabel) << "\nplot "
-               << p.cmd << "\nunset output\n";
-      plots.push_back(std::move(plot));
+      PlotSpec spec;
+      spec.name = p.stem;
+      spec.title = p.title;
+      spec.data_file = p.stem + ".dat";
+      spec.data = p.data;
+      spec.setup = "set key top right\n";
+      spec.body = "set title " + gnuplot_quote(p.title) + " noenhanced\nset xlabel 'wall time (s)'\nset ylabel " +
+                  gnuplot_quote(p.ylabel) + "\nplot " + p.cmd + "\n";
+      specs.push_back(std::move(spec));
     }
   }
-  std::ofstream(fs::absolute(dir) / "convergence.gp") << script.str();
-  ProcessOptions gp;
-  gp.cwd = fs::absolute(dir).string();
-  constexpr double kGnuplotTimeoutS = 120;
-  const CaptureResult res = run_capture({"gnuplot", "convergence.gp"}, gp, kGnuplotTimeoutS);
-  if (!res.ok()) {
-    std::string first = res.err.substr(0, res.err.find('\n'));
-    if (res.timed_out) first = fmt::format("no result after {:.0f} s, stopped", kGnuplotTimeoutS);
-    else if (first.empty()) first = res.status.describe();
-    throw std::runtime_error(fmt::format("gnuplot failed on convergence.gp: {}", first));
-  }
-  return plots;
+  return draw_plots(specs, dir, "convergence.gp");
 }
 
 }  // namespace ddpbench

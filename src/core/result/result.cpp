@@ -407,19 +407,55 @@ std::string target_problem(const std::string& path, const std::string& named) {
 
 }  // namespace
 
-void write_file_atomic(const std::string& path, const std::string& text) {
-  const std::string named = fmt::format("'{}'", path);
-  if (auto problem = target_problem(path, named); !problem.empty()) throw UsageError(problem);
+std::string temp_file_next_to(const std::string& path) {
   // mkstemp: an unpredictable name created exclusively, so nothing planted in a shared
   // directory (a symlink) is written through.
-  const std::string dir = dir_of(path);
   std::string tmpl = path + ".tmp.XXXXXX";
-  int fd = ::mkstemp(tmpl.data());
+  const int fd = ::mkstemp(tmpl.data());
   if (fd < 0)
     throw std::runtime_error(
         fmt::format("cannot create a temporary file next to '{}': {}", path, std::strerror(errno)));
-  const std::string tmp = tmpl;
   ::fchmod(fd, 0644);
+  ::close(fd);
+  return tmpl;
+}
+
+void commit_file(const std::string& tmp, const std::string& path) {
+  const int fd = ::open(tmp.c_str(), O_RDONLY);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("cannot flush '{}': {}", tmp, std::strerror(err)));
+  }
+  ::close(fd);
+  // Again right before the rename: what appeared at the path meanwhile is not replaced.
+  if (auto problem = target_problem(path, fmt::format("'{}'", path)); !problem.empty()) {
+    ::unlink(tmp.c_str());
+    throw UsageError(problem);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("cannot rename '{}' to '{}': {}", tmp, path, std::strerror(err)));
+  }
+  // Make the rename itself durable.
+  const int dfd = ::open(dir_of(path).c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+  if (auto problem = target_problem(path, fmt::format("'{}'", path)); !problem.empty()) throw UsageError(problem);
+  const std::string tmp = temp_file_next_to(path);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_TRUNC);
+  if (fd < 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(err)));
+  }
   size_t off = 0;
   while (off < text.size()) {
     ssize_t n = ::write(fd, text.data() + off, text.size() - off);
@@ -432,26 +468,12 @@ void write_file_atomic(const std::string& path, const std::string& text) {
     }
     off += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  if (::close(fd) != 0) {
+    const int err = errno;
     ::unlink(tmp.c_str());
-    throw std::runtime_error(fmt::format("cannot flush '{}': {}", tmp, std::strerror(errno)));
+    throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(err)));
   }
-  // Again right before the rename: what appeared at the path meanwhile is not replaced.
-  if (auto problem = target_problem(path, named); !problem.empty()) {
-    ::unlink(tmp.c_str());
-    throw UsageError(problem);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw std::runtime_error(fmt::format("cannot rename '{}' to '{}': {}", tmp, path, std::strerror(err)));
-  }
-  // Make the rename itself durable.
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  commit_file(tmp, path);
 }
 
 void check_writable(const std::string& path, const std::string& flag) {

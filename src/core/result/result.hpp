@@ -243,6 +243,16 @@ void write_result_file_atomic(const std::string& path, const ResultFile& file);
 /// naming it, and the temporary file is removed. Throws std::runtime_error on I/O failure.
 void write_file_atomic(const std::string& path, const std::string& content);
 
+/// A new empty file next to `path` with an unpredictable name (mkstemp, "PATH.tmp.XXXXXX"),
+/// for output another program writes (gnuplot's images); commit_file puts it in place.
+/// Throws std::runtime_error when it cannot be made.
+std::string temp_file_next_to(const std::string& path);
+
+/// Renames `tmp` (from temp_file_next_to) over `path` as write_file_atomic does: fsync, the
+/// same check of what is at `path` right before the rename (UsageError), rename, fsync of the
+/// directory. `tmp` is removed on every failure; std::runtime_error on I/O failure.
+void commit_file(const std::string& tmp, const std::string& path);
+
 /// Reads a whole text file; throws UsageError naming `path` when it cannot be read.
 std::string read_text_file(const std::string& path);
 
