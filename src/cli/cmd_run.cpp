@@ -360,31 +360,24 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
   return kExitOk;
 }
 
-}  // namespace
-
-Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) {
-  auto f = std::make_shared<RunFlags>();
-  auto* app = parent.add_subcommand("run", "Benchmark DDP training: no-DDP baseline, then DDP on 1, 2, 4, ... ranks");
-  app->footer(
-      "Exit codes: 0 every row measured and every self-check passed; 1 a runtime failure (a rank died, a timeout, "
-      "a torch error); 2 bad input (one line names it); 3 the gradient self-check failed (the rows so far are in "
-      "PATH.partial of --json PATH).");
-  RunConfig& c = f->cfg;
+// `run`'s "Workload" options.
+void add_workload_options(CLI::App* app, RunFlags& f) {
   app->option_defaults()->group("Workload");
-  f->model_opt = app->add_option("--model", f->models,
-                                 "Model(s), comma list (default: resnet50 on GPUs, a small CPU job otherwise)");
-  f->batch_opt =
-      app->add_option("--batch-size", f->batch_text,
+  RunConfig& c = f.cfg;
+  f.model_opt = app->add_option("--model", f.models,
+                                "Model(s), comma list (default: resnet50 on GPUs, a small CPU job otherwise)");
+  f.batch_opt =
+      app->add_option("--batch-size", f.batch_text,
                       "Examples per rank per iteration (default 32 on GPUs), or max: the largest batch "
                       "that trains on every rank (ddpbench find-max-bs before the sweep; minimum over "
                       "ranks, less 10%)")
           ->check(CLI::Validator([](std::string& t) { return t == "max" ? std::string() : whole_number()(t); }, "",
                                  "whole number or max"));
-  f->memory_limit_opt = app->add_option("--memory-limit", f->memory_limit,
-                                        "With --batch-size max: bytes the search may use per rank (K/M/G suffixes; "
-                                        "required on CPUs, as for find-max-bs)")
-                            ->transform(CLI::AsSizeValue(false));
-  f->image_opt = app->add_option("--image-size", c.image_size, "Input height = width in pixels (default 224 on GPUs)");
+  f.memory_limit_opt = app->add_option("--memory-limit", f.memory_limit,
+                                       "With --batch-size max: bytes the search may use per rank (K/M/G suffixes; "
+                                       "required on CPUs, as for find-max-bs)")
+                           ->transform(CLI::AsSizeValue(false));
+  f.image_opt = app->add_option("--image-size", c.image_size, "Input height = width in pixels (default 224 on GPUs)");
   app->add_option("--scaling", c.scaling,
                   "weak: --batch-size per rank; strong: --global-batch-size split over the "
                   "ranks of each group")
@@ -403,46 +396,56 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
          "autocast; no DDP: every rank of a group infers its own batch; throughput and latency per world size)")
       ->capture_default_str();
   app->add_flag("--channels-last", c.channels_last, "NHWC memory format for inputs and convolution weights");
-  app->add_flag("--no-cudnn-benchmark", f->no_cudnn_benchmark, "Turn cuDNN autotuning off (on by default)");
+  app->add_flag("--no-cudnn-benchmark", f.no_cudnn_benchmark, "Turn cuDNN autotuning off (on by default)");
   app->add_option("--zero-grad-set-to-none", c.zero_grad_set_to_none,
                   "true or false: Optimizer.zero_grad(set_to_none=...) in the step (default: the linked torch's "
                   "default, true from torch 2.0, false before)");
   app->add_flag("--freeze-backbone", c.freeze_backbone,
                 "Train only a classifier head on a frozen backbone (fixed feature extractor)");
-  f->head_opt = app->add_option("--head", c.head, "Head trained with --freeze-backbone")->capture_default_str();
+  f.head_opt = app->add_option("--head", c.head, "Head trained with --freeze-backbone")->capture_default_str();
   app->add_option("--seed", c.seed, "Base seed >= 0 (rank r draws data from seed + 1000 + r)")
       ->check(whole_number())
       ->capture_default_str();
+}
+
+// `run`'s "Measurement" options.
+void add_measurement_options(CLI::App* app, RunFlags& f) {
   app->option_defaults()->group("Measurement");
+  RunConfig& c = f.cfg;
   app->add_option("--warmup", c.warmup, "Untimed iterations before each measured series")->capture_default_str();
-  f->iters_opt = app->add_option("--iters", f->iters,
-                                 "Measured iterations per series, or auto: measure until the 95% CI of the mean step "
-                                 "time is within --target-ci")
-                     ->capture_default_str();
-  f->target_ci_opt = app->add_option("--target-ci", c.target_ci_pct,
-                                     "With --iters auto (implies it): CI half-width target, % of the mean (default 1)");
-  f->min_iters_opt = app->add_option("--min-iters", c.min_iters, "With --iters auto: at least this many (default 20)");
-  f->max_iters_opt = app->add_option("--max-iters", c.max_iters, "With --iters auto: at most this many (default 1000)");
-  f->max_time_opt = app->add_option(
+  f.iters_opt = app->add_option("--iters", f.iters,
+                                "Measured iterations per series, or auto: measure until the 95% CI of the mean step "
+                                "time is within --target-ci")
+                    ->capture_default_str();
+  f.target_ci_opt = app->add_option("--target-ci", c.target_ci_pct,
+                                    "With --iters auto (implies it): CI half-width target, % of the mean (default 1)");
+  f.min_iters_opt = app->add_option("--min-iters", c.min_iters, "With --iters auto: at least this many (default 20)");
+  f.max_iters_opt = app->add_option("--max-iters", c.max_iters, "With --iters auto: at most this many (default 1000)");
+  f.max_time_opt = app->add_option(
       "--max-time", c.max_time_s,
       "With --iters auto: stop a series once its measured iterations add up to this many seconds (default 120)");
-  app->add_option("--world-sizes", f->world_sizes,
+  app->add_option("--world-sizes", f.world_sizes,
                   "DDP group sizes, comma list (default 1,2,4,... up to the world size, plus the world size)");
-  app->add_option("--duration", f->duration,
+  app->add_option("--duration", f.duration,
                   "Burn-in: run each row's measured series for this long (90s, 30m, 2h) and report throughput over "
                   "time per rank, flagging drift");
   app->add_option("--grad-check-tol", c.grad_check_tol,
                   "Self-check tolerance: max gradient difference across ranks, relative to max |g|")
       ->capture_default_str();
+}
+
+// `run`'s "DDP and strategies" options.
+void add_ddp_options(CLI::App* app, RunFlags& f) {
   app->option_defaults()->group("DDP and strategies");
-  f->bucket_caps_opt =
-      app->add_option("--bucket-cap-mb", f->bucket_caps,
+  RunConfig& c = f.cfg;
+  f.bucket_caps_opt =
+      app->add_option("--bucket-cap-mb", f.bucket_caps,
                       "DDP bucket_cap_mb in MiB; a comma list sweeps them in one launch, one row each (default: "
                       "DDP's default, 25)");
   app->add_option("--first-bucket-cap-mb", c.first_bucket_cap_mb,
                   "Cap of the first DDP bucket in MiB (default: as the linked torch's DDP: 1 MiB, or on torch 2.x "
                   "the --bucket-cap-mb given)");
-  app->add_flag("--no-broadcast-buffers", f->no_broadcast_buffers,
+  app->add_flag("--no-broadcast-buffers", f.no_broadcast_buffers,
                 "Do not broadcast BatchNorm buffers each step (DDP broadcast_buffers=False, as benchmark.py)");
   app->add_flag("--gradient-as-bucket-view", c.gradient_as_bucket_view,
                 "DDP gradient_as_bucket_view=True: gradients are views into the buckets (no copy, less memory)");
@@ -451,25 +454,30 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                 "whole backward)");
   app->add_flag("--find-unused-parameters", c.find_unused_parameters,
                 "DDP find_unused_parameters=True: walk the autograd graph each step for parameters without gradients");
-  app->add_option("--comm-hook", f->comm_hooks,
+  app->add_option("--comm-hook", f.comm_hooks,
                   "DDP communication hook(s), comma list, one row each: none (the Reducer's allreduce), allreduce, "
                   "fp16, bf16, powersgd[:RANK], hierarchical, topk:RATIO")
       ->capture_default_str();
-  app->add_option("--grad-accum", f->grad_accums,
+  app->add_option("--grad-accum", f.grad_accums,
                   "Micro-steps per optimizer step, comma list: K-1 under no_sync, then one synchronised")
       ->capture_default_str();
-  app->add_option("--strategy", f->strategies,
+  app->add_option("--strategy", f.strategies,
                   "Training strategies, comma list, one row each per world size: ddp (the Reducer), zero2 (gradients "
                   "and optimizer state sharded), fsdp (parameters too, gathered per model unit)")
       ->capture_default_str();
   app->add_flag("--activation-checkpointing", c.activation_checkpointing,
                 "Recompute each model unit's forward (a ResNet block, a ViT layer) in its backward instead of "
                 "keeping its activations");
+}
+
+// `run`'s "Output and diagnosis" options.
+void add_output_options(CLI::App* app, RunFlags& f) {
   app->option_defaults()->group("Output and diagnosis");
-  f->json_opt = app->add_option("--json", c.json_path,
-                                "Write the result file here once the run completes (the rows so far go to "
-                                "PATH.partial while it runs); an existing PATH needs --overwrite");
-  app->add_flag("--overwrite", f->overwrite,
+  RunConfig& c = f.cfg;
+  f.json_opt = app->add_option("--json", c.json_path,
+                               "Write the result file here once the run completes (the rows so far go to "
+                               "PATH.partial while it runs); an existing PATH needs --overwrite");
+  app->add_flag("--overwrite", f.overwrite,
                 "Replace an existing --json file (and PATH.partial) once the new run completes; without it an "
                 "existing one is refused");
   app->add_flag("--quiet", c.quiet, "No progress output (the table and errors still print)");
@@ -496,15 +504,25 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   app->add_option("--dataset-size", c.dataset_size, "Examples per epoch, for per-epoch communication volume")
       ->check(whole_number())
       ->capture_default_str();
+}
+
+// `run`'s "Launch" options.
+void add_launch_options(CLI::App* app, RunFlags& f) {
   app->option_defaults()->group("Launch");
-  f->nproc_opt = app->add_option("--nproc-per-node", f->nproc_per_node,
-                                 "Ranks to start on this machine with the built-in launcher (default: one per GPU, "
-                                 "2 without GPUs)");
+  RunConfig& c = f.cfg;
+  f.nproc_opt = app->add_option("--nproc-per-node", f.nproc_per_node,
+                                "Ranks to start on this machine with the built-in launcher (default: one per GPU, "
+                                "2 without GPUs)");
   app->add_option("--backend", c.backend, "Process group backend: auto, nccl or gloo")->capture_default_str();
   app->add_option("--device", c.device, "Device: auto, cpu or cuda")->capture_default_str();
   app->add_option("--timeout", c.timeout_s, "Seconds before a store access or collective fails")->capture_default_str();
-  app->add_flag("--no-malloc-tuning", f->no_malloc_tuning, "Keep glibc's malloc thresholds (CPU runs)");
+  app->add_flag("--no-malloc-tuning", f.no_malloc_tuning, "Keep glibc's malloc thresholds (CPU runs)");
+}
+
+// `run`'s "Time to loss (--data)" options.
+void add_time_to_loss_options(CLI::App* app, RunFlags& f) {
   app->option_defaults()->group("Time to loss (--data)");
+  RunConfig& c = f.cfg;
   // Real data and time-to-loss (engine/bench/time_to_loss.hpp; docs/METHODOLOGY.md "Real data and time-to-loss").
   app->add_option("--data", c.data,
                   "synthetic (the step benchmark) or fashion-mnist: train to a target on the real dataset per world "
@@ -524,6 +542,23 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
       ->capture_default_str();
   app->add_option("--lr", c.lr, "Time-to-loss: SGD learning rate (momentum 0.9, weight decay 1e-4)")
       ->capture_default_str();
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) {
+  auto f = std::make_shared<RunFlags>();
+  auto* app = parent.add_subcommand("run", "Benchmark DDP training: no-DDP baseline, then DDP on 1, 2, 4, ... ranks");
+  app->footer(
+      "Exit codes: 0 every row measured and every self-check passed; 1 a runtime failure (a rank died, a timeout, "
+      "a torch error); 2 bad input (one line names it); 3 the gradient self-check failed (the rows so far are in "
+      "PATH.partial of --json PATH).");
+  add_workload_options(app, *f);
+  add_measurement_options(app, *f);
+  add_ddp_options(app, *f);
+  add_output_options(app, *f);
+  add_launch_options(app, *f);
+  add_time_to_loss_options(app, *f);
   app->option_defaults()->group("Options");
   f->num_classes_opt = app->get_option("--num-classes");
 
