@@ -241,7 +241,7 @@ TEST(Plots, TheH100ResultsAreDrawnOrSayWhy) {
     }
   }
   EXPECT_GT(drawn, 10u);
-  EXPECT_LT(drawn, plots.size());  // the all-NaN memory plots say why instead
+  EXPECT_LT(drawn, plots.size());  // the memory plots of files without memory say why instead
   const std::string html = render_html(r, plots, "2026-11-26T00:00:00Z");
   EXPECT_THAT(html, HasSubstr("<p class=\"note\">Not drawn: "));
   for (const auto& e : fs::directory_iterator(d.path / "plots"))  // no temporary left behind

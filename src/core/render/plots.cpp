@@ -142,6 +142,7 @@ std::vector<Series> series_of(const Report& r) {
 // (after the terminal and output are set).
 struct ExtraPlot {
   std::string stem, title, data, body;
+  std::string skip;  // why there is nothing to draw (PlotSpec::skip); "" to draw
 };
 
 std::vector<double> series_of_json(const nlohmann::json& s, const char* key) {
@@ -399,8 +400,10 @@ std::vector<ExtraPlot> strategy_plots(const Report& r) {
       return v ? fmt::format("{:.6g}", *v / (1024.0 * 1024.0)) : std::string("NaN");
     };
     p.data = fmt::format("# line {}_MiB model_state_MiB ({} {}s)\n", gpu ? "peak_allocated" : "peak_rss", n, u);
+    bool any_value = false;
     for (const auto& x : t.rows) {
       if (x.world_size != n) continue;
+      any_value = any_value || (gpu ? x.peak_allocated_bytes : x.peak_rss_bytes) || x.model_state_bytes;
       const std::string label =
           fmt::format("{} {}{}", x.strategy, x.precision, x.activation_checkpointing ? " ckpt" : "");
       p.data += fmt::format("\"{}\" {} {}\n", label, mib(gpu ? x.peak_allocated_bytes : x.peak_rss_bytes),
@@ -412,6 +415,7 @@ std::vector<ExtraPlot> strategy_plots(const Report& r) {
         "'model state (params + grads + optimizer)'\n",
         gq(fmt::format("MiB per {}", u)), gq(p.stem + ".dat"),
         gq(gpu ? "peak allocated (CUDA caching allocator)" : "peak RSS (process, upper bound)"));
+    if (!any_value) p.skip = "no memory measured in these rows (older files do not record it)";
     out.push_back(std::move(p));
   }
   return out;
@@ -671,6 +675,7 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
     spec.data_file = e.stem + ".dat";
     spec.data = e.data;
     spec.body = "set title " + gq(fit_title(e.title)) + " noenhanced\n" + e.body;
+    spec.skip = e.skip;
     specs.push_back(std::move(spec));
   }
   return draw_plots(specs, dir, "plots.gp");
