@@ -158,7 +158,7 @@ TEST(ReportCli, APlotThatCannotBeDrawnSaysWhyAndTheRestIsWritten) {
   const auto html = (d.path / "r.html").string(), plots = (d.path / "p").string();
   const auto o = run(kBin + " report" + files + " --html " + html + " --plots " + plots);
   ASSERT_EQ(o.code, 0) << o.err;
-  EXPECT_THAT(o.err, HasSubstr("not drawn: no memory measured in these rows (older files do not record it)"));
+  EXPECT_THAT(o.err, HasSubstr("not drawn: no memory measured in these rows; older files do not record it"));
   EXPECT_THAT(o.err, ::testing::ContainsRegex("wrote [0-9]+ plots \\(PNG and SVG\\) to .*; 2 not drawn \\(above\\)"));
   EXPECT_THAT(testutil::slurp(html), HasSubstr("Not drawn: "));
   EXPECT_THAT(o.out, HasSubstr("Weak scaling"));

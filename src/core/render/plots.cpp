@@ -138,13 +138,6 @@ std::vector<Series> series_of(const Report& r) {
   return out;
 }
 
-// A plot of the schema-1.6 sections: its data file's text and gnuplot commands that draw it
-// (after the terminal and output are set).
-struct ExtraPlot {
-  std::string stem, title, data, body;
-  std::string skip;  // why there is nothing to draw (PlotSpec::skip); "" to draw
-};
-
 std::vector<double> series_of_json(const nlohmann::json& s, const char* key) {
   std::vector<double> out;
   if (s.contains("series") && s["series"].is_object() && s["series"].contains(key) && s["series"][key].is_array())
@@ -163,8 +156,8 @@ std::array<double, 3> spread(const std::vector<std::vector<double>>& cols, size_
 
 std::string fmt_num(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "NaN"; }
 
-std::vector<ExtraPlot> cluster_plots(const Report& r) {
-  std::vector<ExtraPlot> out;
+std::vector<PlotSpec> cluster_plots(const Report& r) {
+  std::vector<PlotSpec> out;
   std::set<std::string> stems;
   const auto unique = [&stems](std::string s) {
     std::string t = s;
@@ -231,11 +224,12 @@ std::vector<ExtraPlot> cluster_plots(const Report& r) {
     const bool band = !bmid.empty() && band_ranks > 1;
     const bool lines = !ranks.empty() && ranks.size() <= kMaxRankLines;
     if (!band && std::all_of(a.begin(), a.end(), [](const auto& v) { return v.empty(); })) continue;
-    ExtraPlot p;
-    p.stem = unique(slug(fmt::format("telemetry-{}-{}-{}", m, best->label, device)));
+    PlotSpec p;
+    p.name = unique(slug(fmt::format("telemetry-{}-{}-{}", m, best->label, device)));
+    p.data_file = p.name + ".dat";
     p.title = fmt::format("{}, {}, {}: {} per rank during the measured iterations", m, best->label, device,
                           gpu ? "SM utilization and SM clock" : "CPU utilization");
-    const std::string dat = p.stem + ".dat";
+    const std::string& dat = p.data_file;
     std::string cmd;
     int index = 0;
     if (band) {
@@ -285,11 +279,12 @@ std::vector<ExtraPlot> cluster_plots(const Report& r) {
       if (sc.empty()) continue;
       const double thr = e.contains("threshold") && e["threshold"].is_number() ? e["threshold"].get<double>() : 0.95;
       const std::string model = e.contains("model") && e["model"].is_string() ? e["model"].get<std::string>() : "?";
-      ExtraPlot p;
-      p.stem = unique(slug(fmt::format("stragglers-{}-{}-{}r", model, c.device, sc.size())));
+      PlotSpec p;
+      p.name = unique(slug(fmt::format("stragglers-{}-{}-{}r", model, c.device, sc.size())));
+      p.data_file = p.name + ".dat";
       p.title =
           fmt::format("{}, {}, {} ranks: straggler score per rank (threshold {:g})", model, c.device, sc.size(), thr);
-      const std::string dat = p.stem + ".dat";
+      const std::string& dat = p.data_file;
       std::string plot;
       if (sc.size() <= kMaxRankBars) {
         p.data = fmt::format("# rank score (threshold {:g})\n", thr);
@@ -326,10 +321,11 @@ std::vector<ExtraPlot> cluster_plots(const Report& r) {
       }
       size_t windows = 0;
       for (const auto& x : v) windows = std::max(windows, x.size());
-      ExtraPlot p;
-      p.stem = unique(slug(fmt::format("burnin-{}-{}-{}", row.model, row.label, c.device)));
+      PlotSpec p;
+      p.name = unique(slug(fmt::format("burnin-{}-{}-{}", row.model, row.label, c.device)));
+      p.data_file = p.name + ".dat";
       p.title = fmt::format("{}, {}, {}: burn-in, ex/s per rank per {:g} s window", row.model, row.label, c.device, w);
-      const std::string dat = p.stem + ".dat";
+      const std::string& dat = p.data_file;
       std::string cmd;
       if (v.size() <= kMaxRankLines) {
         for (size_t k = 0; k < v.size(); ++k) {
@@ -380,8 +376,8 @@ constexpr const char* kPanelSuffixes[] = {"throughput", "efficiency", "per-gpu",
 
 // Schema 1.7: per strategy table, at its largest world size, one pair of bars per line
 // (strategy, checkpointing, precision): peak memory per rank and model state per rank, MiB.
-std::vector<ExtraPlot> strategy_plots(const Report& r) {
-  std::vector<ExtraPlot> out;
+std::vector<PlotSpec> strategy_plots(const Report& r) {
+  std::vector<PlotSpec> out;
   std::set<std::string> stems;
   for (const auto& t : r.strategy) {
     if (t.rows.empty()) continue;
@@ -389,13 +385,17 @@ std::vector<ExtraPlot> strategy_plots(const Report& r) {
     const bool gpu = std::any_of(t.rows.begin(), t.rows.end(),
                                  [](const StrategyRow& x) { return x.peak_allocated_bytes.has_value(); });
     const std::string u = unit_word(t.key);
-    ExtraPlot p;
+    PlotSpec p;
     std::string stem = slug(fmt::format("memory-{}-{}-i{}-b{}-{}r", t.key.model, t.key.device, t.key.image_size,
                                         t.key.scaling == "weak" ? t.key.batch_per_rank : t.key.global_batch, n));
     for (int k = 2; stems.count(stem); ++k) stem = fmt::format("{}-{}", stem, k);
     stems.insert(stem);
-    p.stem = stem;
-    p.title = fmt::format("{}, {}, {} {}s: memory per {} by strategy", t.key.model, t.key.device, n, u, u);
+    p.name = stem;
+    p.data_file = stem + ".dat";
+    p.title = fmt::format("{}, {}, {} {}s, {}: memory per {} by strategy", t.key.model, t.key.device, n, u,
+                          t.key.scaling == "weak" ? fmt::format("batch {} per {}", t.key.batch_per_rank, u)
+                                                  : fmt::format("global batch {}", t.key.global_batch),
+                          u);
     const auto mib = [](const std::optional<double>& v) {
       return v ? fmt::format("{:.6g}", *v / (1024.0 * 1024.0)) : std::string("NaN");
     };
@@ -413,9 +413,9 @@ std::vector<ExtraPlot> strategy_plots(const Report& r) {
         "set style data histogram\nset style histogram clustered gap 1\nset style fill solid 0.7 border -1\n"
         "set ylabel {}\nset yrange [0:*]\nset key top right\nplot {} using 2:xtic(1) title {}, '' using 3 title "
         "'model state (params + grads + optimizer)'\n",
-        gq(fmt::format("MiB per {}", u)), gq(p.stem + ".dat"),
+        gq(fmt::format("MiB per {}", u)), gq(p.data_file),
         gq(gpu ? "peak allocated (CUDA caching allocator)" : "peak RSS (process, upper bound)"));
-    if (!any_value) p.skip = "no memory measured in these rows (older files do not record it)";
+    if (!any_value) p.skip = "no memory measured in these rows; older files do not record it";
     out.push_back(std::move(p));
   }
   return out;
@@ -462,8 +462,10 @@ template <class Out>
 std::string plot_script(const PlotSpec& p, Out out) {
   std::string s = "reset\nset encoding utf8\nset grid\n" + p.setup;
   if (!s.empty() && s.back() != '\n') s += '\n';
+  const std::string title =
+      p.title_command.empty() ? "set title " + gq(fit_title(p.title)) + " noenhanced\n" : p.title_command + "\n";
   for (const auto& [term, ext] : terminals())
-    s += "set terminal " + term + "\nset output " + gq(out(ext)) + "\n" + p.body +
+    s += "set terminal " + term + "\nset output " + gq(out(ext)) + "\n" + title + p.body +
          (p.body.empty() || p.body.back() == '\n' ? "" : "\n") + "unset output\n";
   return s;
 }
@@ -551,7 +553,6 @@ std::vector<Plot> draw_plots(const std::vector<PlotSpec>& specs, const std::stri
 }
 
 std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
-  prepare_plot_dir(dir);
   const auto series = series_of(r);
   const auto comm_series = comm_series_of(r);
   auto extra = cluster_plots(r);
@@ -604,8 +605,7 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
       spec.data = data;
       spec.setup = std::string("set logscale x 2\n") +
                    (std::string(p.suffix) == "throughput" ? "set key top left\n" : "set key bottom right\n");
-      spec.body = "set title " + gq(fit_title(spec.title)) + " noenhanced\nset ylabel " + gq(p.ylabel) + "\n" + xrange +
-                  p.plot + "\n";
+      spec.body = "set ylabel " + gq(p.ylabel) + "\n" + xrange + p.plot + "\n";
       if (!any_finite(ys)) spec.skip = "no finite throughput to draw";
       specs.push_back(std::move(spec));
     }
@@ -637,8 +637,8 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
         "set key outside below center horizontal\nset style data histograms\nset style histogram rowstacked\n"
         "set style fill solid 0.85 border -1\nset boxwidth 0.6 relative\n";
     // Two title lines (a gnuplot string expression): the configuration can be long.
-    spec.body = "set title " + gq(fit_title(s.what)) + " . \"\\n\" . " + gq("step breakdown") +
-                " noenhanced\nset ylabel " + gq("milliseconds per step (mean over ranks)") + "\nset xlabel " +
+    spec.title_command = "set title " + gq(fit_title(s.what)) + " . \"\\n\" . " + gq("step breakdown") + " noenhanced";
+    spec.body = "set ylabel " + gq("milliseconds per step (mean over ranks)") + "\nset xlabel " +
                 gq(s.unit == "GPU" ? "GPUs (ranks)" : "ranks") + "\n" +
                 fmt::format("set yrange [0:{:.6g}]\n", top > 0 && std::isfinite(top) ? top * 1.1 : 1.0) + cmd + "\n";
     if (!(top > 0)) spec.skip = "no finite step breakdown to draw";
@@ -663,21 +663,12 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
       cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw 2 pt 7 title {} noenhanced", i ? ", " : "",
                          i ? "''" : gq(spec.data_file), i, gq(s.lines[i].first));
     spec.setup = "set logscale x 2\nset format x '%.0b %BB'\nset key top left\n";
-    spec.body = "set title " + gq(fit_title(spec.title)) + " noenhanced\nset ylabel " + gq("busbw (GB/s)") +
-                "\nset xlabel " + gq("message size (bytes, log2 scale)") + "\nset yrange [0:*]\n" + cmd + "\n";
+    spec.body = "set ylabel " + gq("busbw (GB/s)") + "\nset xlabel " + gq("message size (bytes, log2 scale)") +
+                "\nset yrange [0:*]\n" + cmd + "\n";
     if (!any_finite(ys)) spec.skip = "no finite busbw to draw";
     specs.push_back(std::move(spec));
   }
-  for (const auto& e : extra) {
-    PlotSpec spec;
-    spec.name = e.stem;
-    spec.title = e.title;
-    spec.data_file = e.stem + ".dat";
-    spec.data = e.data;
-    spec.body = "set title " + gq(fit_title(e.title)) + " noenhanced\n" + e.body;
-    spec.skip = e.skip;
-    specs.push_back(std::move(spec));
-  }
+  for (auto& e : extra) specs.push_back(std::move(e));
   return draw_plots(specs, dir, "plots.gp");
 }
 

@@ -18,9 +18,11 @@ struct Plot {
 
 /// What draws one plot: its data file (a name in the plot folder, and its text; "" for
 /// none) and the gnuplot commands that draw it: `setup` once after a reset, then per
-/// terminal `body` (title, labels, ranges, the plot command) after the output is set.
+/// terminal, after the output is set, the title and `body` (labels, ranges, the plot command).
 struct PlotSpec {
-  std::string name, title;
+  std::string name;
+  std::string title;          ///< for people, and drawn as the plot's title (cut at 160 characters)
+  std::string title_command;  ///< a plot's own gnuplot title command (e.g. two lines); "" draws `title`
   std::string data_file, data;
   std::string setup, body;
   std::string skip;  ///< why not to draw it at all (e.g. "no finite value"); "" to draw

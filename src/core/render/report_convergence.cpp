@@ -100,7 +100,6 @@ std::vector<Table> convergence_tables(const std::vector<ConvergenceGroup>& group
 
 std::vector<Plot> write_convergence_plots(const std::vector<ConvergenceGroup>& groups, const std::string& dir) {
   if (groups.empty()) return {};
-  prepare_plot_dir(dir);
   std::vector<PlotSpec> specs;
   std::set<std::string> stems;
   for (const auto& g : groups) {
@@ -140,8 +139,7 @@ std::vector<Plot> write_convergence_plots(const std::vector<ConvergenceGroup>& g
       spec.data_file = p.stem + ".dat";
       spec.data = p.data;
       spec.setup = "set key top right\n";
-      spec.body = "set title " + gnuplot_quote(p.title) + " noenhanced\nset xlabel 'wall time (s)'\nset ylabel " +
-                  gnuplot_quote(p.ylabel) + "\nplot " + p.cmd + "\n";
+      spec.body = "set xlabel 'wall time (s)'\nset ylabel " + gnuplot_quote(p.ylabel) + "\nplot " + p.cmd + "\n";
       specs.push_back(std::move(spec));
     }
   }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <iterator>
 #include <sstream>
 
 #include "core/result/row_sections.hpp"
@@ -47,10 +46,13 @@ nlohmann::json num_or_null(const std::optional<double>& v) {
 }  // namespace
 
 namespace {
-void put_peaks(nlohmann::json& j, const RankMemory& m) {
-  j["peak_allocated_bytes"] = num_or_null(m.peak_allocated_bytes);
-  j["peak_reserved_bytes"] = num_or_null(m.peak_reserved_bytes);
-  j["peak_rss_bytes"] = num_or_null(m.peak_rss_bytes);
+// The three peaks of `m`; one without a value is null with `nulls` (the row's maximum keeps
+// its shape), else left out (a rank's entry, from schema 1.12).
+void put_peaks(nlohmann::json& j, const RankMemory& m, bool nulls) {
+  for (const auto& [key, v] :
+       {std::pair{"peak_allocated_bytes", &m.peak_allocated_bytes},
+        std::pair{"peak_reserved_bytes", &m.peak_reserved_bytes}, std::pair{"peak_rss_bytes", &m.peak_rss_bytes}})
+    if (*v || nulls) j[key] = num_or_null(*v);
 }
 
 std::optional<double> number_at(const nlohmann::json& j, const char* key) {
@@ -73,14 +75,13 @@ void to_json(nlohmann::json& j, const RowMemory& m) {
   j = nlohmann::json::object();
   if (m.empty()) return;
   nlohmann::json per_rank = nlohmann::json::array();
-  for (const RankMemory& r : m.per_rank) {  // schema 1.12: a rank's peak without a value is left out
+  for (const RankMemory& r : m.per_rank) {
     nlohmann::json x = {{"rank", r.rank}};
-    put_peaks(x, r);
-    for (auto it = x.begin(); it != x.end();) it = it->is_null() ? x.erase(it) : std::next(it);
+    put_peaks(x, r, /*nulls=*/false);
     per_rank.push_back(std::move(x));
   }
   j["per_rank"] = std::move(per_rank);
-  put_peaks(j["max_over_ranks"], m.max_over_ranks);
+  put_peaks(j["max_over_ranks"], m.max_over_ranks, /*nulls=*/true);
   j["model_state_bytes"] = m.model_state_bytes ? m.model_state_bytes->to_json() : nlohmann::json(nullptr);
   j["source"] = m.source;
   put_extra(j, m.extra);

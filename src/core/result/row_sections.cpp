@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/util/json_util.hpp"
+
 namespace ddpbench {
 namespace {
 
@@ -128,10 +130,6 @@ std::optional<double> RowBreakdown::mean(Phase p) const {
 }
 
 namespace {
-double num_or(const json& j, const char* key, double fallback) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : fallback;
-}
 long long int_or(const json& j, const char* key, long long fallback) {
   const auto it = j.find(key);
   return it != j.end() && is_int64(*it) ? it->get<long long>() : fallback;
@@ -202,12 +200,11 @@ void from_json(const json& j, RowBurnIn& c) {
       if (!x.is_object()) continue;
       BurnInDrift d;
       d.rank = static_cast<int>(int_or(x, "rank", -1));
-      d.first_ex_per_s = num_or(x, "first_ex_per_s", std::nan(""));
-      d.last_ex_per_s = num_or(x, "last_ex_per_s", std::nan(""));
-      d.change_pct = num_or(x, "change_pct", std::nan(""));
-      d.resolution_pct = num_or(x, "resolution_pct", 0);
-      const auto f = x.find("flagged");
-      d.flagged = f != x.end() && f->is_boolean() && f->get<bool>();
+      d.first_ex_per_s = json_num_opt(x, "first_ex_per_s").value_or(std::nan(""));
+      d.last_ex_per_s = json_num_opt(x, "last_ex_per_s").value_or(std::nan(""));
+      d.change_pct = json_num_opt(x, "change_pct").value_or(std::nan(""));
+      d.resolution_pct = json_num_opt(x, "resolution_pct").value_or(0);
+      d.flagged = json_true(x, "flagged");
       c.drift.push_back(d);
     }
     rest.erase(it);
