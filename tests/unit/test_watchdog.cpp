@@ -4,7 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <system_error>
 #include <thread>
 
 #include "common/testutil.hpp"
@@ -63,6 +65,25 @@ TEST(Watchdog, ACallThatReturnsInTimeIsLeftAlone) {
   });
   EXPECT_EQ(code, 7);
   EXPECT_EQ(err, "");
+}
+
+// A library thread that throws (libtorch 1.13's TCPStore client listener throws
+// std::system_error "Connection reset by peer" when rank 0 dies) would abort with
+// std::terminate's two lines and a core dump; with the handler it is one line, exit 1.
+TEST(Watchdog, AnExceptionNothingCatchesEndsTheProcessWithOneLine) {
+  TempDir d;
+  int code = 0;
+  const std::string err = capture_fd(STDERR_FILENO, d.path / "err", [&] {
+    code = in_child([] {
+      set_watchdog_name("rank 1");
+      set_phase("rendezvous");
+      end_uncaught_exceptions_with_one_line();
+      std::thread([] { throw std::system_error(ECONNRESET, std::generic_category(), "recv"); }).join();
+    });
+  });
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(err,
+            "ddpbench: error: rank 1: recv: " + std::generic_category().message(ECONNRESET) + " (phase: rendezvous)\n");
 }
 
 TEST(Watchdog, PhaseIsWrittenToThePhaseFile) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <condition_variable>
+#include <exception>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -35,9 +36,12 @@ struct Watcher {
   int phase_fd = -1;
 
   [[noreturn]] void fire(const Armed& a) {
-    const std::string line =
-        fmt::format("ddpbench: error: {}{} (phase: {}){}\n", name.empty() ? "" : name + ": ", a.message, phase, a.hint);
-    // No lock-taking or allocation after this point: the other threads may be anywhere.
+    write_and_exit(fmt::format("ddpbench: error: {}{} (phase: {}){}\n", name.empty() ? "" : name + ": ", a.message,
+                               phase, a.hint));
+  }
+
+  // No lock-taking or allocation once the line is built: the other threads may be anywhere.
+  [[noreturn]] static void write_and_exit(const std::string& line) {
     ssize_t off = 0;
     while (off < static_cast<ssize_t>(line.size())) {
       const ssize_t n = ::write(2, line.data() + off, line.size() - static_cast<size_t>(off));
@@ -95,6 +99,34 @@ Deadline::~Deadline() {
   std::lock_guard<std::mutex> lk(w.mu);
   w.armed.erase(id_);
   w.cv.notify_one();
+}
+
+void end_uncaught_exceptions_with_one_line() {
+  std::set_terminate([] {
+    std::string what = "an exception that is not a std::exception";
+    if (const std::exception_ptr e = std::current_exception()) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& x) {
+        what = x.what();
+      } catch (...) {
+      }
+    } else {
+      what = "std::terminate was called";
+    }
+    if (const auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+    Watcher& w = watcher();
+    // The thread that ended here may hold the lock (it never throws while holding it, but
+    // a library's may have called terminate anywhere): read name and phase only if free.
+    std::string name, phase = "unknown";
+    if (w.mu.try_lock()) {
+      name = w.name;
+      phase = w.phase;
+      w.mu.unlock();
+    }
+    Watcher::write_and_exit(
+        fmt::format("ddpbench: error: {}{} (phase: {})\n", name.empty() ? "" : name + ": ", what, phase));
+  });
 }
 
 void set_phase(const std::string& phase) {

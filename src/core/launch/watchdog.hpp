@@ -39,6 +39,12 @@ class Deadline {
   std::uint64_t id_;
 };
 
+/// Makes an exception that nothing catches (one thrown in a library's own thread, such
+/// as a TCPStore client's listener when rank 0 dies, or from a destructor during
+/// unwinding) end the process with one line instead of std::terminate's abort and core
+/// dump: "ddpbench: error: <name>: <what> (phase: <phase>)", exit code 1.
+void end_uncaught_exceptions_with_one_line();
+
 /// Sets the phase this process is in ("rendezvous", "warm-up of resnet18/ddp2"). It is
 /// named in watchdog messages and written to DDPBENCH_PHASE_FILE when that is set (the
 /// built-in launcher reads it to say what a rank that died was doing). Cheap: one small

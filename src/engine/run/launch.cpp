@@ -158,6 +158,7 @@ int run_this_rank(const LaunchInfo& li, const EnvMap& env, double timeout_s, con
                   const std::string& oom_fix, const std::function<int()>& body) {
   compat::quiet_torch_logs();
   set_watchdog_name(fmt::format("rank {}", li.rank));
+  end_uncaught_exceptions_with_one_line();
   open_phase_file(env);
   try {
     return body();
