@@ -286,7 +286,6 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
   senv.store = store;
   senv.threads_per_rank = threads;
   senv.math = math;
-  senv.self_check_hook = fault_hook;
   senv.placements = std::move(rv.placements);
 
   // Each host's environment, once per host (its local rank 0 probes it); rank 0 collects them.
@@ -344,7 +343,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
       rf.stragglers.push_back(entry);
       if (!cfg.json_path.empty()) write_result_file_atomic(partial_path(cfg.json_path), rf);
     };
-    run_sweep(senv, on_row, on_stragglers);
+    run_sweep(senv, on_row, on_stragglers, fault_hook);
     finish_barrier(store, li, timeout);
     if (li.rank == 0 && !cfg.json_path.empty()) {
       rf.complete = true;

@@ -181,7 +181,8 @@ for cap in (1, 5, 25, 100, None):
     for (const long long b : rows[i]->communication.bucket_sizes_bytes.value())
       ours += (ours.empty() ? "" : ", ") + std::to_string(b);
     EXPECT_EQ(ours, line) << "bucket cap " << rows[i]->ddp_options.bucket_cap_mb.value_or(-1) << " (first bucket "
-                          << rows[i]->ddp_options.first_bucket_cap_mb.value_or(-1) << ")" << (i == 4 ? ", the default" : "");
+                          << rows[i]->ddp_options.first_bucket_cap_mb.value_or(-1) << ")"
+                          << (i == 4 ? ", the default" : "");
   }
   EXPECT_EQ(i, 5u);
   // 1 MiB caps give more buckets than 100 MiB ones.
@@ -191,8 +192,7 @@ for cap in (1, 5, 25, 100, None):
   const std::string torch = f.environment.at("torch").get<std::string>();
   const bool torch2 = std::stoi(torch.substr(0, torch.find('.'))) >= 2;
   const double caps[] = {1, 5, 25, 100};
-  for (size_t k = 0; k < 4; ++k)
-    EXPECT_EQ(rows[k]->ddp_options.first_bucket_cap_mb, torch2 ? caps[k] : 1.0) << torch;
+  for (size_t k = 0; k < 4; ++k) EXPECT_EQ(rows[k]->ddp_options.first_bucket_cap_mb, torch2 ? caps[k] : 1.0) << torch;
   EXPECT_EQ(rows[4]->ddp_options.first_bucket_cap_mb, 1.0);
   EXPECT_EQ(f.config.at("first_bucket_cap_mb"),
             torch2 ? nlohmann::json({1.0, 5.0, 25.0, 100.0}) : nlohmann::json({1.0, 1.0, 1.0, 1.0}));
@@ -216,7 +216,8 @@ TEST(Cli, ProfileWritesOneTracePerRankAndRow) {
   for (const auto& ev : trace.is_array() ? trace : trace.at("traceEvents"))
     conv = conv || ev.value("name", "") == "aten::convolution";
   EXPECT_TRUE(conv);
-  EXPECT_EQ(f.results[1].telemetry.at("profile").at("file"), "squeezenet1_0-ddp2-rank0.json");
+  ASSERT_TRUE(f.results[1].telemetry.profile.has_value());
+  EXPECT_EQ(f.results[1].telemetry.profile->file, "squeezenet1_0-ddp2-rank0.json");
 }
 
 // At scale a row keeps every rank's step summary, its per-iteration means over ranks and the
@@ -241,14 +242,15 @@ TEST(Cli, PerRankSeriesAreKeptForFlaggedRanksAndSummarisedOverRanks) {
   for (const auto& r : f.results)
     if (r.ddp && r.world_size == n) row = &r;
   ASSERT_NE(row, nullptr);
-  const auto& over = row->telemetry.at("series_over_ranks");
+  const auto& over = row->telemetry.series_over_ranks.value();
   EXPECT_EQ(over.at("ranks"), n);
   ASSERT_TRUE(row->ranks_kept_in_full.has_value());
   const std::vector<int> kept = *row->ranks_kept_in_full;
   EXPECT_EQ(kept.size(), 1u);  // no flags on CPUs: the slowest rank only
   std::vector<std::pair<double, int>> util, step;
   for (const auto& rk : row->ranks) {
-    const auto& s = rk.telemetry.at("sampled");
+    ASSERT_TRUE(rk.telemetry.sampled.has_value()) << "rank " << rk.rank;
+    const nlohmann::json s = *rk.telemetry.sampled;
     util.emplace_back(s.at("host").at("cpu_util_pct").at("mean").get<double>(), rk.rank);
     ASSERT_TRUE(rk.step.has_value()) << "rank " << rk.rank;
     EXPECT_EQ(rk.step->n, 6);
@@ -272,7 +274,7 @@ TEST(Cli, PerRankSeriesAreKeptForFlaggedRanksAndSummarisedOverRanks) {
   std::vector<std::vector<double>> cpu;
   std::vector<double> means(6, 0.0);
   for (const auto& rk : row_all->ranks) {
-    ASSERT_TRUE(rk.telemetry.at("sampled").contains("series")) << "rank " << rk.rank;
+    ASSERT_TRUE(rk.telemetry.sampled && rk.telemetry.sampled->series) << "rank " << rk.rank;
     ASSERT_EQ(rk.samples_s.size(), 6u) << "rank " << rk.rank;
     double sum = 0, mx = 0;
     for (size_t i = 0; i < 6; ++i) {
@@ -284,13 +286,12 @@ TEST(Cli, PerRankSeriesAreKeptForFlaggedRanksAndSummarisedOverRanks) {
     EXPECT_NEAR(rk.step->mean_s, sum / 6, 1e-12) << "rank " << rk.rank;
     EXPECT_EQ(rk.step->max_s, mx) << "rank " << rk.rank;
     std::vector<double> v;
-    for (const auto& x : rk.telemetry.at("sampled").at("series").at("cpu_util_pct"))
-      v.push_back(x.is_number() ? x.get<double>() : std::nan(""));
+    for (double x : rk.telemetry.sampled->series->at("cpu_util_pct")) v.push_back(x);
     cpu.push_back(v);
   }
   ASSERT_EQ(row_all->iteration_means_s.size(), 6u);
   for (size_t i = 0; i < 6; ++i) EXPECT_NEAR(row_all->iteration_means_s[i], means[i], 1e-12) << "iteration " << i;
-  const auto& band = row_all->telemetry.at("series_over_ranks").at("cpu_util_pct");
+  const auto& band = row_all->telemetry.series_over_ranks.value().at("cpu_util_pct");
   ASSERT_FALSE(cpu[0].empty());
   std::vector<double> at0;
   for (const auto& v : cpu)
@@ -463,8 +464,7 @@ TEST(Cli, ItersAutoStopsAtTheTargetCi) {
     EXPECT_EQ(r.stopping.reason, "target_ci") << r.label;
     EXPECT_GE(r.summary.iterations, 4) << r.label;
     EXPECT_LE(r.stopping.achieved_ci_pct, 100.0) << r.label;
-    for (const auto& rk : r.ranks)
-      EXPECT_EQ(rk.step.value().n, r.summary.iterations) << r.label << " rank " << rk.rank;
+    for (const auto& rk : r.ranks) EXPECT_EQ(rk.step.value().n, r.summary.iterations) << r.label << " rank " << rk.rank;
   }
 }
 
@@ -865,8 +865,8 @@ TEST(Cli, SlowedRankIsNamedAsStraggler) {
   // The rank's own telemetry: its CPU utilization, sampled during the measured steps.
   for (const auto& row : f.results)
     for (const auto& rk : row.ranks) {
-      ASSERT_TRUE(rk.telemetry.contains("sampled")) << row.label;
-      const auto& t = rk.telemetry["sampled"];
+      ASSERT_TRUE(rk.telemetry.sampled.has_value()) << row.label;
+      const nlohmann::json t = *rk.telemetry.sampled;
       EXPECT_FALSE(t["gpu"]["available"].get<bool>());
       EXPECT_GT(t["host"]["cpu_util_pct"]["mean"].get<double>(), 0.0);
       EXPECT_GT(t["host"]["peak_rss_bytes"].get<double>(), 0.0);

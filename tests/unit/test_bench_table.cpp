@@ -43,7 +43,7 @@ TEST(BenchTable, ExtrasShowIterationsCiCheckAndMemory) {
   row.summary.mean_s = 0.2;
   row.summary.ci95_s = 0.0016;  // 0.8% of the mean
   row.checks.grad_check_passed = true;
-  row.telemetry["peak_memory_bytes_max_over_ranks"] = 3LL * 1024 * 1024 * 1024 + 512LL * 1024 * 1024;  // 3.5 GiB
+  row.telemetry.peak_memory_bytes_max_over_ranks = 3LL * 1024 * 1024 * 1024 + 512LL * 1024 * 1024;  // 3.5 GiB
   EXPECT_EQ(table_row_extras(row), "  n  50  ci ±0.8%  check ok  peak 3.50 GiB");
   row.checks.grad_check_passed = false;
   row.stopping = {"auto", "max_time", 1.0, 2.5};

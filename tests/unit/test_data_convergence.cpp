@@ -96,23 +96,25 @@ BenchResult ttl_row(int n, double reached_s, bool reached) {
   r.model = "resnet18";
   r.world_size = n;
   r.global_batch = 64;
-  r.convergence = {{"dataset", "fashion-mnist"},
-                   {"epochs",
-                    {{{"epoch", 1},
-                      {"wall_s", reached_s},
-                      {"steps", 10},
-                      {"train_loss", 0.6},
-                      {"test_loss", 0.5},
-                      {"test_accuracy", 0.86},
-                      {"data_wait_s_mean", 0.002}}}},
-                   {"target",
-                    {{"metric", "test_accuracy"},
-                     {"value", 0.85},
-                     {"reached", reached},
-                     {"epoch", reached ? nlohmann::json(1) : nlohmann::json(nullptr)},
-                     {"wall_s", reached ? nlohmann::json(reached_s) : nlohmann::json(nullptr)}}},
-                   {"baselines", {{{"classifier", "ResNet18"}, {"test_accuracy", 0.949}}}},
-                   {"baselines_source", "README"}};
+  r.convergence = nlohmann::json{
+      {"dataset", "fashion-mnist"},
+      {"epochs",
+       {{{"epoch", 1},
+         {"wall_s", reached_s},
+         {"steps", 10},
+         {"train_loss", 0.6},
+         {"test_loss", 0.5},
+         {"test_accuracy", 0.86},
+         {"data_wait_s_mean", 0.002}}}},
+      {"target",
+       {{"metric", "test_accuracy"},
+        {"value", 0.85},
+        {"reached", reached},
+        {"epoch", reached ? nlohmann::json(1) : nlohmann::json(nullptr)},
+        {"wall_s", reached ? nlohmann::json(reached_s) : nlohmann::json(nullptr)}}},
+      {"baselines", {{{"classifier", "ResNet18"}, {"test_accuracy", 0.949}}}},
+      {"baselines_source",
+       "README"}}.get<RowConvergence>();
   return r;
 }
 

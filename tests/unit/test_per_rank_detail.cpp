@@ -19,9 +19,10 @@ BenchResult ranks_of(const std::vector<std::vector<double>>& samples, const std:
     rs.rank = static_cast<int>(r);
     rs.host = "h";
     rs.samples_s = samples[r];
-    rs.telemetry["sampled"] = {{"flags", nlohmann::json::array()},
-                               {"host", {{"cpu_util_pct", {{"mean", util[r]}}}}},
-                               {"series", {{"cpu_util_pct", {util[r], util[r]}}}}};
+    rs.telemetry.sampled = nlohmann::json{{"flags", nlohmann::json::array()},
+                                          {"host", {{"cpu_util_pct", {{"mean", util[r]}}}}},
+                                          {"series", {{"cpu_util_pct", {util[r], util[r]}}}}}
+                               .get<TelemetrySummary>();
     row.ranks.push_back(rs);
   }
   return row;
@@ -45,7 +46,7 @@ TEST(PerRankDetail, StepSummaryAndIterationMeansByHand) {
   EXPECT_FALSE(row.ranks_kept_in_full.has_value());
   for (const auto& rs : row.ranks) {
     EXPECT_EQ(rs.samples_s.size(), 2u);
-    EXPECT_TRUE(rs.telemetry.at("sampled").contains("series"));
+    EXPECT_TRUE(rs.telemetry.sampled->series.has_value());
   }
 }
 
@@ -55,14 +56,14 @@ TEST(PerRankDetail, KeepsFlaggedRanksAndTheSlowest) {
   BenchResult row = ranks_of({{0.2, 0.2}, {0.25, 0.25}, {0.3, 0.3}, {0.35, 0.35}, {0.27, 0.27}, {0.28, 0.28}},
                              {50, 10, 90, 50, 50, 50});
   EXPECT_EQ(ranks_kept_in_full(row), (std::vector<int>{3}));
-  row.ranks[5].telemetry["sampled"]["flags"] = {"low_gpu_util"};
+  row.ranks[5].telemetry.sampled->flags = std::vector<std::string>{"low_gpu_util"};
   keep_per_rank_detail(row, /*keep_all=*/false);
   ASSERT_TRUE(row.ranks_kept_in_full.has_value());
   EXPECT_EQ(*row.ranks_kept_in_full, (std::vector<int>{3, 5}));
   for (const auto& rs : row.ranks) {
     const bool kept = rs.rank == 3 || rs.rank == 5;
     EXPECT_EQ(rs.samples_s.empty(), !kept) << rs.rank;
-    EXPECT_EQ(rs.telemetry.at("sampled").contains("series"), kept) << rs.rank;
+    EXPECT_EQ(rs.telemetry.sampled->series.has_value(), kept) << rs.rank;
     ASSERT_TRUE(rs.step.has_value()) << rs.rank;  // every rank keeps its summary
     EXPECT_EQ(rs.step->n, 2);
   }

@@ -49,7 +49,7 @@ ResultFile sample_file() {
     s.local_rank = rank;
     s.device = "cpu";
     s.samples_s = {0.1 + rank, 0.2 + rank, 0.3 + rank};
-    s.telemetry = {{"peak_memory_bytes", 123}};
+    s.telemetry = nlohmann::json{{"peak_memory_bytes", 123}}.get<RankTelemetry>();
     r.ranks.push_back(s);
   }
   r.summary = summarize({{0.1, 0.2, 0.3}, {1.1, 1.2, 1.3}}, 8, 2);
@@ -219,12 +219,12 @@ TEST(ResultJson, ReadsAHandWrittenFileFieldByField) {
   EXPECT_EQ(r.ranks[0].local_rank, 1);
   EXPECT_EQ(r.ranks[0].device, "cuda:1");
   EXPECT_EQ(r.ranks[0].samples_s, (std::vector<double>{0.25, 0.5}));
-  EXPECT_EQ(r.ranks[0].telemetry, nlohmann::json::parse(R"({"peak_memory_bytes": 4096})"));
+  EXPECT_EQ(nlohmann::json(r.ranks[0].telemetry), nlohmann::json::parse(R"({"peak_memory_bytes": 4096})"));
   EXPECT_EQ(r.ranks[1].rank, 2);
   EXPECT_EQ(r.ranks[1].local_rank, 2);
   EXPECT_EQ(r.ranks[1].device, "cuda:2");
   EXPECT_EQ(r.ranks[1].samples_s, (std::vector<double>{0.75}));
-  EXPECT_EQ(r.ranks[1].telemetry, nlohmann::json::parse(R"({"reducer": {"backward_compute_ns": 17}})"));
+  EXPECT_EQ(nlohmann::json(r.ranks[1].telemetry), nlohmann::json::parse(R"({"reducer": {"backward_compute_ns": 17}})"));
   EXPECT_EQ(nlohmann::json(r.ranks[0].breakdown), nlohmann::json::parse(R"({"forward_s": 0.125, "step_s": 0.375})"));
   EXPECT_TRUE(r.ranks[1].breakdown.empty());
   EXPECT_EQ(r.grad_accum, 3);
@@ -249,7 +249,7 @@ TEST(ResultJson, ReadsAHandWrittenFileFieldByField) {
   EXPECT_EQ(s.cv, 0.04);
   EXPECT_EQ(s.ex_per_s_per_gpu, 32.5);
   EXPECT_EQ(s.ex_per_s_total, 130.5);
-  EXPECT_EQ(r.telemetry, nlohmann::json::parse(R"({"bucket_count": 5})"));
+  EXPECT_EQ(nlohmann::json(r.telemetry), nlohmann::json::parse(R"({"bucket_count": 5})"));
   EXPECT_EQ(nlohmann::json(r.checks),
             nlohmann::json::parse(R"({"grad_check_passed": false, "grad_max_abs_diff_across_ranks": 1.5})"));
   EXPECT_EQ(r.compute.mfu, 0.375);

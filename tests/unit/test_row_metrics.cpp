@@ -33,7 +33,7 @@ BenchResult hand_row() {
   r.breakdown.mean_over_ranks.emplace();
   (*r.breakdown.mean_over_ranks)[Phase::exposed_comm] = 0.05;
   (*r.breakdown.mean_over_ranks)[Phase::step] = 0.25;
-  r.telemetry = {{"peak_memory_bytes_max_over_ranks", 3758096384LL}};  // 3.5 GiB
+  r.telemetry.peak_memory_bytes_max_over_ranks = 3758096384LL;  // 3.5 GiB
   r.summary.mean_s = 0.26;
   r.communication.steps_per_epoch = 10010;  // ceil(1,281,167 / (32 x 4))
   return r;
@@ -79,12 +79,12 @@ TEST(RowMetrics, GettersReadTheHandWrittenRow) {
 TEST(RowMetrics, SectionsOfAnyShapeGiveNoValueAndNeverThrow) {
   BenchResult r = hand_row();
   r.breakdown = nlohmann::json::array({1, 2}).get<RowBreakdown>();
-  r.telemetry = "not an object";
+  r.telemetry = nlohmann::json("not an object").get<RowTelemetry>();
   EXPECT_FALSE(find_row_metric("exposed_comm")->of(r));
   EXPECT_FALSE(find_row_metric("peak_memory_bytes")->of(r));
   r.breakdown = hand_row().breakdown;
-  (*r.breakdown.mean_over_ranks)[Phase::step] = 0;          // no step time: no fraction
-  r.telemetry = {{"peak_memory_bytes_max_over_ranks", 0}};  // 0: not measured
+  (*r.breakdown.mean_over_ranks)[Phase::step] = 0;   // no step time: no fraction
+  r.telemetry.peak_memory_bytes_max_over_ranks = 0;  // 0: not measured
   EXPECT_FALSE(find_row_metric("exposed_comm")->of(r));
   EXPECT_FALSE(find_row_metric("peak_memory_bytes")->of(r));
 }
@@ -95,8 +95,8 @@ TEST(RowMetrics, RunLineShowsTheMetricsWithARunLabel) {
   r.summary.mean_s = 0.25;
   r.summary.ci95_s = 0.002;
   EXPECT_EQ(table_row_extras(r), "  n  50  ci ±0.8%  peak 3.50 GiB  epoch 41.7 min");  // 10010 x 0.25 s
-  r.telemetry = {{"peak_memory_bytes_max_over_ranks", 503316480LL}};  // 480 MiB: the bytes format's MiB
-  r.communication = RowCommunication{};                               // no epoch without steps per epoch
+  r.telemetry.peak_memory_bytes_max_over_ranks = 503316480LL;  // 480 MiB: the bytes format's MiB
+  r.communication = RowCommunication{};                        // no epoch without steps per epoch
   EXPECT_EQ(table_row_extras(r), "  n  50  ci ±0.8%  peak 480.0 MiB");
 }
 
@@ -127,8 +127,8 @@ TEST(RowMetrics, DiffShowsBaseAndTestOfEachDiffMetric) {
   ResultFile base, test;
   BenchResult b = hand_row(), t = hand_row();
   b.iteration_means_s = t.iteration_means_s = {0.25, 0.25, 0.25, 0.25, 0.25};
-  t.telemetry = {{"peak_memory_bytes_max_over_ranks", 4294967296LL}};  // 4 GiB
-  t.breakdown = RowBreakdown{};                                        // test without a breakdown
+  t.telemetry.peak_memory_bytes_max_over_ranks = 4294967296LL;  // 4 GiB
+  t.breakdown = RowBreakdown{};                                 // test without a breakdown
   base.results = {b};
   test.results = {t};
   const DiffReport d = diff_results(base, test);

@@ -150,8 +150,8 @@ TEST(RowSections, BurnInRoundTripsEveryFieldAndReadsABadWindowAsNaN) {
   EXPECT_EQ(json(b), doc);
   // A window that is not a number reads as NaN (written back as null); an entry that is not
   // an object is skipped; no burn-in reads as empty and writes nothing.
-  const RowBurnIn odd = json::parse(R"({"per_rank": [{"rank": 3, "ex_per_s": [1.0, "x"]}, 7], "drift": [null]})")
-                            .get<RowBurnIn>();
+  const RowBurnIn odd =
+      json::parse(R"({"per_rank": [{"rank": 3, "ex_per_s": [1.0, "x"]}, 7], "drift": [null]})").get<RowBurnIn>();
   ASSERT_EQ(odd.per_rank.size(), 1u);
   EXPECT_EQ(odd.per_rank[0].rank, 3);
   ASSERT_EQ(odd.per_rank[0].ex_per_s.size(), 2u);
@@ -194,6 +194,201 @@ TEST(RowSections, BreakdownRoundTripsEveryFieldAndKeepsDataParallelsSplit) {
   EXPECT_FALSE(part.complete());
   EXPECT_FALSE(part.empty());
   EXPECT_TRUE(PhaseSeconds{}.empty());
+}
+
+TEST(RowSections, RowTelemetryRoundTripsEveryField) {
+  const json doc = json::parse(R"({
+    "baseline": "rank 0's series", "comm_hook_note": "fp16 halves the bytes",
+    "peak_memory_bytes_max_over_ranks": 3758096384,
+    "loss_scaling": {"final_scale": 32768.0, "skipped_steps": 4, "skipped_steps_measured": 1, "note": "rank 0's"},
+    "profile": {"file": "resnet18-ddp2-rank0.json", "profiler": "kineto", "iterations": 3},
+    "series_over_ranks": {"ranks": 2, "t_s": [0.1, 0.2]},
+    "devices": ["cuda:0", "cuda:1"], "peak_memory_bytes_per_device": [1024, null], "primitives": "native"})");
+  const RowTelemetry t = doc.get<RowTelemetry>();
+  EXPECT_EQ(t.baseline, "rank 0's series");
+  EXPECT_EQ(t.comm_hook_note, "fp16 halves the bytes");
+  EXPECT_EQ(t.peak_memory_bytes_max_over_ranks, 3758096384LL);
+  ASSERT_TRUE(t.loss_scaling.has_value());
+  EXPECT_EQ(t.loss_scaling->final_scale, 32768.0);
+  EXPECT_EQ(t.loss_scaling->skipped_steps, 4);
+  EXPECT_EQ(t.loss_scaling->skipped_steps_measured, 1);
+  EXPECT_EQ(t.loss_scaling->note, "rank 0's");
+  ASSERT_TRUE(t.profile.has_value());
+  EXPECT_EQ(t.profile->file, "resnet18-ddp2-rank0.json");
+  EXPECT_EQ(t.profile->profiler, "kineto");
+  EXPECT_EQ(t.profile->iterations, 3);
+  EXPECT_EQ(t.series_over_ranks, json::parse(R"({"ranks": 2, "t_s": [0.1, 0.2]})"));
+  EXPECT_EQ(t.devices, (std::vector<std::string>{"cuda:0", "cuda:1"}));
+  EXPECT_EQ(t.peak_memory_bytes_per_device, json::parse("[1024, null]"));
+  EXPECT_EQ(t.primitives, "native");
+  EXPECT_TRUE(t.extra.empty());
+  EXPECT_EQ(json(t), doc);
+  // An older file's keys, and a profile of another shape, are kept as read.
+  const json old = json::parse(R"({"reducer_timers_ns_mean_over_ranks": {"a": 1}, "profile": "x"})");
+  const RowTelemetry o = old.get<RowTelemetry>();
+  EXPECT_FALSE(o.profile.has_value());
+  EXPECT_EQ(json(o), old);
+}
+
+TEST(RowSections, TelemetrySummaryRoundTripsEveryField) {
+  const json doc = json::parse(R"({
+    "interval_ms": 100, "samples": 3, "span_s": 0.3,
+    "gpu": {"available": true, "reason": "by hand", "index": 3, "name": "NVIDIA H100 80GB HBM3",
+            "uuid": "GPU-1", "bus_id": "00000000:1B:00.0",
+            "sm_util_pct": {"mean": 63.3, "min": 40.0, "max": 90.0},
+            "mem_util_pct": {"mean": 20.0, "min": 10.0, "max": 30.0},
+            "mem_used_bytes": {"mean": 1e9, "min": 5e8, "max": 2e9}, "mem_total_bytes": 85899345920,
+            "power_w": {"mean": 300.0, "min": 100.0, "max": 500.0}, "power_limit_w": 700.0,
+            "sm_clock_mhz": {"mean": 1700.0, "min": 1500.0, "max": 1980.0}, "max_sm_clock_mhz": 1980.0,
+            "temperature_c": {"mean": 50.0, "min": 40.0, "max": 60.0},
+            "throttle_reasons": ["sw_thermal_slowdown"], "throttled_fraction": 0.333333,
+            "pcie_tx_bytes_per_s": {"mean": 1.0, "min": 0.5, "max": 2.0},
+            "pcie_rx_bytes_per_s": {"mean": 3.0, "min": 2.5, "max": 4.0},
+            "nvlink_tx_bytes_per_s": {"mean": 5.0, "min": 4.5, "max": 6.0},
+            "nvlink_rx_bytes_per_s": {"mean": 7.0, "min": 6.5, "max": 8.0}},
+    "host": {"cpu_util_pct": {"mean": 27.9, "min": 0.0, "max": 100.0}, "peak_rss_bytes": 251482112,
+             "net": {"interface": "eth0", "rx_bytes_per_s": {"mean": 9.0, "min": 8.0, "max": 10.0},
+                     "tx_bytes_per_s": {"mean": 11.0, "min": 10.5, "max": 12.0}},
+             "infiniband": [{"port": "mlx5_0/1", "rx_bytes_per_s": {"mean": 13.0, "min": 12.0, "max": 14.0},
+                             "tx_bytes_per_s": {"mean": 15.0, "min": 14.0, "max": 16.0}}]},
+    "series": {"t_s": [0.1, 0.2, 0.3], "sm_util_pct": [40.0, null, 90.0]},
+    "flags": ["low_gpu_util", "gpu_throttled"], "series_dropped": "the series exceeded 32768 bytes"})");
+  const TelemetrySummary t = doc.get<TelemetrySummary>();
+  EXPECT_EQ(t.interval_ms, 100);
+  EXPECT_EQ(t.samples, 3);
+  EXPECT_EQ(t.span_s, 0.3);
+  ASSERT_TRUE(t.gpu.has_value());
+  const GpuTelemetry& g = *t.gpu;
+  EXPECT_EQ(g.available, true);
+  EXPECT_EQ(g.reason, "by hand");
+  EXPECT_EQ(g.index, 3);
+  EXPECT_EQ(g.name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(g.uuid, "GPU-1");
+  EXPECT_EQ(g.bus_id, "00000000:1B:00.0");
+  EXPECT_EQ(g.sm_util_pct->mean, 63.3);
+  EXPECT_EQ(g.sm_util_pct->min, 40.0);
+  EXPECT_EQ(g.sm_util_pct->max, 90.0);
+  EXPECT_EQ(g.mem_util_pct->mean, 20.0);
+  EXPECT_EQ(g.mem_used_bytes->max, 2e9);
+  EXPECT_EQ(g.mem_total_bytes, 85899345920LL);
+  EXPECT_EQ(g.power_w->max, 500.0);
+  EXPECT_EQ(g.power_limit_w, 700.0);
+  EXPECT_EQ(g.sm_clock_mhz->min, 1500.0);
+  EXPECT_EQ(g.max_sm_clock_mhz, 1980.0);
+  EXPECT_EQ(g.temperature_c->max, 60.0);
+  EXPECT_EQ(g.throttle_reasons, (std::vector<std::string>{"sw_thermal_slowdown"}));
+  EXPECT_EQ(g.throttled_fraction, 0.333333);
+  EXPECT_EQ(g.pcie_tx_bytes_per_s->mean, 1.0);
+  EXPECT_EQ(g.pcie_rx_bytes_per_s->mean, 3.0);
+  EXPECT_EQ(g.nvlink_tx_bytes_per_s->mean, 5.0);
+  EXPECT_EQ(g.nvlink_rx_bytes_per_s->mean, 7.0);
+  ASSERT_TRUE(t.host.has_value());
+  EXPECT_EQ(t.host->cpu_util_pct->mean, 27.9);
+  EXPECT_EQ(t.host->peak_rss_bytes, 251482112);
+  ASSERT_TRUE(t.host->net.has_value());
+  EXPECT_EQ(t.host->net->interface, "eth0");
+  EXPECT_EQ(t.host->net->rx_bytes_per_s->mean, 9.0);
+  EXPECT_EQ(t.host->net->tx_bytes_per_s->max, 12.0);
+  ASSERT_EQ(t.host->infiniband->size(), 1u);
+  EXPECT_EQ(t.host->infiniband->front().port, "mlx5_0/1");
+  EXPECT_EQ(t.host->infiniband->front().rx_bytes_per_s->mean, 13.0);
+  EXPECT_EQ(t.host->infiniband->front().tx_bytes_per_s->mean, 15.0);
+  ASSERT_TRUE(t.series.has_value());
+  EXPECT_EQ(t.series->at("t_s"), (std::vector<double>{0.1, 0.2, 0.3}));
+  EXPECT_TRUE(std::isnan(t.series->at("sm_util_pct")[1]));  // null: a point without a value
+  EXPECT_EQ(t.flags, (std::vector<std::string>{"low_gpu_util", "gpu_throttled"}));
+  EXPECT_EQ(t.series_dropped, "the series exceeded 32768 bytes");
+  EXPECT_TRUE(t.extra.empty());
+  EXPECT_EQ(json(t), doc);
+  // A CPU rank's summary: no GPU (a reason), no interface (net null, kept as read).
+  const json cpu = json::parse(
+      R"({"gpu": {"available": false, "reason": "NVML not loaded"}, "host": {"net": null, "infiniband": []}})");
+  const TelemetrySummary c = cpu.get<TelemetrySummary>();
+  EXPECT_EQ(c.gpu->available, false);
+  EXPECT_FALSE(c.host->net.has_value());
+  EXPECT_EQ(json(c), cpu);
+}
+
+TEST(RowSections, RankTelemetryRoundTripsEveryField) {
+  const json doc = json::parse(R"({
+    "sampled": {"interval_ms": 100, "samples": 7, "flags": ["low_gpu_util"]},
+    "comm_hook_wire_bytes_per_step": 51114064.0, "devices": ["cuda:0", "cuda:1"]})");
+  const RankTelemetry t = doc.get<RankTelemetry>();
+  ASSERT_TRUE(t.sampled.has_value());
+  EXPECT_EQ(t.sampled->interval_ms, 100);
+  EXPECT_EQ(t.sampled->samples, 7);
+  EXPECT_EQ(t.sampled->flags, (std::vector<std::string>{"low_gpu_util"}));
+  EXPECT_EQ(t.comm_hook_wire_bytes_per_step, 51114064.0);
+  EXPECT_EQ(t.devices, (std::vector<std::string>{"cuda:0", "cuda:1"}));
+  EXPECT_TRUE(t.extra.empty());
+  EXPECT_EQ(json(t), doc);
+}
+
+TEST(RowSections, ConvergenceRoundTripsEveryFieldAndReadsANullLossAsNaN) {
+  const json doc = json::parse(R"({
+    "dataset": "fashion-mnist", "train_examples": 2048, "test_examples": 512, "image_size": 32,
+    "normalization": {"mean": 0.286, "std": 0.353, "source": "training images"}, "loader_workers": 2,
+    "optimizer": {"name": "sgd", "lr": 0.05, "momentum": 0.9, "weight_decay": 0.0001}, "steps_per_epoch": 32,
+    "epochs": [{"epoch": 1, "wall_s": 12.5, "train_s": 11.0, "eval_s": 1.5, "steps": 32, "train_loss": 0.75,
+                "test_loss": 0.5, "test_accuracy": 0.8125, "data_wait_s_mean": 0.002, "data_wait_s_max": 0.01}],
+    "loss": {"step": [1, 32], "wall_s": [0.25, 11.0], "value": [2.25, 0.5], "steps_total": 32,
+             "subsample_stride": 31, "note": "mean over ranks"},
+    "target": {"metric": "test_accuracy", "value": 0.8, "reached": true, "epoch": 1, "wall_s": 12.5},
+    "baselines": [{"classifier": "ResNet18", "test_accuracy": 0.949}], "baselines_source": "README",
+    "reference": "the 1-rank row", "note": "by hand"})");
+  const RowConvergence c = doc.get<RowConvergence>();
+  EXPECT_EQ(c.dataset, "fashion-mnist");
+  EXPECT_EQ(c.train_examples, 2048);
+  EXPECT_EQ(c.test_examples, 512);
+  EXPECT_EQ(c.image_size, 32);
+  EXPECT_EQ(c.normalization->at("source"), "training images");
+  EXPECT_EQ(c.loader_workers, 2);
+  EXPECT_EQ(c.optimizer->at("lr"), 0.05);
+  EXPECT_EQ(c.steps_per_epoch, 32);
+  ASSERT_TRUE(c.epochs.has_value());
+  ASSERT_EQ(c.epochs->size(), 1u);
+  const ConvergenceEpoch& e = c.epochs->front();
+  EXPECT_EQ(e.epoch, 1);
+  EXPECT_EQ(e.wall_s, 12.5);
+  EXPECT_EQ(e.train_s, 11.0);
+  EXPECT_EQ(e.eval_s, 1.5);
+  EXPECT_EQ(e.steps, 32);
+  EXPECT_EQ(e.train_loss, 0.75);
+  EXPECT_EQ(e.test_loss, 0.5);
+  EXPECT_EQ(e.test_accuracy, 0.8125);
+  EXPECT_EQ(e.data_wait_s_mean, 0.002);
+  EXPECT_EQ(e.data_wait_s_max, 0.01);
+  ASSERT_TRUE(c.loss.has_value());
+  EXPECT_EQ(c.loss->step, (std::vector<long long>{1, 32}));
+  EXPECT_EQ(c.loss->wall_s, (std::vector<double>{0.25, 11.0}));
+  EXPECT_EQ(c.loss->value, (std::vector<double>{2.25, 0.5}));
+  EXPECT_EQ(c.loss->steps_total, 32);
+  EXPECT_EQ(c.loss->subsample_stride, 31);
+  EXPECT_EQ(c.loss->note, "mean over ranks");
+  ASSERT_TRUE(c.target.has_value());
+  EXPECT_EQ(c.target->metric, "test_accuracy");
+  EXPECT_EQ(c.target->value, 0.8);
+  EXPECT_EQ(c.target->reached, true);
+  EXPECT_EQ(c.target->epoch, 1);
+  EXPECT_EQ(c.target->wall_s, 12.5);
+  EXPECT_EQ(c.baselines->size(), 1u);
+  EXPECT_EQ(c.baselines_source, "README");
+  EXPECT_EQ(c.reference, "the 1-rank row");
+  EXPECT_EQ(c.note, "by hand");
+  EXPECT_TRUE(c.extra.empty());
+  EXPECT_EQ(json(c), doc);
+  // A diverged step's loss is written as null (NaN in JSON); it reads back as NaN, the rest kept.
+  const LossCurve l = json::parse(R"({"value": [2.25, null]})").get<LossCurve>();
+  ASSERT_TRUE(l.value.has_value());
+  EXPECT_EQ(l.value->front(), 2.25);
+  EXPECT_TRUE(std::isnan(l.value->back()));
+  // Schema < 1.13 wrote an unreached target's epoch and time as null: they read as no value.
+  const TargetOutcome t =
+      json::parse(R"({"metric": "test_loss", "value": 0.3, "reached": false, "epoch": null, "wall_s": null})")
+          .get<TargetOutcome>();
+  EXPECT_EQ(t.reached, false);
+  EXPECT_FALSE(t.epoch.has_value());
+  EXPECT_FALSE(t.wall_s.has_value());
 }
 
 TEST(RowSections, UnknownKeysAndKnownKeysOfAnotherTypeAreKeptAsRead) {

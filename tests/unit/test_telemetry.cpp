@@ -21,6 +21,8 @@
 namespace ddpbench {
 namespace {
 
+using Flags = std::vector<std::string>;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 using testutil::TempDir;
@@ -235,30 +237,33 @@ TEST(TelemetrySeriesOverRanks, MinMedianMaxPerPointOverTheRanksThatHaveIt) {
   const json c = {{"series", {{"t_s", {0.3, 0.4, 0.5}}, {"cpu_util_pct", {20.0, 70.0, 60.0}}}}};
   const json no_series = {{"samples", 0}};
   const json null;
-  const json o = series_over_ranks({&a, &b, &no_series, &c, &null, nullptr});
+  const auto ta = a.get<TelemetrySummary>(), tb = b.get<TelemetrySummary>(), tc = c.get<TelemetrySummary>(),
+             tn = no_series.get<TelemetrySummary>(), tnull = null.get<TelemetrySummary>();
+  const json o = series_over_ranks({&ta, &tb, &tn, &tc, &tnull, nullptr});
   EXPECT_EQ(o["ranks"], 3);
   EXPECT_EQ(o["t_s"], json::array({0.1, 0.2, 0.4}));
   EXPECT_EQ(o["cpu_util_pct"]["min"], json::array({10.0, 50.0, 60.0}));
   EXPECT_EQ(o["cpu_util_pct"]["median"], json::array({20.0, 60.0, 75.0}));
   EXPECT_EQ(o["cpu_util_pct"]["max"], json::array({30.0, 70.0, 90.0}));
   const json d = {{"series", {{"t_s", {0.1}}, {"cpu_util_pct", {nullptr}}}}};
-  EXPECT_EQ(series_over_ranks({&d})["cpu_util_pct"]["median"], json::array({nullptr}));
-  EXPECT_TRUE(series_over_ranks({&no_series, nullptr}).empty());
+  const auto td = d.get<TelemetrySummary>();
+  EXPECT_EQ(series_over_ranks({&td})["cpu_util_pct"]["median"], json::array({nullptr}));
+  EXPECT_TRUE(series_over_ranks({&tn, nullptr}).empty());
 }
 
 TEST(TelemetryFlags, LowUtilisationAndThrottlingAreFlaggedWithRankHostGpuAndValue) {
-  json s = three_samples().summary();
+  auto s = three_samples().summary().get<TelemetrySummary>();
   const auto w = telemetry_flags(s, 80, 3, "node7");
-  EXPECT_EQ(s["flags"], json::array({"low_gpu_util", "gpu_throttled"}));
+  EXPECT_EQ(s.flags, (Flags{"low_gpu_util", "gpu_throttled"}));
   ASSERT_EQ(w.size(), 2u);
   EXPECT_EQ(w[0].code, "low_gpu_util");
   EXPECT_EQ(w[0].message, "rank 3 (node7, GPU 3): mean SM utilization 63% < --min-util 80%");
   EXPECT_EQ(w[1].code, "gpu_throttled");
   EXPECT_EQ(w[1].message, "rank 3 (node7, GPU 3): clocks held down in 33% of samples (sw_thermal_slowdown)");
   // --min-util 60 is met (63.3 %); --min-util 0 turns the check off.
-  json s60 = three_samples().summary();
+  auto s60 = three_samples().summary().get<TelemetrySummary>();
   EXPECT_EQ(telemetry_flags(s60, 60, 3, "node7").size(), 1u);
-  EXPECT_EQ(s60["flags"], json::array({"gpu_throttled"}));
+  EXPECT_EQ(s60.flags, (Flags{"gpu_throttled"}));
 }
 
 TEST(TelemetryFlags, NoFlagForABusyGpuThatIsOnlyIdleOrAtApplicationClocks) {
@@ -275,12 +280,13 @@ TEST(TelemetryFlags, NoFlagForABusyGpuThatIsOnlyIdleOrAtApplicationClocks) {
   json s = acc.summary();
   EXPECT_EQ(s["gpu"]["throttle_reasons"], json::array());
   EXPECT_EQ(s["gpu"]["throttled_fraction"], 0.0);
-  EXPECT_TRUE(telemetry_flags(s, 80, 0, "h").empty());
-  EXPECT_EQ(s["flags"], json::array());
+  auto ts = s.get<TelemetrySummary>();
+  EXPECT_TRUE(telemetry_flags(ts, 80, 0, "h").empty());
+  EXPECT_EQ(ts.flags, Flags{});
   // Without a GPU there is nothing to flag.
-  json cpu = TelemetryAccumulator(100).summary();
+  auto cpu = TelemetryAccumulator(100).summary().get<TelemetrySummary>();
   EXPECT_TRUE(telemetry_flags(cpu, 80, 0, "h").empty());
-  EXPECT_EQ(cpu["flags"], json::array());
+  EXPECT_EQ(cpu.flags, Flags{});
 }
 
 TEST(TelemetryFlags, ReasonNamesFollowNvmlH) {
@@ -364,9 +370,9 @@ TEST(TelemetryNvml, StubValuesGiveTheHandComputedSummary) {
                                             "nvlink_tx_bytes_per_s",
                                             "nvlink_rx_bytes_per_s"}));
   EXPECT_EQ(s["series"]["sm_util_pct"], json::array({40.0, 60.0, 90.0}));
-  json flagged = s;
+  auto flagged = s.get<TelemetrySummary>();
   EXPECT_EQ(telemetry_flags(flagged, 80, 1, "n1").size(), 2u);
-  EXPECT_EQ(flagged["flags"], json::array({"low_gpu_util", "gpu_throttled"}));
+  EXPECT_EQ(flagged.flags, (Flags{"low_gpu_util", "gpu_throttled"}));
 }
 
 TEST(TelemetryNvml, GoodValuesRaiseNoFlag) {
@@ -381,8 +387,9 @@ TEST(TelemetryNvml, GoodValuesRaiseNoFlag) {
   json s = sampler.summary();
   EXPECT_EQ(s["gpu"]["index"], 0);
   expect_stats(s["gpu"]["sm_util_pct"], 98, 97, 99, "sm_util_pct");
-  EXPECT_TRUE(telemetry_flags(s, 80, 0, "n0").empty());
-  EXPECT_EQ(s["flags"], json::array());
+  auto ts = s.get<TelemetrySummary>();
+  EXPECT_TRUE(telemetry_flags(ts, 80, 0, "n0").empty());
+  EXPECT_EQ(ts.flags, Flags{});
 }
 
 TEST(TelemetryNvml, TheGpuIsFoundByPciBusIdInEitherDomainWidth) {
@@ -435,7 +442,8 @@ TEST(TelemetryNvml, WithoutNvmlTheGpuIsUnavailableWithAReasonNotAnError) {
   EXPECT_EQ(keys(s["gpu"]), (std::set<std::string>{"available", "reason"}));
   EXPECT_EQ(s["samples"], 1);
   EXPECT_TRUE(s["host"].contains("cpu_util_pct"));  // the host is still sampled
-  EXPECT_TRUE(telemetry_flags(s, 80, 0, "h").empty());
+  auto ts = s.get<TelemetrySummary>();
+  EXPECT_TRUE(telemetry_flags(ts, 80, 0, "h").empty());
   // The options' library wins over the variable.
   EXPECT_EQ(nvml_library_path("/x/libnvml.so"), "/x/libnvml.so");
   EXPECT_EQ(nvml_library_path(""), "/nonexistent/libnvidia-ml.so.1");

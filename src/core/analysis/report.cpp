@@ -649,9 +649,7 @@ long long int_at(const nlohmann::json& j, const char* key) {
   return v && std::isfinite(*v) ? std::llround(*v) : -1;
 }
 
-bool gpu_available(const nlohmann::json& s) {
-  return s.contains("gpu") && s["gpu"].is_object() && s["gpu"].value("available", false) == true;
-}
+bool gpu_available(const TelemetrySummary& s) { return s.gpu && s.gpu->available.value_or(false); }
 
 std::string straggler_what(const nlohmann::json& e) {
   const size_t n = e["ranks"].size();
@@ -677,6 +675,13 @@ std::string max_batch_sentence(const nlohmann::json& m) {
 }  // namespace report_detail
 
 namespace {
+
+// One statistic of a metric's stats, when both are there and finite.
+std::optional<double> stat_of(const std::optional<MetricStats>& m, std::optional<double> MetricStats::*which) {
+  if (!m) return std::nullopt;
+  const std::optional<double>& v = (*m).*which;
+  return v && std::isfinite(*v) ? v : std::nullopt;
+}
 
 bool has_sampled(const BenchResult& r) {
   return std::any_of(r.ranks.begin(), r.ranks.end(),
@@ -717,29 +722,28 @@ TelemetryRowSummary summarize_telemetry(const BenchResult& row) {
   int cpu_n = 0, rx_n = 0, tx_n = 0;
   std::set<std::string> reasons, unavailable;
   for (const auto& rk : row.ranks) {
-    const nlohmann::json* s = sampled_telemetry(rk);
+    const TelemetrySummary* s = sampled_telemetry(rk);
     if (!s) continue;
     ++t.ranks;
     if (gpu_available(*s)) {
       ++t.gpu_ranks;
-      const auto& g = (*s)["gpu"];
-      fold(t.min_sm_util_pct, num_at(g, {"sm_util_pct", "mean"}), true);
-      fold(t.max_temperature_c, num_at(g, {"temperature_c", "max"}), false);
-      fold(t.min_sm_clock_mhz, num_at(g, {"sm_clock_mhz", "min"}), true);
-      fold(t.max_power_w, num_at(g, {"power_w", "max"}), false);
-      if (num_at(g, {"throttled_fraction"}).value_or(0) > 0) ++t.throttled_ranks;
-      if (g.contains("throttle_reasons") && g["throttle_reasons"].is_array())
-        for (const auto& x : g["throttle_reasons"])
-          if (x.is_string()) reasons.insert(x.get<std::string>());
+      const GpuTelemetry& g = *s->gpu;
+      fold(t.min_sm_util_pct, stat_of(g.sm_util_pct, &MetricStats::mean), true);
+      fold(t.max_temperature_c, stat_of(g.temperature_c, &MetricStats::max), false);
+      fold(t.min_sm_clock_mhz, stat_of(g.sm_clock_mhz, &MetricStats::min), true);
+      fold(t.max_power_w, stat_of(g.power_w, &MetricStats::max), false);
+      if (g.throttled_fraction.value_or(0) > 0) ++t.throttled_ranks;
+      for (const auto& x : g.throttle_reasons.value_or(std::vector<std::string>{})) reasons.insert(x);
     } else {
-      const std::string why = s->contains("gpu") ? json_str_or((*s)["gpu"], "reason", "no reason recorded")
-                                                 : "no gpu object in the telemetry";
-      unavailable.insert(why);
+      unavailable.insert(s->gpu ? s->gpu->reason.value_or("no reason recorded") : "no gpu object in the telemetry");
     }
-    if (const auto v = num_at(*s, {"host", "cpu_util_pct", "mean"})) cpu_sum += *v, ++cpu_n;
-    fold(t.max_peak_rss_bytes, num_at(*s, {"host", "peak_rss_bytes"}), false);
-    if (const auto v = num_at(*s, {"host", "net", "rx_bytes_per_s", "mean"})) rx_sum += *v, ++rx_n;
-    if (const auto v = num_at(*s, {"host", "net", "tx_bytes_per_s", "mean"})) tx_sum += *v, ++tx_n;
+    const HostTelemetry host = s->host.value_or(HostTelemetry{});
+    if (const auto v = stat_of(host.cpu_util_pct, &MetricStats::mean)) cpu_sum += *v, ++cpu_n;
+    if (host.peak_rss_bytes) fold(t.max_peak_rss_bytes, static_cast<double>(*host.peak_rss_bytes), false);
+    if (host.net) {
+      if (const auto v = stat_of(host.net->rx_bytes_per_s, &MetricStats::mean)) rx_sum += *v, ++rx_n;
+      if (const auto v = stat_of(host.net->tx_bytes_per_s, &MetricStats::mean)) tx_sum += *v, ++tx_n;
+    }
   }
   if (cpu_n) t.mean_cpu_util_pct = cpu_sum / cpu_n;
   if (rx_n) t.mean_net_rx_bytes_per_s = rx_sum / rx_n;
@@ -875,8 +879,8 @@ std::vector<ConvergenceGroup> convergence_groups(const std::vector<NamedResult>&
   for (const auto& f : files) {
     std::vector<ConvergenceGroup> mine;
     for (const auto& r : f.file.results) {
-      if (!r.convergence.is_object() || r.convergence.empty()) continue;
-      const std::string ds = r.convergence.value("dataset", std::string("?"));
+      if (nlohmann::json(r.convergence).empty()) continue;
+      const std::string ds = r.convergence.dataset.value_or("?");
       auto it = std::find_if(mine.begin(), mine.end(),
                              [&](const ConvergenceGroup& g) { return g.model == r.model && g.dataset == ds; });
       if (it == mine.end()) {

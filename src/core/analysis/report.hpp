@@ -250,7 +250,7 @@ struct ReportOptions {
 struct ClusterFile {
   std::string source;  ///< the file
   std::string device;  ///< device_type of the file
-  /// Rows with per-rank telemetry["sampled"] (schema 1.6) or a burn_in (schema 1.6), in file order.
+  /// Rows with per-rank telemetry.sampled (schema 1.6) or a burn_in (schema 1.6), in file order.
   std::vector<BenchResult> rows;
   nlohmann::json stragglers = nlohmann::json::array();   ///< ResultFile.stragglers (schema 1.6)
   std::vector<CommResult> pair_rows;                     ///< `comm --pairs` rows (extra.pair, extra.round; schema 1.6)

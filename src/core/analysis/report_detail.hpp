@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "core/result/row_sections.hpp"
+
 namespace ddpbench::report_detail {
 
 /// A finite number at a path of object keys; nullopt where a step is missing or the value
@@ -17,8 +19,8 @@ std::optional<double> num_at(const nlohmann::json& j, std::initializer_list<cons
 /// An integer field for display: the value rounded, -1 when absent or not a number.
 long long int_at(const nlohmann::json& j, const char* key);
 
-/// True when a rank's telemetry.sampled says a GPU was sampled ("gpu": {"available": true}).
-bool gpu_available(const nlohmann::json& sampled);
+/// True when a rank's telemetry summary says a GPU was sampled (gpu.available).
+bool gpu_available(const TelemetrySummary& sampled);
 
 /// "resnet18, batch 16 per rank, 2 ranks" of a straggler entry (result file "stragglers").
 std::string straggler_what(const nlohmann::json& entry);

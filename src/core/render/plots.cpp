@@ -138,11 +138,10 @@ std::vector<Series> series_of(const Report& r) {
   return out;
 }
 
-std::vector<double> series_of_json(const nlohmann::json& s, const char* key) {
-  std::vector<double> out;
-  if (s.contains("series") && s["series"].is_object() && s["series"].contains(key) && s["series"][key].is_array())
-    for (const auto& v : s["series"][key]) out.push_back(v.is_number() ? v.get<double>() : NAN);
-  return out;
+std::vector<double> series_of(const TelemetrySummary& s, const char* key) {
+  if (!s.series) return {};
+  const auto it = s.series->find(key);
+  return it == s.series->end() ? std::vector<double>{} : it->second;
 }
 
 // min, median, max of the finite values of column i over `cols`.
@@ -179,15 +178,12 @@ std::vector<PlotSpec> cluster_plots(const Report& r) {
         device = c.device;
       }
     if (!best) continue;
-    std::vector<std::pair<int, const nlohmann::json*>> ranks;  // the ranks that kept their own series
+    std::vector<std::pair<int, const TelemetrySummary*>> ranks;  // the ranks that kept their own series
     for (const auto& rk : best->ranks)
-      if (rk.telemetry.is_object() && rk.telemetry.contains("sampled") && rk.telemetry["sampled"].is_object() &&
-          rk.telemetry["sampled"].contains("series"))
-        ranks.emplace_back(rk.rank, &rk.telemetry["sampled"]);
+      if (const TelemetrySummary* s = sampled_telemetry(rk); s && s->series) ranks.emplace_back(rk.rank, s);
     // Schema 1.9: the group's min/median/max over ranks, as the row keeps it.
-    const nlohmann::json* over = nullptr;
-    if (const auto it = best->telemetry.find("series_over_ranks"); it != best->telemetry.end() && it->is_object())
-      over = &*it;
+    const auto& sor = best->telemetry.series_over_ranks;
+    const nlohmann::json* over = sor && sor->is_object() ? &*sor : nullptr;
     const auto band_of = [&](const char* key, const char* stat) {
       std::vector<double> v;
       if (over && over->contains(key) && (*over)[key].is_object() && (*over)[key].contains(stat) &&
@@ -196,13 +192,13 @@ std::vector<PlotSpec> cluster_plots(const Report& r) {
       return v;
     };
     bool gpu = !band_of("sm_util_pct", "median").empty();
-    for (const auto& [rank, s] : ranks) gpu = gpu || !series_of_json(*s, "sm_util_pct").empty();
+    for (const auto& [rank, s] : ranks) gpu = gpu || !series_of(*s, "sm_util_pct").empty();
     const char* metric = gpu ? "sm_util_pct" : "cpu_util_pct";
     std::vector<std::vector<double>> t, a, b;  // time, utilization, clock per rank
     for (const auto& [rank, s] : ranks) {
-      t.push_back(series_of_json(*s, "t_s"));
-      a.push_back(series_of_json(*s, metric));
-      b.push_back(series_of_json(*s, "sm_clock_mhz"));
+      t.push_back(series_of(*s, "t_s"));
+      a.push_back(series_of(*s, metric));
+      b.push_back(series_of(*s, "sm_clock_mhz"));
     }
     // The band: from the row's series over ranks, else (older files) from every rank's series.
     std::vector<double> bt, blo, bmid, bhi, cmid;

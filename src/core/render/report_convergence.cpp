@@ -13,8 +13,10 @@
 namespace ddpbench {
 namespace {
 
-double num(const nlohmann::json& j, const char* key, double dflt = NAN) {
-  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : dflt;
+// A field of a section, NaN when absent.
+template <typename T>
+double num(const std::optional<T>& v) {
+  return v ? static_cast<double>(*v) : NAN;
 }
 
 std::string fmt_num(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "NaN"; }
@@ -42,38 +44,38 @@ std::vector<Table> convergence_tables(const std::vector<ConvergenceGroup>& group
                  {"data_wait_ms", "data wait ms/step", "ms", fmtcol::fixed(2)}};
     std::optional<double> ref_s;
     for (const auto& r : g.rows) {
-      const auto& tg = r.convergence.value("target", nlohmann::json::object());
-      if (r.world_size == 1 && tg.value("reached", false)) ref_s = num(tg, "wall_s");
+      const TargetOutcome tg = r.convergence.target.value_or(TargetOutcome{});
+      if (r.world_size == 1 && tg.reached.value_or(false)) ref_s = num(tg.wall_s);
     }
     std::string metric = "none";
     double value = 0;
     for (const auto& r : g.rows) {
-      const auto& c = r.convergence;
-      const auto& tg = c.value("target", nlohmann::json::object());
-      metric = tg.value("metric", std::string("none"));
-      value = num(tg, "value", 0);
-      const auto& ep = c.value("epochs", nlohmann::json::array());
-      const nlohmann::json last = ep.is_array() && !ep.empty() ? ep.back() : nlohmann::json::object();
+      const RowConvergence& c = r.convergence;
+      const TargetOutcome tg = c.target.value_or(TargetOutcome{});
+      metric = tg.metric.value_or("none");
+      value = tg.value.value_or(0.0);
+      const std::vector<ConvergenceEpoch> ep = c.epochs.value_or(std::vector<ConvergenceEpoch>{});
+      const ConvergenceEpoch last = ep.empty() ? ConvergenceEpoch{} : ep.back();
       double wait = 0, steps = 0;
       for (const auto& e : ep) {
-        wait += num(e, "data_wait_s_mean", 0) * num(e, "steps", 0);
-        steps += num(e, "steps", 0);
+        wait += e.data_wait_s_mean.value_or(0.0) * static_cast<double>(e.steps.value_or(0));
+        steps += static_cast<double>(e.steps.value_or(0));
       }
-      const bool reached = tg.value("reached", false);
-      const double at = num(tg, "wall_s");
+      const bool reached = tg.reached.value_or(false);
+      const double at = num(tg.wall_s);
       std::vector<Value> row = {Value(static_cast<long long>(r.world_size)),
                                 Value(r.global_batch),
-                                Value(static_cast<long long>(ep.is_array() ? ep.size() : 0)),
+                                Value(static_cast<long long>(ep.size())),
                                 Value(std::string(metric == "none" ? "no target"
                                                   : reached        ? "yes"
                                                                    : "no")),
-                                reached ? Value(static_cast<long long>(num(tg, "epoch"))) : Value(),
+                                reached && tg.epoch ? Value(*tg.epoch) : Value(),
                                 reached ? Value(at) : Value(),
                                 reached && ref_s && at > 0 ? Value(*ref_s / at) : Value(),
-                                Value(num(last, "test_accuracy")),
-                                Value(num(last, "test_loss")),
-                                Value(num(last, "train_loss")),
-                                Value(num(last, "wall_s")),
+                                Value(num(last.test_accuracy)),
+                                Value(num(last.test_loss)),
+                                Value(num(last.train_loss)),
+                                Value(num(last.wall_s)),
                                 steps > 0 ? Value(1e3 * wait / steps) : Value()};
       t.rows.push_back(std::move(row));
     }
@@ -86,10 +88,9 @@ std::vector<Table> convergence_tables(const std::vector<ConvergenceGroup>& group
         "step waited for its batch from the loader, mean over ranks and steps.");
     const BenchResult& best = *std::max_element(
         g.rows.begin(), g.rows.end(), [](const auto& a, const auto& b) { return a.world_size < b.world_size; });
-    const auto& bl = best.convergence.value("baselines", nlohmann::json::array());
+    const nlohmann::json bl = best.convergence.baselines.value_or(nlohmann::json::array());
     if (bl.is_array() && !bl.empty()) {
-      std::string s =
-          "Published test accuracies (" + best.convergence.value("baselines_source", std::string("?")) + "):";
+      std::string s = "Published test accuracies (" + best.convergence.baselines_source.value_or("?") + "):";
       for (const auto& l : baseline_lines(bl)) s += "\n" + l.substr(l.find("published: ") + 11);
       t.notes.push_back(s);
     }
@@ -111,15 +112,14 @@ std::vector<Plot> write_convergence_plots(const std::vector<ConvergenceGroup>& g
     for (size_t i = 0; i < g.rows.size(); ++i) {
       const auto& r = g.rows[i];
       const std::string title = fmt::format("{} rank{}", r.world_size, r.world_size > 1 ? "s" : "");
-      const auto& l = r.convergence.value("loss", nlohmann::json::object());
+      const LossCurve l = r.convergence.loss.value_or(LossCurve{});
       loss_dat += fmt::format("{}# {}: wall_s train_loss\n", i ? "\n\n" : "", title);
-      if (l.contains("wall_s") && l.contains("value") && l["wall_s"].is_array() && l["value"].is_array())
-        for (size_t k = 0; k < l["wall_s"].size() && k < l["value"].size(); ++k)
-          loss_dat += fmt::format("{} {}\n", fmt_num(l["wall_s"][k].is_number() ? l["wall_s"][k].get<double>() : NAN),
-                                  fmt_num(l["value"][k].is_number() ? l["value"][k].get<double>() : NAN));
+      if (l.wall_s && l.value)
+        for (size_t k = 0; k < l.wall_s->size() && k < l.value->size(); ++k)
+          loss_dat += fmt::format("{} {}\n", fmt_num((*l.wall_s)[k]), fmt_num((*l.value)[k]));
       acc_dat += fmt::format("{}# {}: wall_s test_accuracy\n", i ? "\n\n" : "", title);
-      for (const auto& e : r.convergence.value("epochs", nlohmann::json::array()))
-        acc_dat += fmt::format("{} {}\n", fmt_num(num(e, "wall_s")), fmt_num(num(e, "test_accuracy")));
+      for (const auto& e : r.convergence.epochs.value_or(std::vector<ConvergenceEpoch>{}))
+        acc_dat += fmt::format("{} {}\n", fmt_num(num(e.wall_s)), fmt_num(num(e.test_accuracy)));
       loss_cmd += fmt::format("{}{} index {} using 1:2 with lines lw 2 title {}", i ? ", " : "",
                               i ? "''" : gnuplot_quote(base + "-loss.dat"), i, gnuplot_quote(title));
       acc_cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw 2 pt 7 title {}", i ? ", " : "",

@@ -641,11 +641,11 @@ Table straggler_tab(const nlohmann::json& e) {
   return t;
 }
 
-// One line per rank of a row with telemetry: the rank and its sampled object.
+// One line per rank of a row with telemetry: the rank and its telemetry summary.
 struct RankTel {
   int rank = 0;
   std::string host;
-  const nlohmann::json* s = nullptr;
+  const TelemetrySummary* s = nullptr;
 };
 
 Table rank_telemetry_tab(const BenchResult& r, const std::string& device) {
@@ -653,17 +653,21 @@ Table rank_telemetry_tab(const BenchResult& r, const std::string& device) {
   for (const auto& rk : r.ranks)
     if (const auto* s = sampled_telemetry(rk)) lines.push_back({rk.rank, rk.host, s});
   const bool gpu = std::any_of(lines.begin(), lines.end(), [](const RankTel& l) { return gpu_available(*l.s); });
-  const auto at = [](std::initializer_list<const char*> path, double scale = 1) {
-    std::vector<const char*> p(path);
-    return [p, scale](const RankTel& l) -> Value {
-      const nlohmann::json* j = l.s;
-      for (size_t i = 0; i < p.size(); ++i) {
-        if (!j->is_object() || !j->contains(p[i])) return {};
-        j = &(*j)[p[i]];
-      }
-      if (!j->is_number()) return {};
-      return Value(j->get<double>() * scale);
+  // One statistic of a metric, found by `metric` in the summary, times `scale`.
+  using Find = std::function<const std::optional<MetricStats>*(const TelemetrySummary&)>;
+  const auto at = [](Find metric, std::optional<double> MetricStats::*stat, double scale = 1) {
+    return [metric, stat, scale](const RankTel& l) -> Value {
+      const std::optional<MetricStats>* m = metric(*l.s);
+      if (!m || !*m || !((**m).*stat)) return {};
+      return Value(*((**m).*stat) * scale);
     };
+  };
+  const auto gpu_metric = [](std::optional<MetricStats> GpuTelemetry::*field) -> Find {
+    return [field](const TelemetrySummary& s) { return s.gpu ? &((*s.gpu).*field) : nullptr; };
+  };
+  const Find cpu = [](const TelemetrySummary& s) { return s.host ? &s.host->cpu_util_pct : nullptr; };
+  const auto net_metric = [](std::optional<MetricStats> NetTelemetry::*field) -> Find {
+    return [field](const TelemetrySummary& s) { return s.host && s.host->net ? &((*s.host->net).*field) : nullptr; };
   };
   std::vector<Col<RankTel>> cols = {
       {{"rank", "rank", "", fmtcol::plain()}, [](const RankTel& l) { return Value(static_cast<long long>(l.rank)); }},
@@ -672,29 +676,28 @@ Table rank_telemetry_tab(const BenchResult& r, const std::string& device) {
   if (gpu) {
     cols.push_back({{"gpu_index", "GPU", "", fmtcol::plain()}, [](const RankTel& l) -> Value {
                       if (!gpu_available(*l.s)) return {};
-                      return Value(int_at((*l.s)["gpu"], "index"));
+                      return Value(l.s->gpu->index.value_or(-1));
                     }});
-    cols.push_back({{"mean_sm_util_pct", "SM util %", "%", fmtcol::fixed(1)}, at({"gpu", "sm_util_pct", "mean"})});
-    cols.push_back(
-        {{"mean_sm_clock_mhz", "SM clock MHz", "MHz", fmtcol::fixed(0)}, at({"gpu", "sm_clock_mhz", "mean"})});
-    cols.push_back({{"max_temperature_c", "max temp C", "C", fmtcol::fixed(0)}, at({"gpu", "temperature_c", "max"})});
+    cols.push_back({{"mean_sm_util_pct", "SM util %", "%", fmtcol::fixed(1)},
+                    at(gpu_metric(&GpuTelemetry::sm_util_pct), &MetricStats::mean)});
+    cols.push_back({{"mean_sm_clock_mhz", "SM clock MHz", "MHz", fmtcol::fixed(0)},
+                    at(gpu_metric(&GpuTelemetry::sm_clock_mhz), &MetricStats::mean)});
+    cols.push_back({{"max_temperature_c", "max temp C", "C", fmtcol::fixed(0)},
+                    at(gpu_metric(&GpuTelemetry::temperature_c), &MetricStats::max)});
     cols.push_back({{"throttled", "throttled", "", fmtcol::plain()}, [](const RankTel& l) -> Value {
                       if (!gpu_available(*l.s)) return {};
-                      const auto& g = (*l.s)["gpu"];
-                      const double f = json_num_opt(g, "throttled_fraction").value_or(0);
-                      std::vector<std::string> why;
-                      if (g.contains("throttle_reasons") && g["throttle_reasons"].is_array())
-                        for (const auto& x : g["throttle_reasons"])
-                          if (x.is_string()) why.push_back(x.get<std::string>());
+                      const GpuTelemetry& g = *l.s->gpu;
+                      const double f = g.throttled_fraction.value_or(0);
+                      const std::vector<std::string> why = g.throttle_reasons.value_or(std::vector<std::string>{});
                       if (f <= 0 && why.empty()) return std::string("no");
                       return fmt::format("{:.0f}% ({})", f * 100, fmt::join(why, ", "));
                     }});
   }
-  cols.push_back({{"mean_cpu_util_pct", "CPU util %", "%", fmtcol::fixed(1)}, at({"host", "cpu_util_pct", "mean"})});
-  cols.push_back(
-      {{"net_rx_mb_s", "net rx MB/s", "MB/s", fmtcol::fixed(2)}, at({"host", "net", "rx_bytes_per_s", "mean"}, 1e-6)});
-  cols.push_back(
-      {{"net_tx_mb_s", "net tx MB/s", "MB/s", fmtcol::fixed(2)}, at({"host", "net", "tx_bytes_per_s", "mean"}, 1e-6)});
+  cols.push_back({{"mean_cpu_util_pct", "CPU util %", "%", fmtcol::fixed(1)}, at(cpu, &MetricStats::mean)});
+  cols.push_back({{"net_rx_mb_s", "net rx MB/s", "MB/s", fmtcol::fixed(2)},
+                  at(net_metric(&NetTelemetry::rx_bytes_per_s), &MetricStats::mean, 1e-6)});
+  cols.push_back({{"net_tx_mb_s", "net tx MB/s", "MB/s", fmtcol::fixed(2)},
+                  at(net_metric(&NetTelemetry::tx_bytes_per_s), &MetricStats::mean, 1e-6)});
   Table t = make_table("rank_telemetry",
                        fmt::format("Per-rank telemetry: {}, {}, batch {} per rank, {} {}", r.model, r.label,
                                    r.batch_per_rank, device, r.ddp ? "(largest DDP group)" : "(no DDP)"),

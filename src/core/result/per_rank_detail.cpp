@@ -20,8 +20,8 @@ std::optional<double> mean_step(const RankSamples& rs) {
 std::vector<int> ranks_kept_in_full(const BenchResult& row) {
   std::set<size_t> keep;
   for (size_t r = 0; r < row.ranks.size(); ++r)
-    if (const nlohmann::json* s = sampled_telemetry(row.ranks[r]))
-      if (const auto f = s->find("flags"); f != s->end() && f->is_array() && !f->empty()) keep.insert(r);
+    if (const TelemetrySummary* s = sampled_telemetry(row.ranks[r]); s && s->flags && !s->flags->empty())
+      keep.insert(r);
   // The slowest rank by mean step (the last on ties): the one a reader looks at first.
   std::optional<std::pair<double, size_t>> slowest;
   for (size_t r = 0; r < row.ranks.size(); ++r)
@@ -50,7 +50,7 @@ void keep_per_rank_detail(BenchResult& row, bool keep_all) {
   for (auto& rs : row.ranks) {
     if (std::binary_search(kept.begin(), kept.end(), rs.rank)) continue;
     rs.samples_s.clear();
-    if (const auto it = rs.telemetry.find("sampled"); it != rs.telemetry.end() && it->is_object()) it->erase("series");
+    if (auto& s = rs.telemetry.sampled) s->series.reset();
   }
   row.ranks_kept_in_full = kept;
 }

@@ -59,10 +59,9 @@ void from_json(const json& j, Summary& s) {
   j.at("ex_per_s_total").get_to(s.ex_per_s_total);
 }
 
-const json* sampled_telemetry(const RankSamples& rank) {
-  if (!rank.telemetry.is_object()) return nullptr;
-  const auto it = rank.telemetry.find("sampled");
-  return it != rank.telemetry.end() && it->is_object() ? &*it : nullptr;
+const TelemetrySummary* sampled_telemetry(const RankSamples& rank) {
+  const auto& s = rank.telemetry.sampled;
+  return s ? &*s : nullptr;
 }
 
 void to_json(json& j, const RankStepSummary& s) {
@@ -94,7 +93,7 @@ void from_json(const json& j, RankSamples& r) {
   // Schema 1.10: only the ranks kept in full carry samples_s; before, every rank did.
   if (r.step) r.samples_s = j.value("samples_s", std::vector<double>());
   else j.at("samples_s").get_to(r.samples_s);
-  r.telemetry = json_object_or_empty(j, "telemetry");
+  json_object_or_empty(j, "telemetry").get_to(r.telemetry);
   json_object_or_empty(j, "breakdown").get_to(r.breakdown);
 }
 
@@ -125,7 +124,7 @@ void to_json(json& j, const BenchResult& b) {
   if (!b.iteration_means_s.empty()) j["iteration_means_s"] = b.iteration_means_s;
   if (b.ranks_kept_in_full) j["ranks_kept_in_full"] = *b.ranks_kept_in_full;
   if (!b.burn_in.empty()) j["burn_in"] = b.burn_in;
-  if (!b.convergence.empty()) j["convergence"] = b.convergence;
+  if (json c = b.convergence; !c.empty()) j["convergence"] = std::move(c);
   j["mode"] = b.mode;
   if (!b.memory.empty()) j["memory"] = b.memory;
 }
@@ -169,7 +168,7 @@ void from_json(const json& j, BenchResult& b) {
     b.ranks_kept_in_full.emplace();
     for (const auto& r : *it) b.ranks_kept_in_full->push_back(json_int<int>(r, "ranks_kept_in_full", 0));
   }
-  b.telemetry = json_object_or_empty(j, "telemetry");
+  json_object_or_empty(j, "telemetry").get_to(b.telemetry);
   json_object_or_empty(j, "checks").get_to(b.checks);
   json_object_or_empty(j, "compute").get_to(b.compute);
   json_object_or_empty(j, "communication").get_to(b.communication);
@@ -179,7 +178,7 @@ void from_json(const json& j, BenchResult& b) {
   b.activation_checkpointing = j.value("activation_checkpointing", false);
   json_object_or_empty(j, "breakdown").get_to(b.breakdown);
   json_object_or_empty(j, "burn_in").get_to(b.burn_in);
-  b.convergence = json_object_or_empty(j, "convergence");
+  json_object_or_empty(j, "convergence").get_to(b.convergence);
   b.mode = j.value("mode", std::string("train"));
   json_object_or_empty(j, "memory").get_to(b.memory);
   if (j.contains("stopping") && j["stopping"].is_object()) j["stopping"].get_to(b.stopping);

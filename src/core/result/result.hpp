@@ -35,8 +35,10 @@ namespace ddpbench {
 /// 1.11: checks and compute leave out a field without a value (compute.peak_tflops, mfu,
 /// peak_basis and checks.dp_grad_rel_diff were null); dataparallel rows' seed002_* keys
 /// renamed banerjee_shah_*; 1.12: memory.per_rank leaves out a peak without a value (was
-/// null), ranks_kept_in_full holds the flagged ranks and the slowest only.
-inline constexpr const char* kSchemaVersion = "1.12.0";
+/// null), ranks_kept_in_full holds the flagged ranks and the slowest only; 1.13: convergence's
+/// target leaves out epoch and wall_s when the target was not reached, and value with no
+/// target (were null).
+inline constexpr const char* kSchemaVersion = "1.13.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's step times of one row, summarised (seconds per measured iteration).
@@ -54,15 +56,15 @@ struct RankSamples {
   /// Seconds per measured iteration, in order: for the ranks kept in full only (see
   /// BenchResult::ranks_kept_in_full); empty for the others.
   std::vector<double> samples_s;
-  std::optional<RankStepSummary> step;                  ///< every rank (schema 1.10; absent before)
-  nlohmann::json telemetry = nlohmann::json::object();  ///< per-rank extras (Reducer timers, memory)
+  std::optional<RankStepSummary> step;  ///< every rank (schema 1.10; absent before)
+  RankTelemetry telemetry;              ///< telemetry summary and per-rank extras (core/result/row_sections)
   /// This rank's step breakdown: each phase's mean seconds per measured step (empty when
   /// the row has none; schema < 1.5).
   PhaseSeconds breakdown;
 };
 
-/// A rank's telemetry.sampled object (schema 1.6; core/telemetry/telemetry), or nullptr when it has none.
-const nlohmann::json* sampled_telemetry(const RankSamples& rank);
+/// A rank's telemetry summary (schema 1.6; core/telemetry/telemetry), or nullptr when it has none.
+const TelemetrySummary* sampled_telemetry(const RankSamples& rank);
 
 /// One measured size of one collective of `ddpbench comm`, with nccl-tests' columns
 /// (nccl-tests doc/PERFORMANCE.md): algbw = bytes / time, busbw = algbw * factor(collective, n).
@@ -129,9 +131,9 @@ struct BenchResult {
   /// The ranks whose samples_s and telemetry series the row keeps (core/result/per_rank_detail);
   /// nullopt: every rank's (--per-rank-series all, and files of schema < 1.10).
   std::optional<std::vector<int>> ranks_kept_in_full;
-  nlohmann::json telemetry = nlohmann::json::object();
-  RowChecks checks;    ///< the self-check (core/result/row_sections)
-  RowCompute compute;  ///< FLOPs and MFU (core/result/row_sections)
+  RowTelemetry telemetry;  ///< what the row recorded beside its timings (core/result/row_sections)
+  RowChecks checks;        ///< the self-check (core/result/row_sections)
+  RowCompute compute;      ///< FLOPs and MFU (core/result/row_sections)
   /// DDP rows: trainable_parameters, allreduce_bytes_per_step, steps_per_epoch,
   /// allreduce_bytes_per_epoch (at dataset_size examples per epoch).
   RowCommunication communication;
@@ -151,11 +153,9 @@ struct BenchResult {
   RowBreakdown breakdown;  ///< the ranks' breakdowns summarised (core/result/row_sections); empty when absent
   /// --duration burn-in only (else empty): windows and drift per rank (core/result/row_sections RowBurnIn).
   RowBurnIn burn_in;
-  /// Time-to-loss rows only (--data fashion-mnist; else empty): {"dataset", "train_examples",
-  /// "test_examples", "epochs": [{"epoch", "wall_s", ...}], "loss": {"step", "wall_s", "value"},
-  /// "target": {"metric", "value", "reached", "epoch", "wall_s"}, "baselines": [...], ...}
-  /// (engine/bench/time_to_loss.hpp; keys in docs/METHODOLOGY.md "Real data and time-to-loss").
-  nlohmann::json convergence = nlohmann::json::object();
+  /// Time-to-loss rows only (--data fashion-mnist; else empty: no dataset): the data, epochs,
+  /// loss curve and target (core/result/row_sections RowConvergence; engine/bench/time_to_loss.hpp).
+  RowConvergence convergence;
   Stopping stopping;
   std::vector<RowWarning> warnings;
   /// "train" (a training step per sample) or "inference" (`run --mode inference`: one

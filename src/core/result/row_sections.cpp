@@ -46,10 +46,125 @@ template <>
 bool fits<PhaseSeconds>(const json& v) {
   return v.is_object();
 }
+template <>
+bool fits<json>(const json& v) {
+  return !v.is_null();
+}
+template <>
+bool fits<std::vector<std::string>>(const json& v) {
+  if (!v.is_array()) return false;
+  for (const auto& x : v)
+    if (!x.is_string()) return false;
+  return true;
+}
+// NaN is written as null: a list of numbers and nulls reads with NaN for each null.
+template <>
+bool fits<std::vector<double>>(const json& v) {
+  if (!v.is_array()) return false;
+  for (const auto& x : v)
+    if (!x.is_number() && !x.is_null()) return false;
+  return true;
+}
+template <>
+bool fits<TelemetrySeries>(const json& v) {
+  if (!v.is_object()) return false;
+  for (const auto& [key, x] : v.items())
+    if (!fits<std::vector<double>>(x)) return false;
+  return true;
+}
+template <>
+bool fits<std::vector<IbPortTelemetry>>(const json& v) {
+  if (!v.is_array()) return false;
+  for (const auto& x : v)
+    if (!x.is_object()) return false;
+  return true;
+}
+// A nested section reads from an object (its unknown keys kept in its own extra).
+template <>
+bool fits<MetricStats>(const json& v) {
+  return v.is_object();
+}
+template <>
+bool fits<GpuTelemetry>(const json& v) {
+  return v.is_object();
+}
+template <>
+bool fits<NetTelemetry>(const json& v) {
+  return v.is_object();
+}
+template <>
+bool fits<HostTelemetry>(const json& v) {
+  return v.is_object();
+}
+template <>
+bool fits<TelemetrySummary>(const json& v) {
+  return v.is_object();
+}
+template <>
+bool fits<LossScaling>(const json& v) {
+  return v.is_object();
+}
+template <>
+bool fits<ProfileRecord>(const json& v) {
+  return v.is_object();
+}
+template <>
+bool fits<LossCurve>(const json& v) {
+  return v.is_object();
+}
+template <>
+bool fits<TargetOutcome>(const json& v) {
+  return v.is_object();
+}
+template <>
+bool fits<std::vector<ConvergenceEpoch>>(const json& v) {
+  if (!v.is_array()) return false;
+  for (const auto& x : v)
+    if (!x.is_object()) return false;
+  return true;
+}
+
+// The value of a JSON value that fits T.
+template <typename T>
+T read(const json& v) {
+  return v.get<T>();
+}
+template <>
+std::vector<double> read<std::vector<double>>(const json& v) {
+  std::vector<double> out;
+  out.reserve(v.size());
+  for (const auto& x : v) out.push_back(x.is_number() ? x.get<double>() : std::nan(""));
+  return out;
+}
+template <>
+TelemetrySeries read<TelemetrySeries>(const json& v) {
+  TelemetrySeries out;
+  for (const auto& [key, x] : v.items()) out[key] = read<std::vector<double>>(x);
+  return out;
+}
 
 template <typename T>
 void put(json& j, const char* key, const std::optional<T>& v) {
   if (v) j[key] = *v;
+}
+
+// Numbers that are not finite are written as null (what a JSON file can hold), so a list
+// compares equal to the file it was read from.
+json finite_or_null(const std::vector<double>& v) {
+  json a = json::array();
+  for (double x : v) a.push_back(std::isfinite(x) ? json(x) : json(nullptr));
+  return a;
+}
+template <>
+void put(json& j, const char* key, const std::optional<std::vector<double>>& v) {
+  if (v) j[key] = finite_or_null(*v);
+}
+template <>
+void put(json& j, const char* key, const std::optional<TelemetrySeries>& v) {
+  if (!v) return;
+  json o = json::object();
+  for (const auto& [name, points] : *v) o[name] = finite_or_null(points);
+  j[key] = std::move(o);
 }
 
 // Moves `key` out of `rest` into `v` when its value fits T. Anything else (a null of an
@@ -58,7 +173,7 @@ template <typename T>
 void take(json& rest, const char* key, std::optional<T>& v) {
   const auto it = rest.find(key);
   if (it == rest.end() || !fits<T>(*it)) return;
-  v = it->get<T>();
+  v = read<T>(*it);
   rest.erase(it);
 }
 
@@ -95,6 +210,20 @@ DDPBENCH_SECTION_JSON(RowCompute, DDPBENCH_ROW_COMPUTE_FIELDS)
 DDPBENCH_SECTION_JSON(RowCommunication, DDPBENCH_ROW_COMMUNICATION_FIELDS)
 DDPBENCH_SECTION_JSON(RowBreakdown, DDPBENCH_ROW_BREAKDOWN_FIELDS)
 DDPBENCH_SECTION_JSON(RowDdpOptions, DDPBENCH_ROW_DDP_OPTIONS_FIELDS)
+DDPBENCH_SECTION_JSON(MetricStats, DDPBENCH_METRIC_STATS_FIELDS)
+DDPBENCH_SECTION_JSON(GpuTelemetry, DDPBENCH_GPU_TELEMETRY_FIELDS)
+DDPBENCH_SECTION_JSON(NetTelemetry, DDPBENCH_NET_TELEMETRY_FIELDS)
+DDPBENCH_SECTION_JSON(IbPortTelemetry, DDPBENCH_IB_PORT_TELEMETRY_FIELDS)
+DDPBENCH_SECTION_JSON(HostTelemetry, DDPBENCH_HOST_TELEMETRY_FIELDS)
+DDPBENCH_SECTION_JSON(TelemetrySummary, DDPBENCH_TELEMETRY_SUMMARY_FIELDS)
+DDPBENCH_SECTION_JSON(LossScaling, DDPBENCH_LOSS_SCALING_FIELDS)
+DDPBENCH_SECTION_JSON(ProfileRecord, DDPBENCH_PROFILE_RECORD_FIELDS)
+DDPBENCH_SECTION_JSON(RowTelemetry, DDPBENCH_ROW_TELEMETRY_FIELDS)
+DDPBENCH_SECTION_JSON(RankTelemetry, DDPBENCH_RANK_TELEMETRY_FIELDS)
+DDPBENCH_SECTION_JSON(ConvergenceEpoch, DDPBENCH_CONVERGENCE_EPOCH_FIELDS)
+DDPBENCH_SECTION_JSON(TargetOutcome, DDPBENCH_CONVERGENCE_TARGET_FIELDS)
+DDPBENCH_SECTION_JSON(LossCurve, DDPBENCH_LOSS_CURVE_FIELDS)
+DDPBENCH_SECTION_JSON(RowConvergence, DDPBENCH_ROW_CONVERGENCE_FIELDS)
 
 #undef DDPBENCH_SECTION_JSON
 

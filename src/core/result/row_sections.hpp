@@ -1,16 +1,17 @@
 // Typed sections of a result row (results[].checks, compute, communication, breakdown,
-// ddp_options, burn_in): each field listed once, in an X-macro that declares the member and
-// its JSON reader and writer (burn_in's lists of per-rank objects by hand). Fields are
-// optional (a row of one kind fills only its own); keys a section does not know, or a known
-// key of another type, are kept in `extra` as read and written back, so a file round-trips
-// whatever its version. A field without a value is left out (schema 1.11; before, some were
-// written as null, which reads as no value). Meanings: docs/result-schema.md. Torch-free.
+// ddp_options, burn_in, telemetry, convergence, and each rank's telemetry): each field listed once, in an X-macro that
+// declares the member and its JSON reader and writer (burn_in's lists of per-rank objects by hand). Fields are optional
+// (a row of one kind fills only its own); keys a section does not know, or a known key of another type, are kept in
+// `extra` as read and written back, so a file round-trips whatever its version. A field without a value is left out
+// (schema 1.11; before, some were written as null, which reads as no value). Meanings: docs/result-schema.md.
+// Torch-free.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <array>
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -122,6 +123,157 @@ void from_json(const nlohmann::json& j, PhaseSeconds& p);
   X(bool, find_unused_parameters)          \
   X(std::string, comm_hook)
 
+// results[].telemetry.loss_scaling (fp16 rows): rank 0's loss scaler at the end of the row.
+#define DDPBENCH_LOSS_SCALING_FIELDS(X) \
+  X(double, final_scale)                \
+  X(long long, skipped_steps)           \
+  X(long long, skipped_steps_measured)  \
+  X(std::string, note)
+
+// results[].telemetry.profile (--profile): the trace of the row's profiled steps.
+#define DDPBENCH_PROFILE_RECORD_FIELDS(X) \
+  X(std::string, file)                    \
+  X(std::string, profiler)                \
+  X(long long, iterations)
+
+// results[].telemetry: what the row recorded beside its timings. series_over_ranks is
+// core/telemetry's format (series_over_ranks); devices, peak_memory_bytes_per_device (bytes,
+// null where unknown) and primitives are `dataparallel`'s.
+#define DDPBENCH_ROW_TELEMETRY_FIELDS(X)          \
+  X(std::string, baseline)                        \
+  X(std::string, comm_hook_note)                  \
+  X(long long, peak_memory_bytes_max_over_ranks)  \
+  X(LossScaling, loss_scaling)                    \
+  X(ProfileRecord, profile)                       \
+  X(nlohmann::json, series_over_ranks)            \
+  X(std::vector<std::string>, devices)            \
+  X(nlohmann::json, peak_memory_bytes_per_device) \
+  X(std::string, primitives)
+
+// {mean, min, max} of one sampled metric (core/telemetry TelemetryAccumulator: readings over
+// the samples, or rates over the intervals with a time-weighted mean).
+#define DDPBENCH_METRIC_STATS_FIELDS(X) \
+  X(double, mean)                       \
+  X(double, min)                        \
+  X(double, max)
+
+// results[].ranks[].telemetry.sampled.gpu: the rank's GPU (available false with a reason
+// without NVML or a GPU), its limits, each metric's stats, the clock-event reasons seen.
+#define DDPBENCH_GPU_TELEMETRY_FIELDS(X)        \
+  X(bool, available)                            \
+  X(std::string, reason)                        \
+  X(long long, index)                           \
+  X(std::string, name)                          \
+  X(std::string, uuid)                          \
+  X(std::string, bus_id)                        \
+  X(MetricStats, sm_util_pct)                   \
+  X(MetricStats, mem_util_pct)                  \
+  X(MetricStats, mem_used_bytes)                \
+  X(long long, mem_total_bytes)                 \
+  X(MetricStats, power_w)                       \
+  X(double, power_limit_w)                      \
+  X(MetricStats, sm_clock_mhz)                  \
+  X(double, max_sm_clock_mhz)                   \
+  X(MetricStats, temperature_c)                 \
+  X(std::vector<std::string>, throttle_reasons) \
+  X(double, throttled_fraction)                 \
+  X(MetricStats, pcie_tx_bytes_per_s)           \
+  X(MetricStats, pcie_rx_bytes_per_s)           \
+  X(MetricStats, nvlink_tx_bytes_per_s)         \
+  X(MetricStats, nvlink_rx_bytes_per_s)
+
+// results[].ranks[].telemetry.sampled.host.net: the process group's interface and its rates.
+#define DDPBENCH_NET_TELEMETRY_FIELDS(X) \
+  X(std::string, interface)              \
+  X(MetricStats, rx_bytes_per_s)         \
+  X(MetricStats, tx_bytes_per_s)
+
+// results[].ranks[].telemetry.sampled.host.infiniband[]: one port ("mlx5_0/1") and its rates.
+#define DDPBENCH_IB_PORT_TELEMETRY_FIELDS(X) \
+  X(std::string, port)                       \
+  X(MetricStats, rx_bytes_per_s)             \
+  X(MetricStats, tx_bytes_per_s)
+
+// results[].ranks[].telemetry.sampled.host: this process's CPU use and peak RSS, the network
+// ("net" is null without an interface: kept as read).
+#define DDPBENCH_HOST_TELEMETRY_FIELDS(X) \
+  X(MetricStats, cpu_util_pct)            \
+  X(long long, peak_rss_bytes)            \
+  X(NetTelemetry, net)                    \
+  X(std::vector<IbPortTelemetry>, infiniband)
+
+// results[].ranks[].telemetry.sampled (schema 1.6; METHODOLOGY "Telemetry"): sampling period
+// (ms), samples, seconds covered, GPU and host, the series (each metric's points, t_s their
+// times; NaN where a point has no value, written as null), the flags raised on it.
+#define DDPBENCH_TELEMETRY_SUMMARY_FIELDS(X) \
+  X(long long, interval_ms)                  \
+  X(long long, samples)                      \
+  X(double, span_s)                          \
+  X(GpuTelemetry, gpu)                       \
+  X(HostTelemetry, host)                     \
+  X(TelemetrySeries, series)                 \
+  X(std::vector<std::string>, flags)         \
+  X(std::string, series_dropped)
+
+// results[].ranks[].telemetry: the rank's telemetry summary (sampled), what a comm hook
+// handed to collectives (bytes per step), the devices of a `dataparallel` row.
+#define DDPBENCH_RANK_TELEMETRY_FIELDS(X)  \
+  X(TelemetrySummary, sampled)             \
+  X(double, comm_hook_wire_bytes_per_step) \
+  X(std::vector<std::string>, devices)
+
+// results[].convergence.epochs[] (time to loss): one epoch's outcome (s; losses in nats;
+// accuracy a fraction; data wait per step, s).
+#define DDPBENCH_CONVERGENCE_EPOCH_FIELDS(X) \
+  X(long long, epoch)                        \
+  X(double, wall_s)                          \
+  X(double, train_s)                         \
+  X(double, eval_s)                          \
+  X(long long, steps)                        \
+  X(double, train_loss)                      \
+  X(double, test_loss)                       \
+  X(double, test_accuracy)                   \
+  X(double, data_wait_s_mean)                \
+  X(double, data_wait_s_max)
+
+// results[].convergence.target: the stopping target (metric "test_accuracy", "test_loss"
+// or "none"), whether and when (epoch, s) it was reached.
+#define DDPBENCH_CONVERGENCE_TARGET_FIELDS(X) \
+  X(std::string, metric)                      \
+  X(double, value)                            \
+  X(bool, reached)                            \
+  X(long long, epoch)                         \
+  X(double, wall_s)
+
+// results[].convergence.loss: the training loss per optimizer step, subsampled.
+#define DDPBENCH_LOSS_CURVE_FIELDS(X) \
+  X(std::vector<long long>, step)     \
+  X(std::vector<double>, wall_s)      \
+  X(std::vector<double>, value)       \
+  X(long long, steps_total)           \
+  X(long long, subsample_stride)      \
+  X(std::string, note)
+
+// results[].convergence (time-to-loss rows; METHODOLOGY "Real data and time-to-loss").
+// normalization and optimizer are small records written as run; baselines are entries of
+// benchmark/baselines.json (core/analysis/convergence).
+#define DDPBENCH_ROW_CONVERGENCE_FIELDS(X) \
+  X(std::string, dataset)                  \
+  X(long long, train_examples)             \
+  X(long long, test_examples)              \
+  X(long long, image_size)                 \
+  X(nlohmann::json, normalization)         \
+  X(long long, loader_workers)             \
+  X(nlohmann::json, optimizer)             \
+  X(long long, steps_per_epoch)            \
+  X(std::vector<ConvergenceEpoch>, epochs) \
+  X(LossCurve, loss)                       \
+  X(TargetOutcome, target)                 \
+  X(nlohmann::json, baselines)             \
+  X(std::string, baselines_source)         \
+  X(std::string, reference)                \
+  X(std::string, note)
+
 #define DDPBENCH_SECTION_MEMBER(type, name) std::optional<type> name;
 
 /// results[].checks: what the row verified about its own computation. DDP rows: gradients
@@ -182,6 +334,45 @@ struct RowDdpOptions {
   bool operator==(const RowDdpOptions& o) const;
 };
 
+// A section of plain fields: members, unknown keys, equality of what it writes.
+#define DDPBENCH_PLAIN_SECTION(Type, FIELDS)                                               \
+  struct Type {                                                                            \
+    FIELDS(DDPBENCH_SECTION_MEMBER)                                                        \
+    nlohmann::json extra = nlohmann::json::object(); /* keys this version does not know */ \
+    bool operator==(const Type& o) const;                                                  \
+  };
+
+/// A metric's points over time, by name ("t_s", "sm_util_pct", ...); NaN where none.
+using TelemetrySeries = std::map<std::string, std::vector<double>>;
+
+DDPBENCH_PLAIN_SECTION(MetricStats, DDPBENCH_METRIC_STATS_FIELDS)
+DDPBENCH_PLAIN_SECTION(GpuTelemetry, DDPBENCH_GPU_TELEMETRY_FIELDS)
+DDPBENCH_PLAIN_SECTION(NetTelemetry, DDPBENCH_NET_TELEMETRY_FIELDS)
+DDPBENCH_PLAIN_SECTION(IbPortTelemetry, DDPBENCH_IB_PORT_TELEMETRY_FIELDS)
+DDPBENCH_PLAIN_SECTION(HostTelemetry, DDPBENCH_HOST_TELEMETRY_FIELDS)
+/// results[].ranks[].telemetry.sampled (see DDPBENCH_TELEMETRY_SUMMARY_FIELDS); written by
+/// core/telemetry's TelemetryAccumulator, flags added by telemetry_flags.
+DDPBENCH_PLAIN_SECTION(TelemetrySummary, DDPBENCH_TELEMETRY_SUMMARY_FIELDS)
+
+/// results[].telemetry.loss_scaling: the final scale, steps skipped for overflow (warm-up
+/// included) and among the timed ones.
+DDPBENCH_PLAIN_SECTION(LossScaling, DDPBENCH_LOSS_SCALING_FIELDS)
+/// results[].telemetry.profile: the trace file (in the --profile folder), the profiler, steps traced.
+DDPBENCH_PLAIN_SECTION(ProfileRecord, DDPBENCH_PROFILE_RECORD_FIELDS)
+/// results[].telemetry (see DDPBENCH_ROW_TELEMETRY_FIELDS).
+DDPBENCH_PLAIN_SECTION(RowTelemetry, DDPBENCH_ROW_TELEMETRY_FIELDS)
+/// results[].ranks[].telemetry (see DDPBENCH_RANK_TELEMETRY_FIELDS).
+DDPBENCH_PLAIN_SECTION(RankTelemetry, DDPBENCH_RANK_TELEMETRY_FIELDS)
+/// results[].convergence.epochs[]: one epoch of a time-to-loss row.
+DDPBENCH_PLAIN_SECTION(ConvergenceEpoch, DDPBENCH_CONVERGENCE_EPOCH_FIELDS)
+/// results[].convergence.target: the target and whether it was reached.
+DDPBENCH_PLAIN_SECTION(TargetOutcome, DDPBENCH_CONVERGENCE_TARGET_FIELDS)
+/// results[].convergence.loss: training loss per step (value, nats; NaN written as null).
+DDPBENCH_PLAIN_SECTION(LossCurve, DDPBENCH_LOSS_CURVE_FIELDS)
+/// results[].convergence: a time-to-loss row's data, optimizer, epochs, loss curve and target.
+DDPBENCH_PLAIN_SECTION(RowConvergence, DDPBENCH_ROW_CONVERGENCE_FIELDS)
+
+#undef DDPBENCH_PLAIN_SECTION
 #undef DDPBENCH_SECTION_MEMBER
 
 /// One rank's burn-in windows (results[].burn_in.per_rank[]): throughput per window, ex/s
@@ -234,6 +425,34 @@ void to_json(nlohmann::json& j, const RowBreakdown& c);
 void from_json(const nlohmann::json& j, RowBreakdown& c);
 void to_json(nlohmann::json& j, const RowDdpOptions& c);
 void from_json(const nlohmann::json& j, RowDdpOptions& c);
+void to_json(nlohmann::json& j, const MetricStats& c);
+void from_json(const nlohmann::json& j, MetricStats& c);
+void to_json(nlohmann::json& j, const GpuTelemetry& c);
+void from_json(const nlohmann::json& j, GpuTelemetry& c);
+void to_json(nlohmann::json& j, const NetTelemetry& c);
+void from_json(const nlohmann::json& j, NetTelemetry& c);
+void to_json(nlohmann::json& j, const IbPortTelemetry& c);
+void from_json(const nlohmann::json& j, IbPortTelemetry& c);
+void to_json(nlohmann::json& j, const HostTelemetry& c);
+void from_json(const nlohmann::json& j, HostTelemetry& c);
+void to_json(nlohmann::json& j, const TelemetrySummary& c);
+void from_json(const nlohmann::json& j, TelemetrySummary& c);
+void to_json(nlohmann::json& j, const LossScaling& c);
+void from_json(const nlohmann::json& j, LossScaling& c);
+void to_json(nlohmann::json& j, const ProfileRecord& c);
+void from_json(const nlohmann::json& j, ProfileRecord& c);
+void to_json(nlohmann::json& j, const RowTelemetry& c);
+void from_json(const nlohmann::json& j, RowTelemetry& c);
+void to_json(nlohmann::json& j, const RankTelemetry& c);
+void from_json(const nlohmann::json& j, RankTelemetry& c);
+void to_json(nlohmann::json& j, const ConvergenceEpoch& c);
+void from_json(const nlohmann::json& j, ConvergenceEpoch& c);
+void to_json(nlohmann::json& j, const TargetOutcome& c);
+void from_json(const nlohmann::json& j, TargetOutcome& c);
+void to_json(nlohmann::json& j, const LossCurve& c);
+void from_json(const nlohmann::json& j, LossCurve& c);
+void to_json(nlohmann::json& j, const RowConvergence& c);
+void from_json(const nlohmann::json& j, RowConvergence& c);
 void to_json(nlohmann::json& j, const RowBurnIn& c);
 /// A per_rank or drift entry that is not an object is skipped; a field of another type reads
 /// as its default (a window as NaN).

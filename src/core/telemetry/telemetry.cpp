@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -403,18 +404,16 @@ nlohmann::json rounded_telemetry(nlohmann::json summary) {
   return summary;
 }
 
-nlohmann::json series_over_ranks(const std::vector<const nlohmann::json*>& sampled) {
+nlohmann::json series_over_ranks(const std::vector<const TelemetrySummary*>& sampled) {
   using json = nlohmann::json;
-  std::vector<const json*> series;
-  for (const json* s : sampled)
-    if (s && s->is_object())
-      if (const auto it = s->find("series"); it != s->end() && it->is_object()) series.push_back(&*it);
+  std::vector<const TelemetrySeries*> series;
+  for (const TelemetrySummary* s : sampled)
+    if (s && s->series) series.push_back(&*s->series);
   if (series.empty()) return json::object();
-  std::vector<std::string> metrics;  // in first-seen order
+  std::vector<std::string> metrics;  // in the order of their names
   size_t points = 0;
-  for (const json* s : series)
-    for (const auto& [key, values] : s->items()) {
-      if (!values.is_array()) continue;
+  for (const TelemetrySeries* s : series)
+    for (const auto& [key, values] : *s) {
       if (std::find(metrics.begin(), metrics.end(), key) == metrics.end()) metrics.push_back(key);
       points = std::max(points, values.size());
     }
@@ -423,9 +422,9 @@ nlohmann::json series_over_ranks(const std::vector<const nlohmann::json*>& sampl
     json lo = json::array(), mid = json::array(), hi = json::array();
     for (size_t i = 0; i < points; ++i) {
       std::vector<double> v;
-      for (const json* s : series)
-        if (const auto it = s->find(key); it != s->end() && it->is_array() && i < it->size() && (*it)[i].is_number())
-          v.push_back((*it)[i].get<double>());
+      for (const TelemetrySeries* s : series)
+        if (const auto it = s->find(key); it != s->end() && i < it->second.size() && !std::isnan(it->second[i]))
+          v.push_back(it->second[i]);
       if (v.empty()) {
         lo.push_back(nullptr), mid.push_back(nullptr), hi.push_back(nullptr);
         continue;
@@ -550,32 +549,26 @@ json TelemetrySampler::summary() const {
 }
 
 // ------------------------------------------------------------------ flags
-std::vector<RowWarning> telemetry_flags(json& sampled, double min_util_pct, int rank, const std::string& host) {
+std::vector<RowWarning> telemetry_flags(TelemetrySummary& sampled, double min_util_pct, int rank,
+                                        const std::string& host) {
   std::vector<RowWarning> out;
-  json flags = json::array();
-  const json gpu = sampled.is_object() && sampled.contains("gpu") ? sampled["gpu"] : json();
-  if (gpu.is_object() && gpu.value("available", false)) {
-    const std::string who = fmt::format("rank {} ({}, GPU {})", rank, host, gpu.value("index", -1));
-    const json util = gpu.value("sm_util_pct", json());
-    if (min_util_pct > 0 && util.is_object() && util["mean"].is_number()) {
-      const double m = util["mean"].get<double>();
-      if (m < min_util_pct) {
-        flags.push_back("low_gpu_util");
-        out.push_back({"low_gpu_util",
-                       fmt::format("{}: mean SM utilization {:.0f}% < --min-util {:.0f}%", who, m, min_util_pct)});
-      }
+  std::vector<std::string> flags;
+  if (const auto& gpu = sampled.gpu; gpu && gpu->available.value_or(false)) {
+    const std::string who = fmt::format("rank {} ({}, GPU {})", rank, host, gpu->index.value_or(-1));
+    const std::optional<double> m = gpu->sm_util_pct ? gpu->sm_util_pct->mean : std::nullopt;
+    if (min_util_pct > 0 && m && *m < min_util_pct) {
+      flags.push_back("low_gpu_util");
+      out.push_back(
+          {"low_gpu_util", fmt::format("{}: mean SM utilization {:.0f}% < --min-util {:.0f}%", who, *m, min_util_pct)});
     }
-    const json frac = gpu.value("throttled_fraction", json());
-    if (frac.is_number() && frac.get<double>() > 0) {
-      std::string reasons;
-      for (const auto& r : gpu.value("throttle_reasons", json::array()))
-        if (r.is_string()) reasons += (reasons.empty() ? "" : ", ") + r.get<std::string>();
+    if (const double frac = gpu->throttled_fraction.value_or(0.0); frac > 0) {
       flags.push_back("gpu_throttled");
-      out.push_back({"gpu_throttled", fmt::format("{}: clocks held down in {:.0f}% of samples ({})", who,
-                                                  100.0 * frac.get<double>(), reasons)});
+      out.push_back(
+          {"gpu_throttled", fmt::format("{}: clocks held down in {:.0f}% of samples ({})", who, 100.0 * frac,
+                                        fmt::join(gpu->throttle_reasons.value_or(std::vector<std::string>{}), ", "))});
     }
   }
-  if (sampled.is_object()) sampled["flags"] = flags;
+  sampled.flags = flags;
   return out;
 }
 

@@ -1,6 +1,6 @@
 // Telemetry of one rank while it measures: GPU (NVML, core/telemetry/nvml) and host (/proc, /sys)
 // readings taken by a background thread every --sample-ms, summarised per rank as
-// RankSamples.telemetry["sampled"] (schema 1.6; docs/METHODOLOGY.md "Telemetry"). Torch-free.
+// RankSamples.telemetry.sampled (schema 1.6; docs/METHODOLOGY.md "Telemetry"). Torch-free.
 //
 // Layers, so everything but the thread is tested with exact numbers:
 //   read_host()            one reading of /proc and /sys under a root tests can replace
@@ -77,7 +77,7 @@ HostReading read_host(const std::string& sysfs_root, const std::string& net_inte
 /// sent), else "". `host` is a name or an address. Never throws.
 std::string interface_for_address(const std::string& host, const EnvMap& env);
 
-/// Turns readings into the summary of RankSamples.telemetry["sampled"] (schema 1.6), without "flags":
+/// Turns readings into the summary of RankSamples.telemetry.sampled (schema 1.6), without "flags":
 ///   {"interval_ms", "samples", "span_s", "gpu": {...}, "host": {...}, "series": {...}}.
 /// begin() takes the reading at the window's start (its counters are the baseline of the
 /// first interval; it is not a sample); each add() is one sample at the end of an interval.
@@ -196,16 +196,16 @@ inline constexpr int kTelemetryDigits = 6;
 /// non-finite values are left as they are. Never throws.
 nlohmann::json rounded_telemetry(nlohmann::json summary);
 
-/// Many ranks' telemetry summaries (each a RankSamples.telemetry["sampled"], or null) as one
+/// Many ranks' telemetry summaries (each a RankSamples.telemetry.sampled, or null) as one
 /// set of series, so a row keeps the whole group's picture without every rank's series:
 ///   {"ranks": n, "t_s": [...], "<metric>": {"min": [...], "median": [...], "max": [...]}, ...}
 /// over the n summaries that have a "series". Point i of a metric is taken over the ranks
 /// whose series have a number at i (null where none has); "t_s" is the median of the ranks'
 /// t_s at i; the length is the longest series. Median: core/stats/stats.hpp percentile (50).
 /// Empty object when no summary has a series. Never throws.
-nlohmann::json series_over_ranks(const std::vector<const nlohmann::json*>& sampled);
+nlohmann::json series_over_ranks(const std::vector<const TelemetrySummary*>& sampled);
 
-/// Adds "flags" to a summary made by TelemetryAccumulator/TelemetrySampler (`sampled`, in
+/// Sets the flags of a summary made by TelemetryAccumulator/TelemetrySampler (`sampled`, in
 /// place) and returns one row warning per flag, naming the rank, `host`, the GPU index and
 /// the value:
 ///   low_gpu_util   the GPU is available, has sm_util_pct, and its mean < min_util_pct
@@ -215,7 +215,7 @@ nlohmann::json series_over_ranks(const std::vector<const nlohmann::json*>& sampl
 ///                  than gpu_idle and applications_clocks_setting: "rank 3 (node7, GPU 3):
 ///                  clocks held down in 25% of samples (hw_thermal_slowdown)".
 /// "flags" is [] when none fires (also without a GPU).
-std::vector<RowWarning> telemetry_flags(nlohmann::json& sampled, double min_util_pct, int rank,
+std::vector<RowWarning> telemetry_flags(TelemetrySummary& sampled, double min_util_pct, int rank,
                                         const std::string& host);
 
 }  // namespace ddpbench

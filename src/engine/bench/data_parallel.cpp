@@ -423,20 +423,21 @@ BenchResult measure(const DpJob& job, const std::string& name, const std::vector
   rs.local_rank = 0;
   rs.device = devices.front().str();
   rs.samples_s = samples;
-  nlohmann::json devs = nlohmann::json::array(), peaks = nlohmann::json::array();
+  std::vector<std::string> devs;
+  nlohmann::json peaks = nlohmann::json::array();
   for (const auto& d : devices) {
     devs.push_back(d.str());
     const long long peak = peak_memory_bytes(d);
     peaks.push_back(peak >= 0 ? nlohmann::json(peak) : nlohmann::json(nullptr));
   }
-  rs.telemetry["devices"] = devs;
+  rs.telemetry.devices = devs;
   row.ranks.push_back(rs);
   row.summary = summarize({samples}, b, k);
   keep_per_rank_detail(row, /*keep_all=*/true);  // one process: its samples stay
   row.stopping = Stopping{};
-  row.telemetry["devices"] = devs;
-  row.telemetry["peak_memory_bytes_per_device"] = peaks;
-  row.telemetry["primitives"] = job.prims.name;
+  row.telemetry.devices = devs;
+  row.telemetry.peak_memory_bytes_per_device = peaks;
+  row.telemetry.primitives = job.prims.name;
 
   const DpPhaseTimes mean = mean_phases(phases);
   nlohmann::json split = to_json(mean);

@@ -42,7 +42,9 @@ using SelfCheckHook = std::function<void(int rank, int group_size, const std::ve
 /// Throws UsageError for an unknown name.
 SelfCheckHook fault_injection_hook(const std::string& name);
 
-/// Everything one rank needs to take part in the sweep.
+/// What every row kind of the sweep uses (engine/bench/row_kind.hpp): who this rank is, the
+/// configuration, the device and backend, the job's store, where every rank runs, the
+/// telemetry sampler and the progress display. What only one kind needs stays with it.
 struct SweepEnv {
   LaunchInfo launch;
   RunConfig cfg;  ///< validated; world_sizes already resolved
@@ -53,13 +55,9 @@ struct SweepEnv {
   std::vector<RankPlacement> placements;  ///< all ranks' placements; needed on rank 0 only
   int threads_per_rank = 1;               ///< intra-op threads of every rank
   MathModes math{};                       ///< math in effect (TF32, cuDNN benchmark): picks the MFU peak
-  SelfCheckHook self_check_hook;          ///< test seam; empty in real runs
   /// This rank's telemetry sampler (core/telemetry/telemetry.hpp), started and stopped around every
   /// measured series; made by run_sweep when null.
   std::shared_ptr<TelemetrySampler> sampler;
-  /// A process group of every rank of the job (the concurrent no-DDP baseline); made by
-  /// run_sweep when the job has more than one rank.
-  c10::intrusive_ptr<c10d::ProcessGroup> world_pg;
   /// Rank 0's progress display (core/launch/progress); nullptr on other ranks and with --quiet.
   /// Every measured series (one per row; rank 0 runs them all) is a row of it.
   Progress* progress = nullptr;
@@ -106,11 +104,13 @@ inline constexpr int kMinItersForP95 = 20;
 /// Runs the whole sweep for every model of env.cfg. Collective: every rank of the job
 /// must call it with the same configuration. Returns the rows on rank 0 (empty elsewhere);
 /// `on_stragglers` (rank 0; may be empty) receives each model's straggler entry
-/// (core/stats/straggler.hpp straggler_entry) once the model's groups are done.
+/// (core/stats/straggler.hpp straggler_entry) once the model's groups are done;
+/// `self_check_hook` is the DDP self-check's test seam (empty in real runs).
 /// Throws SelfCheckError when gradients differ across ranks beyond env.cfg.grad_check_tol
 /// after the first DDP step of a group; c10::Error / std::runtime_error when a peer dies
 /// or a collective times out.
 std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
-                                   const std::function<void(const nlohmann::json&)>& on_stragglers = nullptr);
+                                   const std::function<void(const nlohmann::json&)>& on_stragglers = nullptr,
+                                   const SelfCheckHook& self_check_hook = nullptr);
 
 }  // namespace ddpbench

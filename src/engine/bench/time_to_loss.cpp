@@ -120,12 +120,11 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
        1) /
       batch;
   std::vector<double> step_s, loss_mean, loss_wall;  // per step: this rank's time; mean loss over ranks; rank 0's wall
-  nlohmann::json epochs = nlohmann::json::array();
-  nlohmann::json tgt = {{"metric", target.metric},
-                        {"value", target.metric == "none" ? nlohmann::json(nullptr) : nlohmann::json(target.value)},
-                        {"reached", false},
-                        {"epoch", nullptr},
-                        {"wall_s", nullptr}};
+  std::vector<ConvergenceEpoch> epochs;
+  TargetOutcome tgt;
+  tgt.metric = target.metric;
+  if (target.metric != "none") tgt.value = target.value;
+  tgt.reached = false;
   double last_acc = 0;
   if (env.progress) env.progress->next_row(label, static_cast<int>(steps_per_epoch * cfg.epochs));
   set_phase("training of " + label);
@@ -183,24 +182,25 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
     const double acc = sums[2] > 0 ? sums[1] / sums[2] : NAN;
     last_acc = acc;
     const double wall = since(t0);
-    epochs.push_back({{"epoch", e + 1},
-                      {"wall_s", wall},
-                      {"train_s", train_s},
-                      {"eval_s", eval_s},
-                      {"steps", steps},
-                      {"train_loss", train_loss},
-                      {"test_loss", test_loss},
-                      {"test_accuracy", acc},
-                      {"data_wait_s_mean", sums[4] > 0 ? sums[3] / sums[4] : 0.0},
-                      {"data_wait_s_max", wait_max_all}});
+    ConvergenceEpoch& ep = epochs.emplace_back();
+    ep.epoch = e + 1;
+    ep.wall_s = wall;
+    ep.train_s = train_s;
+    ep.eval_s = eval_s;
+    ep.steps = static_cast<long long>(steps);
+    ep.train_loss = train_loss;
+    ep.test_loss = test_loss;
+    ep.test_accuracy = acc;
+    ep.data_wait_s_mean = sums[4] > 0 ? sums[3] / sums[4] : 0.0;
+    ep.data_wait_s_max = wait_max_all;
     say(env, fmt::format("  {} on {} rank{}, epoch {}: train loss {:.4f}, test loss {:.4f}, test accuracy {:.4f}, "
                          "{:.1f} s (eval {:.1f} s), data wait {:.2f} ms/step",
                          model, n, n > 1 ? "s" : "", e + 1, train_loss, test_loss, acc, wall, eval_s,
                          1e3 * (sums[4] > 0 ? sums[3] / sums[4] : 0.0)));
     if (target_reached(target, test_loss, acc)) {
-      tgt["reached"] = true;
-      tgt["epoch"] = e + 1;
-      tgt["wall_s"] = wall;
+      tgt.reached = true;
+      tgt.epoch = e + 1;
+      tgt.wall_s = wall;
       break;
     }
   }
@@ -223,7 +223,7 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
   row.image_size = cfg.image_size;
   row.precision = cfg.precision;
   row.stopping.mode = "fixed";
-  row.stopping.reason = tgt["reached"].get<bool>() ? "target" : "epochs";
+  row.stopping.reason = *tgt.reached ? "target" : "epochs";
   std::vector<std::vector<double>> per_rank;
   for (int r = 0; r < n; ++r) {
     RankSamples rs = placed_rank(env, r);
@@ -233,47 +233,49 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
   }
   if (!keep.empty()) row.summary = summarize(per_rank, batch, n);
   row.ddp_options = row_ddp_options(cfg, ddp_variants(cfg).front());
-  nlohmann::json loss = {
-      {"step", nlohmann::json::array()}, {"wall_s", nlohmann::json::array()}, {"value", nlohmann::json::array()}};
+  LossCurve loss;
+  loss.step.emplace();
+  loss.wall_s.emplace();
+  loss.value.emplace();
   for (size_t i : keep) {
-    loss["step"].push_back(i + 1);
-    loss["wall_s"].push_back(loss_wall[i]);
-    loss["value"].push_back(loss_mean[i]);
+    loss.step->push_back(static_cast<long long>(i) + 1);
+    loss.wall_s->push_back(loss_wall[i]);
+    loss.value->push_back(loss_mean[i]);
   }
-  loss["steps_total"] = step_s.size();
-  loss["subsample_stride"] = keep.size() > 1 ? keep[1] - keep[0] : 1;
-  loss["note"] =
+  loss.steps_total = static_cast<long long>(step_s.size());
+  loss.subsample_stride = static_cast<long long>(keep.size() > 1 ? keep[1] - keep[0] : 1);
+  loss.note =
       "training cross-entropy of each optimizer step, mean over the ranks' batches; wall_s from the "
       "first step's start (rank 0); every subsample_stride-th step and the last";
   std::string source;
-  nlohmann::json nearby = baselines_for(last_acc, model, &source);
-  row.convergence = {{"dataset", data.name},
-                     {"train_examples", data.train.n},
-                     {"test_examples", data.test.n},
-                     {"image_size", cfg.image_size},
-                     {"normalization",
-                      {{"mean", kFashionMnistMean},
-                       {"std", kFashionMnistStd},
-                       {"source", "per-pixel mean/std of the 60000 training images in [0, 1]"}}},
-                     {"loader_workers", cfg.loader_workers},
-                     {"optimizer", {{"name", "sgd"}, {"lr", cfg.lr}, {"momentum", 0.9}, {"weight_decay", 1e-4}}},
-                     {"steps_per_epoch", steps_per_epoch},
-                     {"epochs", epochs},
-                     {"loss", loss},
-                     {"target", tgt},
-                     {"baselines", nearby},
-                     {"baselines_source", source},
-                     {"reference", "the 1-rank DDP row of the same file (no separate no-DDP row)"},
-                     {"note",
-                      "wall_s from the first training step's start, evaluations included (eval_s says "
-                      "how much); test_loss and test_accuracy over the whole (limited) test split"}};
+  const nlohmann::json nearby = baselines_for(last_acc, model, &source);
+  RowConvergence& c = row.convergence;
+  c.dataset = data.name;
+  c.train_examples = static_cast<long long>(data.train.n);
+  c.test_examples = static_cast<long long>(data.test.n);
+  c.image_size = cfg.image_size;
+  c.normalization = {{"mean", kFashionMnistMean},
+                     {"std", kFashionMnistStd},
+                     {"source", "per-pixel mean/std of the 60000 training images in [0, 1]"}};
+  c.loader_workers = cfg.loader_workers;
+  c.optimizer = {{"name", "sgd"}, {"lr", cfg.lr}, {"momentum", 0.9}, {"weight_decay", 1e-4}};
+  c.steps_per_epoch = static_cast<long long>(steps_per_epoch);
+  c.epochs = epochs;
+  c.loss = std::move(loss);
+  c.target = tgt;
+  c.baselines = nearby;
+  c.baselines_source = source;
+  c.reference = "the 1-rank DDP row of the same file (no separate no-DDP row)";
+  c.note =
+      "wall_s from the first training step's start, evaluations included (eval_s says how much); test_loss and "
+      "test_accuracy over the whole (limited) test split";
   emit(row);
   say(env, fmt::format("  {} on {} rank{}: test accuracy {:.4f} after {} epoch(s), {:.1f} s; target {}", model, n,
-                       n > 1 ? "s" : "", last_acc, epochs.size(), epochs.back()["wall_s"].get<double>(),
-                       target.metric == "none"      ? std::string("none")
-                       : tgt["reached"].get<bool>() ? fmt::format("{} {:g} reached in epoch {}", target.metric,
-                                                                  target.value, tgt["epoch"].get<int>())
-                                                    : fmt::format("{} {:g} not reached", target.metric, target.value)));
+                       n > 1 ? "s" : "", last_acc, epochs.size(), epochs.back().wall_s.value_or(0.0),
+                       target.metric == "none" ? std::string("none")
+                       : *tgt.reached          ? fmt::format("{} {:g} reached in epoch {}", target.metric, target.value,
+                                                             tgt.epoch.value_or(0))
+                                               : fmt::format("{} {:g} not reached", target.metric, target.value)));
   for (const auto& l : baseline_lines(nearby)) say(env, l);
 }
 

@@ -1,0 +1,133 @@
+// What every row kind of the sweep shares (engine/bench/row_kind.hpp): the timed series of
+// one rank, what each rank sends to rank 0 after it, and rank 0's row made from every
+// rank's part (summary, breakdown, memory, burn-in, compute and MFU, telemetry, warnings).
+// Internal to engine/bench: the sweep and its row kinds use it; nothing else does.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result/result.hpp"
+#include "engine/bench/sweep.hpp"
+#include "engine/dist/ddp.hpp"
+#include "engine/train/workload.hpp"
+
+namespace ddpbench {
+
+/// What one rank measured in a series, gathered to rank 0 after the samples as one vector of
+/// doubles: the samples (as many on every rank of a group), the breakdown, then the one-value
+/// fields in kRankScalars order (NaN where a value is absent), then with --duration the
+/// burn-in windows (as many on every rank since they depend on D alone). pack and unpack walk
+/// the same lists, so a new field is one member and one entry in kRankScalars.
+struct RankStats {
+  std::vector<double> samples_s;  ///< with --duration: every subsample_stride-th step (core/stats/burn_in)
+  std::array<std::optional<double>, kNumBreakdownComponents> breakdown_s;  ///< kBreakdownComponents order, s/step
+  std::optional<double> peak_memory_bytes;
+  std::optional<double> wire_bytes_per_step;  ///< what a comm hook handed to collectives, mean per step
+  std::optional<double> steps_measured;       ///< --duration: measured steps before subsampling
+  std::optional<double> subsample_stride;     ///< --duration: samples_s keeps every k-th of them
+  std::optional<double> peak_allocated_bytes, peak_reserved_bytes, peak_rss_bytes;  ///< engine/memory
+  std::optional<double> memory_reset_ok;   ///< 1: the peak window was reset before the series; 0: it failed
+  std::vector<double> window_steps_per_s;  ///< --duration: optimizer steps per s per window (burn_in_windows(D))
+
+  std::vector<double> pack() const;
+  /// Throws std::runtime_error when `v` is shorter than `iters` samples and the fixed slots.
+  static RankStats unpack(const std::vector<double>& v, size_t iters);
+};
+
+/// One rank's timed series (run_series).
+struct Series {
+  std::vector<double> samples;   ///< s per measured step
+  int64_t skipped_measured = 0;  ///< fp16 steps skipped for overflow among the timed ones
+  Stopping stopping;
+  std::array<double, kNumBreakdownComponents> breakdown_sum{};  ///< over measured steps
+  int breakdown_n = 0;                                          ///< measured steps with a complete breakdown
+  double wire_bytes_sum = 0;                                    ///< comm hook's bytes over measured steps
+  bool has_wire_bytes = false;
+  /// --duration: each measured step's end, s since the first measured step started (the
+  /// origin of the burn-in windows), for every step even when `samples` is subsampled.
+  std::vector<double> end_s;
+  int64_t steps_measured = 0;   ///< measured steps (before subsampling)
+  size_t subsample_stride = 1;  ///< --duration: `samples` keeps every k-th measured step
+  bool memory_reset_ok = true;  ///< the last reset of the peak-memory window took effect (engine/memory)
+};
+
+/// Runs cfg.warmup untimed steps (forward only with --mode inference) then the timed ones:
+/// cfg.iters of them; with --iters auto until the 95% CI half-width of the mean of the
+/// per-iteration means across `pg`'s ranks is within the target (or a limit is hit): after
+/// each iteration, outside the timed span, one SUM allreduce over `pg` gives every rank the
+/// same iteration mean, so every rank takes the same decision; with --duration D until every
+/// rank of `pg` has measured for D s (a MIN allreduce of the elapsed times), the samples then
+/// thinned to at most kMaxBurnInSamples. An empty `pg` (or one of one rank): each rank
+/// decides alone. After each iteration `gate` (may be null) gets a heartbeat and `check`
+/// (the self-check; may be empty) runs, untimed, until it returns true. `label` names the
+/// series in the phase and in env.progress (one progress row per call). `wire_bytes` (may be
+/// empty): a comm hook's cumulative byte counter, read per measured step.
+Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const std::function<bool()>& check,
+                  const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const std::string& label,
+                  const std::function<long long()>& wire_bytes = nullptr);
+
+/// This rank's part of the row after `series`: its samples, mean breakdown, memory peaks
+/// (engine/memory, read now) and, with --duration, its burn-in windows.
+RankStats rank_stats(const SweepEnv& env, const Series& series);
+
+/// Rank 0's row of a group of n ranks from every rank's stats (group rank order): identity,
+/// summary over ranks (examples per rank per step = batch x grad_accum), breakdown (mean and
+/// max over ranks, only when every rank has one), memory peaks, burn-in drift.
+BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, int n, long long batch, int grad_accum,
+                     const std::vector<RankStats>& stats, const Stopping& stopping, int iterations);
+
+/// Warnings that depend on one row alone: noisy, few samples, oversubscribed CPUs, a failed
+/// self-check, fp16 steps skipped while timed (negative DDP overhead needs the no-DDP row: run_sweep).
+void add_row_warnings(const SweepEnv& env, BenchResult& row);
+
+/// What rank 0 knows about a model before measuring it (computed once, on the CPU).
+struct ModelInfo {
+  double forward_macs = 0;     ///< per example, whole forward (head included)
+  double head_macs = 0;        ///< per example, of the MLP head (frozen backbone only)
+  double head_first_macs = 0;  ///< of the head's first layer
+  int64_t parameters = 0, trainable_parameters = 0;
+};
+
+/// The ModelInfo of `name` on rank 0 (zeros on other ranks).
+ModelInfo model_info(const SweepEnv& env, const std::string& name);
+
+/// Adds the compute (FLOPs, MFU against the device's peak for the math in effect) and
+/// loss-scaling sections to rank 0's row.
+void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, const Trainer& trainer,
+              const Series& series);
+
+/// This rank's telemetry of the series just measured (core/telemetry/telemetry.hpp), its
+/// series dropped beyond 32 KiB; null without a sampler.
+nlohmann::json own_telemetry(const SweepEnv& env);
+
+/// Every rank of a group publishes its telemetry under `key`/<rank> in the job's store;
+/// rank 0 reads each with collect_telemetry (deleting the key) after the group's gather.
+void publish_telemetry(const SweepEnv& env, const std::string& key);
+nlohmann::json collect_telemetry(const SweepEnv& env, const std::string& key, int rank);
+
+/// Puts each rank's telemetry into the row, the group's series over ranks, and the
+/// low-utilization / throttling warnings (the first 4 ranks per code by name, then a count).
+void attach_telemetry(const SweepEnv& env, BenchResult& row, const std::vector<nlohmann::json>& per_rank);
+
+/// --profile DIR: after a measured series, cfg.profile_iters more steps (untimed) traced by
+/// libtorch's profiler into DIR/<model>-<what>-rank<R>.json. Returns the file's record for
+/// the row (nullopt without --profile).
+std::optional<ProfileRecord> profile_series(const SweepEnv& env, Trainer& trainer, const std::string& model,
+                                            const std::string& what, GroupGate* gate);
+
+/// build_model(env.cfg, name, env.device).
+ModelPtr build_model(const SweepEnv& env, const std::string& name);
+
+/// This rank's trainer of `model` at `batch` examples per micro-step (its own synthetic
+/// batch, seeded by cfg.seed and the rank), under `ddp` when given.
+Trainer make_trainer(const SweepEnv& env, ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, long long batch,
+                     int grad_accum);
+
+}  // namespace ddpbench
