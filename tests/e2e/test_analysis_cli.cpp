@@ -64,11 +64,11 @@ TEST(ReportCli, BreakdownImpactAndCollectives) {
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_THAT(o.out, HasSubstr("DDP overhead vs no-DDP  exposed comm  other DDP overhead"));
   EXPECT_THAT(o.out, HasSubstr("2          1          160.0           320.0       64.0%                   40.0%"
-                               "         30.0%               10.0%      0.1000\n"));
+                               "         30.0%               10.0%      0.1000    F1\n"));
   EXPECT_THAT(o.out, HasSubstr("Step breakdown: resnet18, fp32, bucket cap 1 MiB, CPU (Fixture CPU)"));
   // speedup = 0.100 / 0.080 = 1.25; exposed comm 30 -> 10 ms.
   EXPECT_THAT(o.out, HasSubstr("bucket cap 1 MiB               80.00    1.25x            10.00                  -20.00"
-                               "               -66.7%           400.0\n"));
+                               "               -66.7%           400.0    F1\n"));
   EXPECT_THAT(
       o.out,
       HasSubstr("4194304            1048576  float32    sum    -1    5000.00         0.839         0.839       0\n"));
@@ -78,8 +78,9 @@ TEST(ReportCli, BreakdownImpactAndCollectives) {
   o = run(kBin + " report " + kFix + "comm_cpu.json --format json");
   ASSERT_EQ(o.code, 0) << o.err;
   const auto j = nlohmann::json::parse(o.out);
-  ASSERT_EQ(j["tables"].size(), 4u);
+  ASSERT_EQ(j["tables"].size(), 5u);  // and the result files last
   EXPECT_EQ(j["tables"][0]["kind"], "comm");
+  EXPECT_EQ(j["tables"][4]["kind"], "files");
   EXPECT_EQ(j["tables"][0]["rows"][3]["size_bytes"], 4194304);
   if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed";
   o = run(kBin + " report " + kFix + "comm_cpu.json --plots " + (d.path / "p").string() + " --html " +

@@ -101,10 +101,22 @@ TEST(Report, WithoutTheOneGpuRowTheNoDdpRowIsTheBase) {
   EXPECT_NEAR(r.weak[0].rows[0].efficiency, (16 / 0.22) / (16 / 0.20), 1e-12);
 }
 
-TEST(Report, RepeatedConfigurationsUseTheMostPreciseRow) {
+const Table& table_of_kind(const std::vector<Table>& ts, const std::string& kind, size_t nth = 0) {
+  for (const auto& t : ts)
+    if (t.kind == kind && nth-- == 0) return t;
+  throw std::logic_error("no table of kind " + kind);
+}
+
+std::string joined_notes(const Table& t) {
+  std::string s;
+  for (const auto& n : t.notes) s += n + "\n";
+  return s;
+}
+
+TEST(Report, RepeatedConfigurationsUseTheMedianLaunchNamedWithItsSpread) {
   auto files = load({"weak_cpu.json", "weak_cpu.json", "weak_cpu.json"});
-  // The 1-GPU row three times: the first file's as it is; a tight one (0.42 s +- 0.1%); and
-  // a noisy one with the most samples (0.3 to 0.5 s, as a long --iters auto series).
+  // The 1-rank row in three launches: p50 0.21 s as in the file (F1); 0.42 s in a tight
+  // series (F2, the narrowest CI); 0.40 s in a noisy one with the most samples (F3).
   auto& tight = files[1].file.results[1];
   tight.ranks[0].samples_s = {0.4196, 0.4204, 0.4196, 0.4204, 0.42};
   tight.summary = summarize({tight.ranks[0].samples_s}, 16, 1);
@@ -112,14 +124,98 @@ TEST(Report, RepeatedConfigurationsUseTheMostPreciseRow) {
   noisy.ranks[0].samples_s.clear();
   for (int i = 0; i < 50; ++i) noisy.ranks[0].samples_s.push_back(i % 2 ? 0.3 : 0.5);
   noisy.summary = summarize({noisy.ranks[0].samples_s}, 16, 1);
+  ASSERT_NEAR(noisy.summary.p50_s, 0.40, 1e-12);
   files[1].name = "tight";
   files[2].name = "noisy";
-  const double first_rel = files[0].file.results[1].summary.ci95_s / files[0].file.results[1].summary.mean_s;
-  ASSERT_GT(first_rel, tight.summary.ci95_s / tight.summary.mean_s);  // the premise: the tight row is tighter
   const Report r = build_report(files, {});
   ASSERT_EQ(r.weak.size(), 1u);
-  EXPECT_NEAR(r.weak[0].rows[0].p50_s, 0.42, 1e-9);
-  EXPECT_NEAR(r.weak[0].rows[1].per_gpu_ex_s, 16 / 0.22, 1e-9);  // the other rows tie: the first file's
+  // Sorted by p50: 0.21 (F1), 0.40 (F3), 0.42 (F2): the median launch is F3, whatever its CI.
+  const WeakRow& one = r.weak[0].rows[0];
+  EXPECT_NEAR(one.p50_s, 0.40, 1e-12);
+  EXPECT_EQ(one.launch.file, "F3");
+  EXPECT_EQ(one.launch.launches, 3);
+  EXPECT_EQ(one.launch.all, (std::vector<std::string>{"F1", "F2", "F3"}));
+  ASSERT_TRUE(one.launch.spread.has_value());
+  EXPECT_NEAR(*one.launch.spread, (0.42 - 0.21) / 0.40, 1e-12);
+  EXPECT_EQ(one.baseline_file, "F3");  // its DDP overhead against its own launch's no-DDP row
+  EXPECT_NEAR(*one.ddp_overhead, (0.40 - 0.20) / 0.40, 1e-12);
+  // Rows all three measured alike: the lower middle one of the tie in file order (F2), spread 0.
+  EXPECT_EQ(r.weak[0].rows[1].launch.file, "F2");
+  EXPECT_NEAR(*r.weak[0].rows[1].launch.spread, 0.0, 1e-12);
+  // Every row names its file; a note says which launches and how far apart; the files
+  // table explains the labels.
+  const auto tables = report_tables(r);
+  const Table& w = table_of_kind(tables, "weak");
+  const size_t fc = w.col("file");
+  EXPECT_EQ(std::get<std::string>(w.rows[0][fc]), "F3");
+  EXPECT_EQ(std::get<std::string>(w.rows[2][fc]), "F2");
+  EXPECT_THAT(joined_notes(w), HasSubstr("1 rank: F3: the median p50 of 3 launches (F1, F2, F3), spread 52.5%"));
+  const Table& f = table_of_kind(tables, "files");
+  ASSERT_EQ(f.rows.size(), 3u);
+  EXPECT_EQ(std::get<std::string>(f.rows[1][f.col("label")]), "F2");
+  EXPECT_EQ(std::get<std::string>(f.rows[1][f.col("name")]), "tight");
+}
+
+TEST(Report, ANoDdpBaselineFromAnotherLaunchIsNamed) {
+  auto files = load({"weak_cpu.json", "weak_cpu.json"});
+  files[1].file.results.erase(files[1].file.results.begin());  // F2 has no no-DDP row
+  for (auto& row : files[1].file.results) {                    // and is slower: F2 is the median of two
+    for (auto& rk : row.ranks)
+      for (double& x : rk.samples_s) x *= 2;
+    std::vector<std::vector<double>> per_rank;
+    for (const auto& rk : row.ranks) per_rank.push_back(rk.samples_s);
+    row.summary = summarize(per_rank, row.batch_per_rank, row.world_size);
+  }
+  const Report r = build_report(files, {});
+  ASSERT_EQ(r.weak.size(), 1u);
+  // Two launches: the lower middle one by p50 is F1 (the faster) for every row.
+  EXPECT_EQ(r.weak[0].rows[0].launch.file, "F1");
+  EXPECT_EQ(r.weak[0].rows[0].baseline_file, "F1");
+  // F1 with its no-DDP row only: the DDP rows are F2's, their baseline F1's, and the note says so.
+  auto only_f2 = files;
+  only_f2[0].file.results.erase(only_f2[0].file.results.begin() + 1, only_f2[0].file.results.end());
+  const Report r2 = build_report(only_f2, {});
+  ASSERT_EQ(r2.weak.size(), 1u);
+  EXPECT_EQ(r2.weak[0].rows[0].launch.file, "F2");
+  EXPECT_EQ(r2.weak[0].rows[0].baseline_file, "F1");
+  EXPECT_THAT(joined_notes(table_of_kind(report_tables(r2), "weak")),
+              HasSubstr("1 rank: DDP overhead against the no-DDP row of F1 (this row: F2)"));
+}
+
+TEST(Report, RanksSharingAGpuCountTheGpuOnceAndSaySo) {
+  auto files = load({"gpu_h100.json"});
+  ResultFile& f = files[0].file;
+  // 16 ranks on 8 GPUs: ranks 2k and 2k+1 report the same GPU UUID.
+  nlohmann::json ranks = nlohmann::json::array();
+  for (int k = 0; k < 16; ++k)
+    ranks.push_back({{"rank", k}, {"host", k < 8 ? "node0" : "node1"}, {"gpu_uuid", "GPU-" + std::to_string(k / 2)}});
+  f.environment["ranks"] = ranks;
+  for (auto& row : f.results)
+    for (auto& rk : row.ranks) rk.device = "cuda:0";
+  const Report r = build_report(files, cost_opts());
+  ASSERT_EQ(r.weak.size(), 1u);
+  const WeakTable& t = r.weak[0];
+  const WeakRow& big = t.rows.back();
+  ASSERT_EQ(big.world_size, 16);
+  EXPECT_EQ(big.devices, 8);
+  EXPECT_EQ(t.rows.front().devices, 1);
+  const double b = static_cast<double>(t.key.batch_per_rank);
+  EXPECT_NEAR(big.aggregate_ex_s, 16 * b / 0.0625, 1e-9);
+  EXPECT_NEAR(big.per_gpu_ex_s, 16 * b / 0.0625 / 8, 1e-9);
+  EXPECT_NEAR(big.efficiency, (16 * b / 0.0625 / 8) / (b / 0.05), 1e-12);
+  // Billed for 8 GPUs, not 16.
+  ASSERT_EQ(r.cost.size(), 1u);
+  EXPECT_EQ(r.cost[0].rows.back().world_size, 8);
+  EXPECT_NEAR(r.cost[0].rows.back().usd_per_million, 2.0 * 8 / 3600 * 1e6 / big.aggregate_ex_s, 1e-9);
+  // The table counts ranks and GPUs, and says why.
+  const auto tables = report_tables(r);
+  const Table& w = table_of_kind(tables, "weak");
+  EXPECT_EQ(w.columns[0].header, "ranks");
+  EXPECT_EQ(w.columns[1].header, "GPUs");
+  EXPECT_THAT(joined_notes(w), HasSubstr("16 ranks ran on 8 GPUs"));
+  // Without UUIDs or bus ids "cuda:0" on every rank says nothing (CUDA_VISIBLE_DEVICES): one GPU per rank.
+  files[0].file.environment.erase("ranks");
+  EXPECT_EQ(build_report(files, {}).weak[0].rows.back().devices, 16);
 }
 
 TEST(Report, DifferentSetupsAreDifferentConfigurations) {
@@ -201,12 +297,6 @@ const WeakTable& weak_with_knobs(const Report& r, const std::string& knobs) {
   for (const auto& w : r.weak)
     if (w.key.knob_label() == knobs) return w;
   throw std::logic_error("no weak table with knobs '" + knobs + "'");
-}
-
-const Table& table_of_kind(const std::vector<Table>& ts, const std::string& kind, size_t nth = 0) {
-  for (const auto& t : ts)
-    if (t.kind == kind && nth-- == 0) return t;
-  throw std::logic_error("no table of kind " + kind);
 }
 
 TEST(ReportBreakdown, OverheadSplitsIntoExposedCommAndTheRestByHand) {
@@ -316,9 +406,9 @@ TEST(ReportImpact, SpeedupAndExposedCommChangeAgainstThePlainRunByHand) {
   EXPECT_THAT(text, HasSubstr("Optimization impact: resnet18, fp32, CPU (Fixture CPU), batch 16 per rank, 64x64 "
                               "images, DDP on 2 ranks\n"));
   EXPECT_THAT(text, HasSubstr("bucket cap 1 MiB               80.00    1.25x            10.00                  -20.00"
-                              "               -66.7%           400.0\n"));
+                              "               -66.7%           400.0    F1\n"));
   EXPECT_THAT(text, HasSubstr("comm hook fp16                 90.00    1.11x            20.00                  -10.00"
-                              "               -33.3%           355.6\n"));
+                              "               -33.3%           355.6    F1\n"));
   // Only where a variant was measured: a run with every knob at its default has no table.
   EXPECT_TRUE(build_report(load({"weak_cpu.json"}), {}).impact.empty());
 }
@@ -368,7 +458,8 @@ TEST(ReportComm, NcclTestsColumnsFromACommOnlyFile) {
   EXPECT_EQ(r.comm[1].world_size, 3);
   EXPECT_EQ(r.comm[2].collective, "all_gather");
   const auto tables = report_tables(r);
-  ASSERT_EQ(tables.size(), 4u);
+  ASSERT_EQ(tables.size(), 5u);  // and the result files last
+  EXPECT_EQ(tables.back().kind, "files");
   const auto& t = tables[1];
   EXPECT_EQ(t.kind, "comm");
   ASSERT_EQ(t.rows.size(), 4u);
@@ -412,7 +503,7 @@ TEST(ReportComm, RunAndCommFilesTogether) {
   std::vector<std::string> kinds;
   for (const auto& t : report_tables(r)) kinds.push_back(t.kind);
   EXPECT_EQ(kinds, (std::vector<std::string>{"weak", "breakdown", "weak", "breakdown", "weak", "breakdown", "impact",
-                                             "comm", "comm", "comm", "comm"}));
+                                             "comm", "comm", "comm", "comm", "files"}));
   ASSERT_EQ(r.files.size(), 2u);
   EXPECT_EQ(r.files[1]["kind"], "comm");
   EXPECT_EQ(r.files[1]["comm_rows"], 13);
@@ -645,7 +736,7 @@ TEST(ReportCluster, PairRowsGetTheirTableAndTheSlowNodeIsNamed) {
   ASSERT_EQ(r.headline.size(), 1u);
   EXPECT_THAT(r.headline[0], HasSubstr("Slow node (fixtures/pairs_cpu.json): node2: every pair with it is slow"));
   const auto tables = report_tables(r);
-  ASSERT_EQ(tables.size(), 1u);
+  ASSERT_EQ(tables.size(), 2u);  // and the result files
   const Table& t = tables[0];
   EXPECT_EQ(t.kind, "pairs");
   // One line per pair (core/analysis/pairs.hpp pairs_table), in round order.
@@ -663,7 +754,7 @@ TEST(ReportCluster, AFindMaxBsFileIsReported) {
             "find-max-bs (resnet18, fp32, cpu, 64x64): the largest batch per rank that trained is 48; "
             "recommended 43 (10% margin).");
   const auto tables = report_tables(r);
-  ASSERT_EQ(tables.size(), 1u);
+  ASSERT_EQ(tables.size(), 2u);  // and the result files
   ASSERT_EQ(tables[0].rows.size(), 5u);
   EXPECT_EQ(tables[0].rows[2][tables[0].col("fits")], Value(std::string("no")));
   EXPECT_EQ(tables[0].rows[3][tables[0].col("batch")], Value(48LL));

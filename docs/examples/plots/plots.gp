@@ -1,180 +1,184 @@
+reset
 set encoding utf8
 set grid
-set key top left
 set logscale x 2
+set key top left
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-throughput.png'
-set key top left
 set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: aggregate throughput' noenhanced
 set ylabel 'throughput (examples/s, all ranks)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-rank ex/s x ranks)'
-unset yrange
 unset output
 set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-throughput.svg'
-set key top left
 set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: aggregate throughput' noenhanced
 set ylabel 'throughput (examples/s, all ranks)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-rank ex/s x ranks)'
-unset yrange
 unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-efficiency.png'
-set key bottom right
 set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: scaling efficiency' noenhanced
 set ylabel 'efficiency (%)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:110]
 plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines dt 2 title '100 %'
-unset yrange
 unset output
 set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-efficiency.svg'
-set key bottom right
 set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: scaling efficiency' noenhanced
 set ylabel 'efficiency (%)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:110]
 plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines dt 2 title '100 %'
-unset yrange
 unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-per-gpu.png'
-set key bottom right
 set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: per-rank throughput' noenhanced
 set ylabel 'throughput per rank (examples/s)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:5 with linespoints lw 2 pt 7 title 'per rank'
-unset yrange
 unset output
 set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-per-gpu.svg'
-set key bottom right
 set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: per-rank throughput' noenhanced
 set ylabel 'throughput per rank (examples/s)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:5 with linespoints lw 2 pt 7 title 'per rank'
-unset yrange
 unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-latency.png'
-set key bottom right
 set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: time per iteration' noenhanced
 set ylabel 'seconds per iteration'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'
-unset yrange
 unset output
 set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-latency.svg'
-set key bottom right
 set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: time per iteration' noenhanced
 set ylabel 'seconds per iteration'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'
-unset yrange
 unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key top left
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-throughput.png'
-set key top left
 set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: aggregate throughput' noenhanced
 set ylabel 'throughput (examples/s, all ranks)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-rank ex/s x ranks)'
-unset yrange
 unset output
 set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-throughput.svg'
-set key top left
 set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: aggregate throughput' noenhanced
 set ylabel 'throughput (examples/s, all ranks)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-rank ex/s x ranks)'
-unset yrange
 unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-efficiency.png'
-set key bottom right
 set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: scaling efficiency' noenhanced
 set ylabel 'efficiency (%)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:110]
 plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines dt 2 title '100 %'
-unset yrange
 unset output
 set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-efficiency.svg'
-set key bottom right
 set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: scaling efficiency' noenhanced
 set ylabel 'efficiency (%)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:110]
 plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines dt 2 title '100 %'
-unset yrange
 unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-per-gpu.png'
-set key bottom right
 set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: per-rank throughput' noenhanced
 set ylabel 'throughput per rank (examples/s)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:5 with linespoints lw 2 pt 7 title 'per rank'
-unset yrange
 unset output
 set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-per-gpu.svg'
-set key bottom right
 set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: per-rank throughput' noenhanced
 set ylabel 'throughput per rank (examples/s)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:5 with linespoints lw 2 pt 7 title 'per rank'
-unset yrange
 unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-latency.png'
-set key bottom right
 set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: time per iteration' noenhanced
 set ylabel 'seconds per iteration'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'
-unset yrange
 unset output
 set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-latency.svg'
-set key bottom right
 set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: time per iteration' noenhanced
 set ylabel 'seconds per iteration'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'
-unset yrange
 unset output

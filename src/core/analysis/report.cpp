@@ -33,6 +33,8 @@ namespace {
 // One measured row with what identifies it across files.
 struct Point {
   std::string source;  // file it came from
+  RowLaunch launch;    // its label ("F2"); with several launches of the key, how many and how far apart
+  int devices = 1;     // distinct devices of its ranks (distinct_devices)
   ConfigKey key;
   int nodes = 1;
   Summary summary;                            // as written by `run` (pooled over ranks)
@@ -78,19 +80,48 @@ long long safe_int(const nlohmann::json& e, const char* key) {
   }
 }
 
+// Distinct devices of a row's ranks: by GPU UUID, else host and PCI bus id, from the file's
+// environment.ranks; a rank with neither counts as its own device. Ranks sharing one GPU
+// count once; CPU ranks each count as one (a rank is the unit there).
+int distinct_devices(const ResultFile& f, const BenchResult& r) {
+  if (r.ranks.empty()) return std::max(1, r.world_size);
+  std::map<long long, const nlohmann::json*> placed;
+  if (const auto it = f.environment.find("ranks"); it != f.environment.end() && it->is_array())
+    for (const auto& e : *it)
+      if (e.is_object())
+        if (const auto rk = json_num_opt(e, "rank")) placed[static_cast<long long>(*rk)] = &e;
+  std::set<std::string> seen;
+  for (const auto& rk : r.ranks) {
+    if (rk.device.rfind("cuda", 0) != 0) return r.world_size;  // CPU ranks: one each
+    const auto it = placed.find(rk.rank);
+    const nlohmann::json* e = it == placed.end() ? nullptr : it->second;
+    const std::string uuid = e ? json_str_or(*e, "gpu_uuid") : "";
+    const std::string bus = e ? json_str_or(*e, "bus_id") : "";
+    // Without either, "cuda:0" says nothing (CUDA_VISIBLE_DEVICES renumbers): the rank's own.
+    seen.insert(!uuid.empty()  ? "uuid " + uuid
+                : !bus.empty() ? "bus " + rk.host + " " + bus
+                               : "rank " + std::to_string(rk.rank));
+  }
+  return std::max<int>(1, static_cast<int>(seen.size()));
+}
+
 // Flattens every row of every file into Points. Rows that cannot be reported (no time,
 // absurd sizes; the bounds keep batch x world size far inside long long) are skipped.
 std::vector<Point> collect_points(const std::vector<NamedResult>& files) {
   std::vector<Point> pts;
-  for (const auto& nf : files) {
+  for (size_t fi = 0; fi < files.size(); ++fi) {
+    const NamedResult& nf = files[fi];
     for (const auto& r : nf.file.results) {
       if (!(r.summary.p50_s > 0) || r.world_size < 1 || r.world_size > 10'000'000 || r.batch_per_rank < 1 ||
           r.batch_per_rank > 1'000'000'000LL)
         continue;
       Point p;
       p.source = nf.name;
+      p.launch.file = file_label(fi);
+      p.launch.all = {p.launch.file};
       p.key = ConfigKey::of(nf.file, r);
       p.nodes = r.nodes;
+      p.devices = distinct_devices(nf.file, r);
       p.summary = r.summary;
       p.p5_s = r.summary.p5_s;
       if (!(p.p5_s > 0)) {  // files of schema < 1.10: from every rank's samples
@@ -115,25 +146,33 @@ std::vector<Point> collect_points(const std::vector<NamedResult>& files) {
   return pts;
 }
 
-// Relative width of a row's 95% CI of the mean; infinite when it has none (one iteration).
-double relative_ci(const Summary& s) {
-  return s.ci95_s > 0 && s.mean_s > 0 ? s.ci95_s / s.mean_s : std::numeric_limits<double>::infinity();
-}
-
-// The same configuration measured in several files: keep the most precise measurement,
-// the narrowest relative CI (not the most samples: under --iters auto the launch that ran
-// longest is the noisiest one); the first on a tie.
-std::vector<Point> best_points(const std::vector<Point>& pts) {
-  std::map<ConfigKey, size_t> best;
-  std::vector<Point> out;
+// The same configuration measured by several launches: the launch with the median p50 (the
+// lower of the two middle ones for an even count), so that every number of the row, its
+// baseline and footnotes come from one launch, with how many launches there were and their
+// spread of p50 ((slowest - fastest) / the median launch's). Never the fastest, and never
+// the narrowest CI (which picks a short lucky run). Keys in first-seen order.
+std::vector<Point> median_launches(const std::vector<Point>& pts) {
+  std::map<ConfigKey, std::vector<const Point*>> by_key;
+  std::vector<ConfigKey> order;
   for (const auto& p : pts) {
-    const auto it = best.find(p.key);
-    if (it == best.end()) {
-      best.emplace(p.key, out.size());
-      out.push_back(p);
-    } else if (relative_ci(p.summary) < relative_ci(out[it->second].summary)) {
-      out[it->second] = p;
+    auto& v = by_key[p.key];
+    if (v.empty()) order.push_back(p.key);
+    v.push_back(&p);
+  }
+  std::vector<Point> out;
+  for (const auto& k : order) {
+    const std::vector<const Point*>& v = by_key[k];
+    std::vector<const Point*> sorted = v;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const Point* a, const Point* b) { return a->summary.p50_s < b->summary.p50_s; });
+    Point q = *sorted[(sorted.size() - 1) / 2];
+    if (v.size() > 1) {
+      q.launch.launches = static_cast<int>(v.size());
+      q.launch.all.clear();
+      for (const Point* x : v) q.launch.all.push_back(x->launch.file);
+      q.launch.spread = (sorted.back()->summary.p50_s - sorted.front()->summary.p50_s) / q.summary.p50_s;
     }
+    out.push_back(std::move(q));
   }
   return out;
 }
@@ -163,6 +202,12 @@ std::optional<double> ddp_overhead(const std::vector<Point>& all, const Point& p
   const Point* q = no_ddp_baseline(all, p);
   if (!q) return std::nullopt;
   return (p.summary.p50_s - q->summary.p50_s) / p.summary.p50_s;
+}
+
+// The label of the file whose no-DDP row ddp_overhead uses for `p`; "" when none.
+std::string baseline_file(const std::vector<Point>& all, const Point& p) {
+  const Point* q = no_ddp_baseline(all, p);
+  return q ? q->launch.file : "";
 }
 
 // Exposed communication as a fraction of the step, both from the row's breakdown (mean over
@@ -211,22 +256,25 @@ WeakTable weak_table(const std::vector<Point>& all, const std::vector<const Poin
   const std::string unit = unit_word(t.key);
   if (const Point* nd = no_ddp_baseline(all, *base)) t.no_ddp_p50_s = nd->summary.p50_s;
   if (base->key.world_size == 1) {
-    t.baseline_per_gpu_ex_s = examples_per_step(base->key) / base->summary.p50_s;
+    t.baseline_per_gpu_ex_s = examples_per_step(base->key) / base->summary.p50_s;  // one rank, one device
     t.baseline = "1-" + unit + " DDP";
   } else if (t.no_ddp_p50_s) {
     t.baseline_per_gpu_ex_s = examples_per_step(t.key) / *t.no_ddp_p50_s;
     t.baseline = "no-DDP";
   } else {
-    t.baseline_per_gpu_ex_s = examples_per_step(base->key) / base->summary.p50_s;
-    t.baseline = fmt::format("{}-{} DDP", base->key.world_size, unit);
+    t.baseline_per_gpu_ex_s = examples_per_step(base->key) * base->key.world_size / base->devices / base->summary.p50_s;
+    t.baseline = fmt::format("{}-{} DDP", base->devices, unit);
   }
   for (const Point* p : rows) {
     WeakRow w;
     w.world_size = p->key.world_size;
     w.nodes = p->nodes;
-    w.per_gpu_ex_s = examples_per_step(p->key) / p->summary.p50_s;
-    w.aggregate_ex_s = w.per_gpu_ex_s * p->key.world_size;
+    w.devices = p->devices;
+    w.aggregate_ex_s = examples_per_step(p->key) * p->key.world_size / p->summary.p50_s;
+    w.per_gpu_ex_s = w.aggregate_ex_s / p->devices;
     w.efficiency = w.per_gpu_ex_s / t.baseline_per_gpu_ex_s;
+    w.launch = p->launch;
+    w.baseline_file = baseline_file(all, *p);
     w.ddp_overhead = ddp_overhead(all, *p);
     std::tie(w.exposed_comm, w.other_overhead) = split_overhead(w.ddp_overhead, *p);
     w.tflops_per_gpu = p->tflops_per_gpu;
@@ -250,11 +298,14 @@ StrongTable strong_table(const std::vector<Point>& all, const std::vector<const 
     StrongRow s;
     s.world_size = p->key.world_size;
     s.nodes = p->nodes;
+    s.devices = p->devices;
     s.batch_per_rank = p->key.batch_per_rank;
     s.step_s = p->summary.p50_s;
-    s.speedup = base->summary.p50_s / p->summary.p50_s * base->key.world_size;
-    s.efficiency = s.speedup / p->key.world_size;
+    s.speedup = base->summary.p50_s / p->summary.p50_s * base->devices;
+    s.efficiency = s.speedup / p->devices;
     s.aggregate_ex_s = static_cast<double>(p->key.global_batch) * p->key.grad_accum / p->summary.p50_s;
+    s.launch = p->launch;
+    s.baseline_file = baseline_file(all, *p);
     s.ddp_overhead = ddp_overhead(all, *p);
     std::tie(s.exposed_comm, s.other_overhead) = split_overhead(s.ddp_overhead, *p);
     s.p5_s = p->p5_s;
@@ -362,6 +413,7 @@ std::vector<ImpactTable> impact_tables(const std::vector<Point>& pts) {
       ImpactRow r;
       r.baseline = p == base;
       r.technique = r.baseline ? "baseline (DDP defaults)" : p->key.knob_label();
+      r.launch = p->launch;
       r.step_s = p->summary.p50_s;
       r.aggregate_ex_s = aggregate(p);
       r.exposed_comm_s = exposed(p);
@@ -420,25 +472,13 @@ ConfigKey strategy_group_key(const ConfigKey& k) {
 }
 
 // Training rows that take part in the strategy tables (DDP-like rows: plain DDP or a sharded
-// strategy; not the no-DDP baseline), one per (configuration, strategy, checkpointing): the
-// narrowest relative CI where several files measured it (as best_points), grouped by
-// strategy_group_key, each group sorted by line_before.
-std::vector<std::vector<const Point*>> strategy_groups(const std::vector<Point>& every) {
-  std::map<std::tuple<ConfigKey, std::string, bool>, const Point*> best;
-  std::vector<std::tuple<ConfigKey, std::string, bool>> order;
-  for (const auto& p : every) {
-    if (p.key.mode != "train" || !(p.key.ddp || p.key.strategy != "ddp")) continue;
-    const auto id = std::make_tuple(p.key, p.key.strategy, p.key.activation_checkpointing);
-    const auto it = best.find(id);
-    if (it == best.end()) {
-      best.emplace(id, &p);
-      order.push_back(id);
-    } else if (relative_ci(p.summary) < relative_ci(it->second->summary)) {
-      it->second = &p;
-    }
-  }
+// strategy; not the no-DDP baseline) of `launches` (one per configuration: median_launches),
+// grouped by strategy_group_key, each group sorted by line_before.
+std::vector<std::vector<const Point*>> strategy_groups(const std::vector<Point>& launches) {
   std::map<ConfigKey, std::vector<const Point*>> groups;
-  for (const auto& id : order) groups[strategy_group_key(std::get<0>(id))].push_back(best[id]);
+  for (const auto& p : launches)
+    if (p.key.mode == "train" && (p.key.ddp || p.key.strategy != "ddp"))
+      groups[strategy_group_key(p.key)].push_back(&p);
   std::vector<std::vector<const Point*>> out;
   for (auto& [k, rows] : groups) {
     std::sort(rows.begin(), rows.end(), line_before);
@@ -467,7 +507,8 @@ const Point* strategy_baseline(const std::vector<Point>& every, const std::vecto
 
 std::vector<StrategyTable> strategy_tables(const std::vector<Point>& every) {
   std::vector<StrategyTable> out;
-  for (const auto& rows : strategy_groups(every)) {
+  const std::vector<Point> launches = median_launches(every);
+  for (const auto& rows : strategy_groups(launches)) {
     // A comparison needs two lines at one world size.
     std::map<int, int> per_size;
     for (const Point* p : rows) ++per_size[p->key.world_size];
@@ -477,9 +518,10 @@ std::vector<StrategyTable> strategy_tables(const std::vector<Point>& every) {
     for (const Point* p : rows) {
       StrategyRow r;
       r.world_size = p->key.world_size;
+      r.launch = p->launch;
       r.strategy = p->key.strategy;
       r.activation_checkpointing = p->key.activation_checkpointing;
-      r.precision = p->key.precision;
+      r.precision = p->key.precision_label();
       r.aggregate_ex_s = aggregate_ex_s(*p);
       if (const Point* b = strategy_baseline(every, rows, *p))
         r.efficiency = r.aggregate_ex_s / (p->key.world_size * aggregate_ex_s(*b) / b->key.world_size);
@@ -508,7 +550,8 @@ std::string technique_of(const Point& p) {
 
 std::vector<MemoryTable> memory_tables(const std::vector<Point>& every) {
   std::vector<MemoryTable> out;
-  for (const auto& rows : strategy_groups(every)) {
+  const std::vector<Point> launches = median_launches(every);
+  for (const auto& rows : strategy_groups(launches)) {
     MemoryTable t;
     for (const Point* base : rows) {
       if (base->key.strategy != "ddp" || base->key.activation_checkpointing || base->key.precision != "fp32" ||
@@ -601,13 +644,14 @@ std::vector<CommTable> comm_tables(const std::vector<NamedResult>& files) {
   return out;
 }
 
-nlohmann::json file_info(const NamedResult& nf) {
+nlohmann::json file_info(const NamedResult& nf, size_t index) {
   const auto& e = nf.file.environment;
   std::set<std::string> hosts;
   if (e.contains("hosts") && e["hosts"].is_array())
     for (const auto& h : e["hosts"])
       if (h.is_string()) hosts.insert(h.get<std::string>());
-  return {{"name", nf.name},
+  return {{"label", file_label(index)},
+          {"name", nf.name},
           {"device", device_type(nf.file)},
           {"created_utc", nf.file.created_utc},
           {"tool", nf.file.tool},
@@ -781,6 +825,14 @@ std::vector<std::string> straggler_sentences(const nlohmann::json& e) {
   return out;
 }
 
+std::string file_label(size_t index) { return fmt::format("F{}", index + 1); }
+
+std::string launch_words(const RowLaunch& l) {
+  if (l.launches < 2) return l.file;
+  return fmt::format("{}: the median p50 of {} launches ({}), spread {:.1f}%", l.file, l.launches,
+                     fmt::join(l.all, ", "), 100.0 * l.spread.value_or(0.0));
+}
+
 std::string unit_word(const ConfigKey& k) { return k.device.rfind("CPU", 0) == 0 ? "rank" : "GPU"; }
 
 RowFacts RowFacts::of(const BenchResult& r) {
@@ -844,7 +896,7 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
                       c.comm_pairs.contains("participants") ? c.comm_pairs["participants"].size() : 0));
     if (!c.max_batch.empty()) rep.headline.push_back(max_batch_sentence(c.max_batch) + ".");
   }
-  const std::vector<Point> pts = best_points(all);
+  const std::vector<Point> pts = median_launches(all);
 
   // A weak-scaling table: one configuration but for the group size (and so the global
   // batch); strong scaling: the same, with the batch per rank varying instead.
@@ -861,16 +913,16 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
   if (opts.gpu_hour_usd) {
     for (const auto& w : rep.weak) {
       std::vector<std::pair<int, double>> p;
-      for (const auto& r : w.rows) p.emplace_back(r.world_size, r.aggregate_ex_s);
+      for (const auto& r : w.rows) p.emplace_back(r.devices, r.aggregate_ex_s);  // billed per device
       rep.cost.push_back(cost_table(w.key, w.key.batch_per_rank, p, opts));
     }
     for (const auto& s : rep.strong) {
       std::vector<std::pair<int, double>> p;
-      for (const auto& r : s.rows) p.emplace_back(r.world_size, r.aggregate_ex_s);
+      for (const auto& r : s.rows) p.emplace_back(r.devices, r.aggregate_ex_s);  // billed per device
       rep.cost.push_back(cost_table(s.key, s.global_batch, p, opts));
     }
   }
-  for (const auto& nf : files) rep.files.push_back(file_info(nf));
+  for (size_t i = 0; i < files.size(); ++i) rep.files.push_back(file_info(files[i], i));
   return rep;
 }
 

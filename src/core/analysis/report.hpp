@@ -60,11 +60,35 @@ struct BreakdownRow {
   std::string note;                                ///< breakdown.note, when the row has one
 };
 
+/// Which launch a row's numbers come from. Rows of several files that measured one
+/// configuration are never mixed: the row is the launch with the median p50 among them (the
+/// lower of the two middle ones for an even count), with how many launches there were and
+/// how far apart (docs/METHODOLOGY.md "Several launches of one configuration").
+struct RowLaunch {
+  std::string file;              ///< the result file's label in this report ("F2"; the files table names it)
+  int launches = 1;              ///< files that measured this configuration
+  std::vector<std::string> all;  ///< their labels, in file order
+  std::optional<double> spread;  ///< (slowest - fastest) / median p50 over them (fraction), when launches > 1
+};
+
+/// The label of the index-th result file given to `report` ("F1" for the first): how every
+/// row names the launch it comes from; the files table lists them.
+std::string file_label(size_t index);
+
+/// "F2", or "F2: the median p50 of 3 launches (F1, F2, F3), spread 21.4%".
+std::string launch_words(const RowLaunch& l);
+
 /// Weak scaling (fixed batch per GPU).
 struct WeakRow {
   int world_size = 1, nodes = 1;
-  double per_gpu_ex_s = 0;    ///< examples per rank per step (batch per rank x grad_accum) / p50
-  double aggregate_ex_s = 0;  ///< world size * per_gpu_ex_s
+  /// Distinct devices of the row's ranks (GPU UUID, else host and bus id; environment.ranks):
+  /// fewer than world_size when ranks shared a GPU. Per-GPU numbers, efficiency and cost count
+  /// these, never ranks. world_size on CPUs and where the file does not say.
+  int devices = 1;
+  RowLaunch launch;
+  std::string baseline_file;  ///< label of the file whose no-DDP row ddp_overhead used ("" none)
+  double per_gpu_ex_s = 0;    ///< aggregate_ex_s / devices
+  double aggregate_ex_s = 0;  ///< world size * examples per rank per step (batch per rank x grad_accum) / p50
   double efficiency = 0;      ///< per_gpu_ex_s(N) / per_gpu_ex_s(1)
   /// DDP overhead vs no-DDP: (t_DDP(N) - t_noDDP) / t_DDP(N), p50 times, when a baseline exists.
   std::optional<double> ddp_overhead;
@@ -91,10 +115,13 @@ struct WeakTable {
 /// Strong scaling (fixed global batch B, B/N per GPU).
 struct StrongRow {
   int world_size = 1, nodes = 1;
+  int devices = 1;  ///< as WeakRow::devices
+  RowLaunch launch;
+  std::string baseline_file;  ///< as WeakRow::baseline_file
   long long batch_per_rank = 0;
   double step_s = 0;                   ///< p50 time per global step
-  double speedup = 0;                  ///< t(1) / t(N)
-  double efficiency = 0;               ///< speedup / N
+  double speedup = 0;                  ///< t(1) / t(N) x the first row's devices
+  double efficiency = 0;               ///< speedup / devices
   double aggregate_ex_s = 0;           ///< global batch x grad_accum / step_s
   std::optional<double> ddp_overhead;  ///< as WeakRow::ddp_overhead, against the no-DDP row of the same batch per rank
   std::optional<double> exposed_comm, other_overhead;  ///< as in WeakRow
@@ -115,6 +142,7 @@ struct StrongTable {
 /// run (every knob at Python DDP's default) of the same configuration and world size.
 struct ImpactRow {
   std::string technique;  ///< ConfigKey::knob_label() of the variant; "baseline (DDP defaults)"
+  RowLaunch launch;
   bool baseline = false;
   double step_s = 0;          ///< p50 seconds per optimizer step
   double aggregate_ex_s = 0;  ///< world size * batch per rank * grad_accum / step_s
@@ -136,9 +164,10 @@ struct ImpactTable {
 /// and inference mode").
 struct StrategyRow {
   int world_size = 1;
+  RowLaunch launch;
   std::string strategy = "ddp";  ///< BenchResult::strategy: "ddp", "zero2", "fsdp"
   bool activation_checkpointing = false;
-  std::string precision = "fp32";  ///< ConfigKey precision family
+  std::string precision = "fp32";  ///< ConfigKey::precision_label: the precision with the math that ran
   double aggregate_ex_s = 0;       ///< world size * batch per rank * grad_accum / step p50
   /// aggregate_ex_s / (N * aggregate ex/s of the same line on 1 rank), else of the no-DDP row
   /// of the same precision, checkpointing and batch per rank (weak scaling); absent without either.
@@ -307,7 +336,7 @@ struct Report {
   /// `run --mode inference` rows, one table per configuration (world size aside).
   std::vector<InferenceTable> inference;
   std::vector<CommTable> comm;  ///< one per file, collective and group of ranks (`ddpbench comm` files)
-  /// Per file: name, tool, created, device type, torch, cuda, nccl, backend, hosts; complete,
+  /// Per file: label (file_label), name, tool, created, device type, torch, cuda, nccl, backend, hosts; complete,
   /// rows, rows_planned and warning (incomplete_warning: "" for a complete file).
   std::vector<nlohmann::json> files;
   /// Schema 1.6: per file with telemetry, stragglers, burn-in, pair rows or a find-max-bs search.

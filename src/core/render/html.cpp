@@ -34,21 +34,6 @@ std::string render_html(const Report& r, const std::vector<Plot>& plots, const s
   o += "<h1>ddpbench report</h1>\n";
   o += fmt::format("<p>Generated {} by ddpbench {} (git {}). Definitions: docs/METHODOLOGY.md.</p>\n",
                    html_escape(generated_utc), tool_version(), git_sha());
-  o += "<h2>Result files and environment</h2>\n<table>\n<thead><tr><th>file</th><th>device</th><th>created</th>"
-       "<th>ddpbench</th><th>torch</th><th>CUDA</th><th>NCCL</th><th>backend</th><th class=\"num\">ranks</th>"
-       "<th class=\"num\">hosts</th></tr></thead>\n<tbody>\n";
-  for (const auto& f : r.files) {
-    const auto& tool = f["tool"];
-    const std::string sha = json_str_or(tool, "git_sha", "?");
-    o += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
-        html_escape(f.value("name", "")), html_escape(f.value("device", "")), html_escape(f.value("created_utc", "")),
-        html_escape(sha), html_escape(f.value("torch", "")), html_escape(f.value("cuda", "")),
-        html_escape(f.value("nccl", "")), html_escape(f.value("backend", "")), f["world_size"].dump(),
-        f["hosts"].dump());
-  }
-  o += "</tbody>\n</table>\n";
   for (const auto& f : r.files)  // incomplete files (run stopped early), as `report` warns on stderr
     if (!f.value("warning", "").empty())
       o += "<p class=\"note\"><strong>Warning:</strong> " + html_escape(f.value("warning", "")) + "</p>\n";

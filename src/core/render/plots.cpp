@@ -115,7 +115,7 @@ std::vector<Series> series_of(const Report& r) {
     s.what = fmt::format("{}, {}, {}: weak scaling, batch {} per {}, {}x{}", k.model, k.setup_label(), k.device,
                          k.batch_per_rank, s.unit, k.image_size, k.image_size);
     for (const auto& x : w.rows)
-      s.rows.push_back({double(x.world_size), x.aggregate_ex_s, w.baseline_per_gpu_ex_s * x.world_size,
+      s.rows.push_back({double(x.world_size), x.aggregate_ex_s, w.baseline_per_gpu_ex_s * x.devices,
                         100.0 * x.efficiency, x.per_gpu_ex_s, x.p5_s, x.p50_s, x.p95_s});
     add_bars(s, w.breakdown);
     out.push_back(std::move(s));
@@ -130,8 +130,8 @@ std::vector<Series> series_of(const Report& r) {
                          t.global_batch, k.image_size, k.image_size);
     const auto& base = t.rows.front();
     for (const auto& x : t.rows)
-      s.rows.push_back({double(x.world_size), x.aggregate_ex_s, base.aggregate_ex_s * x.world_size / base.world_size,
-                        100.0 * x.efficiency, x.aggregate_ex_s / x.world_size, x.p5_s, x.step_s, x.p95_s});
+      s.rows.push_back({double(x.world_size), x.aggregate_ex_s, base.aggregate_ex_s * x.devices / base.devices,
+                        100.0 * x.efficiency, x.aggregate_ex_s / x.devices, x.p5_s, x.step_s, x.p95_s});
     add_bars(s, t.breakdown);
     out.push_back(std::move(s));
   }

@@ -15,6 +15,7 @@
 #include <set>
 #include <stdexcept>
 #include <tuple>
+#include <type_traits>
 
 #include "core/analysis/busbw.hpp"
 #include "core/analysis/pairs.hpp"
@@ -90,6 +91,46 @@ void add_fact_notes(Table& t, const std::vector<Row>& rows, const std::string& u
   }
 }
 
+// The "file" column: the label of the result file every number of the row comes from.
+template <typename Row>
+void add_launch_column(std::vector<Col<Row>>& cols) {
+  cols.push_back({{"file", "file", "", fmtcol::plain()}, [](const Row& r) { return Value(r.launch.file); }});
+}
+
+// A note per row that is the median of several launches, and per row whose DDP overhead
+// used the no-DDP row of another file. `name` says which row ("4 GPUs", "fp16 hook").
+template <typename Row, typename Name>
+void add_launch_notes(Table& t, const std::vector<Row>& rows, Name name) {
+  for (const auto& r : rows) {
+    if (r.launch.launches > 1) t.notes.push_back(fmt::format("{}: {}", name(r), launch_words(r.launch)));
+    if constexpr (std::is_same_v<Row, WeakRow> || std::is_same_v<Row, StrongRow>)
+      if (!r.baseline_file.empty() && r.baseline_file != r.launch.file)
+        t.notes.push_back(fmt::format("{}: DDP overhead against the no-DDP row of {} (this row: {})", name(r),
+                                      r.baseline_file, r.launch.file));
+  }
+}
+
+// Ranks that shared a GPU: the first column counts ranks and a second the GPUs (what per-GPU
+// numbers, efficiency and cost count), with a note per such row. Nothing when none shared.
+template <typename Row>
+void add_shared_device_column(std::vector<Col<Row>>& cols, const std::vector<Row>& rows, const std::string& us) {
+  if (std::none_of(rows.begin(), rows.end(), [](const Row& r) { return r.devices < r.world_size; })) return;
+  cols.front().column.header = "ranks";
+  cols.insert(cols.begin() + 1, Col<Row>{{"devices", us, "", fmtcol::plain()},
+                                         [](const Row& r) { return Value(static_cast<long long>(r.devices)); }});
+}
+
+template <typename Row>
+void add_shared_device_notes(Table& t, const std::vector<Row>& rows, const std::string& u) {
+  for (const auto& r : rows)
+    if (r.devices < r.world_size)
+      t.notes.push_back(fmt::format(
+          "{} ranks ran on {} {}{} (the same GPU UUID or bus id in environment.ranks): per-{} ex/s, efficiency and "
+          "cost "
+          "count {}s, not ranks; ranks sharing a {} compete for it, so this row measures sharing, not scaling",
+          r.world_size, r.devices, u, r.devices == 1 ? "" : "s", u, u, u));
+}
+
 // The note that defines the split of the DDP overhead (docs/METHODOLOGY.md, "Scaling analysis").
 std::string overhead_split_note(bool have_breakdown) {
   if (!have_breakdown)
@@ -144,6 +185,8 @@ Table weak_tab(const WeakTable& w) {
     cols.push_back({{"mfu", "MFU", "fraction", fmtcol::percent()}, [](const WeakRow& r) { return opt(r.mfu); }});
   }
   add_fact_columns(cols, w.rows);
+  add_launch_column(cols);
+  add_shared_device_column(cols, w.rows, us);
   cols.push_back({{"global_batch", "global batch", "examples", fmtcol::plain(), false},
                   [b = w.key.batch_per_rank](const WeakRow& r) { return Value(global_batch_of(b, r.world_size)); }});
   cols.push_back({{"p5_s", "p5 s/iter", "s", fmtcol::fixed(4), false}, [](const WeakRow& r) { return Value(r.p5_s); }});
@@ -173,6 +216,9 @@ Table weak_tab(const WeakTable& w) {
     for (const auto& p : peaks) t.notes.push_back("MFU = achieved TFLOP/s / " + p);
   }
   add_fact_notes(t, w.rows, us);
+  add_launch_notes(t, w.rows,
+                   [&](const WeakRow& r) { return fmt::format("{} {}", r.world_size, r.world_size == 1 ? u : us); });
+  add_shared_device_notes(t, w.rows, u);
   return t;
 }
 
@@ -199,6 +245,8 @@ Table strong_tab(const StrongTable& s) {
        [](const StrongRow& r) { return opt(r.other_overhead); }},
   };
   add_fact_columns(cols, s.rows);
+  add_launch_column(cols);
+  add_shared_device_column(cols, s.rows, us);
   cols.push_back(
       {{"p5_s", "p5 s/iter", "s", fmtcol::fixed(4), false}, [](const StrongRow& r) { return Value(r.p5_s); }});
   cols.push_back(
@@ -218,6 +266,9 @@ Table strong_tab(const StrongTable& s) {
   t.notes.push_back(overhead_split_note(!s.breakdown.empty()));
   if (const auto n = negative_other_note(s.rows, us); !n.empty()) t.notes.push_back(n);
   add_fact_notes(t, s.rows, us);
+  add_launch_notes(t, s.rows,
+                   [&](const StrongRow& r) { return fmt::format("{} {}", r.world_size, r.world_size == 1 ? u : us); });
+  add_shared_device_notes(t, s.rows, u);
   return t;
 }
 
@@ -281,7 +332,7 @@ Table breakdown_tab(const std::vector<BreakdownRow>& rows, const ConfigKey& key,
 Table impact_tab(const ImpactTable& m) {
   const ConfigKey& k = m.key;
   const std::string u = unit_word(k);
-  const std::vector<Col<ImpactRow>> cols = {
+  std::vector<Col<ImpactRow>> cols = {
       {{"technique", "technique", "", fmtcol::plain()}, [](const ImpactRow& r) { return Value(r.technique); }},
       {{"step_ms", "step p50 ms", "ms", fmtcol::fixed(2)}, [](const ImpactRow& r) { return Value(r.step_s * 1e3); }},
       {{"speedup", "speedup", "ratio", fmtcol::times()}, [](const ImpactRow& r) { return opt(r.speedup); }},
@@ -294,6 +345,7 @@ Table impact_tab(const ImpactTable& m) {
       {{"aggregate_ex_s", "aggregate ex/s", "ex/s", fmtcol::fixed(1)},
        [](const ImpactRow& r) { return Value(r.aggregate_ex_s); }},
   };
+  add_launch_column(cols);
   auto ctx = key_context(k);
   ctx.emplace_back("batch_per_rank", k.batch_per_rank);
   ctx.emplace_back("world_size", static_cast<long long>(k.world_size));
@@ -315,6 +367,7 @@ Table impact_tab(const ImpactTable& m) {
                     "speedup or change: measure one with the variants (e.g. add 25 to --bucket-cap-mb, "
                     "none to --comm-hook)",
                     k.world_size, u));
+  add_launch_notes(t, m.rows, [](const ImpactRow& r) { return r.technique; });
   return t;
 }
 
@@ -364,6 +417,7 @@ Table strategy_tab(const StrategyTable& m) {
                   [](const StrategyRow& r) { return opt(r.peak_rss_bytes); }});
   cols.push_back({{"model_state_bytes", "model state/" + u, "bytes", fmtcol::bytes()},
                   [](const StrategyRow& r) { return opt(r.model_state_bytes); }});
+  add_launch_column(cols);
   Table t =
       make_table("strategy", "Strategy comparison: " + strategy_what(m.key), strategy_context(m.key), cols, m.rows);
   t.notes.push_back(fmt::format(
@@ -379,6 +433,10 @@ Table strategy_tab(const StrategyTable& m) {
           : "the process's peak RSS (VmHWM), which also "
             "counts libraries and allocator caches",
       u));
+  add_launch_notes(t, m.rows, [&](const StrategyRow& r) {
+    return fmt::format("{} {}, {}{}, {}", r.world_size, r.world_size == 1 ? u : us, r.strategy,
+                       r.activation_checkpointing ? " with act. ckpt" : "", r.precision);
+  });
   return t;
 }
 
@@ -881,6 +939,39 @@ Table comm_table(const CommTable& c) {
   return t;
 }
 
+// The result files and their labels: the appendix every row's "file" column points into.
+Table files_tab(const std::vector<nlohmann::json>& files) {
+  const auto str = [](const char* key) {
+    return [key](const nlohmann::json& f) { return Value(json_str_or(f, key, "")); };
+  };
+  const auto num = [](const char* key) {
+    return [key](const nlohmann::json& f) -> Value {
+      const auto v = json_num_opt(f, key);
+      return v ? Value(static_cast<long long>(*v)) : Value();
+    };
+  };
+  const std::vector<Col<nlohmann::json>> cols = {
+      {{"label", "file", "", fmtcol::plain()}, str("label")},
+      {{"name", "path", "", fmtcol::plain()}, str("name")},
+      {{"kind", "kind", "", fmtcol::plain()}, str("kind")},
+      {{"device", "device", "", fmtcol::plain()}, str("device")},
+      {{"created_utc", "created", "", fmtcol::plain()}, str("created_utc")},
+      {{"torch", "torch", "", fmtcol::plain(), false}, str("torch")},
+      {{"cuda", "CUDA", "", fmtcol::plain(), false}, str("cuda")},
+      {{"nccl", "NCCL", "", fmtcol::plain(), false}, str("nccl")},
+      {{"backend", "backend", "", fmtcol::plain(), false}, str("backend")},
+      {{"world_size", "ranks", "", fmtcol::plain()}, num("world_size")},
+      {{"hosts", "hosts", "", fmtcol::plain()}, num("hosts")},
+      {{"rows", "rows", "", fmtcol::plain()}, num("rows")},
+  };
+  Table t = make_table("files", "Result files", {}, cols, files);
+  t.notes.push_back(
+      "file: the label every row's \"file\" column uses for the launch its numbers come from; where several files "
+      "measured one configuration, a row is the launch with the median p50 and its notes name the others and the "
+      "spread (docs/METHODOLOGY.md \"Several launches of one configuration\")");
+  return t;
+}
+
 std::vector<Table> report_tables(const Report& r) {
   std::vector<Table> out;
   const auto scaling_what = [](const ConfigKey& k, const std::string& batch) {
@@ -928,6 +1019,7 @@ std::vector<Table> report_tables(const Report& r) {
     if (!c.max_batch.empty()) out.push_back(max_batch_tab(c));
   if (!r.comparison.rows.empty()) out.push_back(comparison_tab(r.comparison));
   for (const auto& c : r.cost) out.push_back(cost_tab(c));
+  if (!r.files.empty()) out.push_back(files_tab(r.files));
   return out;
 }
 

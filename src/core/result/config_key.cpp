@@ -221,7 +221,7 @@ ConfigKey ConfigKey::of(const ResultFile& f, const BenchResult& r) {
   k.strategy = r.strategy.empty() ? "ddp" : r.strategy;
   k.activation_checkpointing = r.activation_checkpointing;
   k.mode = r.mode.empty() ? "train" : r.mode;
-  k.data = json_str_or(r.convergence, "dataset", "synthetic");
+  k.data = r.convergence.dataset.value_or("synthetic");
   // Schema 1.8: the step's zero_grad, resolved (earlier files zeroed in place on every torch).
   const std::optional<bool> set_to_none = opt_bool(f.config, "zero_grad_set_to_none");
   k.zero_grad = set_to_none.value_or(false) ? "set_to_none" : "zeros";
@@ -245,15 +245,18 @@ std::string ConfigKey::value(ConfigField fld) const {
   return "";
 }
 
+std::string ConfigKey::precision_label() const {
+  if (precision != "fp32") return precision;
+  if (math == "no-tf32") return "fp32-strict";
+  if (math == "cudnn-tf32") return "fp32 (cuDNN TF32)";
+  if (math == "tf32") return "tf32";
+  if (math == "cublas-tf32") return "fp32 (cuBLAS TF32)";
+  if (math == "unrecorded") return "fp32 (TF32 unrecorded)";
+  return precision;
+}
+
 std::string ConfigKey::setup_label() const {
-  std::string label = precision;
-  if (precision == "fp32") {
-    if (math == "no-tf32") label = "fp32-strict";
-    else if (math == "cudnn-tf32") label = "fp32 (cuDNN TF32)";
-    else if (math == "tf32") label = "tf32";
-    else if (math == "cublas-tf32") label = "fp32 (cuBLAS TF32)";
-    else if (math == "unrecorded") label = "fp32 (TF32 unrecorded)";
-  }
+  std::string label = precision_label();
   if (channels_last) label += ", channels_last";
   if (!frozen_backbone.empty()) label += ", frozen backbone + " + frozen_backbone;
   if (ddp) {

@@ -140,6 +140,11 @@ struct ConfigKey {
   /// The field's value for display ("fp32", "224", "true", "25").
   std::string value(ConfigField fld) const;
 
+  /// The precision with the math that ran: "fp32-strict" (no TF32), "fp32 (cuDNN TF32)"
+  /// (PyTorch's default), "tf32" (both), "fp32 (cuBLAS TF32)", "fp32 (TF32 unrecorded)",
+  /// "bf16", "fp16"; the precision alone on CPUs.
+  std::string precision_label() const;
+
   /// Precision with what changes the computation, for titles: "fp32-strict",
   /// "fp32 (cuDNN TF32)", "tf32", "bf16", then ", channels_last", ", frozen backbone +
   /// mlp4096", ", gloo" (a backend other than the device's default), ", bucket cap 50 MiB",
