@@ -213,6 +213,11 @@ TEST(Report, RanksSharingAGpuCountTheGpuOnceAndSaySo) {
   EXPECT_EQ(w.columns[0].header, "ranks");
   EXPECT_EQ(w.columns[1].header, "GPUs");
   EXPECT_THAT(joined_notes(w), HasSubstr("16 ranks ran on 8 GPUs"));
+  // The cost table names the ranks beside the GPUs it bills.
+  const Table& c = table_of_kind(tables, "cost");
+  EXPECT_EQ(c.columns[0].key, "ranks");
+  EXPECT_EQ(c.rows.back()[c.col("ranks")], Value(16LL));
+  EXPECT_EQ(c.rows.back()[c.col("world_size")], Value(8LL));
   // Without UUIDs or bus ids "cuda:0" on every rank says nothing (CUDA_VISIBLE_DEVICES): one GPU per rank.
   files[0].file.environment.erase("ranks");
   EXPECT_EQ(build_report(files, {}).weak[0].rows.back().devices, 16);

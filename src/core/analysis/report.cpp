@@ -367,14 +367,21 @@ Comparison comparison(const std::vector<Point>& all, const std::vector<Point>& b
 }
 
 // One cost table for a scaling table's (world size, aggregate ex/s) points.
-CostTable cost_table(const ConfigKey& key, long long batch, const std::vector<std::pair<int, double>>& pts,
+// One row of a scaling table as the cost table prices it: ranks, the GPUs billed, aggregate ex/s.
+struct CostPoint {
+  int ranks = 1, devices = 1;
+  double aggregate_ex_s = 0;
+};
+
+CostTable cost_table(const ConfigKey& key, long long batch, const std::vector<CostPoint>& pts,
                      const ReportOptions& opts) {
   const double price = *opts.gpu_hour_usd;
   const double samples = static_cast<double>(opts.epochs) * static_cast<double>(opts.dataset_size);
   CostTable t{key, batch, price, opts.epochs, opts.dataset_size, {}, 1};
-  for (const auto& [n, aggregate] : pts) {
+  for (const auto& [ranks, n, aggregate] : pts) {
     CostRow c;
     c.world_size = n;
+    c.ranks = ranks;
     c.aggregate_ex_s = aggregate;
     c.usd_per_million = price * n / 3600.0 * 1e6 / aggregate;
     c.hours = samples / aggregate / 3600.0;
@@ -574,6 +581,8 @@ std::vector<MemoryTable> memory_tables(const std::vector<Point>& every) {
         if (technique.empty() || !p->peak_memory_bytes) continue;
         MemoryRow r;
         r.world_size = p->key.world_size;
+        r.launch = p->launch;
+        r.baseline_file = base->launch.file;
         r.technique = technique;
         r.baseline_peak_bytes = *base->peak_memory_bytes;
         r.peak_bytes = *p->peak_memory_bytes;
@@ -594,7 +603,8 @@ std::vector<MemoryTable> memory_tables(const std::vector<Point>& every) {
 
 std::vector<InferenceTable> inference_tables(const std::vector<Point>& every) {
   std::map<ConfigKey, std::vector<const Point*>> groups;
-  for (const auto& p : every)
+  const std::vector<Point> launches = median_launches(every);
+  for (const auto& p : launches)
     if (p.key.mode == "inference") {
       ConfigKey g = p.key;
       g.world_size = 0;
@@ -608,9 +618,14 @@ std::vector<InferenceTable> inference_tables(const std::vector<Point>& every) {
     InferenceTable t;
     t.key = rows.front()->key;
     for (const Point* p : rows) {
-      if (!t.rows.empty() && t.rows.back().world_size == p->key.world_size) continue;  // first file's row
-      t.rows.push_back(
-          {p->key.world_size, aggregate_ex_s(*p), p->summary.p50_s, p->summary.p95_s, p->peak_memory_bytes});
+      InferenceRow r;
+      r.world_size = p->key.world_size;
+      r.launch = p->launch;
+      r.aggregate_ex_s = aggregate_ex_s(*p);
+      r.p50_s = p->summary.p50_s;
+      r.p95_s = p->summary.p95_s;
+      r.peak_memory_bytes = p->peak_memory_bytes;
+      t.rows.push_back(std::move(r));
     }
     out.push_back(std::move(t));
   }
@@ -912,13 +927,13 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
   rep.inference = inference_tables(every);
   if (opts.gpu_hour_usd) {
     for (const auto& w : rep.weak) {
-      std::vector<std::pair<int, double>> p;
-      for (const auto& r : w.rows) p.emplace_back(r.devices, r.aggregate_ex_s);  // billed per device
+      std::vector<CostPoint> p;
+      for (const auto& r : w.rows) p.push_back({r.world_size, r.devices, r.aggregate_ex_s});  // billed per device
       rep.cost.push_back(cost_table(w.key, w.key.batch_per_rank, p, opts));
     }
     for (const auto& s : rep.strong) {
-      std::vector<std::pair<int, double>> p;
-      for (const auto& r : s.rows) p.emplace_back(r.devices, r.aggregate_ex_s);  // billed per device
+      std::vector<CostPoint> p;
+      for (const auto& r : s.rows) p.push_back({r.world_size, r.devices, r.aggregate_ex_s});  // billed per device
       rep.cost.push_back(cost_table(s.key, s.global_batch, p, opts));
     }
   }

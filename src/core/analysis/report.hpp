@@ -187,6 +187,8 @@ struct StrategyTable {
 /// against the fp32 DDP row (no checkpointing) of the same model, world size and batch.
 struct MemoryRow {
   int world_size = 1;
+  RowLaunch launch;           ///< of the technique's row
+  std::string baseline_file;  ///< label of the file of the fp32 DDP row it is compared with
   std::string technique;  ///< "mixed precision (bf16)", "activation checkpointing", "zero2", "fsdp", joined with " + "
   double baseline_peak_bytes = 0;          ///< the fp32 DDP row's peak memory per rank (RowMemory::peak_bytes)
   double peak_bytes = 0;                   ///< this row's
@@ -206,6 +208,7 @@ struct MemoryTable {
 /// the per-batch forward latency.
 struct InferenceRow {
   int world_size = 1;
+  RowLaunch launch;
   double aggregate_ex_s = 0;                ///< world size * batch per rank / p50
   double p50_s = 0, p95_s = 0;              ///< per-batch forward time, pooled over ranks
   std::optional<double> peak_memory_bytes;  ///< row_peak_memory_bytes of the row's memory
@@ -243,7 +246,8 @@ struct Comparison {
 
 /// Cost of training at each world size, for `epochs` over `dataset_size` samples.
 struct CostRow {
-  int world_size = 1;
+  int world_size = 1;  ///< N: the GPUs billed (distinct devices; WeakRow::devices)
+  int ranks = 1;       ///< the row's ranks (more than N when ranks shared a GPU)
   double aggregate_ex_s = 0;
   double usd_per_million = 0;  ///< price * N / 3600 * 1e6 / aggregate_ex_s
   double hours = 0;            ///< epochs * dataset_size / aggregate_ex_s / 3600

@@ -74,13 +74,14 @@ void add_fact_columns(std::vector<Col<Row>>& cols, const std::vector<Row>& rows)
 // Footnotes: the definition of each per-row metric shown, then each row's warnings and
 // stopping in words.
 template <typename Row>
-void add_fact_notes(Table& t, const std::vector<Row>& rows, const std::string& units) {
+void add_fact_notes(Table& t, const std::vector<Row>& rows, const std::string& unit) {
   const auto& metrics = row_metrics();
   for (size_t i = 0; i < metrics.size(); ++i)
     if (metrics[i].used_in(kInReportTables) &&
         std::any_of(rows.begin(), rows.end(), [i](const Row& r) { return r.facts.metric_at(i).has_value(); }))
       t.notes.push_back(metrics[i].definition);
   for (const auto& r : rows) {
+    const std::string units = fmt::format("{}{}", unit, r.world_size == 1 ? "" : "s");
     for (const auto& w : r.facts.warnings)
       t.notes.push_back(fmt::format("{} {}: {}: {}", r.world_size, units, w.code, w.message));
     const auto& s = r.facts.stopping;
@@ -215,7 +216,7 @@ Table weak_tab(const WeakTable& w) {
                      (r.facts.peak_tflops ? fmt::format(", {:g} TFLOP/s", *r.facts.peak_tflops) : ""));
     for (const auto& p : peaks) t.notes.push_back("MFU = achieved TFLOP/s / " + p);
   }
-  add_fact_notes(t, w.rows, us);
+  add_fact_notes(t, w.rows, u);
   add_launch_notes(t, w.rows,
                    [&](const WeakRow& r) { return fmt::format("{} {}", r.world_size, r.world_size == 1 ? u : us); });
   add_shared_device_notes(t, w.rows, u);
@@ -265,7 +266,7 @@ Table strong_tab(const StrongTable& s) {
                   n0, n0 == 1 ? "" : fmt::format(" x {}", n0), u));
   t.notes.push_back(overhead_split_note(!s.breakdown.empty()));
   if (const auto n = negative_other_note(s.rows, us); !n.empty()) t.notes.push_back(n);
-  add_fact_notes(t, s.rows, us);
+  add_fact_notes(t, s.rows, u);
   add_launch_notes(t, s.rows,
                    [&](const StrongRow& r) { return fmt::format("{} {}", r.world_size, r.world_size == 1 ? u : us); });
   add_shared_device_notes(t, s.rows, u);
@@ -442,7 +443,7 @@ Table strategy_tab(const StrategyTable& m) {
 
 Table memory_tab(const MemoryTable& m) {
   const std::string u = unit_word(m.key), us = u + "s";
-  const std::vector<Col<MemoryRow>> cols = {
+  std::vector<Col<MemoryRow>> cols = {
       {{"world_size", us, "", fmtcol::plain()},
        [](const MemoryRow& r) { return Value(static_cast<long long>(r.world_size)); }},
       {{"technique", "technique", "", fmtcol::plain()}, [](const MemoryRow& r) { return Value(r.technique); }},
@@ -463,6 +464,7 @@ Table memory_tab(const MemoryTable& m) {
       {{"baseline_model_state_bytes", "fp32 DDP model state", "bytes", fmtcol::bytes(), false},
        [](const MemoryRow& r) { return opt(r.baseline_model_state_bytes); }},
   };
+  add_launch_column(cols);
   Table t = make_table("memory", "Memory optimization (measured): " + strategy_what(m.key), strategy_context(m.key),
                        cols, m.rows);
   t.notes.push_back(fmt::format(
@@ -475,12 +477,20 @@ Table memory_tab(const MemoryTable& m) {
         "on CPUs the peak is the process's resident set (VmHWM): an upper bound on the model's memory "
         "that also counts libraries and freed memory the allocator keeps, so savings look smaller than "
         "on a GPU");
+  const auto name = [&](const MemoryRow& r) {
+    return fmt::format("{} {}, {}", r.world_size, r.world_size == 1 ? u : us, r.technique);
+  };
+  add_launch_notes(t, m.rows, name);
+  for (const auto& r : m.rows)
+    if (r.baseline_file != r.launch.file)
+      t.notes.push_back(
+          fmt::format("{}: against the fp32 DDP row of {} (this row: {})", name(r), r.baseline_file, r.launch.file));
   return t;
 }
 
 Table inference_tab(const InferenceTable& m) {
   const std::string u = unit_word(m.key), us = u + "s";
-  const std::vector<Col<InferenceRow>> cols = {
+  std::vector<Col<InferenceRow>> cols = {
       {{"world_size", us, "", fmtcol::plain()},
        [](const InferenceRow& r) { return Value(static_cast<long long>(r.world_size)); }},
       {{"aggregate_ex_s", "throughput ex/s", "ex/s", fmtcol::fixed(1)},
@@ -492,6 +502,7 @@ Table inference_tab(const InferenceTable& m) {
       {{"peak_memory_bytes", "peak memory/" + u, "bytes", fmtcol::bytes()},
        [](const InferenceRow& r) { return opt(r.peak_memory_bytes); }},
   };
+  add_launch_column(cols);
   auto ctx = key_context(m.key);
   ctx.emplace_back("batch_per_rank", m.key.batch_per_rank);
   Table t = make_table("inference",
@@ -504,6 +515,8 @@ Table inference_tab(const InferenceTable& m) {
                   "eval mode, autocast for bf16/fp16); throughput = {} x batch / p50; latency = the "
                   "per-batch forward time, pooled over the {}",
                   u, us, us));
+  add_launch_notes(
+      t, m.rows, [&](const InferenceRow& r) { return fmt::format("{} {}", r.world_size, r.world_size == 1 ? u : us); });
   return t;
 }
 
@@ -540,7 +553,7 @@ Table comparison_tab(const Comparison& c) {
 
 Table cost_tab(const CostTable& c) {
   const std::string u = unit_word(c.key), us = u + "s";
-  const std::vector<Col<CostRow>> cols = {
+  std::vector<Col<CostRow>> cols = {
       {{"world_size", us, "", fmtcol::plain()},
        [](const CostRow& r) { return Value(static_cast<long long>(r.world_size)); }},
       {{"aggregate_ex_s", "aggregate ex/s", "ex/s", fmtcol::fixed(1)},
@@ -550,6 +563,10 @@ Table cost_tab(const CostTable& c) {
       {{"hours", "time h", "h", fmtcol::sig3()}, [](const CostRow& r) { return Value(r.hours); }},
       {{"usd", "cost USD", "USD", fmtcol::fixed(2)}, [](const CostRow& r) { return Value(r.usd); }},
   };
+  // Ranks that shared a GPU: the ranks beside the GPUs billed, so two rows on one GPU differ.
+  if (std::any_of(c.rows.begin(), c.rows.end(), [](const CostRow& r) { return r.ranks != r.world_size; }))
+    cols.insert(cols.begin(), Col<CostRow>{{"ranks", "ranks", "", fmtcol::plain()},
+                                           [](const CostRow& r) { return Value(static_cast<long long>(r.ranks)); }});
   const bool weak = c.key.scaling == "weak";
   auto ctx = key_context(c.key);
   ctx.emplace_back(weak ? "batch_per_rank" : "global_batch", c.batch);

@@ -15,9 +15,12 @@ bool is_int64(const json& v) {
   return v.is_number_integer();
 }
 
-// Whether a JSON value reads as T without loss.
+// Whether a JSON value reads as T without loss. A section (every type below without its own
+// rule) reads from an object, its unknown keys kept in its own extra.
 template <typename T>
-bool fits(const json& v);
+bool fits(const json& v) {
+  return v.is_object();
+}
 template <>
 bool fits<double>(const json& v) {
   return v.is_number();
@@ -42,10 +45,6 @@ bool fits<std::vector<long long>>(const json& v) {
   return true;
 }
 
-template <>
-bool fits<PhaseSeconds>(const json& v) {
-  return v.is_object();
-}
 template <>
 bool fits<json>(const json& v) {
   return !v.is_null();
@@ -72,56 +71,20 @@ bool fits<TelemetrySeries>(const json& v) {
     if (!fits<std::vector<double>>(x)) return false;
   return true;
 }
-template <>
-bool fits<std::vector<IbPortTelemetry>>(const json& v) {
+// A list of sections: an array of objects.
+bool array_of_objects(const json& v) {
   if (!v.is_array()) return false;
   for (const auto& x : v)
     if (!x.is_object()) return false;
   return true;
 }
-// A nested section reads from an object (its unknown keys kept in its own extra).
 template <>
-bool fits<MetricStats>(const json& v) {
-  return v.is_object();
-}
-template <>
-bool fits<GpuTelemetry>(const json& v) {
-  return v.is_object();
-}
-template <>
-bool fits<NetTelemetry>(const json& v) {
-  return v.is_object();
-}
-template <>
-bool fits<HostTelemetry>(const json& v) {
-  return v.is_object();
-}
-template <>
-bool fits<TelemetrySummary>(const json& v) {
-  return v.is_object();
-}
-template <>
-bool fits<LossScaling>(const json& v) {
-  return v.is_object();
-}
-template <>
-bool fits<ProfileRecord>(const json& v) {
-  return v.is_object();
-}
-template <>
-bool fits<LossCurve>(const json& v) {
-  return v.is_object();
-}
-template <>
-bool fits<TargetOutcome>(const json& v) {
-  return v.is_object();
+bool fits<std::vector<IbPortTelemetry>>(const json& v) {
+  return array_of_objects(v);
 }
 template <>
 bool fits<std::vector<ConvergenceEpoch>>(const json& v) {
-  if (!v.is_array()) return false;
-  for (const auto& x : v)
-    if (!x.is_object()) return false;
-  return true;
+  return array_of_objects(v);
 }
 
 // The value of a JSON value that fits T.
