@@ -9,7 +9,8 @@
 #    that run /usr/bin/python3 and /usr/bin/torchrun skip); openmpi-bin (mpirun)
 #    and slurmctld, slurmd, slurm-client, munge for a loopback Slurm (srun, sbatch) that
 #    the tests start and stop themselves; gnuplot-nox (report plots), clang-14 with
-#    libclang-rt-14-dev (the libFuzzer target), python3 (HTML check), jq (scripts/fault-matrix.sh).
+#    libclang-rt-14-dev (the libFuzzer target), python3 (HTML check), chromium (the HTML
+#    page in a real browser, headless), jq (scripts/fault-matrix.sh).
 #  * real data: zlib1g-dev and dataset-fashion-mnist (IDX files under /usr/share/datasets/fashion-mnist).
 #  * debootstrap: the torch 2.x build check (scripts/check-torch2.sh) makes a Debian 13 root with it.
 set -euo pipefail
@@ -19,6 +20,7 @@ pkgs=(g++ make cmake ninja-build ccache git pkg-config
       libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
       openmpi-bin slurmctld slurmd slurm-client munge
       gnuplot-nox clang-14 libclang-rt-14-dev python3 jq
+      chromium   # headless: the report's HTML page checked in a real browser
       iproute2   # ip netns and tc: the emulated nodes of the comm --pairs and node-environment tests
       debootstrap  # scripts/torch2-root.sh: the Debian 13 root of the torch 2.6 (CUDA, NCCL) build check
       zlib1g-dev dataset-fashion-mnist)  # run --data fashion-mnist: the gzip IDX reader and the dataset

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -375,6 +376,34 @@ TEST(Html, ParsesAndHoldsEveryTableAndPlot) {
   for (const auto& t : tables) EXPECT_THAT(html, HasSubstr(html_escape(t.title))) << t.title;
   EXPECT_EQ(html.find("src=\"http"), std::string::npos);  // self-contained
   EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
+// The page in a real browser (headless Chromium): at 400 and 1,400 px wide the page itself
+// never scrolls sideways; a table wider than the window scrolls in its own box. Headless
+// Chromium's narrowest window is 500 px, so "400" measures 500.
+TEST(Html, NoSidewaysScrollAt400And1400PxInChromium) {
+  if (!have("chromium")) GTEST_SKIP() << "chromium not installed (apt-get install chromium)";
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  TempDir d;
+  const Report r = fixture_report();
+  const auto plots = write_plots(r, (d.path / "plots").string());
+  std::string html = render_html(r, plots, "2026-11-22T00:00:00Z");
+  // A probe added for the test: the page's width and the window's, as the title.
+  const auto end = html.rfind("</body>");
+  ASSERT_NE(end, std::string::npos);
+  html.insert(end,
+              "<script>document.title='W='+document.documentElement.scrollWidth+' I='+window.innerWidth;</script>");
+  const auto file = d.path / "probe.html";
+  std::ofstream(file) << html;
+  for (int width : {400, 1400}) {
+    const auto o = testutil::run("timeout 60 chromium --headless --no-sandbox --disable-gpu --window-size=" +
+                                 std::to_string(width) + ",900 --dump-dom file://" + file.string() + " 2>/dev/null");
+    ASSERT_EQ(o.code, 0) << width << " px";
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(o.out, m, std::regex("<title>W=([0-9]+) I=([0-9]+)</title>")))
+        << o.out.substr(0, 300);
+    EXPECT_LE(std::stoi(m[1].str()), std::stoi(m[2].str())) << "page wider than the window at " << width << " px";
+  }
 }
 
 }  // namespace

@@ -26,11 +26,17 @@ std::string inline_svg(const std::string& path) {
 std::string render_html(const Report& r, const std::vector<Plot>& plots, const std::string& generated_utc) {
   std::string o =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<title>ddpbench report</title>\n<style>\n"
-      "body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}"
-      "table{border-collapse:collapse;margin:0.5em 0}th,td{border:1px solid #ccc;padding:3px 8px}"
+      "body{font-family:system-ui,sans-serif;margin:1em 2em;max-width:1100px;color:#222}"
+      "h1,h2,p,figcaption{overflow-wrap:anywhere}"
+      // A table wider than the page scrolls inside its own box, never the page.
+      "table{border-collapse:collapse;margin:0.5em 0;display:block;overflow-x:auto;max-width:100%}"
+      "th,td{border:1px solid #ccc;padding:3px 8px}"
       "th{background:#f2f2f2}td.num,th.num{text-align:right}p.note{color:#555;font-size:90%}"
-      "figure{margin:1em 0}figcaption{color:#555}\n</style>\n</head>\n<body>\n";
+      "figure{margin:1em 0;max-width:100%}figure svg{max-width:100%;height:auto}figcaption{color:#555}"
+      "@media print{table{display:table;overflow:visible}body{margin:0;max-width:none}}"
+      "@media (max-width:600px){body{margin:0.5em}}\n</style>\n</head>\n<body>\n";
   o += "<h1>ddpbench report</h1>\n";
   o += fmt::format("<p>Generated {} by ddpbench {} (git {}). Definitions: docs/METHODOLOGY.md.</p>\n",
                    html_escape(generated_utc), tool_version(), git_sha());
