@@ -396,8 +396,9 @@ TEST(Html, NoSidewaysScrollAt400And1400PxInChromium) {
   const auto file = d.path / "probe.html";
   std::ofstream(file) << html;
   for (int width : {400, 1400}) {
-    const auto o = testutil::run("timeout 60 chromium --headless --no-sandbox --disable-gpu --window-size=" +
-                                 std::to_string(width) + ",900 --dump-dom file://" + file.string() + " 2>/dev/null");
+    const auto o = testutil::run(
+        "timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --window-size=" +
+        std::to_string(width) + ",900 --dump-dom file://" + file.string() + " 2>/dev/null");
     ASSERT_EQ(o.code, 0) << width << " px";
     std::smatch m;
     ASSERT_TRUE(std::regex_search(o.out, m, std::regex("<title>W=([0-9]+) I=([0-9]+)</title>")))
