@@ -505,16 +505,12 @@ const Point* strategy_baseline(const std::vector<Point>& every, const std::vecto
         q->key.math == p.key.math && (p.key.scaling != "weak" || q->key.batch_per_rank == p.key.batch_per_rank))
       return q;
   if (p.key.scaling != "weak") return nullptr;
-  for (const auto& q : every)
-    if (!q.key.ddp && q.key.mode == "train" && q.key.strategy == "ddp" &&
-        q.key.activation_checkpointing == p.key.activation_checkpointing && same_on(q.key, p.key, baseline_fields()))
-      return &q;
-  return nullptr;
+  return no_ddp_baseline(every, p);  // the same launch's when it has one
 }
 
-std::vector<StrategyTable> strategy_tables(const std::vector<Point>& every) {
+// `launches`: median_launches(every).
+std::vector<StrategyTable> strategy_tables(const std::vector<Point>& every, const std::vector<Point>& launches) {
   std::vector<StrategyTable> out;
-  const std::vector<Point> launches = median_launches(every);
   for (const auto& rows : strategy_groups(launches)) {
     // A comparison needs two lines at one world size.
     std::map<int, int> per_size;
@@ -555,9 +551,9 @@ std::string technique_of(const Point& p) {
   return fmt::format("{}", fmt::join(parts, " + "));
 }
 
-std::vector<MemoryTable> memory_tables(const std::vector<Point>& every) {
+// `launches`: median_launches of every row.
+std::vector<MemoryTable> memory_tables(const std::vector<Point>& launches) {
   std::vector<MemoryTable> out;
-  const std::vector<Point> launches = median_launches(every);
   for (const auto& rows : strategy_groups(launches)) {
     MemoryTable t;
     for (const Point* base : rows) {
@@ -601,9 +597,9 @@ std::vector<MemoryTable> memory_tables(const std::vector<Point>& every) {
   return out;
 }
 
-std::vector<InferenceTable> inference_tables(const std::vector<Point>& every) {
+// `launches`: median_launches of every row.
+std::vector<InferenceTable> inference_tables(const std::vector<Point>& launches) {
   std::map<ConfigKey, std::vector<const Point*>> groups;
-  const std::vector<Point> launches = median_launches(every);
   for (const auto& p : launches)
     if (p.key.mode == "inference") {
       ConfigKey g = p.key;
@@ -911,7 +907,11 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
                       c.comm_pairs.contains("participants") ? c.comm_pairs["participants"].size() : 0));
     if (!c.max_batch.empty()) rep.headline.push_back(max_batch_sentence(c.max_batch) + ".");
   }
-  const std::vector<Point> pts = median_launches(all);
+  // One row per configuration, every table from the same choice of launch (grouping by
+  // ConfigKey, which holds strategy, mode and checkpointing, commutes with plain_training).
+  const std::vector<Point> launches = median_launches(every);
+  std::vector<Point> pts;
+  std::copy_if(launches.begin(), launches.end(), std::back_inserter(pts), plain_training);
 
   // A weak-scaling table: one configuration but for the group size (and so the global
   // batch); strong scaling: the same, with the batch per rank varying instead.
@@ -922,9 +922,9 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
     rep.strong.push_back(strong_table(all, rows));
   rep.comparison = comparison(all, pts);
   rep.impact = impact_tables(pts);
-  rep.strategy = strategy_tables(every);
-  rep.memory = memory_tables(every);
-  rep.inference = inference_tables(every);
+  rep.strategy = strategy_tables(every, launches);
+  rep.memory = memory_tables(launches);
+  rep.inference = inference_tables(launches);
   if (opts.gpu_hour_usd) {
     for (const auto& w : rep.weak) {
       std::vector<CostPoint> p;

@@ -6,7 +6,6 @@
 
 #include "core/render/report_tables.hpp"
 #include "core/result/result.hpp"
-#include "core/util/json_util.hpp"
 #include "core/util/table.hpp"
 #include "core/util/version.hpp"
 

@@ -1,5 +1,6 @@
 #include "core/result/row_sections.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -37,32 +38,28 @@ template <>
 bool fits<std::string>(const json& v) {
   return v.is_string();
 }
-template <>
-bool fits<std::vector<long long>>(const json& v) {
-  if (!v.is_array()) return false;
-  for (const auto& x : v)
-    if (!is_int64(x)) return false;
-  return true;
+// An array whose every element passes `element`.
+template <typename Pred>
+bool array_of(const json& v, Pred element) {
+  return v.is_array() && std::all_of(v.begin(), v.end(), element);
 }
 
+template <>
+bool fits<std::vector<long long>>(const json& v) {
+  return array_of(v, is_int64);
+}
 template <>
 bool fits<json>(const json& v) {
   return !v.is_null();
 }
 template <>
 bool fits<std::vector<std::string>>(const json& v) {
-  if (!v.is_array()) return false;
-  for (const auto& x : v)
-    if (!x.is_string()) return false;
-  return true;
+  return array_of(v, [](const json& x) { return x.is_string(); });
 }
 // NaN is written as null: a list of numbers and nulls reads with NaN for each null.
 template <>
 bool fits<std::vector<double>>(const json& v) {
-  if (!v.is_array()) return false;
-  for (const auto& x : v)
-    if (!x.is_number() && !x.is_null()) return false;
-  return true;
+  return array_of(v, [](const json& x) { return x.is_number() || x.is_null(); });
 }
 template <>
 bool fits<TelemetrySeries>(const json& v) {
@@ -72,19 +69,13 @@ bool fits<TelemetrySeries>(const json& v) {
   return true;
 }
 // A list of sections: an array of objects.
-bool array_of_objects(const json& v) {
-  if (!v.is_array()) return false;
-  for (const auto& x : v)
-    if (!x.is_object()) return false;
-  return true;
-}
 template <>
 bool fits<std::vector<IbPortTelemetry>>(const json& v) {
-  return array_of_objects(v);
+  return array_of(v, [](const json& x) { return x.is_object(); });
 }
 template <>
 bool fits<std::vector<ConvergenceEpoch>>(const json& v) {
-  return array_of_objects(v);
+  return array_of(v, [](const json& x) { return x.is_object(); });
 }
 
 // The value of a JSON value that fits T.

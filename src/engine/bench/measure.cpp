@@ -157,15 +157,9 @@ int stop_decision(const RunConfig& cfg, const std::vector<double>& samples, doub
 
 }  // namespace
 
-// With --duration D (burn-in) the timed iterations run until every rank of `pg` has
-// measured for D s of wall time: after each iteration, outside the timed span, a MIN
-// allreduce of the ranks' elapsed times gives every rank the same decision, so all stop
-// after the same iteration, the first one that ends at or after D on every rank. Each
-// step's end time is kept (Series::end_s); the samples are then thinned to at most
-// kMaxBurnInSamples, every k-th step (core/stats/burn_in subsample).
-// `label` names the series in the phase ("warm-up of <label>", "measurement of <label>")
-// and in env.progress, where each call is one row.
-// `wire_bytes` (may be null): the comm hook's cumulative byte counter, read per measured step.
+// (The contract is measure.hpp's.) With --duration every rank stops after the first
+// iteration that ends at or after D on every rank of `pg`; each step's end time is kept for
+// the burn-in windows.
 Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const std::function<bool()>& check,
                   const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const std::string& label,
                   const std::function<long long()>& wire_bytes) {
