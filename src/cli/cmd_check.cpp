@@ -20,7 +20,8 @@ Command add_check_command(CLI::App& parent) {
   app->add_option("file", f->file, "Result file written by ddpbench run --json")->required();
   app->add_option("--reference", f->reference, "Reference file (see docs/reference/example.json)")->required();
   app->footer(
-      "Exit codes: 0 every applicable entry passed; 1 an entry FAILed or is MISSING, or no entry applies to "
+      "Exit codes: 0 every applicable entry passed; 1 an entry FAILed, WARNed (in range on a row whose warnings "
+      "void it) or is MISSING, or no entry applies to "
       "the result's device (nothing checked is not a pass); 2 bad input (an unreadable file, a malformed "
       "reference, an unknown key).\nEntries pin model, batch_per_rank, image_size, world_size and setup: "
       "docs/METHODOLOGY.md, \"check references\".");

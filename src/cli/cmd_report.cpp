@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "core/analysis/check.hpp"
 #include "core/render/html.hpp"
 #include "core/render/plots.hpp"
 #include "core/render/report_convergence.hpp"
@@ -14,13 +15,17 @@
 
 namespace ddpbench::cli {
 
+/// Columns of `report`'s text tables unless --wide.
+constexpr size_t kReportTextWidth = 100;
+
 Command add_report_command(CLI::App& parent) {
   struct Flags {
     std::vector<std::string> files;
-    std::string format = "table", plots, html, output;
+    std::string format = "table", plots, html, output, targets;
     ReportOptions opts;
-    double price = 0;
-    CLI::Option *price_opt = nullptr, *html_opt = nullptr, *output_opt = nullptr;
+    double price = 0, target_ex_s = 0;
+    bool wide = false;
+    CLI::Option *price_opt = nullptr, *html_opt = nullptr, *output_opt = nullptr, *ex_s_opt = nullptr;
   };
   auto f = std::make_shared<Flags>();
   auto* app = parent.add_subcommand("report",
@@ -45,6 +50,20 @@ Command add_report_command(CLI::App& parent) {
                                  "USD per GPU-hour: adds cost per 1M samples and per "
                                  "training run at each world size");
   app->add_option("--epochs", f->opts.epochs, "Epochs of a training run, for cost")->capture_default_str();
+  app->add_flag("--wide", f->wide,
+                "Text tables on one line per row, however wide (default: parts of at most 100 columns)");
+  app->add_option("--target-efficiency", f->opts.targets.min_efficiency,
+                  "Summary target: weak-scaling efficiency at each table's largest GPU count, a fraction")
+      ->capture_default_str();
+  app->add_option("--target-comm", f->opts.targets.max_exposed_comm,
+                  "Summary target: exposed communication below this fraction of the step at that count")
+      ->capture_default_str();
+  f->ex_s_opt = app->add_option("--target-ex-s", f->target_ex_s,
+                                "Summary target: per-GPU ex/s at each weak-scaling table's largest GPU count (none by "
+                                "default)");
+  app->add_option("--targets", f->targets,
+                  "Summary targets pinned to configurations, in check's reference format "
+                  "(docs/reference/example.json): each entry is checked on every run file");
   app->add_option("--dataset-size", f->opts.dataset_size, "Samples per epoch, for cost (ImageNet-1k)")
       ->check(whole_number())
       ->capture_default_str();
@@ -54,11 +73,16 @@ Command add_report_command(CLI::App& parent) {
 
   return {app, [f]() -> int {
             if (f->price_opt->count()) f->opts.gpu_hour_usd = f->price;
+            if (f->ex_s_opt->count()) f->opts.targets.min_per_gpu_ex_s = f->target_ex_s;
+            if (!f->targets.empty()) {
+              f->opts.targets.pinned = parse_reference(read_text_file(f->targets), f->targets);
+              f->opts.targets.pinned_source = f->targets;
+            }
             std::vector<NamedResult> files;
             for (const auto& path : f->files) files.push_back({path, load_result(path)});
             const Report rep = build_report(files, f->opts);
 
-            const std::string text = render_report(rep, parse_table_format(f->format));
+            const std::string text = render_report(rep, parse_table_format(f->format), f->wide ? 0 : kReportTextWidth);
             // Given, even as "": an empty path is refused, not read as "no file".
             if (f->output_opt->count()) check_writable(f->output, "--output");
             if (f->html_opt->count()) check_writable(f->html, "--html");

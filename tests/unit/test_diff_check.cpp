@@ -486,7 +486,58 @@ TEST(Check, PassFailMissingAndSkipped) {
   EXPECT_EQ(rows[3].status, "MISSING");  // nothing measured on 8 GPUs
   const auto text = render_check_text(rows, "NVIDIA H100 80GB HBM3", skipped);
   EXPECT_THAT(text, HasSubstr("fp32 (cuDNN TF32)"));  // names the configuration compared
-  EXPECT_THAT(text, HasSubstr("2 passed, 1 failed, 1 missing"));
+  EXPECT_THAT(text, HasSubstr("2 passed, 1 failed, 0 warned, 1 missing"));
+  // MISSING names the closest row measured and how it differs from what the entry asked for.
+  EXPECT_EQ(rows[3].nearest.find("resnet50, fp32 (cuDNN TF32), batch 32/GPU"), 0u) << rows[3].nearest;
+  EXPECT_THAT(rows[3].nearest, HasSubstr("world_size: 8 -> 1"));
+  EXPECT_THAT(text, HasSubstr("MISSING resnet50 (8 ranks): nearest measured row: "));
+}
+
+// A value in range from a row whose warnings void it is WARN, never PASS: few_samples voids p95
+// only; a timing warning (negative DDP overhead) voids every number from step times.
+TEST(Check, AWarningThatVoidsTheNumberMakesItWarnNotPass) {
+  ResultFile f = read_result_file(kFix + "gpu_h100.json");
+  auto refs = parse_reference(R"({"ddpbench_reference": "2.0", "references": [
+      {"device": "*", "model": "resnet50", "batch_per_rank": 32, "image_size": 224, "world_size": 1,
+       "setup": {"precision": "fp32"}, "metric": "p95_s", "value": 0.06, "upper": 1.0},
+      {"device": "*", "model": "resnet50", "batch_per_rank": 32, "image_size": 224, "world_size": 1,
+       "setup": {"precision": "fp32"}, "metric": "p50_s", "value": 0.05, "lower": -0.1, "upper": 0.1},
+      {"device": "*", "model": "resnet50", "batch_per_rank": 32, "image_size": 224, "world_size": 1,
+       "setup": {"precision": "fp32"}, "metric": "peak_memory_bytes", "value": 3308238848, "upper": 0.1}]})",
+                              "ref.json");
+  int skipped = 0;
+  for (auto& r : f.results)
+    if (r.ddp && r.world_size == 1) r.warnings.push_back({"few_samples", "12 iterations"});
+  auto rows = check_against(f, refs, skipped);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].status, "WARN (few_samples)");  // p95 from too few samples
+  EXPECT_EQ(rows[1].status, "PASS");                // the median stands
+  EXPECT_EQ(rows[2].status, "PASS");                // memory is not a timing
+  EXPECT_THAT(render_check_text(rows, "NVIDIA H100 80GB HBM3", skipped), HasSubstr("2 passed, 0 failed, 1 warned"));
+  for (auto& r : f.results)
+    if (r.ddp && r.world_size == 1) r.warnings.push_back({"negative_ddp_overhead", "DDP below no-DDP"});
+  rows = check_against(f, refs, skipped);
+  EXPECT_EQ(rows[1].status, "WARN (negative_ddp_overhead)");
+  EXPECT_EQ(rows[2].status, "PASS");
+}
+
+// ddp_overhead = (t_DDP - t_noDDP) / t_DDP at p50: weak_cpu.json's 4-rank row 0.25 s against its
+// no-DDP row 0.20 s gives 0.05 / 0.25 = 0.2 by hand.
+TEST(Check, DdpOverheadIsDdpsShareOfTheStepAgainstTheNoDdpRow) {
+  const ResultFile f = read_result_file(kFix + "weak_cpu.json");
+  const auto refs = parse_reference(R"({"ddpbench_reference": "2.0", "references": [
+      {"device": "*", "model": "resnet18", "batch_per_rank": 16, "image_size": 64, "world_size": 4,
+       "setup": {"precision": "fp32"}, "metric": "ddp_overhead", "value": 0.15, "upper": 0.0},
+      {"device": "*", "model": "resnet18", "batch_per_rank": 16, "image_size": 64, "world_size": 4,
+       "setup": {"precision": "fp32"}, "metric": "ddp_overhead", "value": 0.25, "upper": 0.0}]})",
+                                    "ref.json");
+  int skipped = 0;
+  const auto rows = check_against(f, refs, skipped);
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_TRUE(rows[0].measured.has_value()) << rows[0].status;
+  EXPECT_NEAR(*rows[0].measured, 0.2, 1e-12);
+  EXPECT_EQ(rows[0].status, "FAIL");  // 20% > 15%
+  EXPECT_EQ(rows[1].status, "PASS");  // 20% <= 25%
 }
 
 const std::string kEntry =

@@ -101,6 +101,16 @@ TEST(Report, WithoutTheOneGpuRowTheNoDdpRowIsTheBase) {
   EXPECT_NEAR(r.weak[0].rows[0].efficiency, (16 / 0.22) / (16 / 0.20), 1e-12);
 }
 
+// report_tables without the executive summary and the appendix's commands: the measured tables
+// and the files table, in print order.
+std::vector<Table> measured_tables(const Report& r) {
+  std::vector<Table> out;
+  for (auto& t : report_tables(r))
+    if (t.kind != "summary" && t.kind != "findings" && t.kind != "recommendations" && t.kind != "commands")
+      out.push_back(std::move(t));
+  return out;
+}
+
 const Table& table_of_kind(const std::vector<Table>& ts, const std::string& kind, size_t nth = 0) {
   for (const auto& t : ts)
     if (t.kind == kind && nth-- == 0) return t;
@@ -144,7 +154,7 @@ TEST(Report, RepeatedConfigurationsUseTheMedianLaunchNamedWithItsSpread) {
   EXPECT_NEAR(*r.weak[0].rows[1].launch.spread, 0.0, 1e-12);
   // Every row names its file; a note says which launches and how far apart; the files
   // table explains the labels.
-  const auto tables = report_tables(r);
+  const auto tables = measured_tables(r);
   const Table& w = table_of_kind(tables, "weak");
   const size_t fc = w.col("file");
   EXPECT_EQ(std::get<std::string>(w.rows[0][fc]), "F3");
@@ -178,7 +188,7 @@ TEST(Report, ANoDdpBaselineFromAnotherLaunchIsNamed) {
   ASSERT_EQ(r2.weak.size(), 1u);
   EXPECT_EQ(r2.weak[0].rows[0].launch.file, "F2");
   EXPECT_EQ(r2.weak[0].rows[0].baseline_file, "F1");
-  EXPECT_THAT(joined_notes(table_of_kind(report_tables(r2), "weak")),
+  EXPECT_THAT(joined_notes(table_of_kind(measured_tables(r2), "weak")),
               HasSubstr("1 rank: DDP overhead against the no-DDP row of F1 (this row: F2)"));
 }
 
@@ -208,7 +218,7 @@ TEST(Report, RanksSharingAGpuCountTheGpuOnceAndSaySo) {
   EXPECT_EQ(r.cost[0].rows.back().world_size, 8);
   EXPECT_NEAR(r.cost[0].rows.back().usd_per_million, 2.0 * 8 / 3600 * 1e6 / big.aggregate_ex_s, 1e-9);
   // The table counts ranks and GPUs, and says why.
-  const auto tables = report_tables(r);
+  const auto tables = measured_tables(r);
   const Table& w = table_of_kind(tables, "weak");
   EXPECT_EQ(w.columns[0].header, "ranks");
   EXPECT_EQ(w.columns[1].header, "GPUs");
@@ -329,7 +339,7 @@ TEST(ReportBreakdown, OverheadSplitsIntoExposedCommAndTheRestByHand) {
   EXPECT_FALSE(old.weak[0].rows[0].exposed_comm.has_value());
   EXPECT_FALSE(old.weak[0].rows[0].other_overhead.has_value());
   EXPECT_TRUE(old.weak[0].breakdown.empty());
-  const auto tables = report_tables(old);
+  const auto tables = measured_tables(old);
   EXPECT_EQ(tables[0].rows[0][tables[0].col("exposed_comm")], Value());
   EXPECT_TRUE(std::none_of(tables.begin(), tables.end(), [](const Table& t) { return t.kind == "breakdown"; }));
 }
@@ -340,7 +350,7 @@ TEST(ReportBreakdown, OverheadSplitsIntoExposedCommAndTheRestByHand) {
 // against a 40 ms overhead (100 ms DDP vs 60 ms no-DDP).
 TEST(ReportBreakdown, NegativeOtherOverheadIsNamedInANote) {
   const auto has_note = [](const std::vector<NamedResult>& files) {
-    for (const auto& t : report_tables(build_report(files, {})))
+    for (const auto& t : measured_tables(build_report(files, {})))
       for (const auto& n : t.notes)
         if (n.rfind("2 ranks: other DDP overhead is negative", 0) == 0) return true;
     return false;
@@ -373,16 +383,18 @@ TEST(ReportBreakdown, TableHasTheNoDdpRowFirstThenEachWorldSize) {
   EXPECT_NEAR(*b[2].effective_busbw_gbps, 46137344 / 0.050 / 1e9 * 2 * 1 / 2, 1e-9);
   EXPECT_FALSE(b[0].buckets.has_value());  // no DDP: no buckets
 
-  const auto tables = report_tables(r);
+  const auto tables = measured_tables(r);
   EXPECT_EQ(tables[0].kind, "weak");
-  EXPECT_EQ(tables[1].kind, "breakdown");  // right under its scaling table
-  const auto text = render_tables({tables[1]}, TableFormat::text);
+  EXPECT_EQ(table_of_kind(tables, "breakdown").section, "Where the time goes");
+  const auto text = render_tables({table_of_kind(tables, "breakdown")}, TableFormat::text);
   EXPECT_THAT(text, HasSubstr("Step breakdown: resnet18, fp32, CPU (Fixture CPU), weak scaling, batch 16 per rank"));
-  EXPECT_THAT(text, HasSubstr("no DDP      1       20.00           30.00         0.00        0.00             0.00"
-                              "          6.00      4.00    60.00      n/a                 n/a              n/a\n"));
-  EXPECT_THAT(text, HasSubstr("DDP         2       22.00           32.00        50.00       20.00            30.00"
-                              "          6.00     10.00   100.00        3                44.0            0.923\n"));
-  const auto j = table_json(tables[1]);
+  EXPECT_THAT(text,
+              HasSubstr("no DDP      1       20.00           30.00         0.00        0.00             0.00"
+                        "          6.00      4.00    60.00      n/a                 n/a              n/a    F1\n"));
+  EXPECT_THAT(text,
+              HasSubstr("DDP         2       22.00           32.00        50.00       20.00            30.00"
+                        "          6.00     10.00   100.00        3                44.0            0.923    F1\n"));
+  const auto j = table_json(table_of_kind(tables, "breakdown"));
   EXPECT_DOUBLE_EQ(j["rows"][2]["exposed_comm_ms"].get<double>(), 30.0);
   EXPECT_DOUBLE_EQ(j["rows"][2]["allreduce_mib_per_step"].get<double>(), 44.0);
 }
@@ -407,7 +419,7 @@ TEST(ReportImpact, SpeedupAndExposedCommChangeAgainstThePlainRunByHand) {
   EXPECT_NEAR(*m.rows[2].speedup, 0.100 / 0.090, 1e-12);
   EXPECT_NEAR(*m.rows[2].exposed_change_s, -0.010, 1e-12);
   EXPECT_NEAR(*m.rows[2].exposed_change, -1.0 / 3.0, 1e-12);
-  const auto text = render_tables({table_of_kind(report_tables(r), "impact")}, TableFormat::text);
+  const auto text = render_tables({table_of_kind(measured_tables(r), "impact")}, TableFormat::text);
   EXPECT_THAT(text, HasSubstr("Optimization impact: resnet18, fp32, CPU (Fixture CPU), batch 16 per rank, 64x64 "
                               "images, DDP on 2 ranks\n"));
   EXPECT_THAT(text, HasSubstr("bucket cap 1 MiB               80.00    1.25x            10.00                  -20.00"
@@ -430,7 +442,7 @@ TEST(ReportImpact, WithoutAPlainRunNoBaselineIsInvented) {
     EXPECT_FALSE(x.speedup.has_value()) << x.technique;
     EXPECT_FALSE(x.exposed_change_s.has_value()) << x.technique;
   }
-  const auto text = render_tables({table_of_kind(report_tables(r), "impact")}, TableFormat::text);
+  const auto text = render_tables({table_of_kind(measured_tables(r), "impact")}, TableFormat::text);
   EXPECT_THAT(text, HasSubstr("no plain run (every DDP knob at its default) on 2 ranks of this configuration"));
 }
 
@@ -462,7 +474,7 @@ TEST(ReportComm, NcclTestsColumnsFromACommOnlyFile) {
   EXPECT_EQ(r.comm[0].collective, "allreduce");
   EXPECT_EQ(r.comm[1].world_size, 3);
   EXPECT_EQ(r.comm[2].collective, "all_gather");
-  const auto tables = report_tables(r);
+  const auto tables = measured_tables(r);
   ASSERT_EQ(tables.size(), 5u);  // and the result files last
   EXPECT_EQ(tables.back().kind, "files");
   const auto& t = tables[1];
@@ -506,8 +518,8 @@ TEST(ReportComm, RunAndCommFilesTogether) {
   EXPECT_EQ(r.impact.size(), 1u);
   EXPECT_EQ(r.comm.size(), 4u);
   std::vector<std::string> kinds;
-  for (const auto& t : report_tables(r)) kinds.push_back(t.kind);
-  EXPECT_EQ(kinds, (std::vector<std::string>{"weak", "breakdown", "weak", "breakdown", "weak", "breakdown", "impact",
+  for (const auto& t : measured_tables(r)) kinds.push_back(t.kind);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"weak", "weak", "weak", "breakdown", "breakdown", "breakdown", "impact",
                                              "comm", "comm", "comm", "comm", "files"}));
   ASSERT_EQ(r.files.size(), 2u);
   EXPECT_EQ(r.files[1]["kind"], "comm");
@@ -539,12 +551,18 @@ TEST(Report, JsonHasEveryTable) {
   EXPECT_EQ(kinds["cost"], 4);
   EXPECT_EQ(kinds["comparison"], 1);
   EXPECT_EQ(j["files"].size(), 4u);
-  const auto& cpu = j["tables"][0];
+  ASSERT_EQ(j["tables"][0]["kind"], "summary");  // the executive summary first
+  const auto weak_at =
+      std::find_if(j["tables"].begin(), j["tables"].end(), [](const nlohmann::json& t) { return t["kind"] == "weak"; });
+  ASSERT_NE(weak_at, j["tables"].end());
+  const auto& cpu = *weak_at;
   EXPECT_EQ(cpu["device"], "CPU (Fixture CPU)");
   EXPECT_DOUBLE_EQ(cpu["rows"][2]["efficiency"].get<double>(), 0.84);
   EXPECT_DOUBLE_EQ(cpu["rows"][2]["ddp_overhead"].get<double>(), 0.2);
-  const auto& cmp = j["tables"][4];
-  ASSERT_EQ(cmp["kind"], "comparison");
+  const auto cmp_at = std::find_if(j["tables"].begin(), j["tables"].end(),
+                                   [](const nlohmann::json& t) { return t["kind"] == "comparison"; });
+  ASSERT_NE(cmp_at, j["tables"].end());
+  const auto& cmp = *cmp_at;
   EXPECT_EQ(cmp["rows"].size(), 4u);  // 2 configurations x 2 device types, long form
   EXPECT_DOUBLE_EQ(cmp["rows"][1]["ratio"].get<double>(), 2.0);
 }
@@ -571,7 +589,7 @@ TEST(Table, PrintersRenderOneDefinition) {
             "### T\n\n| N | share |\n|---|---:|\n| 3 | 25.0% |\n| 4 | n/a |\n\na note\n");
   // CSV: raw values, every column (also those hidden from people), context quoted.
   EXPECT_EQ(render_tables({t}, TableFormat::csv),
-            "table,device,n,frac,hidden\nk,\"CPU, x\",3,0.25,1.5\nk,\"CPU, x\",4,,2\n");
+            "table,device,frac,hidden,n\nk,\"CPU, x\",0.25,1.5,3\nk,\"CPU, x\",,2,4\n");  // keys sorted
   const auto j = table_json(t);
   EXPECT_EQ(j["device"], "CPU, x");
   EXPECT_TRUE(j["rows"][1]["frac"].is_null());
@@ -603,7 +621,7 @@ TEST(Report, RowsShowSelfCheckMemoryWarningsStoppingAndTheMfuPeak) {
   EXPECT_NEAR(*rows[0].mfu, 6 * 4089184256.0 * 640 / 1e12 / 67, 1e-9);
   ASSERT_EQ(rows[1].facts.warnings.size(), 1u);
   EXPECT_EQ(rows[1].facts.stopping.reason, "max_iters");
-  const auto tables = report_tables(r);
+  const auto tables = measured_tables(r);
   const Table& t = tables[0];
   EXPECT_EQ(t.rows[0][t.col("self_check")], Value(std::string("passed")));
   EXPECT_EQ(t.rows[0][t.col("peak_memory_bytes")], Value(3308238848.0));
@@ -659,7 +677,7 @@ TEST(ReportCluster, TelemetryOfAGpuRunTakesTheWorstRank) {
   EXPECT_DOUBLE_EQ(*t.min_sm_clock_mhz, 1410);
   EXPECT_DOUBLE_EQ(*t.max_power_w, 700);
   EXPECT_EQ(t.throttled_ranks, 1);
-  const auto tables = report_tables(r);
+  const auto tables = measured_tables(r);
   const Table* tel = find_table(tables, "telemetry");
   ASSERT_NE(tel, nullptr);
   EXPECT_EQ(tel->rows[0][tel->col("throttled")],
@@ -683,14 +701,17 @@ TEST(ReportCluster, TheStragglerIsNamedWithoutPerRankAndTheTablesComeWithIt) {
   EXPECT_EQ(r.headline[1],
             "No straggler (resnet50, batch 64 per rank, 4 ranks): every rank scored >= 0.95 (lowest: "
             "rank 2, 0.97)");
-  EXPECT_EQ(render_report(r, TableFormat::text).rfind(r.headline[0] + "\n", 0), 0u);  // first line of the report
-  const auto plain = report_tables(r);
+  // In the executive summary's findings, before any measured table.
+  const std::string text = render_report(r, TableFormat::text);
+  ASSERT_NE(text.find("- " + r.headline[0] + "\n"), std::string::npos);
+  EXPECT_LT(text.find("- " + r.headline[0] + "\n"), text.find("Weak scaling"));
+  const auto plain = measured_tables(r);
   EXPECT_EQ(find_table(plain, "stragglers"), nullptr);
   EXPECT_EQ(find_table(plain, "rank_telemetry"), nullptr);
   ReportOptions o;
   o.per_rank = true;
   r = build_report(files, o);
-  const auto tables = report_tables(r);
+  const auto tables = measured_tables(r);
   EXPECT_EQ(tables.size(), plain.size() + 4);  // per file: a straggler table and one model's rank telemetry
   const Table* s = find_table(tables, "stragglers");
   ASSERT_NE(s, nullptr);
@@ -714,7 +735,7 @@ TEST(ReportCluster, TheStragglerIsNamedWithoutPerRankAndTheTablesComeWithIt) {
 
 TEST(ReportCluster, BurnInPerRankAndOverManyRanks) {
   const Report r = build_report(load({"cluster_cpu.json", "many_ranks_cpu.json"}), {});
-  const auto tables = report_tables(r);
+  const auto tables = measured_tables(r);
   const Table* b = find_table(tables, "burn_in");
   ASSERT_NE(b, nullptr);
   ASSERT_EQ(b->rows.size(), 4u);
@@ -739,8 +760,8 @@ TEST(ReportCluster, PairRowsGetTheirTableAndTheSlowNodeIsNamed) {
   const Report r = build_report(load({"pairs_cpu.json"}), {});
   EXPECT_TRUE(r.comm.empty());  // pair rows are not a size sweep
   ASSERT_EQ(r.headline.size(), 1u);
-  EXPECT_THAT(r.headline[0], HasSubstr("Slow node (fixtures/pairs_cpu.json): node2: every pair with it is slow"));
-  const auto tables = report_tables(r);
+  EXPECT_THAT(r.headline[0], HasSubstr("Slow node (F1): node2: every pair with it is slow"));
+  const auto tables = measured_tables(r);
   ASSERT_EQ(tables.size(), 2u);  // and the result files
   const Table& t = tables[0];
   EXPECT_EQ(t.kind, "pairs");
@@ -758,14 +779,16 @@ TEST(ReportCluster, AFindMaxBsFileIsReported) {
   EXPECT_EQ(r.headline[0],
             "find-max-bs (resnet18, fp32, cpu, 64x64): the largest batch per rank that trained is 48; "
             "recommended 43 (10% margin).");
-  const auto tables = report_tables(r);
+  const auto tables = measured_tables(r);
   ASSERT_EQ(tables.size(), 2u);  // and the result files
   ASSERT_EQ(tables[0].rows.size(), 5u);
   EXPECT_EQ(tables[0].rows[2][tables[0].col("fits")], Value(std::string("no")));
   EXPECT_EQ(tables[0].rows[3][tables[0].col("batch")], Value(48LL));
   const auto j = nlohmann::json::parse(render_report(r, TableFormat::json));
   EXPECT_EQ(j["headline"][0], r.headline[0]);
-  EXPECT_EQ(render_report(r, TableFormat::csv).find("find-max-bs ("), std::string::npos);  // CSV stays one table
+  const std::string csv = render_report(r, TableFormat::csv);  // one CSV: one header line, then rows
+  EXPECT_EQ(csv.rfind("table,", 0), 0u);
+  EXPECT_EQ(csv.find("\ntable,"), std::string::npos);
 }
 
 TEST(Report, DeviceType) {
@@ -814,7 +837,7 @@ TEST(ReportStrategy, StrategyTableByHand) {
   EXPECT_EQ(t.rows[5].strategy, "fsdp");
   EXPECT_EQ(t.rows[5].peak_rss_bytes, 900 * kMiB);
 
-  const std::string text = render_tables({table_of_kind(report_tables(r), "strategy")}, TableFormat::text);
+  const std::string text = render_tables({table_of_kind(measured_tables(r), "strategy")}, TableFormat::text);
   EXPECT_THAT(text, HasSubstr("Strategy comparison: resnet50, CPU (Fixture CPU), weak scaling, batch 8 per rank"));
   EXPECT_THAT(text, HasSubstr("86.7%"));
   EXPECT_THAT(text, HasSubstr("75.8%"));
@@ -842,7 +865,7 @@ TEST(ReportStrategy, MemoryTableByHand) {
   EXPECT_EQ(m.rows[3].model_state_bytes, 100 * kMiB);
   EXPECT_EQ(m.rows[3].baseline_model_state_bytes, 300 * kMiB);
 
-  const auto tables = report_tables(r);
+  const auto tables = measured_tables(r);
   const std::string md = render_tables({table_of_kind(tables, "memory")}, TableFormat::markdown);
   EXPECT_THAT(md, HasSubstr("Memory optimization (measured): resnet50"));
   EXPECT_THAT(md, HasSubstr("| 2 | fsdp | 900.0 MiB | 1.17 GiB | 300.0 MiB | 25.0% |"));
@@ -875,7 +898,7 @@ TEST(ReportStrategy, OnlyPlainTrainingRowsInTheScalingTablesAndInferenceApart) {
   EXPECT_NEAR(r.inference[0].rows[0].aggregate_ex_s, 160.0, 1e-9);
   EXPECT_NEAR(r.inference[0].rows[0].p95_s, 0.12, 1e-12);
   EXPECT_EQ(r.inference[0].rows[0].peak_memory_bytes, 400 * kMiB);
-  const std::string text = render_tables({table_of_kind(report_tables(r), "inference")}, TableFormat::text);
+  const std::string text = render_tables({table_of_kind(measured_tables(r), "inference")}, TableFormat::text);
   EXPECT_THAT(text, HasSubstr("Inference (forward only, no DDP): resnet50"));
 }
 

@@ -103,6 +103,7 @@ TEST(RowMetrics, RunLineShowsTheMetricsWithARunLabel) {
 TEST(RowMetrics, CheckNamesEveryCheckableMetricAndReadsItFromTheRow) {
   std::vector<std::string> expected = row_metric_keys(kCheckable);
   expected.push_back("weak_scaling_efficiency");
+  expected.push_back("ddp_overhead");
   EXPECT_EQ(check_metrics(), expected);
   // gpu_h100.json's 1-GPU DDP row peaked at 3,308,238,848 bytes.
   const auto refs = parse_reference(R"({"ddpbench_reference": "2.0", "references": [

@@ -187,6 +187,7 @@ const std::vector<std::string>& check_metrics() {
   static const std::vector<std::string> m = [] {
     std::vector<std::string> keys = row_metric_keys(kCheckable);
     keys.push_back("weak_scaling_efficiency");
+    keys.push_back("ddp_overhead");
     return keys;
   }();
   return m;
@@ -270,6 +271,24 @@ std::vector<ReferenceEntry> parse_reference(const std::string& text, const std::
   return out;
 }
 
+// The measured DDP row closest to what `ref` asked for (fewest differing fields, the first on a
+// tie): "resnet50, fp32, batch 32/rank, ... (differs: batch_per_rank: 64 -> 32)"; "" when the
+// result has no DDP row.
+static std::string nearest_row(const ResultFile& result, const ReferenceEntry& ref) {
+  std::string best;
+  size_t fewest = std::numeric_limits<size_t>::max();
+  for (const auto& r : result.results) {
+    if (!r.ddp) continue;
+    const ConfigKey k = ConfigKey::of(result, r);
+    const auto d = differences(ref.expected(k), k);
+    if (d.size() < fewest) {
+      fewest = d.size();
+      best = fmt::format("{} (differs: {})", k.describe(), describe_differences(d));
+    }
+  }
+  return best;
+}
+
 std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<ReferenceEntry>& refs, int& skipped) {
   const std::string device = device_type(result);
   skipped = 0;
@@ -284,7 +303,9 @@ std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<
     row.ref = ref;
     if (ref.lower) row.lo = ref.value * (1 + *ref.lower);
     if (ref.upper) row.hi = ref.value * (1 + *ref.upper);
-    if (ref.metric == "weak_scaling_efficiency") {
+    // The report's weak-scaling table for the metrics it derives (efficiency, DDP overhead).
+    const bool from_table = ref.metric == "weak_scaling_efficiency" || ref.metric == "ddp_overhead";
+    if (from_table) {
       if (!report) {
         try {
           report = build_report({{"result", result}}, ReportOptions{});
@@ -299,8 +320,9 @@ std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<
           k.global_batch = global_batch_of(k.batch_per_rank, w.world_size);
           if (k == ref.expected(k)) {
             row.row = k;
-            row.measured = w.efficiency;
+            row.measured = ref.metric == "ddp_overhead" ? w.ddp_overhead : std::optional<double>(w.efficiency);
             if (w.facts.self_check_passed == false) row.invalid = "self-check failed";
+            if (const RowWarning* x = undermining_warning(w.facts.warnings, ref.metric)) row.untrusted = x->code;
           }
         }
     } else {
@@ -311,13 +333,16 @@ std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<
         row.measured = find_row_metric(ref.metric)->of(r);  // parse_entry admitted only check_metrics()
         // A row the run itself declared invalid passes nothing, whatever its numbers.
         row.invalid = r.checks.invalid_reason();
+        if (const RowWarning* x = undermining_warning(r.warnings, ref.metric)) row.untrusted = x->code;
       }
     }
+    if (!row.row) row.nearest = nearest_row(result, ref);
     const double m = row.measured.value_or(0.0);
     const bool in_range = (!row.lo || *row.lo <= m) && (!row.hi || m <= *row.hi) && std::isfinite(m);
     if (!row.measured) row.status = "MISSING";
     else if (!row.invalid.empty()) row.status = "FAIL (" + row.invalid + ")";
-    else row.status = in_range ? "PASS" : "FAIL";  // NaN or inf fails
+    else if (!in_range) row.status = "FAIL";  // NaN or inf fails
+    else row.status = row.untrusted.empty() ? "PASS" : "WARN (" + row.untrusted + ")";
     out.push_back(std::move(row));
   }
   return out;
@@ -334,7 +359,8 @@ std::string render_check_text(const std::vector<CheckRow>& rows, const std::stri
                col("image", "image"),       col("ranks", "ranks"),         col("metric", "metric"),
                col("measured", "measured"), col("reference", "reference"), col("range", "allowed range"),
                col("status", "status")};
-  int pass = 0, fail = 0, missing = 0;
+  int pass = 0, fail = 0, warn = 0, missing = 0;
+  std::vector<std::string> nearest;
   for (const auto& r : rows) {
     const std::string unit = r.ref.unit.empty() ? "" : " " + r.ref.unit;
     // The row compared, or (MISSING) what the entry asked for, named by its configuration.
@@ -350,15 +376,27 @@ std::string render_check_text(const std::vector<CheckRow>& rows, const std::stri
                       r.status});
     if (r.status == "PASS") ++pass;
     else if (r.status.rfind("FAIL", 0) == 0) ++fail;
+    else if (r.status.rfind("WARN", 0) == 0) ++warn;
     else ++missing;
+    if (!r.nearest.empty())
+      nearest.push_back(
+          fmt::format("MISSING {} ({} ranks): nearest measured row: {}", shown.model, shown.world_size, r.nearest));
   }
-  t.notes.push_back(fmt::format("{} passed, {} failed, {} missing; {} reference entr{} for other devices skipped", pass,
-                                fail, missing, skipped, skipped == 1 ? "y" : "ies"));
+  t.notes.push_back(
+      fmt::format("{} passed, {} failed, {} warned, {} missing; {} reference entr{} for other devices "
+                  "skipped",
+                  pass, fail, warn, missing, skipped, skipped == 1 ? "y" : "ies"));
+  if (warn > 0)
+    t.notes.push_back(
+        "WARN: the value is in range, but a warning of its row makes it untrustworthy (named in brackets: "
+        "few_samples and noisy void p95; oversubscribed, negative_ddp_overhead, throughput_drift and gpu_throttled "
+        "void every number from step times); it does not pass: measure again (more --iters, a quiet machine)");
   if (missing > 0)
     t.notes.push_back(
         "MISSING: the result has no weak-scaling DDP row of exactly that configuration (model, batch, "
         "image size, ranks and setup, as listed), or that row does not carry the metric (exposed_comm needs "
         "run --breakdown)");
+  for (auto& n : nearest) t.notes.push_back(std::move(n));
   if (rows.empty())
     t.notes.push_back(
         fmt::format("FAIL: no reference entry is for {}; nothing was checked (device names must match "

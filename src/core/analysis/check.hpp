@@ -20,7 +20,9 @@ namespace ddpbench {
 inline constexpr int kReferenceMajor = 2;
 
 /// Metrics a reference can name: the checkable per-row metrics of core/result/row_metrics
-/// (row_metric_keys(kCheckable)), then the weak-scaling efficiency the report computes.
+/// (row_metric_keys(kCheckable)), then two the report's weak-scaling table computes:
+/// weak_scaling_efficiency and ddp_overhead ((t_DDP - t_noDDP) / t_DDP at p50: DDP's whole
+/// cost, communication included, as a fraction of the step; needs the no-DDP row).
 const std::vector<std::string>& check_metrics();
 
 /// The setup an entry was measured with: ConfigKey fields under their names. Omitted
@@ -81,9 +83,13 @@ struct CheckRow {
   std::optional<double> lo, hi;  ///< allowed range
   /// "PASS", "FAIL", "FAIL (<why>)" when the run declared the row invalid (its gradient
   /// self-check failed, or fp16 steps were skipped among the timed ones) whatever its
-  /// numbers, or "MISSING" (no such weak-scaling DDP row measured)
+  /// numbers, "WARN (<warning code>)" when the value is in range but a warning of the row
+  /// voids it (row_metrics undermining_warning: e.g. p95 from too few samples), or "MISSING"
+  /// (no such weak-scaling DDP row measured). Only PASS passes.
   std::string status;
-  std::string invalid;  ///< why the row is invalid; "" when it is not
+  std::string invalid;    ///< why the row is invalid; "" when it is not
+  std::string untrusted;  ///< the code of the warning that voids the value; "" when none does
+  std::string nearest;    ///< MISSING: the closest DDP row measured and how it differs ("" none)
 };
 
 /// Checks the weak-scaling DDP rows of `result` against the entries whose device type

@@ -226,8 +226,13 @@ std::pair<std::optional<double>, std::optional<double>> split_overhead(const std
 // rows; empty when none of them has a breakdown.
 std::vector<BreakdownRow> breakdown_rows(const std::vector<Point>& all, const std::vector<const Point*>& rows) {
   std::vector<BreakdownRow> out;
-  if (const Point* nd = no_ddp_baseline(all, *rows.front())) out.push_back(nd->breakdown);
-  for (const Point* p : rows) out.push_back(p->breakdown);
+  const auto of = [](const Point& p) {
+    BreakdownRow b = p.breakdown;
+    b.file = p.launch.file;
+    return b;
+  };
+  if (const Point* nd = no_ddp_baseline(all, *rows.front())) out.push_back(of(*nd));
+  for (const Point* p : rows) out.push_back(of(*p));
   if (std::none_of(out.begin(), out.end(), [](const BreakdownRow& b) { return b.mean_s.has_value(); })) out.clear();
   return out;
 }
@@ -371,6 +376,7 @@ Comparison comparison(const std::vector<Point>& all, const std::vector<Point>& b
 struct CostPoint {
   int ranks = 1, devices = 1;
   double aggregate_ex_s = 0;
+  std::string file;  // launch label of the row
 };
 
 CostTable cost_table(const ConfigKey& key, long long batch, const std::vector<CostPoint>& pts,
@@ -378,10 +384,11 @@ CostTable cost_table(const ConfigKey& key, long long batch, const std::vector<Co
   const double price = *opts.gpu_hour_usd;
   const double samples = static_cast<double>(opts.epochs) * static_cast<double>(opts.dataset_size);
   CostTable t{key, batch, price, opts.epochs, opts.dataset_size, {}, 1};
-  for (const auto& [ranks, n, aggregate] : pts) {
+  for (const auto& [ranks, n, aggregate, file] : pts) {
     CostRow c;
     c.world_size = n;
     c.ranks = ranks;
+    c.file = file;
     c.aggregate_ex_s = aggregate;
     c.usd_per_million = price * n / 3600.0 * 1e6 / aggregate;
     c.hours = samples / aggregate / 3600.0;
@@ -677,6 +684,9 @@ nlohmann::json file_info(const NamedResult& nf, size_t index) {
           {"rows", nf.file.results.size()},
           {"comm_rows", nf.file.comm_results.size()},
           {"rows_planned", nf.file.rows_planned},
+          {"driver", json_str_or(e, "driver")},
+          {"cpu_model", json_str_or(e, "cpu_model")},
+          {"argv", nf.file.argv},
           {"warning", incomplete_warning(nf.name, nf.file)}};
 }
 
@@ -873,6 +883,14 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
     throw UsageError(fmt::format("--epochs {} must be 1..{}", opts.epochs, kMaxEpochs));
   if (opts.dataset_size < 1 || opts.dataset_size > kMaxReportDatasetSize)
     throw UsageError(fmt::format("--dataset-size {} must be 1..{}", opts.dataset_size, kMaxReportDatasetSize));
+  const SummaryTargets& tg = opts.targets;
+  if (!(tg.min_efficiency > 0 && tg.min_efficiency <= 1))
+    throw UsageError(
+        fmt::format("--target-efficiency {} must be a fraction in (0, 1] (0.85 for 85%)", tg.min_efficiency));
+  if (!(tg.max_exposed_comm >= 0 && tg.max_exposed_comm <= 1))
+    throw UsageError(fmt::format("--target-comm {} must be a fraction in [0, 1] (0.15 for 15%)", tg.max_exposed_comm));
+  if (tg.min_per_gpu_ex_s && !(*tg.min_per_gpu_ex_s > 0 && std::isfinite(*tg.min_per_gpu_ex_s)))
+    throw UsageError(fmt::format("--target-ex-s {} must be a positive number of ex/s per GPU", *tg.min_per_gpu_ex_s));
 
   const std::vector<Point> every = collect_points(files);
   std::vector<Point> all;
@@ -881,8 +899,11 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
   rep.per_rank = opts.per_rank;
   rep.comm = comm_tables(files);
   rep.convergence = convergence_groups(files);  // time-to-loss
-  for (const auto& nf : files)
-    if (ClusterFile c = cluster_of(nf); !cluster_empty(c)) rep.cluster.push_back(std::move(c));
+  for (size_t i = 0; i < files.size(); ++i)
+    if (ClusterFile c = cluster_of(files[i]); !cluster_empty(c)) {
+      c.label = file_label(i);
+      rep.cluster.push_back(std::move(c));
+    }
   const bool cluster_facts = std::any_of(rep.cluster.begin(), rep.cluster.end(), [](const ClusterFile& c) {
     return !c.stragglers.empty() || !c.pair_rows.empty() || !c.max_batch.empty();
   });
@@ -899,11 +920,11 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
       if (c.comm_pairs.contains(kind) && c.comm_pairs[kind].is_array())
         for (const auto& x : c.comm_pairs[kind])
           rep.headline.push_back(fmt::format("{} ({}): {}",
-                                             std::string(kind) == "slow_nodes" ? "Slow node" : "Slow link", c.source,
+                                             std::string(kind) == "slow_nodes" ? "Slow node" : "Slow link", c.label,
                                              json_str_or(x, "message", "?")));
     if (c.comm_pairs.contains("outliers") && c.comm_pairs["outliers"] == false)
       rep.headline.push_back(
-          fmt::format("Pairs ({}): no slow node or link among {} participants", c.source,
+          fmt::format("Pairs ({}): no slow node or link among {} participants", c.label,
                       c.comm_pairs.contains("participants") ? c.comm_pairs["participants"].size() : 0));
     if (!c.max_batch.empty()) rep.headline.push_back(max_batch_sentence(c.max_batch) + ".");
   }
@@ -928,16 +949,19 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
   if (opts.gpu_hour_usd) {
     for (const auto& w : rep.weak) {
       std::vector<CostPoint> p;
-      for (const auto& r : w.rows) p.push_back({r.world_size, r.devices, r.aggregate_ex_s});  // billed per device
+      for (const auto& r : w.rows)
+        p.push_back({r.world_size, r.devices, r.aggregate_ex_s, r.launch.file});  // billed per device
       rep.cost.push_back(cost_table(w.key, w.key.batch_per_rank, p, opts));
     }
     for (const auto& s : rep.strong) {
       std::vector<CostPoint> p;
-      for (const auto& r : s.rows) p.push_back({r.world_size, r.devices, r.aggregate_ex_s});  // billed per device
+      for (const auto& r : s.rows)
+        p.push_back({r.world_size, r.devices, r.aggregate_ex_s, r.launch.file});  // billed per device
       rep.cost.push_back(cost_table(s.key, s.global_batch, p, opts));
     }
   }
   for (size_t i = 0; i < files.size(); ++i) rep.files.push_back(file_info(files[i], i));
+  rep.summary = executive_summary(rep, files, opts.targets);
   return rep;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/analysis/convergence.hpp"
+#include "core/analysis/summary.hpp"
 #include "core/result/config_key.hpp"
 #include "core/result/result.hpp"
 #include "core/util/table.hpp"
@@ -58,6 +59,7 @@ struct BreakdownRow {
   std::optional<double> allreduce_bytes_per_step;  ///< communication.allreduce_bytes_per_step (gradient bytes)
   std::optional<double> effective_busbw_gbps;      ///< communication.effective_busbw_gbps, as `run` recorded it
   std::string note;                                ///< breakdown.note, when the row has one
+  std::string file;                                ///< launch label of the row ("F2")
 };
 
 /// Which launch a row's numbers come from. Rows of several files that measured one
@@ -248,6 +250,7 @@ struct Comparison {
 struct CostRow {
   int world_size = 1;  ///< N: the GPUs billed (distinct devices; WeakRow::devices)
   int ranks = 1;       ///< the row's ranks (more than N when ranks shared a GPU)
+  std::string file;    ///< the launch label of the scaling row it prices ("F2")
   double aggregate_ex_s = 0;
   double usd_per_million = 0;  ///< price * N / 3600 * 1e6 / aggregate_ex_s
   double hours = 0;            ///< epochs * dataset_size / aggregate_ex_s / 3600
@@ -276,12 +279,16 @@ struct ReportOptions {
   std::optional<double> gpu_hour_usd;  ///< price of one GPU (or rank) for one hour, (0, kMaxGpuHourUsd]
   int epochs = 90;                     ///< 1..kMaxEpochs
   long long dataset_size = 1281167;    ///< ImageNet-1k training set; 1..kMaxReportDatasetSize
+  /// What the executive summary holds the rows to: min_efficiency in (0, 1], max_exposed_comm
+  /// in [0, 1], min_per_gpu_ex_s > 0 (build_report throws UsageError outside).
+  SummaryTargets targets;
 };
 
 /// What one result file holds for cluster validation (schema 1.6; docs/METHODOLOGY.md
 /// "Reading the cluster-validation report"), copied from the file as recorded.
 struct ClusterFile {
   std::string source;  ///< the file
+  std::string label;   ///< its label in the report (file_label: "F3")
   std::string device;  ///< device_type of the file
   /// Rows with per-rank telemetry.sampled (schema 1.6) or a burn_in (schema 1.6), in file order.
   std::vector<BenchResult> rows;
@@ -326,6 +333,8 @@ inline constexpr size_t kBurnInRankColumns = 8;
 
 /// Everything `ddpbench report` prints.
 struct Report {
+  /// Targets with pass/fail and the recommendations (core/analysis/summary.hpp): printed first.
+  ExecutiveSummary summary;
   std::vector<WeakTable> weak;
   std::vector<StrongTable> strong;
   Comparison comparison;
@@ -354,10 +363,10 @@ struct Report {
 };
 
 /// Builds the report. Files of kind "find-max-bs" and files with only stragglers are
-/// reported too. Rows are identified by their ConfigKey (config_key.hpp); where
-/// several files measured the same configuration, the row with the narrowest relative 95% CI
-/// of the mean is used
-/// (the first on a tie). Rows without a positive p50 are skipped. Throws UsageError when
+/// reported too. Rows are identified by their ConfigKey (config_key.hpp); where several
+/// files measured the same configuration, the launch with the median p50 is used, named with
+/// how many launches there were and their spread (RowLaunch). Rows without a positive p50 are
+/// skipped. The executive summary is built last, from the tables (executive_summary). Throws UsageError when
 /// `files` hold neither a DDP row, a collective result (`ddpbench comm`), stragglers nor a
 /// find-max-bs search, or `opts` is invalid.
 Report build_report(const std::vector<NamedResult>& files, const ReportOptions& opts);

@@ -28,7 +28,7 @@ std::string render_html(const Report& r, const std::vector<Plot>& plots, const s
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<title>ddpbench report</title>\n<style>\n"
       "body{font-family:system-ui,sans-serif;margin:1em 2em;max-width:1100px;color:#222}"
-      "h1,h2,p,figcaption{overflow-wrap:anywhere}"
+      "h1,h2,h3,p,figcaption{overflow-wrap:anywhere}"
       // A table wider than the page scrolls inside its own box, never the page.
       "table{border-collapse:collapse;margin:0.5em 0;display:block;overflow-x:auto;max-width:100%}"
       "th,td{border:1px solid #ccc;padding:3px 8px}"
@@ -42,8 +42,14 @@ std::string render_html(const Report& r, const std::vector<Plot>& plots, const s
   for (const auto& f : r.files)  // incomplete files (run stopped early), as `report` warns on stderr
     if (!f.value("warning", "").empty())
       o += "<p class=\"note\"><strong>Warning:</strong> " + html_escape(f.value("warning", "")) + "</p>\n";
-  for (const auto& h : r.headline) o += "<p class=\"headline\"><strong>" + html_escape(h) + "</strong></p>\n";
-  for (const auto& t : report_tables(r)) o += render_table_html(t);
+  std::string section;
+  for (const auto& t : report_tables(r)) {
+    if (!t.section.empty() && t.section != section) {
+      section = t.section;
+      o += "<h2>" + html_escape(section) + "</h2>\n";
+    }
+    o += render_table_html(t);
+  }
   if (!plots.empty()) o += "<h2>Plots</h2>\n";
   for (const auto& p : plots)
     o += p.error.empty()

@@ -314,6 +314,7 @@ Table breakdown_tab(const std::vector<BreakdownRow>& rows, const ConfigKey& key,
                   }});
   cols.push_back({{"effective_busbw_gbps", "eff. busbw GB/s", "GB/s", fmtcol::fixed(3)},
                   [](const BreakdownRow& r) { return opt(r.effective_busbw_gbps); }});
+  cols.push_back({{"file", "file", "", fmtcol::plain()}, [](const BreakdownRow& r) { return Value(r.file); }});
   Table t = make_table("breakdown", "Step breakdown: " + what, key_context(key), cols, rows);
   t.notes.push_back(
       "mean over ranks of each rank's mean time per step; forward + bwd compute + exposed comm + optimizer + other = "
@@ -562,6 +563,7 @@ Table cost_tab(const CostTable& c) {
        [](const CostRow& r) { return Value(r.usd_per_million); }},
       {{"hours", "time h", "h", fmtcol::sig3()}, [](const CostRow& r) { return Value(r.hours); }},
       {{"usd", "cost USD", "USD", fmtcol::fixed(2)}, [](const CostRow& r) { return Value(r.usd); }},
+      {{"file", "file", "", fmtcol::plain()}, [](const CostRow& r) { return Value(r.file); }},
   };
   // Ranks that shared a GPU: the ranks beside the GPUs billed, so two rows on one GPU differ.
   if (std::any_of(c.rows.begin(), c.rows.end(), [](const CostRow& r) { return r.ranks != r.world_size; }))
@@ -657,8 +659,9 @@ Table telemetry_tab(const ClusterFile& c) {
                   [](const Line& l) { return num_or_na(l.second.mean_net_rx_bytes_per_s, 1e-6); }});
   cols.push_back({{"net_tx_mb_s", "net tx MB/s", "MB/s", fmtcol::fixed(2)},
                   [](const Line& l) { return num_or_na(l.second.mean_net_tx_bytes_per_s, 1e-6); }});
-  Table t = make_table("telemetry", fmt::format("Telemetry during the measured iterations: {}, {}", c.device, c.source),
-                       {{"device", c.device}, {"source", c.source}}, cols, lines);
+  Table t = make_table(
+      "telemetry", fmt::format("Telemetry during the measured iterations: {}, {} ({})", c.device, c.label, c.source),
+      {{"device", c.device}, {"source", c.source}}, cols, lines);
   t.notes.push_back(
       std::string(
           gpu ? "min SM util = lowest over ranks of each rank's mean SM utilization (NVML: a kernel was running, "
@@ -862,7 +865,7 @@ Table burn_in_tab(const BenchResult& r, const std::string& device) {
 Table pairs_tab(const ClusterFile& c) {
   if (c.comm_pairs.is_object() && c.comm_pairs.contains("pairs") && c.comm_pairs.contains("participants")) {
     Table t = pairs_table(c.comm_pairs);
-    t.title = fmt::format("Pair bandwidth (comm --pairs): {}, {}, {}", t.title, c.device, c.source);
+    t.title = fmt::format("Pair bandwidth (comm --pairs): {}, {}, {} ({})", t.title, c.device, c.label, c.source);
     return t;
   }
   std::vector<CommResult> rows = c.pair_rows;
@@ -888,7 +891,7 @@ Table pairs_tab(const ClusterFile& c) {
       {{"time_us", "time us", "us", fmtcol::fixed(1)}, [](const CommResult& x) { return Value(x.time_us); }},
       {{"busbw_gbps", "GB/s", "GB/s", fmtcol::fixed(3)}, [](const CommResult& x) { return Value(x.busbw_gbps); }},
   };
-  Table t = make_table("pairs", fmt::format("Pair bandwidth (comm --pairs): {}, {}", c.device, c.source),
+  Table t = make_table("pairs", fmt::format("Pair bandwidth (comm --pairs): {}, {} ({})", c.device, c.label, c.source),
                        {{"device", c.device}, {"source", c.source}}, cols, rows);
   t.notes.push_back(
       "GB/s = busbw (1e9 bytes/s): sendrecv one direction at a time (bytes / receiver's time), "
@@ -973,10 +976,11 @@ Table files_tab(const std::vector<nlohmann::json>& files) {
       {{"kind", "kind", "", fmtcol::plain()}, str("kind")},
       {{"device", "device", "", fmtcol::plain()}, str("device")},
       {{"created_utc", "created", "", fmtcol::plain()}, str("created_utc")},
-      {{"torch", "torch", "", fmtcol::plain(), false}, str("torch")},
-      {{"cuda", "CUDA", "", fmtcol::plain(), false}, str("cuda")},
-      {{"nccl", "NCCL", "", fmtcol::plain(), false}, str("nccl")},
-      {{"backend", "backend", "", fmtcol::plain(), false}, str("backend")},
+      {{"torch", "torch", "", fmtcol::plain()}, str("torch")},
+      {{"cuda", "CUDA", "", fmtcol::plain()}, str("cuda")},
+      {{"nccl", "NCCL", "", fmtcol::plain()}, str("nccl")},
+      {{"driver", "driver", "", fmtcol::plain()}, str("driver")},
+      {{"backend", "backend", "", fmtcol::plain()}, str("backend")},
       {{"world_size", "ranks", "", fmtcol::plain()}, num("world_size")},
       {{"hosts", "hosts", "", fmtcol::plain()}, num("hosts")},
       {{"rows", "rows", "", fmtcol::plain()}, num("rows")},
@@ -989,25 +993,127 @@ Table files_tab(const std::vector<nlohmann::json>& files) {
   return t;
 }
 
-std::vector<Table> report_tables(const Report& r) {
+// The command line of each launch, one line per file.
+Table commands_tab(const std::vector<nlohmann::json>& files) {
+  const std::vector<Col<nlohmann::json>> cols = {
+      {{"label", "file", "", fmtcol::plain()},
+       [](const nlohmann::json& f) { return Value(json_str_or(f, "label", "")); }},
+      {{"argv", "command", "", fmtcol::plain()},
+       [](const nlohmann::json& f) {
+         std::string cmd;
+         if (f.contains("argv") && f["argv"].is_array())
+           for (const auto& a : f["argv"])
+             if (a.is_string()) cmd += (cmd.empty() ? "" : " ") + a.get<std::string>();
+         return Value(cmd.empty() ? std::string("(not recorded)") : cmd);
+       }},
+      {{"cpu_model", "CPU", "", fmtcol::plain()},
+       [](const nlohmann::json& f) { return Value(json_str_or(f, "cpu_model", "")); }},
+  };
+  Table t = make_table("commands", "What ran: the command and CPU of each launch", {}, cols, files);
+  t.text_line = [](const std::vector<std::string>& c) { return fmt::format("{}: {} (CPU: {})", c[0], c[1], c[2]); };
+  return t;
+}
+
+// The executive summary: targets with pass/fail, findings, recommendations.
+std::vector<Table> summary_tabs(const Report& r) {
   std::vector<Table> out;
+  const ExecutiveSummary& s = r.summary;
+  if (!s.checks.empty() || !s.notes.empty()) {
+    const auto count = [](int n, const std::string& unit) {
+      return fmt::format("{} {}{}", n, unit, n == 1 ? "" : "s");
+    };
+    const std::vector<Col<SummaryCheck>> cols = {
+        {{"status", "status", "", fmtcol::plain()}, [](const SummaryCheck& c) { return Value(c.status); }},
+        {{"metric", "target", "", fmtcol::plain()}, [](const SummaryCheck& c) { return Value(c.metric); }},
+        {{"required", "required", "", fmtcol::plain()}, [](const SummaryCheck& c) { return Value(c.target); }},
+        {{"measured", "measured", "", fmtcol::plain()},
+         [](const SummaryCheck& c) { return c.measured.empty() ? Value() : Value(c.measured); }},
+        // "16 GPUs", "4 ranks" on CPUs, "2 ranks on 1 GPU" where ranks shared a GPU.
+        {{"size", "on", "", fmtcol::plain()},
+         [count](const SummaryCheck& c) {
+           if (c.gpus <= 0 || c.unit == "rank") return Value(count(c.ranks, "rank"));
+           if (c.gpus == c.ranks) return Value(count(c.gpus, c.unit));
+           return Value(count(c.ranks, "rank") + " on " + count(c.gpus, c.unit));
+         }},
+        {{"configuration", "configuration", "", fmtcol::plain()}, [](const SummaryCheck& c) { return Value(c.what); }},
+        {{"from", "from", "", fmtcol::plain()}, [](const SummaryCheck& c) { return Value(c.from); }},
+        {{"gpus", "GPUs", "", fmtcol::plain(), false},
+         [](const SummaryCheck& c) { return c.gpus > 0 ? Value(static_cast<long long>(c.gpus)) : Value(); }},
+        {{"ranks", "ranks", "", fmtcol::plain(), false},
+         [](const SummaryCheck& c) { return Value(static_cast<long long>(c.ranks)); }},
+    };
+    Table t = make_table("summary", "Targets", {}, cols, s.checks);
+    // status, target, required, measured, on, configuration, from
+    t.text_line = [](const std::vector<std::string>& c) {
+      return fmt::format("{:<6} {} {} (required {}) on {}: {} [{}]", c[0], c[1], c[3], c[2], c[4], c[5], c[6]);
+    };
+    t.notes = s.notes;
+    out.push_back(std::move(t));
+  }
+  if (!r.headline.empty()) {
+    Table f;
+    f.kind = "findings";
+    f.title = "Findings";
+    f.columns = {{"finding", "finding", "", fmtcol::plain()}};
+    for (const auto& h : r.headline) f.rows.push_back({h});
+    f.text_line = [](const std::vector<std::string>& c) { return "- " + c[0]; };
+    out.push_back(std::move(f));
+  }
+  if (!s.recommendations.empty()) {
+    const std::vector<Col<Recommendation>> cols = {
+        {{"topic", "topic", "", fmtcol::plain()}, [](const Recommendation& x) { return Value(x.topic); }},
+        {{"recommendation", "recommendation", "", fmtcol::plain()},
+         [](const Recommendation& x) { return Value(x.text); }},
+        {{"from", "from", "", fmtcol::plain()}, [](const Recommendation& x) { return Value(x.from); }},
+    };
+    Table t = make_table("recommendations", "Recommendations", {}, cols, s.recommendations);
+    t.text_line = [](const std::vector<std::string>& c) { return fmt::format("- {}: {} [{}]", c[0], c[1], c[2]); };
+    t.notes.push_back(
+        "Each recommendation comes from a rule of docs/METHODOLOGY.md \"Executive summary and recommendations\"; "
+        "\"from\" names the table and the launches (file labels, listed in the appendix) its numbers come from");
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// The document section of a table kind.
+std::string section_of(const std::string& kind) {
+  static const std::vector<std::pair<std::vector<std::string>, std::string>> kSections = {
+      {{"summary", "findings", "recommendations"}, "Executive summary"},
+      {{"weak", "strong"}, "Throughput scaling"},
+      {{"breakdown"}, "Where the time goes"},
+      {{"impact"}, "Optimization impact"},
+      {{"strategy", "memory"}, "Strategies and memory"},
+      {{"inference"}, "Inference"},
+      {{"comm", "pairs"}, "Communication"},
+      {{"telemetry", "straggler", "rank_telemetry", "burn_in"}, "Hardware utilization and stragglers"},
+      {{"max_batch"}, "Largest batch"},
+      {{"comparison"}, "Comparison across devices or files"},
+      {{"cost"}, "Cost"},
+      {{"files", "commands"}, "Appendix: what ran"},
+  };
+  for (const auto& [kinds, name] : kSections)
+    if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) return name;
+  return "Time to accuracy";  // the convergence tables (core/render/report_convergence)
+}
+
+std::vector<Table> report_tables(const Report& r) {
+  std::vector<Table> out = summary_tabs(r);
   const auto scaling_what = [](const ConfigKey& k, const std::string& batch) {
     return fmt::format("{}, {}, {}, {} scaling, {}, {}x{} images", k.model, k.setup_label(), k.device, k.scaling, batch,
                        k.image_size, k.image_size);
   };
-  for (const auto& w : r.weak) {
-    out.push_back(weak_tab(w));
+  for (const auto& w : r.weak) out.push_back(weak_tab(w));
+  for (const auto& s : r.strong) out.push_back(strong_tab(s));
+  for (const auto& w : r.weak)
     if (!w.breakdown.empty())
       out.push_back(breakdown_tab(
           w.breakdown, w.key,
           scaling_what(w.key, fmt::format("batch {} per {}", with_thousands(w.key.batch_per_rank), unit_word(w.key)))));
-  }
-  for (const auto& s : r.strong) {
-    out.push_back(strong_tab(s));
+  for (const auto& s : r.strong)
     if (!s.breakdown.empty())
       out.push_back(breakdown_tab(s.breakdown, s.key,
                                   scaling_what(s.key, fmt::format("global batch {}", with_thousands(s.global_batch)))));
-  }
   for (const auto& m : r.impact) out.push_back(impact_tab(m));
   for (auto& t : convergence_tables(r.convergence)) out.push_back(std::move(t));
   for (const auto& m : r.strategy) out.push_back(strategy_tab(m));
@@ -1036,21 +1142,17 @@ std::vector<Table> report_tables(const Report& r) {
     if (!c.max_batch.empty()) out.push_back(max_batch_tab(c));
   if (!r.comparison.rows.empty()) out.push_back(comparison_tab(r.comparison));
   for (const auto& c : r.cost) out.push_back(cost_tab(c));
-  if (!r.files.empty()) out.push_back(files_tab(r.files));
+  if (!r.files.empty()) {
+    out.push_back(files_tab(r.files));
+    out.push_back(commands_tab(r.files));
+  }
+  for (auto& t : out) t.section = section_of(t.kind);
   return out;
 }
 
-std::string render_report(const Report& r, TableFormat format) {
+std::string render_report(const Report& r, TableFormat format, size_t text_width) {
   const auto tables = report_tables(r);
-  if (format != TableFormat::json) {
-    std::string head;
-    if (format == TableFormat::text)
-      for (const auto& h : r.headline) head += h + "\n";
-    if (format == TableFormat::markdown)
-      for (const auto& h : r.headline) head += "**" + h + "**\n\n";
-    if (format == TableFormat::text && !head.empty()) head += "\n";
-    return head + render_tables(tables, format);
-  }
+  if (format != TableFormat::json) return render_tables(tables, format, text_width);
   nlohmann::json j = {{"tables", nlohmann::json::array()}, {"files", r.files}, {"headline", r.headline}};
   for (const auto& t : tables) j["tables"].push_back(table_json(t));
   return j.dump(2) + "\n";

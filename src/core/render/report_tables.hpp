@@ -10,18 +10,21 @@
 
 namespace ddpbench {
 
-/// The report's tables in print order: each weak table followed by its breakdown, each
-/// strong table followed by its breakdown, optimization impact, collectives, pair bandwidth,
-/// telemetry, per-rank straggler tables and per-rank telemetry (with per_rank), burn-in,
-/// find-max-bs trials, comparison, cost.
+/// The report's tables in print order, each with its document section (Table::section): the
+/// executive summary (targets, findings: the headline sentences, recommendations), weak then
+/// strong scaling, their step breakdowns, optimization impact, time to accuracy, strategies,
+/// memory, inference, collectives, pair bandwidth, telemetry, per-rank straggler tables and
+/// per-rank telemetry (with per_rank), burn-in, find-max-bs trials, comparison, cost, and the
+/// appendix (result files, the command of each).
 std::vector<Table> report_tables(const Report& r);
 
 /// nccl-tests' table of one collective (size, count, type, redop, root, time us, algbw,
 /// busbw, #wrong), kind "comm", with the busbw factor's source in a note.
 Table comm_table(const CommTable& c);
 
-/// The report in `format` (render_tables of report_tables), the headline sentences first (text,
-/// Markdown; not CSV); JSON adds the files and the headline: {"tables", "files", "headline"}.
-std::string render_report(const Report& r, TableFormat format);
+/// The report in `format` (render_tables of report_tables; text tables wider than `text_width`
+/// columns in parts, 0 for none); JSON adds the files and the headline: {"tables", "files",
+/// "headline"}.
+std::string render_report(const Report& r, TableFormat format, size_t text_width = 0);
 
 }  // namespace ddpbench

@@ -16,18 +16,20 @@ Column RowMetric::column() const { return Column{key, header, unit, format}; }
 const std::vector<RowMetric>& row_metrics() {
   static const std::vector<RowMetric> m = {
       {"ex_per_s_per_gpu", "per-rank ex/s", "ex/s", fmtcol::fixed(1),
-       "per-rank ex/s = batch per rank / p50 step time (summary.ex_per_s_per_gpu)", kCheckable, nullptr,
-       [](const BenchResult& r) -> std::optional<double> { return r.summary.ex_per_s_per_gpu; }},
+       "per-rank ex/s = batch per rank / p50 step time (summary.ex_per_s_per_gpu)", kCheckable | kFromStepTimes,
+       nullptr, [](const BenchResult& r) -> std::optional<double> { return r.summary.ex_per_s_per_gpu; }},
       {"ex_per_s_total", "aggregate ex/s", "ex/s", fmtcol::fixed(1),
-       "aggregate ex/s = world size x per-rank ex/s (summary.ex_per_s_total)", kCheckable, nullptr,
+       "aggregate ex/s = world size x per-rank ex/s (summary.ex_per_s_total)", kCheckable | kFromStepTimes, nullptr,
        [](const BenchResult& r) -> std::optional<double> { return r.summary.ex_per_s_total; }},
       {"p50_s", "p50 s/iter", "s", fmtcol::fixed(4), "p50 = median step time over every rank's measured steps",
-       kCheckable, nullptr, [](const BenchResult& r) -> std::optional<double> { return r.summary.p50_s; }},
+       kCheckable | kFromStepTimes, nullptr,
+       [](const BenchResult& r) -> std::optional<double> { return r.summary.p50_s; }},
       {"p95_s", "p95 s/iter", "s", fmtcol::fixed(4), "p95 = 95th percentile of the step time over every rank's steps",
-       kCheckable, nullptr, [](const BenchResult& r) -> std::optional<double> { return r.summary.p95_s; }},
+       kCheckable | kFromStepTimes, nullptr,
+       [](const BenchResult& r) -> std::optional<double> { return r.summary.p95_s; }},
       {"exposed_comm", "exposed comm", "fraction", fmtcol::percent(),
-       "exposed comm = exposed_comm_s / step_s of the row's breakdown (means over ranks)", kCheckable | kInDiff,
-       nullptr,
+       "exposed comm = exposed_comm_s / step_s of the row's breakdown (means over ranks)",
+       kCheckable | kInDiff | kFromStepTimes, nullptr,
        [](const BenchResult& r) -> std::optional<double> {
          const auto exposed = r.breakdown.mean(Phase::exposed_comm);
          const auto step = positive(r.breakdown.mean(Phase::step));
@@ -45,7 +47,7 @@ const std::vector<RowMetric>& row_metrics() {
       {"epoch_time_s", "epoch time", "s", fmtcol::duration(),
        "epoch time = optimizer steps per epoch (communication.steps_per_epoch: --dataset-size examples, default "
        "ImageNet-1k's 1,281,167, over the examples of one step) x the mean step time",
-       kInReportTables | kCheckable | kInDiff, "epoch",
+       kInReportTables | kCheckable | kInDiff | kFromStepTimes, "epoch",
        [](const BenchResult& r) -> std::optional<double> {
          const auto steps = positive(r.communication.steps_per_epoch);
          if (!steps || !(r.summary.mean_s > 0)) return std::nullopt;
@@ -72,6 +74,20 @@ std::vector<std::optional<double>> row_metric_values(const BenchResult& row) {
   std::vector<std::optional<double>> out;
   for (const auto& m : row_metrics()) out.push_back(m.of(row));
   return out;
+}
+
+const RowWarning* undermining_warning(const std::vector<RowWarning>& warnings, const std::string& metric) {
+  // Which metrics each warning code voids: "p95_s" alone, or every metric from step times.
+  static const std::vector<std::pair<const char*, const char*>> kRules = {
+      {"few_samples", "p95_s"},       {"noisy", "p95_s"},        {"oversubscribed", "*"},
+      {"negative_ddp_overhead", "*"}, {"throughput_drift", "*"}, {"gpu_throttled", "*"},
+  };
+  const RowMetric* m = find_row_metric(metric);
+  const bool from_times = !m || m->used_in(kFromStepTimes);
+  for (const auto& w : warnings)
+    for (const auto& [code, scope] : kRules)
+      if (w.code == code && (std::string(scope) == "*" ? from_times : metric == scope)) return &w;
+  return nullptr;
 }
 
 }  // namespace ddpbench

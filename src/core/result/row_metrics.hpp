@@ -21,6 +21,7 @@ enum MetricUse : unsigned {
   kInReportTables = 1u << 0,  ///< a column of report's weak and strong scaling tables when some row has it
   kCheckable = 1u << 1,       ///< a `check` reference may name it ("metric": key)
   kInDiff = 1u << 2,          ///< `diff` shows base and test values per row (its JSON, CSV and text)
+  kFromStepTimes = 1u << 3,   ///< computed from the measured step times (a timing warning undermines it)
 };
 
 /// One per-row metric.
@@ -55,5 +56,14 @@ std::vector<std::string> row_metric_keys(MetricUse u);
 
 /// The value of every metric of `row`, in row_metrics() order (nullopt where it has none).
 std::vector<std::optional<double>> row_metric_values(const BenchResult& row);
+
+/// The first of a row's `warnings` that makes its `metric` untrustworthy, nullptr when none
+/// does (docs/METHODOLOGY.md "Warnings that void a number"): few_samples and noisy void p95_s
+/// (a tail percentile needs samples and a steady series); oversubscribed, negative_ddp_overhead,
+/// throughput_drift and gpu_throttled void every metric computed from step times. `metric` is a
+/// row_metrics() key or a metric derived from step times ("weak_scaling_efficiency",
+/// "ddp_overhead": any key the catalogue lacks counts as one). `check` marks such a value WARN,
+/// never PASS; the report's executive summary does the same.
+const RowWarning* undermining_warning(const std::vector<RowWarning>& warnings, const std::string& metric);
 
 }  // namespace ddpbench

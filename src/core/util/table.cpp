@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <set>
 #include <cmath>
 #include <optional>
 #include <stdexcept>
@@ -37,45 +38,105 @@ std::string raw_text(const Value& v) {
 }
 
 // The cells people see: the columns shown in text, formatted.
-std::vector<std::string> formatted_row(const Table& t, const std::vector<Value>& row) {
+// The columns people see: those shown in text, less any no row has a value in (a column of
+// n/a says nothing the table's notes do not); all of them for a table printed as lines.
+std::vector<size_t> shown_columns(const Table& t) {
+  std::vector<size_t> out;
+  for (size_t c = 0; c < t.columns.size(); ++c) {
+    if (!t.columns[c].in_text) continue;
+    const bool any =
+        t.text_line || t.rows.empty() || std::any_of(t.rows.begin(), t.rows.end(), [c](const std::vector<Value>& r) {
+          return c < r.size() && !std::holds_alternative<std::monostate>(r[c]);
+        });
+    if (any) out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<std::string> formatted_row(const Table& t, const std::vector<Value>& row,
+                                       const std::vector<size_t>& shown) {
   std::vector<std::string> cells;
-  for (size_t c = 0; c < t.columns.size(); ++c)
-    if (t.columns[c].in_text) cells.push_back(c < row.size() ? t.columns[c].format(row[c]) : "n/a");
+  for (size_t c : shown) cells.push_back(c < row.size() ? t.columns[c].format(row[c]) : "n/a");
   return cells;
 }
 
-std::vector<std::string> headers(const Table& t) {
+std::vector<std::string> headers(const Table& t, const std::vector<size_t>& shown) {
   std::vector<std::string> h;
-  for (const auto& c : t.columns)
-    if (c.in_text) h.push_back(c.header);
+  for (size_t c : shown) h.push_back(t.columns[c].header);
   return h;
 }
 
-std::string text_of(const Table& t) {
-  const auto header = headers(t);
+// `text` broken at spaces into lines of at most `width` characters (a longer word stays whole).
+std::string wrapped(const std::string& text, size_t width) {
+  if (width == 0 || text.size() <= width) return text + "\n";
+  std::string out, line;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line = "  " + word;  // continuation lines indented
+    } else {
+      line += (line.empty() ? "" : " ") + word;
+    }
+    start = end + 1;
+  }
+  return out + line + "\n";
+}
+
+std::string text_of(const Table& t, size_t max_width) {
+  const auto shown = shown_columns(t);
+  const auto header = headers(t, shown);
   std::vector<std::vector<std::string>> rows;
-  for (const auto& r : t.rows) rows.push_back(formatted_row(t, r));
+  for (const auto& r : t.rows) rows.push_back(formatted_row(t, r, shown));
+  std::string out = wrapped(t.title, max_width);
+  if (t.text_line) {
+    for (const auto& row : rows) out += wrapped(t.text_line(row), max_width);
+    for (const auto& n : t.notes) out += wrapped(n, max_width);
+    return out;
+  }
   std::vector<size_t> width(header.size(), 0);
   for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
   for (const auto& row : rows)
     for (size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string out;
-    for (size_t c = 0; c < width.size(); ++c) {
-      const std::string& cell = c < cells.size() ? cells[c] : std::string();
-      if (c) out += "  ";
-      out += c == 0 ? fmt::format("{:<{}}", cell, width[c]) : fmt::format("{:>{}}", cell, width[c]);
+  // Parts of columns that fit max_width, each led by the first column.
+  std::vector<std::vector<size_t>> parts;
+  for (size_t c = 0; c < width.size(); ++c) {
+    const auto used = [&](const std::vector<size_t>& p) {
+      size_t n = 0;
+      for (size_t i : p) n += width[i] + (n ? 2 : 0);
+      return n;
+    };
+    if (c == 0 || parts.empty()) {
+      parts.push_back({c});
+      continue;
     }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    return out + "\n";
-  };
-  std::string out = t.title + "\n";
-  out += line(header);
-  size_t total = 0;
-  for (size_t c = 0; c < width.size(); ++c) total += width[c] + (c ? 2 : 0);
-  out += std::string(total, '-') + "\n";
-  for (const auto& row : rows) out += line(row);
-  for (const auto& n : t.notes) out += n + "\n";
+    if (max_width > 0 && parts.back().size() > 1 && used(parts.back()) + 2 + width[c] > max_width) parts.push_back({0});
+    parts.back().push_back(c);
+  }
+  for (size_t pi = 0; pi < parts.size(); ++pi) {
+    const auto& cols = parts[pi];
+    auto line = [&](const std::vector<std::string>& cells) {
+      std::string o;
+      for (size_t i = 0; i < cols.size(); ++i) {
+        const size_t c = cols[i];
+        const std::string& cell = c < cells.size() ? cells[c] : std::string();
+        if (i) o += "  ";
+        o += c == 0 ? fmt::format("{:<{}}", cell, width[c]) : fmt::format("{:>{}}", cell, width[c]);
+      }
+      while (!o.empty() && o.back() == ' ') o.pop_back();
+      return o + "\n";
+    };
+    if (pi > 0) out += "\n";
+    out += line(header);
+    size_t total = 0;
+    for (size_t i = 0; i < cols.size(); ++i) total += width[cols[i]] + (i ? 2 : 0);
+    out += std::string(total, '-') + "\n";
+    for (const auto& row : rows) out += line(row);
+  }
+  for (const auto& n : t.notes) out += wrapped(n, max_width);
   return out;
 }
 
@@ -90,13 +151,14 @@ std::string md_escape(const std::string& s) {
 
 std::string markdown_of(const Table& t) {
   std::string out = "### " + t.title + "\n\n|";
-  for (const auto& h : headers(t)) out += " " + md_escape(h) + " |";
+  const auto shown = shown_columns(t);
+  for (const auto& h : headers(t, shown)) out += " " + md_escape(h) + " |";
   out += "\n|";
-  for (size_t c = 0; c < headers(t).size(); ++c) out += c == 0 ? "---|" : "---:|";
+  for (size_t c = 0; c < shown.size(); ++c) out += c == 0 ? "---|" : "---:|";
   out += "\n";
   for (const auto& r : t.rows) {
     out += "|";
-    for (const auto& cell : formatted_row(t, r)) out += " " + md_escape(cell) + " |";
+    for (const auto& cell : formatted_row(t, r, shown)) out += " " + md_escape(cell) + " |";
     out += "\n";
   }
   for (const auto& n : t.notes) out += "\n" + n + "\n";
@@ -108,10 +170,14 @@ std::string csv_of(const std::vector<Table>& tables) {
   auto add_key = [&](const std::string& k) {
     if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
   };
+  // Each union sorted: the same columns in the same order whatever tables are printed.
+  std::set<std::string> context_keys, column_keys;
   for (const auto& t : tables)
-    for (const auto& [k, v] : t.context) add_key(k);
+    for (const auto& [k, v] : t.context) context_keys.insert(k);
   for (const auto& t : tables)
-    for (const auto& c : t.columns) add_key(c.key);
+    for (const auto& c : t.columns) column_keys.insert(c.key);
+  for (const auto& k : context_keys) add_key(k);
+  for (const auto& k : column_keys) add_key(k);
   std::vector<std::string> quoted;
   for (const auto& k : keys) quoted.push_back(csv_field(k));
   std::string out = fmt::format("{}\n", fmt::join(quoted, ","));
@@ -205,14 +271,26 @@ nlohmann::json table_json(const Table& t) {
   return j;
 }
 
-std::string render_tables(const std::vector<Table>& tables, TableFormat format) {
-  std::string out;
+std::string render_tables(const std::vector<Table>& tables, TableFormat format, size_t text_width) {
+  std::string out, section;
   switch (format) {
     case TableFormat::text:
-      for (const auto& t : tables) out += (out.empty() ? "" : "\n") + text_of(t);
+      for (const auto& t : tables) {
+        if (!t.section.empty() && t.section != section) {
+          section = t.section;
+          out += (out.empty() ? "" : "\n") + std::string("== ") + section + " ==\n";
+        }
+        out += (out.empty() ? "" : "\n") + text_of(t, text_width);
+      }
       return out;
     case TableFormat::markdown:
-      for (const auto& t : tables) out += (out.empty() ? "" : "\n") + markdown_of(t);
+      for (const auto& t : tables) {
+        if (!t.section.empty() && t.section != section) {
+          section = t.section;
+          out += (out.empty() ? "" : "\n") + std::string("## ") + md_escape(section) + "\n";
+        }
+        out += (out.empty() ? "" : "\n") + markdown_of(t);
+      }
       return out;
     case TableFormat::csv: return csv_of(tables);
     case TableFormat::json: {
@@ -225,14 +303,15 @@ std::string render_tables(const std::vector<Table>& tables, TableFormat format) 
 }
 
 std::string render_table_html(const Table& t) {
-  std::string o = "<h2>" + html_escape(t.title) + "</h2>\n<table>\n<thead><tr>";
-  const auto header = headers(t);
+  std::string o = "<h3>" + html_escape(t.title) + "</h3>\n<table>\n<thead><tr>";
+  const auto shown = shown_columns(t);
+  const auto header = headers(t, shown);
   for (size_t c = 0; c < header.size(); ++c)
     o += fmt::format("<th{}>{}</th>", c ? " class=\"num\"" : "", html_escape(header[c]));
   o += "</tr></thead>\n<tbody>\n";
   for (const auto& row : t.rows) {
     o += "<tr>";
-    const auto cells = formatted_row(t, row);
+    const auto cells = formatted_row(t, row, shown);
     for (size_t c = 0; c < cells.size(); ++c)
       o += fmt::format("<td{}>{}</td>", c ? " class=\"num\"" : "", html_escape(cells[c]));
     o += "</tr>\n";

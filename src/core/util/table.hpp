@@ -47,6 +47,12 @@ struct Table {
   std::vector<Column> columns;
   std::vector<std::vector<Value>> rows;  ///< one Value per column
   std::vector<std::string> notes;
+  /// The document section the table belongs to ("Throughput scaling"): Markdown and HTML print it
+  /// as a heading and text as a banner where it changes; "" for none.
+  std::string section;
+  /// Text only: each row as one line from its formatted cells (e.g. a sentence per row) instead
+  /// of padded columns; empty for columns.
+  std::function<std::string(const std::vector<std::string>&)> text_line;
 
   /// Index of the column with `key`; throws std::logic_error when there is none (a
   /// misspelt key is a bug, never a silently empty cell).
@@ -90,9 +96,12 @@ TableFormat parse_table_format(const std::string& name, const std::string& flag 
 /// left-aligned, the rest right-aligned), notes; tables separated by a blank line;
 /// markdown — "### title", a GitHub table, notes as paragraphs ('|' escaped);
 /// csv — one RFC 4180 CSV: columns "table", the union of the context keys, then the union
-/// of the column keys, in first-seen order; one line per table row, raw values;
+/// of the column keys, each union sorted (the same columns in the same order whatever tables
+/// an invocation prints); one line per table row, raw values;
 /// json — {"tables": [table_json(t)...]}.
-std::string render_tables(const std::vector<Table>& tables, TableFormat format);
+/// text_width > 0 (text only): a table wider than that many columns is printed in parts, each
+/// repeating the first column, and titles and notes are wrapped at spaces; 0: one line per row.
+std::string render_tables(const std::vector<Table>& tables, TableFormat format, size_t text_width = 0);
 
 /// One table as JSON: {kind, title, <context fields>, columns: [{key, header, unit}],
 /// rows: [{<column key>: raw value}], notes}.

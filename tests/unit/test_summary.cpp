@@ -1,0 +1,256 @@
+// The executive summary's targets and recommendation rules (core/analysis/summary): hand-built
+// report tables in, the exact sentence (or none) out.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/analysis/report.hpp"
+#include "core/analysis/summary.hpp"
+
+namespace ddpbench {
+namespace {
+
+using ::testing::HasSubstr;
+
+ConfigKey key(const std::string& device = "NVIDIA H100 80GB HBM3") {
+  ConfigKey k;
+  k.device = device;
+  k.model = "resnet50";
+  k.precision = "bf16";
+  k.batch_per_rank = 64;
+  k.image_size = 224;
+  k.scaling = "weak";
+  k.ddp = true;
+  k.backend = device.rfind("CPU", 0) == 0 ? "gloo" : "nccl";
+  return k.with_default_knobs();  // every DDP knob at Python DDP's default
+}
+
+WeakRow weak_row(int gpus, double efficiency, const std::string& file, std::optional<double> exposed = std::nullopt) {
+  WeakRow w;
+  w.world_size = w.devices = gpus;
+  w.efficiency = efficiency;
+  w.per_gpu_ex_s = 1000 * efficiency;
+  w.exposed_comm = exposed;
+  w.launch.file = file;
+  return w;
+}
+
+WeakTable weak(std::vector<WeakRow> rows, const ConfigKey& k = key()) {
+  WeakTable t;
+  t.key = k;
+  t.rows = std::move(rows);
+  return t;
+}
+
+std::vector<std::string> sentences(const ExecutiveSummary& s, const std::string& topic) {
+  std::vector<std::string> out;
+  for (const auto& r : s.recommendations)
+    if (r.topic == topic) out.push_back(r.text + " [" + r.from + "]");
+  return out;
+}
+
+const std::string kWhat = "resnet50, bf16, batch 64 per GPU, 224 px, NVIDIA H100 80GB HBM3";
+
+// One row per case of the world-size rule: the table's efficiencies in, the sentence out.
+TEST(SummaryRules, WorldSizeRuleTable) {
+  struct Case {
+    std::vector<WeakRow> rows;
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      // Meets the target at the largest size.
+      {{weak_row(1, 1.0, "F1"), weak_row(8, 0.91, "F1")},
+       {kWhat + ": scaling holds to 8 GPUs, the largest size measured: weak-scaling efficiency is 91.0% there, "
+                "meeting the 85.0% target. [weak scaling, F1]"}},
+      // Meets it at 4, not at 8.
+      {{weak_row(1, 1.0, "F1"), weak_row(4, 0.90, "F1"), weak_row(8, 0.70, "F2")},
+       {kWhat + ": run jobs on at most 4 GPUs: efficiency is 90.0% at 4 but 70.0% at 8, below the 85.0% target. "
+                "[weak scaling, F1 and F2]"}},
+      // Nowhere above one GPU; the breakdown says how much is exposed communication.
+      {{weak_row(1, 1.0, "F1"), weak_row(2, 0.60, "F1", 0.3)},
+       {kWhat + ": no size above 1 GPU meets the 85.0% efficiency target (60.0% at 2 GPUs); exposed communication "
+                "is 30.0% of that step (where the time goes). [weak scaling, F1]"}},
+      // One GPU only: nothing to say about scaling.
+      {{weak_row(1, 1.0, "F1")}, {}},
+  };
+  for (const auto& c : cases) {
+    Report r;
+    r.weak.push_back(weak(c.rows));
+    EXPECT_EQ(sentences(executive_summary(r, {}, SummaryTargets{}), "world size"), c.want);
+  }
+}
+
+// A warning that voids efficiency (a timing warning) silences the rule and makes the target WARN.
+TEST(SummaryRules, AVoidingWarningSilencesTheRuleAndWarnsTheTarget) {
+  Report r;
+  auto big = weak_row(8, 0.95, "F1", 0.05);
+  big.facts.warnings.push_back({"throughput_drift", "fell 12%"});
+  r.weak.push_back(weak({weak_row(1, 1.0, "F1"), big}));
+  const ExecutiveSummary s = executive_summary(r, {}, SummaryTargets{});
+  EXPECT_TRUE(sentences(s, "world size").empty());
+  ASSERT_EQ(s.checks.size(), 2u);
+  EXPECT_EQ(s.checks[0].metric, "weak-scaling efficiency");
+  EXPECT_EQ(s.checks[0].status, "WARN (throughput_drift)");
+  EXPECT_EQ(s.checks[1].metric, "exposed comm");
+  EXPECT_EQ(s.checks[1].status, "WARN (throughput_drift)");
+  // few_samples voids p95 only: efficiency passes.
+  r.weak[0].rows[1].facts.warnings = {{"few_samples", "12 iterations"}};
+  EXPECT_EQ(executive_summary(r, {}, SummaryTargets{}).checks[0].status, "PASS");
+}
+
+// Targets against a hand-made table: the statuses, the required text and the launch labels.
+TEST(SummaryTargets, EachTableIsHeldToTheTargetsAtItsLargestSize) {
+  Report r;
+  r.weak.push_back(weak({weak_row(1, 1.0, "F1"), weak_row(4, 0.88, "F2", 0.16)}));
+  SummaryTargets t;
+  t.min_per_gpu_ex_s = 900;
+  const ExecutiveSummary s = executive_summary(r, {}, t);
+  ASSERT_EQ(s.checks.size(), 3u);
+  EXPECT_EQ(s.checks[0].metric, "per-GPU ex/s");  // 880 < 900
+  EXPECT_EQ(s.checks[0].status, "FAIL");
+  EXPECT_EQ(s.checks[0].measured, "880.0");
+  EXPECT_EQ(s.checks[1].status, "PASS");  // 88% >= 85%
+  EXPECT_EQ(s.checks[1].target, ">= 85.0%");
+  EXPECT_EQ(s.checks[1].from, "weak scaling, F2 vs F1");
+  EXPECT_EQ(s.checks[2].status, "FAIL");  // 16% exposed >= 15%
+  EXPECT_EQ(s.checks[2].measured, "16.0%");
+  // A stricter efficiency target turns the pass into a failure.
+  t.min_efficiency = 0.9;
+  EXPECT_EQ(executive_summary(r, {}, t).checks[1].status, "FAIL");
+  // One GPU only: no scaling target, and a note says so.
+  Report one;
+  one.weak.push_back(weak({weak_row(1, 1.0, "F1")}));
+  const ExecutiveSummary o = executive_summary(one, {}, SummaryTargets{});
+  EXPECT_TRUE(o.checks.empty());
+  ASSERT_EQ(o.notes.size(), 2u);
+  EXPECT_EQ(o.notes[1],
+            "1 of 1 weak-scaling table measured one GPU only: efficiency and communication targets need two or more, "
+            "so they are not evaluated there");
+  // No training rows at all (a comm file): no targets, no notes.
+  EXPECT_TRUE(executive_summary(Report{}, {}, SummaryTargets{}).notes.empty());
+}
+
+ImpactRow impact_row(const std::string& technique, double ex_s, double speedup, const std::string& file,
+                     std::optional<double> spread = std::nullopt) {
+  ImpactRow i;
+  i.technique = technique;
+  i.baseline = technique == "baseline (DDP defaults)";
+  i.aggregate_ex_s = ex_s;
+  i.speedup = speedup;
+  i.launch.file = file;
+  i.launch.spread = spread;
+  if (spread) i.launch.launches = 2;
+  return i;
+}
+
+TEST(SummaryRules, DdpSettingRuleTable) {
+  ConfigKey k = key();
+  k.world_size = 8;
+  const std::string what = kWhat + " on 8 GPUs";
+  struct Case {
+    std::vector<ImpactRow> rows;
+    std::string want;  // "" for no sentence
+  };
+  const std::vector<Case> cases = {
+      {{impact_row("baseline (DDP defaults)", 1000, 1.0, "F1"), impact_row("bucket cap 50 MiB", 1100, 1.10, "F2"),
+        impact_row("comm hook fp16", 1030, 1.03, "F3")},
+       what + ": set bucket cap 50 MiB: 1100.0 against 1000.0 aggregate ex/s with DDP's defaults (+10.0%, beyond the "
+              "5.0% noise floor). [optimization impact, F2 vs F1]"},
+      // +3% is inside the 5% floor.
+      {{impact_row("baseline (DDP defaults)", 1000, 1.0, "F1"), impact_row("comm hook fp16", 1030, 1.03, "F3")},
+       what + ": keep DDP's defaults: no setting measured was more than 5.0% faster (best: comm hook fp16, +3.0%). "
+              "[optimization impact, F3 vs F1]"},
+      // +10%, but the baseline's launches spread 20%: not beyond the noise.
+      {{impact_row("baseline (DDP defaults)", 1000, 1.0, "F1", 0.20),
+        impact_row("bucket cap 50 MiB", 1100, 1.10, "F2")},
+       what + ": keep DDP's defaults: no setting measured was more than 20.0% faster (best: bucket cap 50 MiB, "
+              "+10.0%). [optimization impact, F2 vs F1]"},
+      // No plain run: nothing to compare with.
+      {{impact_row("bucket cap 50 MiB", 1100, 1.10, "F2")}, ""},
+  };
+  for (const auto& c : cases) {
+    Report r;
+    ImpactTable t;
+    t.key = k;
+    t.rows = c.rows;
+    t.has_baseline = c.rows.front().baseline;
+    r.impact.push_back(t);
+    const auto got = sentences(executive_summary(r, {}, SummaryTargets{}), "DDP setting");
+    EXPECT_EQ(got, c.want.empty() ? std::vector<std::string>{} : std::vector<std::string>{c.want});
+  }
+}
+
+TEST(SummaryRules, MemoryAndCostRules) {
+  Report r;
+  MemoryTable m;
+  m.key = key();
+  m.key.precision = "fp32";
+  m.peak_kind = "peak allocated";
+  MemoryRow ck;
+  ck.world_size = 2;
+  ck.technique = "activation checkpointing";
+  ck.baseline_peak_bytes = 8.0 * (1 << 30);
+  ck.peak_bytes = 5.0 * (1 << 30);
+  ck.saved = 3.0 / 8;
+  ck.time_paid = 0.25;
+  ck.launch.file = "F2";
+  ck.baseline_file = "F1";
+  MemoryRow bf = ck;
+  bf.technique = "mixed precision (bf16)";
+  bf.peak_bytes = 6.0 * (1 << 30);
+  bf.saved = 2.0 / 8;
+  bf.time_paid = -0.3;
+  m.rows = {bf, ck};
+  r.memory.push_back(m);
+  CostTable c;
+  c.key = key();
+  c.batch = 64;
+  c.gpu_hour_usd = 2;
+  c.epochs = 2;
+  c.dataset_size = 100000;
+  c.rows = {{1, 1, "F1", 1000, 0.5556, 0.0556, 0.11}, {8, 8, "F2", 7200, 0.6173, 0.00772, 0.12}};
+  c.best_world_size = 1;
+  r.cost.push_back(c);
+  const ExecutiveSummary s = executive_summary(r, {}, SummaryTargets{});
+  EXPECT_EQ(sentences(s, "memory"),
+            std::vector<std::string>{"resnet50, fp32, batch 64 per GPU, 224 px, NVIDIA H100 80GB HBM3 on 2 GPUs: to "
+                                     "fit a larger batch or model, use activation checkpointing: it cuts the peak "
+                                     "allocated per rank by 37.5% (8.00 GiB to 5.00 GiB) for +25.0% step time. "
+                                     "[memory optimization, F2 vs F1]"});
+  EXPECT_EQ(sentences(s, "cost"),
+            std::vector<std::string>{kWhat + ": 1 GPU is the most cost-efficient size measured: 0.5556 USD per 1M "
+                                             "samples; 2 epochs of 100,000 samples take 3.3 min and cost 0.11 USD at "
+                                             "2.00 USD per GPU-hour. [cost, F1]"});
+  // A priced table of one size has nothing to choose between.
+  r.cost[0].rows.pop_back();
+  EXPECT_TRUE(sentences(executive_summary(r, {}, SummaryTargets{}), "cost").empty());
+}
+
+TEST(SummaryRules, ANamedStragglerAndASlowNodeAreNodesToInspect) {
+  Report r;
+  ClusterFile c;
+  c.label = "F3";
+  c.stragglers = nlohmann::json::parse(R"([{"model": "resnet18", "batch_per_rank": 16, "threshold": 0.95,
+      "ranks": [{"rank": 0, "host": "node0", "local_rank": 0, "score": 1.0, "straggler": false},
+                {"rank": 1, "host": "node1", "local_rank": 0, "score": 0.52, "straggler": true}]}])");
+  c.comm_pairs =
+      nlohmann::json::parse(R"({"slow_nodes": [{"name": "node2", "message": "node2: every pair is slow"}]})");
+  r.cluster.push_back(c);
+  const auto got = sentences(executive_summary(r, {}, SummaryTargets{}), "node");
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0],
+            "Inspect rank 1 (host node1, local rank 0, CPU) before opening the cluster to users: it scored 0.52, below "
+            "the 0.95 straggler threshold (resnet18, batch 16 per rank, 2 ranks). [stragglers, F3]");
+  EXPECT_EQ(got[1],
+            "Inspect the node's links before opening the cluster to users: node2: every pair is slow. [pair bandwidth, "
+            "F3]");
+  // No straggler named: no sentence.
+  r.cluster[0].stragglers[0]["ranks"][1]["straggler"] = false;
+  r.cluster[0].comm_pairs = nlohmann::json::object();
+  EXPECT_TRUE(sentences(executive_summary(r, {}, SummaryTargets{}), "node").empty());
+}
+
+}  // namespace
+}  // namespace ddpbench
