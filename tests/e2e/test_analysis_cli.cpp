@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -47,7 +48,10 @@ TEST(ReportCli, JsonCsvAndFilesOnDisk) {
   EXPECT_EQ(groups, (std::set<std::string>{"NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"}));
   o = run(kBin + " report " + kFix + "weak_cpu.json --format csv -o " + (d.path / "r.csv").string());
   ASSERT_EQ(o.code, 0) << o.err;
-  EXPECT_EQ(testutil::slurp(d.path / "r.csv").rfind("table,device,model", 0), 0u);
+  // One header line: "table", then the context keys and the column keys, each sorted.
+  const std::string csv = testutil::slurp(d.path / "r.csv");
+  EXPECT_EQ(csv.rfind("table,", 0), 0u) << csv.substr(0, 200);
+  EXPECT_THAT(csv.substr(0, csv.find('\n')), HasSubstr(",model,"));
   if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed";
   o = run(kBin + " report " + kFix + "weak_cpu.json --plots " + (d.path / "plots").string() + " --html " +
           (d.path / "r.html").string());
@@ -60,7 +64,7 @@ TEST(ReportCli, JsonCsvAndFilesOnDisk) {
 // Schema 1.5: the step breakdown, the knob sweep's optimization impact and `ddpbench comm`
 // results, alone and together (tests/fixtures/make_fixtures_15.py holds the hand numbers).
 TEST(ReportCli, BreakdownImpactAndCollectives) {
-  auto o = run(kBin + " report " + kFix + "breakdown_cpu.json " + kFix + "comm_cpu.json");
+  auto o = run(kBin + " report --wide " + kFix + "breakdown_cpu.json " + kFix + "comm_cpu.json");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_THAT(o.out, HasSubstr("DDP overhead vs no-DDP  exposed comm  other DDP overhead"));
   EXPECT_THAT(o.out, HasSubstr("2          1          160.0           320.0       64.0%                   40.0%"
@@ -78,9 +82,10 @@ TEST(ReportCli, BreakdownImpactAndCollectives) {
   o = run(kBin + " report " + kFix + "comm_cpu.json --format json");
   ASSERT_EQ(o.code, 0) << o.err;
   const auto j = nlohmann::json::parse(o.out);
-  ASSERT_EQ(j["tables"].size(), 5u);  // and the result files last
+  ASSERT_EQ(j["tables"].size(), 6u);  // no training rows: no summary; the appendix last
   EXPECT_EQ(j["tables"][0]["kind"], "comm");
   EXPECT_EQ(j["tables"][4]["kind"], "files");
+  EXPECT_EQ(j["tables"][5]["kind"], "commands");
   EXPECT_EQ(j["tables"][0]["rows"][3]["size_bytes"], 4194304);
   if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed";
   o = run(kBin + " report " + kFix + "comm_cpu.json --plots " + (d.path / "p").string() + " --html " +
@@ -96,31 +101,55 @@ TEST(ReportCli, ClusterValidation) {
   const std::string straggler =
       "Straggler (resnet18, batch 16 per rank, 2 ranks): rank 1 (host node0, local rank 1, CPU) has score 0.52 < "
       "0.95\n";
-  auto o = run(kBin + " report " + kFix + "cluster_cpu.json");
+  auto o = run(kBin + " report --wide " + kFix + "cluster_cpu.json");
   ASSERT_EQ(o.code, 0) << o.err;
-  EXPECT_EQ(o.out.rfind(straggler, 0), 0u) << o.out;
+  // Among the executive summary's findings, before the tables.
+  ASSERT_NE(o.out.find("- " + straggler), std::string::npos) << o.out;
+  EXPECT_LT(o.out.find("- " + straggler), o.out.find("Telemetry during"));
   EXPECT_EQ(o.out.find("Per-rank step times"), std::string::npos);
   EXPECT_THAT(o.out, HasSubstr("Telemetry during the measured iterations"));
   EXPECT_THAT(o.out, HasSubstr("Burn-in: resnet18, 1M/2C"));
-  o = run(kBin + " report --per-rank " + kFix + "cluster_cpu.json");
+  o = run(kBin + " report --wide --per-rank " + kFix + "cluster_cpu.json");
   ASSERT_EQ(o.code, 0) << o.err;
-  EXPECT_EQ(o.out.rfind(straggler, 0), 0u);
+  EXPECT_NE(o.out.find("- " + straggler), std::string::npos);
   EXPECT_THAT(o.out, HasSubstr("Per-rank step times and straggler score: resnet18, batch 16 per rank, 2 ranks"));
   EXPECT_THAT(o.out, HasSubstr("1     node0           1  cpu                               40.00       100.00         "
                                "31.00  0.520  STRAGGLER\n"));
   EXPECT_THAT(o.out, HasSubstr("Per-rank telemetry: resnet18, 1M/2C"));
-  o = run(kBin + " report " + kFix + "maxbs_cpu.json " + kFix + "pairs_cpu.json");
+  o = run(kBin + " report --wide " + kFix + "maxbs_cpu.json " + kFix + "pairs_cpu.json");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_THAT(o.out, HasSubstr("recommended 43 (10% margin)"));
-  EXPECT_THAT(o.out, HasSubstr("Slow node (" + kFix + "pairs_cpu.json): node2"));
+  EXPECT_THAT(o.out, HasSubstr("Slow node (F2): node2"));
   const auto h = run(kBin + " report --help");
   EXPECT_THAT(h.out, HasSubstr("--per-rank"));
+}
+
+// Without --wide every line of the text report fits 100 columns (a table in parts, notes
+// wrapped); --targets puts pinned entries in the summary, named by the file and the entry.
+TEST(ReportCli, TextFitsOneHundredColumnsAndTargetsComeFromAFile) {
+  TempDir d;
+  std::ofstream(d.path / "targets.json") << R"({"ddpbench_reference": "2.0", "references": [
+      {"device": "*", "model": "resnet18", "batch_per_rank": 16, "image_size": 64, "world_size": 2,
+       "setup": {"precision": "fp32"}, "metric": "ex_per_s_per_gpu", "value": 150, "lower": -0.1}]})";
+  // From the fixtures' folder: the appendix prints the paths as given.
+  auto o = run("cd " + kFix + " && " + kBin + " report breakdown_cpu.json --targets " +
+               (d.path / "targets.json").string() + " --target-ex-s 100");
+  ASSERT_EQ(o.code, 0) << o.err;
+  std::istringstream lines(o.out);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
+  // 16 / 0.1 s = 160 ex/s per rank at 2 ranks: within [135, inf); and >= 100 ex/s per rank.
+  EXPECT_THAT(o.out, HasSubstr("PASS   ex_per_s_per_gpu 160 (required [135, +inf]) on 2 ranks: resnet18, fp32"));
+  EXPECT_THAT(o.out, HasSubstr("entry 0, F1]"));
+  EXPECT_THAT(o.out, HasSubstr("PASS   per-rank ex/s 160.0 (required >= 100.0) on 2 ranks"));
+  o = run(kBin + " report " + kFix + "breakdown_cpu.json --target-efficiency 1.5");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_THAT(o.err, HasSubstr("--target-efficiency 1.5 must be a fraction in (0, 1]"));
 }
 
 TEST(CheckCli, ExitCodes) {
   auto o = run(kBin + " check " + kFix + "gpu_h100.json --reference " + kFix + "reference_h100_pass.json");
   EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("2 passed, 0 failed, 0 missing"));
+  EXPECT_THAT(o.out, HasSubstr("2 passed, 0 failed, 0 warned, 0 missing"));
   o = run(kBin + " check " + kFix + "gpu_h100.json --reference " + kFix + "reference_h100.json");
   EXPECT_EQ(o.code, 1) << o.out << o.err;
   EXPECT_THAT(o.out, HasSubstr("FAIL"));
