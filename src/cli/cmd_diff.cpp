@@ -28,9 +28,9 @@ class DiffUsage : public CLI::Formatter {
 Command add_diff_command(CLI::App& parent) {
   struct Flags {
     std::string format = "table", match = "all", sentinel;
-    double noise_floor_pct = 10;
+    double noise_floor_pct = 0;
     double fail_pct = 0;
-    CLI::Option* fail_opt = nullptr;
+    CLI::Option *fail_opt = nullptr, *floor_opt = nullptr;
   };
   auto f = std::make_shared<Flags>();
   auto* app = parent.add_subcommand(
@@ -54,10 +54,10 @@ Command add_diff_command(CLI::App& parent) {
                   fmt::format("Pair rows that agree on these configuration fields (comma list; others may differ and "
                               "are shown): {} (default: all)",
                               fmt::join(config_field_names(), ",")));
-  app->add_option("--noise-floor", f->noise_floor_pct,
-                  "Launch-to-launch noise floor, % of the base time: with one launch per side the interval is widened "
-                  "by it, so smaller changes are 'within noise'")
-      ->capture_default_str();
+  f->floor_opt = app->add_option("--noise-floor", f->noise_floor_pct,
+                                 "Launch-to-launch noise floor, % of the base time: with one launch per side the "
+                                 "interval is widened by it, so smaller changes are 'within noise' (default: the "
+                                 "spread measured on the row's device type, about 20%; docs/METHODOLOGY.md)");
   f->fail_opt = app->add_option("--fail-if-slower", f->fail_pct,
                                 "Exit 1 when a row is slower by more than PCT % and its interval excludes 0, or a row "
                                 "has no verdict or is missing from the test side (a CI gate)");
@@ -96,7 +96,7 @@ Command add_diff_command(CLI::App& parent) {
               throw UsageError(fmt::format("--fail-if-slower {} must be a percentage in [0, 10000]", f->fail_pct));
             DiffOptions opts;
             opts.match = parse_field_list(f->match, "--match");
-            opts.noise_floor = f->noise_floor_pct / 100.0;
+            if (f->floor_opt->count()) opts.noise_floor = f->noise_floor_pct / 100.0;
             std::vector<NamedResult> b, t;
             for (const auto& p : base) b.push_back({p, load_result(p)});
             for (const auto& p : test) t.push_back({p, load_result(p)});

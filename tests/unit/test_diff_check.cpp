@@ -322,7 +322,10 @@ TEST(Diff, TooFewIterationsGiveNoVerdict) {
 }
 
 TEST(Diff, FixturePairOneRealChangeOneWithinNoise) {
-  const auto d = diff_results(read_result_file(kFix + "diff_base.json"), read_result_file(kFix + "diff_test.json"));
+  DiffOptions floor10;  // a floor given with --noise-floor 10
+  floor10.noise_floor = 0.10;
+  const auto d =
+      diff_results(read_result_file(kFix + "diff_base.json"), read_result_file(kFix + "diff_test.json"), floor10);
   ASSERT_EQ(d.changes.size(), 1u);
   EXPECT_EQ(d.changes[0].key, "environment.nccl");
   EXPECT_EQ(d.changes[0].base, "2.18.1");
@@ -369,6 +372,33 @@ TEST(Diff, TheH100RepeatOfTheDefaultJobIsWithinNoise) {
   EXPECT_EQ(diff_results(a, b, no_floor).rows[1].verdict, "faster");
 }
 
+// Two launches of one configuration that differ only in how many iterations they measured
+// (--iters 20 against --iters auto, docs/results): the DDP row moved -18.2%. The default floor,
+// the spread measured on H100 (19.5%), keeps that within noise, while turning TF32 on (a
+// real change: 44.4 -> 29.3 ms, -34%) still gets its verdict.
+TEST(Diff, TheDefaultFloorIsTheMeasuredSpreadOfTheDevice) {
+  const auto fixed = h100("h100_resnet50_b32_default_math.json");
+  const auto d = diff_results(fixed, h100("h100_resnet50_b32_default_math_iters_auto.json"));
+  ASSERT_EQ(d.rows.size(), 2u);
+  EXPECT_NEAR(d.rows[1].change, -0.182, 0.001);
+  EXPECT_EQ(d.rows[1].verdict, "within noise");
+  EXPECT_DOUBLE_EQ(d.rows[1].noise_floor, 0.195);
+  EXPECT_EQ(d.rows[1].floor_basis, "NVIDIA H100");
+  DiffOptions old_floor;
+  old_floor.noise_floor = 0.10;  // the former default called it faster
+  EXPECT_EQ(diff_results(fixed, h100("h100_resnet50_b32_default_math_iters_auto.json"), old_floor).rows[1].verdict,
+            "faster");
+  DiffOptions across_math;
+  across_math.match = parse_field_list("device,model,image_size,batch_per_rank,world_size,ddp", "--match");
+  const auto tf32 =
+      diff_results(h100("h100_resnet50_b32_fp32_strict.json"), h100("h100_resnet50_b32_tf32_all.json"), across_math);
+  ASSERT_EQ(tf32.rows.size(), 2u);
+  EXPECT_EQ(tf32.rows[1].verdict, "faster");
+  EXPECT_EQ(measured_launch_spread("CPU (AMD EPYC)").spread, 0.198);
+  EXPECT_STREQ(measured_launch_spread("NVIDIA B200").device, "");  // unmeasured: the widest measured
+  EXPECT_EQ(measured_launch_spread("NVIDIA B200").spread, 0.198);
+}
+
 // Files with the 1-GPU row only, its 10 samples symmetric around `center`.
 ResultFile launch(double center) {
   auto f = read_result_file(kFix + "diff_base.json");
@@ -409,7 +439,9 @@ TEST(Diff, LaunchesWithoutSpreadFallBackToTheFloor) {
   // The same launch twice per side: zero spread is no evidence of a small one.
   const std::vector<NamedResult> base = {{"a", launch(0.100)}, {"a", launch(0.100)}};
   const std::vector<NamedResult> test = {{"b", launch(0.105)}, {"b", launch(0.105)}};
-  const auto r = diff_results(base, test).rows[0];
+  DiffOptions floor10;
+  floor10.noise_floor = 0.10;
+  const auto r = diff_results(base, test, floor10).rows[0];
   EXPECT_EQ(r.method, "Welch t + noise floor");
   EXPECT_NEAR(r.ci->lo, 0.005 - 0.010, 1e-9);
   EXPECT_NEAR(r.ci->hi, 0.005 + 0.010, 1e-9);

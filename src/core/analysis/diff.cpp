@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 #include <stdexcept>
 
 #include "core/result/row_metrics.hpp"
@@ -133,6 +134,34 @@ std::optional<double> launches_mean(const RowMetric& m, const SideRow& s) {
   return mean(v);
 }
 
+}  // namespace
+
+LaunchSpread measured_launch_spread(const std::string& device_type) {
+  // (slowest - fastest) / median p50 of repeated launches of one configuration, as `report`
+  // prints it; one entry per device type the repository's result files show.
+  static const std::vector<LaunchSpread> kMeasured = {
+      {"NVIDIA H100", 0.195,
+       "3 launches of resnet50, batch 32, fp32 (cuDNN TF32) on one H100 80GB HBM3 (docs/results: 1,063 to 1,300 "
+       "ex/s)"},
+      {"CPU", 0.198, "5 launches of resnet18, batch 16 per rank, 64 px on 2 ranks of a 2-core machine (docs/examples)"},
+  };
+  for (const auto& m : kMeasured)
+    if (device_type.rfind(m.device, 0) == 0) return m;
+  LaunchSpread widest = kMeasured.front();
+  for (const auto& m : kMeasured)
+    if (m.spread > widest.spread) widest = m;
+  return {"", widest.spread, widest.source};
+}
+
+namespace {
+
+// The floor of a row: --noise-floor when given, else the spread measured on its device type.
+std::pair<double, std::string> floor_of(const SideRow& b, const DiffOptions& opts) {
+  if (opts.noise_floor) return {*opts.noise_floor, "--noise-floor"};
+  const LaunchSpread m = measured_launch_spread(b.key.device);
+  return {m.spread, *m.device ? std::string(m.device) : "the widest measured"};
+}
+
 DiffRow compare(const SideRow& b, const SideRow& t, const DiffOptions& opts) {
   DiffRow row;
   row.base_key = b.key;
@@ -173,7 +202,8 @@ DiffRow compare(const SideRow& b, const SideRow& t, const DiffOptions& opts) {
     // One launch per side: the bootstrap sees only within-launch noise; launches of one
     // configuration differ by more, so the interval is widened by the floor on both sides.
     ci = bootstrap_median_diff_ci(sb.front(), st.front());
-    const double floor = opts.noise_floor * row.base_launches.front();
+    std::tie(row.noise_floor, row.floor_basis) = floor_of(b, opts);
+    const double floor = row.noise_floor * row.base_launches.front();
     ci.lo -= floor;
     ci.hi += floor;
     row.method = "bootstrap + noise floor";
@@ -183,7 +213,8 @@ DiffRow compare(const SideRow& b, const SideRow& t, const DiffOptions& opts) {
     if (ci.hi - ci.lo == 0) {
       // Launches that agree exactly (the same file given twice) show no spread at all:
       // that is no evidence of a small one, so the floor stands in for it.
-      const double floor = opts.noise_floor * row.base_s;
+      std::tie(row.noise_floor, row.floor_basis) = floor_of(b, opts);
+      const double floor = row.noise_floor * row.base_s;
       ci.lo -= floor;
       ci.hi += floor;
       row.method += " + noise floor";
@@ -240,8 +271,8 @@ DiffReport diff_results(const std::vector<NamedResult>& base, const std::vector<
                         const DiffOptions& opts) {
   if (base.empty() || test.empty())
     throw UsageError("diff needs result files on both sides: ddpbench diff BASE... -- TEST...");
-  if (!(opts.noise_floor >= 0 && opts.noise_floor < 1))
-    throw UsageError(fmt::format("--noise-floor {} must be a percentage in [0, 100)", 100 * opts.noise_floor));
+  if (opts.noise_floor && !(*opts.noise_floor >= 0 && *opts.noise_floor < 1))
+    throw UsageError(fmt::format("--noise-floor {} must be a percentage in [0, 100)", 100 * *opts.noise_floor));
   DiffReport d;
   d.opts = opts;
   for (const auto& f : base) d.base_files.push_back(f.name);
@@ -268,11 +299,22 @@ DiffReport diff_results(const std::vector<NamedResult>& base, const std::vector<
     for (size_t k = 0; k < rb.size(); ++k)
       if (!used_b[k] && same_on(rb[i].key, rb[k].key, opts.match)) bc.push_back(k);
     if (tc.empty()) continue;
-    if (tc.size() > 1 || bc.size() > 1)
-      throw UsageError(
-          fmt::format("--match leaves {} base row(s) and {} test row(s) alike, e.g. {}; add fields "
-                      "that tell them apart to --match (e.g. world_size,ddp)",
-                      bc.size(), tc.size(), short_row(rb[i])));
+    if (tc.size() > 1 || bc.size() > 1) {
+      // The fields outside --match in which the alike rows differ: the ones to add.
+      std::vector<std::string> missing;
+      const auto add = [&](const ConfigKey& a, const ConfigKey& b) {
+        for (const auto& x : differences(a, b, all_fields() & ~opts.match))
+          if (std::find(missing.begin(), missing.end(), config_field_name(x.field)) == missing.end())
+            missing.push_back(config_field_name(x.field));
+      };
+      for (size_t k : bc) add(rb[i].key, rb[k].key);
+      for (size_t j : tc) add(rt[tc.front()].key, rt[j].key);
+      // A no-DDP row has no DDP knobs (nor a backend of its own): ddp alone tells it apart.
+      if (std::find(missing.begin(), missing.end(), "ddp") != missing.end()) missing = {"ddp"};
+      throw UsageError(fmt::format(
+          "--match leaves {} base row(s) and {} test row(s) alike, e.g. {}; they differ in {}: add {} to --match",
+          bc.size(), tc.size(), short_row(rb[i]), fmt::join(missing, ", "), fmt::join(missing, ",")));
+    }
     used_b[i] = used_t[tc.front()] = true;
     pairs.emplace_back(i, tc.front());
   }
@@ -401,11 +443,24 @@ std::string render_diff_text(const DiffReport& d) {
   std::set<std::string> methods;
   for (const auto& r : d.rows)
     if (!r.method.empty()) methods.insert(r.method);
-  if (methods.count("bootstrap + noise floor"))
-    t.notes.push_back(fmt::format(
-        "one launch per side: 95% bootstrap interval of the median difference, widened by the launch-to-launch noise "
-        "floor of +-{:g}% of base (--noise-floor); 'within noise' when it contains 0",
-        100 * d.opts.noise_floor));
+  if (methods.count("bootstrap + noise floor")) {
+    // One note per floor applied: its size and where it comes from.
+    std::set<std::pair<double, std::string>> floors;
+    for (const auto& r : d.rows)
+      if (r.method == "bootstrap + noise floor") floors.insert({r.noise_floor, r.floor_basis});
+    for (const auto& [f, basis] : floors)
+      t.notes.push_back(
+          basis == "--noise-floor"
+              ? fmt::format("one launch per side: 95% bootstrap interval of the median difference, widened by the "
+                            "launch-to-launch noise floor of +-{:.1f}% of base (--noise-floor); 'within noise' when it "
+                            "contains 0",
+                            100 * f)
+              : fmt::format(
+                    "one launch per side: 95% bootstrap interval of the median difference, widened by +-{:.1f}% "
+                    "of base, the launch-to-launch spread measured on {} ({}; --noise-floor to set another); "
+                    "'within noise' when it contains 0",
+                    100 * f, basis, measured_launch_spread(basis == "the widest measured" ? "" : basis).source));
+  }
   if (std::any_of(methods.begin(), methods.end(),
                   [](const std::string& m) { return m.find(" t") != std::string::npos; }))
     t.notes.push_back(
@@ -419,10 +474,13 @@ std::string render_diff_text(const DiffReport& d) {
 
 nlohmann::json diff_json(const DiffReport& d) {
   using nlohmann::json;
-  json j = {{"base_files", d.base_files},       {"test_files", d.test_files},
-            {"changes", json::array()},         {"rows", json::array()},
-            {"only_base", d.only_base},         {"only_test", d.only_test},
-            {"noise_floor", d.opts.noise_floor}};
+  json j = {{"base_files", d.base_files},
+            {"test_files", d.test_files},
+            {"changes", json::array()},
+            {"rows", json::array()},
+            {"only_base", d.only_base},
+            {"only_test", d.only_test},
+            {"noise_floor", d.opts.noise_floor ? json(*d.opts.noise_floor) : json(nullptr)}};
   for (const auto& c : d.changes) j["changes"].push_back({{"key", c.key}, {"base", c.base}, {"test", c.test}});
   for (const auto& r : d.rows) {
     json metrics = json::object();

@@ -45,9 +45,22 @@ struct DiffOptions {
   /// may differ and are shown per row.
   FieldSet match = all_fields();
   /// Launch-to-launch noise floor, a fraction of the base time (`--noise-floor PCT` / 100):
-  /// with one launch per side the bootstrap interval is widened by it on both sides.
-  double noise_floor = 0.10;
+  /// with one launch per side the bootstrap interval is widened by it on both sides. Absent:
+  /// the spread measured on the row's device type (measured_launch_spread).
+  std::optional<double> noise_floor;
 };
+
+/// A launch-to-launch spread measured on one device type: (slowest - fastest) / median p50
+/// over repeated launches of one configuration (docs/METHODOLOGY.md "diff: noise and launches").
+struct LaunchSpread {
+  const char* device;  ///< device type prefix as `report` names it ("NVIDIA H100", "CPU")
+  double spread;       ///< fraction
+  const char* source;  ///< the launches it comes from
+};
+
+/// The measured spread for `device_type` (the first entry whose prefix it starts with); for a
+/// device type nothing was measured on, the largest spread measured on any (device "").
+LaunchSpread measured_launch_spread(const std::string& device_type);
 
 /// A configuration or environment value that differs between the sides.
 struct ConfigChange {
@@ -72,6 +85,8 @@ struct DiffRow {
   /// "bootstrap + noise floor" (one launch per side), "Welch t" or "pooled t" (launches;
   /// "+ noise floor" when the launches do not vary at all, e.g. one file given twice).
   std::string method;
+  double noise_floor = 0;   ///< the floor applied (fraction of base), when the method adds one
+  std::string floor_basis;  ///< "--noise-floor", or the device type whose measured spread it is
   /// "faster", "slower", "within noise", "too few samples" (a launch with < 5
   /// iterations), "no samples".
   std::string verdict;
