@@ -43,11 +43,18 @@ std::vector<std::pair<std::string, Value>> key_context(const ConfigKey& k) {
           {"scaling", k.scaling}};
 }
 
+// How a series that was not a fixed count stopped, in words: "auto: target_ci",
+// "--duration" (a duration run ends on its duration; naming it twice says nothing).
+std::string stopping_words(const Stopping& s) {
+  if (s.mode == "duration" || s.reason == "duration") return "--duration";
+  return s.mode + ": " + s.reason;
+}
+
 // The row's warnings and (when not a fixed count) why it stopped, as short codes.
 std::string notes_cell(const RowFacts& f) {
   std::vector<std::string> codes;
   for (const auto& w : f.warnings) codes.push_back(w.code);
-  if (f.stopping.mode != "fixed") codes.push_back(f.stopping.mode + ": " + f.stopping.reason);
+  if (f.stopping.mode != "fixed") codes.push_back(stopping_words(f.stopping));
   return fmt::format("{}", fmt::join(codes, ", "));
 }
 
@@ -85,7 +92,10 @@ void add_fact_notes(Table& t, const std::vector<Row>& rows, const std::string& u
     for (const auto& w : r.facts.warnings)
       t.notes.push_back(fmt::format("{} {}: {}: {}", r.world_size, units, w.code, w.message));
     const auto& s = r.facts.stopping;
-    if (s.mode != "fixed")
+    if (s.mode != "fixed" && stopping_words(s) == "--duration")
+      t.notes.push_back(fmt::format("{} {}: ran for the --duration (CI half-width {:.2f}% of the mean)", r.world_size,
+                                    units, s.achieved_ci_pct));
+    else if (s.mode != "fixed")
       t.notes.push_back(
           fmt::format("{} {}: {} stopping ended on {} (CI half-width {:.2f}% of the mean, target {:.2f}%)",
                       r.world_size, units, s.mode, s.reason, s.achieved_ci_pct, s.target_ci_pct));
@@ -837,8 +847,9 @@ Table burn_in_tab(const BenchResult& r, const std::string& device) {
   int n = 0;
   for (const BurnInDrift& d : b.drift) {
     ++n;
-    const std::string s = fmt::format("rank {} {:+.1f}% ({:.1f} -> {:.1f} ex/s)", d.rank, d.change_pct,
-                                      d.first_ex_per_s, d.last_ex_per_s);
+    const std::string s =
+        fmt::format("rank {} {:+.1f}% ({:.1f} -> {:.1f} ex/s{})", d.rank, d.change_pct, d.first_ex_per_s,
+                    d.last_ex_per_s, d.resolution_pct > 0 ? fmt::format(", resolution {:.1f}%", d.resolution_pct) : "");
     all.push_back(s + (d.flagged ? " DRIFT" : ""));
     if (d.flagged) flagged.emplace_back(std::isfinite(d.change_pct) ? std::abs(d.change_pct) : 0, s);
   }
@@ -847,13 +858,18 @@ Table burn_in_tab(const BenchResult& r, const std::string& device) {
   std::vector<std::string> named;
   for (size_t i = 0; i < flagged.size() && i < kBurnInRankColumns; ++i) named.push_back(flagged[i].second);
   if (flagged.size() > named.size()) named.push_back(fmt::format("and {} more", flagged.size() - named.size()));
-  t.notes.push_back(fmt::format("drift = (last window - first window) / first window, flagged beyond +-{:g}%", thr));
+  t.notes.push_back(fmt::format(
+      "drift = (last window - first window) / first window; DRIFT when throughput fell by more than {:g}% plus the "
+      "rank's resolution (two steps' share of a window: a window holds whole steps, so a smaller change can be "
+      "rounding)",
+      thr));
   if (n <= static_cast<int>(kBurnInRankColumns)) {
     if (!all.empty()) t.notes.push_back(fmt::format("drift: {}", fmt::join(all, "; ")));
   } else {
-    t.notes.push_back(flagged.empty() ? fmt::format("drift: all {} ranks within +-{:g}%", n, thr)
-                                      : fmt::format("drift flagged on {} of {} ranks, largest first: {}",
-                                                    flagged.size(), n, fmt::join(named, "; ")));
+    t.notes.push_back(
+        flagged.empty() ? fmt::format("drift: none of the {} ranks fell by more than {:g}% plus its resolution", n, thr)
+                        : fmt::format("drift flagged on {} of {} ranks, largest first: {}", flagged.size(), n,
+                                      fmt::join(named, "; ")));
   }
   for (const auto& w : r.warnings)
     if (w.code == "throughput_drift") t.notes.push_back(fmt::format("{}: {}", w.code, w.message));
