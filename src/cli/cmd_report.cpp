@@ -129,9 +129,15 @@ Command add_report_command(CLI::App& parent) {
                   stderr, "ddpbench: wrote %zu plots (PNG and SVG) to %s%s\n", drawn, f->plots.c_str(),
                   drawn < plots.size() ? fmt::format("; {} not drawn (above)", plots.size() - drawn).c_str() : "");
             }
+            // Markdown links the plots, relative to where the document goes.
+            std::string doc = text;
+            if (f->format == "md" && !f->plots.empty())
+              doc += markdown_plot_links(plots, f->output.empty()
+                                                    ? std::string(".")
+                                                    : std::filesystem::absolute(f->output).parent_path().string());
             // The tables last: a failure above leaves no partial output behind.
-            if (f->output.empty()) std::fwrite(text.data(), 1, text.size(), stdout);
-            else write_file_atomic(f->output, text);
+            if (f->output.empty()) std::fwrite(doc.data(), 1, doc.size(), stdout);
+            else write_file_atomic(f->output, doc);
             return kExitOk;
           }};
 }

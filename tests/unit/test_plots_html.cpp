@@ -136,9 +136,14 @@ TEST(Plots, BreakdownBarsAndBusbwAgainstSize) {
   const Report r = breakdown_and_comm_report();
   const auto dir = d.path / "plots";
   const auto plots = write_plots(r, dir.string());
-  // 4 panels per weak table (3 tables: plain, bucket cap 1 MiB, comm hook fp16), a breakdown
-  // per table, one busbw plot.
-  ASSERT_EQ(plots.size(), 4u * 3 + 3 + 1);
+  // 4 panels for the plain weak table (1 and 2 ranks); the two one-size tables (bucket cap
+  // 1 MiB, comm hook fp16 at 2 ranks) in one bar chart instead; a breakdown per table; one
+  // busbw plot.
+  ASSERT_EQ(plots.size(), 1u + 4u + 3 + 1);
+  EXPECT_EQ(plots.front().name, "single-gpu-count-throughput");
+  // One bar per one-size table: per-rank ex/s at p50, at the p95 and p5 times, the no-DDP's.
+  const std::string single = testutil::slurp(dir / "single-gpu-count-throughput.dat");
+  EXPECT_THAT(single, HasSubstr("\"resnet18, fp32, bucket cap 1 MiB, b16, 2 ranks (F1)\" 200 "));
   for (const auto& p : plots) expect_png_of_plot_size(p.png);
   const std::string stem = "weak-resnet18-fp32-cpu-fixture-cpu-i64-b16-breakdown";
   const auto bars = std::find_if(plots.begin(), plots.end(), [&](const Plot& p) { return p.name == stem; });
@@ -241,7 +246,12 @@ TEST(Plots, TheH100ResultsAreDrawnOrSayWhy) {
       EXPECT_FALSE(fs::exists(d.path / "plots" / (p.name + ".png")));
     }
   }
-  EXPECT_GT(drawn, 10u);
+  // No one-point scaling plot: the nine tables of one GPU count are one bar chart; the
+  // two-rank table (both ranks on one GPU) has its four panels.
+  EXPECT_EQ(drawn, 5u);
+  EXPECT_EQ(
+      std::count_if(plots.begin(), plots.end(), [](const Plot& p) { return p.name == "single-gpu-count-throughput"; }),
+      1);
   EXPECT_LT(drawn, plots.size());  // the memory plots of files without memory say why instead
   const std::string html = render_html(r, plots, "2026-11-26T00:00:00Z");
   EXPECT_THAT(html, HasSubstr("<p class=\"note\">Not drawn: "));
@@ -381,18 +391,30 @@ TEST(Html, ParsesAndHoldsEveryTableAndPlot) {
 // The page in a real browser (headless Chromium): at 400 and 1,400 px wide the page itself
 // never scrolls sideways; a table wider than the window scrolls in its own box. Headless
 // Chromium's narrowest window is 500 px, so "400" measures 500.
+// The page in a real browser at 400 and 1,400 px: no sideways scroll, every plot laid out with
+// a size, no error event, and a screenshot with something drawn on it.
 TEST(Html, NoSidewaysScrollAt400And1400PxInChromium) {
   if (!have("chromium")) GTEST_SKIP() << "chromium not installed (apt-get install chromium)";
   if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
   TempDir d;
   const Report r = fixture_report();
   const auto plots = write_plots(r, (d.path / "plots").string());
+  ASSERT_FALSE(plots.empty());
   std::string html = render_html(r, plots, "2026-11-22T00:00:00Z");
-  // A probe added for the test: the page's width and the window's, as the title.
+  // Probes added for the test: errors counted from the start, then the page's width, the
+  // window's, the plots laid out with a size and the errors, as the title.
+  const auto head = html.find("<head>");
+  ASSERT_NE(head, std::string::npos);
+  html.insert(head + 6,
+              "<script>window.__errors=0;window.addEventListener('error',function(){window.__errors++;},true);"
+              "</script>");
   const auto end = html.rfind("</body>");
   ASSERT_NE(end, std::string::npos);
   html.insert(end,
-              "<script>document.title='W='+document.documentElement.scrollWidth+' I='+window.innerWidth;</script>");
+              "<script>var s=document.querySelectorAll('figure svg'),v=0;for(var i=0;i<s.length;i++){var "
+              "b=s[i].getBoundingClientRect();if(b.width>100&&b.height>50)v++;}"
+              "document.title='W='+document.documentElement.scrollWidth+' I='+window.innerWidth+' S='+v+'/'+s.length+"
+              "' E='+window.__errors;</script>");
   const auto file = d.path / "probe.html";
   std::ofstream(file) << html;
   for (int width : {400, 1400}) {
@@ -401,10 +423,44 @@ TEST(Html, NoSidewaysScrollAt400And1400PxInChromium) {
         std::to_string(width) + ",900 --dump-dom file://" + file.string() + " 2>/dev/null");
     ASSERT_EQ(o.code, 0) << width << " px";
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(o.out, m, std::regex("<title>W=([0-9]+) I=([0-9]+)</title>")))
+    ASSERT_TRUE(
+        std::regex_search(o.out, m, std::regex("<title>W=([0-9]+) I=([0-9]+) S=([0-9]+)/([0-9]+) E=([0-9]+)</title>")))
         << o.out.substr(0, 300);
     EXPECT_LE(std::stoi(m[1].str()), std::stoi(m[2].str())) << "page wider than the window at " << width << " px";
+    size_t drawn = 0;
+    for (const auto& p : plots) drawn += p.error.empty() ? 1 : 0;
+    EXPECT_EQ(std::stoul(m[4].str()), drawn) << "one inline SVG per plot drawn";
+    EXPECT_EQ(m[3].str(), m[4].str()) << "every plot laid out with a size at " << width << " px";
+    EXPECT_EQ(m[5].str(), "0") << "error events at " << width << " px";
   }
+  // A screenshot of the page (without the probes) that is not blank: the dark pixels of text,
+  // table rules and plots.
+  if (!have("python3")) GTEST_SKIP() << "python3 not installed: the screenshot is not checked";
+  const auto page = d.path / "page.html";
+  std::ofstream(page) << render_html(r, plots, "2026-11-22T00:00:00Z");
+  const auto shot = d.path / "shot.png";
+  ASSERT_EQ(testutil::run("timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
+                          "--window-size=1400,900 --screenshot=" +
+                          shot.string() + " file://" + page.string() + " 2>/dev/null")
+                .code,
+            0);
+  const auto o = testutil::run("python3 " + kDir + "tools/png_dark_pixels.py " + shot.string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(o.out, m, std::regex("1400x900 dark=([0-9]+)"))) << o.out;
+  EXPECT_GT(std::stol(m[1].str()), 5000) << "a blank screenshot";  // the H1, the summary and a table
+}
+
+// Markdown links each plot drawn relative to the document's folder (GitHub renders them), and
+// names the ones not drawn with why.
+TEST(Markdown, PlotLinksAreRelativeToTheDocument) {
+  std::vector<Plot> plots(2);
+  plots[0] = {"a", "resnet18 [weak]: throughput", "/tmp/doc/plots/a b.png", "/tmp/doc/plots/a b.svg", ""};
+  plots[1] = {"m", "memory", "", "", "no memory measured"};
+  EXPECT_EQ(markdown_plot_links(plots, "/tmp/doc"),
+            "\n## Plots\n\n![resnet18  weak : throughput](plots/a%20b.png)\n\nNot drawn: memory (no memory "
+            "measured)\n");
+  EXPECT_EQ(markdown_plot_links({}, "/tmp/doc"), "");
 }
 
 }  // namespace

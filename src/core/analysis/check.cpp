@@ -348,9 +348,7 @@ std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<
   return out;
 }
 
-// A value of `metric` as `report` prints it: the row metric's own format (ex/s to one decimal,
-// seconds to four, bytes as MiB/GiB), fractions (efficiency, DDP overhead) as percentages.
-static std::string as_report(const std::string& metric, double v) {
+std::string metric_text(const std::string& metric, double v) {
   const RowMetric* m = find_row_metric(metric);
   return (m ? m->format : fmtcol::percent())(Value(v));
 }
@@ -376,10 +374,10 @@ std::string render_check_text(const std::vector<CheckRow>& rows, const std::stri
     ConfigKey shown = r.row ? *r.row : r.ref.expected(on_device);
     t.rows.push_back({shown.model, shown.setup_label(), shown.batch_per_rank, static_cast<long long>(shown.image_size),
                       static_cast<long long>(shown.world_size), r.ref.metric,
-                      r.measured ? Value(as_report(r.ref.metric, *r.measured)) : Value(std::string("-")),
-                      as_report(r.ref.metric, r.ref.value) + unit,
-                      fmt::format("[{}, {}]", r.lo ? as_report(r.ref.metric, *r.lo) : "-inf",
-                                  r.hi ? as_report(r.ref.metric, *r.hi) : "+inf"),
+                      r.measured ? Value(metric_text(r.ref.metric, *r.measured)) : Value(std::string("-")),
+                      metric_text(r.ref.metric, r.ref.value) + unit,
+                      fmt::format("[{}, {}]", r.lo ? metric_text(r.ref.metric, *r.lo) : "-inf",
+                                  r.hi ? metric_text(r.ref.metric, *r.hi) : "+inf"),
                       r.status});
     if (r.status == "PASS") ++pass;
     else if (r.status.rfind("FAIL", 0) == 0) ++fail;

@@ -97,6 +97,11 @@ struct CheckRow {
 /// for other devices. An empty result means nothing applied: `check` fails then too.
 std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<ReferenceEntry>& refs, int& skipped);
 
+/// A value of a check_metrics() `metric` as `report` prints it: the row metric's own format
+/// (ex/s to one decimal, seconds to four, bytes as MiB/GiB), fractions (efficiency, DDP
+/// overhead) as percentages.
+std::string metric_text(const std::string& metric, double v);
+
 /// Terminal table of the outcome (each row named by its configuration) with a one-line summary.
 std::string render_check_text(const std::vector<CheckRow>& rows, const std::string& device, int skipped);
 

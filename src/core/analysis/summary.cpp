@@ -149,9 +149,9 @@ void pinned_targets(const std::vector<NamedResult>& files, const SummaryTargets&
       found[e] = true;
       const std::string unit = c.ref.unit.empty() ? "" : " " + c.ref.unit;
       s.checks.push_back({what_of(*c.row, c.row->batch_per_rank), 0, c.row->world_size, unit_word(*c.row), c.ref.metric,
-                          fmt::format("[{}, {}]{}", c.lo ? fmt::format("{:.4g}", *c.lo) : "-inf",
-                                      c.hi ? fmt::format("{:.4g}", *c.hi) : "+inf", unit),
-                          fmt::format("{:.4g}{}", *c.measured, unit), c.status,
+                          fmt::format("[{}, {}]{}", c.lo ? metric_text(c.ref.metric, *c.lo) : "-inf",
+                                      c.hi ? metric_text(c.ref.metric, *c.hi) : "+inf", unit),
+                          metric_text(c.ref.metric, *c.measured) + unit, c.status,
                           fmt::format("{} entry {}, {}", t.pinned_source, e, file_label(fi))});
     }
   }

@@ -38,8 +38,11 @@ constexpr std::array<std::pair<Phase, const char*>, 5> kStacked = {{{Phase::forw
 // One table's data: GPUs, aggregate ex/s, ideal aggregate, efficiency %, per-GPU ex/s, p5, p50, p95;
 // and its breakdown bars (label, stacked components in ms).
 struct Series {
-  std::string stem, what;  // file stem and "resnet50, fp32, <device>, weak scaling, batch 16/GPU"
-  std::string unit;        // "GPU", or "rank" on CPUs (unit_word)
+  std::string stem, what;             // file stem and "resnet50, fp32, <device>, weak scaling, batch 16/GPU"
+  std::string unit;                   // "GPU", or "rank" on CPUs (unit_word)
+  std::string label;                  // short, for a bar: "resnet50, bf16, channels_last, b256, 1 GPU (F13)"
+  std::string device;                 // ConfigKey::device
+  double no_ddp_ex_s = std::nan("");  // per-rank ex/s of the no-DDP baseline (weak), NaN without one
   std::vector<std::array<double, 8>> rows;
   std::vector<std::pair<std::string, std::array<double, kStacked.size()>>> bars;
 };
@@ -110,6 +113,7 @@ std::vector<Series> series_of(const Report& r) {
     Series s;
     const ConfigKey& k = w.key;
     s.unit = unit_word(k);
+    s.device = k.device;
     s.stem =
         slug(fmt::format("weak-{}-{}-{}-i{}-b{}", k.model, k.setup_label(), k.device, k.image_size, k.batch_per_rank));
     s.what = fmt::format("{}, {}, {}: weak scaling, batch {} per {}, {}x{}", k.model, k.setup_label(), k.device,
@@ -117,6 +121,12 @@ std::vector<Series> series_of(const Report& r) {
     for (const auto& x : w.rows)
       s.rows.push_back({double(x.world_size), x.aggregate_ex_s, w.baseline_per_gpu_ex_s * x.devices,
                         100.0 * x.efficiency, x.per_gpu_ex_s, x.p5_s, x.p50_s, x.p95_s});
+    if (w.no_ddp_p50_s && *w.no_ddp_p50_s > 0)
+      s.no_ddp_ex_s = static_cast<double>(k.batch_per_rank) * k.grad_accum / *w.no_ddp_p50_s;
+    if (!w.rows.empty())
+      s.label =
+          fmt::format("{}, {}, b{}, {} {}{} ({})", k.model, k.setup_label(), k.batch_per_rank, w.rows.front().devices,
+                      s.unit, w.rows.front().devices == 1 ? "" : "s", w.rows.front().launch.file);
     add_bars(s, w.breakdown);
     out.push_back(std::move(s));
   }
@@ -124,11 +134,14 @@ std::vector<Series> series_of(const Report& r) {
     Series s;
     const ConfigKey& k = t.key;
     s.unit = unit_word(k);
+    s.device = k.device;
     s.stem =
         slug(fmt::format("strong-{}-{}-{}-i{}-gb{}", k.model, k.setup_label(), k.device, k.image_size, t.global_batch));
     s.what = fmt::format("{}, {}, {}: strong scaling, global batch {}, {}x{}", k.model, k.setup_label(), k.device,
                          t.global_batch, k.image_size, k.image_size);
     const auto& base = t.rows.front();
+    s.label = fmt::format("{}, {}, global b{}, {} {}{} ({})", k.model, k.setup_label(), t.global_batch, base.devices,
+                          s.unit, base.devices == 1 ? "" : "s", base.launch.file);
     for (const auto& x : t.rows)
       s.rows.push_back({double(x.world_size), x.aggregate_ex_s, base.aggregate_ex_s * x.devices / base.devices,
                         100.0 * x.efficiency, x.aggregate_ex_s / x.devices, x.p5_s, x.step_s, x.p95_s});
@@ -548,6 +561,51 @@ std::vector<Plot> draw_plots(const std::vector<PlotSpec>& specs, const std::stri
   return plots;
 }
 
+// One horizontal bar per table measured at a single GPU count: per-GPU ex/s at the p50 step
+// time, whiskers at the p95 and p5 step times, and the no-DDP baseline's per-GPU ex/s as an
+// open circle; the labels name the configuration and the launch.
+static PlotSpec single_point_bars(const std::vector<const Series*>& single) {
+  PlotSpec spec;
+  spec.name = "single-gpu-count-throughput";
+  const bool gpu = std::any_of(single.begin(), single.end(), [](const Series* s) { return s->unit == "GPU"; });
+  const bool cpu = std::any_of(single.begin(), single.end(), [](const Series* s) { return s->unit != "GPU"; });
+  const std::string per = gpu && cpu ? "per GPU (per rank on CPUs)" : gpu ? "per GPU" : "per rank";
+  spec.title = "Throughput " + per + " of the configurations measured at one size";
+  spec.data_file = spec.name + ".dat";
+  spec.data = "# configuration ex_s_p50 ex_s_at_p95_time ex_s_at_p5_time no_ddp_ex_s\n";
+  double top = 0;
+  for (const Series* s : single) {
+    const auto& r = s->rows.front();  // N, aggregate, ideal, efficiency, per-GPU, p5, p50, p95
+    const double per_gpu = r[4];
+    const double lo = r[7] > 0 ? per_gpu * r[6] / r[7] : std::nan("");  // the p95 time is the slow end
+    const double hi = r[5] > 0 ? per_gpu * r[6] / r[5] : std::nan("");
+    // The device too when the bars span several.
+    std::string label =
+        s->label + (std::any_of(single.begin(), single.end(), [&](const Series* o) { return o->device != s->device; })
+                        ? ", " + s->device
+                        : "");
+    label.erase(std::remove(label.begin(), label.end(), '"'), label.end());
+    spec.data +=
+        fmt::format("\"{}\" {} {} {} {}\n", label, fmt_num(per_gpu), fmt_num(lo), fmt_num(hi), fmt_num(s->no_ddp_ex_s));
+    for (double v : {per_gpu, hi, s->no_ddp_ex_s})
+      if (std::isfinite(v)) top = std::max(top, v);
+  }
+  const size_t n = single.size();
+  spec.setup =
+      "set style fill solid 0.5 border -1\nset ytics scale 0 font ',8' noenhanced\nset grid xtics\n"
+      "set key outside below center horizontal\nset lmargin 48\n";
+  spec.body = fmt::format("set xlabel {}\nset yrange [{:.1f}:-0.6]\nset xrange [0:{:.6g}]\n",
+                          gq("examples/s " + per + " (bar: p50 step; whiskers: p95 to p5 step)"),
+                          static_cast<double>(n) - 0.4, top > 0 ? top * 1.1 : 1.0) +
+              fmt::format(
+                  "plot {} using ($2/2):0:($2/2):(0.35):yticlabels(1) with boxxyerror lc rgb '#4477aa' "
+                  "title 'DDP', '' using 2:0:3:4 with xerrorbars pt 7 ps 0.4 lc rgb 'black' title 'p95 - p5', "
+                  "'' using 5:0 with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'\n",
+                  gq(spec.data_file));
+  if (!(top > 0)) spec.skip = "no finite throughput to draw";
+  return spec;
+}
+
 std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
   const auto series = series_of(r);
   const auto comm_series = comm_series_of(r);
@@ -555,6 +613,12 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
   for (auto& p : strategy_plots(r)) extra.push_back(std::move(p));
 
   std::vector<PlotSpec> specs;
+  // Tables measured at one GPU count make no scaling plot (one point is no curve): together
+  // they make one bar chart of per-GPU ex/s.
+  std::vector<const Series*> single;
+  for (const auto& s : series)
+    if (s.rows.size() == 1) single.push_back(&s);
+  if (!single.empty()) specs.push_back(single_point_bars(single));
   for (const auto& s : series) {
     const std::string dat = s.stem + ".dat";
     std::string data =
@@ -594,6 +658,7 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
                      gq(dat))},
     };
     for (const auto& p : panels) {
+      if (s.rows.size() < 2) break;  // in the one-point bar chart
       PlotSpec spec;
       spec.name = s.stem + "-" + p.suffix;
       spec.title = s.what + ": " + p.title;
@@ -666,6 +731,30 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
   }
   for (auto& e : extra) specs.push_back(std::move(e));
   return draw_plots(specs, dir, "plots.gp");
+}
+
+std::string markdown_plot_links(const std::vector<Plot>& plots, const std::string& relative_to) {
+  if (plots.empty()) return "";
+  std::string o = "\n## Plots\n";
+  for (const auto& p : plots) {
+    if (!p.error.empty()) {
+      o += fmt::format("\nNot drawn: {} ({})\n", p.title, p.error);
+      continue;
+    }
+    std::error_code ec;
+    const auto rel =
+        std::filesystem::relative(std::filesystem::absolute(p.png), std::filesystem::absolute(relative_to), ec);
+    // Markdown link text and target: brackets and parentheses would end them early.
+    std::string alt = p.title;
+    for (char& c : alt)
+      if (c == '[' || c == ']') c = ' ';
+    std::string target = ec || rel.empty() ? p.png : rel.generic_string();
+    std::string escaped;
+    for (char c : target)
+      escaped += c == ' ' ? std::string("%20") : c == '(' ? "%28" : c == ')' ? "%29" : std::string(1, c);
+    o += fmt::format("\n![{}]({})\n", alt, escaped);
+  }
+  return o;
 }
 
 }  // namespace ddpbench

@@ -63,6 +63,11 @@ inline constexpr size_t kMaxRankBars = 64;
 /// Throws UsageError when gnuplot is not installed or `dir` cannot be created, and as draw_plots.
 std::vector<Plot> write_plots(const Report& r, const std::string& dir);
 
+/// The plots as a Markdown section for a report written into the folder `relative_to`: "##
+/// Plots", then per plot drawn its title and `![title](path.png)` with the path relative to that
+/// folder (GitHub renders it), per plot not drawn why; "" for no plots.
+std::string markdown_plot_links(const std::vector<Plot>& plots, const std::string& relative_to);
+
 /// `s` as a gnuplot single-quoted string: a quote is written twice, and control characters
 /// become spaces (a newline would end the command and let the rest of a name taken from a
 /// result file run as gnuplot, "!shell" included).

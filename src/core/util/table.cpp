@@ -92,7 +92,7 @@ std::string text_of(const Table& t, size_t max_width) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : t.rows) rows.push_back(formatted_row(t, r, shown));
   std::string out = wrapped(t.title, max_width);
-  if (t.text_line) {
+  if (t.text_line || t.rows.empty()) {  // lines, or (no rows) the title and the notes alone
     for (const auto& row : rows) out += wrapped(t.text_line(row), max_width);
     for (const auto& n : t.notes) out += wrapped(n, max_width);
     return out;
@@ -150,6 +150,11 @@ std::string md_escape(const std::string& s) {
 }
 
 std::string markdown_of(const Table& t) {
+  if (t.rows.empty()) {  // the title and the notes alone
+    std::string out = "### " + t.title + "\n";
+    for (const auto& n : t.notes) out += "\n" + n + "\n";
+    return out;
+  }
   std::string out = "### " + t.title + "\n\n|";
   const auto shown = shown_columns(t);
   for (const auto& h : headers(t, shown)) out += " " + md_escape(h) + " |";
@@ -303,7 +308,12 @@ std::string render_tables(const std::vector<Table>& tables, TableFormat format, 
 }
 
 std::string render_table_html(const Table& t) {
-  std::string o = "<h3>" + html_escape(t.title) + "</h3>\n<table>\n<thead><tr>";
+  std::string o = "<h3>" + html_escape(t.title) + "</h3>\n";
+  if (t.rows.empty()) {  // the title and the notes alone
+    for (const auto& n : t.notes) o += "<p class=\"note\">" + html_escape(n) + "</p>\n";
+    return o;
+  }
+  o += "<table>\n<thead><tr>";
   const auto shown = shown_columns(t);
   const auto header = headers(t, shown);
   for (size_t c = 0; c < header.size(); ++c)

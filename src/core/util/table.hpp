@@ -91,7 +91,8 @@ Table make_table(std::string kind, std::string title, std::vector<std::pair<std:
 /// Parses "table", "md", "csv" or "json"; throws UsageError naming `flag` otherwise.
 TableFormat parse_table_format(const std::string& name, const std::string& flag = "--format");
 
-/// Renders `tables` in `format`:
+/// Renders `tables` in `format` (a table without rows prints its title and notes alone, in
+/// text, Markdown and HTML):
 /// text — per table the title, a header underlined with dashes, columns padded (the first
 /// left-aligned, the rest right-aligned), notes; tables separated by a blank line;
 /// markdown — "### title", a GitHub table, notes as paragraphs ('|' escaped);
