@@ -159,7 +159,8 @@ std::string markdown_of(const Table& t) {
   const auto shown = shown_columns(t);
   for (const auto& h : headers(t, shown)) out += " " + md_escape(h) + " |";
   out += "\n|";
-  for (size_t c = 0; c < shown.size(); ++c) out += c == 0 ? "---|" : "---:|";
+  // Numbers (a column with a unit) right-aligned, labels and sentences left-aligned.
+  for (size_t c = 0; c < shown.size(); ++c) out += c > 0 && !t.columns[shown[c]].unit.empty() ? "---:|" : "---|";
   out += "\n";
   for (const auto& r : t.rows) {
     out += "|";
@@ -316,14 +317,16 @@ std::string render_table_html(const Table& t) {
   o += "<table>\n<thead><tr>";
   const auto shown = shown_columns(t);
   const auto header = headers(t, shown);
+  // Numbers (a column with a unit) right-aligned, labels and sentences left-aligned.
+  const auto numeric = [&](size_t c) { return c > 0 && !t.columns[shown[c]].unit.empty(); };
   for (size_t c = 0; c < header.size(); ++c)
-    o += fmt::format("<th{}>{}</th>", c ? " class=\"num\"" : "", html_escape(header[c]));
+    o += fmt::format("<th{}>{}</th>", numeric(c) ? " class=\"num\"" : "", html_escape(header[c]));
   o += "</tr></thead>\n<tbody>\n";
   for (const auto& row : t.rows) {
     o += "<tr>";
     const auto cells = formatted_row(t, row, shown);
     for (size_t c = 0; c < cells.size(); ++c)
-      o += fmt::format("<td{}>{}</td>", c ? " class=\"num\"" : "", html_escape(cells[c]));
+      o += fmt::format("<td{}>{}</td>", numeric(c) ? " class=\"num\"" : "", html_escape(cells[c]));
     o += "</tr>\n";
   }
   o += "</tbody>\n</table>\n";

@@ -1,0 +1,1008 @@
+reset
+set encoding utf8
+set grid
+set style fill solid 0.5 border -1
+set ytics scale 0 font ',8' noenhanced
+set grid xtics
+set key outside below center horizontal
+set lmargin 48
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'single-gpu-count-throughput.png'
+set title 'Throughput per rank of the configurations measured at one size' noenhanced
+set xlabel 'examples/s per rank (bar: p50 step; whiskers: p95 to p5 step)'
+set yrange [11.6:-0.6]
+set xrange [0:110.153]
+plot 'single-gpu-count-throughput.dat' using ($2/2):0:($2/2):(0.35):yticlabels(1) with boxxyerror lc rgb '#4477aa' title 'DDP', '' using 2:0:3:4 with xerrorbars pt 7 ps 0.4 lc rgb 'black' title 'p95 - p5', '' using 5:0 with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'single-gpu-count-throughput.svg'
+set title 'Throughput per rank of the configurations measured at one size' noenhanced
+set xlabel 'examples/s per rank (bar: p50 step; whiskers: p95 to p5 step)'
+set yrange [11.6:-0.6]
+set xrange [0:110.153]
+plot 'single-gpu-count-throughput.dat' using ($2/2):0:($2/2):(0.35):yticlabels(1) with boxxyerror lc rgb '#4477aa' title 'DDP', '' using 2:0:3:4 with xerrorbars pt 7 ps 0.4 lc rgb 'black' title 'p95 - p5', '' using 5:0 with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'
+unset output
+reset
+set encoding utf8
+set grid
+set key outside below center horizontal
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6 relative
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b8-breakdown.png'
+set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 8 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:294.495]
+plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b8-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b8-breakdown.svg'
+set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 8 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:294.495]
+plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b8-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key top left
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-throughput.png'
+set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: aggregate throughput' noenhanced
+set ylabel 'throughput (examples/s, all ranks)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:*]
+plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-rank ex/s x ranks)'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-throughput.svg'
+set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: aggregate throughput' noenhanced
+set ylabel 'throughput (examples/s, all ranks)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:*]
+plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-rank ex/s x ranks)'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-efficiency.png'
+set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: scaling efficiency' noenhanced
+set ylabel 'efficiency (%)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:110]
+plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines dt 2 title '100 %'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-efficiency.svg'
+set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: scaling efficiency' noenhanced
+set ylabel 'efficiency (%)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:110]
+plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines dt 2 title '100 %'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-per-gpu.png'
+set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: per-rank throughput' noenhanced
+set ylabel 'throughput per rank (examples/s)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:*]
+plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:5 with linespoints lw 2 pt 7 title 'per rank'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-per-gpu.svg'
+set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: per-rank throughput' noenhanced
+set ylabel 'throughput per rank (examples/s)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:*]
+plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:5 with linespoints lw 2 pt 7 title 'per rank'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-latency.png'
+set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: time per iteration' noenhanced
+set ylabel 'seconds per iteration'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:*]
+plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-latency.svg'
+set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: time per iteration' noenhanced
+set ylabel 'seconds per iteration'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:*]
+plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'
+unset output
+reset
+set encoding utf8
+set grid
+set key outside below center horizontal
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6 relative
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-breakdown.png'
+set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:241.101]
+plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-breakdown.svg'
+set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:241.101]
+plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+reset
+set encoding utf8
+set grid
+set key outside below center horizontal
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6 relative
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet18-fp32-bucket-cap-1-mib-cpu-amd-epyc-i64-b16-breakdown.png'
+set title 'resnet18, fp32, bucket cap 1 MiB, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:266.657]
+plot 'weak-resnet18-fp32-bucket-cap-1-mib-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet18-fp32-bucket-cap-1-mib-cpu-amd-epyc-i64-b16-breakdown.svg'
+set title 'resnet18, fp32, bucket cap 1 MiB, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:266.657]
+plot 'weak-resnet18-fp32-bucket-cap-1-mib-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+reset
+set encoding utf8
+set grid
+set key outside below center horizontal
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6 relative
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet18-fp32-bucket-cap-5-mib-cpu-amd-epyc-i64-b16-breakdown.png'
+set title 'resnet18, fp32, bucket cap 5 MiB, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:246.489]
+plot 'weak-resnet18-fp32-bucket-cap-5-mib-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet18-fp32-bucket-cap-5-mib-cpu-amd-epyc-i64-b16-breakdown.svg'
+set title 'resnet18, fp32, bucket cap 5 MiB, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:246.489]
+plot 'weak-resnet18-fp32-bucket-cap-5-mib-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+reset
+set encoding utf8
+set grid
+set key outside below center horizontal
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6 relative
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet18-fp32-comm-hook-allreduce-cpu-amd-epyc-i64-b16-breakdown.png'
+set title 'resnet18, fp32, comm hook allreduce, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:236.582]
+plot 'weak-resnet18-fp32-comm-hook-allreduce-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet18-fp32-comm-hook-allreduce-cpu-amd-epyc-i64-b16-breakdown.svg'
+set title 'resnet18, fp32, comm hook allreduce, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:236.582]
+plot 'weak-resnet18-fp32-comm-hook-allreduce-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+reset
+set encoding utf8
+set grid
+set key outside below center horizontal
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6 relative
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet18-fp32-comm-hook-bf16-cpu-amd-epyc-i64-b16-breakdown.png'
+set title 'resnet18, fp32, comm hook bf16, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:270.616]
+plot 'weak-resnet18-fp32-comm-hook-bf16-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet18-fp32-comm-hook-bf16-cpu-amd-epyc-i64-b16-breakdown.svg'
+set title 'resnet18, fp32, comm hook bf16, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:270.616]
+plot 'weak-resnet18-fp32-comm-hook-bf16-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+reset
+set encoding utf8
+set grid
+set key outside below center horizontal
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6 relative
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet18-fp32-comm-hook-fp16-cpu-amd-epyc-i64-b16-breakdown.png'
+set title 'resnet18, fp32, comm hook fp16, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:425.875]
+plot 'weak-resnet18-fp32-comm-hook-fp16-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet18-fp32-comm-hook-fp16-cpu-amd-epyc-i64-b16-breakdown.svg'
+set title 'resnet18, fp32, comm hook fp16, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:425.875]
+plot 'weak-resnet18-fp32-comm-hook-fp16-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+reset
+set encoding utf8
+set grid
+set key outside below center horizontal
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6 relative
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet18-fp32-comm-hook-hierarchical-cpu-amd-epyc-i64-b16-breakdown.png'
+set title 'resnet18, fp32, comm hook hierarchical, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:337.587]
+plot 'weak-resnet18-fp32-comm-hook-hierarchical-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet18-fp32-comm-hook-hierarchical-cpu-amd-epyc-i64-b16-breakdown.svg'
+set title 'resnet18, fp32, comm hook hierarchical, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:337.587]
+plot 'weak-resnet18-fp32-comm-hook-hierarchical-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+reset
+set encoding utf8
+set grid
+set key outside below center horizontal
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6 relative
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet18-fp32-comm-hook-powersgd-2-cpu-amd-epyc-i64-b16-breakdown.png'
+set title 'resnet18, fp32, comm hook powersgd:2, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:457.175]
+plot 'weak-resnet18-fp32-comm-hook-powersgd-2-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet18-fp32-comm-hook-powersgd-2-cpu-amd-epyc-i64-b16-breakdown.svg'
+set title 'resnet18, fp32, comm hook powersgd:2, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:457.175]
+plot 'weak-resnet18-fp32-comm-hook-powersgd-2-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+reset
+set encoding utf8
+set grid
+set key outside below center horizontal
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6 relative
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet18-fp32-comm-hook-topk-0-01-cpu-amd-epyc-i64-b16-breakdown.png'
+set title 'resnet18, fp32, comm hook topk:0.01, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:1292.56]
+plot 'weak-resnet18-fp32-comm-hook-topk-0-01-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet18-fp32-comm-hook-topk-0-01-cpu-amd-epyc-i64-b16-breakdown.svg'
+set title 'resnet18, fp32, comm hook topk:0.01, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:1292.56]
+plot 'weak-resnet18-fp32-comm-hook-topk-0-01-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+reset
+set encoding utf8
+set grid
+set key outside below center horizontal
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6 relative
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet18-fp32-bucket-cap-100-mib-cpu-amd-epyc-i64-b16-breakdown.png'
+set title 'resnet18, fp32, bucket cap 100 MiB, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:239.093]
+plot 'weak-resnet18-fp32-bucket-cap-100-mib-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet18-fp32-bucket-cap-100-mib-cpu-amd-epyc-i64-b16-breakdown.svg'
+set title 'resnet18, fp32, bucket cap 100 MiB, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:239.093]
+plot 'weak-resnet18-fp32-bucket-cap-100-mib-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+reset
+set encoding utf8
+set grid
+set key outside below center horizontal
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6 relative
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b32-breakdown.png'
+set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 32 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:3658.6]
+plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b32-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b32-breakdown.svg'
+set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 32 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:3658.6]
+plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b32-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+reset
+set encoding utf8
+set grid
+set key outside below center horizontal
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6 relative
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b8-breakdown.png'
+set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 8 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:7894.07]
+plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b8-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b8-breakdown.svg'
+set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 8 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:7894.07]
+plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b8-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key top left
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-throughput.png'
+set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: aggregate throughput' noenhanced
+set ylabel 'throughput (examples/s, all ranks)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:2.8]
+set yrange [0:*]
+plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-rank ex/s x ranks)'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-throughput.svg'
+set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: aggregate throughput' noenhanced
+set ylabel 'throughput (examples/s, all ranks)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:2.8]
+set yrange [0:*]
+plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-rank ex/s x ranks)'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-efficiency.png'
+set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: scaling efficiency' noenhanced
+set ylabel 'efficiency (%)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:2.8]
+set yrange [0:110]
+plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16.dat' using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines dt 2 title '100 %'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-efficiency.svg'
+set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: scaling efficiency' noenhanced
+set ylabel 'efficiency (%)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:2.8]
+set yrange [0:110]
+plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16.dat' using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines dt 2 title '100 %'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-per-gpu.png'
+set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: per-rank throughput' noenhanced
+set ylabel 'throughput per rank (examples/s)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:2.8]
+set yrange [0:*]
+plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16.dat' using 1:5 with linespoints lw 2 pt 7 title 'per rank'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-per-gpu.svg'
+set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: per-rank throughput' noenhanced
+set ylabel 'throughput per rank (examples/s)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:2.8]
+set yrange [0:*]
+plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16.dat' using 1:5 with linespoints lw 2 pt 7 title 'per rank'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-latency.png'
+set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: time per iteration' noenhanced
+set ylabel 'seconds per iteration'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:2.8]
+set yrange [0:*]
+plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16.dat' using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-latency.svg'
+set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: time per iteration' noenhanced
+set ylabel 'seconds per iteration'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:2.8]
+set yrange [0:*]
+plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16.dat' using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'
+unset output
+reset
+set encoding utf8
+set grid
+set key outside below center horizontal
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6 relative
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-breakdown.png'
+set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:636.52]
+plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-breakdown.svg'
+set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set ylabel 'milliseconds per step (mean over ranks)'
+set xlabel 'ranks'
+set yrange [0:636.52]
+plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key top left
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-throughput.png'
+set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: aggregate throughput' noenhanced
+set ylabel 'throughput (examples/s, all ranks)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:2.8]
+set yrange [0:*]
+plot 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-rank ex/s x ranks)'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-throughput.svg'
+set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: aggregate throughput' noenhanced
+set ylabel 'throughput (examples/s, all ranks)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:2.8]
+set yrange [0:*]
+plot 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-rank ex/s x ranks)'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-efficiency.png'
+set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: scaling efficiency' noenhanced
+set ylabel 'efficiency (%)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:2.8]
+set yrange [0:110]
+plot 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64.dat' using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines dt 2 title '100 %'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-efficiency.svg'
+set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: scaling efficiency' noenhanced
+set ylabel 'efficiency (%)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:2.8]
+set yrange [0:110]
+plot 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64.dat' using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines dt 2 title '100 %'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-per-gpu.png'
+set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: per-rank throughput' noenhanced
+set ylabel 'throughput per rank (examples/s)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:2.8]
+set yrange [0:*]
+plot 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64.dat' using 1:5 with linespoints lw 2 pt 7 title 'per rank'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-per-gpu.svg'
+set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: per-rank throughput' noenhanced
+set ylabel 'throughput per rank (examples/s)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:2.8]
+set yrange [0:*]
+plot 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64.dat' using 1:5 with linespoints lw 2 pt 7 title 'per rank'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-latency.png'
+set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: time per iteration' noenhanced
+set ylabel 'seconds per iteration'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:2.8]
+set yrange [0:*]
+plot 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64.dat' using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-latency.svg'
+set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: time per iteration' noenhanced
+set ylabel 'seconds per iteration'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:2.8]
+set yrange [0:*]
+plot 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64.dat' using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key top left
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-throughput.png'
+set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: aggregate throughput' noenhanced
+set ylabel 'throughput (examples/s, all ranks)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:*]
+plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-rank ex/s x ranks)'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-throughput.svg'
+set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: aggregate throughput' noenhanced
+set ylabel 'throughput (examples/s, all ranks)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:*]
+plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-rank ex/s x ranks)'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-efficiency.png'
+set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: scaling efficiency' noenhanced
+set ylabel 'efficiency (%)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:110]
+plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines dt 2 title '100 %'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-efficiency.svg'
+set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: scaling efficiency' noenhanced
+set ylabel 'efficiency (%)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:110]
+plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines dt 2 title '100 %'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-per-gpu.png'
+set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: per-rank throughput' noenhanced
+set ylabel 'throughput per rank (examples/s)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:*]
+plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:5 with linespoints lw 2 pt 7 title 'per rank'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-per-gpu.svg'
+set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: per-rank throughput' noenhanced
+set ylabel 'throughput per rank (examples/s)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:*]
+plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:5 with linespoints lw 2 pt 7 title 'per rank'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set key bottom right
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-latency.png'
+set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: time per iteration' noenhanced
+set ylabel 'seconds per iteration'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:*]
+plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-latency.svg'
+set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: time per iteration' noenhanced
+set ylabel 'seconds per iteration'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:*]
+plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
+set format x '%.0b %BB'
+set key top left
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'comm-cpu-amd-epyc-comm-allreduce-cpu-busbw.png'
+set title 'CPU (AMD EPYC), docs/examples/where-the-time-goes/comm_allreduce_cpu.json: bus bandwidth' noenhanced
+set ylabel 'busbw (GB/s)'
+set xlabel 'message size (bytes, log2 scale)'
+set yrange [0:*]
+plot 'comm-cpu-amd-epyc-comm-allreduce-cpu-busbw.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title 'allreduce, 2 ranks' noenhanced
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'comm-cpu-amd-epyc-comm-allreduce-cpu-busbw.svg'
+set title 'CPU (AMD EPYC), docs/examples/where-the-time-goes/comm_allreduce_cpu.json: bus bandwidth' noenhanced
+set ylabel 'busbw (GB/s)'
+set xlabel 'message size (bytes, log2 scale)'
+set yrange [0:*]
+plot 'comm-cpu-amd-epyc-comm-allreduce-cpu-busbw.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title 'allreduce, 2 ranks' noenhanced
+unset output
+reset
+set encoding utf8
+set grid
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'telemetry-resnet18-1m-2c-cpu-amd-epyc.png'
+set title 'resnet18, 1M/2C, CPU (AMD EPYC): CPU utilization per rank during the measured iterations' noenhanced
+set xlabel 'seconds into the measured iterations'
+set ylabel 'CPU utilization (% of one core)'
+set yrange [0:*]
+set key outside below center horizontal
+plot 'telemetry-resnet18-1m-2c-cpu-amd-epyc.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title 'rank 0', '' index 1 using 1:2 with linespoints lw 2 pt 7 title 'rank 1'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'telemetry-resnet18-1m-2c-cpu-amd-epyc.svg'
+set title 'resnet18, 1M/2C, CPU (AMD EPYC): CPU utilization per rank during the measured iterations' noenhanced
+set xlabel 'seconds into the measured iterations'
+set ylabel 'CPU utilization (% of one core)'
+set yrange [0:*]
+set key outside below center horizontal
+plot 'telemetry-resnet18-1m-2c-cpu-amd-epyc.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title 'rank 0', '' index 1 using 1:2 with linespoints lw 2 pt 7 title 'rank 1'
+unset output
+reset
+set encoding utf8
+set grid
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'telemetry-resnet50-1m-2c-cpu-amd-epyc.png'
+set title 'resnet50, 1M/2C, CPU (AMD EPYC): CPU utilization per rank during the measured iterations' noenhanced
+set xlabel 'seconds into the measured iterations'
+set ylabel 'CPU utilization (% of one core)'
+set yrange [0:*]
+set key outside below center horizontal
+plot 'telemetry-resnet50-1m-2c-cpu-amd-epyc.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title 'rank 0', '' index 1 using 1:2 with linespoints lw 2 pt 7 title 'rank 1'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'telemetry-resnet50-1m-2c-cpu-amd-epyc.svg'
+set title 'resnet50, 1M/2C, CPU (AMD EPYC): CPU utilization per rank during the measured iterations' noenhanced
+set xlabel 'seconds into the measured iterations'
+set ylabel 'CPU utilization (% of one core)'
+set yrange [0:*]
+set key outside below center horizontal
+plot 'telemetry-resnet50-1m-2c-cpu-amd-epyc.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title 'rank 0', '' index 1 using 1:2 with linespoints lw 2 pt 7 title 'rank 1'
+unset output
+reset
+set encoding utf8
+set grid
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'stragglers-resnet18-cpu-amd-epyc-2r.png'
+set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set ylabel 'score = fastest compute-only step / own'
+set yrange [0:1.1]
+set key bottom right
+set xlabel 'rank'
+set xtics 1
+set style fill solid 0.7 border -1
+set boxwidth 0.6 relative
+set xrange [-0.7:1.7]
+plot 'stragglers-resnet18-cpu-amd-epyc-2r.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'stragglers-resnet18-cpu-amd-epyc-2r.svg'
+set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set ylabel 'score = fastest compute-only step / own'
+set yrange [0:1.1]
+set key bottom right
+set xlabel 'rank'
+set xtics 1
+set style fill solid 0.7 border -1
+set boxwidth 0.6 relative
+set xrange [-0.7:1.7]
+plot 'stragglers-resnet18-cpu-amd-epyc-2r.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
+unset output
+reset
+set encoding utf8
+set grid
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'stragglers-resnet18-cpu-amd-epyc-2r-2.png'
+set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set ylabel 'score = fastest compute-only step / own'
+set yrange [0:1.1]
+set key bottom right
+set xlabel 'rank'
+set xtics 1
+set style fill solid 0.7 border -1
+set boxwidth 0.6 relative
+set xrange [-0.7:1.7]
+plot 'stragglers-resnet18-cpu-amd-epyc-2r-2.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'stragglers-resnet18-cpu-amd-epyc-2r-2.svg'
+set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set ylabel 'score = fastest compute-only step / own'
+set yrange [0:1.1]
+set key bottom right
+set xlabel 'rank'
+set xtics 1
+set style fill solid 0.7 border -1
+set boxwidth 0.6 relative
+set xrange [-0.7:1.7]
+plot 'stragglers-resnet18-cpu-amd-epyc-2r-2.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
+unset output
+reset
+set encoding utf8
+set grid
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'stragglers-resnet18-cpu-amd-epyc-2r-3.png'
+set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set ylabel 'score = fastest compute-only step / own'
+set yrange [0:1.1]
+set key bottom right
+set xlabel 'rank'
+set xtics 1
+set style fill solid 0.7 border -1
+set boxwidth 0.6 relative
+set xrange [-0.7:1.7]
+plot 'stragglers-resnet18-cpu-amd-epyc-2r-3.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'stragglers-resnet18-cpu-amd-epyc-2r-3.svg'
+set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set ylabel 'score = fastest compute-only step / own'
+set yrange [0:1.1]
+set key bottom right
+set xlabel 'rank'
+set xtics 1
+set style fill solid 0.7 border -1
+set boxwidth 0.6 relative
+set xrange [-0.7:1.7]
+plot 'stragglers-resnet18-cpu-amd-epyc-2r-3.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
+unset output
+reset
+set encoding utf8
+set grid
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'stragglers-resnet18-cpu-amd-epyc-2r-4.png'
+set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set ylabel 'score = fastest compute-only step / own'
+set yrange [0:1.1]
+set key bottom right
+set xlabel 'rank'
+set xtics 1
+set style fill solid 0.7 border -1
+set boxwidth 0.6 relative
+set xrange [-0.7:1.7]
+plot 'stragglers-resnet18-cpu-amd-epyc-2r-4.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'stragglers-resnet18-cpu-amd-epyc-2r-4.svg'
+set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set ylabel 'score = fastest compute-only step / own'
+set yrange [0:1.1]
+set key bottom right
+set xlabel 'rank'
+set xtics 1
+set style fill solid 0.7 border -1
+set boxwidth 0.6 relative
+set xrange [-0.7:1.7]
+plot 'stragglers-resnet18-cpu-amd-epyc-2r-4.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
+unset output
+reset
+set encoding utf8
+set grid
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'stragglers-resnet50-cpu-amd-epyc-2r.png'
+set title 'resnet50, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set ylabel 'score = fastest compute-only step / own'
+set yrange [0:1.1]
+set key bottom right
+set xlabel 'rank'
+set xtics 1
+set style fill solid 0.7 border -1
+set boxwidth 0.6 relative
+set xrange [-0.7:1.7]
+plot 'stragglers-resnet50-cpu-amd-epyc-2r.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'stragglers-resnet50-cpu-amd-epyc-2r.svg'
+set title 'resnet50, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set ylabel 'score = fastest compute-only step / own'
+set yrange [0:1.1]
+set key bottom right
+set xlabel 'rank'
+set xtics 1
+set style fill solid 0.7 border -1
+set boxwidth 0.6 relative
+set xrange [-0.7:1.7]
+plot 'stragglers-resnet50-cpu-amd-epyc-2r.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
+unset output
+reset
+set encoding utf8
+set grid
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'stragglers-resnet50-cpu-amd-epyc-2r-2.png'
+set title 'resnet50, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set ylabel 'score = fastest compute-only step / own'
+set yrange [0:1.1]
+set key bottom right
+set xlabel 'rank'
+set xtics 1
+set style fill solid 0.7 border -1
+set boxwidth 0.6 relative
+set xrange [-0.7:1.7]
+plot 'stragglers-resnet50-cpu-amd-epyc-2r-2.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'stragglers-resnet50-cpu-amd-epyc-2r-2.svg'
+set title 'resnet50, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set ylabel 'score = fastest compute-only step / own'
+set yrange [0:1.1]
+set key bottom right
+set xlabel 'rank'
+set xtics 1
+set style fill solid 0.7 border -1
+set boxwidth 0.6 relative
+set xrange [-0.7:1.7]
+plot 'stragglers-resnet50-cpu-amd-epyc-2r-2.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
+unset output
+reset
+set encoding utf8
+set grid
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'burnin-resnet18-no-ddp-cpu-amd-epyc.png'
+set title 'resnet18, no ddp, CPU (AMD EPYC): burn-in, ex/s per rank per 5 s window' noenhanced
+set xlabel 'window start (s)'
+set ylabel 'examples/s per rank'
+set yrange [0:*]
+set key outside below center horizontal
+plot 'burnin-resnet18-no-ddp-cpu-amd-epyc.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title 'rank 0'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'burnin-resnet18-no-ddp-cpu-amd-epyc.svg'
+set title 'resnet18, no ddp, CPU (AMD EPYC): burn-in, ex/s per rank per 5 s window' noenhanced
+set xlabel 'window start (s)'
+set ylabel 'examples/s per rank'
+set yrange [0:*]
+set key outside below center horizontal
+plot 'burnin-resnet18-no-ddp-cpu-amd-epyc.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title 'rank 0'
+unset output
+reset
+set encoding utf8
+set grid
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'burnin-resnet18-1m-2c-cpu-amd-epyc.png'
+set title 'resnet18, 1M/2C, CPU (AMD EPYC): burn-in, ex/s per rank per 5 s window' noenhanced
+set xlabel 'window start (s)'
+set ylabel 'examples/s per rank'
+set yrange [0:*]
+set key outside below center horizontal
+plot 'burnin-resnet18-1m-2c-cpu-amd-epyc.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title 'rank 0', '' index 1 using 1:2 with linespoints lw 2 pt 7 title 'rank 1'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'burnin-resnet18-1m-2c-cpu-amd-epyc.svg'
+set title 'resnet18, 1M/2C, CPU (AMD EPYC): burn-in, ex/s per rank per 5 s window' noenhanced
+set xlabel 'window start (s)'
+set ylabel 'examples/s per rank'
+set yrange [0:*]
+set key outside below center horizontal
+plot 'burnin-resnet18-1m-2c-cpu-amd-epyc.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title 'rank 0', '' index 1 using 1:2 with linespoints lw 2 pt 7 title 'rank 1'
+unset output
