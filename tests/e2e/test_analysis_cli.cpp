@@ -138,7 +138,7 @@ TEST(ReportCli, TextFitsOneHundredColumnsAndTargetsComeFromAFile) {
   std::istringstream lines(o.out);
   for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
   // 16 / 0.1 s = 160 ex/s per rank at 2 ranks: within [135, inf); and >= 100 ex/s per rank.
-  EXPECT_THAT(o.out, HasSubstr("PASS   ex_per_s_per_gpu 160 (required [135, +inf]) on 2 ranks: resnet18, fp32"));
+  EXPECT_THAT(o.out, HasSubstr("PASS   ex_per_s_per_gpu 160.0 (required [135.0, +inf]) on 2 ranks: resnet18, fp32"));
   EXPECT_THAT(o.out, HasSubstr("entry 0, F1]"));
   EXPECT_THAT(o.out, HasSubstr("PASS   per-rank ex/s 160.0 (required >= 100.0) on 2 ranks"));
   o = run(kBin + " report " + kFix + "breakdown_cpu.json --target-efficiency 1.5");

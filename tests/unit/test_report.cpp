@@ -676,6 +676,9 @@ TEST(ReportCluster, TelemetryOfAGpuRunTakesTheWorstRank) {
   EXPECT_DOUBLE_EQ(*t.max_temperature_c, 85);
   EXPECT_DOUBLE_EQ(*t.min_sm_clock_mhz, 1410);
   EXPECT_DOUBLE_EQ(*t.max_power_w, 700);
+  // 30,000,000,001 bytes used of 85,899,345,920 (80 GiB): 34.92% of the card.
+  ASSERT_TRUE(t.max_mem_used_pct.has_value());
+  EXPECT_NEAR(*t.max_mem_used_pct, 34.9246, 1e-4);
   EXPECT_EQ(t.throttled_ranks, 1);
   const auto tables = measured_tables(r);
   const Table* tel = find_table(tables, "telemetry");

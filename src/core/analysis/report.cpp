@@ -687,6 +687,7 @@ nlohmann::json file_info(const NamedResult& nf, size_t index) {
           {"driver", json_str_or(e, "driver")},
           {"cpu_model", json_str_or(e, "cpu_model")},
           {"argv", nf.file.argv},
+          {"nodes", e.contains("nodes") && e["nodes"].is_array() ? e["nodes"] : nlohmann::json::array()},
           {"warning", incomplete_warning(nf.name, nf.file)}};
 }
 
@@ -797,6 +798,8 @@ TelemetryRowSummary summarize_telemetry(const BenchResult& row) {
       fold(t.max_temperature_c, stat_of(g.temperature_c, &MetricStats::max), false);
       fold(t.min_sm_clock_mhz, stat_of(g.sm_clock_mhz, &MetricStats::min), true);
       fold(t.max_power_w, stat_of(g.power_w, &MetricStats::max), false);
+      if (const auto used = stat_of(g.mem_used_bytes, &MetricStats::max); used && g.mem_total_bytes.value_or(0) > 0)
+        fold(t.max_mem_used_pct, 100.0 * *used / static_cast<double>(*g.mem_total_bytes), false);
       if (g.throttled_fraction.value_or(0) > 0) ++t.throttled_ranks;
       for (const auto& x : g.throttle_reasons.value_or(std::vector<std::string>{})) reasons.insert(x);
     } else {

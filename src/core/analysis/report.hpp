@@ -300,12 +300,15 @@ struct ClusterFile {
 
 /// Mean over ranks, minimum, maximum of one telemetry quantity of a row; absent where no rank has it.
 struct TelemetryRowSummary {
-  int ranks = 0;                              ///< ranks with a telemetry.sampled object
-  int gpu_ranks = 0;                          ///< of those, ranks whose GPU metrics are available
-  std::optional<double> min_sm_util_pct;      ///< min over ranks of each rank's mean SM utilization, %
-  std::optional<double> max_temperature_c;    ///< max over ranks of each rank's max temperature, C
-  std::optional<double> min_sm_clock_mhz;     ///< min over ranks of each rank's min SM clock, MHz
-  std::optional<double> max_power_w;          ///< max over ranks of each rank's max power, W
+  int ranks = 0;                            ///< ranks with a telemetry.sampled object
+  int gpu_ranks = 0;                        ///< of those, ranks whose GPU metrics are available
+  std::optional<double> min_sm_util_pct;    ///< min over ranks of each rank's mean SM utilization, %
+  std::optional<double> max_temperature_c;  ///< max over ranks of each rank's max temperature, C
+  std::optional<double> min_sm_clock_mhz;   ///< min over ranks of each rank's min SM clock, MHz
+  std::optional<double> max_power_w;        ///< max over ranks of each rank's max power, W
+  /// max over ranks of each rank's largest memory used (NVML: every process on the GPU) as a
+  /// share of the card's memory, %
+  std::optional<double> max_mem_used_pct;
   int throttled_ranks = 0;                    ///< ranks with throttled_fraction > 0
   std::vector<std::string> throttle_reasons;  ///< union over ranks, sorted
   std::optional<double> mean_cpu_util_pct;    ///< mean over ranks of each rank's mean CPU utilization, %

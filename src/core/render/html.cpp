@@ -20,6 +20,28 @@ std::string inline_svg(const std::string& path) {
   return s.substr(start);
 }
 
+// The section a plot belongs to, by its name (core/render/plots write_plots, report_convergence):
+// the page shows it under that section's tables.
+std::string section_of_plot(const std::string& name) {
+  const auto starts = [&](const char* p) { return name.rfind(p, 0) == 0; };
+  const auto ends = [&](const std::string& x) {
+    return name.size() >= x.size() && name.compare(name.size() - x.size(), x.size(), x) == 0;
+  };
+  if (ends("-breakdown")) return "Where the time goes";
+  if (starts("weak-") || starts("strong-") || starts("single-gpu-count")) return "Throughput scaling";
+  if (starts("comm-")) return "Communication";
+  if (starts("telemetry-") || starts("stragglers-") || starts("burnin-")) return "Hardware utilization and stragglers";
+  if (starts("memory-")) return "Strategies and memory";
+  if (starts("ttl-")) return "Time to accuracy";
+  return "";
+}
+
+std::string figure(const Plot& p) {
+  return p.error.empty()
+             ? "<figure>\n" + inline_svg(p.svg) + "\n<figcaption>" + html_escape(p.title) + "</figcaption>\n</figure>\n"
+             : "<p class=\"note\">Not drawn: " + html_escape(p.title) + " (" + html_escape(p.error) + ")</p>\n";
+}
+
 }  // namespace
 
 std::string render_html(const Report& r, const std::vector<Plot>& plots, const std::string& generated_utc) {
@@ -42,19 +64,31 @@ std::string render_html(const Report& r, const std::vector<Plot>& plots, const s
   for (const auto& f : r.files)  // incomplete files (run stopped early), as `report` warns on stderr
     if (!f.value("warning", "").empty())
       o += "<p class=\"note\"><strong>Warning:</strong> " + html_escape(f.value("warning", "")) + "</p>\n";
+  // Each section's tables, then its plots; plots of no section at the end.
+  std::vector<bool> placed(plots.size(), false);
+  const auto plots_of = [&](const std::string& section) {
+    std::string f;
+    for (size_t i = 0; i < plots.size(); ++i)
+      if (!placed[i] && section_of_plot(plots[i].name) == section) {
+        placed[i] = true;
+        f += figure(plots[i]);
+      }
+    return f;
+  };
   std::string section;
   for (const auto& t : report_tables(r)) {
     if (!t.section.empty() && t.section != section) {
+      if (!section.empty()) o += plots_of(section);
       section = t.section;
       o += "<h2>" + html_escape(section) + "</h2>\n";
     }
     o += render_table_html(t);
   }
-  if (!plots.empty()) o += "<h2>Plots</h2>\n";
-  for (const auto& p : plots)
-    o += p.error.empty()
-             ? "<figure>\n" + inline_svg(p.svg) + "\n<figcaption>" + html_escape(p.title) + "</figcaption>\n</figure>\n"
-             : "<p class=\"note\">Not drawn: " + html_escape(p.title) + " (" + html_escape(p.error) + ")</p>\n";
+  if (!section.empty()) o += plots_of(section);
+  std::string rest;
+  for (size_t i = 0; i < plots.size(); ++i)
+    if (!placed[i]) rest += figure(plots[i]);
+  if (!rest.empty()) o += "<h2>Plots</h2>\n" + rest;
   o += "</body>\n</html>\n";
   return o;
 }

@@ -664,8 +664,8 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
       spec.title = s.what + ": " + p.title;
       spec.data_file = dat;
       spec.data = data;
-      spec.setup = std::string("set logscale x 2\n") +
-                   (std::string(p.suffix) == "throughput" ? "set key top left\n" : "set key bottom right\n");
+      // The legend below the plot, never over a point.
+      spec.setup = "set logscale x 2\nset key outside below center horizontal\n";
       spec.body = "set ylabel " + gq(p.ylabel) + "\n" + xrange + p.plot + "\n";
       if (!any_finite(ys)) spec.skip = "no finite throughput to draw";
       specs.push_back(std::move(spec));

@@ -20,6 +20,7 @@
 #include "core/analysis/busbw.hpp"
 #include "core/analysis/pairs.hpp"
 #include "core/analysis/report_detail.hpp"
+#include "core/launch/node_env.hpp"
 #include "core/render/report_convergence.hpp"
 #include "core/result/bench_table.hpp"
 #include "core/result/row_metrics.hpp"
@@ -656,6 +657,8 @@ Table telemetry_tab(const ClusterFile& c) {
                     [](const Line& l) { return num_or_na(l.second.min_sm_clock_mhz); }});
     cols.push_back({{"max_power_w", "max power W", "W", fmtcol::fixed(0)},
                     [](const Line& l) { return num_or_na(l.second.max_power_w); }});
+    cols.push_back({{"max_mem_used_pct", "max GPU mem % of card", "%", fmtcol::fixed(1)},
+                    [](const Line& l) { return num_or_na(l.second.max_mem_used_pct); }});
     cols.push_back({{"throttled", "throttled ranks", "", fmtcol::plain()}, [](const Line& l) -> Value {
                       if (l.second.gpu_ranks == 0) return {};
                       return throttled_words(l.second);
@@ -676,7 +679,9 @@ Table telemetry_tab(const ClusterFile& c) {
       std::string(
           gpu ? "min SM util = lowest over ranks of each rank's mean SM utilization (NVML: a kernel was running, "
                 "not how full the SMs were); max temp, max power: highest sample of any rank; min SM clock: "
-                "lowest sample of any rank; throttled ranks: ranks with a clock-event reason in some sample; "
+                "lowest sample of any rank; max GPU mem % of card = largest memory used on any rank's GPU (NVML: "
+                "every process on it) / the card's memory; throttled ranks: ranks with a clock-event reason in "
+                "some sample; "
               : "") +
       "CPU util = mean over ranks of each rank's process CPU time / wall time (> 100% with several threads); peak RSS "
       "= "
@@ -1030,6 +1035,49 @@ Table commands_tab(const std::vector<nlohmann::json>& files) {
   return t;
 }
 
+// Every node of each launch (environment.nodes, schema 1.6), one line per file: the first node's
+// environment and the fields in which the nodes differ (node_differences), so thousands of
+// alike nodes take one line and a node that differs is named.
+Table nodes_tab(const std::vector<nlohmann::json>& files) {
+  std::vector<const nlohmann::json*> with;
+  for (const auto& f : files)
+    if (f.contains("nodes") && f["nodes"].is_array() && !f["nodes"].empty()) with.push_back(&f);
+  const auto text = [](const nlohmann::json& n, const char* k) {
+    return n.contains(k) ? (n[k].is_string() ? n[k].get<std::string>() : n[k].dump()) : std::string("?");
+  };
+  const std::vector<Col<const nlohmann::json*>> cols = {
+      {{"label", "file", "", fmtcol::plain()},
+       [](const nlohmann::json* f) { return Value(json_str_or(*f, "label", "")); }},
+      {{"hosts", "nodes", "", fmtcol::plain()},
+       [](const nlohmann::json* f) { return Value(static_cast<long long>((*f)["nodes"].size())); }},
+      {{"node", "first node", "", fmtcol::plain()},
+       [text](const nlohmann::json* f) {
+         const auto& n = (*f)["nodes"][0];
+         size_t gpus = n.contains("gpus") && n["gpus"].is_array() ? n["gpus"].size() : 0;
+         std::string gpu_names;
+         if (gpus > 0 && n["gpus"][0].is_object()) gpu_names = " x " + json_str_or(n["gpus"][0], "name", "?");
+         return Value(fmt::format("{}: {} ({} CPUs), {} GPU{}{}, driver {}, kernel {}, torch {}, CUDA {}, NCCL {}",
+                                  text(n, "host"), text(n, "cpu_model"), text(n, "cpus"), gpus, gpus == 1 ? "" : "s",
+                                  gpu_names, text(n, "driver"), text(n, "kernel"), text(n, "torch"), text(n, "cuda"),
+                                  text(n, "nccl")));
+       }},
+      {{"differences", "the nodes differ in", "", fmtcol::plain()},
+       [](const nlohmann::json* f) {
+         const auto lines = node_difference_lines(node_differences((*f)["nodes"]));
+         return Value(lines.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(lines, "; ")));
+       }},
+  };
+  Table t = make_table("nodes", "The nodes of each launch", {}, cols, with);
+  t.text_line = [](const std::vector<std::string>& c) {
+    return fmt::format("{}: {} node{}; {}; the nodes differ in: {}", c[0], c[1], c[1] == "1" ? "" : "s", c[2], c[3]);
+  };
+  t.notes.push_back(
+      "the first node's environment in full; the fields compared across nodes (driver, GPU model and count, "
+      "topology, CUDA, NCCL, cuDNN, torch, kernel, CPU, environment variables) name the hosts that differ "
+      "(`ddpbench env` prints one node in full)");
+  return t;
+}
+
 // The executive summary: targets with pass/fail, findings, recommendations.
 std::vector<Table> summary_tabs(const Report& r) {
   std::vector<Table> out;
@@ -1106,7 +1154,7 @@ std::string section_of(const std::string& kind) {
       {{"max_batch"}, "Largest batch"},
       {{"comparison"}, "Comparison across devices or files"},
       {{"cost"}, "Cost"},
-      {{"files", "commands"}, "Appendix: what ran"},
+      {{"files", "commands", "nodes"}, "Appendix: what ran"},
   };
   for (const auto& [kinds, name] : kSections)
     if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) return name;
@@ -1161,6 +1209,7 @@ std::vector<Table> report_tables(const Report& r) {
   if (!r.files.empty()) {
     out.push_back(files_tab(r.files));
     out.push_back(commands_tab(r.files));
+    if (Table n = nodes_tab(r.files); !n.rows.empty()) out.push_back(std::move(n));
   }
   for (auto& t : out) t.section = section_of(t.kind);
   return out;
