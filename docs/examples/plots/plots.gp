@@ -2,7 +2,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key top left
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-throughput.png'
 set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: aggregate throughput' noenhanced
@@ -25,7 +25,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-efficiency.png'
 set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: scaling efficiency' noenhanced
@@ -48,7 +48,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-per-gpu.png'
 set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: per-rank throughput' noenhanced
@@ -71,7 +71,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-latency.png'
 set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: time per iteration' noenhanced
@@ -94,7 +94,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key top left
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-throughput.png'
 set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: aggregate throughput' noenhanced
@@ -117,7 +117,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-efficiency.png'
 set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: scaling efficiency' noenhanced
@@ -140,7 +140,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-per-gpu.png'
 set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: per-rank throughput' noenhanced
@@ -163,7 +163,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-latency.png'
 set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: time per iteration' noenhanced

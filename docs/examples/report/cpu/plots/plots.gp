@@ -50,7 +50,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key top left
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-throughput.png'
 set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: aggregate throughput' noenhanced
@@ -73,7 +73,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-efficiency.png'
 set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: scaling efficiency' noenhanced
@@ -96,7 +96,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-per-gpu.png'
 set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: per-rank throughput' noenhanced
@@ -119,7 +119,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-latency.png'
 set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: time per iteration' noenhanced
@@ -430,7 +430,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key top left
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-throughput.png'
 set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: aggregate throughput' noenhanced
@@ -453,7 +453,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-efficiency.png'
 set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: scaling efficiency' noenhanced
@@ -476,7 +476,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-per-gpu.png'
 set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: per-rank throughput' noenhanced
@@ -499,7 +499,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-latency.png'
 set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: time per iteration' noenhanced
@@ -546,7 +546,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key top left
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-throughput.png'
 set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: aggregate throughput' noenhanced
@@ -569,7 +569,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-efficiency.png'
 set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: scaling efficiency' noenhanced
@@ -592,7 +592,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-per-gpu.png'
 set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: per-rank throughput' noenhanced
@@ -615,7 +615,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-latency.png'
 set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: time per iteration' noenhanced
@@ -638,7 +638,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key top left
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-throughput.png'
 set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: aggregate throughput' noenhanced
@@ -661,7 +661,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-efficiency.png'
 set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: scaling efficiency' noenhanced
@@ -684,7 +684,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-per-gpu.png'
 set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: per-rank throughput' noenhanced
@@ -707,7 +707,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-latency.png'
 set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: time per iteration' noenhanced

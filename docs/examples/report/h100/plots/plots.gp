@@ -26,7 +26,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key top left
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet18-fp32-cudnn-tf32-gloo-cudnn-benchmark-off-nvidia-h100-80gb-hbm3-i224-b32-throughput.png'
 set title 'resnet18, fp32 (cuDNN TF32), gloo, cuDNN benchmark off, NVIDIA H100 80GB HBM3: weak scaling, batch 32 per GPU, 224x224: aggregate throughput' noenhanced
@@ -49,7 +49,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet18-fp32-cudnn-tf32-gloo-cudnn-benchmark-off-nvidia-h100-80gb-hbm3-i224-b32-efficiency.png'
 set title 'resnet18, fp32 (cuDNN TF32), gloo, cuDNN benchmark off, NVIDIA H100 80GB HBM3: weak scaling, batch 32 per GPU, 224x224: scaling efficiency' noenhanced
@@ -72,7 +72,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet18-fp32-cudnn-tf32-gloo-cudnn-benchmark-off-nvidia-h100-80gb-hbm3-i224-b32-per-gpu.png'
 set title 'resnet18, fp32 (cuDNN TF32), gloo, cuDNN benchmark off, NVIDIA H100 80GB HBM3: weak scaling, batch 32 per GPU, 224x224: per-GPU throughput' noenhanced
@@ -95,7 +95,7 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
-set key bottom right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'weak-resnet18-fp32-cudnn-tf32-gloo-cudnn-benchmark-off-nvidia-h100-80gb-hbm3-i224-b32-latency.png'
 set title 'resnet18, fp32 (cuDNN TF32), gloo, cuDNN benchmark off, NVIDIA H100 80GB HBM3: weak scaling, batch 32 per GPU, 224x224: time per iteration' noenhanced
