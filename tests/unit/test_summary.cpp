@@ -223,9 +223,56 @@ TEST(SummaryRules, MemoryAndCostRules) {
             std::vector<std::string>{kWhat + ": 1 GPU is the most cost-efficient size measured: 0.5556 USD per 1M "
                                              "samples; 2 epochs of 100,000 samples take 3.3 min and cost 0.11 USD at "
                                              "2.00 USD per GPU-hour. [cost, F1]"});
-  // A priced table of one size has nothing to choose between.
+  // Two rows on one GPU (2 ranks sharing it): one GPU count, nothing to choose between.
+  r.cost[0].rows[1].world_size = 1;
+  r.cost[0].rows[1].ranks = 2;
+  EXPECT_TRUE(sentences(executive_summary(r, {}, SummaryTargets{}), "cost").empty());
+  // A priced table of one size neither.
   r.cost[0].rows.pop_back();
   EXPECT_TRUE(sentences(executive_summary(r, {}, SummaryTargets{}), "cost").empty());
+}
+
+// The strategy table's fastest setup against its slowest: beyond the floor, a sentence naming
+// both; within it (or within the launches' spread), "within F of each other".
+TEST(SummaryRules, SetupRuleTable) {
+  const auto row = [](const std::string& precision, double ex_s, const std::string& file,
+                      std::optional<double> spread = std::nullopt) {
+    StrategyRow x;
+    x.world_size = 1;
+    x.precision = precision;
+    x.aggregate_ex_s = ex_s;
+    x.launch.file = file;
+    x.launch.spread = spread;
+    return x;
+  };
+  const std::string what = "resnet50, batch 64 per GPU, 224 px, NVIDIA H100 80GB HBM3 on 1 GPU";
+  struct Case {
+    std::vector<StrategyRow> rows;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {{row("bf16", 3650.9, "F13"), row("fp16", 4124.5, "F14")},
+       what +
+           ": the fastest setup measured is ddp, fp16: 4124.5 aggregate ex/s, +13.0% over ddp, bf16 (3650.9 ex/s, "
+           "beyond the 5.0% noise floor); its memory is in the strategy and memory tables. [strategy comparison, F14 "
+           "vs F13]"},
+      {{row("bf16", 1000, "F1"), row("fp16", 1030, "F2")},
+       what + ": the 2 setups measured are within 5.0% of each other (ddp, fp16 fastest at 1030.0 ex/s); choose by "
+              "memory. [strategy comparison, F2 vs F1]"},
+      {{row("bf16", 1000, "F1", 0.2), row("fp16", 1130, "F2")},
+       what + ": the 2 setups measured are within 20.0% of each other (ddp, fp16 fastest at 1130.0 ex/s); choose by "
+              "memory. [strategy comparison, F2 vs F1]"},
+      {{row("bf16", 1000, "F1")}, ""},
+  };
+  for (const auto& c : cases) {
+    Report r;
+    StrategyTable t;
+    t.key = key();
+    t.rows = c.rows;
+    r.strategy.push_back(t);
+    const auto got = sentences(executive_summary(r, {}, SummaryTargets{}), "setup");
+    EXPECT_EQ(got, c.want.empty() ? std::vector<std::string>{} : std::vector<std::string>{c.want});
+  }
 }
 
 TEST(SummaryRules, ANamedStragglerAndASlowNodeAreNodesToInspect) {

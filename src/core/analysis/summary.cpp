@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "core/analysis/report.hpp"
 #include "core/analysis/report_detail.hpp"
@@ -243,6 +244,51 @@ void knob_rule(const Report& r, ExecutiveSummary& s) {
   }
 }
 
+// Setup: per strategy table and world size with two or more lines, the fastest setup (strategy,
+// checkpointing, precision) against the slowest, when the gap beats the noise floor.
+void setup_rule(const Report& r, ExecutiveSummary& s) {
+  const auto name = [](const StrategyRow& x) {
+    return fmt::format("{}{}, {}", x.strategy, x.activation_checkpointing ? " with activation checkpointing" : "",
+                       x.precision);
+  };
+  for (const auto& m : r.strategy) {
+    std::set<int> sizes;
+    for (const auto& row : m.rows) sizes.insert(row.world_size);
+    for (int n : sizes) {
+      const StrategyRow *fast = nullptr, *slow = nullptr;
+      int count = 0;
+      for (const auto& row : m.rows) {
+        if (row.world_size != n || !(row.aggregate_ex_s > 0)) continue;
+        ++count;
+        if (!fast || row.aggregate_ex_s > fast->aggregate_ex_s) fast = &row;
+        if (!slow || row.aggregate_ex_s < slow->aggregate_ex_s) slow = &row;
+      }
+      if (count < 2) continue;
+      const double noise =
+          std::max({kMinKnobGain, fast->launch.spread.value_or(0.0), slow->launch.spread.value_or(0.0)});
+      const double gain = fast->aggregate_ex_s / slow->aggregate_ex_s - 1;
+      const std::string what =
+          fmt::format("{}, batch {} per {}, {} px, {} on {} {}{}", m.key.model, m.key.batch_per_rank, unit_word(m.key),
+                      m.key.image_size, m.key.device, n, unit_word(m.key), n == 1 ? "" : "s");
+      if (gain > noise)
+        s.recommendations.push_back(
+            {"setup",
+             fmt::format("{}: the fastest setup measured is {}: {:.1f} aggregate ex/s, {:+.1f}% over {} ({:.1f} ex/s, "
+                         "beyond the {} noise floor); its memory is in the strategy and memory tables.",
+                         what, name(*fast), fast->aggregate_ex_s, 100 * gain, name(*slow), slow->aggregate_ex_s,
+                         pct(noise)),
+             "strategy comparison, " + launches(fast->launch.file, slow->launch.file)});
+      else
+        s.recommendations.push_back(
+            {"setup",
+             fmt::format("{}: the {} setups measured are within {} of each other ({} fastest at {:.1f} ex/s); choose "
+                         "by memory.",
+                         what, count, pct(noise), name(*fast), fast->aggregate_ex_s),
+             "strategy comparison, " + launches(fast->launch.file, slow->launch.file)});
+    }
+  }
+}
+
 // Memory: the technique that saves the most peak memory per rank, and the step time it costs.
 void memory_rule(const Report& r, ExecutiveSummary& s) {
   const auto bytes = fmtcol::bytes();
@@ -273,10 +319,13 @@ void memory_rule(const Report& r, ExecutiveSummary& s) {
   }
 }
 
-// Cost: the most cost-efficient size of each priced table with two or more sizes.
+// Cost: the most cost-efficient size of each priced table with two or more GPU counts.
 void cost_rule(const Report& r, ExecutiveSummary& s) {
   for (const auto& c : r.cost) {
-    if (c.rows.size() < 2) continue;
+    // Two or more GPU counts to choose between (ranks that shared one GPU are one count).
+    std::set<int> sizes;
+    for (const auto& row : c.rows) sizes.insert(row.world_size);
+    if (sizes.size() < 2) continue;
     const auto best =
         std::find_if(c.rows.begin(), c.rows.end(), [&](const CostRow& x) { return x.world_size == c.best_world_size; });
     if (best == c.rows.end()) continue;
@@ -327,6 +376,7 @@ ExecutiveSummary executive_summary(const Report& r, const std::vector<NamedResul
   pinned_targets(files, t, s);
   world_size_rule(r, t, s);
   knob_rule(r, s);
+  setup_rule(r, s);
   memory_rule(r, s);
   cost_rule(r, s);
   node_rule(r, s);

@@ -40,7 +40,7 @@ struct SummaryCheck {
 
 /// One sentence a rule derived from measured rows.
 struct Recommendation {
-  std::string topic;  ///< "world size", "DDP setting", "memory", "cost", "node"
+  std::string topic;  ///< "world size", "DDP setting", "setup", "memory", "cost", "node"
   std::string text;   ///< one sentence; every number in it is printed in the rows `from` names
   std::string from;   ///< the table and launch labels: "optimization impact, F2 vs F1"
 };
@@ -64,7 +64,9 @@ inline constexpr double kMinKnobGain = 0.05;
 /// count is above one GPU); `t.pinned` against every run file of `files` (check_against, one
 /// line per launch); then the rules: world size (the largest size meeting the efficiency
 /// target), DDP setting (the best knob of an optimization-impact table when it beats
-/// kMinKnobGain and its launches' spread; else keep the defaults), memory (the technique that
+/// kMinKnobGain and its launches' spread; else keep the defaults), setup (the fastest strategy,
+/// checkpointing and precision of a strategy table's world size, when it beats the slowest by
+/// more than that floor), memory (the technique that
 /// saves the most peak memory and what it costs), cost (the most cost-efficient size), node (a
 /// named straggler's host, a slow node of `comm --pairs`). A rule whose deciding row has a
 /// warning that voids the number says nothing.

@@ -403,8 +403,8 @@ std::vector<std::pair<std::string, Value>> strategy_context(const ConfigKey& k) 
 
 Table strategy_tab(const StrategyTable& m) {
   const std::string u = unit_word(m.key), us = u + "s";
-  const bool gpu = std::any_of(m.rows.begin(), m.rows.end(),
-                               [](const StrategyRow& r) { return r.peak_allocated_bytes.has_value(); });
+  // GPU rows measure the caching allocator (a file too old to record it shows n/a, never RSS).
+  const bool gpu = u == "GPU";
   std::vector<Col<StrategyRow>> cols = {
       {{"world_size", us, "", fmtcol::plain()},
        [](const StrategyRow& r) { return Value(static_cast<long long>(r.world_size)); }},
