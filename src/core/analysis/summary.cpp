@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/analysis/diff.hpp"
 #include "core/analysis/report.hpp"
 #include "core/analysis/report_detail.hpp"
 #include "core/result/bench_table.hpp"
@@ -20,6 +21,16 @@ using report_detail::num_at;
 using report_detail::straggler_what;
 
 std::string pct(double f) { return fmt::format("{:.1f}%", 100.0 * f); }
+
+// The noise floor a comparison of two rows must beat: kMinKnobGain, each row's launch-to-launch
+// spread where several launches measured it, else the spread measured on the device type
+// (measured_launch_spread, the floor `diff` uses for one launch per side).
+double noise_floor(const ConfigKey& k, std::initializer_list<const RowLaunch*> rows) {
+  double f = kMinKnobGain;
+  for (const RowLaunch* l : rows)
+    f = std::max(f, l->launches > 1 ? l->spread.value_or(0.0) : measured_launch_spread(k.device).spread);
+  return f;
+}
 
 // "resnet50, fp32 (cuDNN TF32), batch 32 per GPU, 224 px, NVIDIA H100 80GB HBM3".
 std::string what_of(const ConfigKey& k, long long batch, bool global = false) {
@@ -223,7 +234,7 @@ void knob_rule(const Report& r, ExecutiveSummary& s) {
       else if (row.speedup && (!best || *row.speedup > *best->speedup)) best = &row;
     }
     if (!base || !best) continue;
-    const double noise = std::max({kMinKnobGain, base->launch.spread.value_or(0.0), best->launch.spread.value_or(0.0)});
+    const double noise = noise_floor(m.key, {&base->launch, &best->launch});
     const double gain = *best->speedup - 1;
     const std::string what =
         fmt::format("{} on {} {}", what_of(m.key, m.key.batch_per_rank), m.key.world_size, unit_word(m.key) + "s");
@@ -264,11 +275,11 @@ void setup_rule(const Report& r, ExecutiveSummary& s) {
         if (!slow || row.aggregate_ex_s < slow->aggregate_ex_s) slow = &row;
       }
       if (count < 2) continue;
-      const double noise =
-          std::max({kMinKnobGain, fast->launch.spread.value_or(0.0), slow->launch.spread.value_or(0.0)});
+      const double noise = noise_floor(m.key, {&fast->launch, &slow->launch});
       const double gain = fast->aggregate_ex_s / slow->aggregate_ex_s - 1;
       const std::string what =
-          fmt::format("{}, batch {} per {}, {} px, {} on {} {}{}", m.key.model, m.key.batch_per_rank, unit_word(m.key),
+          fmt::format("{}{}, batch {} per {}, {} px, {} on {} {}{}", m.key.model,
+                      m.key.channels_last ? ", channels_last" : "", m.key.batch_per_rank, unit_word(m.key),
                       m.key.image_size, m.key.device, n, unit_word(m.key), n == 1 ? "" : "s");
       if (gain > noise)
         s.recommendations.push_back(

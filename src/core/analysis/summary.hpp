@@ -52,8 +52,10 @@ struct ExecutiveSummary {
   std::vector<Recommendation> recommendations;
 };
 
-/// Gain a DDP setting must beat (over its launches' spread too) before a rule recommends it:
-/// 5% of aggregate ex/s.
+/// Gain a DDP setting or setup must beat before a rule recommends it: 5% of aggregate ex/s, or
+/// more where the rows' launch-to-launch spread is larger (each row's own spread over several
+/// launches; for a row of one launch the spread measured on its device type, diff.hpp
+/// measured_launch_spread).
 inline constexpr double kMinKnobGain = 0.05;
 
 /// Holds the report's rows to `t` and applies the recommendation rules (docs/METHODOLOGY.md
