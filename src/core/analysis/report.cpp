@@ -337,7 +337,7 @@ Comparison comparison(const std::vector<Point>& all, const std::vector<Point>& b
   std::map<ConfigKey, std::vector<std::optional<double>>> cells;
   for (const auto& p : source) {
     if (!p.key.ddp) continue;
-    const std::string g = by_device ? p.key.device : p.source;
+    const std::string g = by_device ? p.key.device : p.launch.file;  // files by their label (the appendix lists them)
     auto gi = static_cast<size_t>(std::find(groups.begin(), groups.end(), g) - groups.begin());
     if (gi == groups.size()) groups.push_back(g);
     ConfigKey k = p.key;
