@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "core/analysis/diff.hpp"
 #include "core/analysis/report.hpp"

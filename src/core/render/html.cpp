@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "core/render/report_tables.hpp"
 #include "core/result/result.hpp"
