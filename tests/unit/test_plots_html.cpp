@@ -51,7 +51,16 @@ TEST(Plots, PngAndSvgOfTheExpectedSize) {
   TempDir d;
   const Report r = fixture_report();
   const auto plots = write_plots(r, (d.path / "plots").string());
-  ASSERT_EQ(plots.size(), 4 * (r.weak.size() + r.strong.size()));  // 4 per scaling table
+  // 4 per scaling table, and one overlay of the two multi-size resnet50 weak tables (A100, H100).
+  ASSERT_EQ(plots.size(), 4 * (r.weak.size() + r.strong.size()) + 1);
+  const auto overlay = std::find_if(plots.begin(), plots.end(),
+                                    [](const Plot& p) { return p.name.rfind("overlay-weak-resnet50", 0) == 0; });
+  ASSERT_NE(overlay, plots.end());
+  // One index block per table, then the no-DDP baselines: three blocks separated by two blank lines.
+  const std::string od = testutil::slurp(d.path / "plots" / (overlay->name + ".dat"));
+  size_t blocks = 1;
+  for (size_t at = od.find("\n\n\n"); at != std::string::npos; at = od.find("\n\n\n", at + 3)) ++blocks;
+  EXPECT_EQ(blocks, 3u) << od;
   for (const auto& p : plots) {
     SCOPED_TRACE(p.name);
     std::ifstream png(p.png, std::ios::binary);
@@ -139,8 +148,15 @@ TEST(Plots, BreakdownBarsAndBusbwAgainstSize) {
   // 4 panels for the plain weak table (1 and 2 ranks); the two one-size tables (bucket cap
   // 1 MiB, comm hook fp16 at 2 ranks) in one bar chart instead; a breakdown per table; one
   // busbw plot.
-  ASSERT_EQ(plots.size(), 1u + 4u + 3 + 1);
+  // And one bar chart of the optimization-impact table.
+  ASSERT_EQ(plots.size(), 1u + 1u + 4u + 3 + 1);
   EXPECT_EQ(plots.front().name, "single-gpu-count-throughput");
+  const auto impact =
+      std::find_if(plots.begin(), plots.end(), [](const Plot& p) { return p.name.rfind("impact-", 0) == 0; });
+  ASSERT_NE(impact, plots.end());
+  // Aggregate ex/s per technique, the plain run marked: 320, 400 (bucket cap 1 MiB), 355.6.
+  EXPECT_THAT(testutil::slurp(dir / (impact->name + ".dat")),
+              HasSubstr("\"baseline (DDP defaults) (F1)\" 320 1\n\"bucket cap 1 MiB (F1)\" 400 0\n"));
   // One bar per one-size table: per-rank ex/s at p50, at the p95 and p5 times, the no-DDP's.
   const std::string single = testutil::slurp(dir / "single-gpu-count-throughput.dat");
   EXPECT_THAT(single, HasSubstr("\"resnet18, fp32, bucket cap 1 MiB, b16, 2 ranks (F1)\" 200 "));

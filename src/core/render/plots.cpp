@@ -42,6 +42,8 @@ struct Series {
   std::string unit;                   // "GPU", or "rank" on CPUs (unit_word)
   std::string label;                  // short, for a bar: "resnet50, bf16, channels_last, b256, 1 GPU (F13)"
   std::string device;                 // ConfigKey::device
+  std::string model;                  // ConfigKey::model
+  std::string file;                   // launch label of the first row
   double no_ddp_ex_s = std::nan("");  // per-rank ex/s of the no-DDP baseline (weak), NaN without one
   std::vector<std::array<double, 8>> rows;
   std::vector<std::pair<std::string, std::array<double, kStacked.size()>>> bars;
@@ -114,6 +116,7 @@ std::vector<Series> series_of(const Report& r) {
     const ConfigKey& k = w.key;
     s.unit = unit_word(k);
     s.device = k.device;
+    s.model = k.model;
     s.stem =
         slug(fmt::format("weak-{}-{}-{}-i{}-b{}", k.model, k.setup_label(), k.device, k.image_size, k.batch_per_rank));
     s.what = fmt::format("{}, {}, {}: weak scaling, batch {} per {}, {}x{}", k.model, k.setup_label(), k.device,
@@ -123,6 +126,7 @@ std::vector<Series> series_of(const Report& r) {
                         100.0 * x.efficiency, x.per_gpu_ex_s, x.p5_s, x.p50_s, x.p95_s});
     if (w.no_ddp_p50_s && *w.no_ddp_p50_s > 0)
       s.no_ddp_ex_s = static_cast<double>(k.batch_per_rank) * k.grad_accum / *w.no_ddp_p50_s;
+    if (!w.rows.empty()) s.file = w.rows.front().launch.file;
     if (!w.rows.empty())
       s.label =
           fmt::format("{}, {}, b{}, {} {}{} ({})", k.model, k.setup_label(), k.batch_per_rank, w.rows.front().devices,
@@ -135,11 +139,13 @@ std::vector<Series> series_of(const Report& r) {
     const ConfigKey& k = t.key;
     s.unit = unit_word(k);
     s.device = k.device;
+    s.model = k.model;
     s.stem =
         slug(fmt::format("strong-{}-{}-{}-i{}-gb{}", k.model, k.setup_label(), k.device, k.image_size, t.global_batch));
     s.what = fmt::format("{}, {}, {}: strong scaling, global batch {}, {}x{}", k.model, k.setup_label(), k.device,
                          t.global_batch, k.image_size, k.image_size);
     const auto& base = t.rows.front();
+    s.file = base.launch.file;
     s.label = fmt::format("{}, {}, global b{}, {} {}{} ({})", k.model, k.setup_label(), t.global_batch, base.devices,
                           s.unit, base.devices == 1 ? "" : "s", base.launch.file);
     for (const auto& x : t.rows)
@@ -313,7 +319,9 @@ std::vector<PlotSpec> cluster_plots(const Report& r) {
             gq(dat), thr, thr);
       }
       p.body =
-          "set ylabel 'score = fastest compute-only step / own'\nset yrange [0:1.1]\nset key bottom right\n" + plot;
+          "set ylabel 'score = fastest compute-only step / own'\nset yrange [0:1.1]\nset key outside below center "
+          "horizontal\n" +
+          plot;
       out.push_back(std::move(p));
     }
   // Burn-in: ex/s per rank per window.
@@ -420,7 +428,8 @@ std::vector<PlotSpec> strategy_plots(const Report& r) {
     }
     p.body = fmt::format(
         "set style data histogram\nset style histogram clustered gap 1\nset style fill solid 0.7 border -1\n"
-        "set ylabel {}\nset yrange [0:*]\nset key top right\nplot {} using 2:xtic(1) title {}, '' using 3 title "
+        "set ylabel {}\nset yrange [0:*]\nset key outside below center horizontal\nplot {} using 2:xtic(1) title {}, "
+        "'' using 3 title "
         "'model state (params + grads + optimizer)'\n",
         gq(fmt::format("MiB per {}", u)), gq(p.data_file),
         gq(gpu ? "peak allocated (CUDA caching allocator)" : "peak RSS (process, upper bound)"));
@@ -606,6 +615,104 @@ static PlotSpec single_point_bars(const std::vector<const Series*>& single) {
   return spec;
 }
 
+// Per optimization-impact table: aggregate ex/s of the plain run and of each variant, as bars
+// (the plain run first, in another colour), with the launch of each.
+static std::vector<PlotSpec> impact_bars(const Report& r) {
+  std::vector<PlotSpec> out;
+  std::set<std::string> names;
+  for (const auto& m : r.impact) {
+    const ConfigKey& k = m.key;
+    PlotSpec spec;
+    std::string stem = slug(fmt::format("impact-{}-{}-{}-i{}-b{}-{}r", k.model, k.setup_label(), k.device, k.image_size,
+                                        k.batch_per_rank, k.world_size));
+    for (int i = 2; names.count(stem); ++i) stem = slug(fmt::format("{}-{}", stem, i));
+    names.insert(stem);
+    spec.name = stem;
+    spec.title = fmt::format("Optimization impact: {}, {}, batch {} per {}, {}, DDP on {} {}s", k.model,
+                             k.setup_label(), k.batch_per_rank, unit_word(k), k.device, k.world_size, unit_word(k));
+    // Two title lines (a gnuplot string expression): the bars' labels leave the title less room.
+    spec.title_command = "set title " +
+                         gq(fit_title(fmt::format("Optimization impact, DDP on {} {}s", k.world_size, unit_word(k)))) +
+                         " . \"\\n\" . " +
+                         gq(fit_title(fmt::format("{}, {}, batch {} per {}, {}", k.model, k.setup_label(),
+                                                  k.batch_per_rank, unit_word(k), k.device))) +
+                         " noenhanced";
+    spec.data_file = stem + ".dat";
+    spec.data = "# technique aggregate_ex_s baseline(1/0)\n";
+    double top = 0;
+    for (const auto& row : m.rows) {
+      std::string label = fmt::format("{} ({})", row.technique, row.launch.file);
+      label.erase(std::remove(label.begin(), label.end(), '"'), label.end());
+      spec.data += fmt::format("\"{}\" {} {}\n", label, fmt_num(row.aggregate_ex_s), row.baseline ? 1 : 0);
+      if (std::isfinite(row.aggregate_ex_s)) top = std::max(top, row.aggregate_ex_s);
+    }
+    spec.setup =
+        "set style fill solid 0.5 border -1\nset ytics scale 0 font ',8' noenhanced\nset grid xtics\n"
+        "set key outside below center horizontal\nset lmargin 40\n";
+    spec.body = fmt::format("set xlabel {}\nset yrange [{:.1f}:-0.6]\nset xrange [0:{:.6g}]\n",
+                            gq("aggregate examples/s (p50 step time)"), static_cast<double>(m.rows.size()) - 0.4,
+                            top > 0 ? top * 1.1 : 1.0) +
+                fmt::format(
+                    "plot {} using ($3 == 1 ? $2/2 : NaN):0:($2/2):(0.35):yticlabels(1) with boxxyerror lc rgb "
+                    "'#999999' title 'DDP defaults', '' using ($3 == 0 ? $2/2 : NaN):0:($2/2):(0.35) with boxxyerror "
+                    "lc rgb '#4477aa' title 'variant'\n",
+                    gq(spec.data_file));
+    if (!(top > 0)) spec.skip = "no finite throughput to draw";
+    out.push_back(std::move(spec));
+  }
+  return out;
+}
+
+// Tables of one model and scaling measured at two or more sizes, on several devices, setups or
+// files: per-GPU ex/s against GPUs on one plot, a line each with whiskers at the p95 and p5 step
+// times, and each table's no-DDP baseline as an open circle at its first size.
+static std::vector<PlotSpec> overlays(const std::vector<Series>& series) {
+  std::map<std::string, std::vector<const Series*>> by_model;
+  for (const auto& s : series)
+    if (s.rows.size() >= 2) by_model[s.stem.substr(0, s.stem.find('-')) + " " + s.model].push_back(&s);
+  std::vector<PlotSpec> out;
+  for (const auto& [group, ss] : by_model) {
+    if (ss.size() < 2) continue;
+    PlotSpec spec;
+    spec.name = slug("overlay-" + group);
+    const bool gpu = std::all_of(ss.begin(), ss.end(), [](const Series* s) { return s->unit == "GPU"; });
+    const std::string unit = gpu ? "GPU" : "rank";
+    spec.title = fmt::format("{}: per-{} throughput of {} tables", group, unit, ss.size());
+    spec.data_file = spec.name + ".dat";
+    std::string cmd = "plot ";
+    std::string nd = "# no-DDP baselines: size ex_s\n";
+    double max_n = 1;
+    std::vector<double> ys;
+    for (size_t i = 0; i < ss.size(); ++i) {
+      spec.data += (i ? "\n\n" : "") + fmt::format("# {}: size per_{}_ex_s at_p95 at_p5\n", ss[i]->label, unit);
+      for (const auto& row : ss[i]->rows) {
+        const double lo = row[7] > 0 ? row[4] * row[6] / row[7] : std::nan("");
+        const double hi = row[5] > 0 ? row[4] * row[6] / row[5] : std::nan("");
+        spec.data += fmt::format("{} {} {} {}\n", fmt_num(row[0]), fmt_num(row[4]), fmt_num(lo), fmt_num(hi));
+        if (std::isfinite(row[0])) max_n = std::max(max_n, row[0]);
+        ys.push_back(row[4]);
+      }
+      const std::string label = ss[i]->what + " (" + ss[i]->file + ")";
+      cmd += fmt::format("{}{} index {} using 1:2:3:4 with yerrorlines lw 2 pt 7 title {} noenhanced", i ? ", " : "",
+                         i ? "''" : gq(spec.data_file), i, gq(label));
+      if (std::isfinite(ss[i]->no_ddp_ex_s))
+        nd += fmt::format("{} {}\n", fmt_num(ss[i]->rows.front()[0]), fmt_num(ss[i]->no_ddp_ex_s));
+    }
+    spec.data += "\n\n" + nd;
+    cmd += fmt::format(", '' index {} using 1:2 with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'", ss.size());
+    // One legend line per table under the plot, with room made for them.
+    spec.setup = fmt::format("set logscale x 2\nset key outside below left vertical font ',8'\nset bmargin {}\n",
+                             6 + ss.size() + 1);
+    spec.body = fmt::format("set ylabel {}\nset xlabel {}\nset xrange [0.7:{:.6g}]\nset yrange [0:*]\n",
+                            gq("examples/s per " + unit + " (whiskers: p95 to p5 step)"),
+                            gq(gpu ? "GPUs (ranks, log2 scale)" : "ranks (log2 scale)"), std::max(2.0, max_n * 1.4)) +
+                cmd + "\n";
+    if (!any_finite(ys)) spec.skip = "no finite throughput to draw";
+    out.push_back(std::move(spec));
+  }
+  return out;
+}
+
 std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
   const auto series = series_of(r);
   const auto comm_series = comm_series_of(r);
@@ -705,6 +812,8 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
     if (!(top > 0)) spec.skip = "no finite step breakdown to draw";
     specs.push_back(std::move(spec));
   }
+  for (auto& o : overlays(series)) specs.push_back(std::move(o));
+  for (auto& b : impact_bars(r)) specs.push_back(std::move(b));
   for (const auto& s : comm_series) {
     // busbw against message size: blocks separated by two blank lines, one per line (gnuplot's index).
     PlotSpec spec;
@@ -723,7 +832,7 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
     for (size_t i = 0; i < s.lines.size(); ++i)
       cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw 2 pt 7 title {} noenhanced", i ? ", " : "",
                          i ? "''" : gq(spec.data_file), i, gq(s.lines[i].first));
-    spec.setup = "set logscale x 2\nset format x '%.0b %BB'\nset key top left\n";
+    spec.setup = "set logscale x 2\nset format x '%.0b %BB'\nset key outside below center horizontal\n";
     spec.body = "set ylabel " + gq("busbw (GB/s)") + "\nset xlabel " + gq("message size (bytes, log2 scale)") +
                 "\nset yrange [0:*]\n" + cmd + "\n";
     if (!any_finite(ys)) spec.skip = "no finite busbw to draw";

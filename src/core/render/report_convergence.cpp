@@ -138,7 +138,7 @@ std::vector<Plot> write_convergence_plots(const std::vector<ConvergenceGroup>& g
       spec.title = p.title;
       spec.data_file = p.stem + ".dat";
       spec.data = p.data;
-      spec.setup = "set key top right\n";
+      spec.setup = "set key outside below center horizontal\n";
       spec.body = "set xlabel 'wall time (s)'\nset ylabel " + gnuplot_quote(p.ylabel) + "\nplot " + p.cmd + "\n";
       specs.push_back(std::move(spec));
     }
