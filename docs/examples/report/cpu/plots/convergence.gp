@@ -1,7 +1,7 @@
 reset
 set encoding utf8
 set grid
-set key top right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'ttl-resnet18-fashion-mnist-cpu-loss.png'
 set title 'resnet18 on fashion-mnist, cpu: training loss against wall time' noenhanced
@@ -19,7 +19,7 @@ unset output
 reset
 set encoding utf8
 set grid
-set key top right
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'ttl-resnet18-fashion-mnist-cpu-accuracy.png'
 set title 'resnet18 on fashion-mnist, cpu: test accuracy per epoch' noenhanced

@@ -730,8 +730,56 @@ reset
 set encoding utf8
 set grid
 set logscale x 2
+set key outside below left vertical font ',8'
+set bmargin 9
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'overlay-strong-resnet18.png'
+set title 'strong resnet18: per-rank throughput of 2 tables' noenhanced
+set ylabel 'examples/s per rank (whiskers: p95 to p5 step)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:*]
+plot 'overlay-strong-resnet18.dat' index 0 using 1:2:3:4 with yerrorlines lw 2 pt 7 title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32 (F7)' noenhanced, '' index 1 using 1:2:3:4 with yerrorlines lw 2 pt 7 title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64 (F5)' noenhanced, '' index 2 using 1:2 with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'overlay-strong-resnet18.svg'
+set title 'strong resnet18: per-rank throughput of 2 tables' noenhanced
+set ylabel 'examples/s per rank (whiskers: p95 to p5 step)'
+set xlabel 'ranks (log2 scale)'
+set xrange [0.7:5.6]
+set yrange [0:*]
+plot 'overlay-strong-resnet18.dat' index 0 using 1:2:3:4 with yerrorlines lw 2 pt 7 title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32 (F7)' noenhanced, '' index 1 using 1:2:3:4 with yerrorlines lw 2 pt 7 title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64 (F5)' noenhanced, '' index 2 using 1:2 with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'
+unset output
+reset
+set encoding utf8
+set grid
+set style fill solid 0.5 border -1
+set ytics scale 0 font ',8' noenhanced
+set grid xtics
+set key outside below center horizontal
+set lmargin 40
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output 'impact-resnet18-fp32-cpu-amd-epyc-i64-b16-2r.png'
+set title 'Optimization impact, DDP on 2 ranks' . "\n" . 'resnet18, fp32, batch 16 per rank, CPU (AMD EPYC)' noenhanced
+set xlabel 'aggregate examples/s (p50 step time)'
+set yrange [9.6:-0.6]
+set xrange [0:163.309]
+plot 'impact-resnet18-fp32-cpu-amd-epyc-i64-b16-2r.dat' using ($3 == 1 ? $2/2 : NaN):0:($2/2):(0.35):yticlabels(1) with boxxyerror lc rgb '#999999' title 'DDP defaults', '' using ($3 == 0 ? $2/2 : NaN):0:($2/2):(0.35) with boxxyerror lc rgb '#4477aa' title 'variant'
+unset output
+set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set output 'impact-resnet18-fp32-cpu-amd-epyc-i64-b16-2r.svg'
+set title 'Optimization impact, DDP on 2 ranks' . "\n" . 'resnet18, fp32, batch 16 per rank, CPU (AMD EPYC)' noenhanced
+set xlabel 'aggregate examples/s (p50 step time)'
+set yrange [9.6:-0.6]
+set xrange [0:163.309]
+plot 'impact-resnet18-fp32-cpu-amd-epyc-i64-b16-2r.dat' using ($3 == 1 ? $2/2 : NaN):0:($2/2):(0.35):yticlabels(1) with boxxyerror lc rgb '#999999' title 'DDP defaults', '' using ($3 == 0 ? $2/2 : NaN):0:($2/2):(0.35) with boxxyerror lc rgb '#4477aa' title 'variant'
+unset output
+reset
+set encoding utf8
+set grid
+set logscale x 2
 set format x '%.0b %BB'
-set key top left
+set key outside below center horizontal
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
 set output 'comm-cpu-amd-epyc-comm-allreduce-cpu-busbw.png'
 set title 'CPU (AMD EPYC), docs/examples/where-the-time-goes/comm_allreduce_cpu.json: bus bandwidth' noenhanced
@@ -798,7 +846,7 @@ set output 'stragglers-resnet18-cpu-amd-epyc-2r.png'
 set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
-set key bottom right
+set key outside below center horizontal
 set xlabel 'rank'
 set xtics 1
 set style fill solid 0.7 border -1
@@ -811,7 +859,7 @@ set output 'stragglers-resnet18-cpu-amd-epyc-2r.svg'
 set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
-set key bottom right
+set key outside below center horizontal
 set xlabel 'rank'
 set xtics 1
 set style fill solid 0.7 border -1
@@ -827,7 +875,7 @@ set output 'stragglers-resnet18-cpu-amd-epyc-2r-2.png'
 set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
-set key bottom right
+set key outside below center horizontal
 set xlabel 'rank'
 set xtics 1
 set style fill solid 0.7 border -1
@@ -840,7 +888,7 @@ set output 'stragglers-resnet18-cpu-amd-epyc-2r-2.svg'
 set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
-set key bottom right
+set key outside below center horizontal
 set xlabel 'rank'
 set xtics 1
 set style fill solid 0.7 border -1
@@ -856,7 +904,7 @@ set output 'stragglers-resnet18-cpu-amd-epyc-2r-3.png'
 set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
-set key bottom right
+set key outside below center horizontal
 set xlabel 'rank'
 set xtics 1
 set style fill solid 0.7 border -1
@@ -869,7 +917,7 @@ set output 'stragglers-resnet18-cpu-amd-epyc-2r-3.svg'
 set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
-set key bottom right
+set key outside below center horizontal
 set xlabel 'rank'
 set xtics 1
 set style fill solid 0.7 border -1
@@ -885,7 +933,7 @@ set output 'stragglers-resnet18-cpu-amd-epyc-2r-4.png'
 set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
-set key bottom right
+set key outside below center horizontal
 set xlabel 'rank'
 set xtics 1
 set style fill solid 0.7 border -1
@@ -898,7 +946,7 @@ set output 'stragglers-resnet18-cpu-amd-epyc-2r-4.svg'
 set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
-set key bottom right
+set key outside below center horizontal
 set xlabel 'rank'
 set xtics 1
 set style fill solid 0.7 border -1
@@ -914,7 +962,7 @@ set output 'stragglers-resnet50-cpu-amd-epyc-2r.png'
 set title 'resnet50, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
-set key bottom right
+set key outside below center horizontal
 set xlabel 'rank'
 set xtics 1
 set style fill solid 0.7 border -1
@@ -927,7 +975,7 @@ set output 'stragglers-resnet50-cpu-amd-epyc-2r.svg'
 set title 'resnet50, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
-set key bottom right
+set key outside below center horizontal
 set xlabel 'rank'
 set xtics 1
 set style fill solid 0.7 border -1
@@ -943,7 +991,7 @@ set output 'stragglers-resnet50-cpu-amd-epyc-2r-2.png'
 set title 'resnet50, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
-set key bottom right
+set key outside below center horizontal
 set xlabel 'rank'
 set xtics 1
 set style fill solid 0.7 border -1
@@ -956,7 +1004,7 @@ set output 'stragglers-resnet50-cpu-amd-epyc-2r-2.svg'
 set title 'resnet50, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
-set key bottom right
+set key outside below center horizontal
 set xlabel 'rank'
 set xtics 1
 set style fill solid 0.7 border -1
