@@ -131,7 +131,7 @@ Command add_report_command(CLI::App& parent) {
             }
             // Markdown links the plots, relative to where the document goes.
             std::string doc = text;
-            if (f->format == "md" && !f->plots.empty())
+            if (parse_table_format(f->format) == TableFormat::markdown && !f->plots.empty())
               doc += markdown_plot_links(plots, f->output.empty()
                                                     ? std::string(".")
                                                     : std::filesystem::absolute(f->output).parent_path().string());

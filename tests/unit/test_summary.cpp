@@ -3,9 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "core/analysis/check.hpp"
 #include "core/analysis/report.hpp"
 #include "core/analysis/summary.hpp"
 
@@ -40,6 +42,7 @@ WeakRow weak_row(int gpus, double efficiency, const std::string& file, std::opti
 WeakTable weak(std::vector<WeakRow> rows, const ConfigKey& k = key()) {
   WeakTable t;
   t.key = k;
+  t.baseline = "1-GPU DDP";
   t.rows = std::move(rows);
   return t;
 }
@@ -80,6 +83,19 @@ TEST(SummaryRules, WorldSizeRuleTable) {
     r.weak.push_back(weak(c.rows));
     EXPECT_EQ(sentences(executive_summary(r, {}, SummaryTargets{}), "world size"), c.want);
   }
+  // Only a larger DDP row as baseline (no 1-GPU or no-DDP row): 100% by definition, so no
+  // sentence, and the target says it was not measured.
+  Report r;
+  r.weak.push_back(weak({weak_row(4, 1.0, "F1"), weak_row(8, 0.9, "F1")}));
+  r.weak[0].baseline = "4-GPU DDP";
+  const ExecutiveSummary s = executive_summary(r, {}, SummaryTargets{});
+  EXPECT_TRUE(sentences(s, "world size").empty());
+  ASSERT_FALSE(s.checks.empty());
+  EXPECT_EQ(s.checks[0].status, "not measured (no 1-GPU or no-DDP baseline)");
+  // A no-DDP baseline: the launch named is the no-DDP row's file.
+  r.weak[0].baseline = "no-DDP";
+  r.weak[0].rows[1].baseline_file = "F7";
+  EXPECT_EQ(executive_summary(r, {}, SummaryTargets{}).checks[0].from, "weak scaling, F1 vs F7");
 }
 
 // A warning that voids efficiency (a timing warning) silences the rule and makes the target WARN.
@@ -150,7 +166,7 @@ ImpactRow impact_row(const std::string& technique, double ex_s, double speedup, 
 TEST(SummaryRules, DdpSettingRuleTable) {
   ConfigKey k = key();
   k.world_size = 8;
-  const std::string what = kWhat + " on 8 GPUs";
+  const std::string what = kWhat + " on 8 ranks";
   struct Case {
     std::vector<ImpactRow> rows;
     std::string want;  // "" for no sentence
@@ -190,6 +206,39 @@ TEST(SummaryRules, DdpSettingRuleTable) {
   }
 }
 
+// A rule says nothing when the deciding row's warnings void its throughput.
+TEST(SummaryRules, AVoidedVariantMakesNoDdpSettingSentence) {
+  ConfigKey k = key();
+  k.world_size = 8;
+  ImpactTable t;
+  t.key = k;
+  t.has_baseline = true;
+  t.rows = {impact_row("baseline (DDP defaults)", 1000, 1.0, "F1"), impact_row("bucket cap 50 MiB", 1300, 1.30, "F2")};
+  t.rows[1].facts.warnings.push_back({"throughput_drift", "fell 12%"});
+  Report r;
+  r.impact.push_back(t);
+  EXPECT_TRUE(sentences(executive_summary(r, {}, SummaryTargets{}), "DDP setting").empty());
+}
+
+// A pinned target whose row lacks the metric (exposed comm without --breakdown) is MISSING with
+// nothing measured, never a crash.
+TEST(SummaryTargets, APinnedEntryOnARowWithoutTheMetricIsMissing) {
+  SummaryTargets t;
+  t.pinned = parse_reference(R"({"ddpbench_reference": "2.0", "references": [
+      {"device": "*", "model": "resnet18", "batch_per_rank": 16, "image_size": 64, "world_size": 2,
+       "setup": {"precision": "fp32"}, "metric": "exposed_comm", "value": 0.1, "upper": 0.5}]})",
+                             "targets.json");
+  t.pinned_source = "targets.json";
+  const std::vector<NamedResult> files = {
+      {"weak_cpu.json", read_result_file(DDPBENCH_SOURCE_DIR "/tests/fixtures/weak_cpu.json")}};
+  const ExecutiveSummary s = executive_summary(build_report(files, {}), files, t);
+  const auto pinned = std::find_if(s.checks.begin(), s.checks.end(),
+                                   [](const SummaryCheck& c) { return c.metric == "exposed_comm"; });
+  ASSERT_NE(pinned, s.checks.end());
+  EXPECT_EQ(pinned->status, "MISSING");
+  EXPECT_EQ(pinned->measured, "");
+}
+
 TEST(SummaryRules, MemoryAndCostRules) {
   Report r;
   MemoryTable m;
@@ -223,7 +272,7 @@ TEST(SummaryRules, MemoryAndCostRules) {
   r.cost.push_back(c);
   const ExecutiveSummary s = executive_summary(r, {}, SummaryTargets{});
   EXPECT_EQ(sentences(s, "memory"),
-            std::vector<std::string>{"resnet50, fp32, batch 64 per GPU, 224 px, NVIDIA H100 80GB HBM3 on 2 GPUs: to "
+            std::vector<std::string>{"resnet50, fp32, batch 64 per GPU, 224 px, NVIDIA H100 80GB HBM3 on 2 ranks: to "
                                      "fit a larger batch or model, use activation checkpointing: it cuts the peak "
                                      "allocated per rank by 37.5% (8.00 GiB to 5.00 GiB) for +25.0% step time. "
                                      "[memory optimization, F2 vs F1]"});
@@ -254,7 +303,7 @@ TEST(SummaryRules, SetupRuleTable) {
     if (launches > 1) x.launch.spread = spread;
     return x;
   };
-  const std::string what = "resnet50, batch 64 per GPU, 224 px, NVIDIA H100 80GB HBM3 on 1 GPU";
+  const std::string what = "resnet50, batch 64 per GPU, 224 px, NVIDIA H100 80GB HBM3 on 1 rank";
   struct Case {
     std::vector<StrategyRow> rows;
     std::string want;

@@ -428,6 +428,7 @@ std::vector<ImpactTable> impact_tables(const std::vector<Point>& pts) {
       r.baseline = p == base;
       r.technique = r.baseline ? "baseline (DDP defaults)" : p->key.knob_label();
       r.launch = p->launch;
+      r.facts = p->facts;
       r.step_s = p->summary.p50_s;
       r.aggregate_ex_s = aggregate(p);
       r.exposed_comm_s = exposed(p);
@@ -529,6 +530,7 @@ std::vector<StrategyTable> strategy_tables(const std::vector<Point>& every, cons
       StrategyRow r;
       r.world_size = p->key.world_size;
       r.launch = p->launch;
+      r.facts = p->facts;
       r.strategy = p->key.strategy;
       r.activation_checkpointing = p->key.activation_checkpointing;
       r.precision = p->key.precision_label();

@@ -153,6 +153,7 @@ struct ImpactRow {
   std::optional<double> exposed_comm_s;    ///< breakdown mean over ranks, seconds per optimizer step
   std::optional<double> exposed_change_s;  ///< exposed_comm_s - the baseline's
   std::optional<double> exposed_change;    ///< exposed_change_s / the baseline's exposed_comm_s (fraction)
+  RowFacts facts;                          ///< the row's warnings and self-check (the summary's rules read them)
 };
 struct ImpactTable {
   ConfigKey key;                ///< the configuration with every knob at its default (ConfigKey::with_default_knobs)
@@ -179,6 +180,7 @@ struct StrategyRow {
   std::optional<double> peak_allocated_bytes, peak_reserved_bytes;  ///< memory.max_over_ranks (GPU rows)
   std::optional<double> peak_rss_bytes;     ///< memory.max_over_ranks (CPU rows: process peak RSS)
   std::optional<double> model_state_bytes;  ///< memory.model_state_bytes.total (rank 0), bytes
+  RowFacts facts;                           ///< the row's warnings and self-check (the summary's rules read them)
 };
 struct StrategyTable {
   ConfigKey key;  ///< of the first line; precision, math, world size and global batch vary within the table

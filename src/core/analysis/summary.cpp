@@ -47,10 +47,32 @@ std::string launches(const std::string& row, const std::string& base) {
 }
 
 // The first warning of `rows` that voids `metric` ("" when none does).
-std::string voided(std::initializer_list<const WeakRow*> rows, const std::string& metric) {
+std::string voided(const std::vector<const WeakRow*>& rows, const std::string& metric) {
   for (const WeakRow* r : rows)
     if (const RowWarning* w = undermining_warning(r->facts.warnings, metric)) return w->code;
   return "";
+}
+
+// Whether a row's number `metric` can carry a recommendation: its self-check did not fail and
+// no warning voids the number.
+bool trusted(const RowFacts& f, const std::string& metric) {
+  return f.self_check_passed != false && !undermining_warning(f.warnings, metric);
+}
+
+// Efficiency has a baseline of its own size: the 1-GPU DDP row or the no-DDP row. With only a
+// larger DDP row as baseline (weak_table's last resort) the smallest size is 100% by definition.
+bool real_baseline(const WeakTable& w) { return w.baseline.rfind("1-", 0) == 0 || w.baseline == "no-DDP"; }
+
+// The launches behind a row's efficiency: its own, and its baseline's (the first row's, or the
+// file of the no-DDP row).
+std::string efficiency_from(const WeakTable& w, const WeakRow& row) {
+  return launches(row.launch.file, w.baseline == "no-DDP" ? row.baseline_file : w.rows.front().launch.file);
+}
+
+// The rows whose warnings bear on a row's efficiency (the no-DDP baseline's are not in the table).
+std::vector<const WeakRow*> efficiency_rows(const WeakTable& w, const WeakRow& row) {
+  if (w.baseline == "no-DDP") return {&row};
+  return {&row, &w.rows.front()};
 }
 
 // PASS / FAIL / WARN (<code>) / FAIL (self-check failed) of one value against a bound.
@@ -84,7 +106,6 @@ void scaling_targets(const Report& r, const SummaryTargets& t, ExecutiveSummary&
   for (const WeakTable* wp : tables) {
     const WeakTable& w = *wp;
     const WeakRow& last = w.rows.back();  // rows are sorted by world size
-    const WeakRow& first = w.rows.front();
     const std::string what = what_of(w.key, w.key.batch_per_rank);
     const bool bad = last.facts.self_check_passed == false;
     const std::string unit = unit_word(w.key);
@@ -98,11 +119,16 @@ void scaling_targets(const Report& r, const SummaryTargets& t, ExecutiveSummary&
       ++one_device;
       continue;
     }
-    s.checks.push_back(
-        {what, last.devices, last.world_size, unit, "weak-scaling efficiency", ">= " + pct(t.min_efficiency),
-         pct(last.efficiency),
-         verdict(last.efficiency >= t.min_efficiency, voided({&last, &first}, "weak_scaling_efficiency"), bad),
-         "weak scaling, " + launches(last.launch.file, first.launch.file)});
+    if (real_baseline(w))
+      s.checks.push_back({what, last.devices, last.world_size, unit, "weak-scaling efficiency",
+                          ">= " + pct(t.min_efficiency), pct(last.efficiency),
+                          verdict(last.efficiency >= t.min_efficiency,
+                                  voided(efficiency_rows(w, last), "weak_scaling_efficiency"), bad),
+                          "weak scaling, " + efficiency_from(w, last)});
+    else
+      s.checks.push_back({what, last.devices, last.world_size, unit, "weak-scaling efficiency",
+                          ">= " + pct(t.min_efficiency), "", "not measured (no 1-GPU or no-DDP baseline)",
+                          "weak scaling, " + last.launch.file});
     SummaryCheck comm{what,
                       last.devices,
                       last.world_size,
@@ -166,7 +192,7 @@ void pinned_targets(const std::vector<NamedResult>& files, const SummaryTargets&
       s.checks.push_back({what_of(*c.row, c.row->batch_per_rank), 0, c.row->world_size, unit_word(*c.row), c.ref.metric,
                           fmt::format("[{}, {}]{}", c.lo ? metric_text(c.ref.metric, *c.lo) : "-inf",
                                       c.hi ? metric_text(c.ref.metric, *c.hi) : "+inf", unit),
-                          metric_text(c.ref.metric, *c.measured) + unit, c.status,
+                          c.measured ? metric_text(c.ref.metric, *c.measured) + unit : "", c.status,
                           fmt::format("{} entry {}, {}", t.pinned_source, e, file_label(fi))});
     }
   }
@@ -187,8 +213,9 @@ void world_size_rule(const Report& r, const SummaryTargets& t, ExecutiveSummary&
     const WeakTable& w = *wp;
     if (w.rows.back().devices <= 1) continue;
     const WeakRow& last = w.rows.back();
-    const WeakRow& first = w.rows.front();
-    if (!voided({&last, &first}, "weak_scaling_efficiency").empty() || last.facts.self_check_passed == false) continue;
+    if (!real_baseline(w) || !voided(efficiency_rows(w, last), "weak_scaling_efficiency").empty() ||
+        last.facts.self_check_passed == false)
+      continue;
     const std::string what = what_of(w.key, w.key.batch_per_rank);
     const std::string u = unit_word(w.key) + "s";
     if (last.efficiency >= t.min_efficiency) {
@@ -197,14 +224,14 @@ void world_size_rule(const Report& r, const SummaryTargets& t, ExecutiveSummary&
            fmt::format("{}: scaling holds to {} {}, the largest size measured: weak-scaling efficiency is {} there, "
                        "meeting the {} target.",
                        what, last.devices, u, pct(last.efficiency), pct(t.min_efficiency)),
-           "weak scaling, " + launches(last.launch.file, first.launch.file)});
+           "weak scaling, " + efficiency_from(w, last)});
       continue;
     }
     const WeakRow* ok = nullptr;  // the largest size above one device that meets the target, trusted
     for (const auto& row : w.rows)
-      if (row.devices > 1 && row.efficiency >= t.min_efficiency && voided({&row}, "weak_scaling_efficiency").empty())
+      if (row.devices > 1 && row.efficiency >= t.min_efficiency && trusted(row.facts, "weak_scaling_efficiency"))
         ok = &row;
-    if (ok)
+    if (ok && ok->facts.self_check_passed != false)
       s.recommendations.push_back(
           {"world size",
            fmt::format("{}: run jobs on at most {} {}: efficiency is {} at {} but {} at {}, below the {} target.", what,
@@ -221,7 +248,7 @@ void world_size_rule(const Report& r, const SummaryTargets& t, ExecutiveSummary&
                                                        "goes)",
                                                        pct(*last.exposed_comm))
                                          : "measure where the time goes (run --breakdown) before scaling out"),
-           "weak scaling, " + launches(last.launch.file, first.launch.file)});
+           "weak scaling, " + efficiency_from(w, last)});
   }
 }
 
@@ -237,10 +264,11 @@ void knob_rule(const Report& r, ExecutiveSummary& s) {
       else if (row.speedup && (!best || *row.speedup > *best->speedup)) best = &row;
     }
     if (!base || !best) continue;
+    if (!trusted(base->facts, "ex_per_s_total") || !trusted(best->facts, "ex_per_s_total")) continue;
     const double noise = noise_floor(m.key, {&base->launch, &best->launch});
     const double gain = *best->speedup - 1;
-    const std::string what =
-        fmt::format("{} on {} {}", what_of(m.key, m.key.batch_per_rank), m.key.world_size, unit_word(m.key) + "s");
+    // Ranks, not GPUs: the impact table does not count devices.
+    const std::string what = fmt::format("{} on {} ranks", what_of(m.key, m.key.batch_per_rank), m.key.world_size);
     const std::string from = "optimization impact, " + launches(best->launch.file, base->launch.file);
     if (gain > noise)
       s.recommendations.push_back(
@@ -272,7 +300,7 @@ void setup_rule(const Report& r, ExecutiveSummary& s) {
       const StrategyRow *fast = nullptr, *slow = nullptr;
       int count = 0;
       for (const auto& row : m.rows) {
-        if (row.world_size != n || !(row.aggregate_ex_s > 0)) continue;
+        if (row.world_size != n || !(row.aggregate_ex_s > 0) || !trusted(row.facts, "ex_per_s_total")) continue;
         ++count;
         if (!fast || row.aggregate_ex_s > fast->aggregate_ex_s) fast = &row;
         if (!slow || row.aggregate_ex_s < slow->aggregate_ex_s) slow = &row;
@@ -280,10 +308,9 @@ void setup_rule(const Report& r, ExecutiveSummary& s) {
       if (count < 2) continue;
       const double noise = noise_floor(m.key, {&fast->launch, &slow->launch});
       const double gain = fast->aggregate_ex_s / slow->aggregate_ex_s - 1;
-      const std::string what =
-          fmt::format("{}{}, batch {} per {}, {} px, {} on {} {}{}", m.key.model,
-                      m.key.channels_last ? ", channels_last" : "", m.key.batch_per_rank, unit_word(m.key),
-                      m.key.image_size, m.key.device, n, unit_word(m.key), n == 1 ? "" : "s");
+      const std::string what = fmt::format(
+          "{}{}, batch {} per {}, {} px, {} on {} {}{}", m.key.model, m.key.channels_last ? ", channels_last" : "",
+          m.key.batch_per_rank, unit_word(m.key), m.key.image_size, m.key.device, n, "rank", n == 1 ? "" : "s");
       if (gain > noise)
         s.recommendations.push_back(
             {"setup",
@@ -315,7 +342,7 @@ void memory_rule(const Report& r, ExecutiveSummary& s) {
       for (const auto& row : m.rows)
         if (row.world_size == n && row.saved > 0 && (!best || row.saved > best->saved)) best = &row;
       const std::string what =
-          fmt::format("{} on {} {}", what_of(m.key, m.key.batch_per_rank), n, unit_word(m.key) + (n == 1 ? "" : "s"));
+          fmt::format("{} on {} rank{}", what_of(m.key, m.key.batch_per_rank), n, n == 1 ? "" : "s");
       if (!best) {
         s.recommendations.push_back(
             {"memory", fmt::format("{}: no technique measured lowered the {} per rank.", what, m.peak_kind),
@@ -340,9 +367,10 @@ void cost_rule(const Report& r, ExecutiveSummary& s) {
     std::set<int> sizes;
     for (const auto& row : c.rows) sizes.insert(row.world_size);
     if (sizes.size() < 2) continue;
-    const auto best =
-        std::find_if(c.rows.begin(), c.rows.end(), [&](const CostRow& x) { return x.world_size == c.best_world_size; });
-    if (best == c.rows.end()) continue;
+    // The cheapest row (rows of one GPU count can differ when ranks shared a GPU).
+    const auto best = std::min_element(c.rows.begin(), c.rows.end(), [](const CostRow& a, const CostRow& b) {
+      return a.usd_per_million < b.usd_per_million;
+    });
     const std::string u = unit_word(c.key);
     s.recommendations.push_back(
         {"cost",
@@ -363,7 +391,7 @@ void node_rule(const Report& r, ExecutiveSummary& s) {
       const double thr = num_at(e, {"threshold"}).value_or(0.95);
       for (const auto& x : e["ranks"]) {
         const auto score = num_at(x, {"score"});
-        if (!score || !x.value("straggler", false)) continue;
+        if (!score || !x.contains("straggler") || !x["straggler"].is_boolean() || !x["straggler"].get<bool>()) continue;
         s.recommendations.push_back(
             {"node",
              fmt::format("Inspect {} before opening the cluster to users: it scored {:.3g}, below the {:g} "

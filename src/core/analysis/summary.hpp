@@ -70,8 +70,8 @@ inline constexpr double kMinKnobGain = 0.05;
 /// checkpointing and precision of a strategy table's world size, when it beats the slowest by
 /// more than that floor), memory (the technique that
 /// saves the most peak memory and what it costs), cost (the most cost-efficient size), node (a
-/// named straggler's host, a slow node of `comm --pairs`). A rule whose deciding row has a
-/// warning that voids the number says nothing.
+/// named straggler's host, a slow node of `comm --pairs`). The world-size, DDP-setting and setup
+/// rules say nothing when a deciding row failed its self-check or a warning voids its number.
 ExecutiveSummary executive_summary(const Report& r, const std::vector<NamedResult>& files, const SummaryTargets& t);
 
 }  // namespace ddpbench

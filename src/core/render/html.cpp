@@ -30,7 +30,9 @@ std::string section_of_plot(const std::string& name) {
     return name.size() >= x.size() && name.compare(name.size() - x.size(), x.size(), x) == 0;
   };
   if (ends("-breakdown")) return "Where the time goes";
-  if (starts("weak-") || starts("strong-") || starts("single-gpu-count")) return "Throughput scaling";
+  if (starts("weak-") || starts("strong-") || starts("single-gpu-count") || starts("overlay-"))
+    return "Throughput scaling";
+  if (starts("impact-")) return "Optimization impact";
   if (starts("comm-")) return "Communication";
   if (starts("telemetry-") || starts("stragglers-") || starts("burnin-")) return "Hardware utilization and stragglers";
   if (starts("memory-")) return "Strategies and memory";

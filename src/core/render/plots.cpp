@@ -570,6 +570,15 @@ std::vector<Plot> draw_plots(const std::vector<PlotSpec>& specs, const std::stri
   return plots;
 }
 
+// A label for a gnuplot data file: double quotes dropped and control characters made spaces
+// (a newline from a result file would split the row).
+static std::string data_label(std::string s) {
+  s.erase(std::remove(s.begin(), s.end(), '"'), s.end());
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  return s;
+}
+
 // One horizontal bar per table measured at a single GPU count: per-GPU ex/s at the p50 step
 // time, whiskers at the p95 and p5 step times, and the no-DDP baseline's per-GPU ex/s as an
 // open circle; the labels name the configuration and the launch.
@@ -593,7 +602,7 @@ static PlotSpec single_point_bars(const std::vector<const Series*>& single) {
         s->label + (std::any_of(single.begin(), single.end(), [&](const Series* o) { return o->device != s->device; })
                         ? ", " + s->device
                         : "");
-    label.erase(std::remove(label.begin(), label.end(), '"'), label.end());
+    label = data_label(label);
     spec.data +=
         fmt::format("\"{}\" {} {} {} {}\n", label, fmt_num(per_gpu), fmt_num(lo), fmt_num(hi), fmt_num(s->no_ddp_ex_s));
     for (double v : {per_gpu, hi, s->no_ddp_ex_s})
@@ -642,7 +651,7 @@ static std::vector<PlotSpec> impact_bars(const Report& r) {
     double top = 0;
     for (const auto& row : m.rows) {
       std::string label = fmt::format("{} ({})", row.technique, row.launch.file);
-      label.erase(std::remove(label.begin(), label.end(), '"'), label.end());
+      label = data_label(label);
       spec.data += fmt::format("\"{}\" {} {}\n", label, fmt_num(row.aggregate_ex_s), row.baseline ? 1 : 0);
       if (std::isfinite(row.aggregate_ex_s)) top = std::max(top, row.aggregate_ex_s);
     }
@@ -684,7 +693,8 @@ static std::vector<PlotSpec> overlays(const std::vector<Series>& series) {
     double max_n = 1;
     std::vector<double> ys;
     for (size_t i = 0; i < ss.size(); ++i) {
-      spec.data += (i ? "\n\n" : "") + fmt::format("# {}: size per_{}_ex_s at_p95 at_p5\n", ss[i]->label, unit);
+      spec.data +=
+          (i ? "\n\n" : "") + fmt::format("# {}: size per_{}_ex_s at_p95 at_p5\n", data_label(ss[i]->label), unit);
       for (const auto& row : ss[i]->rows) {
         const double lo = row[7] > 0 ? row[4] * row[6] / row[7] : std::nan("");
         const double hi = row[5] > 0 ? row[4] * row[6] / row[5] : std::nan("");

@@ -1150,7 +1150,7 @@ std::string section_of(const std::string& kind) {
       {{"strategy", "memory"}, "Strategies and memory"},
       {{"inference"}, "Inference"},
       {{"comm", "pairs"}, "Communication"},
-      {{"telemetry", "straggler", "rank_telemetry", "burn_in"}, "Hardware utilization and stragglers"},
+      {{"telemetry", "stragglers", "rank_telemetry", "burn_in"}, "Hardware utilization and stragglers"},
       {{"max_batch"}, "Largest batch"},
       {{"comparison"}, "Comparison across devices or files"},
       {{"cost"}, "Cost"},
