@@ -57,6 +57,7 @@ TEST(Report, WeakScalingByHand) {
   EXPECT_NEAR(*t.rows[0].ddp_overhead, (0.21 - 0.20) / 0.21, 1e-12);
   EXPECT_NEAR(*t.rows[2].ddp_overhead, 0.2, 1e-12);
   EXPECT_EQ(t.baseline, "1-rank DDP");  // a CPU run: ranks, not GPUs
+  EXPECT_EQ(t.baseline_kind, WeakTable::Baseline::one_rank);
   EXPECT_TRUE(r.strong.empty());
   EXPECT_TRUE(r.cost.empty());
 }
@@ -99,6 +100,15 @@ TEST(Report, WithoutTheOneGpuRowTheNoDdpRowIsTheBase) {
   EXPECT_EQ(r.weak[0].baseline, "no-DDP");
   EXPECT_NEAR(r.weak[0].baseline_per_gpu_ex_s, 16 / 0.20, 1e-9);
   EXPECT_NEAR(r.weak[0].rows[0].efficiency, (16 / 0.22) / (16 / 0.20), 1e-12);
+  EXPECT_EQ(r.weak[0].baseline_kind, WeakTable::Baseline::no_ddp);
+  // Without the no-DDP row too, the smallest group (2 ranks) is the base: 100% by definition,
+  // and the table says so by its kind, whatever the label's number reads.
+  rows.erase(rows.begin());
+  const Report smallest = build_report(files, {});
+  ASSERT_EQ(smallest.weak.size(), 1u);
+  EXPECT_EQ(smallest.weak[0].baseline, "2-rank DDP");
+  EXPECT_EQ(smallest.weak[0].baseline_kind, WeakTable::Baseline::smallest_group);
+  EXPECT_NEAR(smallest.weak[0].rows[0].efficiency, 1.0, 1e-12);
 }
 
 // report_tables without the executive summary and the appendix's commands: the measured tables

@@ -88,12 +88,14 @@ TEST(SummaryRules, WorldSizeRuleTable) {
   Report r;
   r.weak.push_back(weak({weak_row(4, 1.0, "F1"), weak_row(8, 0.9, "F1")}));
   r.weak[0].baseline = "4-GPU DDP";
+  r.weak[0].baseline_kind = WeakTable::Baseline::smallest_group;
   const ExecutiveSummary s = executive_summary(r, {}, SummaryTargets{});
   EXPECT_TRUE(sentences(s, "world size").empty());
   ASSERT_FALSE(s.checks.empty());
   EXPECT_EQ(s.checks[0].status, "not measured (no 1-GPU or no-DDP baseline)");
   // A no-DDP baseline: the launch named is the no-DDP row's file.
   r.weak[0].baseline = "no-DDP";
+  r.weak[0].baseline_kind = WeakTable::Baseline::no_ddp;
   r.weak[0].rows[1].baseline_file = "F7";
   EXPECT_EQ(executive_summary(r, {}, SummaryTargets{}).checks[0].from, "weak scaling, F1 vs F7");
 }
@@ -232,8 +234,8 @@ TEST(SummaryTargets, APinnedEntryOnARowWithoutTheMetricIsMissing) {
   const std::vector<NamedResult> files = {
       {"weak_cpu.json", read_result_file(DDPBENCH_SOURCE_DIR "/tests/fixtures/weak_cpu.json")}};
   const ExecutiveSummary s = executive_summary(build_report(files, {}), files, t);
-  const auto pinned = std::find_if(s.checks.begin(), s.checks.end(),
-                                   [](const SummaryCheck& c) { return c.metric == "exposed_comm"; });
+  const auto pinned =
+      std::find_if(s.checks.begin(), s.checks.end(), [](const SummaryCheck& c) { return c.metric == "exposed_comm"; });
   ASSERT_NE(pinned, s.checks.end());
   EXPECT_EQ(pinned->status, "MISSING");
   EXPECT_EQ(pinned->measured, "");

@@ -353,6 +353,11 @@ std::string metric_text(const std::string& metric, double v) {
   return (m ? m->format : fmtcol::percent())(Value(v));
 }
 
+std::string allowed_range_text(const CheckRow& r) {
+  return fmt::format("[{}, {}]", r.lo ? metric_text(r.ref.metric, *r.lo) : "-inf",
+                     r.hi ? metric_text(r.ref.metric, *r.hi) : "+inf");
+}
+
 std::string render_check_text(const std::vector<CheckRow>& rows, const std::string& device, int skipped) {
   Table t;
   t.kind = "check";
@@ -375,10 +380,7 @@ std::string render_check_text(const std::vector<CheckRow>& rows, const std::stri
     t.rows.push_back({shown.model, shown.setup_label(), shown.batch_per_rank, static_cast<long long>(shown.image_size),
                       static_cast<long long>(shown.world_size), r.ref.metric,
                       r.measured ? Value(metric_text(r.ref.metric, *r.measured)) : Value(std::string("-")),
-                      metric_text(r.ref.metric, r.ref.value) + unit,
-                      fmt::format("[{}, {}]", r.lo ? metric_text(r.ref.metric, *r.lo) : "-inf",
-                                  r.hi ? metric_text(r.ref.metric, *r.hi) : "+inf"),
-                      r.status});
+                      metric_text(r.ref.metric, r.ref.value) + unit, allowed_range_text(r), r.status});
     if (r.status == "PASS") ++pass;
     else if (r.status.rfind("FAIL", 0) == 0) ++fail;
     else if (r.status.rfind("WARN", 0) == 0) ++warn;

@@ -102,6 +102,9 @@ std::vector<CheckRow> check_against(const ResultFile& result, const std::vector<
 /// overhead) as percentages.
 std::string metric_text(const std::string& metric, double v);
 
+/// A row's allowed range in the metric's units (metric_text): "[540.0, +inf]".
+std::string allowed_range_text(const CheckRow& r);
+
 /// Terminal table of the outcome (each row named by its configuration) with a one-line summary.
 std::string render_check_text(const std::vector<CheckRow>& rows, const std::string& device, int skipped);
 

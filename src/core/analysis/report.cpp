@@ -263,12 +263,15 @@ WeakTable weak_table(const std::vector<Point>& all, const std::vector<const Poin
   if (base->key.world_size == 1) {
     t.baseline_per_gpu_ex_s = examples_per_step(base->key) / base->summary.p50_s;  // one rank, one device
     t.baseline = "1-" + unit + " DDP";
+    t.baseline_kind = WeakTable::Baseline::one_rank;
   } else if (t.no_ddp_p50_s) {
     t.baseline_per_gpu_ex_s = examples_per_step(t.key) / *t.no_ddp_p50_s;
     t.baseline = "no-DDP";
+    t.baseline_kind = WeakTable::Baseline::no_ddp;
   } else {
     t.baseline_per_gpu_ex_s = examples_per_step(base->key) * base->key.world_size / base->devices / base->summary.p50_s;
     t.baseline = fmt::format("{}-{} DDP", base->devices, unit);
+    t.baseline_kind = WeakTable::Baseline::smallest_group;
   }
   for (const Point* p : rows) {
     WeakRow w;

@@ -108,6 +108,9 @@ struct WeakTable {
   ConfigKey key;                     ///< of the group's rows (world_size, global_batch: those of the first row)
   double baseline_per_gpu_ex_s = 0;  ///< per-GPU ex/s of the `baseline` row
   std::string baseline;  ///< "1-GPU DDP", else "no-DDP", else "<N>-GPU DDP" (the smallest N); "rank" on CPUs
+  /// Which row `baseline` names: efficiency means scaling only against a 1-rank DDP row or the
+  /// no-DDP row; against the smallest group (last resort) that group is 100% by definition.
+  enum class Baseline { one_rank, no_ddp, smallest_group } baseline_kind = Baseline::one_rank;
   std::optional<double> no_ddp_p50_s;
   std::vector<WeakRow> rows;  ///< DDP rows by world size
   /// The no-DDP baseline then the DDP rows by world size; empty unless some row has a breakdown.

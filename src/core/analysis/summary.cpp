@@ -59,19 +59,20 @@ bool trusted(const RowFacts& f, const std::string& metric) {
   return f.self_check_passed != false && !undermining_warning(f.warnings, metric);
 }
 
-// Efficiency has a baseline of its own size: the 1-GPU DDP row or the no-DDP row. With only a
-// larger DDP row as baseline (weak_table's last resort) the smallest size is 100% by definition.
-bool real_baseline(const WeakTable& w) { return w.baseline.rfind("1-", 0) == 0 || w.baseline == "no-DDP"; }
+// Efficiency measures scaling only against the 1-rank DDP row or the no-DDP row; against the
+// smallest group (weak_table's last resort) that group is 100% by definition.
+bool real_baseline(const WeakTable& w) { return w.baseline_kind != WeakTable::Baseline::smallest_group; }
 
 // The launches behind a row's efficiency: its own, and its baseline's (the first row's, or the
 // file of the no-DDP row).
 std::string efficiency_from(const WeakTable& w, const WeakRow& row) {
-  return launches(row.launch.file, w.baseline == "no-DDP" ? row.baseline_file : w.rows.front().launch.file);
+  return launches(row.launch.file,
+                  w.baseline_kind == WeakTable::Baseline::no_ddp ? row.baseline_file : w.rows.front().launch.file);
 }
 
 // The rows whose warnings bear on a row's efficiency (the no-DDP baseline's are not in the table).
 std::vector<const WeakRow*> efficiency_rows(const WeakTable& w, const WeakRow& row) {
-  if (w.baseline == "no-DDP") return {&row};
+  if (w.baseline_kind == WeakTable::Baseline::no_ddp) return {&row};
   return {&row, &w.rows.front()};
 }
 
@@ -190,10 +191,8 @@ void pinned_targets(const std::vector<NamedResult>& files, const SummaryTargets&
       found[e] = true;
       const std::string unit = c.ref.unit.empty() ? "" : " " + c.ref.unit;
       s.checks.push_back({what_of(*c.row, c.row->batch_per_rank), 0, c.row->world_size, unit_word(*c.row), c.ref.metric,
-                          fmt::format("[{}, {}]{}", c.lo ? metric_text(c.ref.metric, *c.lo) : "-inf",
-                                      c.hi ? metric_text(c.ref.metric, *c.hi) : "+inf", unit),
-                          c.measured ? metric_text(c.ref.metric, *c.measured) + unit : "", c.status,
-                          fmt::format("{} entry {}, {}", t.pinned_source, e, file_label(fi))});
+                          allowed_range_text(c) + unit, c.measured ? metric_text(c.ref.metric, *c.measured) + unit : "",
+                          c.status, fmt::format("{} entry {}, {}", t.pinned_source, e, file_label(fi))});
     }
   }
   for (size_t e = 0; e < t.pinned.size(); ++e) {
