@@ -22,21 +22,19 @@ std::string inline_svg(const std::string& path) {
   return s.substr(start);
 }
 
-// The section a plot belongs to, by its name (core/render/plots write_plots, report_convergence):
-// the page shows it under that section's tables.
+// The section a plot belongs to: that of the table kind its name starts with (core/render/plots
+// write_plots, report_convergence name them); "" for none.
 std::string section_of_plot(const std::string& name) {
-  const auto starts = [&](const char* p) { return name.rfind(p, 0) == 0; };
   const auto ends = [&](const std::string& x) {
     return name.size() >= x.size() && name.compare(name.size() - x.size(), x.size(), x) == 0;
   };
-  if (ends("-breakdown")) return "Where the time goes";
-  if (starts("weak-") || starts("strong-") || starts("single-gpu-count") || starts("overlay-"))
-    return "Throughput scaling";
-  if (starts("impact-")) return "Optimization impact";
-  if (starts("comm-")) return "Communication";
-  if (starts("telemetry-") || starts("stragglers-") || starts("burnin-")) return "Hardware utilization and stragglers";
-  if (starts("memory-")) return "Strategies and memory";
-  if (starts("ttl-")) return "Time to accuracy";
+  if (ends("-breakdown")) return report_section("breakdown");
+  static const std::vector<std::pair<std::string, std::string>> kKindOf = {
+      {"weak-", "weak"},      {"strong-", "strong"}, {"single-gpu-count", "weak"}, {"overlay-", "weak"},
+      {"impact-", "impact"},  {"comm-", "comm"},     {"telemetry-", "telemetry"},  {"stragglers-", "telemetry"},
+      {"burnin-", "burn_in"}, {"memory-", "memory"}, {"ttl-", "time_to_loss"}};
+  for (const auto& [prefix, kind] : kKindOf)
+    if (name.rfind(prefix, 0) == 0) return report_section(kind);
   return "";
 }
 

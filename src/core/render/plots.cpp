@@ -126,11 +126,12 @@ std::vector<Series> series_of(const Report& r) {
                         100.0 * x.efficiency, x.per_gpu_ex_s, x.p5_s, x.p50_s, x.p95_s});
     if (w.no_ddp_p50_s && *w.no_ddp_p50_s > 0)
       s.no_ddp_ex_s = static_cast<double>(k.batch_per_rank) * k.grad_accum / *w.no_ddp_p50_s;
-    if (!w.rows.empty()) s.file = w.rows.front().launch.file;
-    if (!w.rows.empty())
-      s.label =
-          fmt::format("{}, {}, b{}, {} {}{} ({})", k.model, k.setup_label(), k.batch_per_rank, w.rows.front().devices,
-                      s.unit, w.rows.front().devices == 1 ? "" : "s", w.rows.front().launch.file);
+    if (!w.rows.empty()) {
+      const WeakRow& first = w.rows.front();
+      s.file = first.launch.file;
+      s.label = fmt::format("{}, {}, b{}, {} {}{} ({})", k.model, k.setup_label(), k.batch_per_rank, first.devices,
+                            s.unit, first.devices == 1 ? "" : "s", s.file);
+    }
     add_bars(s, w.breakdown);
     out.push_back(std::move(s));
   }
@@ -579,6 +580,25 @@ static std::string data_label(std::string s) {
   return s;
 }
 
+// Per-GPU ex/s at the p95 and at the p5 step time of a series row (N, aggregate, ideal,
+// efficiency, per-GPU, p5, p50, p95): the slow and the fast end of its whisker; NaN without them.
+static std::pair<double, double> whisker_ex_s(const std::array<double, 8>& r) {
+  return {r[7] > 0 ? r[4] * r[6] / r[7] : std::nan(""), r[5] > 0 ? r[4] * r[6] / r[5] : std::nan("")};
+}
+
+// A horizontal bar chart's commands: the style (labels in a left margin of `lmargin`
+// characters, the legend below), then its x label and the ranges of `bars` bars up to `top`.
+static std::string hbar_setup(int lmargin) {
+  return fmt::format(
+      "set style fill solid 0.5 border -1\nset ytics scale 0 font ',8' noenhanced\nset grid xtics\n"
+      "set key outside below center horizontal\nset lmargin {}\n",
+      lmargin);
+}
+static std::string hbar_ranges(const std::string& xlabel, size_t bars, double top) {
+  return fmt::format("set xlabel {}\nset yrange [{:.1f}:-0.6]\nset xrange [0:{:.6g}]\n", gq(xlabel),
+                     static_cast<double>(bars) - 0.4, top > 0 ? top * 1.1 : 1.0);
+}
+
 // One horizontal bar per table measured at a single GPU count: per-GPU ex/s at the p50 step
 // time, whiskers at the p95 and p5 step times, and the no-DDP baseline's per-GPU ex/s as an
 // open circle; the labels name the configuration and the launch.
@@ -592,29 +612,20 @@ static PlotSpec single_point_bars(const std::vector<const Series*>& single) {
   spec.data_file = spec.name + ".dat";
   spec.data = "# configuration ex_s_p50 ex_s_at_p95_time ex_s_at_p5_time no_ddp_ex_s\n";
   double top = 0;
+  // The device in each label when the bars span several.
+  const bool devices =
+      std::any_of(single.begin(), single.end(), [&](const Series* o) { return o->device != single.front()->device; });
   for (const Series* s : single) {
-    const auto& r = s->rows.front();  // N, aggregate, ideal, efficiency, per-GPU, p5, p50, p95
-    const double per_gpu = r[4];
-    const double lo = r[7] > 0 ? per_gpu * r[6] / r[7] : std::nan("");  // the p95 time is the slow end
-    const double hi = r[5] > 0 ? per_gpu * r[6] / r[5] : std::nan("");
-    // The device too when the bars span several.
-    std::string label =
-        s->label + (std::any_of(single.begin(), single.end(), [&](const Series* o) { return o->device != s->device; })
-                        ? ", " + s->device
-                        : "");
-    label = data_label(label);
+    const double per_gpu = s->rows.front()[4];
+    const auto [lo, hi] = whisker_ex_s(s->rows.front());
+    const std::string label = data_label(s->label + (devices ? ", " + s->device : ""));
     spec.data +=
         fmt::format("\"{}\" {} {} {} {}\n", label, fmt_num(per_gpu), fmt_num(lo), fmt_num(hi), fmt_num(s->no_ddp_ex_s));
     for (double v : {per_gpu, hi, s->no_ddp_ex_s})
       if (std::isfinite(v)) top = std::max(top, v);
   }
-  const size_t n = single.size();
-  spec.setup =
-      "set style fill solid 0.5 border -1\nset ytics scale 0 font ',8' noenhanced\nset grid xtics\n"
-      "set key outside below center horizontal\nset lmargin 48\n";
-  spec.body = fmt::format("set xlabel {}\nset yrange [{:.1f}:-0.6]\nset xrange [0:{:.6g}]\n",
-                          gq("examples/s " + per + " (bar: p50 step; whiskers: p95 to p5 step)"),
-                          static_cast<double>(n) - 0.4, top > 0 ? top * 1.1 : 1.0) +
+  spec.setup = hbar_setup(48);
+  spec.body = hbar_ranges("examples/s " + per + " (bar: p50 step; whiskers: p95 to p5 step)", single.size(), top) +
               fmt::format(
                   "plot {} using ($2/2):0:($2/2):(0.35):yticlabels(1) with boxxyerror lc rgb '#4477aa' "
                   "title 'DDP', '' using 2:0:3:4 with xerrorbars pt 7 ps 0.4 lc rgb 'black' title 'p95 - p5', "
@@ -650,17 +661,12 @@ static std::vector<PlotSpec> impact_bars(const Report& r) {
     spec.data = "# technique aggregate_ex_s baseline(1/0)\n";
     double top = 0;
     for (const auto& row : m.rows) {
-      std::string label = fmt::format("{} ({})", row.technique, row.launch.file);
-      label = data_label(label);
+      const std::string label = data_label(fmt::format("{} ({})", row.technique, row.launch.file));
       spec.data += fmt::format("\"{}\" {} {}\n", label, fmt_num(row.aggregate_ex_s), row.baseline ? 1 : 0);
       if (std::isfinite(row.aggregate_ex_s)) top = std::max(top, row.aggregate_ex_s);
     }
-    spec.setup =
-        "set style fill solid 0.5 border -1\nset ytics scale 0 font ',8' noenhanced\nset grid xtics\n"
-        "set key outside below center horizontal\nset lmargin 40\n";
-    spec.body = fmt::format("set xlabel {}\nset yrange [{:.1f}:-0.6]\nset xrange [0:{:.6g}]\n",
-                            gq("aggregate examples/s (p50 step time)"), static_cast<double>(m.rows.size()) - 0.4,
-                            top > 0 ? top * 1.1 : 1.0) +
+    spec.setup = hbar_setup(40);
+    spec.body = hbar_ranges("aggregate examples/s (p50 step time)", m.rows.size(), top) +
                 fmt::format(
                     "plot {} using ($3 == 1 ? $2/2 : NaN):0:($2/2):(0.35):yticlabels(1) with boxxyerror lc rgb "
                     "'#999999' title 'DDP defaults', '' using ($3 == 0 ? $2/2 : NaN):0:($2/2):(0.35) with boxxyerror "
@@ -696,8 +702,7 @@ static std::vector<PlotSpec> overlays(const std::vector<Series>& series) {
       spec.data +=
           (i ? "\n\n" : "") + fmt::format("# {}: size per_{}_ex_s at_p95 at_p5\n", data_label(ss[i]->label), unit);
       for (const auto& row : ss[i]->rows) {
-        const double lo = row[7] > 0 ? row[4] * row[6] / row[7] : std::nan("");
-        const double hi = row[5] > 0 ? row[4] * row[6] / row[5] : std::nan("");
+        const auto [lo, hi] = whisker_ex_s(row);
         spec.data += fmt::format("{} {} {} {}\n", fmt_num(row[0]), fmt_num(row[4]), fmt_num(lo), fmt_num(hi));
         if (std::isfinite(row[0])) max_n = std::max(max_n, row[0]);
         ys.push_back(row[4]);

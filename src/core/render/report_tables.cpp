@@ -1140,8 +1140,8 @@ std::vector<Table> summary_tabs(const Report& r) {
   return out;
 }
 
-// The document section of a table kind.
-std::string section_of(const std::string& kind) {
+
+std::string report_section(const std::string& kind) {
   static const std::vector<std::pair<std::vector<std::string>, std::string>> kSections = {
       {{"summary", "findings", "recommendations"}, "Executive summary"},
       {{"weak", "strong"}, "Throughput scaling"},
@@ -1160,6 +1160,7 @@ std::string section_of(const std::string& kind) {
     if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) return name;
   return "Time to accuracy";  // the convergence tables (core/render/report_convergence)
 }
+
 
 std::vector<Table> report_tables(const Report& r) {
   std::vector<Table> out = summary_tabs(r);
@@ -1211,7 +1212,7 @@ std::vector<Table> report_tables(const Report& r) {
     out.push_back(commands_tab(r.files));
     if (Table n = nodes_tab(r.files); !n.rows.empty()) out.push_back(std::move(n));
   }
-  for (auto& t : out) t.section = section_of(t.kind);
+  for (auto& t : out) t.section = report_section(t.kind);
   return out;
 }
 

@@ -18,6 +18,10 @@ namespace ddpbench {
 /// appendix (result files, the command of each).
 std::vector<Table> report_tables(const Report& r);
 
+/// The document section tables of `kind` belong to ("Throughput scaling" for "weak"); the
+/// convergence tables' kinds, and any kind not listed, go to "Time to accuracy".
+std::string report_section(const std::string& kind);
+
 /// nccl-tests' table of one collective (size, count, type, redop, root, time us, algbw,
 /// busbw, #wrong), kind "comm", with the busbw factor's source in a note.
 Table comm_table(const CommTable& c);

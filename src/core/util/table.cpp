@@ -101,20 +101,18 @@ std::string text_of(const Table& t, size_t max_width) {
   for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
   for (const auto& row : rows)
     for (size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  // Parts of columns that fit max_width, each led by the first column.
+  // Parts of columns that fit max_width, each led by the first column (a part holds at least
+  // one more column, however wide).
   std::vector<std::vector<size_t>> parts;
-  for (size_t c = 0; c < width.size(); ++c) {
-    const auto used = [&](const std::vector<size_t>& p) {
-      size_t n = 0;
-      for (size_t i : p) n += width[i] + (n ? 2 : 0);
-      return n;
-    };
-    if (c == 0 || parts.empty()) {
-      parts.push_back({c});
-      continue;
+  if (!width.empty()) parts.push_back({0});
+  size_t part_width = width.empty() ? 0 : width[0];
+  for (size_t c = 1; c < width.size(); ++c) {
+    if (max_width > 0 && parts.back().size() > 1 && part_width + 2 + width[c] > max_width) {
+      parts.push_back({0});
+      part_width = width[0];
     }
-    if (max_width > 0 && parts.back().size() > 1 && used(parts.back()) + 2 + width[c] > max_width) parts.push_back({0});
     parts.back().push_back(c);
+    part_width += 2 + width[c];
   }
   for (size_t pi = 0; pi < parts.size(); ++pi) {
     const auto& cols = parts[pi];
