@@ -467,6 +467,9 @@ void add_ddp_options(CLI::App* app, RunFlags& f) {
   app->add_flag("--activation-checkpointing", c.activation_checkpointing,
                 "Recompute each model unit's forward (a ResNet block, a ViT layer) in its backward instead of "
                 "keeping its activations");
+  app->add_flag("--cpu-offload", c.cpu_offload,
+                "fsdp rows keep their parameter shards, gradient shards and optimizer state in host memory between "
+                "uses and step the optimizer there (GPU runs with --strategy fsdp)");
 }
 
 // `run`'s "Output and diagnosis" options.
@@ -586,6 +589,10 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
             validate_on_rank0(li, [&] {
               if (cfg.scaling == "strong" && f->batch_opt->count())
                 throw UsageError("--batch-size is per rank; with --scaling strong give --global-batch-size only");
+              if (!use_cuda && cfg.cpu_offload)
+                throw UsageError(
+                    "--cpu-offload moves fsdp's shards from GPU memory to the host, and this run has no GPU; drop "
+                    "--cpu-offload");
               if (!use_cuda && (cfg.precision == "fp16" || cfg.precision == "tf32"))
                 throw UsageError(fmt::format("--precision {} needs a GPU; on CPUs use fp32 or bf16", cfg.precision));
               if (f->batch_max && cfg.models.size() != 1)

@@ -1,7 +1,7 @@
 // One rank of the sharded data parallel test (tests/engine/test_sharded.cpp starts N of
 // them over Gloo on 127.0.0.1). Usage: sharded_worker OUT_PREFIX MODEL IMAGE STEPS
 // From the same initial model and the same per-rank batches it trains STEPS steps with
-// plain DDP (c10d::Reducer), zero2, fsdp and fsdp with activation checkpointing, and
+// plain DDP (c10d::Reducer) and each sharded variant (see VARIANTS below), and
 // writes OUT_PREFIX.rank<r>.json: the largest parameter difference of each sharded run
 // from DDP's (relative to DDP's largest |p|, max over ranks), how far DDP moved the
 // parameters, and each strategy's model_state_bytes after the steps.
@@ -59,10 +59,11 @@ int main(int argc, char** argv) {
     std::cerr << "usage: sharded_worker OUT_PREFIX MODEL IMAGE STEPS [VARIANTS]\n";
     return 2;
   }
-  // VARIANTS: comma list of zero2, fsdp, fsdp+ckpt (default all three).
+  // VARIANTS: comma list of zero2, fsdp, fsdp+ckpt (activation checkpointing), fsdp+offload
+  // (CPU offload, host and device both the CPU), zero2+b1 (1 MiB buckets); default all.
   std::vector<std::string> variants;
   {
-    std::stringstream list(argc > 5 ? argv[5] : "zero2,fsdp,fsdp+ckpt");
+    std::stringstream list(argc > 5 ? argv[5] : "zero2,fsdp,fsdp+ckpt,fsdp+offload,zero2+b1");
     for (std::string v; std::getline(list, v, ',');) variants.push_back(v);
   }
   const std::string out = argv[1], name = argv[2];
@@ -103,7 +104,11 @@ int main(int argc, char** argv) {
       auto m = fresh();
       if (variant == "fsdp+ckpt") enable_activation_checkpointing(*m);
       Trainer t(m, nullptr, batch(), at::kCPU);
-      t.set_sharded(std::make_unique<ShardedDataParallel>(m, pg, strategy, trainer_sgd_options(), at::kCPU, kTimeout));
+      ShardedOptions so;
+      so.cpu_offload = variant == "fsdp+offload";
+      if (variant == "zero2+b1") so.bucket_cap_bytes = 1 << 20;
+      t.set_sharded(
+          std::make_unique<ShardedDataParallel>(m, pg, strategy, trainer_sgd_options(), at::kCPU, kTimeout, so));
       for (int i = 0; i < steps; ++i) t.step();
       const auto bytes = t.model_state_bytes();  // between steps
       const auto full = t.sharded()->full_parameters();

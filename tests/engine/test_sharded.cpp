@@ -112,22 +112,29 @@ int64_t trainable_numel(torch::nn::Module& m) {
 
 class Sharded : public ::testing::TestWithParam<int> {};
 
-// After 2 steps from the same model and the same per-rank batches, zero2, fsdp and (on 2 ranks;
-// 3 ranks skip it to keep the suite short, checkpointing is checked alone in Checkpointing.*)
-// fsdp with checkpointing hold DDP's parameters within 1e-4 of the largest |p| and within 1%
-// of how far DDP moved them. Measured: 0 on 2 ranks (a two-term sum does not depend on its
-// order); on 3 ranks 6e-8 after one step (fp32 rounding: the sharded reduce-scatter sums the
-// three ranks in rank order, Gloo's ring allreduce in another), 2.3e-5 after three, because
-// BatchNorm over 4 values of layer4's 1x1 map (32x32 input, batch 4) amplifies it. Model
+// After 3 steps (2 ranks) or 2 steps (3 ranks) from the same model and the same per-rank
+// batches, every sharded variant (3 ranks skip checkpointing and the small buckets to keep
+// the suite short; checkpointing is checked alone in Checkpointing.*) holds DDP's parameters
+// within 1e-4 of the largest |p| and within 1% of how far DDP moved them. Measured: 0 on 2
+// ranks (a two-term sum does not depend on its order); on 3 ranks 6e-8 after one step (fp32
+// rounding: the sharded reduce-scatter sums the three ranks in rank order, Gloo's ring
+// allreduce in another), growing to 2.1e-4 after three, because BatchNorm over 4 values of
+// layer4's 1x1 map (32x32 input, batch 4) amplifies it. Model
 // state per rank, by hand from the parameter counts (fp32, 4 bytes; flat buffers padded to a
-// multiple of N): DDP 3 x 4P; zero2 4 pad(P) + 2 x 4 pad(P)/N; fsdp 3 x sum over the units and
-// the root of 4 pad(P_u)/N.
+// multiple of N): DDP 3 x 4P; zero2 sum over its buckets b of 4 pad(P_b) + 2 x 4 pad(P_b)/N,
+// the buckets filled in reverse parameter order up to 25 MiB each; fsdp 3 x sum over the
+// units and the root of 4 pad(P_u)/N, with or without CPU offload (which moves them, here
+// from the CPU to separate CPU tensors). zero2 with 1 MiB buckets (many more buckets, each
+// reduce-scattered as its gradients arrive) holds the same parameters.
 TEST_P(Sharded, ParametersEqualDdpsAndModelStateShrinksAsOneOverN) {
   const int n = GetParam();
   const std::string model = "resnet18";
   const std::vector<std::string> variants =
-      n == 2 ? std::vector<std::string>{"zero2", "fsdp", "fsdp+ckpt"} : std::vector<std::string>{"zero2", "fsdp"};
-  const auto r = run_workers(n, model, 32, 2, n == 2 ? "zero2,fsdp,fsdp+ckpt" : "zero2,fsdp");
+      n == 2 ? std::vector<std::string>{"zero2", "zero2+b1", "fsdp", "fsdp+ckpt", "fsdp+offload"}
+             : std::vector<std::string>{"zero2", "fsdp", "fsdp+offload"};
+  std::string list;
+  for (const auto& v : variants) list += (list.empty() ? "" : ",") + v;
+  const auto r = run_workers(n, model, 32, n == 2 ? 3 : 2, list);
   ASSERT_FALSE(r.is_null());
   const double movement = r["ddp_param_movement_rel"].get<double>();
   EXPECT_GT(movement, 1e-4);
@@ -153,20 +160,40 @@ TEST_P(Sharded, ParametersEqualDdpsAndModelStateShrinksAsOneOverN) {
   EXPECT_EQ(ddp["parameters"].get<int64_t>(), 4 * P);
   EXPECT_EQ(ddp["gradients"].get<int64_t>(), 4 * P);
   EXPECT_EQ(ddp["optimizer"].get<int64_t>(), 4 * P);
+  // zero2's buckets, by hand: parameters from the last, a new bucket when the next would
+  // pass 25 MiB.
+  int64_t zero2_padded = 0, bucket = 0, buckets = 0;
+  {
+    const auto ps = m->parameters();
+    for (auto it = ps.rbegin(); it != ps.rend(); ++it) {
+      if (!it->requires_grad()) continue;
+      if (buckets == 0 || (bucket > 0 && 4 * (bucket + it->numel()) > (25 << 20))) {
+        zero2_padded += buckets ? pad_to(bucket, n) : 0;
+        ++buckets;
+        bucket = 0;
+      }
+      bucket += it->numel();
+    }
+    zero2_padded += pad_to(bucket, n);
+  }
+  ASSERT_GE(buckets, 2) << "resnet18 holds 45 MB of fp32 parameters: two buckets at least";
   const auto& z = r["zero2_model_state_bytes"];
-  EXPECT_EQ(z["parameters"].get<int64_t>(), 4 * pad_to(P, n));
-  EXPECT_EQ(z["gradients"].get<int64_t>(), 4 * pad_to(P, n) / n);
-  EXPECT_EQ(z["optimizer"].get<int64_t>(), 4 * pad_to(P, n) / n);
+  EXPECT_EQ(z["parameters"].get<int64_t>(), 4 * zero2_padded);
+  EXPECT_EQ(z["gradients"].get<int64_t>(), 4 * zero2_padded / n);
+  EXPECT_EQ(z["optimizer"].get<int64_t>(), 4 * zero2_padded / n);
+  EXPECT_EQ(r["zero2_communication"]["buckets"].get<int64_t>(), buckets);
+  if (n == 2) EXPECT_GT(r["zero2+b1_communication"]["buckets"].get<int64_t>(), 5 * buckets);
   for (const auto& vs : variants) {
-    if (vs == "zero2") continue;
+    if (vs.rfind("zero2", 0) == 0) continue;
     const char* v = vs.c_str();
     const auto& f = r[std::string(v) + "_model_state_bytes"];
     EXPECT_EQ(f["parameters"].get<int64_t>(), 4 * fsdp_shards) << v;
     EXPECT_EQ(f["gradients"].get<int64_t>(), 4 * fsdp_shards) << v;
     EXPECT_EQ(f["optimizer"].get<int64_t>(), 4 * fsdp_shards) << v;
   }
-  // Bytes by formula: zero2 2 (N-1)/N 4 pad(P), the allreduce's volume.
-  EXPECT_EQ(r["zero2_communication"]["wire_bytes_per_step_formula"].get<int64_t>(), 2 * (n - 1) * 4 * pad_to(P, n) / n);
+  EXPECT_TRUE(r["fsdp+offload_communication"]["cpu_offload"].get<bool>());
+  // Bytes by formula: zero2 2 (N-1)/N 4 pad(P_b) per bucket, the allreduce's volume.
+  EXPECT_EQ(r["zero2_communication"]["wire_bytes_per_step_formula"].get<int64_t>(), 2 * (n - 1) * 4 * zero2_padded / n);
   EXPECT_TRUE(r["zero2_communication"]["reduce_scatter_emulated"].get<bool>());  // Gloo in torch 1.13
 }
 

@@ -558,6 +558,7 @@ std::vector<StrategyTable> strategy_tables(const std::vector<Point>& every, cons
 std::string technique_of(const Point& p) {
   std::vector<std::string> parts;
   if (p.key.strategy != "ddp") parts.push_back(p.key.strategy);
+  if (p.key.cpu_offload) parts.push_back("CPU offload");
   if (p.key.precision != "fp32") parts.push_back("mixed precision (" + p.key.precision + ")");
   if (p.key.activation_checkpointing) parts.push_back("activation checkpointing");
   return fmt::format("{}", fmt::join(parts, " + "));

@@ -166,6 +166,8 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
   for (const auto& st : cfg.strategies)
     if (st != "ddp" && st != "zero2" && st != "fsdp")
       throw UsageError(fmt::format("--strategy '{}' is unknown; use ddp, zero2 or fsdp", st));
+  if (cfg.cpu_offload && std::find(cfg.strategies.begin(), cfg.strategies.end(), "fsdp") == cfg.strategies.end())
+    throw UsageError("--cpu-offload offloads fsdp's shards; add fsdp to --strategy (e.g. --strategy ddp,fsdp)");
   if (!sharded_strategies(cfg).empty()) {
     if (cfg.precision == "fp16")
       throw UsageError("--strategy zero2/fsdp has no fp16 loss scaling; use --precision fp32 or bf16 with them");
@@ -468,6 +470,7 @@ nlohmann::json to_json(const RunConfig& cfg) {
       {"grad_accum", cfg.grad_accums},
       {"strategy", cfg.strategies},
       {"activation_checkpointing", cfg.activation_checkpointing},
+      {"cpu_offload", cfg.cpu_offload},
       {"profile", cfg.profile_dir.empty() ? nlohmann::json(nullptr)
                                           : nlohmann::json{{"dir", cfg.profile_dir}, {"iters", cfg.profile_iters}}},
       {"backend", cfg.backend},

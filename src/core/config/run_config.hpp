@@ -67,6 +67,9 @@ struct RunConfig {
   /// --activation-checkpointing: every row recomputes each model unit's forward in its
   /// backward instead of keeping its activations (engine/train/checkpoint.hpp).
   bool activation_checkpointing = false;
+  /// --cpu-offload: fsdp rows keep their parameter, gradient and momentum shards on the host
+  /// between uses and step SGD there (engine/dist/sharded.hpp); GPU runs with fsdp only.
+  bool cpu_offload = false;
   std::string profile_dir;       ///< --profile DIR: one trace per rank and row; empty: none
   int profile_iters = 3;         ///< iterations traced after each measured series
   bool print_breakdown = false;  ///< --breakdown: print the step breakdown under each row

@@ -220,6 +220,7 @@ ConfigKey ConfigKey::of(const ResultFile& f, const BenchResult& r) {
   // (inference), and on what (a time-to-loss row's dataset).
   k.strategy = r.strategy.empty() ? "ddp" : r.strategy;
   k.activation_checkpointing = r.activation_checkpointing;
+  k.cpu_offload = r.cpu_offload;
   k.mode = r.mode.empty() ? "train" : r.mode;
   k.data = r.convergence.dataset.value_or("synthetic");
   // Schema 1.8: the step's zero_grad, resolved (earlier files zeroed in place on every torch).
@@ -269,6 +270,7 @@ std::string ConfigKey::setup_label() const {
   if (malloc_tuning == "off") label += ", malloc untuned";
   if (strategy != "ddp") label += ", " + strategy;
   if (activation_checkpointing) label += ", activation checkpointing";
+  if (cpu_offload) label += ", CPU offload";
   if (mode != "train") label += ", " + mode;
   if (data != "synthetic") label += ", " + data;
   if (mode == "train" && zero_grad != torch_zero_grad_default) label += ", zero_grad " + zero_grad;

@@ -57,6 +57,7 @@ bool on_gpu(const ResultFile& f);
                                                 GPUs "" (CUDA's caching allocator) */                              \
   X(std::string, strategy, "ddp", "")        /* "ddp", "zero2", "fsdp", "dp", "dp-manual" (schema 1.7) */         \
   X(bool, activation_checkpointing, false, "")                                                                     \
+  X(bool, cpu_offload, false, "")            /* fsdp's shards and optimizer state on the host (--cpu-offload) */  \
   X(std::string, mode, "train", "")          /* "train" or "inference" */                                        \
   X(std::string, data, "synthetic", "")      /* "synthetic", or the dataset of a time-to-loss row */             \
   X(std::string, zero_grad, "zeros", "")     /* "set_to_none" or "zeros" (config.zero_grad_set_to_none; files    \

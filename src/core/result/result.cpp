@@ -124,6 +124,7 @@ void to_json(json& j, const BenchResult& b) {
   if (!b.iteration_means_s.empty()) j["iteration_means_s"] = b.iteration_means_s;
   if (b.ranks_kept_in_full) j["ranks_kept_in_full"] = *b.ranks_kept_in_full;
   if (!b.burn_in.empty()) j["burn_in"] = b.burn_in;
+  if (b.cpu_offload) j["cpu_offload"] = true;
   if (json c = b.convergence; !c.empty()) j["convergence"] = std::move(c);
   j["mode"] = b.mode;
   if (!b.memory.empty()) j["memory"] = b.memory;
@@ -176,6 +177,7 @@ void from_json(const json& j, BenchResult& b) {
   json_object_or_empty(j, "ddp_options").get_to(b.ddp_options);
   b.strategy = j.value("strategy", std::string("ddp"));
   b.activation_checkpointing = j.value("activation_checkpointing", false);
+  b.cpu_offload = j.value("cpu_offload", false);
   json_object_or_empty(j, "breakdown").get_to(b.breakdown);
   json_object_or_empty(j, "burn_in").get_to(b.burn_in);
   json_object_or_empty(j, "convergence").get_to(b.convergence);

@@ -150,6 +150,9 @@ struct BenchResult {
   std::string strategy = "ddp";
   /// The row recomputed each unit's forward in its backward (--activation-checkpointing).
   bool activation_checkpointing = false;
+  /// fsdp kept its parameter shards and optimizer state on the host (--cpu-offload);
+  /// written only when true.
+  bool cpu_offload = false;
   RowBreakdown breakdown;  ///< the ranks' breakdowns summarised (core/result/row_sections); empty when absent
   /// --duration burn-in only (else empty): windows and drift per rank (core/result/row_sections RowBurnIn).
   RowBurnIn burn_in;

@@ -216,8 +216,11 @@ class ShardedRows : public RowKind {
     const SweepEnv& env = g.env;
     auto module = build_model(env, model_);
     Trainer trainer = make_trainer(env, module, nullptr, batch_per_rank(env.cfg, g.n), 1);
-    trainer.set_sharded(
-        std::make_unique<ShardedDataParallel>(module, g.pg, strategy_, trainer_sgd_options(), env.device, env.timeout));
+    ShardedOptions so;
+    so.bucket_cap_bytes = static_cast<int64_t>(env.cfg.bucket_caps_mb.front() * 1024 * 1024);  // DDP's MiB
+    so.cpu_offload = strategy_ == "fsdp" && env.cfg.cpu_offload;
+    trainer.set_sharded(std::make_unique<ShardedDataParallel>(module, g.pg, strategy_, trainer_sgd_options(),
+                                                              env.device, env.timeout, so));
     sharded_ = trainer.sharded();
     return trainer;
   }
@@ -238,6 +241,7 @@ class ShardedRows : public RowKind {
 
   void measure(const RowGroup& g, BenchResult& row, const Measured& m) override {
     row.strategy = strategy_;
+    row.cpu_offload = strategy_ == "fsdp" && g.env.cfg.cpu_offload;
     row.checks.param_max_abs_diff_across_ranks = spread_.value_or(0.0);
     row.checks.param_max_abs = max_abs_;
     row.checks.param_check_limit = limit_;

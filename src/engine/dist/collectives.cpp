@@ -26,10 +26,15 @@ bool unsupported_by_backend(const c10::Error& e) {
   return w.find("not support") != std::string::npos || w.find("no support") != std::string::npos;
 }
 
-void reduce_scatter_or_emulate(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, at::Tensor& out, const at::Tensor& in,
-                               c10d::ReduceOp op, at::Tensor& tmp, bool& emulate, std::chrono::milliseconds timeout) {
+PendingReduceScatter reduce_scatter_start(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const at::Tensor& out,
+                                          const at::Tensor& in, c10d::ReduceOp op, bool& emulate,
+                                          std::chrono::milliseconds timeout, const at::Tensor& tmp) {
   const int n = pg->getSize();
   const int64_t c = out.numel();
+  PendingReduceScatter p;
+  p.in = in;
+  p.out = out;
+  p.op = op;
   if (!emulate) {
     try {
       std::vector<at::Tensor> outs{out};
@@ -38,28 +43,49 @@ void reduce_scatter_or_emulate(const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
       c10d::ReduceScatterOptions o;
       o.reduceOp = op;
       o.timeout = timeout;
-      wait_work(pg->reduce_scatter(outs, ins, o), timeout);
-      return;
+      p.work = pg->reduce_scatter(outs, ins, o);
+      return p;
     } catch (const c10::Error& e) {
       if (!unsupported_by_backend(e)) throw;  // Gloo: "ProcessGroupGloo does not support reduce_scatter"
       emulate = true;
     }
   }
-  if (!tmp.defined()) tmp = at::empty_like(in);
+  p.emulated = true;
+  p.tmp = tmp.defined() ? tmp : at::empty_like(in);
   std::vector<int64_t> splits;
   c10d::AllToAllOptions o;
   o.timeout = timeout;
-  wait_work(pg->alltoall_base(tmp, const_cast<at::Tensor&>(in), splits, splits, o), timeout);
-  out.copy_(tmp.slice(0, 0, c));
-  for (int j = 1; j < n; ++j) {
-    const auto part = tmp.slice(0, j * c, (j + 1) * c);
-    switch (op) {
-      case c10d::ReduceOp::PRODUCT: out.mul_(part); break;
-      case c10d::ReduceOp::MAX: at::maximum_out(out, out, part); break;
-      case c10d::ReduceOp::MIN: at::minimum_out(out, out, part); break;
-      default: out.add_(part);
+  p.work = pg->alltoall_base(p.tmp, p.in, splits, splits, o);
+  return p;
+}
+
+void reduce_scatter_finish(PendingReduceScatter& p, std::chrono::milliseconds timeout) {
+  if (!p.work) return;
+  auto work = std::move(p.work);
+  p.work.reset();
+  wait_work(work, timeout);
+  if (p.emulated) {
+    const int64_t c = p.out.numel();
+    const int64_t n = p.tmp.numel() / std::max<int64_t>(c, 1);
+    p.out.copy_(p.tmp.slice(0, 0, c));
+    for (int64_t j = 1; j < n; ++j) {
+      const auto part = p.tmp.slice(0, j * c, (j + 1) * c);
+      switch (p.op) {
+        case c10d::ReduceOp::PRODUCT: p.out.mul_(part); break;
+        case c10d::ReduceOp::MAX: at::maximum_out(p.out, p.out, part); break;
+        case c10d::ReduceOp::MIN: at::minimum_out(p.out, p.out, part); break;
+        default: p.out.add_(part);
+      }
     }
   }
+  p = PendingReduceScatter();
+}
+
+void reduce_scatter_or_emulate(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, at::Tensor& out, const at::Tensor& in,
+                               c10d::ReduceOp op, at::Tensor& tmp, bool& emulate, std::chrono::milliseconds timeout) {
+  auto p = reduce_scatter_start(pg, out, in, op, emulate, timeout, tmp);
+  if (p.emulated) tmp = p.tmp;  // the caller keeps the receive buffer for its next call
+  reduce_scatter_finish(p, timeout);
 }
 
 std::pair<at::Tensor, at::Tensor> max_min_across_ranks(const std::vector<at::Tensor>& tensors,

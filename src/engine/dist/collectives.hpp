@@ -42,6 +42,28 @@ bool unsupported_by_backend(const c10::Error& e);
 void reduce_scatter_or_emulate(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, at::Tensor& out, const at::Tensor& in,
                                c10d::ReduceOp op, at::Tensor& tmp, bool& emulate, std::chrono::milliseconds timeout);
 
+/// A reduce-scatter in flight (reduce_scatter_start): the work and the tensors it uses,
+/// kept alive until reduce_scatter_finish.
+struct PendingReduceScatter {
+  c10::intrusive_ptr<c10d::Work> work;
+  at::Tensor in, out, tmp;  ///< tmp: the emulation's receive buffer (undefined otherwise)
+  c10d::ReduceOp op = c10d::ReduceOp::SUM;
+  bool emulated = false;
+  explicit operator bool() const { return static_cast<bool>(work); }
+};
+
+/// Starts reduce_scatter_or_emulate's collective without waiting for it: `out` holds the
+/// result once reduce_scatter_finish returned. `emulate` as there; the emulation receives
+/// into `tmp` when defined (shaped like `in`), else into a new buffer. Throws c10::Error
+/// when the backend refuses the call.
+PendingReduceScatter reduce_scatter_start(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const at::Tensor& out,
+                                          const at::Tensor& in, c10d::ReduceOp op, bool& emulate,
+                                          std::chrono::milliseconds timeout, const at::Tensor& tmp = {});
+
+/// Waits for `p` (at most `timeout`, else c10::Error) and, when emulated, reduces the n
+/// received chunks into `out`; then releases the buffers. No-op for an empty `p`.
+void reduce_scatter_finish(PendingReduceScatter& p, std::chrono::milliseconds timeout);
+
 /// Element-wise spread of `tensors` over the ranks of `pg`: every rank passes tensors of the
 /// same shapes; returns {max over ranks, min over ranks}, each one flat float64 tensor of all
 /// their elements concatenated (empty tensors when `tensors` is empty). Collective: two

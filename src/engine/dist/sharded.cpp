@@ -23,14 +23,14 @@ namespace ddpbench {
 int64_t ring_wire_bytes(int64_t padded_bytes, int n) { return n <= 1 ? 0 : padded_bytes / n * (n - 1); }
 
 struct ShardedDataParallel::Group {
-  std::string name;                   // "unit 3", "root", "all"
+  std::string name;                   // "unit 3", "root", "bucket 0"
   std::vector<torch::Tensor> params;  // module order
   std::vector<int64_t> offsets;
   int64_t numel = 0, padded = 0, shard = 0;
-  torch::Tensor full;                      // [padded] fp32; the params are views into it (fsdp: freed between uses)
-  torch::Tensor shard_param;               // [shard]: zero2 a view of `full`, fsdp its own tensor
-  torch::Tensor grad_shard;                // [shard]
-  torch::Tensor momentum;                  // [shard]
+  torch::Tensor full;         // [padded] fp32; the params are views into it (fsdp: freed between uses)
+  torch::Tensor shard_param;  // [shard]: zero2 a view of `full`, fsdp its own tensor (offload: on the host)
+  torch::Tensor grad_shard;   // [shard] (offload: on the host)
+  torch::Tensor momentum;     // [shard] (offload: on the host)
   c10::intrusive_ptr<c10d::Work> pending;  // an all-gather in flight
   torch::Tensor gather_in;                 // its input, alive until it finished
   bool gathered = false;
@@ -75,10 +75,19 @@ struct PreBackward : public torch::autograd::Function<PreBackward> {
 
 ShardedDataParallel::ShardedDataParallel(ModelPtr model, c10::intrusive_ptr<c10d::ProcessGroup> pg,
                                          const std::string& strategy, const torch::optim::SGDOptions& sgd,
-                                         const at::Device& device, std::chrono::milliseconds timeout)
-    : model_(std::move(model)), pg_(std::move(pg)), strategy_(strategy), sgd_(sgd), device_(device), timeout_(timeout) {
+                                         const at::Device& device, std::chrono::milliseconds timeout,
+                                         const ShardedOptions& opts)
+    : model_(std::move(model)),
+      pg_(std::move(pg)),
+      strategy_(strategy),
+      sgd_(sgd),
+      device_(device),
+      timeout_(timeout),
+      opts_(opts) {
   if (strategy_ != "zero2" && strategy_ != "fsdp")
     throw UsageError("unknown sharded strategy '" + strategy_ + "': use zero2 or fsdp");
+  if (opts_.cpu_offload && strategy_ != "fsdp") throw UsageError("CPU offload applies to fsdp only");
+  if (opts_.bucket_cap_bytes < 1) throw UsageError("the zero2 bucket cap must be at least one byte");
   if (sgd_.dampening() != 0 || sgd_.nesterov())
     throw UsageError("sharded strategies implement SGD with dampening 0 and without Nesterov only");
   n_ = pg_->getSize();
@@ -91,7 +100,7 @@ ShardedDataParallel::ShardedDataParallel(ModelPtr model, c10::intrusive_ptr<c10d
       trainable.push_back(p);
     }
   // Groups: fsdp one per unit (parameters of the unit that require grad), then the root
-  // (the rest); zero2 one holding everything.
+  // (the rest); zero2 one per bucket.
   if (strategy_ == "fsdp") {
     std::unordered_set<const void*> in_unit;
     const auto& units = model_->units();
@@ -109,13 +118,31 @@ ShardedDataParallel::ShardedDataParallel(ModelPtr model, c10::intrusive_ptr<c10d
     root_ = groups_.size();
     groups_.push_back(std::move(root));
   } else {
-    auto g = std::make_unique<Group>();
-    g->name = "all";
-    g->params = trainable;
-    groups_.push_back(std::move(g));
-    root_ = 0;
+    // Consecutive parameters in reverse module order (the order the backward produces
+    // their gradients; DDP's Reducer buckets the same way), at most the cap each.
+    std::vector<std::vector<torch::Tensor>> buckets;
+    int64_t bytes = 0;
+    for (auto it = trainable.rbegin(); it != trainable.rend(); ++it) {
+      const int64_t b = it->numel() * static_cast<int64_t>(sizeof(float));
+      if (buckets.empty() || (bytes > 0 && bytes + b > opts_.bucket_cap_bytes)) {
+        buckets.emplace_back();
+        bytes = 0;
+      }
+      buckets.back().push_back(*it);
+      bytes += b;
+    }
+    for (size_t k = 0; k < buckets.size(); ++k) {
+      auto g = std::make_unique<Group>();
+      g->name = fmt::format("bucket {}", k);
+      g->params.assign(buckets[k].rbegin(), buckets[k].rend());  // module order inside the bucket
+      groups_.push_back(std::move(g));
+    }
+    root_ = groups_.size();  // no root group
   }
-  const auto opts = at::TensorOptions().dtype(at::kFloat).device(device_);
+  const auto dev = at::TensorOptions().dtype(at::kFloat).device(device_);
+  // Offloaded shards: on the host, page-locked when the device is a GPU (faster copies).
+  const auto host = at::TensorOptions().dtype(at::kFloat).device(at::kCPU).pinned_memory(device_.is_cuda());
+  const auto shard_opts = opts_.cpu_offload ? host : dev;
   torch::NoGradGuard ng;
   for (auto& gp : groups_) {
     Group& g = *gp;
@@ -125,7 +152,7 @@ ShardedDataParallel::ShardedDataParallel(ModelPtr model, c10::intrusive_ptr<c10d
     }
     g.padded = (g.numel + n_ - 1) / n_ * n_;
     g.shard = g.padded / n_;
-    g.full = at::zeros({g.padded}, opts);
+    g.full = at::zeros({g.padded}, dev);
     for (size_t k = 0; k < g.params.size(); ++k)
       g.full.slice(0, g.offsets[k], g.offsets[k] + g.params[k].numel()).copy_(g.params[k].reshape({-1}));
     // Rank 0's model on every rank (as DDP's construction broadcasts it).
@@ -139,7 +166,7 @@ ShardedDataParallel::ShardedDataParallel(ModelPtr model, c10::intrusive_ptr<c10d
       // A tensor aliasing the flat buffer's storage with a version counter of its own:
       // writes into the flat buffer (the all-gather) must not look like in-place changes of
       // the parameters that autograd saved for the backward.
-      auto alias = at::empty({0}, opts);
+      auto alias = at::empty({0}, dev);
       std::vector<int64_t> strides(static_cast<size_t>(p.dim()), 1);  // contiguous, as the flat layout
       for (int64_t d = p.dim() - 2; d >= 0; --d)
         strides[static_cast<size_t>(d)] = strides[static_cast<size_t>(d + 1)] * p.size(d + 1);
@@ -147,27 +174,30 @@ ShardedDataParallel::ShardedDataParallel(ModelPtr model, c10::intrusive_ptr<c10d
       p.set_data(alias);
     }
     auto mine = g.full.slice(0, rank_ * g.shard, (rank_ + 1) * g.shard);
-    g.shard_param = strategy_ == "fsdp" ? mine.clone() : mine;
-    g.grad_shard = at::zeros({g.shard}, opts);
-    g.momentum = at::zeros({g.shard}, opts);
+    if (strategy_ == "zero2") g.shard_param = mine;
+    else g.shard_param = at::empty({g.shard}, shard_opts).copy_(mine);
+    g.grad_shard = at::zeros({g.shard}, shard_opts);
+    g.momentum = at::zeros({g.shard}, shard_opts);
     g.gathered = true;
   }
-  if (strategy_ == "fsdp") {
-    for (size_t u = 0; u < groups_.size(); ++u) {
-      if (u == root_) continue;
-      reshard(u);
-      for (auto& p : groups_[u]->params) {
-        auto acc = torch::autograd::impl::grad_accumulator(p);
-        acc->add_post_hook(std::make_unique<CountingPostHook>([this, u] {
-          Group& g = *groups_[u];
-          if (++g.ready == g.params.size() && !g.reduced) {
-            reduce_grads(u);
-            reshard(u);
-          }
-        }));
-        accumulators_.push_back(std::move(acc));
-      }
+  // A unit's (fsdp) or a bucket's (zero2) gradients are reduce-scattered once they all
+  // arrived; fsdp's root group waits for finish_backward.
+  for (size_t u = 0; u < groups_.size(); ++u) {
+    if (u == root_) continue;
+    reshard(u);
+    for (auto& p : groups_[u]->params) {
+      auto acc = torch::autograd::impl::grad_accumulator(p);
+      acc->add_post_hook(std::make_unique<CountingPostHook>([this, u] {
+        Group& g = *groups_[u];
+        if (++g.ready == g.params.size() && !g.reduced) {
+          reduce_grads(u);
+          reshard(u);
+        }
+      }));
+      accumulators_.push_back(std::move(acc));
     }
+  }
+  if (strategy_ == "fsdp") {
     reshard(root_);
     for (size_t u = 0; u < root_; ++u)
       pre_backward_hooks_.push_back(std::make_unique<std::function<void()>>([this, u] { pre_backward(u); }));
@@ -179,6 +209,10 @@ ShardedDataParallel::ShardedDataParallel(ModelPtr model, c10::intrusive_ptr<c10d
 
 ShardedDataParallel::~ShardedDataParallel() {
   if (strategy_ == "fsdp") model_->set_unit_runner(previous_runner_);
+  try {
+    finish_reduce();
+  } catch (...) {  // a failed group: nothing left to do with the data
+  }
   for (auto& g : groups_)
     if (g->pending) {
       try {
@@ -192,8 +226,11 @@ void ShardedDataParallel::gather(size_t gi, bool async) {
   Group& g = *groups_[gi];
   if (!g.gathered && !g.pending) {
     compat::alloc_storage(g.full, static_cast<size_t>(g.padded) * sizeof(float));
-    // zero2's shard is a view of the output: gather from a copy.
-    g.gather_in = strategy_ == "zero2" ? g.shard_param.clone() : g.shard_param;
+    // zero2's shard is a view of the output: gather from a copy; an offloaded shard is
+    // copied to the device.
+    g.gather_in = strategy_ == "zero2" ? g.shard_param.clone()
+                  : opts_.cpu_offload  ? to_device(g.shard_param)
+                                       : g.shard_param;
     c10d::AllgatherOptions o;
     o.timeout = timeout_;
     if (!list_allgather_) {
@@ -234,25 +271,45 @@ void ShardedDataParallel::reshard(size_t gi) {
   g.gathered = false;
 }
 
+torch::Tensor ShardedDataParallel::to_device(const torch::Tensor& host) const {
+  // Always a copy of its own, also when the device is the CPU (the offload logic runs there too).
+  return at::empty(host.sizes(), host.options().device(device_).pinned_memory(false)).copy_(host);
+}
+
 void ShardedDataParallel::reduce_grads(size_t gi) {
+  finish_reduce();  // one in flight: its buffers are released before this group's are made
   Group& g = *groups_[gi];
   torch::NoGradGuard ng;
-  auto flat = at::zeros({g.padded}, g.full.options());
+  auto flat = at::empty({g.padded}, at::TensorOptions().dtype(at::kFloat).device(device_));
   for (size_t k = 0; k < g.params.size(); ++k) {
     auto& p = g.params[k];
     auto& grad = p.mutable_grad();
+    auto dst = flat.slice(0, g.offsets[k], g.offsets[k] + p.numel());
     if (grad.defined()) {
-      flat.slice(0, g.offsets[k], g.offsets[k] + p.numel()).copy_(grad.reshape({-1}));
+      dst.copy_(grad.reshape({-1}));
       grad = torch::Tensor();  // the full gradient is not kept: this rank keeps its shard only
+    } else {
+      dst.zero_();
     }
   }
+  if (g.padded > g.numel) flat.slice(0, g.numel, g.padded).zero_();
   flat.div_(n_);  // average as the Reducer does: divide by the world size, then sum
   // The backend's reduce-scatter, or (Gloo) ddpbench comm's emulation: all-to-all of the n
   // chunks, then the local sum in rank order; (n-1)/n of the buffer on the wire per rank.
-  at::Tensor tmp;  // the emulation's receive buffer, freed with the step
-  reduce_scatter_or_emulate(pg_, g.grad_shard, flat, c10d::ReduceOp::SUM, tmp, emulate_rs_, timeout_);
+  // Offloaded: into a device buffer, copied to the host shard when it finished.
+  const auto out = opts_.cpu_offload ? at::empty({g.shard}, flat.options()) : g.grad_shard;
+  rs_ = reduce_scatter_start(pg_, out, flat, c10d::ReduceOp::SUM, emulate_rs_, timeout_);
+  rs_group_ = gi;
   wire_bytes_ += ring_wire_bytes(g.padded * static_cast<int64_t>(sizeof(float)), n_);
   g.reduced = true;
+}
+
+void ShardedDataParallel::finish_reduce() {
+  if (!rs_) return;
+  const auto out = rs_.out;
+  reduce_scatter_finish(rs_, timeout_);
+  Group& g = *groups_[rs_group_];
+  if (opts_.cpu_offload) g.grad_shard.copy_(out);
 }
 
 torch::Tensor ShardedDataParallel::run_unit(size_t i, const torch::Tensor& x, const Model::UnitFn& fn,
@@ -290,6 +347,7 @@ void ShardedDataParallel::finish_backward() {
     if (!groups_[gi]->reduced) reduce_grads(gi);
     reshard(gi);
   }
+  finish_reduce();
 }
 
 void ShardedDataParallel::optimizer_step() {
@@ -307,8 +365,12 @@ void ShardedDataParallel::optimizer_step() {
     }
   }
   if (strategy_ == "zero2") {
-    groups_.front()->gathered = false;  // its shard changed: gather the new parameters
-    gather(0, /*async=*/false);
+    // The shards changed: gather every bucket's new parameters (all in flight at once).
+    for (size_t gi = 0; gi < groups_.size(); ++gi) {
+      groups_[gi]->gathered = false;
+      gather(gi, /*async=*/true);
+    }
+    for (size_t gi = 0; gi < groups_.size(); ++gi) wait_gather(gi);
   }
 }
 
@@ -348,6 +410,8 @@ nlohmann::json ShardedDataParallel::communication() const {
       {"world_size", n_},
       {"flat_parameters", static_cast<int64_t>(groups_.size())},
       {"units", strategy_ == "fsdp" ? static_cast<int64_t>(root_) : 0},
+      {"buckets", strategy_ == "zero2" ? static_cast<int64_t>(groups_.size()) : 0},
+      {"cpu_offload", opts_.cpu_offload},
       {"parameter_elements", numel},
       {"padded_elements", padded},
       {"reduce_scatter_bytes_per_step", rs},
@@ -357,12 +421,14 @@ nlohmann::json ShardedDataParallel::communication() const {
       {"reduce_scatter_api", emulate_rs_ ? "alltoall_base + local sum" : "reduce_scatter"},
       {"reduce_scatter_emulated", emulate_rs_},
       {"formula", strategy_ == "zero2"
-                      ? "reduce-scatter 4P + all-gather 4P bytes of payload per step (P padded fp32 elements); "
-                        "each rank sends (N-1)/N of each: 2(N-1)/N 4P, the allreduce's volume (ZeRO, "
-                        "arXiv:1910.02054, sec. 7.2.1)"
+                      ? "reduce-scatter of each bucket as its gradients are ready, all-gather of each bucket "
+                        "after the step: 4P + 4P bytes of payload per step (P padded fp32 elements); each rank "
+                        "sends (N-1)/N of each: 2(N-1)/N 4P, the allreduce's volume (ZeRO, arXiv:1910.02054, "
+                        "sec. 7.2.1)"
                       : "all-gather of every unit before its forward and again before its backward, of the root "
                         "once, reduce-scatter of all gradients: (N-1)/N (3 4P - 4P_root) bytes sent per rank, "
                         "1.5x DDP's allreduce (FSDP, arXiv:2304.11277, sec. 3.2.2; ZeRO stage 3: 3 4P)"}};
+  if (strategy_ == "zero2") j["bucket_cap_bytes"] = opts_.bucket_cap_bytes;
   if (emulate_rs_)
     j["emulated"] =
         "reduce_scatter: all_to_all (alltoall_base) of the N chunks, then a local sum of the N received "
