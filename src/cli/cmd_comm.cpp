@@ -44,10 +44,14 @@ struct CommFlags {
   std::string pair_unit = "node";
   long long pair_bytes = 0;
   double slow_fraction = 0.7;
+  int confirm_runs = 3;
   CLI::Option *nproc_opt = nullptr, *json_opt = nullptr, *min_busbw_opt = nullptr, *factor_opt = nullptr;
-  CLI::Option *pair_unit_opt = nullptr, *pair_bytes_opt = nullptr, *slow_fraction_opt = nullptr;
+  CLI::Option *pair_unit_opt = nullptr, *pair_bytes_opt = nullptr, *slow_fraction_opt = nullptr,
+              *confirm_runs_opt = nullptr;
   std::vector<CLI::Option*> sweep_opts;  ///< the collective sweep's options, which --pairs refuses
 };
+
+constexpr int kMaxConfirmRuns = 20;  // --confirm-runs
 
 // Message size of --pairs when --pair-bytes is not given: 64 MiB on GPUs, where NCCL's
 // inter-node busbw reaches its plateau (nccl-tests' large sizes), 8 MiB on CPUs, over ten
@@ -73,7 +77,11 @@ void make_pairs_config(const CommFlags& f, bool use_cuda, CommConfig& c) {
                     bytes, f.dtype, elem));
   if (!(f.slow_fraction > 0 && f.slow_fraction < 1))
     throw UsageError(fmt::format("--slow-fraction {:g} must be between 0 and 1 (e.g. 0.7)", f.slow_fraction));
+  if (f.confirm_runs < 0 || f.confirm_runs > kMaxConfirmRuns)
+    throw UsageError(fmt::format("--confirm-runs {} is out of range; use 0..{} (0: judge the first pass alone)",
+                                 f.confirm_runs, kMaxConfirmRuns));
   c.pairs = true;
+  c.confirm_runs = f.confirm_runs;
   c.pair_unit = f.pair_unit;
   c.pair_bytes = bytes;
   c.slow_fraction = f.slow_fraction;
@@ -95,7 +103,7 @@ std::vector<int> default_comm_world_sizes(int world) {
 CommConfig make_config(const CommFlags& f, int world, bool use_cuda) {
   CommConfig c;
   if (!f.pairs)
-    for (const CLI::Option* o : {f.pair_unit_opt, f.pair_bytes_opt, f.slow_fraction_opt})
+    for (const CLI::Option* o : {f.pair_unit_opt, f.pair_bytes_opt, f.slow_fraction_opt, f.confirm_runs_opt})
       if (o->count()) throw UsageError(fmt::format("{} belongs to --pairs; add --pairs or drop it", o->get_name()));
   (void)dtype_size(f.dtype);
   check_redop(f.op);
@@ -190,6 +198,13 @@ int run_pairs(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, c
                              rows[i].extra["pair"][1].get<std::string>(), rows[i].algbw_gbps, rows[i + 1].algbw_gbps,
                              rows[i + 2].busbw_gbps));
   };
+  cb.on_pair_alone = [&](const PairMeasurement& m) {
+    print_line(fmt::format(
+        "# alone, best of {}: {} - {}: p2p {:.3g} / {:.3g} GB/s, allreduce busbw {:.3g} GB/s "
+        "(first pass {:.3g} / {:.3g}, {:.3g})",
+        m.alone_runs, plan.names[static_cast<size_t>(m.a)], plan.names[static_cast<size_t>(m.b)], m.alone_p2p_ab_gbps,
+        m.alone_p2p_ba_gbps, m.alone_allreduce_busbw_gbps, m.p2p_ab_gbps, m.p2p_ba_gbps, m.allreduce_busbw_gbps));
+  };
   PairsOutcome outcome;
   try {
     outcome = run_comm_pairs(cenv, plan, cb);
@@ -214,7 +229,9 @@ int run_pairs(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, c
           fmt::format("link {} <-> {}", plan.names[static_cast<size_t>(l.a)], plan.names[static_cast<size_t>(l.b)]));
     std::string list;
     for (size_t i = 0; i < named.size(); ++i) list += (i ? ", " : "") + named[i];
-    verdict = fmt::format("pairs: FAIL: slow {} (below {:g} x the reference)", list, cfg.slow_fraction);
+    verdict = fmt::format(
+        "pairs: FAIL: slow {} (below {:g} x the reference{})", list, cfg.slow_fraction,
+        cfg.confirm_runs > 0 ? fmt::format(", confirmed alone in the best of {} runs", cfg.confirm_runs) : "");
   } else {
     verdict = fmt::format("pairs: PASS: no pair below {:g} x the reference{}", cfg.slow_fraction,
                           plan.names.size() == 2 ? " (2 participants: nothing compared)" : "");
@@ -421,6 +438,11 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
   f->slow_fraction_opt = app->add_option("--slow-fraction", f->slow_fraction,
                                          "--pairs: a pair below this fraction of the reference bandwidth is slow")
                              ->capture_default_str();
+  f->confirm_runs_opt =
+      app->add_option("--confirm-runs", f->confirm_runs,
+                      "--pairs: a pair slow in the first pass is measured again alone this many times and named only "
+                      "if its best run is still slow (0: judge the first pass alone)")
+          ->capture_default_str();
   app->option_defaults()->group("Launch");
   f->nproc_opt = app->add_option("--nproc-per-node", f->nproc_per_node,
                                  "Ranks to start on this machine with the built-in launcher (default: one per GPU, "

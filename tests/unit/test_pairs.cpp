@@ -108,6 +108,50 @@ TEST(Pairs, OneSlowPairAmongHealthyNodesIsALink) {
   EXPECT_EQ(t.rows.size(), 6u);
 }
 
+// The confirmation: four nodes, n3 limited, and n0 - n1 slowed in the first pass by load.
+// Re-measured alone, n0 - n1 reaches 9 GB/s (cleared, no link named) while n3's pairs stay
+// at 1 (confirmed: n3 named, on its alone values). Without the alone runs n0 - n1 would be
+// a slow link.
+TEST(Pairs, ASuspectClearedAloneIsNotNamed) {
+  const std::vector<std::string> names{"n0", "n1", "n2", "n3"};
+  std::vector<PairMeasurement> m;
+  for (const auto& r : round_robin_rounds(4))
+    for (const auto& [a, b] : r) m.push_back(b == 3 ? pm(a, b, 1, 1, 1) : pm(a, b, 10, 10, 10));
+  for (auto& p : m)
+    if (p.a == 0 && p.b == 1) p.p2p_ab_gbps = 5;  // contention in its round
+  const auto first = analyze_pairs(names, m, 0.7);
+  ASSERT_EQ(first.slow_links.size(), 1u);
+  ASSERT_EQ(first.slow_nodes.size(), 1u);
+  size_t suspects = 0;
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (first.first_slow[i].empty()) continue;
+    ++suspects;
+    m[i].alone_runs = 3;
+    const bool healthy = m[i].b != 3;
+    m[i].alone_p2p_ab_gbps = healthy ? 9 : 1.1;
+    m[i].alone_p2p_ba_gbps = healthy ? 9 : 0.9;
+    m[i].alone_allreduce_busbw_gbps = healthy ? 9 : 1.2;
+  }
+  EXPECT_EQ(suspects, 4u);  // n0 - n1 and the three pairs with n3
+  const auto a = analyze_pairs(names, m, 0.7);
+  EXPECT_TRUE(a.slow_links.empty());
+  ASSERT_EQ(a.slow_nodes.size(), 1u);
+  EXPECT_EQ(a.slow_nodes[0].index, 3);
+  EXPECT_THAT(a.slow_nodes[0].message, HasSubstr("allreduce busbw <= 1.2 GB/s"));  // the alone values
+  const auto s = pairs_summary_json("node", names, names, {0, 1, 2, 3}, 1 << 20, 0.7, round_robin_rounds(4), m, a);
+  for (const auto& p : s.at("pairs")) {
+    if (p.at("names") == nlohmann::json{"n0", "n1"}) {
+      EXPECT_EQ(p.at("flag"), "cleared");
+      EXPECT_EQ(p.at("first_slow"), (nlohmann::json{"p2p n0->n1"}));
+      EXPECT_EQ(p.at("alone").at("p2p_gbps"), (nlohmann::json{9.0, 9.0}));
+    }
+    if (p.at("names")[1] == "n3") EXPECT_EQ(p.at("flag"), "slow");
+  }
+  const Table t = pairs_table(s);
+  ASSERT_EQ(t.rows.size(), 6u);
+  EXPECT_THAT(t.notes, ::testing::Contains(HasSubstr("measured again with no other pair running, 3 run(s)")));
+}
+
 TEST(Pairs, TwoNodesNameNothingAndBadFractionsAreRefused) {
   const auto a = analyze_pairs({"a", "b"}, {pm(0, 1, 1, 0.01, 0.01)}, 0.7);
   EXPECT_FALSE(a.outliers());

@@ -31,7 +31,16 @@ std::vector<std::vector<PairIdx>> round_robin_rounds(int n);
 struct PairMeasurement {
   int a = 0, b = 0, round = 0;
   double p2p_ab_gbps = 0, p2p_ba_gbps = 0, allreduce_busbw_gbps = 0;
+  /// The same pair re-measured alone (no other pair running), `alone_runs` times: the best
+  /// of each metric over those runs. 0 runs: not re-measured.
+  int alone_runs = 0;
+  double alone_p2p_ab_gbps = 0, alone_p2p_ba_gbps = 0, alone_allreduce_busbw_gbps = 0;
 };
+
+/// Most pairs re-measured alone in one `comm --pairs` run (each takes a turn of its own
+/// while every other participant waits): the first suspects in schedule order; the others
+/// are judged on their first measurement, with a note.
+inline constexpr int kMaxPairConfirmations = 64;
 
 /// The outlier analysis of all pairs of `names.size()` participants.
 ///
@@ -40,7 +49,12 @@ struct PairMeasurement {
 /// participants. A healthy participant has at least one healthy partner, so the reference
 /// stays the healthy speed while fewer than half the participants are slow (the plain median
 /// over pairs does not: one slow node of 3 or 4 is in 2 of 3 or 3 of 6 pairs).
-/// A pair is slow when any of its three numbers is below `slow_fraction` x its reference.
+/// A pair is a suspect when any of its three numbers is below `slow_fraction` x its
+/// reference. A suspect re-measured alone (PairMeasurement::alone_runs > 0) is slow only in
+/// the metrics whose best alone value is still below that limit: a pair slowed by
+/// contention (the other pairs of its round, other jobs) recovers in at least one run, a
+/// slow link in none. The reference stays the first pass's, measured the same way for all
+/// pairs, so a confirmed pair is below every healthy pair. A suspect not re-measured stays slow.
 /// A node is named (the slow node or its link) when n >= 3 and every pair with it is slow;
 /// a slow pair neither of whose participants is named is named as a slow link (the path
 /// between the two). With n == 2 nothing is compared (one pair) and nothing is named.
@@ -49,6 +63,9 @@ struct PairsAnalysis {
   /// Per pair, in the order given: what is slow, e.g. "p2p node0->node3",
   /// "allreduce"; empty when the pair is fine.
   std::vector<std::vector<std::string>> slow_metrics;
+  /// Per pair: what was slow in the first (concurrent) measurement; a pair whose
+  /// first_slow is non-empty is a suspect.
+  std::vector<std::vector<std::string>> first_slow;
   struct Node {
     int index = 0;
     int pairs = 0, slow_pairs = 0;
@@ -67,14 +84,17 @@ struct PairsAnalysis {
 
 /// Analyses `m` (every pair of the participants named `names`, each once). Throws UsageError
 /// when slow_fraction is not in (0, 1), and std::invalid_argument when an index is out of
-/// range.
+/// range. Called once on the first pass (its first_slow lists the suspects to re-measure),
+/// then again with the alone measurements filled in.
 PairsAnalysis analyze_pairs(const std::vector<std::string>& names, const std::vector<PairMeasurement>& m,
                             double slow_fraction);
 
 /// The summary stored in ResultFile.comm_pairs (schema in docs/METHODOLOGY.md, "Pair
 /// bandwidth"): unit, participants [{index, name, host, rank}], message_bytes, slow_fraction,
 /// rounds (index pairs), reference {p2p_gbps, allreduce_busbw_gbps, method}, pairs [{round,
-/// names, ranks, p2p_gbps [a->b, b->a], allreduce_busbw_gbps, slow [..], flag "ok"|"slow"}],
+/// names, ranks, p2p_gbps [a->b, b->a], allreduce_busbw_gbps, first_slow [..], alone {runs,
+/// p2p_gbps, allreduce_busbw_gbps} (re-measured pairs only), slow [..], flag "ok"|"slow"|
+/// "cleared" (slow at first, not alone)}],
 /// slow_nodes [{name, host, rank, pairs, slow_pairs, send_slow, receive_slow, allreduce_slow,
 /// message}], slow_links [{names, ranks, message}], notes, outliers (bool).
 /// `hosts`/`ranks`: each participant's host and global rank.
@@ -85,8 +105,9 @@ nlohmann::json pairs_summary_json(const std::string& unit, const std::vector<std
                                   const std::vector<PairMeasurement>& m, const PairsAnalysis& a);
 
 /// The table of a comm_pairs summary: round, pair, p2p GB/s each direction, allreduce busbw,
-/// flag; the named outliers and notes under it. Throws nlohmann::json errors on a malformed
-/// summary.
+/// the same re-measured alone (suspects only), flag; the named outliers and notes under it.
+/// Throws nlohmann::json errors on a malformed summary (files before the re-measurement
+/// read as never re-measured).
 Table pairs_table(const nlohmann::json& comm_pairs);
 
 }  // namespace ddpbench

@@ -627,6 +627,110 @@ CommResult pair_row(const CommEnv& env, const PairsPlan& plan, int round, int a,
 
 }  // namespace
 
+// Rank 0: a pair's bandwidths from both participants' measure_pair values (`va` of pair
+// rank a, `vb` of b) into `pm`; with `rows`, its three result rows too (sendrecv a->b,
+// b->a, allreduce).
+void pair_measurement(const CommEnv& env, const PairsPlan& plan, const std::vector<double>& va,
+                      const std::vector<double>& vb, PairMeasurement& pm, std::vector<CommResult>* rows) {
+  const int a = pm.a, b = pm.b, k = pm.round;
+  auto wrong = [](double x, double y) {
+    return x < 0 && y < 0 ? -1LL : static_cast<long long>(std::max(0.0, x) + std::max(0.0, y));
+  };
+  // Point to point: the message has arrived when the receiver's recv returns, so its
+  // time is the one that counts (the sender's may end early, with bytes still in
+  // socket buffers); the larger of the two is kept as the max.
+  for (int dir = 0; dir < 2; ++dir) {
+    CommResult row = pair_row(env, plan, k, a, b, "sendrecv", dir);
+    const double t_recv = dir == 0 ? vb[0] : va[1];
+    const double t_send = dir == 0 ? va[0] : vb[1];
+    row.time_us = t_recv * 1e6;
+    row.time_us_max_over_ranks = std::max(t_recv, t_send) * 1e6;
+    row.algbw_gbps = algbw_gbps(row.bytes, t_recv);
+    row.busbw_gbps = row.algbw_gbps;  // nccl-tests' sendrecv: factor 1
+    row.wrong = wrong(dir == 0 ? va[3] : va[4], dir == 0 ? vb[3] : vb[4]);
+    row.extra["time_us_per_rank"] = {va[dir] * 1e6, vb[dir] * 1e6};
+    row.extra["timing"] = env.device.is_cuda()
+                              ? "the receiver's time per message: CUDA events around iters messages / iters"
+                              : "the receiver's time per message: the median over iters messages, each "
+                                "waited for";
+    (dir == 0 ? pm.p2p_ab_gbps : pm.p2p_ba_gbps) = row.algbw_gbps;
+    if (rows) rows->push_back(row);
+  }
+  CommResult row = pair_row(env, plan, k, a, b, "allreduce", -1);
+  const double mean_s = (va[2] + vb[2]) / 2;  // nccl-tests: averaged over the ranks
+  row.time_us = mean_s * 1e6;
+  row.time_us_max_over_ranks = std::max(va[2], vb[2]) * 1e6;
+  row.algbw_gbps = algbw_gbps(row.bytes, mean_s);
+  row.busbw_gbps = row.algbw_gbps * busbw_factor(Collective::kAllreduce, 2);
+  row.wrong = wrong(va[5], vb[5]);
+  row.extra["time_us_per_rank"] = {va[2] * 1e6, vb[2] * 1e6};
+  row.extra["timing"] = env.device.is_cuda() ? "CUDA events around iters back-to-back operations / iters"
+                                             : "the median over iters operations, each waited for";
+  pm.allreduce_busbw_gbps = row.busbw_gbps;
+  if (rows) rows->push_back(row);
+}
+
+// The second pass of run_comm_pairs: every participant takes part (pair rank `me`); rank 0
+// (gate set) fills out.measured's alone_* fields.
+void confirm_suspects(const CommEnv& env, const PairsPlan& plan, const c10::intrusive_ptr<c10d::ProcessGroup>& all,
+                      int me, GroupGate* gate, const CommCallbacks& cb, PairsOutcome& out) {
+  const int runs = env.cfg.confirm_runs;
+  if (runs < 1 || plan.names.size() < 3) return;  // two participants: nothing is compared
+  // Rank 0 lists the suspects: [count, index of the pair in out.measured, a, b, ...].
+  const size_t cap = static_cast<size_t>(kMaxPairConfirmations);
+  std::vector<double> list(1 + 3 * cap, 0.0);
+  if (env.launch.rank == 0) {
+    const PairsAnalysis first = analyze_pairs(plan.names, out.measured, env.cfg.slow_fraction);
+    size_t c = 0;
+    for (size_t i = 0; i < out.measured.size() && c < cap; ++i)
+      if (!first.first_slow[i].empty()) {
+        list[1 + 3 * c] = static_cast<double>(i);
+        list[2 + 3 * c] = out.measured[i].a;
+        list[3 + 3 * c] = out.measured[i].b;
+        ++c;
+      }
+    list[0] = static_cast<double>(c);
+  }
+  set_phase("the list of the pairs to measure again alone");
+  list = allreduce_values(all, list, c10d::ReduceOp::SUM, env.device, env.timeout);  // rank 0's, to everyone
+  const size_t count = static_cast<size_t>(list[0]);
+  for (size_t c = 0; c < count; ++c) {
+    const size_t i = static_cast<size_t>(list[1 + 3 * c]);
+    const int a = static_cast<int>(list[2 + 3 * c]), b = static_cast<int>(list[3 + 3 * c]);
+    set_phase(fmt::format("the start of the alone measurement of {} - {}", plan.names[a], plan.names[b]));
+    barrier(all, env.device, env.timeout);  // nobody else measures meanwhile
+    std::vector<double> best(kPairValues, -1.0);
+    if (me == a || me == b) {
+      const std::string what =
+          fmt::format("{} B between {} and {} (alone)", env.cfg.pair_bytes, plan.names[a], plan.names[b]);
+      auto store = c10::make_intrusive<c10d::PrefixStore>(fmt::format("pairs/c{}/{}-{}/", c, a, b), env.store);
+      c10::intrusive_ptr<c10d::ProcessGroup> pg;
+      {
+        Deadline d("the store (rank 0), setting up the pair group of " + what, env.timeout);
+        pg = make_process_group(env.backend, store, me == a ? 0 : 1, 2, env.device, env.timeout);
+      }
+      for (int r = 0; r < runs; ++r) {
+        const auto v = measure_pair(env, pg, what, gate);
+        for (size_t x = 0; x < 3; ++x) best[x] = best[x] < 0 ? v[x] : std::min(best[x], v[x]);  // times: the best
+        for (size_t x = 3; x < kPairValues; ++x) best[x] = std::max(best[x], v[x]);             // #wrong: the worst
+      }
+      destroy_process_group(pg);
+    }
+    set_phase(fmt::format("the result gather of the alone measurement of {} - {}", plan.names[a], plan.names[b]));
+    const auto got = gather_to_root(all, best, kPairValues, env.device, env.timeout);
+    if (gate) gate->beat();
+    if (env.launch.rank != 0) continue;
+    PairMeasurement alone = out.measured.at(i);
+    pair_measurement(env, plan, got[static_cast<size_t>(a)], got[static_cast<size_t>(b)], alone, nullptr);
+    PairMeasurement& pm = out.measured[i];
+    pm.alone_runs = runs;
+    pm.alone_p2p_ab_gbps = alone.p2p_ab_gbps;
+    pm.alone_p2p_ba_gbps = alone.p2p_ba_gbps;
+    pm.alone_allreduce_busbw_gbps = alone.allreduce_busbw_gbps;
+    if (cb.on_pair_alone) cb.on_pair_alone(pm);
+  }
+}
+
 PairsOutcome run_comm_pairs(const CommEnv& env, const PairsPlan& plan, const CommCallbacks& cb) {
   PairsOutcome out;
   const int rank = env.launch.rank;
@@ -679,47 +783,11 @@ PairsOutcome run_comm_pairs(const CommEnv& env, const PairsPlan& plan, const Com
       if (rank != 0) continue;
       std::vector<CommResult> round_rows;
       for (const auto& [a, b] : round) {
-        const auto& va = got[static_cast<size_t>(a)];
-        const auto& vb = got[static_cast<size_t>(b)];
-        auto wrong = [](double x, double y) {
-          return x < 0 && y < 0 ? -1LL : static_cast<long long>(std::max(0.0, x) + std::max(0.0, y));
-        };
         PairMeasurement pm;
         pm.a = a;
         pm.b = b;
         pm.round = static_cast<int>(k);
-        // Point to point: the message has arrived when the receiver's recv returns, so its
-        // time is the one that counts (the sender's may end early, with bytes still in
-        // socket buffers); the larger of the two is kept as the max.
-        for (int dir = 0; dir < 2; ++dir) {
-          CommResult row = pair_row(env, plan, static_cast<int>(k), a, b, "sendrecv", dir);
-          const double t_recv = dir == 0 ? vb[0] : va[1];
-          const double t_send = dir == 0 ? va[0] : vb[1];
-          row.time_us = t_recv * 1e6;
-          row.time_us_max_over_ranks = std::max(t_recv, t_send) * 1e6;
-          row.algbw_gbps = algbw_gbps(row.bytes, t_recv);
-          row.busbw_gbps = row.algbw_gbps;  // nccl-tests' sendrecv: factor 1
-          row.wrong = wrong(dir == 0 ? va[3] : va[4], dir == 0 ? vb[3] : vb[4]);
-          row.extra["time_us_per_rank"] = {va[dir] * 1e6, vb[dir] * 1e6};
-          row.extra["timing"] = env.device.is_cuda()
-                                    ? "the receiver's time per message: CUDA events around iters messages / iters"
-                                    : "the receiver's time per message: the median over iters messages, each "
-                                      "waited for";
-          (dir == 0 ? pm.p2p_ab_gbps : pm.p2p_ba_gbps) = row.algbw_gbps;
-          round_rows.push_back(row);
-        }
-        CommResult row = pair_row(env, plan, static_cast<int>(k), a, b, "allreduce", -1);
-        const double mean_s = (va[2] + vb[2]) / 2;  // nccl-tests: averaged over the ranks
-        row.time_us = mean_s * 1e6;
-        row.time_us_max_over_ranks = std::max(va[2], vb[2]) * 1e6;
-        row.algbw_gbps = algbw_gbps(row.bytes, mean_s);
-        row.busbw_gbps = row.algbw_gbps * busbw_factor(Collective::kAllreduce, 2);
-        row.wrong = wrong(va[5], vb[5]);
-        row.extra["time_us_per_rank"] = {va[2] * 1e6, vb[2] * 1e6};
-        row.extra["timing"] = env.device.is_cuda() ? "CUDA events around iters back-to-back operations / iters"
-                                                   : "the median over iters operations, each waited for";
-        pm.allreduce_busbw_gbps = row.busbw_gbps;
-        round_rows.push_back(row);
+        pair_measurement(env, plan, got[static_cast<size_t>(a)], got[static_cast<size_t>(b)], pm, &round_rows);
         out.measured.push_back(pm);
       }
       for (const auto& r : round_rows) {
@@ -728,6 +796,7 @@ PairsOutcome run_comm_pairs(const CommEnv& env, const PairsPlan& plan, const Com
       }
       if (cb.on_collective_done) cb.on_collective_done(round_rows);
     }
+    confirm_suspects(env, plan, all, me, rank == 0 ? &gate : nullptr, cb, out);
     destroy_process_group(all);
     if (rank == 0) gate.done();
   } catch (const std::exception& e) {

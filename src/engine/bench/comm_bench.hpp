@@ -39,6 +39,7 @@ struct CommConfig {
   std::string pair_unit = "node";  ///< "node": the lowest rank of each host takes part; "rank": every rank
   long long pair_bytes = 0;        ///< bytes per message and per allreduce
   double slow_fraction = 0.7;      ///< analyze_pairs' threshold (core/analysis/pairs.hpp)
+  int confirm_runs = 3;            ///< times each first-pass suspect is re-measured alone (0: none)
 };
 
 /// The configuration as JSON (the result's config; ranks must agree on it).
@@ -65,6 +66,8 @@ struct CommEnv {
 struct CommCallbacks {
   std::function<void(const CommResult& row)> on_row;
   std::function<void(const std::vector<CommResult>& rows)> on_collective_done;
+  /// --pairs: a first-pass suspect re-measured alone (its alone_* fields filled in).
+  std::function<void(const PairMeasurement& m)> on_pair_alone;
 };
 
 /// The torch dtype of a dtype_size() name. Throws UsageError for an unknown name.
@@ -116,8 +119,13 @@ struct PairsOutcome {
 /// bandwidth = bytes / the receiver's time per message), then a 2-rank allreduce of the same
 /// size as run_comm_sweep measures one. Ranks outside the plan wait at a GroupGate that rank
 /// 0 beats. Rank 0 gets the rows (cb.on_row each, cb.on_collective_done per round); others
-/// get an empty outcome. Throws c10::Error / std::runtime_error when a peer dies or an
-/// operation times out.
+/// get an empty outcome. Then the confirmation: rank 0 finds the suspects (analyze_pairs on
+/// the first pass; at most kMaxPairConfirmations) and sends their indices to the
+/// participants (one allreduce of 1 + 2 x kMaxPairConfirmations doubles); each suspect in
+/// turn, alone (a barrier of all participants before each), is measured env.cfg.confirm_runs
+/// times the same way (PrefixStore "pairs/c<i>/<a>-<b>/"), the best time of each metric
+/// kept in its PairMeasurement (cb.on_pair_alone). Throws c10::Error / std::runtime_error
+/// when a peer dies or an operation times out.
 PairsOutcome run_comm_pairs(const CommEnv& env, const PairsPlan& plan, const CommCallbacks& cb);
 
 /// Runs every collective of env.cfg on every group. Collective over the job: every rank calls
