@@ -10,9 +10,10 @@
 #   build    configure and build ddpbench and the engine test binaries, run the GPU-only tests
 #   runs     the default main job, --iters auto, fp32-strict / tf32, bf16 b256, NCCL refusing
 #            two spawned ranks on one GPU
-#   paths    --breakdown (CUDA events) for resnet50 bf16; comm on one GPU (NCCL); every comm hook
-#            on NCCL (1 rank); zero2 and fsdp rows; --mode inference; NVML telemetry and the
-#            straggler line (GPU index, UUID, bus id); --profile with Kineto; dataparallel (1 GPU)
+#   paths    zero2 and fsdp rows, fsdp --cpu-offload; --breakdown (CUDA events) for resnet50 bf16;
+#            comm on one GPU (NCCL); --mode inference; NVML telemetry and the straggler line (GPU
+#            index, UUID, bus id); --profile with Kineto; dataparallel (1 GPU); every comm hook
+#            on NCCL (1 rank)
 #   maxbs    find-max-bs for resnet152 and vit_b_16 in bf16
 #   compare  ddpbench against Python DDP on the same torch (scripts/compare-python-ddp.sh)
 # With one GPU, NCCL runs one rank: NCCL across ranks is not tested here.
@@ -105,6 +106,16 @@ fi
 
 if [ "$step" = paths ] || [ "$step" = all ]; then
   short="--warmup 5 --iters 30 --overwrite"
+  # The sharded strategies on NCCL (one rank: the collectives still run), then fsdp with its
+  # shards and optimizer state offloaded to the host.
+  check strategies_zero2_fsdp $bin run --model resnet50 --batch-size 32 --strategy ddp,zero2,fsdp $short \
+    --json "$out/strategies_zero2_fsdp.json"
+  expect strategies_zero2_fsdp "$out/strategies_zero2_fsdp.json" \
+    "{r.get('strategy') for r in d['results']} >= {'zero2','fsdp'} and all(r['memory']['max_over_ranks']['peak_allocated_bytes']>0 for r in d['results'])"
+  check fsdp_cpu_offload $bin run --model resnet50 --batch-size 32 --strategy ddp,fsdp --cpu-offload $short \
+    --json "$out/fsdp_cpu_offload.json"
+  expect fsdp_cpu_offload "$out/fsdp_cpu_offload.json" \
+    "[r.get('cpu_offload', False) for r in d['results'] if r.get('strategy')=='fsdp'] == [True]"
   # CUDA-event phase marks and the Reducer's timers.
   check breakdown_resnet50_bf16 $bin run --model resnet50 --precision bf16 --batch-size 64 --breakdown $short \
     --json "$out/breakdown_resnet50_bf16.json"
@@ -112,16 +123,6 @@ if [ "$step" = paths ] || [ "$step" = all ]; then
     "any(r['ddp'] for r in d['results']) and all(r['breakdown'] for r in d['results'] if r['ddp'])"
   # NCCL collectives on one GPU (one rank: busbw is 0 by definition, algbw is the copy rate).
   check comm_nccl $bin comm -b 1M -e 256M -f 4 --backend nccl --overwrite --json "$out/comm_nccl.json"
-  # Every comm hook on NCCL, one rank each (a hook on one rank still runs its compression and collective).
-  for hook in allreduce fp16 bf16 powersgd:2 hierarchical topk:0.01; do
-    name="hook_${hook//[:.]/_}"
-    check "$name" $bin run --model resnet50 --batch-size 32 --comm-hook "$hook" --world-sizes 1 $short \
-      --json "$out/$name.json"
-  done
-  check strategies_zero2_fsdp $bin run --model resnet50 --batch-size 32 --strategy ddp,zero2,fsdp $short \
-    --json "$out/strategies_zero2_fsdp.json"
-  expect strategies_zero2_fsdp "$out/strategies_zero2_fsdp.json" \
-    "{r.get('strategy') for r in d['results']} >= {'zero2','fsdp'} and all(r['memory']['max_over_ranks']['peak_allocated_bytes']>0 for r in d['results'])"
   check inference $bin run --model resnet50 --batch-size 64 --mode inference --precision bf16 $short \
     --json "$out/inference.json"
   # NVML telemetry sampled every 100 ms, and the straggler entry naming the GPU.
@@ -139,6 +140,12 @@ if [ "$step" = paths ] || [ "$step" = all ]; then
   find "$out/profile" -name '*.json' -size +20M -delete 2>/dev/null
   check dataparallel $bin dataparallel --model resnet50 --batch-size 64 --gpus 0 --overwrite \
     --json "$out/dataparallel.json"
+  # Every comm hook on NCCL, one rank each (a hook on one rank still runs its compression and collective).
+  for hook in allreduce fp16 bf16 powersgd:2 hierarchical topk:0.01; do
+    name="hook_${hook//[:.]/_}"
+    check "$name" $bin run --model resnet50 --batch-size 32 --comm-hook "$hook" --world-sizes 1 $short \
+      --json "$out/$name.json"
+  done
 fi
 
 if [ "$step" = maxbs ] || [ "$step" = all ]; then

@@ -7,6 +7,10 @@
 #include <fstream>
 #include <unordered_set>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "engine/compat.hpp"
 
 namespace ddpbench {
@@ -16,6 +20,12 @@ bool reset_memory_peaks(const c10::Device& device) {
   if (device.is_cuda()) compat::cuda_reset_peak_memory_stats(device.index());
 #else
   (void)device;
+#endif
+#if defined(__GLIBC__)
+  // Free heap pages go back to the kernel first (malloc_trim(3)): with the tuned 1 GiB trim
+  // threshold, memory an earlier row freed would otherwise stay resident and count in this
+  // row's peak (a zero2 row after a DDP row read DDP's gradients as its own).
+  malloc_trim(0);
 #endif
   // proc(5): writing 5 to clear_refs resets the peak resident set size (VmHWM) to the
   // current RSS (Linux >= 4.0). An older kernel rejects the value: the write fails.
