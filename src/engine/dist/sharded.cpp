@@ -365,12 +365,12 @@ void ShardedDataParallel::optimizer_step() {
     }
   }
   if (strategy_ == "zero2") {
-    // The shards changed: gather every bucket's new parameters (all in flight at once).
+    // The shards changed: gather every bucket's new parameters, one bucket at a time (a
+    // backend may stage a bucket's whole output in a buffer of its own, as Gloo does).
     for (size_t gi = 0; gi < groups_.size(); ++gi) {
       groups_[gi]->gathered = false;
-      gather(gi, /*async=*/true);
+      gather(gi, /*async=*/false);
     }
-    for (size_t gi = 0; gi < groups_.size(); ++gi) wait_gather(gi);
   }
 }
 
