@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "common/netns.hpp"
 #include "common/testutil.hpp"
 #include "core/result/result.hpp"
 
@@ -23,22 +24,8 @@ using testutil::run;
 using testutil::TempDir;
 
 const std::string kBin = DDPBENCH_BINARY;
-const std::string kNetns = std::string(DDPBENCH_SOURCE_DIR) + "/tests/tools/netns_nodes.sh";
-
-// Namespaces of one test: created in the constructor, deleted in the destructor (also when an
-// assertion fails; a killed test's are reaped by the next `up`).
-struct Netns {
-  std::string prefix;
-  bool ok = false;
-  Netns(int nodes, int limited, const std::string& rate) {
-    static int seq = 0;
-    prefix = "ddpbns" + std::to_string(::getpid()) + "x" + std::to_string(seq++);
-    ok = std::system((kNetns + " up " + prefix + " " + std::to_string(nodes) + " " + std::to_string(limited) + " " +
-                      rate + " >/dev/null 2>&1")
-                         .c_str()) == 0;
-  }
-  ~Netns() { (void)std::system((kNetns + " down " + prefix + " >/dev/null 2>&1").c_str()); }
-};
+const std::string kNetns = testutil::kNetnsScript;
+using testutil::Netns;
 
 // The tc rate of the limited node, and its value in GB/s (1e9 bytes/s): 200 Mbit/s = 25e6 B/s.
 constexpr const char* kRate = "200mbit";
@@ -53,11 +40,11 @@ constexpr double kRateGbps = 200e6 / 8 / 1e9;
 // so 0.1 separates the two with room for the CPU noise of a shared 2-core machine (a healthy
 // direction was seen at 0.16 of the reference under a load average of 12).
 TEST(PairsNetns, RateLimitedNodeIsNamed) {
-  if (!testutil::have("ip") || std::system((kNetns + " probe >/dev/null 2>&1").c_str()) != 0)
+  if (!testutil::netns_available())
     GTEST_SKIP() << "network namespaces are not available here (ip netns add refused: needs root or "
                     "CAP_SYS_ADMIN + CAP_NET_ADMIN, plus tc and unshare)";
   const int limited = 2;
-  Netns ns(3, limited, kRate);
+  Netns ns(3, std::to_string(limited), kRate);
   ASSERT_TRUE(ns.ok) << "netns_nodes.sh up failed";
   TempDir d;
   const auto json = (d.path / "pairs.json").string();
@@ -147,22 +134,15 @@ TEST(PairsNetns, RateLimitedNodeIsNamed) {
 testutil::Outcome pairs_on_nodes(const Netns& ns, int nodes, int busy, const std::string& json, int port) {
   std::string script;
   for (int k = 0; k < busy; ++k) script += "(while :; do :; done) & hogs=\"$hogs $!\"; ";
-  for (int r = 0; r < nodes; ++r) {
-    const std::string log = json + ".rank" + std::to_string(r);
-    script += "(" + kNetns + " exec " + ns.prefix + " " + std::to_string(r) + " node" + std::to_string(r) +
-              " env RANK=" + std::to_string(r) + " WORLD_SIZE=" + std::to_string(nodes) +
-              " LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=10.213.0.1 MASTER_PORT=" + std::to_string(port) +
-              " GLOO_SOCKET_IFNAME=veth0 timeout -k 5 300 " + kBin +
-              " comm --pairs --pair-bytes 2M -w 1 -n 8 --timeout 120 --json " + json + " >" + log + ".out 2>" + log +
-              ".err; echo $? >" + log + ".rc) & pids=\"$pids $!\"; ";
-  }
-  script += "wait $pids; kill $hogs 2>/dev/null; wait";
+  script += ns.launch_script(nodes, kBin, "comm --pairs --pair-bytes 2M -w 1 -n 8 --timeout 120 --json " + json, json,
+                             port, 300);
+  script += "kill $hogs 2>/dev/null; wait";
   (void)run("sh -c '" + script + "'");
   testutil::Outcome o;
-  const std::string rc = testutil::slurp(json + ".rank0.rc");
+  const std::string rc = testutil::slurp(json + ".r0.rc");
   o.code = rc.empty() ? -1 : std::stoi(rc);
-  o.out = testutil::slurp(json + ".rank0.out");
-  o.err = testutil::slurp(json + ".rank0.err");
+  o.out = testutil::slurp(json + ".r0.out");
+  o.err = testutil::slurp(json + ".r0.err");
   return o;
 }
 
@@ -172,14 +152,14 @@ testutil::Outcome pairs_on_nodes(const Netns& ns, int nodes, int busy, const std
 // node3 and nothing else: a healthy pair slowed by the load in the first pass is measured
 // again alone and cleared, the limited node's pairs stay slow (0.025 GB/s against GB/s).
 TEST(PairsNetns, OnlyTheLimitedNodeIsNamedUnderLoad) {
-  if (!testutil::have("ip") || std::system((kNetns + " probe >/dev/null 2>&1").c_str()) != 0)
+  if (!testutil::netns_available())
     GTEST_SKIP() << "network namespaces are not available here (ip netns add refused: needs root or "
                     "CAP_SYS_ADMIN + CAP_NET_ADMIN, plus tc and unshare)";
   int cleared = 0;
   for (int run_i = 0; run_i < 6; ++run_i) {
     const int nodes = run_i < 5 ? 4 : 5, limited = nodes - 1;
     SCOPED_TRACE(fmt::format("run {} on {} nodes", run_i + 1, nodes));
-    Netns ns(nodes, limited, kRate);
+    Netns ns(nodes, std::to_string(limited), kRate);
     ASSERT_TRUE(ns.ok) << "netns_nodes.sh up failed";
     TempDir d;
     const auto json = (d.path / "pairs.json").string();

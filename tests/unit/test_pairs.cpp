@@ -152,6 +152,35 @@ TEST(Pairs, ASuspectClearedAloneIsNotNamed) {
   EXPECT_THAT(t.notes, ::testing::Contains(HasSubstr("measured again with no other pair running, 3 run(s)")));
 }
 
+// Under load (numbers of a run on four emulated nodes with two busy loops): n0 - n1 stays
+// below the limit alone in one direction (0.735 < 0.7 x 1.09 GB/s), but a healthy pair showed
+// 0.36 GB/s in the same run, so 0.735 is within the healthy spread: cleared. n3 (0.024 GB/s,
+// a tc limit) stays below everything: named, and nothing else.
+TEST(Pairs, AloneWithinTheHealthySpreadIsCleared) {
+  const std::vector<std::string> names{"n0", "n1", "n2", "n3"};
+  std::vector<PairMeasurement> m{pm(0, 3, 0.59, 0.0239, 0.0239), pm(1, 2, 0.82, 0.959, 0.214),
+                                 pm(0, 2, 0.771, 0.36, 0.159),   pm(1, 3, 0.696, 0.0239, 0.024),
+                                 pm(0, 1, 1.21, 0.401, 0.268),   pm(2, 3, 0.37, 0.0239, 0.0237)};
+  const double alone[6][3] = {{0.931, 0.0239, 0.0244}, {0, 0, 0},
+                              {0.941, 0.952, 0.296},   {1.13, 0.0239, 0.0244},
+                              {1.17, 0.735, 0.536},    {1.24, 0.0239, 0.0243}};
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (i == 1) continue;  // not a suspect
+    m[i].alone_runs = 3;
+    m[i].alone_p2p_ab_gbps = alone[i][0], m[i].alone_p2p_ba_gbps = alone[i][1];
+    m[i].alone_allreduce_busbw_gbps = alone[i][2];
+  }
+  const auto a = analyze_pairs(names, m, 0.7);
+  EXPECT_NEAR(a.ref_p2p_gbps, 1.09, 0.01);
+  // Healthy: n1 - n2 (first pass) and n0 - n2 (cleared: alone above 0.7 x reference): lowest 0.36.
+  EXPECT_DOUBLE_EQ(a.healthy_floor_p2p_gbps, 0.36);
+  EXPECT_TRUE(a.slow_links.empty());
+  ASSERT_EQ(a.slow_nodes.size(), 1u);
+  EXPECT_EQ(a.slow_nodes[0].index, 3);
+  EXPECT_EQ(a.first_slow[4], (std::vector<std::string>{"p2p n1->n0"}));  // allreduce 0.268 > 0.7 x 0.241
+  EXPECT_TRUE(a.slow_metrics[4].empty());
+}
+
 TEST(Pairs, TwoNodesNameNothingAndBadFractionsAreRefused) {
   const auto a = analyze_pairs({"a", "b"}, {pm(0, 1, 1, 0.01, 0.01)}, 0.7);
   EXPECT_FALSE(a.outliers());

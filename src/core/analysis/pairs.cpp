@@ -81,15 +81,36 @@ PairsAnalysis analyze_pairs(const std::vector<std::string>& names, const std::ve
   };
   std::vector<Acc> acc(static_cast<size_t>(n));
   std::vector<bool> pair_slow(m.size(), false);
+  // The healthy pairs' spread: the lowest value of each metric over the pairs that were not
+  // suspects and the suspects whose alone runs are all above the limit (their first pass and
+  // alone values: what contention did to a healthy pair in this run). A suspect's alone value
+  // at or above it is within that spread. +inf when no pair is healthy.
+  double floor_p2p = INFINITY, floor_ar = INFINITY;
+  for (const auto& p : m) {
+    const bool suspect = p.p2p_ab_gbps < lim_p2p || p.p2p_ba_gbps < lim_p2p || p.allreduce_busbw_gbps < lim_ar;
+    const bool cleared = suspect && p.alone_runs > 0 && p.alone_p2p_ab_gbps >= lim_p2p &&
+                         p.alone_p2p_ba_gbps >= lim_p2p && p.alone_allreduce_busbw_gbps >= lim_ar;
+    if (suspect && !cleared) continue;
+    floor_p2p = std::min({floor_p2p, p.p2p_ab_gbps, p.p2p_ba_gbps});
+    floor_ar = std::min(floor_ar, p.allreduce_busbw_gbps);
+    if (cleared) {
+      floor_p2p = std::min({floor_p2p, p.alone_p2p_ab_gbps, p.alone_p2p_ba_gbps});
+      floor_ar = std::min(floor_ar, p.alone_allreduce_busbw_gbps);
+    }
+  }
+  out.healthy_floor_p2p_gbps = std::isfinite(floor_p2p) ? floor_p2p : 0;
+  out.healthy_floor_allreduce_gbps = std::isfinite(floor_ar) ? floor_ar : 0;
   for (size_t i = 0; i < m.size(); ++i) {
     const auto& p = m[i];
     auto& s = out.slow_metrics[i];
-    // First pass; then, for a pair re-measured alone, what stayed slow there.
+    // First pass; then, for a pair re-measured alone, what stayed slow there: below the limit
+    // and below the healthy pairs' spread.
     const bool ab0 = p.p2p_ab_gbps < lim_p2p, ba0 = p.p2p_ba_gbps < lim_p2p, ar0 = p.allreduce_busbw_gbps < lim_ar;
     const bool alone = p.alone_runs > 0;
-    const bool ab = ab0 && (!alone || p.alone_p2p_ab_gbps < lim_p2p);
-    const bool ba = ba0 && (!alone || p.alone_p2p_ba_gbps < lim_p2p);
-    const bool ar = ar0 && (!alone || p.alone_allreduce_busbw_gbps < lim_ar);
+    const bool ab = ab0 && (!alone || (p.alone_p2p_ab_gbps < lim_p2p && p.alone_p2p_ab_gbps < floor_p2p));
+    const bool ba = ba0 && (!alone || (p.alone_p2p_ba_gbps < lim_p2p && p.alone_p2p_ba_gbps < floor_p2p));
+    const bool ar =
+        ar0 && (!alone || (p.alone_allreduce_busbw_gbps < lim_ar && p.alone_allreduce_busbw_gbps < floor_ar));
     const std::string ab_name = fmt::format("p2p {}->{}", names[p.a], names[p.b]),
                       ba_name = fmt::format("p2p {}->{}", names[p.b], names[p.a]);
     if (ab0) out.first_slow[i].push_back(ab_name);
@@ -197,6 +218,9 @@ nlohmann::json pairs_summary_json(const std::string& unit, const std::vector<std
   j["reference"] = {{"p2p_gbps", a.ref_p2p_gbps},
                     {"allreduce_busbw_gbps", a.ref_allreduce_gbps},
                     {"method", "median over the participants of each one's fastest pair"}};
+  j["healthy_floor"] = {{"p2p_gbps", a.healthy_floor_p2p_gbps},
+                        {"allreduce_busbw_gbps", a.healthy_floor_allreduce_gbps},
+                        {"method", "the lowest value of the pairs not slow in the first pass or cleared alone"}};
   j["pairs"] = nlohmann::json::array();
   for (size_t i = 0; i < m.size(); ++i) {
     const auto& p = m[i];
@@ -290,11 +314,17 @@ Table pairs_table(const nlohmann::json& s) {
                                 ref.at("method").get<std::string>(), gbps(ref.at("p2p_gbps").get<double>()),
                                 gbps(ref.at("allreduce_busbw_gbps").get<double>()),
                                 s.at("slow_fraction").get<double>()));
-  if (any_alone)
+  if (any_alone) {
+    std::string floor;
+    if (s.contains("healthy_floor"))
+      floor = fmt::format(" and below the healthy pairs' lowest (p2p {} GB/s, allreduce {} GB/s)",
+                          gbps(s.at("healthy_floor").at("p2p_gbps").get<double>()),
+                          gbps(s.at("healthy_floor").at("allreduce_busbw_gbps").get<double>()));
     t.notes.push_back(fmt::format(
         "alone: each pair slow in the first pass measured again with no other pair running, {} run(s), the best "
-        "kept; a pair stays slow only if that is still below the limit (\"cleared\" otherwise)",
-        alone_runs));
+        "kept; a pair stays slow only if that is still below the limit{} (\"cleared\" otherwise)",
+        alone_runs, floor));
+  }
   for (const auto& n : s.at("slow_nodes")) t.notes.push_back("SLOW NODE " + n.at("message").get<std::string>());
   for (const auto& l : s.at("slow_links")) t.notes.push_back("SLOW LINK " + l.at("message").get<std::string>());
   for (const auto& n : s.at("notes")) t.notes.push_back(n.get<std::string>());

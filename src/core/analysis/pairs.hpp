@@ -51,10 +51,12 @@ inline constexpr int kMaxPairConfirmations = 64;
 /// over pairs does not: one slow node of 3 or 4 is in 2 of 3 or 3 of 6 pairs).
 /// A pair is a suspect when any of its three numbers is below `slow_fraction` x its
 /// reference. A suspect re-measured alone (PairMeasurement::alone_runs > 0) is slow only in
-/// the metrics whose best alone value is still below that limit: a pair slowed by
-/// contention (the other pairs of its round, other jobs) recovers in at least one run, a
-/// slow link in none. The reference stays the first pass's, measured the same way for all
-/// pairs, so a confirmed pair is below every healthy pair. A suspect not re-measured stays slow.
+/// the metrics whose best alone value is still below that limit and below the healthy
+/// pairs' spread: the lowest value of the metric over the pairs that were not suspects and
+/// the suspects whose alone runs are all above the limit (their first-pass and alone
+/// values). A pair slowed by contention (the other pairs of its round, other jobs) recovers
+/// in at least one run to where healthy pairs have been seen; a slow link in none. A
+/// suspect not re-measured stays slow.
 /// A node is named (the slow node or its link) when n >= 3 and every pair with it is slow;
 /// a slow pair neither of whose participants is named is named as a slow link (the path
 /// between the two). With n == 2 nothing is compared (one pair) and nothing is named.
@@ -66,6 +68,8 @@ struct PairsAnalysis {
   /// Per pair: what was slow in the first (concurrent) measurement; a pair whose
   /// first_slow is non-empty is a suspect.
   std::vector<std::vector<std::string>> first_slow;
+  /// The healthy pairs' lowest p2p and allreduce values, GB/s (0: no healthy pair).
+  double healthy_floor_p2p_gbps = 0, healthy_floor_allreduce_gbps = 0;
   struct Node {
     int index = 0;
     int pairs = 0, slow_pairs = 0;
