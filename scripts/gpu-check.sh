@@ -138,7 +138,7 @@ if [ "$step" = paths ] || [ "$step" = all ]; then
   ls -la "$out/profile" >>"$out/profile_kineto.txt" 2>&1
   # Kineto's traces are large: keep their names and sizes, not the files.
   find "$out/profile" -name '*.json' -size +20M -delete 2>/dev/null
-  check dataparallel $bin dataparallel --model resnet50 --batch-size 64 --gpus 0 --overwrite \
+  check dataparallel $bin dataparallel --model resnet50 --batch-size 64 --gpus 1 --overwrite \
     --json "$out/dataparallel.json"
   # Every comm hook on NCCL, one rank each (a hook on one rank still runs its compression and collective).
   for hook in allreduce fp16 bf16 powersgd:2 hierarchical topk:0.01; do

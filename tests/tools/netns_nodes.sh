@@ -8,7 +8,7 @@
 #       namespaces PREFIX-sw (bridge br0) and PREFIX-n0 .. PREFIX-n<N-1>; node k has veth0
 #       with 10.213.0.<k+1>/24 (the addresses exist only inside these namespaces). With
 #       LIMITED and RATE (tc units, e.g. 200mbit): a token-bucket filter on node LIMITED's
-#       veth0, so what that node sends is limited to RATE.
+#       veth0, so what that node sends is limited to RATE; LIMITED "all": on every node's.
 #   netns_nodes.sh down PREFIX           deletes every namespace PREFIX-*
 #   netns_nodes.sh exec PREFIX K HOST CMD...
 #       runs CMD in node K's namespace with host name HOST (own UTS namespace)
@@ -61,7 +61,10 @@ case "$cmd" in
     if [ -n "$limited" ]; then
       # tbf: RATE sustained; a 64 kB bucket (>= RATE / HZ) and 200 ms of queue, so TCP sees
       # a slow link rather than losses.
-      ip netns exec "$prefix-n$limited" tc qdisc add dev veth0 root tbf rate "$rate" burst 64kb latency 200ms
+      if [ "$limited" = all ]; then nodes=$(seq 0 $((n - 1))); else nodes=$limited; fi
+      for k in $nodes; do
+        ip netns exec "$prefix-n$k" tc qdisc add dev veth0 root tbf rate "$rate" burst 64kb latency 200ms
+      done
     fi
     trap - EXIT
     ;;

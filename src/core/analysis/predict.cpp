@@ -406,6 +406,70 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
     std::set<int> sizes(opts.world_sizes.begin(), opts.world_sizes.end());
     for (const auto& [p, m] : measured) sizes.insert(p);
 
+    // The allreduce fit for `nodes` nodes under `model`: wanted level first; pooled before one
+    // world size (the largest); the bucket dtype, then float32, then any. have_allreduce
+    // guarantees one exists for every model the allreduce has.
+    auto choose_fit = [&](CostModel model, int nodes) {
+      const LinkLevel want = level_of(nodes);
+      const CommFit* fit = nullptr;
+      for (LinkLevel lvl : {want, want == LinkLevel::intra ? LinkLevel::inter : LinkLevel::intra}) {
+        for (const std::string& dt : {b.dtype, std::string("float32"), std::string()}) {
+          for (const auto& c : out.fits) {
+            if (c.collective != "allreduce" || c.model != model || c.level != lvl || (!dt.empty() && c.dtype != dt))
+              continue;
+            if (!fit || (fit->world_size != 0 && (c.world_size == 0 || c.world_size > fit->world_size))) fit = &c;
+          }
+          if (fit) break;
+        }
+        if (fit) break;
+      }
+      return fit;
+    };
+    auto usable_ab = [&](const CommFit* fit, CostModel model) {
+      if (!(fit->fit.ab.beta_s_per_byte > 0))
+        throw UsageError(
+            fmt::format("the {} {} allreduce fit ({} model) has beta = {:.3g} s/byte, no bandwidth: "
+                        "the --comm timings do not grow with size; measure larger sizes",
+                        fit->dtype, link_level_name(fit->level), cost_model_name(model), fit->fit.ab.beta_s_per_byte));
+      AlphaBeta ab = fit->fit.ab;
+      if (ab.alpha_s < 0) {  // noise at the small sizes; a negative latency would shrink T with p
+        ab.alpha_s = 0;
+        clamped.insert(
+            fmt::format("the {} {} allreduce fit ({} model) has alpha < 0 ({:.3g} s, noise at small "
+                        "sizes): 0 used in the predictions",
+                        fit->dtype, link_level_name(fit->level), cost_model_name(model), fit->fit.ab.alpha_s));
+      }
+      return ab;
+    };
+    auto bucket_times = [&](const AlphaBeta& ab, CostModel model, int p, double k) {
+      std::vector<double> times;
+      for (double bytes : b.bucket_bytes) times.push_back(k * model_time_s(ab, "allreduce", model, p, bytes));
+      return times;
+    };
+    // The calibration of a base row on 2+ ranks: the factor k by which DDP's allreduces in the
+    // step are slower than comm's standalone ones, found from the base's measured exposed
+    // communication (exposed_comm_s grows with k: bisection).
+    std::map<CostModel, double> calibration;
+    for (CostModel model : opts.models) {
+      double k = 1;
+      if (b.world_size >= 2 && b.exposed_comm_s > 0) {
+        const AlphaBeta ab = usable_ab(choose_fit(model, b.nodes), model);
+        auto exposed_at = [&](double kk) {
+          return exposed_comm_s(b.bucket_bytes, bucket_times(ab, model, b.world_size, kk), b.hideable_s);
+        };
+        double lo = 1.0 / 64, hi = 64;
+        if (exposed_at(lo) <= b.exposed_comm_s && exposed_at(hi) >= b.exposed_comm_s) {
+          for (int it = 0; it < 60; ++it) {
+            const double mid = std::sqrt(lo * hi);
+            (exposed_at(mid) < b.exposed_comm_s ? lo : hi) = mid;
+          }
+          k = std::sqrt(lo * hi);
+        }
+      }
+      calibration[model] = k;
+    }
+    rp.comm_factor = calibration;
+
     for (int p : sizes)
       for (CostModel model : opts.models) {
         PredictedPoint pt;
@@ -415,42 +479,15 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
         pt.nodes =
             m != measured.end() ? std::max(1, m->second.row->nodes) : (p + out.gpus_per_node - 1) / out.gpus_per_node;
         const LinkLevel want = level_of(pt.nodes);
-        // The allreduce fit: wanted level first; pooled before one world size (the largest);
-        // the bucket dtype, then float32, then any.
-        const CommFit* fit = nullptr;
-        for (LinkLevel lvl : {want, want == LinkLevel::intra ? LinkLevel::inter : LinkLevel::intra}) {
-          for (const std::string& dt : {b.dtype, std::string("float32"), std::string()}) {
-            for (const auto& c : out.fits) {
-              if (c.collective != "allreduce" || c.model != model || c.level != lvl || (!dt.empty() && c.dtype != dt))
-                continue;
-              if (!fit || (fit->world_size != 0 && (c.world_size == 0 || c.world_size > fit->world_size))) fit = &c;
-            }
-            if (fit) break;
-          }
-          if (fit) break;
-        }
-        // have_allreduce guarantees one exists for every model the allreduce has.
+        const CommFit* fit = choose_fit(model, pt.nodes);
         pt.level = fit->level;
         pt.level_substituted = fit->level != want;
         substituted_any = substituted_any || pt.level_substituted;
         if (fit->dtype != b.dtype)
           dtype_notes.insert(
               fmt::format("no {} allreduce fit: the {} buckets use the {} fit", b.dtype, b.comm_hook, fit->dtype));
-        if (!(fit->fit.ab.beta_s_per_byte > 0))
-          throw UsageError(fmt::format(
-              "the {} {} allreduce fit ({} model) has beta = {:.3g} s/byte, no bandwidth: "
-              "the --comm timings do not grow with size; measure larger sizes",
-              fit->dtype, link_level_name(fit->level), cost_model_name(model), fit->fit.ab.beta_s_per_byte));
-        pt.ab = fit->fit.ab;
-        if (pt.ab.alpha_s < 0) {  // noise at the small sizes; a negative latency would shrink T with p
-          pt.ab.alpha_s = 0;
-          clamped.insert(
-              fmt::format("the {} {} allreduce fit ({} model) has alpha < 0 ({:.3g} s, noise at small "
-                          "sizes): 0 used in the predictions",
-                          fit->dtype, link_level_name(fit->level), cost_model_name(model), fit->fit.ab.alpha_s));
-        }
-        std::vector<double> times;
-        for (double bytes : b.bucket_bytes) times.push_back(model_time_s(pt.ab, "allreduce", model, p, bytes));
+        pt.ab = usable_ab(fit, model);
+        const std::vector<double> times = bucket_times(pt.ab, model, p, calibration[model]);
         for (double t : times) pt.comm_s += t;
         pt.exposed_s = exposed_comm_s(b.bucket_bytes, times, b.hideable_s);
         pt.step_s = b.fixed_s + pt.exposed_s;
@@ -467,6 +504,15 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
         }
         rp.points.push_back(pt);
       }
+    // The backtest: this row's predictions of the other measured world sizes, per model.
+    for (auto& pt : rp.points) {
+      std::optional<double> worst;
+      for (const auto& q : rp.points)
+        if (q.model == pt.model && q.world_size != b.world_size && q.error)
+          worst = std::max(worst.value_or(0.0), std::abs(*q.error));
+      pt.backtest_error = worst;
+      pt.withheld = !pt.measured_step_s && worst && *worst > kMaxBacktestError;
+    }
     out.rows.push_back(std::move(rp));
   }
   for (const auto& n : dtype_notes) out.notes.push_back(n);
@@ -572,15 +618,28 @@ std::vector<Table> prediction_tables(const Prediction& p) {
         {"measured_comm_s", "measured comm s", "s", fmtcol::sig3()},
         {"measured_exposed_s", "measured exposed s", "s", fmtcol::sig3()},
         {"measured_efficiency", "measured efficiency", "fraction", fmtcol::percent()},
+        {"backtest_error", "backtest +/-", "fraction", fmtcol::percent()},
+        {"range", "predicted range", "", fmtcol::plain()},
         {"alpha_s", "alpha", "s", micros(), false},
         {"beta_s_per_byte", "beta", "s/byte", fmtcol::sig3(), false},
     };
-    for (const auto& pt : rp.points)
+    bool any_withheld = false, any_backtest = false;
+    for (const auto& pt : rp.points) {
+      // An unmeasured size: the prediction widened by the backtest, or withheld beyond the limit.
+      Value range;
+      if (!pt.measured_step_s && pt.backtest_error) {
+        range = pt.withheld ? std::string("withheld")
+                            : fmt::format("{:.3g}-{:.3g} s", pt.step_s * (1 - *pt.backtest_error),
+                                          pt.step_s * (1 + *pt.backtest_error));
+      }
+      any_withheld = any_withheld || pt.withheld;
+      any_backtest = any_backtest || pt.backtest_error.has_value();
       t.rows.push_back({static_cast<long long>(pt.world_size), static_cast<long long>(pt.nodes),
                         link_level_name(pt.level) + (pt.level_substituted ? "*" : ""), cost_model_name(pt.model),
                         pt.comm_s, pt.exposed_s, pt.step_s, opt(pt.efficiency), opt(pt.measured_step_s), opt(pt.error),
-                        opt(pt.measured_comm_s), opt(pt.measured_exposed_s), opt(pt.measured_efficiency), pt.ab.alpha_s,
-                        pt.ab.beta_s_per_byte});
+                        opt(pt.measured_comm_s), opt(pt.measured_exposed_s), opt(pt.measured_efficiency),
+                        opt(pt.backtest_error), range, pt.ab.alpha_s, pt.ab.beta_s_per_byte});
+    }
     double total = 0;
     for (double v : b.bucket_bytes) total += v;
     t.notes.push_back(
@@ -601,6 +660,25 @@ std::vector<Table> prediction_tables(const Prediction& p) {
                       "report's weak scaling; error = (predicted - measured) / measured step",
                       b.baseline, *b.baseline_per_gpu_ex_s));
     else t.notes.push_back("efficiency n/a: no weak-scaling baseline row in the run files");
+    for (const auto& [model, k] : rp.comm_factor)
+      if (k != 1)
+        t.notes.push_back(fmt::format(
+            "comm factor {:.3g} ({}): the modelled allreduce times x {:.3g} reproduce this row's measured exposed "
+            "communication ({:.4g} s) at its {} ranks; every prediction from this row uses the same factor "
+            "(DDP's allreduces in the step against comm's standalone ones)",
+            k, cost_model_name(model), k, b.exposed_comm_s, b.world_size));
+    if (any_backtest)
+      t.notes.push_back(fmt::format(
+          "backtest +/-: the largest |error| of this row's predictions of the other measured world sizes (same "
+          "model); an unmeasured size's predicted range is step +/- that{}",
+          any_withheld ? fmt::format(", and its prediction is withheld when the backtest is above {:.0f}%: the "
+                                     "model does not hold on these measurements (METHODOLOGY, \"Scaling predictor\")",
+                                     kMaxBacktestError * 100)
+                       : ""));
+    else
+      t.notes.push_back(
+          "no backtest: no other measured world size to predict from this row, so the predictions' error is "
+          "unknown; measure two or more world sizes to check them");
     tables.push_back(std::move(t));
   }
   return tables;

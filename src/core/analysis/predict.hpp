@@ -25,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -170,12 +171,28 @@ struct PredictedPoint {
   std::optional<double> measured_exposed_s;  ///< its breakdown's exposed_comm_s
   std::optional<double> measured_efficiency;
   std::optional<double> error;  ///< (step_s − measured_step_s) / measured_step_s
+  /// The backtest of the base row: max |error| over its predictions of the other measured
+  /// world sizes (same model); nullopt when it has none.
+  std::optional<double> backtest_error;
+  /// An unmeasured world size whose backtest_error exceeds kMaxBacktestError: the table
+  /// prints "withheld" instead of a range.
+  bool withheld = false;
 };
+
+/// The largest backtest error (a fraction) at which predict still gives a range for an
+/// unmeasured world size.
+inline constexpr double kMaxBacktestError = 0.15;
 
 /// The predictions from one base row: every world size (options and measured ones,
 /// ascending), each model.
 struct RowPrediction {
   BaseRow base;
+  /// Per cost model, the factor k applied to every modelled allreduce time: on a base row
+  /// of 2+ ranks with exposed communication, the k at which exposed_comm_s of the base's
+  /// own world size equals its measured exposed_comm_s (DDP's allreduces inside the step
+  /// against comm's standalone ones: contention with the backward, buckets in flight
+  /// together); 1 on one rank or when fully hidden.
+  std::map<CostModel, double> comm_factor;
   std::vector<PredictedPoint> points;
 };
 
