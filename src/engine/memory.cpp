@@ -7,11 +7,8 @@
 #include <fstream>
 #include <unordered_set>
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include "engine/compat.hpp"
+#include "engine/timing.hpp"
 
 namespace ddpbench {
 
@@ -21,12 +18,9 @@ bool reset_memory_peaks(const c10::Device& device) {
 #else
   (void)device;
 #endif
-#if defined(__GLIBC__)
-  // Free heap pages go back to the kernel first (malloc_trim(3)): with the tuned 1 GiB trim
-  // threshold, memory an earlier row freed would otherwise stay resident and count in this
-  // row's peak (a zero2 row after a DDP row read DDP's gradients as its own).
-  malloc_trim(0);
-#endif
+  // Free heap pages go back to the kernel first: with the tuned 1 GiB trim threshold, what
+  // the steps before the window freed would otherwise stay resident and count in its peak.
+  release_free_host_memory(device);
   // proc(5): writing 5 to clear_refs resets the peak resident set size (VmHWM) to the
   // current RSS (Linux >= 4.0). An older kernel rejects the value: the write fails.
   std::ofstream f("/proc/self/clear_refs");

@@ -17,9 +17,10 @@ namespace ddpbench {
 /// Starts a new peak window on this rank. GPU: the CUDA caching allocator's peak stats of
 /// `device` (CUDACachingAllocator::resetPeakStats, via compat.hpp), and the host's VmHWM.
 /// CPU: the process's peak RSS, by writing "5" to /proc/self/clear_refs, which sets VmHWM to
-/// the current RSS (Linux >= 4.0, proc(5)), after malloc_trim(0) (glibc) has returned the
-/// heap's free pages, so memory earlier rows freed does not count. Returns false when that write failed (older
-/// kernel, no permission): VmHWM then keeps the process's peak since it started. Never throws.
+/// the current RSS (Linux >= 4.0, proc(5)), after release_free_host_memory (engine/timing)
+/// has returned the heap's free pages, so memory freed before the window does not count.
+/// Returns false when that write failed (older kernel, no permission): VmHWM then keeps the
+/// process's peak since it started. Never throws.
 bool reset_memory_peaks(const c10::Device& device);
 
 /// This rank's peaks since the last reset_memory_peaks, bytes: on a GPU the caching

@@ -48,6 +48,29 @@ TEST(Straggler, ScoreIsFastestOverOwnAndNamesRanksBelowThreshold) {
             "compute-only step is 200.0 ms, the fastest rank's 100.0 ms");
 }
 
+// Confirmed in both halves: ranks 2 and 3 both score below 0.97 over their whole series, but
+// rank 3 only because of its first half (a passing hiccup: 0.100 / 0.110 = 0.909, then
+// 0.100 / 0.100 = 1 in the second): only rank 2, slow in both halves (0.5, 0.5), is named.
+TEST(Straggler, ASlowHalfAloneIsNotAStraggler) {
+  std::vector<RankScoreInput> in{rank_in(0, 0.100), rank_in(1, 0.100), rank_in(2, 0.200), rank_in(3, 0.104)};
+  in[0].compute_halves_s = {0.100, 0.100};
+  in[1].compute_halves_s = {0.100, 0.100};
+  in[2].compute_halves_s = {0.200, 0.200};
+  in[3].compute_halves_s = {0.110, 0.100};
+  const auto e = straggler_entry("resnet50", 32, 4, in, 0.97);
+  EXPECT_EQ(e["named"], nlohmann::json::array({2}));
+  EXPECT_NEAR(e["ranks"][3]["score"].get<double>(), 0.100 / 0.104, 1e-12);  // below 0.97 overall
+  EXPECT_NEAR(e["ranks"][3]["half_scores"][0].get<double>(), 0.100 / 0.110, 1e-12);
+  EXPECT_DOUBLE_EQ(e["ranks"][3]["half_scores"][1].get<double>(), 1.0);
+  EXPECT_FALSE(e["ranks"][3]["straggler"].get<bool>());
+  const auto lines = straggler_lines(e);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_THAT(lines[0], ::testing::HasSubstr("scores 0.50 < 0.97 (and 0.50 / 0.50 over the two halves of its series)"));
+  // A rank without halves (a series too short): judged on the whole, as before.
+  in[3].compute_halves_s.reset();
+  EXPECT_EQ(straggler_entry("resnet50", 32, 4, in, 0.97)["named"], nlohmann::json::array({2, 3}));
+}
+
 // A score just below the threshold prints with the digits that show it is below:
 // 0.100 / 0.10564 = 0.94662 is "0.947 < 0.95", never "0.95 < 0.95".
 TEST(Straggler, ScoreJustBelowTheThresholdPrintsBelowIt) {

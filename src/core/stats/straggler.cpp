@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -19,11 +20,27 @@ nlohmann::json straggler_entry(const std::string& model, long long batch_per_ran
     fastest = std::min(fastest, r.compute_step_s);
   }
   const auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  // The halves: confirmed only where every rank has both (the fastest of each half is then known).
+  const bool halves = std::all_of(ranks.begin(), ranks.end(), [](const RankScoreInput& r) {
+    return r.compute_halves_s && r.compute_halves_s->first > 0 && r.compute_halves_s->second > 0;
+  });
+  double fastest1 = INFINITY, fastest2 = INFINITY;
+  if (halves)
+    for (const auto& r : ranks) {
+      fastest1 = std::min(fastest1, r.compute_halves_s->first);
+      fastest2 = std::min(fastest2, r.compute_halves_s->second);
+    }
   nlohmann::json out_ranks = nlohmann::json::array();
   std::vector<std::pair<double, int>> named;
   for (const auto& r : ranks) {
     const double score = fastest / r.compute_step_s;
-    const bool slow = score < threshold;
+    bool slow = score < threshold;
+    nlohmann::json half_scores = nullptr;
+    if (halves) {
+      const double s1 = fastest1 / r.compute_halves_s->first, s2 = fastest2 / r.compute_halves_s->second;
+      half_scores = {s1, s2};
+      slow = slow && s1 < threshold && s2 < threshold;
+    }
     if (slow) named.emplace_back(score, r.rank);
     out_ranks.push_back({{"rank", r.rank},
                          {"host", r.host},
@@ -36,6 +53,7 @@ nlohmann::json straggler_entry(const std::string& model, long long batch_per_ran
                          {"ddp_step_s", opt(r.ddp_step_s)},
                          {"comm_wait_s", opt(r.comm_wait_s)},
                          {"score", score},
+                         {"half_scores", half_scores},
                          {"straggler", slow}});
   }
   std::sort(named.begin(), named.end());
@@ -49,8 +67,11 @@ nlohmann::json straggler_entry(const std::string& model, long long batch_per_ran
           {"ranks", out_ranks},
           {"named", names},
           {"note",
-           "score = fastest rank's compute-only step p50 / this rank's (every rank measured at the same time, "
-           "without communication); ddp_step_s and comm_wait_s from the largest DDP group"}};
+           halves ? "score = fastest rank's compute-only step p50 / this rank's (every rank measured at the same "
+                    "time, without communication); a straggler scores below the threshold over its whole series and "
+                    "over each half of it (half_scores); ddp_step_s and comm_wait_s from the largest DDP group"
+                  : "score = fastest rank's compute-only step p50 / this rank's (every rank measured at the same "
+                    "time, without communication); ddp_step_s and comm_wait_s from the largest DDP group"}};
 }
 
 std::string straggler_rank_words(const nlohmann::json& r) {
@@ -93,10 +114,15 @@ std::vector<std::string> straggler_lines(const nlohmann::json& entry) {
   for (const auto& id : entry.at("named")) {
     for (const auto& r : ranks) {
       if (r.at("rank") != id) continue;
+      std::string halves;
+      if (r.contains("half_scores") && r["half_scores"].is_array())
+        halves = fmt::format(" (and {} / {} over the two halves of its series)",
+                             score_text(r["half_scores"][0].get<double>(), threshold),
+                             score_text(r["half_scores"][1].get<double>(), threshold));
       out.push_back(
-          fmt::format("straggler: {} scores {} < {:g}: its compute-only step is {:.1f} ms, the "
+          fmt::format("straggler: {} scores {} < {:g}{}: its compute-only step is {:.1f} ms, the "
                       "fastest rank's {:.1f} ms",
-                      straggler_rank_words(r), score_text(r["score"].get<double>(), threshold), threshold,
+                      straggler_rank_words(r), score_text(r["score"].get<double>(), threshold), threshold, halves,
                       1e3 * r["compute_step_s"].get<double>(), 1e3 * fastest));
     }
   }

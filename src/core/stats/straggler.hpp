@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -21,19 +22,25 @@ struct RankScoreInput {
   int rank = 0;
   std::string host;
   int local_rank = 0;
-  std::string device;                 ///< "cpu" or "cuda:<i>"
-  int gpu_index = -1;                 ///< the CUDA device index; -1 on CPUs
-  std::string gpu_uuid;               ///< "" on CPUs
-  std::string bus_id;                 ///< "" on CPUs
-  double compute_step_s = 0;          ///< p50 of its compute-only steps, s (> 0)
+  std::string device;         ///< "cpu" or "cuda:<i>"
+  int gpu_index = -1;         ///< the CUDA device index; -1 on CPUs
+  std::string gpu_uuid;       ///< "" on CPUs
+  std::string bus_id;         ///< "" on CPUs
+  double compute_step_s = 0;  ///< p50 of its compute-only steps, s (> 0)
+  /// p50 of the first and of the second half of those steps, s (both > 0); nullopt when a
+  /// half was too short. Two measurements of the same rank, each judged like the whole.
+  std::optional<std::pair<double, double>> compute_halves_s;
   std::optional<double> ddp_step_s;   ///< p50 of its steps in the largest DDP group, s
   std::optional<double> comm_wait_s;  ///< its mean exposed communication per step there, s
 };
 
 /// The stragglers entry of one model (ResultFile.stragglers, core/result/result.hpp): each rank's
 /// score = min over ranks of compute_step_s / its compute_step_s, "straggler" when score <
-/// `threshold`, "named" the ranks so marked (ascending score). Throws std::invalid_argument
-/// on no ranks or a compute step that is not > 0.
+/// `threshold` and, where every rank has compute_halves_s, also in each half on its own
+/// ("half_scores": the same score over the ranks' first halves, then their second halves):
+/// a rank slowed once by a passing hiccup is slow in one half only and is not named.
+/// "named" the ranks so marked (ascending score). Throws std::invalid_argument on no ranks
+/// or a compute step that is not > 0.
 nlohmann::json straggler_entry(const std::string& model, long long batch_per_rank, int ddp_world_size,
                                const std::vector<RankScoreInput>& ranks, double threshold);
 

@@ -36,6 +36,9 @@ void warmup_alone(const SweepEnv& env, const std::string& model) {
 struct Baseline {
   std::optional<BenchResult> row;
   std::vector<double> compute_p50_s;
+  /// Rank 0: every rank's p50 over the first and the second half of its series (0 where a
+  /// half has fewer than 2 samples): the re-measurement that confirms a straggler.
+  std::vector<std::pair<double, double>> compute_halves_s;
 };
 
 // Every rank trains its own copy without DDP at `batch` examples (`grad_accum` micro-steps
@@ -61,12 +64,23 @@ Baseline run_no_ddp(const SweepEnv& env, const c10::intrusive_ptr<c10d::ProcessG
   const Series series = run_series(env, trainer, nullptr, nullptr, {}, "the " + what);
   Baseline out;
   const double p50 = percentile(series.samples, 50);
+  const size_t half = series.samples.size() / 2;
+  auto half_p50 = [&](size_t from, size_t to) {
+    if (to - from < 2) return 0.0;
+    return percentile(std::vector<double>(series.samples.begin() + static_cast<std::ptrdiff_t>(from),
+                                          series.samples.begin() + static_cast<std::ptrdiff_t>(to)),
+                      50);
+  };
+  const std::vector<double> mine{p50, half_p50(0, half), half_p50(half, series.samples.size())};
   if (world_pg) {
     set_phase("the gather of every rank's " + what);
-    for (const auto& v : gather_to_root(world_pg, {p50}, 1, env.device, env.timeout))
-      out.compute_p50_s.push_back(v.front());
+    for (const auto& v : gather_to_root(world_pg, mine, mine.size(), env.device, env.timeout)) {
+      out.compute_p50_s.push_back(v[0]);
+      out.compute_halves_s.push_back({v[1], v[2]});
+    }
   } else {
     out.compute_p50_s.push_back(p50);
+    out.compute_halves_s.push_back({mine[1], mine[2]});
   }
   const RankStats stats = rank_stats(env, series);
   const nlohmann::json telemetry = own_telemetry(env);
@@ -157,7 +171,9 @@ SelfCheckHook fault_injection_hook(const std::string& name) {
 // baseline, its DDP step p50 and exposed communication from the first row of the largest
 // DDP group.
 nlohmann::json stragglers_of(const SweepEnv& env, const std::string& model, long long batch,
-                             const std::vector<double>& compute_p50_s, const std::vector<BenchResult>& rows) {
+                             const std::vector<double>& compute_p50_s,
+                             const std::vector<std::pair<double, double>>& halves,
+                             const std::vector<BenchResult>& rows) {
   const BenchResult* largest = nullptr;
   for (const auto& r : rows)
     if (r.ddp && r.model == model && (!largest || r.world_size > largest->world_size)) largest = &r;
@@ -173,6 +189,8 @@ nlohmann::json stragglers_of(const SweepEnv& env, const std::string& model, long
     x.gpu_uuid = p.gpu_uuid;
     x.bus_id = p.bus_id;
     x.compute_step_s = compute_p50_s[r];
+    if (r < halves.size() && halves[r].first > 0 && halves[r].second > 0)
+      x.compute_halves_s = {halves[r].first, halves[r].second};
     if (largest && r < largest->ranks.size()) {
       const RankSamples& rs = largest->ranks[r];
       if (rs.step) x.ddp_step_s = rs.step->p50_s;  // every emitted row's ranks have one (keep_per_rank_detail)
@@ -237,6 +255,7 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
     const ModelInfo info = training ? model_info(env, model) : ModelInfo{};
     const auto kinds = row_kinds(env, model, info, self_check_hook);
     std::vector<double> compute_p50_s;  // rank 0: every rank's, from the first baseline
+    std::vector<std::pair<double, double>> compute_halves_s;
     long long first_batch = 0;
     if (training) {
       // No-DDP baselines at every (per-rank batch, micro-steps) the groups use (one in weak scaling).
@@ -244,6 +263,7 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
         Baseline base = run_no_ddp(env, world_pg, model, info, b, k);
         if (compute_p50_s.empty()) {
           compute_p50_s = std::move(base.compute_p50_s);
+          compute_halves_s = std::move(base.compute_halves_s);
           first_batch = b;
         }
         if (base.row) emit(*base.row);
@@ -252,7 +272,7 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
     for (int n : env.cfg.world_sizes)
       for (const auto& kind : kinds) run_row_group(env, *kind, n, emit);
     if (env.launch.rank == 0 && !compute_p50_s.empty() && on_stragglers)
-      on_stragglers(stragglers_of(env, model, first_batch, compute_p50_s, rows));
+      on_stragglers(stragglers_of(env, model, first_batch, compute_p50_s, compute_halves_s, rows));
   }
   if (world_pg) destroy_process_group(world_pg);
   return rows;

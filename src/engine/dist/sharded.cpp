@@ -277,10 +277,15 @@ torch::Tensor ShardedDataParallel::to_device(const torch::Tensor& host) const {
 }
 
 void ShardedDataParallel::reduce_grads(size_t gi) {
-  finish_reduce();  // one in flight: its buffers are released before this group's are made
+  finish_reduce();  // one in flight: the staging buffers are free again
   Group& g = *groups_[gi];
   torch::NoGradGuard ng;
-  auto flat = at::empty({g.padded}, at::TensorOptions().dtype(at::kFloat).device(device_));
+  if (!stage_in_.defined()) {
+    int64_t largest = 0;
+    for (const auto& x : groups_) largest = std::max(largest, x->padded);
+    stage_in_ = at::empty({largest}, at::TensorOptions().dtype(at::kFloat).device(device_));
+  }
+  auto flat = stage_in_.slice(0, 0, g.padded);
   for (size_t k = 0; k < g.params.size(); ++k) {
     auto& p = g.params[k];
     auto& grad = p.mutable_grad();
@@ -298,7 +303,9 @@ void ShardedDataParallel::reduce_grads(size_t gi) {
   // chunks, then the local sum in rank order; (n-1)/n of the buffer on the wire per rank.
   // Offloaded: into a device buffer, copied to the host shard when it finished.
   const auto out = opts_.cpu_offload ? at::empty({g.shard}, flat.options()) : g.grad_shard;
-  rs_ = reduce_scatter_start(pg_, out, flat, c10d::ReduceOp::SUM, emulate_rs_, timeout_);
+  if (emulate_rs_ && !stage_tmp_.defined()) stage_tmp_ = at::empty_like(stage_in_);
+  rs_ = reduce_scatter_start(pg_, out, flat, c10d::ReduceOp::SUM, emulate_rs_, timeout_,
+                             emulate_rs_ ? stage_tmp_.slice(0, 0, g.padded) : at::Tensor());
   rs_group_ = gi;
   wire_bytes_ += ring_wire_bytes(g.padded * static_cast<int64_t>(sizeof(float)), n_);
   g.reduced = true;

@@ -133,6 +133,10 @@ class ShardedDataParallel {
   ShardedOptions opts_;
   PendingReduceScatter rs_;  // the one reduce-scatter in flight
   size_t rs_group_ = 0;      // its group
+  // The reduce-scatter's staging: the largest group's padded size, allocated once and reused
+  // by every group (one reduce-scatter in flight), so the backward does not allocate and free
+  // a bucket-sized buffer per bucket. stage_tmp_: the Gloo emulation's receive buffer.
+  torch::Tensor stage_in_, stage_tmp_;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
   std::vector<std::unique_ptr<std::function<void()>>> pre_backward_hooks_;  // per unit, for PreBackward
   Model::UnitRunner previous_runner_;
