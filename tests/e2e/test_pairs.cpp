@@ -128,16 +128,13 @@ TEST(PairsNetns, RateLimitedNodeIsNamed) {
   EXPECT_EQ(in_round.size(), 3u);
 }
 
-// `comm --pairs` on `nodes` emulated nodes of `ns`, one rank each, with `busy` busy loops
-// loading the machine's cores while it runs (other jobs on a shared cluster). Returns rank
-// 0's exit code and output; the result is `json`.
-testutil::Outcome pairs_on_nodes(const Netns& ns, int nodes, int busy, const std::string& json, int port) {
-  std::string script;
-  for (int k = 0; k < busy; ++k) script += "(while :; do :; done) & hogs=\"$hogs $!\"; ";
-  script += ns.launch_script(nodes, kBin, "comm --pairs --pair-bytes 2M -w 1 -n 8 --timeout 120 --json " + json, json,
-                             port, 300);
-  script += "kill $hogs 2>/dev/null; wait";
-  (void)run("sh -c '" + script + "'");
+// `comm --pairs` on `nodes` emulated nodes of `ns`, one rank each. Returns rank 0's exit code
+// and output; the result is `json`.
+testutil::Outcome pairs_on_nodes(const Netns& ns, int nodes, const std::string& json, int port) {
+  (void)run("sh -c '" +
+            ns.launch_script(nodes, kBin, "comm --pairs --pair-bytes 2M -w 1 -n 8 --timeout 120 --json " + json, json,
+                             port, 300) +
+            "'");
   testutil::Outcome o;
   const std::string rc = testutil::slurp(json + ".r0.rc");
   o.code = rc.empty() ? -1 : std::stoi(rc);
@@ -165,7 +162,7 @@ TEST(PairsNetns, OnlyTheLimitedNodeIsNamedUnderContention) {
     ASSERT_TRUE(ns.ok) << "netns_nodes.sh up failed";
     TempDir d;
     const auto json = (d.path / "pairs.json").string();
-    const auto o = pairs_on_nodes(ns, nodes, 0, json, 29530 + run_i);
+    const auto o = pairs_on_nodes(ns, nodes, json, 29530 + run_i);
     ASSERT_EQ(o.code, 1) << "rank 0 must exit 1 (a slow node named)\n" << o.out << o.err;
     const std::string node = "node" + std::to_string(limited);
     EXPECT_THAT(o.out, HasSubstr("pairs: FAIL: slow node " + node + " (below 0.7 x the reference, confirmed alone"))

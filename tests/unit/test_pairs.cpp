@@ -181,6 +181,24 @@ TEST(Pairs, AloneWithinTheHealthySpreadIsCleared) {
   EXPECT_TRUE(a.slow_metrics[4].empty());
 }
 
+// Every pair slow in the first pass and none cleared alone: there is no healthy spread, the
+// limit alone decides, and the table says so instead of printing a floor of 0.
+TEST(Pairs, NoHealthyPairLeavesTheLimitAlone) {
+  const std::vector<std::string> names{"n0", "n1", "n2"};
+  std::vector<PairMeasurement> m{pm(0, 1, 10, 1, 9), pm(0, 2, 1, 10, 9), pm(1, 2, 10, 10, 1)};
+  for (auto& p : m) {
+    p.alone_runs = 3;
+    p.alone_p2p_ab_gbps = p.p2p_ab_gbps, p.alone_p2p_ba_gbps = p.p2p_ba_gbps;
+    p.alone_allreduce_busbw_gbps = p.allreduce_busbw_gbps;
+  }
+  const auto a = analyze_pairs(names, m, 0.7);
+  EXPECT_EQ(a.healthy_floor_p2p_gbps, 0.0);
+  EXPECT_EQ(a.slow_nodes.size(), 3u);  // every pair stays slow: each node has only slow pairs
+  const Table t =
+      pairs_table(pairs_summary_json("node", names, names, {0, 1, 2}, 1 << 20, 0.7, round_robin_rounds(3), m, a));
+  EXPECT_THAT(t.notes, ::testing::Contains(HasSubstr("no pair was healthy in this run, so the limit alone decides")));
+}
+
 TEST(Pairs, TwoNodesNameNothingAndBadFractionsAreRefused) {
   const auto a = analyze_pairs({"a", "b"}, {pm(0, 1, 1, 0.01, 0.01)}, 0.7);
   EXPECT_FALSE(a.outliers());

@@ -316,10 +316,13 @@ Table pairs_table(const nlohmann::json& s) {
                                 s.at("slow_fraction").get<double>()));
   if (any_alone) {
     std::string floor;
-    if (s.contains("healthy_floor"))
-      floor = fmt::format(" and below the healthy pairs' lowest (p2p {} GB/s, allreduce {} GB/s)",
-                          gbps(s.at("healthy_floor").at("p2p_gbps").get<double>()),
-                          gbps(s.at("healthy_floor").at("allreduce_busbw_gbps").get<double>()));
+    if (s.contains("healthy_floor")) {
+      const double fp = s.at("healthy_floor").at("p2p_gbps").get<double>(),
+                   fa = s.at("healthy_floor").at("allreduce_busbw_gbps").get<double>();
+      floor = fp > 0 && fa > 0 ? fmt::format(" and below the healthy pairs' lowest (p2p {} GB/s, allreduce {} GB/s)",
+                                             gbps(fp), gbps(fa))
+                               : " (no pair was healthy in this run, so the limit alone decides)";
+    }
     t.notes.push_back(fmt::format(
         "alone: each pair slow in the first pass measured again with no other pair running, {} run(s), the best "
         "kept; a pair stays slow only if that is still below the limit{} (\"cleared\" otherwise)",
