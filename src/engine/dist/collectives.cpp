@@ -88,6 +88,22 @@ void reduce_scatter_or_emulate(const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
   reduce_scatter_finish(p, timeout);
 }
 
+std::vector<c10::intrusive_ptr<c10d::Work>> allgather_in_place_start(const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+                                                                     const at::Tensor& out,
+                                                                     std::chrono::milliseconds timeout) {
+  const int n = pg->getSize();
+  const int64_t c = out.numel() / std::max(n, 1);
+  std::vector<c10::intrusive_ptr<c10d::Work>> works;
+  for (int j = 0; j < n; ++j) {
+    std::vector<at::Tensor> chunk{out.slice(0, j * c, (j + 1) * c)};
+    c10d::BroadcastOptions o;
+    o.rootRank = j;
+    o.timeout = timeout;
+    works.push_back(pg->broadcast(chunk, o));
+  }
+  return works;
+}
+
 std::pair<at::Tensor, at::Tensor> max_min_across_ranks(const std::vector<at::Tensor>& tensors,
                                                        const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
                                                        std::chrono::milliseconds timeout) {

@@ -64,6 +64,19 @@ PendingReduceScatter reduce_scatter_start(const c10::intrusive_ptr<c10d::Process
 /// received chunks into `out`; then releases the buffers. No-op for an empty `p`.
 void reduce_scatter_finish(PendingReduceScatter& p, std::chrono::milliseconds timeout);
 
+/// All-gather in place: `out` holds n chunks of equal size in rank order (n =
+/// pg->getSize()), this rank's chunk already filled; chunk j is broadcast from rank j into
+/// the same place on every other rank, so nothing is allocated besides `out` (the emulation
+/// for a backend without an in-place all-gather: Gloo in libtorch 1.13, whose list
+/// all-gather stages the whole output in a buffer it allocates on its worker thread). Each
+/// rank receives (n-1)/n of `out`, and n broadcasts send (n-1) chunks in all per chunk, as a
+/// ring all-gather (nccl-tests PERFORMANCE.md); n collectives instead of one, so meant for
+/// the few ranks a CPU emulation runs on. Returns the n works without waiting; `out` must
+/// stay alive until they finished. Throws c10::Error when the backend refuses a call.
+std::vector<c10::intrusive_ptr<c10d::Work>> allgather_in_place_start(const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+                                                                     const at::Tensor& out,
+                                                                     std::chrono::milliseconds timeout);
+
 /// Element-wise spread of `tensors` over the ranks of `pg`: every rank passes tensors of the
 /// same shapes; returns {max over ranks, min over ranks}, each one flat float64 tensor of all
 /// their elements concatenated (empty tensors when `tensors` is empty). Collective: two

@@ -1,5 +1,7 @@
 #include "engine/dist/sharded.hpp"
 
+#include <sys/mman.h>
+
 #include <torch/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/function_hook.h>
@@ -31,14 +33,44 @@ struct ShardedDataParallel::Group {
   torch::Tensor shard_param;  // [shard]: zero2 a view of `full`, fsdp its own tensor (offload: on the host)
   torch::Tensor grad_shard;   // [shard] (offload: on the host)
   torch::Tensor momentum;     // [shard] (offload: on the host)
-  c10::intrusive_ptr<c10d::Work> pending;  // an all-gather in flight
-  torch::Tensor gather_in;                 // its input, alive until it finished
+  c10::intrusive_ptr<c10d::Work> pending;                  // an all-gather in flight (the last of its broadcasts)
+  std::vector<c10::intrusive_ptr<c10d::Work>> broadcasts;  // the in-place emulation's works
+  torch::Tensor gather_in;                                 // its input, alive until it finished
   bool gathered = false;
   size_t ready = 0;      // parameters whose gradient was accumulated this backward
   bool reduced = false;  // gradients reduce-scattered this step
 };
 
 namespace {
+
+struct Mapping {
+  void* addr;
+  size_t bytes;
+};
+
+void unmap(void* ctx) {
+  auto* m = static_cast<Mapping*>(ctx);
+  ::munmap(m->addr, m->bytes);
+  delete m;
+}
+
+// compat::alloc_storage, except that on the CPU the memory is pages of its own (mmap) that go
+// back to the kernel when the storage is freed (munmap): a unit's gathered parameters then
+// leave the process's resident set when it is resharded, as a freed block leaves the CUDA
+// caching allocator's allocated bytes, instead of staying in glibc's heap (below the 32 MiB
+// mmap threshold run sets) as free memory that later allocations fragment.
+void alloc_flat_storage(const at::Tensor& t, size_t nbytes) {
+  if (!t.device().is_cpu() || nbytes == 0) {
+    compat::alloc_storage(t, nbytes);
+    return;
+  }
+  c10::StorageImpl* s = t.storage().unsafeGetStorageImpl();
+  if (s->nbytes() == nbytes) return;
+  void* addr = ::mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (addr == MAP_FAILED) throw std::bad_alloc();
+  s->set_data_ptr_noswap(at::DataPtr(addr, new Mapping{addr, nbytes}, &unmap, t.device()));
+  s->set_nbytes(nbytes);
+}
 
 // The post-hook of a unit parameter's AccumulateGrad node: counts the unit's accumulated
 // gradients and calls `done` when all have arrived (PyTorch FSDP's _post_backward_hook,
@@ -225,32 +257,40 @@ ShardedDataParallel::~ShardedDataParallel() {
 void ShardedDataParallel::gather(size_t gi, bool async) {
   Group& g = *groups_[gi];
   if (!g.gathered && !g.pending) {
-    compat::alloc_storage(g.full, static_cast<size_t>(g.padded) * sizeof(float));
-    // zero2's shard is a view of the output: gather from a copy; an offloaded shard is
-    // copied to the device.
-    g.gather_in = strategy_ == "zero2" ? g.shard_param.clone()
-                  : opts_.cpu_offload  ? to_device(g.shard_param)
-                                       : g.shard_param;
-    c10d::AllgatherOptions o;
-    o.timeout = timeout_;
-    if (!list_allgather_) {
+    alloc_flat_storage(g.full, static_cast<size_t>(g.padded) * sizeof(float));
+    if (!broadcast_gather_) {
+      // zero2's shard is a view of the output: gather from a copy; an offloaded shard is
+      // copied to the device.
+      g.gather_in = strategy_ == "zero2" ? g.shard_param.clone()
+                    : opts_.cpu_offload  ? to_device(g.shard_param)
+                                         : g.shard_param;
+      c10d::AllgatherOptions o;
+      o.timeout = timeout_;
       try {
         g.pending = pg_->_allgather_base(g.full, g.gather_in, o);
       } catch (const c10::Error& e) {
         if (!unsupported_by_backend(e)) throw;
-        list_allgather_ = true;  // Gloo in torch 1.13: "no support for _allgather_base"
+        broadcast_gather_ = true;  // Gloo in torch 1.13: "no support for _allgather_base"
+        g.gather_in = torch::Tensor();
       }
     }
-    if (list_allgather_) {
-      // The list form writes into views of the flat buffer, so the data lands in place.
-      std::vector<std::vector<at::Tensor>> outs(1);
-      for (int j = 0; j < n_; ++j) outs[0].push_back(g.full.slice(0, j * g.shard, (j + 1) * g.shard));
-      std::vector<at::Tensor> ins{g.gather_in};
-      g.pending = pg_->allgather(outs, ins, o);
+    if (broadcast_gather_) {
+      // In place into the flat buffer (engine/dist/collectives): Gloo's list all-gather would
+      // allocate a buffer of the whole output on its worker thread for every gather.
+      auto mine = g.full.slice(0, rank_ * g.shard, (rank_ + 1) * g.shard);
+      if (strategy_ != "zero2") mine.copy_(g.shard_param);  // zero2's shard is that chunk already
+      g.broadcasts = allgather_in_place_start(pg_, g.full, timeout_);
+      g.pending = g.broadcasts.back();
     }
     wire_bytes_ += ring_wire_bytes(g.padded * static_cast<int64_t>(sizeof(float)), n_);
   }
   if (!async) wait_gather(gi);
+}
+
+torch::Tensor ShardedDataParallel::largest_group_buffer() const {
+  int64_t largest = 0;
+  for (const auto& x : groups_) largest = std::max(largest, x->padded);
+  return at::empty({largest}, at::TensorOptions().dtype(at::kFloat).device(device_));
 }
 
 void ShardedDataParallel::wait_gather(size_t gi) {
@@ -258,6 +298,10 @@ void ShardedDataParallel::wait_gather(size_t gi) {
   if (!g.pending) return;
   auto w = std::move(g.pending);
   g.pending.reset();
+  auto broadcasts = std::move(g.broadcasts);
+  g.broadcasts.clear();
+  for (auto& b : broadcasts)
+    if (b != w) wait_work(b, timeout_);
   wait_work(w, timeout_);
   g.gather_in = torch::Tensor();
   g.gathered = true;
@@ -280,11 +324,7 @@ void ShardedDataParallel::reduce_grads(size_t gi) {
   finish_reduce();  // one in flight: the staging buffers are free again
   Group& g = *groups_[gi];
   torch::NoGradGuard ng;
-  if (!stage_in_.defined()) {
-    int64_t largest = 0;
-    for (const auto& x : groups_) largest = std::max(largest, x->padded);
-    stage_in_ = at::empty({largest}, at::TensorOptions().dtype(at::kFloat).device(device_));
-  }
+  if (!stage_in_.defined()) stage_in_ = largest_group_buffer();
   auto flat = stage_in_.slice(0, 0, g.padded);
   for (size_t k = 0; k < g.params.size(); ++k) {
     auto& p = g.params[k];
@@ -303,7 +343,7 @@ void ShardedDataParallel::reduce_grads(size_t gi) {
   // chunks, then the local sum in rank order; (n-1)/n of the buffer on the wire per rank.
   // Offloaded: into a device buffer, copied to the host shard when it finished.
   const auto out = opts_.cpu_offload ? at::empty({g.shard}, flat.options()) : g.grad_shard;
-  if (emulate_rs_ && !stage_tmp_.defined()) stage_tmp_ = at::empty_like(stage_in_);
+  if (emulate_rs_ && !stage_tmp_.defined()) stage_tmp_ = largest_group_buffer();
   rs_ = reduce_scatter_start(pg_, out, flat, c10d::ReduceOp::SUM, emulate_rs_, timeout_,
                              emulate_rs_ ? stage_tmp_.slice(0, 0, g.padded) : at::Tensor());
   rs_group_ = gi;
@@ -424,7 +464,8 @@ nlohmann::json ShardedDataParallel::communication() const {
       {"reduce_scatter_bytes_per_step", rs},
       {"all_gather_bytes_per_step", ag},
       {"wire_bytes_per_step_formula", wire},
-      {"all_gather_api", list_allgather_ ? "allgather (list of per-rank outputs)" : "_allgather_base"},
+      {"all_gather_api", broadcast_gather_ ? "broadcast of each rank's chunk, in place" : "_allgather_base"},
+      {"all_gather_emulated", broadcast_gather_},
       {"reduce_scatter_api", emulate_rs_ ? "alltoall_base + local sum" : "reduce_scatter"},
       {"reduce_scatter_emulated", emulate_rs_},
       {"formula", strategy_ == "zero2"
@@ -440,6 +481,11 @@ nlohmann::json ShardedDataParallel::communication() const {
     j["emulated"] =
         "reduce_scatter: all_to_all (alltoall_base) of the N chunks, then a local sum of the N received "
         "chunks: the same bytes on the wire per rank as a ring reduce-scatter, (N-1)/N of the buffer";
+  if (broadcast_gather_)
+    j["all_gather_emulation"] =
+        "all_gather: N broadcasts, chunk j from rank j, in place in the flat buffer as NCCL's all-gather (no "
+        "buffer allocated per gather): the same bytes on the wire per rank as a ring all-gather, (N-1)/N of "
+        "the buffer";
   return j;
 }
 

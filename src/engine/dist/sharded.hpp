@@ -112,6 +112,7 @@ class ShardedDataParallel {
  private:
   void gather(size_t g, bool async);
   void wait_gather(size_t g);
+  torch::Tensor largest_group_buffer() const;  // uninitialised, the largest group's padded size
   void reshard(size_t g);
   void reduce_grads(size_t g);  // starts the group's reduce-scatter (after finishing the one in flight)
   void finish_reduce();         // waits for the reduce-scatter in flight, if any
@@ -129,7 +130,7 @@ class ShardedDataParallel {
   std::vector<std::unique_ptr<Group>> groups_;  // fsdp: units in order, then the root; zero2: one
   size_t root_ = 0;
   long long wire_bytes_ = 0;
-  bool list_allgather_ = false, emulate_rs_ = false;
+  bool broadcast_gather_ = false, emulate_rs_ = false;
   ShardedOptions opts_;
   PendingReduceScatter rs_;  // the one reduce-scatter in flight
   size_t rs_group_ = 0;      // its group
