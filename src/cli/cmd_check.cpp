@@ -31,7 +31,7 @@ Command add_check_command(CLI::App& parent) {
             int skipped = 0;
             const auto rows = check_against(result, refs, skipped);
             const std::string text = render_check_text(rows, device_type(result), skipped);
-            std::fwrite(text.data(), 1, text.size(), stdout);
+            write_stdout(text);
             if (rows.empty()) return kExitFailure;  // nothing checked is not a pass
             for (const auto& r : rows)
               if (r.status != "PASS") return kExitFailure;

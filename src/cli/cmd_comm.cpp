@@ -139,6 +139,16 @@ CommConfig make_config(const CommFlags& f, int world, bool use_cuda) {
   if (rooted && (c.root < 0 || c.root >= smallest))
     throw UsageError(fmt::format("-r/--root {} is not a rank of the smallest group ({} rank(s)); use 0..{}", c.root,
                                  smallest, smallest - 1));
+  // A collective and group size whose every requested size is below one element (per rank)
+  // would measure nothing and still write a complete result.
+  const int elem = dtype_size(f.dtype);
+  for (Collective x : c.collectives)
+    for (int n : c.world_sizes)
+      if (comm_sizes(x, c.sizes, elem, n).empty())
+        throw UsageError(
+            fmt::format("-e/--maxbytes {} moves nothing in {} on {} rank(s): below one {} element ({} B) per rank; "
+                        "raise -e/--maxbytes (e.g. -e 8M)",
+                        c.sizes.back(), collective_name(x), n, f.dtype, elem));
   if (f.min_busbw_opt->count()) {
     if (!(f.min_busbw > 0) || !std::isfinite(f.min_busbw))
       throw UsageError(fmt::format("--min-busbw {:g} must be a bandwidth > 0 in GB/s", f.min_busbw));

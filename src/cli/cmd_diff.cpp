@@ -102,7 +102,7 @@ Command add_diff_command(CLI::App& parent) {
             for (const auto& p : test) t.push_back({p, load_result(p)});
             const DiffReport d = diff_results(b, t, opts);
             const std::string text = f->format == "json" ? diff_json(d).dump(2) + "\n" : render_diff_text(d);
-            std::fwrite(text.data(), 1, text.size(), stdout);
+            write_stdout(text);
             if (f->fail_opt->count()) {
               const auto why = gate_failures(d, f->fail_pct / 100.0);
               for (const auto& w : why) std::fprintf(stderr, "ddpbench: --fail-if-slower: %s\n", w.c_str());

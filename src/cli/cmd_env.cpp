@@ -5,12 +5,12 @@
 // hand, or let `run` compare them (environment.node_differences).
 #include <fmt/format.h>
 
-#include <fstream>
 #include <memory>
 
 #include "cli/commands.hpp"
 #include "core/launch/launch_env.hpp"
 #include "core/launch/node_env.hpp"
+#include "core/result/result.hpp"
 #include "core/util/errors.hpp"
 #ifdef DDPBENCH_HAVE_ENGINE
 #include "engine/env_info.hpp"
@@ -29,8 +29,12 @@ Command add_env_command(CLI::App& parent) {
       "Print this node's environment as run/comm record it per host: driver, GPUs, nvidia-smi topo -m, "
       "CUDA/NCCL/cuDNN/torch versions, CPU, kernel, NCCL_* variables");
   app->add_flag("--json", f->json, "Print the node object (the shape of environment.nodes[] in a result file)");
-  app->add_option("-o,--output", f->out, "Write the JSON node object to this file instead of stdout (implies --json)");
-  return {app, [f]() -> int {
+  auto* out_opt = app->add_option("-o,--output", f->out,
+                                  "Write the JSON node object to this file instead of stdout (implies --json)");
+  return {app, [f, out_opt]() -> int {
+            // Before the probe: a path that cannot be written is refused at once (a symbolic
+            // link, a fifo or device, a read-only file, a missing directory, "").
+            if (out_opt->count()) check_writable(f->out, "--output");
             const EnvMap env = current_env();
 #ifdef DDPBENCH_HAVE_ENGINE
             const nlohmann::json node = host_environment(env);
@@ -38,15 +42,11 @@ Command add_env_command(CLI::App& parent) {
             nlohmann::json node = probe_node_environment(env);
             node["torch"] = "none (ddpbench built without libtorch)";
 #endif
-            if (!f->out.empty()) {
-              std::ofstream o(f->out);
-              if (!o) throw UsageError(fmt::format("--output '{}' cannot be written; pass a writable path", f->out));
-              o << node.dump(2) << "\n";
-              if (!o) throw UsageError(fmt::format("--output '{}' could not be written completely", f->out));
+            if (out_opt->count()) {
+              write_file_atomic(f->out, node.dump(2) + "\n");  // core/result: the one writer
               return kExitOk;
             }
-            const std::string text = f->json ? node.dump(2) + "\n" : render_node_environment(node);
-            std::fwrite(text.data(), 1, text.size(), stdout);
+            write_stdout(f->json ? node.dump(2) + "\n" : render_node_environment(node));
             return kExitOk;
           }};
 }

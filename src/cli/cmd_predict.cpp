@@ -60,7 +60,7 @@ Command add_predict_command(CLI::App& parent) {
               write_file_atomic(f->json, render_prediction(pred, TableFormat::json));
               std::fprintf(stderr, "ddpbench: wrote %s\n", f->json.c_str());
             }
-            std::fwrite(text.data(), 1, text.size(), stdout);
+            write_stdout(text);
             return kExitOk;
           }};
 }

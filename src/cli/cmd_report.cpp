@@ -136,7 +136,7 @@ Command add_report_command(CLI::App& parent) {
                                                     ? std::string(".")
                                                     : std::filesystem::absolute(f->output).parent_path().string());
             // The tables last: a failure above leaves no partial output behind.
-            if (f->output.empty()) std::fwrite(doc.data(), 1, doc.size(), stdout);
+            if (f->output.empty()) write_stdout(doc);
             else write_file_atomic(f->output, doc);
             return kExitOk;
           }};

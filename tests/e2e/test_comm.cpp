@@ -163,6 +163,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCommCase{"UnknownDtype", "comm -d float8", "-d/--datatype 'float8' is not supported"},
         BadCommCase{"UnknownOp", "comm -o avg", "-o/--op 'avg' is not supported"},
         BadCommCase{"MaxBelowMin", "comm -b 1M -e 1K", "-e/--maxbytes 1024 is below -b/--minbytes 1048576"},
+        BadCommCase{"BelowOneElement", "comm -b 3 -e 3", "-e/--maxbytes 3 moves nothing in allreduce"},
         BadCommCase{"RootOutsideGroup", "comm --nproc-per-node 2 -r 2", "-r/--root 2 is not a rank"},
         BadCommCase{"MinBusbwWithoutAllreduce", "comm --collectives broadcast --min-busbw 1",
                     "--min-busbw judges allreduce"},

@@ -412,6 +412,32 @@ TEST(ResultJson, AtomicWriteReplacesAndLeavesNoTemporaries) {
   EXPECT_EQ(entries, 1);
 }
 
+// The one reader: a regular file is read whole; a fifo (no writer: a blocking open would
+// hang), a device that never ends, a directory and a file above the size cap are refused
+// with one UsageError naming the path, and nothing is read from them.
+TEST(ResultJson, TheReaderTakesRegularFilesUpToTheCapOnly) {
+  TempDir dir;
+  const fs::path small = dir.path / "small.json", fifo = dir.path / "fifo";
+  std::ofstream(small) << "0123456789";
+  EXPECT_EQ(read_text_file(small.string()), "0123456789");
+  EXPECT_EQ(read_text_file(small.string(), 10), "0123456789");  // exactly the cap
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto refused = [](const std::string& path, long long cap, const std::string& what) {
+    try {
+      (void)read_text_file(path, cap);
+      ADD_FAILURE() << path << " was read";
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(path)) << e.what();
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(what)) << e.what();
+    }
+  };
+  refused(small.string(), 9, "larger than");
+  refused(fifo.string(), kMaxInputFileBytes, "fifo");
+  refused("/dev/zero", kMaxInputFileBytes, "device");
+  refused(dir.path.string(), kMaxInputFileBytes, "directory");
+  refused((dir.path / "missing.json").string(), kMaxInputFileBytes, "check the path");
+}
+
 TEST(ResultJson, CheckWritable) {
   TempDir dir;
   EXPECT_NO_THROW(check_writable((dir.path / "out.json").string()));

@@ -117,6 +117,13 @@ TEST(RunConfig, BadInputNamesProblemAndFix) {
   c = good();
   c.timeout_s = 0.0005;  // would become a 0 ms timeout, which c10d reads as "none"
   EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("--timeout"));
+  // A DDP comm hook with no DDP row would be recorded and never run.
+  c = good();
+  c.strategies = {"zero2"};
+  c.comm_hooks = {"fp16"};
+  EXPECT_THAT(usage_error([&] { validate(c, 2, kModels); }), HasSubstr("add ddp to --strategy"));
+  c.strategies = {"ddp", "zero2"};
+  EXPECT_NO_THROW(validate(c, 2, kModels));  // the hook applies to the ddp rows
 }
 
 TEST(RunConfig, AdaptiveStoppingLimitsAreChecked) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/result/result.hpp"
 #include "core/util/errors.hpp"
 
 namespace ddpbench {
@@ -45,10 +46,13 @@ std::string find_baselines_file(const std::string& exe_path) {
 }
 
 nlohmann::json load_baselines(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    throw UsageError(fmt::format("baselines file {} cannot be read; unset DDPBENCH_BASELINES or fix the path", path));
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::string text;
+  try {
+    text = read_text_file(path);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("baselines file: {} (unset DDPBENCH_BASELINES or fix the path)", e.what()));
+  }
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("baselines") || !j["baselines"].is_array())
     throw UsageError(
         fmt::format("baselines file {} has no \"baselines\" array; restore benchmark/baselines.json", path));

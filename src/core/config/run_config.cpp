@@ -174,6 +174,10 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
     if (cfg.grad_accums.size() != 1 || cfg.grad_accums.front() != 1)
       throw UsageError("--strategy zero2/fsdp steps once per micro-batch; drop --grad-accum (it applies to ddp rows)");
   }
+  if (!runs_ddp_strategy(cfg) && (cfg.comm_hooks.size() != 1 || cfg.comm_hooks.front() != "none"))
+    throw UsageError(
+        "--comm-hook registers a DDP communication hook and zero2/fsdp rows have none; add ddp to --strategy "
+        "(e.g. --strategy ddp,zero2) or drop --comm-hook");
   if (cfg.static_graph && cfg.find_unused_parameters)
     throw UsageError(
         "--static-graph already handles unused parameters (PyTorch: static_graph supersedes "

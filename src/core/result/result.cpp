@@ -309,15 +309,54 @@ ResultFile parse_result(const std::string& text, const std::string& source) {
   }
 }
 
-std::string read_text_file(const std::string& path) {
+void write_stdout(const std::string& text) {
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0 ||
+      std::ferror(stdout))
+    throw std::runtime_error(fmt::format("writing to standard output failed: {}; check where it is redirected",
+                                         std::strerror(errno)));
+}
+
+std::string read_text_file(const std::string& path, long long max_bytes) {
+  // O_NONBLOCK: opening a fifo must not wait for a writer; the checks below refuse it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw UsageError(fmt::format("cannot read '{}': {}; check the path", path, std::strerror(errno)));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    throw UsageError(fmt::format("'{}' is a directory; pass a file", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("cannot read '{}': {}; check the path", path, std::strerror(errno)));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  if (::fstat(fd, &st) != 0)
+    throw UsageError(fmt::format("cannot read '{}': {}; check the path", path, std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) throw UsageError(fmt::format("'{}' is a directory; pass a file", path));
+  if (!S_ISREG(st.st_mode))
+    throw UsageError(fmt::format("'{}' is not a regular file (a {}); pass a file", path,
+                                 S_ISFIFO(st.st_mode)   ? "fifo"
+                                 : S_ISSOCK(st.st_mode) ? "socket"
+                                 : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "device"
+                                                                              : "special file"));
+  const auto too_large = [&] {
+    const std::string cap =
+        max_bytes >= (1LL << 20) ? fmt::format("{} MiB", max_bytes >> 20) : fmt::format("{} bytes", max_bytes);
+    return UsageError(
+        fmt::format("'{}' is larger than {}, more than any file ddpbench reads; pass the right file", path, cap));
+  };
+  if (st.st_size > max_bytes) throw too_large();
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  std::string out;
+  out.reserve(static_cast<size_t>(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw UsageError(fmt::format("cannot read '{}': {}; check the file", path, std::strerror(errno)));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (static_cast<long long>(out.size()) > max_bytes) throw too_large();  // it grew while being read
+  }
+  return out;
 }
 
 ResultFile read_result_file(const std::string& path) { return parse_result(read_text_file(path), path); }

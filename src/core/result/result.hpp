@@ -246,6 +246,11 @@ void write_result_file_atomic(const std::string& path, const ResultFile& file);
 /// naming it, and the temporary file is removed. Throws std::runtime_error on I/O failure.
 void write_file_atomic(const std::string& path, const std::string& content);
 
+/// Writes `text` to standard output and flushes it; throws std::runtime_error when the
+/// write or the flush fails (a full disk or a closed pipe behind a redirection), so a
+/// command never exits 0 having printed less than its result.
+void write_stdout(const std::string& text);
+
 /// A new empty file next to `path` with an unpredictable name (mkstemp, "PATH.tmp.XXXXXX"),
 /// for output another program writes (gnuplot's images); commit_file puts it in place.
 /// Throws std::runtime_error when it cannot be made.
@@ -256,8 +261,17 @@ std::string temp_file_next_to(const std::string& path);
 /// directory. `tmp` is removed on every failure; std::runtime_error on I/O failure.
 void commit_file(const std::string& tmp, const std::string& path);
 
-/// Reads a whole text file; throws UsageError naming `path` when it cannot be read.
-std::string read_text_file(const std::string& path);
+/// The largest input file any command reads (a result, a reference or targets file, the
+/// baselines, a plot image for the HTML page): 256 MiB. A result file of thousands of ranks
+/// is a few MiB (what rank 0 gathers is bounded per rank).
+inline constexpr long long kMaxInputFileBytes = 256LL << 20;
+
+/// The one reader of every input file: reads `path` whole. It is opened without blocking
+/// (O_NONBLOCK, so a fifo cannot hang it) and must be a regular file of at most `max_bytes`
+/// (checked before reading and while reading). Throws UsageError naming `path`, the problem
+/// and the fix when it is missing or unreadable, a directory, a fifo, socket or device, or
+/// larger than `max_bytes`.
+std::string read_text_file(const std::string& path, long long max_bytes = kMaxInputFileBytes);
 
 /// The one check of an output file before anything is computed, for every writer
 /// (`run --json`, `report -o`/`--html`). Throws UsageError naming `flag` (the option that
