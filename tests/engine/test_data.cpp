@@ -85,6 +85,30 @@ TEST(IdxReader, CorruptMissingAndForeignFilesAreOneLineErrors) {
   EXPECT_NE(e2.find("--data-dir"), std::string::npos) << e2;
 }
 
+// A header that declares more than the reader's cap (2^39 bytes) is refused before any
+// allocation, and one that declares 512 MiB over a file of a few bytes is refused as
+// truncated (memory follows the bytes read: the vector grows chunk by chunk).
+TEST(IdxReader, HeadersDeclaringHugeDataAreRefusedWithoutAllocatingIt) {
+  TempDir d;
+  const auto raw = [&](const std::string& name, const std::vector<uint32_t>& dims, size_t data_bytes) {
+    std::string s;
+    put_be32(s, kIdxImagesMagic);
+    for (auto v : dims) put_be32(s, v);
+    s.append(data_bytes, '\1');
+    const fs::path p = d.path / name;
+    std::ofstream(p, std::ios::binary) << s;
+    return p.string();
+  };
+  const std::string huge = raw("huge", {1u << 19, 1024, 1024}, 18);  // 2^39 bytes declared
+  const std::string e1 = testutil::usage_error([&] { read_idx(huge, kIdxImagesMagic); });
+  EXPECT_NE(e1.find(huge), std::string::npos) << e1;
+  EXPECT_NE(e1.find("more than 1024 MiB"), std::string::npos) << e1;
+  const std::string big = raw("big", {512, 1024, 1024}, 18);  // 512 MiB declared, 18 bytes held
+  const std::string e2 = testutil::usage_error([&] { read_idx(big, kIdxImagesMagic); });
+  EXPECT_NE(e2.find("holds 18 data bytes"), std::string::npos) << e2;
+  EXPECT_NE(e2.find("truncated"), std::string::npos) << e2;
+}
+
 // Runs /usr/bin/python3 with PyTorch's DistributedSampler for each case; its index lists.
 TEST(DistributedSampler, MatchesPyTorchsOwn) {
   if (std::system("/usr/bin/python3 -c 'import torch.utils.data' >/dev/null 2>&1") != 0)

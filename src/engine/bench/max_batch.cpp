@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -249,6 +250,10 @@ BatchTrial try_batch_in_child(const TrialSetup& setup, long long batch) {
   }
   ProcessOptions opts;
   opts.env["OMP_NUM_THREADS"] = std::to_string(at::get_num_threads());
+  // The child runs in a process group of its own (the supervisor ends it as a group), so a
+  // Ctrl-C at the terminal reaches only this process: the child ends with it (exit_with_parent,
+  // core/launch/spawn), also when this process is killed.
+  opts.env["DDPBENCH_LOCAL_SPAWNER"] = std::to_string(::getpid());
   set_phase(fmt::format("the find-max-bs trial of {} at batch {} (child process)", c.models.front(), batch));
   const auto t0 = std::chrono::steady_clock::now();
   const CaptureResult r = run_capture(argv, opts, setup.timeout_s);

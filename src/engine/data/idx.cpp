@@ -68,14 +68,25 @@ IdxArray read_idx(const std::string& path, uint32_t magic) {
     if (gz_read(f.get(), head, 4, path) != 4)
       throw UsageError(fmt::format("{} ends inside its header; {}", path, fix_words()));
     const int64_t d = big_endian(head);
-    if (d <= 0 || d > (int64_t{1} << 31) || total > (int64_t{1} << 40) / d)
-      throw UsageError(fmt::format("{} declares a dimension of {}; it is corrupt, {}", path, d, fix_words()));
+    if (d <= 0 || total > kMaxIdxBytes / d)
+      throw UsageError(fmt::format("{} declares a dimension of {}, more than {} MiB of data in all; it is corrupt, {}",
+                                   path, d, kMaxIdxBytes >> 20, fix_words()));
     a.dims.push_back(d);
     total *= d;
   }
-  a.data.resize(static_cast<size_t>(total));
-  const size_t got = gz_read(f.get(), a.data.data(), a.data.size(), path);
-  if (got != a.data.size())
+  // Read in chunks, the vector growing with the bytes that arrive: memory follows the data
+  // the file holds, not what its header declares.
+  constexpr size_t kChunk = size_t{16} << 20;
+  size_t got = 0;
+  while (got < static_cast<size_t>(total)) {
+    const size_t want = std::min(kChunk, static_cast<size_t>(total) - got);
+    a.data.resize(got + want);
+    const size_t n = gz_read(f.get(), a.data.data() + got, want, path);
+    got += n;
+    if (n < want) break;
+  }
+  a.data.resize(got);
+  if (got != static_cast<size_t>(total))
     throw UsageError(fmt::format("{} holds {} data bytes, its header declares {}; it is truncated, {}", path, got,
                                  total, fix_words()));
   unsigned char extra;

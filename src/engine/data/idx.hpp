@@ -21,10 +21,14 @@ struct IdxArray {
   std::vector<uint8_t> data;  ///< product(dims) bytes, row-major
 };
 
+/// The most data an IDX file may declare: 1 GiB (Fashion-MNIST's largest file holds 47 MB).
+inline constexpr int64_t kMaxIdxBytes = int64_t{1} << 30;
+
 /// Reads `path` (gzip or plain) and checks that its magic is `magic` and that it holds
-/// exactly product(dims) data bytes. Throws UsageError, one line naming the file and the
-/// fix, when it is missing, unreadable, not gzip-valid, has another magic, or is short or
-/// long (a truncated download or another file).
+/// exactly product(dims) data bytes, at most kMaxIdxBytes; memory grows with the bytes read,
+/// not with what the header declares. Throws UsageError, one line naming the file and the
+/// fix, when it is missing, unreadable, not gzip-valid, has another magic, declares more
+/// than kMaxIdxBytes, or is short or long (a truncated download or another file).
 IdxArray read_idx(const std::string& path, uint32_t magic);
 
 /// An image classification split in memory: `n` grey images of rows x cols bytes.
