@@ -109,8 +109,9 @@ int run_find_max_bs(Flags& f, const std::vector<std::string>& argv) {
   compat::quiet_torch_logs();
   if (f.trial_child > 0) {  // one trial of a parent's search (try_batch_in_child): its result on stdout
     if (!exit_with_parent(current_env()))
-      throw UsageError("--trial-child is started by find-max-bs for one trial, and its parent is gone; "
-                       "run ddpbench find-max-bs");
+      throw UsageError(
+          "--trial-child is started by find-max-bs for one trial, and its parent is gone; "
+          "run ddpbench find-max-bs");
     prepare_search(setup);
     print_line(trial_line(try_batch(setup, f.trial_child)));
     return kExitOk;

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <regex>
 #include <map>
 #include <memory>
 #include <optional>
@@ -69,6 +70,7 @@ struct RunFlags {
               *head_opt = nullptr, *iters_opt = nullptr, *target_ci_opt = nullptr, *min_iters_opt = nullptr,
               *max_iters_opt = nullptr, *max_time_opt = nullptr;
   CLI::Option* json_opt = nullptr;
+  CLI::Option* profile_opt = nullptr;
   bool overwrite = false;  ///< --overwrite: an existing --json file is replaced once the new run completes
   // --batch-size N or max (find-max-bs on every rank before the sweep; --memory-limit bounds it on CPUs)
   std::string batch_text;
@@ -95,9 +97,11 @@ nlohmann::json tune_malloc(const EnvMap& env, bool disabled) {
   return {{"applied", ok}, {"M_MMAP_THRESHOLD", mmap_threshold}, {"M_TRIM_THRESHOLD", trim_threshold}};
 }
 
-// --profile DIR: created (with parents) where missing; must be a writable directory.
-// Every rank calls it on its own host.
-void prepare_profile_dir(const std::string& dir) {
+// --profile DIR: created (with parents) where missing; must be a writable directory that
+// holds no trace of an earlier run (DIR/*-rank<R>.json), unless `overwrite`. Every rank calls
+// it on its own host, before the rendezvous (so before any trace of this run exists).
+void prepare_profile_dir(const std::string& dir, bool overwrite) {
+  if (dir.empty()) throw UsageError("--profile needs a directory; pass e.g. --profile traces");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
@@ -106,6 +110,13 @@ void prepare_profile_dir(const std::string& dir) {
                     ec ? ec.message() : "a file is in the way"));
   if (::access(dir.c_str(), W_OK) != 0)
     throw UsageError(fmt::format("--profile '{}' is not writable; pass a writable directory", dir));
+  if (overwrite) return;
+  static const std::regex trace(R"(.*-rank[0-9]+\.json)");
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (std::regex_match(e.path().filename().string(), trace))
+      throw UsageError(fmt::format(
+          "--profile '{}' holds traces of an earlier run ({}); pass another directory or --overwrite to replace them",
+          dir, e.path().filename().string()));
 }
 
 // Resolves the defaults that depend on the machine and says what it chose and why.
@@ -230,7 +241,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
              const std::string& note, const std::vector<std::string>& argv) {
   RunConfig& cfg = f.cfg;
   at::set_num_threads(threads);
-  if (!cfg.profile_dir.empty()) prepare_profile_dir(cfg.profile_dir);  // on this rank's host
+  if (f.profile_opt->count()) prepare_profile_dir(cfg.profile_dir, f.overwrite);  // on this rank's host
   // The test seam of the self-check (tests/e2e), named once here, never inside the measured code.
   SelfCheckHook fault_hook;
   if (auto it = env.find("DDPBENCH_TEST_FAULT"); it != env.end() && !it->second.empty())
@@ -486,9 +497,10 @@ void add_output_options(CLI::App* app, RunFlags& f) {
   app->add_flag("--breakdown", c.print_breakdown,
                 "Print where each row's step time goes (forward, backward compute, exposed communication, optimizer, "
                 "other) under it");
-  app->add_option("--profile", c.profile_dir,
-                  "Write a Chrome/Perfetto trace of --profile-iters extra steps after each measured series, one file "
-                  "per rank and row, into this directory (created)");
+  f.profile_opt = app->add_option(
+      "--profile", c.profile_dir,
+      "Write a Chrome/Perfetto trace of --profile-iters extra steps after each measured series, one file per rank "
+      "and row, into this directory (created; traces of an earlier run there need --overwrite)");
   app->add_option("--profile-iters", c.profile_iters, "Steps traced per row with --profile")->capture_default_str();
   app->add_option("--sample-ms", c.sample_ms,
                   "Telemetry sampling period during measured iterations (GPU through NVML, host CPU, memory, network)")
@@ -616,9 +628,12 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
               cfg.grad_accums = parse_count_list(f->grad_accums, "--grad-accum", kMaxGradAccum);
               cfg.strategies = parse_strategy_list(f->strategies);
               if (!f->duration.empty()) cfg.duration_s = parse_duration_s(f->duration, "--duration");
-              if (!cfg.profile_dir.empty()) prepare_profile_dir(cfg.profile_dir);
+              if (f->profile_opt->count() && cfg.profile_dir.empty())
+                throw UsageError("--profile needs a directory; pass e.g. --profile traces");
               if (cfg.data == "fashion-mnist" && !f->num_classes_opt->count()) cfg.num_classes = 10;
               validate(cfg, world, model_names());
+              if (f->profile_opt->count()) prepare_profile_dir(cfg.profile_dir, f->overwrite);  // after validate:
+              // a refused flag leaves no directory behind
               // A missing or corrupt dataset file: one line, exit 2, before ranks start (ranks launched by
               // torchrun or srun find it when they load the data, with the same line).
               if (spawner && cfg.data != "synthetic") (void)load_train_test(cfg);

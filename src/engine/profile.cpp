@@ -9,11 +9,14 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <optional>
 #include <set>
 #include <stdexcept>
 
+#include "core/result/result.hpp"
 #include "core/util/errors.hpp"
 #include "engine/timing.hpp"
 
@@ -72,27 +75,40 @@ std::string trace_steps(const std::function<void()>& step, int iters, const std:
   const auto body = [&] {
     for (int i = 0; i < iters; ++i) step();
   };
-  if (kineto_works(device)) {
-    kineto_trace(body, path, device);
-    return "kineto";
-  }
+  // The profiler writes a temporary file of its own (mkstemp: a link planted at `path` is
+  // never followed), checked whole before it replaces `path` through the one writer path:
+  // torch's trace writers do not report a failed write (a full disk leaves a truncated file).
+  const std::string tmp = temp_file_next_to(path);
+  std::string profiler;
+  try {
+    if (kineto_works(device)) {
+      kineto_trace(body, tmp, device);
+      profiler = "kineto";
+    } else {
 #ifdef DDPBENCH_HAVE_LEGACY_PROFILER
-  {
-    // Writes the trace when it goes out of scope.
-    prof::RecordProfile guard(path);
-    body();
-    synchronize(device);
-  }
-  if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
-    std::fclose(f);
-    return "legacy";
-  }
-  throw std::runtime_error(fmt::format("the profiler wrote no trace to '{}'", path));
+      {
+        // Writes the trace when it goes out of scope.
+        prof::RecordProfile guard(tmp);
+        body();
+        synchronize(device);
+      }
+      profiler = "legacy";
 #else
-  throw UsageError(
-      "--profile: this ddpbench is linked with a torch without Kineto and without the legacy profiler; "
-      "drop --profile");
+      throw UsageError(
+          "--profile: this ddpbench is linked with a torch without Kineto and without the legacy profiler; "
+          "drop --profile");
 #endif
+    }
+    if (!nlohmann::json::accept(read_text_file(tmp)))
+      throw std::runtime_error(fmt::format(
+          "the profiler's trace for '{}' is empty or not whole JSON (is the disk full?); free space and run again",
+          path));
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  commit_file(tmp, path);
+  return profiler;
 }
 
 }  // namespace ddpbench

@@ -13,9 +13,12 @@ namespace ddpbench {
 /// (torch::autograd::profiler::enableProfiler / disableProfiler / ProfilerResult::save, CPU
 /// and, on a GPU, CUDA activities) where the linked torch has Kineto, else the legacy profiler
 /// (torch::autograd::profiler::RecordProfile: CPU operators only, one span per op). Which one
-/// is decided once per process by a trial trace. Returns "kineto" or "legacy". Throws
-/// UsageError when the linked torch has neither, std::runtime_error when the file cannot
-/// be written. The steps are not timed: call it outside measured iterations.
+/// is decided once per process by a trial trace. The trace goes to a temporary file next to
+/// `path` and replaces `path` only when it is whole JSON (core/result commit_file: a link or
+/// special file at `path` is refused). Returns "kineto" or "legacy". Throws UsageError when
+/// the linked torch has neither or `path` is not a regular file, std::runtime_error when the
+/// trace cannot be written whole (a full disk). The steps are not timed: call it outside
+/// measured iterations.
 std::string trace_steps(const std::function<void()>& step, int iters, const std::string& path,
                         const c10::Device& device);
 

@@ -494,6 +494,18 @@ bool any_finite(const std::vector<double>& v) {
   return std::any_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
 }
 
+// Whether `bytes` is a whole image of the kind `ext` names: a PNG ends with its IEND chunk
+// (length 0, type "IEND", CRC ae426082; PNG specification, 11.2.5), an SVG with "</svg>" and
+// white space.
+bool image_complete(const std::string& bytes, const std::string& ext) {
+  if (ext == ".png") {
+    static const std::string iend("\x00\x00\x00\x00IEND\xae\x42\x60\x82", 12);
+    return bytes.size() > iend.size() && bytes.compare(bytes.size() - iend.size(), iend.size(), iend) == 0;
+  }
+  const auto end = bytes.find_last_not_of(" \t\r\n");
+  return end != std::string::npos && end + 1 >= 6 && bytes.compare(end + 1 - 6, 6, "</svg>") == 0;
+}
+
 }  // namespace
 
 std::vector<Plot> draw_plots(const std::vector<PlotSpec>& specs, const std::string& dir, const std::string& script) {
@@ -553,12 +565,13 @@ std::vector<Plot> draw_plots(const std::vector<PlotSpec>& specs, const std::stri
       plots.push_back(std::move(plot));
       continue;
     }
+    // gnuplot exits 0 after a failed write (a full disk): an image counts only when it is
+    // whole, a PNG ending in its IEND chunk, an SVG in its closing tag.
     for (const auto& [ext, t] : tmp) {
-      std::error_code ec;
-      if (fs::file_size(t, ec) == 0 || ec) {
+      if (!image_complete(read_text_file(t), ext)) {
         remove_tmp();
         throw std::runtime_error(
-            fmt::format("gnuplot wrote nothing to '{}' for {}{} (is the disk full?)", t, spec.name, ext));
+            fmt::format("gnuplot wrote an empty or truncated '{}' for {}{} (is the disk full?)", t, spec.name, ext));
       }
     }
     for (const auto& [ext, t] : tmp) commit_file(t, (d / (spec.name + ext)).string());

@@ -312,8 +312,8 @@ ResultFile parse_result(const std::string& text, const std::string& source) {
 void write_stdout(const std::string& text) {
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0 ||
       std::ferror(stdout))
-    throw std::runtime_error(fmt::format("writing to standard output failed: {}; check where it is redirected",
-                                         std::strerror(errno)));
+    throw std::runtime_error(
+        fmt::format("writing to standard output failed: {}; check where it is redirected", std::strerror(errno)));
 }
 
 std::string read_text_file(const std::string& path, long long max_bytes) {
@@ -330,8 +330,8 @@ std::string read_text_file(const std::string& path, long long max_bytes) {
   if (S_ISDIR(st.st_mode)) throw UsageError(fmt::format("'{}' is a directory; pass a file", path));
   if (!S_ISREG(st.st_mode))
     throw UsageError(fmt::format("'{}' is not a regular file (a {}); pass a file", path,
-                                 S_ISFIFO(st.st_mode)   ? "fifo"
-                                 : S_ISSOCK(st.st_mode) ? "socket"
+                                 S_ISFIFO(st.st_mode)                         ? "fifo"
+                                 : S_ISSOCK(st.st_mode)                       ? "socket"
                                  : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "device"
                                                                               : "special file"));
   const auto too_large = [&] {
