@@ -198,7 +198,7 @@ int run_pairs(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, c
   CommCallbacks cb;
   cb.on_row = [&](const CommResult& row) {
     rf.comm_results.push_back(row);
-    if (!f.json_path.empty()) write_result_file_atomic(partial_path(f.json_path), rf);
+    save_partial(rf, f.json_path);
   };
   cb.on_collective_done = [&](const std::vector<CommResult>& rows) {
     // Rows come in threes per pair: sendrecv a->b, sendrecv b->a, allreduce.
@@ -220,7 +220,7 @@ int run_pairs(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, c
     outcome = run_comm_pairs(cenv, plan, cb);
     finish_barrier(cenv.store, li, timeout);
   } catch (...) {
-    note_partial_rows(li, f.json_path, rf.comm_results.size());
+    note_partial_rows(li, f.json_path);
     throw;
   }
   if (li.rank != 0) return kExitOk;
@@ -337,7 +337,7 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
   CommCallbacks cb;
   cb.on_row = [&](const CommResult& row) {
     rf.comm_results.push_back(row);
-    if (!f.json_path.empty()) write_result_file_atomic(partial_path(f.json_path), rf);
+    save_partial(rf, f.json_path);
   };
   cb.on_collective_done = [&](const std::vector<CommResult>& rows) {
     print_line("");
@@ -347,7 +347,7 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
     run_comm_sweep(cenv, cb);
     finish_barrier(rv.store, li, timeout);
   } catch (...) {
-    note_partial_rows(li, f.json_path, rf.comm_results.size());
+    note_partial_rows(li, f.json_path);
     throw;
   }
   if (li.rank != 0) return kExitOk;
@@ -499,7 +499,7 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
                     fmt::format("DDPBENCH_TEST_FAULT '{}' is unknown to comm (corrupt-comm); unset it", it->second));
               check_backend_dtype(backend, cfg.dtype);  // every rank: each must refuse alone
             });
-            if (spawner) return spawn_ranks(env, li, world, argv);
+            if (spawner) return spawn_ranks(env, li, world, argv, f->json_path);
             return run_this_rank(li, env, cfg.timeout_s, "the buffers do not fit in memory",
                                  "use a smaller -e/--maxbytes",
                                  [&] { return run_rank(*f, cfg, li, env, use_cuda, backend, threads, argv); });

@@ -132,12 +132,12 @@ int run_dataparallel(DpFlags& f, const std::vector<std::string>& argv) {
     print_line(split_line(row));
     for (const auto& w : table_row_warnings(row)) print_line(w);
     rf.results.push_back(row);
-    if (!c.json_path.empty()) write_result_file_atomic(partial_path(c.json_path), rf);
+    save_partial(rf, c.json_path);
   };
   try {
     run_data_parallel(job, on_row);
   } catch (...) {
-    note_partial_rows(LaunchInfo{}, c.json_path, rf.results.size());
+    note_partial_rows(LaunchInfo{}, c.json_path);
     throw;
   }
   if (!c.json_path.empty()) {

@@ -343,7 +343,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     for (const auto& w : table_row_warnings(row)) print_line(w);
     rf.results.push_back(row);
     // The rows so far go to PATH.partial; PATH itself only ever holds a complete run.
-    if (!cfg.json_path.empty()) write_result_file_atomic(partial_path(cfg.json_path), rf);
+    save_partial(rf, cfg.json_path);
     if (progress) progress->resume();
   };
   try {
@@ -352,7 +352,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
       print_line("");
       for (const auto& l : straggler_lines(entry)) print_line(l);
       rf.stragglers.push_back(entry);
-      if (!cfg.json_path.empty()) write_result_file_atomic(partial_path(cfg.json_path), rf);
+      save_partial(rf, cfg.json_path);
     };
     run_sweep(senv, on_row, on_stragglers, fault_hook);
     finish_barrier(store, li, timeout);
@@ -364,7 +364,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
       print_line(fmt::format("Wrote {} ({} rows, schema {})", cfg.json_path, rf.results.size(), kSchemaVersion));
     }
   } catch (...) {
-    note_partial_rows(li, cfg.json_path, rf.results.size());
+    note_partial_rows(li, cfg.json_path);
     throw;
   }
   return kExitOk;
@@ -649,7 +649,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                 (void)fault_injection_hook(it->second);  // an unknown name is bad input, said once
             });
 
-            if (spawner) return spawn_ranks(env, li, world, argv);
+            if (spawner) return spawn_ranks(env, li, world, argv, cfg.json_path);
             return run_this_rank(li, env, cfg.timeout_s, "the batch does not fit in memory",
                                  "use a smaller --batch-size or --image-size",
                                  [&] { return run_rank(*f, li, env, use_cuda, backend, threads, note, argv); });

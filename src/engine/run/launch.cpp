@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <stdexcept>
 #include <thread>
@@ -118,7 +119,8 @@ void validate_on_rank0(const LaunchInfo& li, const std::function<void()>& check)
   }
 }
 
-int spawn_ranks(const EnvMap& env, const LaunchInfo& li, int world, const std::vector<std::string>& argv) {
+int spawn_ranks(const EnvMap& env, const LaunchInfo& li, int world, const std::vector<std::string>& argv,
+                const std::string& json_path) {
   SpawnOptions so;
   so.nproc = world;
   // MASTER_ADDR / MASTER_PORT, when set, say where rank 0 serves the store.
@@ -129,8 +131,25 @@ int spawn_ranks(const EnvMap& env, const LaunchInfo& li, int world, const std::v
   if (env.count("MASTER_PORT") && !env.at("MASTER_PORT").empty()) so.master_port = li.master_port;
   so.argv = argv;
   so.argv[0] = self_exe_path();
-  return spawn_local_ranks(so);
+  const int rc = spawn_local_ranks(so);
+  if (rc != 0)
+    if (const std::string n = partial_rows_note(json_path); !n.empty()) {
+      const std::string line = "ddpbench: note: " + n + "\n";
+      std::fwrite(line.data(), 1, line.size(), stderr);
+      std::fflush(stderr);
+    }
+  return rc;
 }
+
+namespace {
+// A collective failed because a peer's connection went away (Gloo's and the TCPStore's words).
+bool is_peer_loss_message(const std::string& line) {
+  for (const char* w :
+       {"Connection reset by peer", "Connection closed by peer", "Read error", "Broken pipe", "Connection refused"})
+    if (line.find(w) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
 
 [[noreturn]] void rethrow_with_context(const LaunchInfo& li, double timeout_s, const std::string& what,
                                        const std::string& oom_what, const std::string& oom_fix) {
@@ -143,6 +162,11 @@ int spawn_ranks(const EnvMap& env, const LaunchInfo& li, int world, const std::v
         "the store served by rank 0 at {}:{} did not answer within --timeout {:g} s (rank 0 stopped, "
         "or its host is down or unreachable)",
         li.master_addr, li.master_port, timeout_s);
+  // Under the built-in launcher a lost peer is usually a rank that died first: the launcher
+  // names it and ends the other ranks (SIGTERM). Waiting a moment before saying anything
+  // leaves that one line; a rank not ended by then says what it saw.
+  if (li.launcher == Launcher::kLocalSpawner && is_peer_loss_message(line))
+    std::this_thread::sleep_for(std::chrono::seconds(2));
   if (is_out_of_memory_message(line)) {
     if (li.rank != 0) {
       std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -292,10 +316,32 @@ NodeEnvironments gather_node_environments(const c10::intrusive_ptr<c10d::Store>&
   return out;
 }
 
-void note_partial_rows(const LaunchInfo& li, const std::string& json_path, size_t rows) {
-  if (li.rank == 0 && !json_path.empty() && rows > 0)
-    error_notes().push_back(
-        fmt::format("the {} row(s) measured so far are in {} (marked incomplete)", rows, partial_path(json_path)));
+void save_partial(const ResultFile& rf, const std::string& json_path) {
+  if (json_path.empty()) return;
+  const std::string before = current_phase();
+  set_phase("writing " + partial_path(json_path));
+  write_result_file_atomic(partial_path(json_path), rf);
+  set_phase(before);
+}
+
+std::string partial_rows_note(const std::string& json_path) {
+  if (json_path.empty()) return "";
+  const std::string path = partial_path(json_path);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return "";
+  try {
+    const ResultFile f = read_result_file(path);
+    const size_t rows = f.results.size() + f.comm_results.size();
+    if (rows == 0) return "";
+    return fmt::format("the {} row(s) measured so far are in {} (marked incomplete)", rows, path);
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+void note_partial_rows(const LaunchInfo& li, const std::string& json_path) {
+  if (li.rank != 0 || li.launcher == Launcher::kLocalSpawner) return;
+  if (const std::string n = partial_rows_note(json_path); !n.empty()) error_notes().push_back(n);
 }
 
 ResultFile new_result_file(const std::string& kind, const std::vector<std::string>& argv, int rows_planned) {

@@ -64,8 +64,10 @@ void validate_on_rank0(const LaunchInfo& li, const std::function<void()>& check)
 
 /// The built-in launcher: starts `world` ranks of this executable with `argv` (the whole
 /// command line) on this machine (MASTER_ADDR / MASTER_PORT from `env` when set, else
-/// 127.0.0.1 and a free port) and returns their exit status (spawn_local_ranks).
-int spawn_ranks(const EnvMap& env, const LaunchInfo& li, int world, const std::vector<std::string>& argv);
+/// 127.0.0.1 and a free port) and returns their exit status (spawn_local_ranks). When they
+/// failed and `json_path`'s PATH.partial exists, it prints partial_rows_note as a note.
+int spawn_ranks(const EnvMap& env, const LaunchInfo& li, int world, const std::vector<std::string>& argv,
+                const std::string& json_path = "");
 
 /// A runtime failure of this rank, as one line that says which rank, where and in which
 /// phase ("rank 1 (pid 42 on node7), during warm-up of resnet18/ddp2: ..."). Messages that
@@ -118,9 +120,20 @@ EnvironmentFacts job_environment_facts(const LaunchInfo& li, const std::string& 
                                        int threads_per_rank, const std::vector<RankPlacement>& placements,
                                        const EnvMap& env, const NodeEnvironments& nodes);
 
-/// After a failure, on rank 0 only: adds the error note that the `rows` rows measured so far
-/// are in PATH.partial of `json_path` (marked incomplete). Nothing without --json or rows.
-void note_partial_rows(const LaunchInfo& li, const std::string& json_path, size_t rows);
+/// Writes `rf` (complete = false) to PATH.partial of `json_path` ("": nothing) through the one
+/// writer, under the phase "writing PATH.partial", so a failed write (a full disk) is named as
+/// such. Throws as write_result_file_atomic.
+void save_partial(const ResultFile& rf, const std::string& json_path);
+
+/// "the N row(s) measured so far are in PATH.partial (marked incomplete)", N read from that
+/// file itself (what was saved, not what was measured); "" without --json, or when the file
+/// does not exist or cannot be read.
+std::string partial_rows_note(const std::string& json_path);
+
+/// After a failure, on rank 0 only: adds partial_rows_note as an error note. Not under the
+/// built-in launcher, which prints it once its ranks ended (spawn_ranks): a rank it ends
+/// with SIGTERM prints nothing.
+void note_partial_rows(const LaunchInfo& li, const std::string& json_path);
 
 /// Rank 0's result file before its first row: `kind` ("run" or "comm"), tool{name,
 /// version, git_sha, git_dirty}, created_utc now, complete false (until the job and its
