@@ -33,9 +33,10 @@ ctest: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(CTEST_JOBS)
 
 # libFuzzer (torch-free core, clang + ASan/UBSan), briefly, from the checked-in corpora:
-# the result-file reader, the reference-file reader of `check`, and the launcher-environment
-# parsers; FUZZ_SECONDS each. New inputs go to $(FUZZ_BUILD)/corpus/<target>, crashes fail the run.
-FUZZ_TARGETS := result_reader reference_reader launch_env
+# the result-file reader, the reference-file reader of `check` and `report --targets`, the
+# launcher-environment parsers and the IDX reader of --data; FUZZ_SECONDS each. New inputs go
+# to $(FUZZ_BUILD)/corpus/<target>, crashes fail the run.
+FUZZ_TARGETS := result_reader reference_reader launch_env idx_reader
 fuzz:
 	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_COMPILER=$(CLANGXX) \
 	  -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all" \

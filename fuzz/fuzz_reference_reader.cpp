@@ -1,6 +1,6 @@
-// libFuzzer target: the reference-file reader of `ddpbench check`, and the check and its
-// table on what it accepts. Any input must end in parsed entries (each within the bounds
-// parse_reference documents) or a UsageError, never in a crash, a hang or another exception.
+// libFuzzer target: the reference-file reader of `ddpbench check` and of `report --targets`,
+// and the check, its table and the report's summary on what it accepts. Any input must end in parsed entries (each
+// within the bounds parse_reference documents) or a UsageError, never in a crash, a hang or another exception.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/analysis/check.hpp"
+#include "core/analysis/report.hpp"
 #include "core/result/result.hpp"
 #include "core/util/errors.hpp"
 
@@ -56,5 +57,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto rows = check_against(result, refs, skipped);
   require(rows.size() + static_cast<size_t>(skipped) == refs.size());
   (void)render_check_text(rows, device_type(result), skipped);
+  // The same entries as `report --targets`: pinned targets of the summary.
+  try {
+    ReportOptions opts;
+    opts.targets.pinned = refs;
+    opts.targets.pinned_source = "fuzz";
+    const Report r = build_report({{"a", result}}, opts);
+    for (auto format : {TableFormat::text, TableFormat::markdown, TableFormat::json}) (void)render_report(r, format);
+  } catch (const UsageError&) {
+  }
   return 0;
 }

@@ -101,6 +101,7 @@ struct Expect {
   bool since_start = false;             ///< ... of its own start (default: of the first fault, if any)
   int min_errors = 1, max_errors = 1;   ///< "ddpbench: error: " lines on stderr
   int max_notes = 1;                    ///< "ddpbench: note: " lines
+  std::vector<std::string> note_has;    ///< one note line contains all of these
   bool stdout_empty = false;
 };
 Expect exits(std::vector<int> codes, std::vector<std::string> line_has, double per_timeout, double plus_s) {
@@ -137,7 +138,7 @@ Expect since_start(Expect e) {
 struct Proc {
   std::string role;
   std::string env;   ///< "K=V K=V"; @PORT is the case's port
-  std::string args;  ///< ddpbench's arguments; @T: --timeout, @JSON: --json <file>, @PORT
+  std::string args;  ///< ddpbench's arguments; @T: --timeout, @JSON: --json <file>, @PORT, @DIR, @SRC
   When start = at(0);
   Expect expect;
   bool listener = false;  ///< a foreign (non-ddpbench) listener on @PORT that never answers
@@ -171,6 +172,12 @@ struct Scenario {
   std::vector<Fault> faults;
   ResultFile json = ResultFile::kNone;
   ResultState result = ResultState::kAny;
+  /// Shell commands run before the processes start and after the case (always), with @DIR
+  /// (the case's directory) and @SRC (the source tree) replaced: a fifo, a link, a read-only
+  /// file, a full file system (a small tmpfs, so `needs_root`).
+  std::string setup = "", teardown = "";
+  std::string after = "";  ///< a shell test that must succeed once the processes ended (e.g. a path is absent)
+  bool needs_root = false;
 };
 
 // The smallest sweep (2 ranks: no ddp, 1 rank, 2 ranks), and longer phases to hit them.
@@ -254,6 +261,98 @@ std::vector<Scenario> scenarios() {
   s.push_back(bad("FlagUnknownScaling", "", kTiny + " --scaling diagonal", "--scaling 'diagonal'"));
   s.push_back(bad("SubcommandMisspelt", "", "runn --model resnet18", "runn"));
 
+  // --- Input files: one reader (regular files only, opened without blocking, a size cap).
+  const std::string result = "cp @SRC/tests/fixtures/gpu_h100.json @DIR/run.json";
+  const auto with_setup = [](Scenario sc, const std::string& setup) {
+    sc.setup = setup;
+    return sc;
+  };
+  s.push_back(with_setup(bad("InputReferenceIsDevZero", "", "check @DIR/run.json --reference /dev/zero",
+                             "'/dev/zero' is not a regular file (a device)"),
+                         result));
+  s.push_back(with_setup(
+      bad("InputReferenceIsFifo", "", "check @DIR/run.json --reference @DIR/fifo", "is not a regular file (a fifo)"),
+      result + " && mkfifo @DIR/fifo"));
+  s.push_back(with_setup(bad("InputReportOfFifo", "", "report @DIR/fifo", "is not a regular file (a fifo)"),
+                         "mkfifo @DIR/fifo"));
+  s.push_back(with_setup(
+      bad("InputTargetsLargerThanTheCap", "", "report @DIR/run.json --targets @DIR/big.json", "is larger than 256 MiB"),
+      result + " && truncate -s 300M @DIR/big.json"));
+  // IDX files whose header declares more than the data they hold: 2^39 bytes, 2 GiB in 34
+  // bytes (both above the 1 GiB cap), and 512 MiB over a few bytes (truncated).
+  const std::string idx =
+      "run --model resnet18 --batch-size 2 --image-size 32 --iters 2 --warmup 1 --world-sizes 1 "
+      "--nproc-per-node 1 --data fashion-mnist --data-dir @DIR/idx";
+  const auto idx_files = [](const std::string& dims) {
+    return "mkdir @DIR/idx && python3 -c \"import struct,sys; d=[" + dims +
+           "]; open(sys.argv[1],'wb').write(struct.pack('>I',0x803)+b''.join(struct.pack('>I',x) for x in d)+b'\\x01'*"
+           "18)\" @DIR/idx/train-images-idx3-ubyte.gz && cd @DIR/idx && touch train-labels-idx1-ubyte.gz "
+           "t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz";
+  };
+  s.push_back(with_setup(bad("InputIdxDeclares2To39Bytes", "", idx, "more than 1024 MiB of data"),
+                         idx_files("1<<19,1024,1024")));
+  s.push_back(with_setup(bad("InputIdxDeclares2GiBIn34Bytes", "", idx, "more than 1024 MiB of data"),
+                         idx_files("2048,1024,1024")));
+  s.push_back(with_setup(bad("InputIdxDeclares512MiBOverAFewBytes", "", idx, "truncated"), idx_files("512,1024,1024")));
+  s.push_back(bad("InputCommSizesBelowOneElement", "", "comm -b 3 -e 3", "moves nothing in allreduce"));
+  s.push_back(
+      bad("FlagCommHookWithoutDdpRow", "", kTiny + " --strategy zero2 --comm-hook fp16", "add ddp to --strategy"));
+
+  // --- Output paths: the one writer (links, fifos, devices, read-only files refused; every
+  // write and the close checked, so a full disk is an error and not a short file).
+  s.push_back(with_setup(bad("OutputEnvToFifo", "", "env -o @DIR/fifo", "is not a regular file"), "mkfifo @DIR/fifo"));
+  s.push_back(bad("OutputEnvToDevFull", "", "env -o /dev/full", "is not a regular file"));
+  s.push_back(with_setup(bad("OutputEnvThroughALink", "", "env -o @DIR/link", "is a symbolic link"),
+                         "echo keep > @DIR/target && ln -s @DIR/target @DIR/link"));
+  s.push_back(with_setup(bad("OutputEnvToReadOnlyFile", "", "env -o @DIR/ro.json", "read-only"),
+                         "touch @DIR/ro.json && chmod 444 @DIR/ro.json"));
+  s.push_back(with_setup(
+      bad("OutputProfileHoldsEarlierTraces", "", kTiny + " --profile @DIR/p", "holds traces of an earlier run"),
+      "mkdir @DIR/p && touch @DIR/p/resnet18-ddp1-rank0.json"));
+  {
+    Scenario sc = bad("OutputProfileItersZeroLeavesNoDirectory", "", kTiny + " --profile @DIR/p --profile-iters 0",
+                      "--profile-iters 0");
+    sc.after = "test ! -e @DIR/p";  // refused before the directory is made
+    s.push_back(sc);
+  }
+  // A full file system: a 64 KiB tmpfs, filled.
+  const std::string full =
+      "mkdir @DIR/full && mount -t tmpfs -o size=64k tmpfs @DIR/full && "
+      "(dd if=/dev/zero of=@DIR/full/fill bs=4k >/dev/null 2>&1; true)";
+  const auto on_full_disk = [&](const std::string& name, const std::string& args, Expect e) {
+    Scenario sc{name, 10, {ddp("cmd", "", args, e)}, {}};
+    sc.setup = full;
+    sc.teardown = "umount @DIR/full";
+    sc.needs_root = true;
+    return sc;
+  };
+  s.push_back(on_full_disk("OutputEnvOnFullDisk", "env -o @DIR/full/env.json",
+                           since_start(exits({1}, {"No space left on device"}, 0, 20))));
+  s.push_back(on_full_disk("OutputPlotsOnFullDisk", "report @SRC/tests/fixtures/gpu_h100.json --plots @DIR/full/pl",
+                           since_start(exits({1}, {"No space left on device"}, 0, 20))));
+  {
+    Expect e = since_start(launcher({1}, {"during writing", ".partial", "No space left on device"}, 1, 30));
+    e.max_errors = 1;
+    e.max_notes = 0;
+    s.push_back(on_full_disk("OutputCommJsonOnFullDisk",
+                             "comm --nproc-per-node 2 -b 1K -e 64K -f 4 @T --json @DIR/full/c.json", e));
+  }
+  s.push_back(on_full_disk("OutputProfileOnFullDisk",
+                           "run --model resnet18 --batch-size 2 --image-size 32 --iters 2 --warmup 1 --world-sizes 1 "
+                           "--nproc-per-node 1 @T --profile @DIR/full/p",
+                           since_start(launcher({1}, {"not whole JSON", "is the disk full"}, 1, 30))));
+
+  // --- Child processes end with the process that started them: find-max-bs's trial child
+  // (in a process group of its own) when the search is killed or interrupted at the terminal.
+  for (int sig : {SIGKILL, SIGINT}) {
+    Expect e = exits({128 + sig}, {}, 0, 10);
+    e.min_errors = 0;
+    s.push_back({std::string("ChildFindMaxBsTrialEndsWithItsParentOn") + (sig == SIGKILL ? "Sigkill" : "Sigint"),
+                 10,
+                 {ddp("search", "", "find-max-bs --model resnet18 --memory-limit 8G", e)},
+                 {{at(4), "search", sig}}});
+  }
+
   // --- Rendezvous of hand-launched ranks (torchrun-style environment), --timeout 5.
   s.push_back({"RendezvousRankOneAgainstForeignListener",
                5,
@@ -331,10 +430,21 @@ std::vector<Scenario> scenarios() {
                5,
                {ddp("launcher", "", kTiny + " " + L, launcher({1}, {"did not answer within --timeout"}, 1, 15))},
                {{listening("launcher/rank0"), "launcher/rank0", SIGSTOP}}});
+  // A stopped rank cannot say a word and its peers only see a timeout: the launcher names it.
+  Expect stopped = launcher({1}, {}, 1, 15);
+  stopped.note_has = {"rank 1", "was stopped"};
   s.push_back({"LauncherRankStoppedPastTimeoutInMeasurement",
                10,
-               {ddp("launcher", "", kMeasure + " " + L, launcher({1}, {}, 1, 15))},
+               {ddp("launcher", "", kMeasure + " " + L, stopped)},
                {{output("launcher", kBaselineRow, 2.0), "launcher/rank1", SIGSTOP}}});
+  s.push_back({"LauncherRankStoppedInDataRunIsNamed",
+               8,
+               {ddp("launcher", "",
+                    "run --data fashion-mnist --model resnet18 --image-size 32 --batch-size 16 --world-sizes 2 "
+                    "--epochs 3 --train-limit 2048 --test-limit 200 @T " +
+                        L,
+                    stopped)},
+               {{output("launcher", "* Iterations:", 2.0), "launcher/rank1", SIGSTOP}}});
   for (int r : {0, 1}) {
     const std::string R = std::to_string(r), target = "launcher/rank" + R;
     s.push_back({"LauncherKillRank" + R + "AtStartUp",
@@ -354,9 +464,14 @@ std::vector<Scenario> scenarios() {
                  {ddp("launcher", "", kLongBaseline + " " + L, launcher({137}, killed(r, 9, "baseline"), 0, 10))},
                  {{output("launcher", kHeader, 2.5), target, SIGKILL}}});
   }
+  // The launcher names the killed rank once (rank 0, which lost its peer, is ended before it
+  // says anything) and says where the rows so far are.
+  Expect keeps = launcher({137}, killed(1, 9), 0, 10);
+  keeps.max_errors = 1;
+  keeps.note_has = {"row(s) measured so far are in", ".partial"};
   s.push_back({"LauncherKillRank1InMeasurementKeepsPartial",
                30,
-               {ddp("launcher", "", kMeasure + " " + L + " @JSON", launcher({137}, killed(1, 9), 0, 10))},
+               {ddp("launcher", "", kMeasure + " " + L + " @JSON", keeps)},
                {{output("launcher", kBaselineRow, 2.0), "launcher/rank1", SIGKILL}},
                ResultFile::kEarlier,
                ResultState::kPartial});
@@ -729,6 +844,8 @@ class Runner {
   }
 
   int port() const { return port_; }
+  /// A setup or teardown command with @DIR and @SRC replaced.
+  std::string shell(const std::string& cmd) const { return subst(cmd); }
   /// Seconds a process may take to exit, from its start or the case's first fault.
   double bound(const Expect& e) const { return e.per_timeout * sc_.timeout_s + e.plus_s; }
   const fs::path& json() const { return json_; }
@@ -742,6 +859,8 @@ class Runner {
 
   std::string subst(const std::string& s) const {
     std::string r = replace_all(s, "@PORT", std::to_string(port_));
+    r = replace_all(r, "@DIR", dir_.string());
+    r = replace_all(r, "@SRC", DDPBENCH_SOURCE_DIR);
     r = replace_all(r, "@T", "--timeout " + std::to_string(static_cast<int>(sc_.timeout_s)));
     // An earlier result is replaced only with --overwrite, once a run completes.
     const std::string ow = sc_.json == ResultFile::kEarlier && !overwrite_flag().empty() ? " " + overwrite_flag() : "";
@@ -870,7 +989,7 @@ class Runner {
         f.push_back(who + "exit code " + std::to_string(l.code) + ", expected " + join(e.codes));
       const auto lines = stderr_lines(l.err);
       int errors = 0, notes = 0;
-      bool found = e.line_has.empty();
+      bool found = e.line_has.empty(), note_found = e.note_has.empty();
       for (const auto& line : lines) {
         if (std::regex_match(line, progress)) continue;
         if (!std::regex_match(line, clean)) {
@@ -883,6 +1002,9 @@ class Runner {
                                        [&](const std::string& h) { return line.find(h) != std::string::npos; });
         } else {
           ++notes;
+          note_found = note_found || std::all_of(e.note_has.begin(), e.note_has.end(), [&](const std::string& h) {
+                         return line.find(h) != std::string::npos;
+                       });
         }
       }
       if (errors < e.min_errors || errors > e.max_errors)
@@ -890,6 +1012,11 @@ class Runner {
                     std::to_string(e.min_errors) +
                     (e.max_errors != e.min_errors ? ".." + std::to_string(e.max_errors) : ""));
       if (notes > e.max_notes) f.push_back(who + std::to_string(notes) + " note line(s) on stderr");
+      if (!note_found) {
+        std::string want;
+        for (const auto& h : e.note_has) want += (want.empty() ? "'" : ", '") + h + "'";
+        f.push_back(who + "no note line contains " + want);
+      }
       if (!found) {
         std::string want;
         for (const auto& h : e.line_has) want += (want.empty() ? "'" : ", '") + h + "'";
@@ -999,9 +1126,20 @@ class Faults : public ::testing::TestWithParam<Scenario> {};
 
 TEST_P(Faults, EndsAsExpected) {
   const Scenario& sc = GetParam();
+  if (sc.needs_root && ::geteuid() != 0) GTEST_SKIP() << "needs root (it mounts a small tmpfs)";
   TempDir dir;
   Runner runner(sc, dir.path);
-  const Outcome o = runner.run();
+  struct Teardown {
+    const Runner& r;
+    const std::string& cmd;
+    ~Teardown() {
+      if (!cmd.empty()) (void)std::system(r.shell(cmd).c_str());
+    }
+  } teardown{runner, sc.teardown};
+  if (!sc.setup.empty()) ASSERT_EQ(std::system(runner.shell(sc.setup).c_str()), 0) << runner.shell(sc.setup);
+  Outcome o = runner.run();
+  if (!sc.after.empty() && std::system(runner.shell(sc.after).c_str()) != 0)
+    o.failures.push_back("after the case, '" + sc.after + "' failed");
   append_matrix_line(sc, o, runner);
   for (const auto& f : o.failures) ADD_FAILURE() << f;
   if (!o.failures.empty()) {

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
+
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -23,6 +25,18 @@
 
 namespace ddpbench {
 namespace {
+
+// Whether `pid` is stopped: state T (stopped by a signal) or t (tracing stop) in
+// /proc/PID/stat (proc(5)); false when it cannot be read.
+bool process_stopped(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  const auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos || close + 2 >= stat.size()) return false;
+  const char state = stat[close + 2];
+  return state == 'T' || state == 't';
+}
 
 std::atomic<int> g_forward_signal{0};
 
@@ -146,6 +160,16 @@ int spawn_local_ranks(const SpawnOptions& opt) {
                        phase.empty() ? "start-up" : phase.c_str());
           std::fflush(stderr);
         }
+        // A rank stopped (SIGSTOP, a debugger) makes the others time out, and the rank that
+        // says so first cannot tell which peer it waited for: name the stopped ones.
+        for (std::size_t j = 0; j < static_cast<std::size_t>(opt.nproc); ++j)
+          if (j != i && process_stopped(ranks.pid(j))) {
+            const std::string phase = read_phase_file(phases.file(static_cast<int>(j)));
+            std::fprintf(
+                stderr, "ddpbench: note: rank %zu (pid %d on %s) was stopped (SIGSTOP or a debugger) during %s\n", j,
+                static_cast<int>(ranks.pid(j)), host_name().c_str(), phase.empty() ? "start-up" : phase.c_str());
+            std::fflush(stderr);
+          }
         ranks.terminate_all(SIGTERM);
       }
     }

@@ -158,10 +158,16 @@ bool is_peer_loss_message(const std::string& line) {
   if (line.rfind("rank ", 0) == 0) throw std::runtime_error(line);  // already says who and what
   // TCPStore's own timeout says only "Socket Timeout".
   if (line.find("Socket Timeout") != std::string::npos)
-    line = fmt::format(
-        "the store served by rank 0 at {}:{} did not answer within --timeout {:g} s (rank 0 stopped, "
-        "or its host is down or unreachable)",
-        li.master_addr, li.master_port, timeout_s);
+    line = li.rank == 0
+               // Rank 0 serves the store itself: what it waited for is another rank's key.
+               ? fmt::format(
+                     "another rank did not reach this point within --timeout {:g} s (a rank stopped, hung or "
+                     "died; the launcher or that rank names it)",
+                     timeout_s)
+               : fmt::format(
+                     "the store served by rank 0 at {}:{} did not answer within --timeout {:g} s (rank 0 stopped, "
+                     "or its host is down or unreachable)",
+                     li.master_addr, li.master_port, timeout_s);
   // Under the built-in launcher a lost peer is usually a rank that died first: the launcher
   // names it and ends the other ranks (SIGTERM). Waiting a moment before saying anything
   // leaves that one line; a rank not ended by then says what it saw.
