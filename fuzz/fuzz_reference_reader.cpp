@@ -9,6 +9,7 @@
 
 #include "core/analysis/check.hpp"
 #include "core/analysis/report.hpp"
+#include "core/render/report_tables.hpp"
 #include "core/result/result.hpp"
 #include "core/util/errors.hpp"
 
