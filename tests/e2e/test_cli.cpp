@@ -639,6 +639,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"StaticGraphWithUnused", "run --static-graph --find-unused-parameters",
                 "--static-graph already handles unused parameters"},
         BadCase{"ProfileDirIsAFile", "run --profile /dev/null", "--profile '/dev/null'"},
+        BadCase{"ProfileDirEmpty", "run --profile ''", "--profile needs a directory"},
+        BadCase{"EnvOutputEmpty", "env -o ''", "--output needs a file path"},
         BadCase{"FirstBucketCapNan", "run --first-bucket-cap-mb nan", "--first-bucket-cap-mb nan"},
         BadCase{"GradCheckTolInfinite", "run --grad-check-tol inf", "--grad-check-tol inf is out of range"},
         BadCase{"DatasetSizeBeyondBound", "run --dataset-size 9223372036854775807",
