@@ -343,13 +343,14 @@ std::vector<Scenario> scenarios() {
                            since_start(launcher({1}, {"not whole JSON", "is the disk full"}, 1, 30))));
 
   // --- Child processes end with the process that started them: find-max-bs's trial child
-  // (in a process group of its own) when the search is killed or interrupted at the terminal.
+  // (in a process group of its own) when the search is killed or interrupted at the terminal;
+  // a trial of 100 steps of resnet50 outlasts the 5 s the suite waits for stray processes.
   for (int sig : {SIGKILL, SIGINT}) {
     Expect e = exits({128 + sig}, {}, 0, 10);
     e.min_errors = 0;
     s.push_back({std::string("ChildFindMaxBsTrialEndsWithItsParentOn") + (sig == SIGKILL ? "Sigkill" : "Sigint"),
                  10,
-                 {ddp("search", "", "find-max-bs --model resnet18 --memory-limit 8G", e)},
+                 {ddp("search", "", "find-max-bs --model resnet50 --steps 100 --memory-limit 8G", e)},
                  {{at(4), "search", sig}}});
   }
 
