@@ -8,10 +8,12 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <regex>
+#include <sstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -71,6 +73,8 @@ struct RunFlags {
               *max_iters_opt = nullptr, *max_time_opt = nullptr;
   CLI::Option* json_opt = nullptr;
   CLI::Option* profile_opt = nullptr;
+  std::string resume;  ///< --resume PATH.partial: continue the sweep that left it
+  CLI::Option* resume_opt = nullptr;
   bool overwrite = false;  ///< --overwrite: an existing --json file is replaced once the new run completes
   // --batch-size N or max (find-max-bs on every rank before the sweep; --memory-limit bounds it on CPUs)
   std::string batch_text;
@@ -314,6 +318,39 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     print_header(rf, senv.placements, note);
   }
 
+  // run --resume: the groups the stopped run measured go from rank 0 (the one rank that must
+  // see its file) to every rank through the store; none of them is measured again, and rank 0
+  // emits their rows as they were written.
+  if (f.resume_opt->count()) {
+    std::string groups;
+    if (li.rank == 0) {
+      const ResultFile prior = read_result_file(f.resume);
+      const nlohmann::json prior_launch{
+          {"job_id", prior.environment.is_object() && prior.environment.contains("rendezvous")
+                         ? prior.environment["rendezvous"].value("job_id", std::string())
+                         : std::string()},
+          {"started_utc", prior.created_utc}};
+      for (BenchResult r : prior.results) {
+        if (!r.launch.is_object()) r.launch = prior_launch;
+        senv.kept_rows[r.group].push_back(std::move(r));
+      }
+      for (const auto& kv : senv.kept_rows) groups += kv.first + "\n";
+      rf.stragglers = prior.stragglers;
+      store->set("resume/groups", std::vector<uint8_t>(groups.begin(), groups.end()));
+      print_line(
+          fmt::format("* Resuming {}: {} row(s) of {} benchmark group(s) kept as the stopped run measured "
+                      "them; the rest is measured now",
+                      f.resume, prior.results.size(), senv.kept_rows.size()));
+    } else {
+      Deadline d("the store (rank 0), the groups run --resume keeps", timeout);
+      const auto v = store->get("resume/groups");
+      groups.assign(v.begin(), v.end());
+    }
+    std::istringstream in(groups);
+    for (std::string g; std::getline(in, g);)
+      if (!g.empty()) senv.done_groups.insert(g);
+  }
+
   // Rank 0's progress on stderr (core/launch/progress): a live line on a terminal, a line per row
   // otherwise, nothing with --quiet. Cleared around the table lines below.
   std::optional<Progress> progress;
@@ -336,12 +373,16 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
       print_line("");
       print_line(table_header());
     }
-    const std::string line = table_row(row, use_cuda ? "GPUs" : "CPUs") + table_row_extras(row);
+    const std::string line = table_row(row, use_cuda ? "GPUs" : "CPUs") + table_row_extras(row) +
+                             (row.launch.is_object() ? "  (kept from the stopped run)" : "");
     print_line(strong ? fmt::format("{}  (batch {} per rank)", line, row.batch_per_rank) : line);
     if (cfg.print_breakdown)
       if (const std::string b = table_row_breakdown(row); !b.empty()) print_line(b);
     for (const auto& w : table_row_warnings(row)) print_line(w);
     rf.results.push_back(row);
+    // The launch that measured it; a row run --resume kept has the stopped launch's already.
+    if (!rf.results.back().launch.is_object())
+      rf.results.back().launch = {{"job_id", join.job_id}, {"started_utc", rf.created_utc}};
     // The rows so far go to PATH.partial; PATH itself only ever holds a complete run.
     save_partial(rf, cfg.json_path);
     if (progress) progress->resume();
@@ -355,6 +396,21 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
       save_partial(rf, cfg.json_path);
     };
     run_sweep(senv, on_row, on_stragglers, fault_hook);
+    // A model whose no-DDP baseline the stopped run measured has straggler scores only if that
+    // run got as far as scoring them: every rank's baseline, of one launch, makes the scores.
+    if (li.rank == 0 && cfg.mode != "inference")
+      for (const auto& m : cfg.models) {
+        const bool kept_baseline = std::any_of(senv.done_groups.begin(), senv.done_groups.end(),
+                                               [&](const std::string& g) { return g.rfind(m + "/noddp-", 0) == 0; });
+        const bool scored = std::any_of(rf.stragglers.begin(), rf.stragglers.end(), [&](const nlohmann::json& e) {
+          return e.is_object() && e.value("model", std::string()) == m;
+        });
+        if (kept_baseline && !scored)
+          print_line(
+              fmt::format("# {}: no straggler scores: its no-DDP baseline, which every rank measures for "
+                          "them, was measured by the stopped run, which stopped before scoring",
+                          m));
+      }
     finish_barrier(store, li, timeout);
     if (li.rank == 0 && !cfg.json_path.empty()) {
       rf.complete = true;
@@ -490,6 +546,10 @@ void add_output_options(CLI::App* app, RunFlags& f) {
   f.json_opt = app->add_option("--json", c.json_path,
                                "Write the result file here once the run completes (the rows so far go to "
                                "PATH.partial while it runs); an existing PATH needs --overwrite");
+  f.resume_opt = app->add_option(
+      "--resume", f.resume,
+      "Continue a sweep that stopped from the PATH.partial its --json PATH left: with the same flags (checked), "
+      "the rows it measured kept, the rest measured, one complete PATH written");
   app->add_flag("--overwrite", f.overwrite,
                 "Replace an existing --json file (and PATH.partial) once the new run completes; without it an "
                 "existing one is refused");
@@ -644,7 +704,30 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
               backend = choose_backend(cfg.backend, use_cuda);
               check_nccl_ranks(backend, spawner, world, gpus);
               threads = rank_threads(li, env, world);
-              if (f->json_opt->count() && li.rank == 0) check_result_target(cfg.json_path, f->overwrite);
+              if (f->resume_opt->count()) {
+                // run --resume PATH.partial: writes PATH; the stopped run's flags must be these.
+                if (f->batch_max)
+                  throw UsageError("--resume needs the --batch-size the stopped run used, not max (see its config)");
+                if (cfg.data != "synthetic")
+                  throw UsageError(
+                      "--resume continues synthetic-data sweeps; a --data run trains one time-to-loss row per model, "
+                      "run it again");
+                const std::string path = resume_result_path(f->resume);
+                if (f->json_opt->count() && cfg.json_path != path)
+                  throw UsageError(
+                      fmt::format("--resume '{}' writes '{}'; drop --json or pass --json {}", f->resume, path, path));
+                cfg.json_path = path;
+                if (li.rank == 0) {
+                  const ResultFile prior = read_result_file(f->resume);
+                  if (const std::string why = resume_mismatch(prior, to_json(cfg), world); !why.empty())
+                    throw UsageError(fmt::format(
+                        "--resume '{}' cannot be continued by this run: {}; pass the stopped run's flags (its argv "
+                        "is in the file)",
+                        f->resume, why));
+                }
+              }
+              if (!cfg.json_path.empty() && li.rank == 0)
+                check_result_target(cfg.json_path, f->overwrite, f->resume_opt->count() > 0);
               if (auto it = env.find("DDPBENCH_TEST_FAULT"); it != env.end() && !it->second.empty())
                 (void)fault_injection_hook(it->second);  // an unknown name is bad input, said once
             });

@@ -769,6 +769,73 @@ TEST(Cli, WaitingRanksAreToldWhyAGroupFailed) {
   EXPECT_THAT(err2, HasSubstr("gradients differ across ranks")) << err2;
 }
 
+// run --resume: a sweep whose rank 1 died in its first DDP step (DDPBENCH_TEST_FAULT=exit-rank1)
+// left the no-DDP and 1-rank rows in PATH.partial; resumed with the same flags, under the
+// built-in launcher and then with ranks started by hand (torchrun's variables), it keeps
+// those rows byte for byte (the same p50s and the stopped launch's id: not measured again),
+// measures the 2-rank row under a launch of its own and writes one complete PATH. Other
+// flags, a file that is not a .partial and a second --json are refused.
+TEST(Resume, KeepsTheStoppedRunsRowsAndMeasuresTheRest) {
+  TempDir d;
+  const auto stopped_run = [&](const std::string& name) {
+    const std::string json = (d.path / name).string();
+    const auto o = run("DDPBENCH_TEST_FAULT=exit-rank1 " + kBin + kTiny + " --nproc-per-node 2 --json " + json);
+    EXPECT_NE(o.code, 0) << o.err;
+    EXPECT_THAT(o.err, HasSubstr(json + ".partial")) << o.err;  // the note on the rows saved
+    const ResultFile partial = read_result_file(json + ".partial");
+    EXPECT_FALSE(partial.complete);
+    EXPECT_EQ(partial.results.size(), 2u);  // no ddp, then ddp on 1 rank
+    return partial;
+  };
+  const auto check_resumed = [&](const ResultFile& partial, const std::string& json, const Outcome& o) {
+    ASSERT_EQ(o.code, 0) << o.out << o.err;
+    EXPECT_FALSE(fs::exists(json + ".partial"));
+    const ResultFile f = read_result_file(json);
+    EXPECT_TRUE(f.complete);
+    ASSERT_EQ(f.results.size(), 3u);
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(f.results[i].group, partial.results[i].group);
+      EXPECT_EQ(f.results[i].summary.p50_s, partial.results[i].summary.p50_s);
+      EXPECT_EQ(f.results[i].launch, partial.results[i].launch);
+    }
+    EXPECT_EQ(f.results[2].world_size, 2);
+    EXPECT_EQ(f.results[2].group, std::string(testutil::kTinyModel) + "/ddp2");
+    ASSERT_TRUE(f.results[2].launch.is_object());
+    EXPECT_NE(f.results[2].launch.at("job_id"), partial.results[0].launch.at("job_id"));
+    size_t kept = 0;
+    for (size_t at = o.out.find("(kept from the stopped run)"); at != std::string::npos;
+         at = o.out.find("(kept from the stopped run)", at + 1))
+      ++kept;
+    EXPECT_EQ(kept, 2u) << o.out;
+  };
+  // The built-in launcher.
+  const ResultFile p1 = stopped_run("a.json");
+  const std::string a = (d.path / "a.json").string();
+  check_resumed(p1, a, run(kBin + kTiny + " --nproc-per-node 2 --resume " + a + ".partial"));
+  // Ranks started by hand, as torchrun or srun start them (a requeued job runs the same line).
+  const ResultFile p2 = stopped_run("b.json");
+  const std::string b = (d.path / "b.json").string();
+  const std::string common =
+      "MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(find_free_port()) + " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 ";
+  const std::string args = kTiny + " --resume " + b + ".partial";
+  check_resumed(p2, b,
+                run("sh -c '" + common + "RANK=1 LOCAL_RANK=1 " + kBin + args + " >/dev/null 2>&1 & " + common +
+                    "RANK=0 LOCAL_RANK=0 " + kBin + args + "; r=$?; wait; exit $r'"));
+  // Refusals: exit 2, one line, before any rank starts; the .partial is left as it was.
+  const ResultFile p3 = stopped_run("c.json");
+  const std::string c = (d.path / "c.json").string();
+  const std::string before = slurp(c + ".partial");
+  EXPECT_EQ(bad_input_problem(run(kBin + kTiny + " --seed 7 --nproc-per-node 2 --resume " + c + ".partial"),
+                              "seed is 0 there and 7 here"),
+            "");
+  EXPECT_EQ(bad_input_problem(run(kBin + kTiny + " --nproc-per-node 2 --resume " + a), "is not a PATH.partial file"),
+            "");
+  EXPECT_EQ(bad_input_problem(run(kBin + kTiny + " --nproc-per-node 2 --resume " + c + ".partial --json " + a),
+                              "drop --json"),
+            "");
+  EXPECT_EQ(slurp(c + ".partial"), before);
+}
+
 // A rank that dies must not hang the others, even without a launcher to clean up:
 // two ranks started by hand, rank 1 exits during its first DDP step. Liveness bound: rank 0
 // gives up within its --timeout (a collective that cannot finish fails after it), so the

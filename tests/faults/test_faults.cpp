@@ -183,8 +183,9 @@ struct Scenario {
 // The smallest sweep (2 ranks: no ddp, 1 rank, 2 ranks), and longer phases to hit them.
 const std::string kTiny = "run " + testutil::kTinyArgs + " --iters 3 --warmup 1 @T";
 // Two jobs with the same flags on one port: the first must still listen 3 s after it started
-// (resnet18's tiny sweep lasts about 10 s; squeezenet1_0's can end before that).
-const std::string kTinyLonger = "run --model resnet18 --batch-size 2 --image-size 32 --iters 3 --warmup 1 @T";
+// (with 3 iterations resnet18's tiny sweep can end in 3.3 s on an idle machine; 100 keep it
+// going for several seconds more).
+const std::string kTinyLonger = "run --model resnet18 --batch-size 2 --image-size 32 --iters 100 --warmup 1 @T";
 const std::string kLongWarmup = "run --model resnet18 --batch-size 2 --image-size 32 --iters 3 --warmup 400 @T";
 const std::string kLongBaseline =
     "run --model resnet18 --batch-size 2 --image-size 32 --iters 400 --warmup 1 --world-sizes 2 @T";
@@ -294,6 +295,15 @@ std::vector<Scenario> scenarios() {
   s.push_back(with_setup(bad("InputIdxDeclares2GiBIn34Bytes", "", idx, "more than 1024 MiB of data"),
                          idx_files("2048,1024,1024")));
   s.push_back(with_setup(bad("InputIdxDeclares512MiBOverAFewBytes", "", idx, "truncated"), idx_files("512,1024,1024")));
+  // run --resume: the file must be a stopped run's PATH.partial (a complete result, or any
+  // other name, is refused before a rank starts).
+  s.push_back(with_setup(
+      bad("InputResumeOfAFileThatIsNotPartial", "", kTiny + " --resume @DIR/run.json", "is not a PATH.partial file"),
+      result));
+  s.push_back(with_setup(
+      bad("InputResumeOfACompleteResult", "", kTiny + " --resume @DIR/run.json.partial", "it is marked complete"),
+      "cp @SRC/tests/fixtures/gpu_h100.json @DIR/run.json.partial"));
+  s.push_back(bad("InputResumeOfAMissingFile", "", kTiny + " --resume @DIR/none.json.partial", "cannot read"));
   s.push_back(bad("InputCommSizesBelowOneElement", "", "comm -b 3 -e 3", "moves nothing in allreduce"));
   s.push_back(
       bad("FlagCommHookWithoutDdpRow", "", kTiny + " --strategy zero2 --comm-hook fp16", "add ddp to --strategy"));

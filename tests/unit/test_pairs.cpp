@@ -88,15 +88,24 @@ TEST(Pairs, OneSlowPairAmongHealthyNodesIsALink) {
   for (const auto& r : round_robin_rounds(4))
     for (const auto& [a, b] : r) m.push_back(pm(a, b, 10, 10, 10));
   for (auto& p : m)
-    if (p.a == 0 && p.b == 1) p.allreduce_busbw_gbps = 6.9;  // just under 0.7 x 10
+    if (p.a == 0 && p.b == 1) p.allreduce_busbw_gbps = p.p2p_ab_gbps = 6.9;  // just under 0.7 x 10
   auto a = analyze_pairs(names, m, 0.7);
   EXPECT_TRUE(a.slow_nodes.empty());
   ASSERT_EQ(a.slow_links.size(), 1u);
   EXPECT_EQ(a.slow_links[0].a, 0);
   EXPECT_EQ(a.slow_links[0].b, 1);
-  EXPECT_THAT(a.slow_links[0].message, HasSubstr("n0 <-> n1: slow (allreduce)"));
+  EXPECT_THAT(a.slow_links[0].message, HasSubstr("n0 <-> n1: slow (p2p n0->n1, allreduce)"));
+  // Allreduce slow while p2p carries the reference both ways: a note, not a link.
   for (auto& p : m)
-    if (p.a == 0 && p.b == 1) p.allreduce_busbw_gbps = 7.1;  // just above: nothing
+    if (p.a == 0 && p.b == 1) p.p2p_ab_gbps = 10;
+  a = analyze_pairs(names, m, 0.7);
+  EXPECT_TRUE(a.slow_links.empty());
+  EXPECT_FALSE(a.outliers());
+  ASSERT_EQ(a.allreduce_only_links.size(), 1u);
+  EXPECT_THAT(a.allreduce_only_links[0].message, HasSubstr("n0 <-> n1: allreduce busbw 6.9 GB/s is below the limit "
+                                                           "while p2p is healthy both ways (10 / 10 GB/s"));
+  for (auto& p : m)
+    if (p.a == 0 && p.b == 1) p.allreduce_busbw_gbps = p.p2p_ab_gbps = 7.1;  // just above: nothing
   a = analyze_pairs(names, m, 0.7);
   EXPECT_FALSE(a.outliers());
   // The summary and its table carry the same verdicts.

@@ -438,6 +438,37 @@ TEST(ResultJson, TheReaderTakesRegularFilesUpToTheCapOnly) {
   refused((dir.path / "missing.json").string(), kMaxInputFileBytes, "check the path");
 }
 
+// run --resume: which PATH a .partial continues, and when a stopped run's file can be
+// continued by a run of a given configuration (hand-made files; the messages name the field).
+TEST(ResultJson, ResumeChecksTheFileAndTheFlags) {
+  EXPECT_EQ(resume_result_path("out/r.json.partial"), "out/r.json");
+  EXPECT_THROW(resume_result_path("out/r.json"), UsageError);
+  EXPECT_THROW(resume_result_path(".partial"), UsageError);
+  ResultFile prior;
+  prior.kind = "run";
+  prior.complete = false;
+  prior.environment = {{"world_size", 2}};
+  prior.config = {{"batch_size", 16}, {"models", {"resnet18"}}, {"defaults_note", "x"}};
+  BenchResult row;
+  row.group = "resnet18/noddp-b16";
+  prior.results = {row};
+  const nlohmann::json same{{"batch_size", 16}, {"models", {"resnet18"}}};
+  EXPECT_EQ(resume_mismatch(prior, same, 2), "");
+  EXPECT_THAT(resume_mismatch(prior, {{"batch_size", 32}, {"models", {"resnet18"}}}, 2),
+              ::testing::HasSubstr("batch_size is 16 there and 32 here"));
+  EXPECT_THAT(resume_mismatch(prior, {{"batch_size", 16}}, 2), ::testing::HasSubstr("models is"));
+  EXPECT_THAT(resume_mismatch(prior, same, 4), ::testing::HasSubstr("2 rank(s), this job has 4"));
+  ResultFile done = prior;
+  done.complete = true;
+  EXPECT_THAT(resume_mismatch(done, same, 2), ::testing::HasSubstr("complete"));
+  ResultFile old = prior;
+  old.results[0].group.clear();
+  EXPECT_THAT(resume_mismatch(old, same, 2), ::testing::HasSubstr("no benchmark group"));
+  ResultFile comm = prior;
+  comm.kind = "comm";
+  EXPECT_THAT(resume_mismatch(comm, same, 2), ::testing::HasSubstr("'comm'"));
+}
+
 TEST(ResultJson, CheckWritable) {
   TempDir dir;
   EXPECT_NO_THROW(check_writable((dir.path / "out.json").string()));
@@ -563,7 +594,8 @@ TEST(ResultJson, ResultTargetNeedsOverwriteForAnExistingResult) {
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()), "--json '" + path + "': '" + path +
                                          ".partial' already exists (the rows of a run that stopped early); pass "
-                                         "--overwrite to replace it, or choose a new name");
+                                         "--overwrite to replace it or choose a new name (`run --resume " +
+                                         path + ".partial` continues a stopped run)");
   }
   EXPECT_NO_THROW(check_result_target(path, true));
   fs::remove(path + ".partial");

@@ -186,12 +186,25 @@ PairsAnalysis analyze_pairs(const std::vector<std::string>& names, const std::ve
     PairsAnalysis::Link l;
     l.a = p.a;
     l.b = p.b;
+    const bool alone = p.alone_runs > 0;
+    const double v_ab = alone ? p.alone_p2p_ab_gbps : p.p2p_ab_gbps, v_ba = alone ? p.alone_p2p_ba_gbps : p.p2p_ba_gbps,
+                 v_ar = alone ? p.alone_allreduce_busbw_gbps : p.allreduce_busbw_gbps;
+    if (out.slow_metrics[i] == std::vector<std::string>{"allreduce"} && v_ab >= lim_p2p && v_ba >= lim_p2p) {
+      l.message = fmt::format(
+          "{} <-> {}: allreduce busbw {} GB/s{} is below the limit while p2p is healthy both ways ({} / {} GB/s, "
+          "reference {}): not named; a reduction slowed by CPU contention, or a half-duplex path (p2p runs one "
+          "direction at a time, the allreduce both)",
+          names[p.a], names[p.b], gbps(v_ar), alone ? fmt::format(" (alone, best of {})", p.alone_runs) : "",
+          gbps(v_ab), gbps(v_ba), gbps(out.ref_p2p_gbps));
+      out.allreduce_only_links.push_back(l);
+      continue;
+    }
     std::string s;
     for (size_t k = 0; k < out.slow_metrics[i].size(); ++k) s += (k ? ", " : "") + out.slow_metrics[i][k];
     l.message = fmt::format(
         "{} <-> {}: slow ({}{}) while both have fast pairs -> the path between them (switch, "
         "route, cabling)",
-        names[p.a], names[p.b], s, p.alone_runs > 0 ? fmt::format("; confirmed alone, best of {}", p.alone_runs) : "");
+        names[p.a], names[p.b], s, alone ? fmt::format("; confirmed alone, best of {}", p.alone_runs) : "");
     out.slow_links.push_back(l);
   }
   return out;
@@ -257,6 +270,10 @@ nlohmann::json pairs_summary_json(const std::string& unit, const std::vector<std
   j["slow_links"] = nlohmann::json::array();
   for (const auto& l : a.slow_links)
     j["slow_links"].push_back(
+        {{"names", {names.at(l.a), names.at(l.b)}}, {"ranks", {ranks.at(l.a), ranks.at(l.b)}}, {"message", l.message}});
+  j["allreduce_only_links"] = nlohmann::json::array();
+  for (const auto& l : a.allreduce_only_links)
+    j["allreduce_only_links"].push_back(
         {{"names", {names.at(l.a), names.at(l.b)}}, {"ranks", {ranks.at(l.a), ranks.at(l.b)}}, {"message", l.message}});
   j["notes"] = a.notes;
   j["outliers"] = a.outliers();
@@ -330,6 +347,8 @@ Table pairs_table(const nlohmann::json& s) {
   }
   for (const auto& n : s.at("slow_nodes")) t.notes.push_back("SLOW NODE " + n.at("message").get<std::string>());
   for (const auto& l : s.at("slow_links")) t.notes.push_back("SLOW LINK " + l.at("message").get<std::string>());
+  if (const auto it = s.find("allreduce_only_links"); it != s.end() && it->is_array())
+    for (const auto& l : *it) t.notes.push_back("allreduce only: " + l.at("message").get<std::string>());
   for (const auto& n : s.at("notes")) t.notes.push_back(n.get<std::string>());
   return t;
 }

@@ -82,6 +82,11 @@ struct PairsAnalysis {
     std::string message;
   };
   std::vector<Link> slow_links;
+  /// Pairs slow in allreduce only while p2p is at or above the limit in both directions (alone
+  /// where re-measured): not named, since the link carries p2p at full rate both ways; a
+  /// reduction slowed by CPU contention or a half-duplex path (p2p runs one direction at a
+  /// time, the allreduce both at once). Reported as a note.
+  std::vector<Link> allreduce_only_links;
   std::vector<std::string> notes;  ///< e.g. the two-node case
   bool outliers() const { return !slow_nodes.empty() || !slow_links.empty(); }
 };
@@ -100,7 +105,8 @@ PairsAnalysis analyze_pairs(const std::vector<std::string>& names, const std::ve
 /// p2p_gbps, allreduce_busbw_gbps} (re-measured pairs only), slow [..], flag "ok"|"slow"|
 /// "cleared" (slow at first, not alone)}],
 /// slow_nodes [{name, host, rank, pairs, slow_pairs, send_slow, receive_slow, allreduce_slow,
-/// message}], slow_links [{names, ranks, message}], notes, outliers (bool).
+/// message}], slow_links [{names, ranks, message}], allreduce_only_links [{names, ranks,
+/// message}], notes, outliers (bool).
 /// `hosts`/`ranks`: each participant's host and global rank.
 nlohmann::json pairs_summary_json(const std::string& unit, const std::vector<std::string>& names,
                                   const std::vector<std::string>& hosts, const std::vector<int>& ranks,

@@ -125,6 +125,8 @@ void to_json(json& j, const BenchResult& b) {
   if (b.ranks_kept_in_full) j["ranks_kept_in_full"] = *b.ranks_kept_in_full;
   if (!b.burn_in.empty()) j["burn_in"] = b.burn_in;
   if (b.cpu_offload) j["cpu_offload"] = true;
+  if (!b.group.empty()) j["group"] = b.group;
+  if (b.launch.is_object()) j["launch"] = b.launch;
   if (json c = b.convergence; !c.empty()) j["convergence"] = std::move(c);
   j["mode"] = b.mode;
   if (!b.memory.empty()) j["memory"] = b.memory;
@@ -153,6 +155,8 @@ void from_json(const json& j, Stopping& s) {
 
 void from_json(const json& j, BenchResult& b) {
   j.at("model").get_to(b.model);
+  b.group = j.value("group", std::string());
+  if (const auto l = j.find("launch"); l != j.end() && l->is_object()) b.launch = *l;
   b.label = j.value("label", std::string());
   b.batch_per_rank = json_int(j.at("batch_per_rank"), "batch_per_rank");
   b.image_size = json_int_or<int>(j, "image_size", 0);
@@ -532,7 +536,7 @@ void check_writable(const std::string& path, const std::string& flag) {
 
 std::string partial_path(const std::string& path) { return path + ".partial"; }
 
-void check_result_target(const std::string& path, bool overwrite) {
+void check_result_target(const std::string& path, bool overwrite, bool resuming) {
   check_writable(path, "--json");
   const std::string partial = partial_path(path);
   check_writable(partial, "--json");
@@ -543,11 +547,42 @@ void check_result_target(const std::string& path, bool overwrite) {
         fmt::format("--json '{}' already exists; pass --overwrite to replace it once the new run "
                     "completes, or choose a new name",
                     path));
-  if (::lstat(partial.c_str(), &st) == 0)
+  if (!resuming && ::lstat(partial.c_str(), &st) == 0)
     throw UsageError(
         fmt::format("--json '{}': '{}' already exists (the rows of a run that stopped early); pass "
-                    "--overwrite to replace it, or choose a new name",
-                    path, partial));
+                    "--overwrite to replace it or choose a new name (`run --resume {}` continues a stopped run)",
+                    path, partial, partial));
+}
+
+std::string resume_result_path(const std::string& partial) {
+  const std::string suffix = ".partial";
+  if (partial.size() <= suffix.size() || partial.compare(partial.size() - suffix.size(), suffix.size(), suffix) != 0)
+    throw UsageError(fmt::format(
+        "--resume '{}' is not a PATH.partial file; pass the .partial file a stopped run --json PATH left", partial));
+  return partial.substr(0, partial.size() - suffix.size());
+}
+
+std::string resume_mismatch(const ResultFile& prior, const nlohmann::json& config, int world_size) {
+  if (prior.kind != "run") return fmt::format("it holds a '{}' result, not a run's", prior.kind);
+  if (prior.complete) return "it is marked complete: nothing is left to measure";
+  for (const auto& r : prior.results)
+    if (r.group.empty())
+      return "its rows carry no benchmark group (written by a ddpbench before --resume), so they cannot be matched";
+  const int stored_world = prior.environment.is_object() ? prior.environment.value("world_size", 0) : 0;
+  if (stored_world != world_size)
+    return fmt::format("it was measured on {} rank(s), this job has {}", stored_world, world_size);
+  nlohmann::json before = prior.config.is_object() ? prior.config : nlohmann::json::object();
+  for (const char* k : {"defaults_note", "batch_size_search"}) before.erase(k);
+  std::vector<std::string> diffs;
+  for (const auto& [k, v] : config.items())
+    if (!before.contains(k)) diffs.push_back(fmt::format("{} is not in it and is {} here", k, v.dump()));
+    else if (before[k] != v) diffs.push_back(fmt::format("{} is {} there and {} here", k, before[k].dump(), v.dump()));
+  for (const auto& [k, v] : before.items())
+    if (!config.contains(k)) diffs.push_back(fmt::format("{} is {} there and absent here", k, v.dump()));
+  if (diffs.empty()) return "";
+  std::string out = "its flags differ: " + diffs.front();
+  if (diffs.size() > 1) out += fmt::format(" (and {} more)", diffs.size() - 1);
+  return out;
 }
 
 std::string incomplete_warning(const std::string& name, const ResultFile& file) {

@@ -38,7 +38,7 @@ namespace ddpbench {
 /// null), ranks_kept_in_full holds the flagged ranks and the slowest only; 1.13: convergence's
 /// target leaves out epoch and wall_s when the target was not reached, and value with no
 /// target (were null).
-inline constexpr const char* kSchemaVersion = "1.13.0";
+inline constexpr const char* kSchemaVersion = "1.14.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's step times of one row, summarised (seconds per measured iteration).
@@ -153,6 +153,14 @@ struct BenchResult {
   /// fsdp kept its parameter shards and optimizer state on the host (--cpu-offload);
   /// written only when true.
   bool cpu_offload = false;
+  /// The benchmark group that measured the row ("resnet18/ddp2", "resnet18/noddp-b16"):
+  /// what `run --resume` matches to skip a group the stopped run measured. Empty before
+  /// schema 1.14.
+  std::string group;
+  /// The launch that measured the row: {"job_id", "started_utc"} (the job id its ranks
+  /// joined with, the launch's start, ISO 8601 UTC); a row kept by `run --resume` keeps the
+  /// stopped launch's. Null before schema 1.14.
+  nlohmann::json launch;
   RowBreakdown breakdown;  ///< the ranks' breakdowns summarised (core/result/row_sections); empty when absent
   /// --duration burn-in only (else empty): windows and drift per rank (core/result/row_sections RowBurnIn).
   RowBurnIn burn_in;
@@ -288,8 +296,21 @@ std::string partial_path(const std::string& path);
 
 /// `run --json PATH`'s check before any rank starts: check_writable of PATH and of
 /// partial_path(PATH), then, unless `overwrite`, a UsageError when either exists (an
-/// earlier result, or the rows of an earlier run that stopped), naming --overwrite.
-void check_result_target(const std::string& path, bool overwrite);
+/// earlier result, or the rows of an earlier run that stopped), naming --overwrite. With
+/// `resuming` (`run --resume PATH.partial`) PATH.partial is the file being continued and may
+/// exist.
+void check_result_target(const std::string& path, bool overwrite, bool resuming = false);
+
+/// `run --resume FILE`: the result path FILE continues (FILE without its ".partial"
+/// suffix); UsageError when FILE does not end in ".partial".
+std::string resume_result_path(const std::string& partial);
+
+/// Whether `prior` (the PATH.partial of a stopped `run`) can be continued by a run of
+/// `config` (to_json of its RunConfig) on `world_size` ranks: "" when it can, else what
+/// differs, e.g. "batch_size is 16 there and 32 here" (fields of the stopped run's config
+/// that only describe it, defaults_note and batch_size_search, are not compared), or why the
+/// file cannot be continued (another kind, complete, rows without a group).
+std::string resume_mismatch(const ResultFile& prior, const nlohmann::json& config, int world_size);
 
 /// For `report`, `diff` and `check`: "NAME is incomplete (the run stopped after N of M
 /// rows); its numbers cover only those rows" ("after N rows" when rows_planned is

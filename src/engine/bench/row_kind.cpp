@@ -301,10 +301,20 @@ class InferenceRows : public RowKind {
 
 }  // namespace
 
+void emit_kept_rows(const SweepEnv& env, const std::string& group, const RowCallback& emit) {
+  if (env.launch.rank != 0) return;
+  if (const auto it = env.kept_rows.find(group); it != env.kept_rows.end())
+    for (const auto& row : it->second) emit(row);
+}
+
 void run_row_group(const SweepEnv& env, RowKind& kind, int n, const RowCallback& emit) {
   const std::string name = kind.name(n);
   const std::string label = kind.label(n);
   const int rank = env.launch.rank;
+  if (env.done_groups.count(name)) {  // run --resume: measured by the stopped run
+    emit_kept_rows(env, name, emit);
+    return;
+  }
   run_group(env, name, label, n, [&](c10::intrusive_ptr<c10d::ProcessGroup>& pg, GroupGate& gate) {
     const RowGroup g{env, n, name, pg};
     {
@@ -357,6 +367,7 @@ void run_row_group(const SweepEnv& env, RowKind& kind, int n, const RowCallback&
         }
         add_row_warnings(env, row);
         row.telemetry.profile = trace;
+        row.group = name;
         emit(row);
       }
     }

@@ -77,6 +77,10 @@ class RowKind {
 /// Collective over the job. Throws what the kind throws, or SelfCheckError from verify.
 void run_row_group(const SweepEnv& env, RowKind& kind, int n, const RowCallback& emit);
 
+/// `run --resume`: on rank 0, emits the rows the stopped run measured in benchmark group
+/// `group` (env.kept_rows), unchanged; nothing on the other ranks.
+void emit_kept_rows(const SweepEnv& env, const std::string& group, const RowCallback& emit);
+
 /// The kinds of row `model` measures at every group size, in the sweep's order: with
 /// --mode inference one inference kind; else one DDP kind per variant of the DDP knobs
 /// (when the DDP strategy runs) then one per sharded strategy. `info`: the model's FLOPs

@@ -46,6 +46,11 @@ struct Baseline {
 // --iters auto or --duration each rank stops by its own series), so each rank's compute-only
 // step is measured under the load the DDP groups see. Rank 0 makes the row from its own
 // series; rank 0 gathers every rank's p50 over `world_pg` (every rank of the job; null with one rank).
+// The no-DDP baseline's name in its group ("resnet18/noddp-b16") and its trace file.
+std::string baseline_tag(long long batch, int grad_accum) {
+  return grad_accum > 1 ? fmt::format("noddp-b{}-k{}", batch, grad_accum) : fmt::format("noddp-b{}", batch);
+}
+
 Baseline run_no_ddp(const SweepEnv& env, const c10::intrusive_ptr<c10d::ProcessGroup>& world_pg,
                     const std::string& model, const ModelInfo& info, long long batch, int grad_accum) {
   const std::string what = fmt::format("no-DDP baseline of {} at batch {}{}", model, batch,
@@ -84,11 +89,8 @@ Baseline run_no_ddp(const SweepEnv& env, const c10::intrusive_ptr<c10d::ProcessG
   }
   const RankStats stats = rank_stats(env, series);
   const nlohmann::json telemetry = own_telemetry(env);
-  const auto trace = rank == 0 ? profile_series(env, trainer, model,
-                                                grad_accum > 1 ? fmt::format("noddp-b{}-k{}", batch, grad_accum)
-                                                               : fmt::format("noddp-b{}", batch),
-                                                nullptr)
-                               : std::nullopt;
+  const auto trace =
+      rank == 0 ? profile_series(env, trainer, model, baseline_tag(batch, grad_accum), nullptr) : std::nullopt;
   if (rank != 0) return out;
   auto row = make_row(env, model, /*ddp=*/false, 1, batch, grad_accum, {stats}, series.stopping,
                       static_cast<int>(series.samples.size()));
@@ -100,6 +102,7 @@ Baseline run_no_ddp(const SweepEnv& env, const c10::intrusive_ptr<c10d::ProcessG
   row.memory.model_state_bytes = trainer.model_state_bytes();
   attach_telemetry(env, row, {telemetry});
   row.telemetry.profile = trace;
+  row.group = model + "/" + baseline_tag(batch, grad_accum);
   add_row_warnings(env, row);
   out.row = std::move(row);
   return out;
@@ -220,6 +223,11 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
   std::vector<BenchResult> rows;
   if (!env.sampler) env.sampler = make_sampler(env);
   RowCallback emit = [&](const BenchResult& row) {
+    if (row.launch.is_object()) {  // kept from the run --resume continues: as it was written
+      rows.push_back(row);
+      if (on_row) on_row(row);
+      return;
+    }
     rows.push_back(row);
     BenchResult& r = rows.back();
     keep_per_rank_detail(r, env.cfg.per_rank_series == "all");
@@ -260,6 +268,10 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
     if (training) {
       // No-DDP baselines at every (per-rank batch, micro-steps) the groups use (one in weak scaling).
       for (const auto& [b, k] : baseline_points(env.cfg)) {
+        if (const std::string g = model + "/" + baseline_tag(b, k); env.done_groups.count(g)) {
+          emit_kept_rows(env, g, emit);  // run --resume: measured by the stopped run
+          continue;
+        }
         Baseline base = run_no_ddp(env, world_pg, model, info, b, k);
         if (compute_p50_s.empty()) {
           compute_p50_s = std::move(base.compute_p50_s);

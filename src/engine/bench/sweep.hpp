@@ -13,6 +13,8 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <map>
+#include <set>
 #include <vector>
 
 #include "core/config/run_config.hpp"
@@ -61,6 +63,11 @@ struct SweepEnv {
   /// Rank 0's progress display (core/launch/progress); nullptr on other ranks and with --quiet.
   /// Every measured series (one per row; rank 0 runs them all) is a row of it.
   Progress* progress = nullptr;
+  /// `run --resume`: the benchmark groups (BenchResult::group) the stopped run measured, on
+  /// every rank: they are not measured again. On rank 0, their rows, emitted unchanged where
+  /// the sweep reaches the group (a row with a `launch` passes the row callback as it is).
+  std::set<std::string> done_groups;
+  std::map<std::string, std::vector<BenchResult>> kept_rows;
 };
 
 /// The model a benchmark trains: `name` (engine/models/registry) seeded with cfg.seed,
