@@ -114,13 +114,22 @@ void prepare_profile_dir(const std::string& dir, bool overwrite) {
                     ec ? ec.message() : "a file is in the way"));
   if (::access(dir.c_str(), W_OK) != 0)
     throw UsageError(fmt::format("--profile '{}' is not writable; pass a writable directory", dir));
-  if (overwrite) return;
   static const std::regex trace(R"(.*-rank[0-9]+\.json)");
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-    if (std::regex_match(e.path().filename().string(), trace))
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!std::regex_match(name, trace)) continue;
+    // A link or special file where a trace would go is refused before the run, --overwrite
+    // or not (the trace's rename would refuse it after the row was measured).
+    if (e.is_symlink(ec) || !e.is_regular_file(ec))
+      throw UsageError(
+          fmt::format("--profile '{}': '{}' is a link or not a regular file; remove it or pass another "
+                      "directory",
+                      dir, name));
+    if (!overwrite)
       throw UsageError(fmt::format(
           "--profile '{}' holds traces of an earlier run ({}); pass another directory or --overwrite to replace them",
-          dir, e.path().filename().string()));
+          dir, name));
+  }
 }
 
 // Resolves the defaults that depend on the machine and says what it chose and why.
@@ -726,7 +735,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                         f->resume, why));
                 }
               }
-              if (!cfg.json_path.empty() && li.rank == 0)
+              if ((f->json_opt->count() || f->resume_opt->count()) && li.rank == 0)
                 check_result_target(cfg.json_path, f->overwrite, f->resume_opt->count() > 0);
               if (auto it = env.find("DDPBENCH_TEST_FAULT"); it != env.end() && !it->second.empty())
                 (void)fault_injection_hook(it->second);  // an unknown name is bad input, said once

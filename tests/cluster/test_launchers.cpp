@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -58,6 +59,31 @@ TEST_F(Slurm, SrunStepRanksFindEachOther) {
   const long long job = std::stoll(f.environment.at("slurm_job_id").get<std::string>());
   EXPECT_EQ(f.environment.at("rendezvous").at("master_port"), slurm_default_port(job));
   EXPECT_EQ(f.environment.at("rendezvous").at("master_addr"), "localhost");
+}
+
+// run --resume under srun: a step whose rank 1 exits in its first DDP step leaves the no-DDP
+// and 1-rank rows in PATH.partial; a second step with --resume keeps them as they were (their
+// launch) and measures the 2-rank row under its own launch (a requeued job runs the same line:
+// the sbatch templates add --resume when the .partial exists).
+TEST_F(Slurm, SrunStepResumesAStoppedSweep) {
+  TempDir d;
+  const auto json = (d.path / "r.json").string();
+  const auto stopped =
+      run(slurm_env() + "DDPBENCH_TEST_FAULT=exit-rank1 srun -n 2 --overcommit " + kBin + kTiny + " --json " + json);
+  ASSERT_NE(stopped.code, 0) << stopped.err;
+  const ResultFile partial = read_result_file(json + ".partial");
+  ASSERT_EQ(partial.results.size(), 2u);
+  const auto o = run(slurm_env() + "srun -n 2 --overcommit " + kBin + kTiny + " --resume " + json + ".partial");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const ResultFile f = read_result_file(json);
+  expect_two_rank_sweep(f, "slurm");
+  EXPECT_TRUE(f.complete);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(f.results[i].launch, partial.results[i].launch);
+    EXPECT_EQ(f.results[i].summary.p50_s, partial.results[i].summary.p50_s);
+  }
+  EXPECT_NE(f.results[2].launch.at("started_utc"), partial.results[0].launch.at("started_utc"));
+  EXPECT_FALSE(std::filesystem::exists(json + ".partial"));
 }
 
 // A batch script that calls ddpbench directly (no srun) sees SLURM_PROCID=0 and

@@ -134,6 +134,28 @@ TEST(SlurmTemplates, WeakScalingCoversEveryPowerOfTwoNodeCountAndAll) {
   EXPECT_EQ(world_sizes(4, 8, "DDPBENCH_WORLD_SIZES=32"), "32");
 }
 
+// A requeued job keeps its job id, so its result path too: the template continues the sweep
+// that path's .partial holds (run --resume), and starts afresh without one or for comm.
+TEST(SlurmTemplates, ARequeuedJobResumesItsPartialResult) {
+  TempDir d;
+  write_executable(d.path / "srun", "#!/bin/sh\necho \"$@\"\n");
+  const auto args = [&](const std::string& tmpl, const std::string& extra = "") {
+    const auto o = run("PATH=" + d.path.string() + ":$PATH SLURM_JOB_ID=7 SLURM_JOB_NUM_NODES=1 SLURM_NTASKS=2 " +
+                       "SLURM_JOB_NODELIST=localhost SLURM_CPUS_PER_TASK=1 DDPBENCH_RESULTS=" + d.path.string() + " " +
+                       extra + " bash " + kTemplates + tmpl);
+    EXPECT_EQ(o.code, 0) << o.err;
+    return o.out;
+  };
+  for (const std::string t : {"node", "weak"}) {
+    const std::string tmpl = t == "node" ? "ddpbench-node.sbatch" : "ddpbench-weak-scaling.sbatch";
+    const std::string json = (d.path / ("ddpbench-" + t + "-7.json")).string();
+    EXPECT_EQ(args(tmpl).find("--resume"), std::string::npos) << t;  // a first run
+    std::ofstream(json + ".partial") << "{}\n";
+    EXPECT_NE(args(tmpl).find("--json " + json + " --resume " + json + ".partial"), std::string::npos) << t;
+    EXPECT_EQ(args(tmpl, "DDPBENCH_COMMAND=comm").find("--resume"), std::string::npos) << t;  // run only
+  }
+}
+
 TEST(SlurmTemplates, GpuJobBindsOneGpuAndCoresPerTask) {
   // The GPU defaults a GPU cluster gets when submitting the templates as they are.
   for (const char* t : {"ddpbench-node.sbatch", "ddpbench-weak-scaling.sbatch"}) {

@@ -173,6 +173,11 @@ bool is_peer_loss_message(const std::string& line) {
   // leaves that one line; a rank not ended by then says what it saw.
   if (li.launcher == Launcher::kLocalSpawner && is_peer_loss_message(line))
     std::this_thread::sleep_for(std::chrono::seconds(2));
+  // A group's failure relayed to a rank outside it (engine/dist/collectives GroupGate): the
+  // group's rank 0 says it in its own line, on the same terminal under the built-in launcher.
+  if (li.launcher == Launcher::kLocalSpawner && li.rank != 0 && line.rfind("benchmark group '", 0) == 0 &&
+      line.find("' failed: ") != std::string::npos)
+    throw SilentExit{kExitFailure};
   if (is_out_of_memory_message(line)) {
     if (li.rank != 0) {
       std::this_thread::sleep_for(std::chrono::seconds(1));
