@@ -33,9 +33,8 @@ struct ShardedDataParallel::Group {
   torch::Tensor shard_param;  // [shard]: zero2 a view of `full`, fsdp its own tensor (offload: on the host)
   torch::Tensor grad_shard;   // [shard] (offload: on the host)
   torch::Tensor momentum;     // [shard] (offload: on the host)
-  c10::intrusive_ptr<c10d::Work> pending;                  // an all-gather in flight (the last of its broadcasts)
-  std::vector<c10::intrusive_ptr<c10d::Work>> broadcasts;  // the in-place emulation's works
-  torch::Tensor gather_in;                                 // its input, alive until it finished
+  std::vector<c10::intrusive_ptr<c10d::Work>> pending;  // an all-gather in flight (the emulation: its broadcasts)
+  torch::Tensor gather_in;                              // its input, alive until it finished
   bool gathered = false;
   size_t ready = 0;      // parameters whose gradient was accumulated this backward
   bool reduced = false;  // gradients reduce-scattered this step
@@ -246,7 +245,7 @@ ShardedDataParallel::~ShardedDataParallel() {
   } catch (...) {  // a failed group: nothing left to do with the data
   }
   for (auto& g : groups_)
-    if (g->pending) {
+    if (!g->pending.empty()) {
       try {
         wait_gather(static_cast<size_t>(&g - &groups_.front()));
       } catch (...) {  // a failed group: nothing left to do with the data
@@ -256,7 +255,7 @@ ShardedDataParallel::~ShardedDataParallel() {
 
 void ShardedDataParallel::gather(size_t gi, bool async) {
   Group& g = *groups_[gi];
-  if (!g.gathered && !g.pending) {
+  if (!g.gathered && g.pending.empty()) {
     alloc_flat_storage(g.full, static_cast<size_t>(g.padded) * sizeof(float));
     if (!broadcast_gather_) {
       // zero2's shard is a view of the output: gather from a copy; an offloaded shard is
@@ -267,7 +266,7 @@ void ShardedDataParallel::gather(size_t gi, bool async) {
       c10d::AllgatherOptions o;
       o.timeout = timeout_;
       try {
-        g.pending = pg_->_allgather_base(g.full, g.gather_in, o);
+        g.pending = {pg_->_allgather_base(g.full, g.gather_in, o)};
       } catch (const c10::Error& e) {
         if (!unsupported_by_backend(e)) throw;
         broadcast_gather_ = true;  // Gloo in torch 1.13: "no support for _allgather_base"
@@ -279,8 +278,7 @@ void ShardedDataParallel::gather(size_t gi, bool async) {
       // allocate a buffer of the whole output on its worker thread for every gather.
       auto mine = g.full.slice(0, rank_ * g.shard, (rank_ + 1) * g.shard);
       if (strategy_ != "zero2") mine.copy_(g.shard_param);  // zero2's shard is that chunk already
-      g.broadcasts = allgather_in_place_start(pg_, g.full, timeout_);
-      g.pending = g.broadcasts.back();
+      g.pending = allgather_in_place_start(pg_, g.full, timeout_);
     }
     wire_bytes_ += ring_wire_bytes(g.padded * static_cast<int64_t>(sizeof(float)), n_);
   }
@@ -295,14 +293,10 @@ torch::Tensor ShardedDataParallel::largest_group_buffer() const {
 
 void ShardedDataParallel::wait_gather(size_t gi) {
   Group& g = *groups_[gi];
-  if (!g.pending) return;
-  auto w = std::move(g.pending);
-  g.pending.reset();
-  auto broadcasts = std::move(g.broadcasts);
-  g.broadcasts.clear();
-  for (auto& b : broadcasts)
-    if (b != w) wait_work(b, timeout_);
-  wait_work(w, timeout_);
+  if (g.pending.empty()) return;
+  auto works = std::move(g.pending);
+  g.pending.clear();
+  for (auto& w : works) wait_work(w, timeout_);
   g.gather_in = torch::Tensor();
   g.gathered = true;
 }
