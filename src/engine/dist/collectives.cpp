@@ -220,7 +220,7 @@ void GroupGate::wait_done() {
         const std::string state(raw.begin(), raw.end());
         if (state == "done") return;
         store_->add(ack_key_, 1);
-        throw std::runtime_error(fmt::format("benchmark group '{}' failed: {}", name_, state.substr(5)));
+        throw GroupFailedElsewhere(fmt::format("benchmark group '{}' failed: {}", name_, state.substr(5)));
       }
       beats = store_->add(hb_key_, 0);
     }

@@ -6,6 +6,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include <chrono>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -89,6 +90,12 @@ std::pair<at::Tensor, at::Tensor> max_min_across_ranks(const std::vector<at::Ten
 /// Barrier on `pg` with a timeout (NCCL: on `device`).
 void barrier(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const at::Device& device,
              std::chrono::milliseconds timeout);
+
+/// Thrown by GroupGate::wait_done on a rank outside a group when the group's rank 0 marked it
+/// failed: "benchmark group 'NAME' failed: REASON". That rank 0 reports REASON itself.
+struct GroupFailedElsewhere : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 /// Liveness protocol between a running sub-group and the ranks waiting outside it,
 /// over the store (no collective can span a group and ranks outside it).

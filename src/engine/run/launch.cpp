@@ -18,6 +18,7 @@
 #include "core/util/errors.hpp"
 #include "core/util/version.hpp"
 #include "engine/compat.hpp"
+#include "engine/dist/collectives.hpp"
 #include "engine/dist/rendezvous.hpp"
 #include "engine/timing.hpp"
 
@@ -173,11 +174,6 @@ bool is_peer_loss_message(const std::string& line) {
   // leaves that one line; a rank not ended by then says what it saw.
   if (li.launcher == Launcher::kLocalSpawner && is_peer_loss_message(line))
     std::this_thread::sleep_for(std::chrono::seconds(2));
-  // A group's failure relayed to a rank outside it (engine/dist/collectives GroupGate): the
-  // group's rank 0 says it in its own line, on the same terminal under the built-in launcher.
-  if (li.launcher == Launcher::kLocalSpawner && li.rank != 0 && line.rfind("benchmark group '", 0) == 0 &&
-      line.find("' failed: ") != std::string::npos)
-    throw SilentExit{kExitFailure};
   if (is_out_of_memory_message(line)) {
     if (li.rank != 0) {
       std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -203,6 +199,11 @@ int run_this_rank(const LaunchInfo& li, const EnvMap& env, double timeout_s, con
     throw;
   } catch (const SilentExit&) {
     throw;
+  } catch (const GroupFailedElsewhere& e) {
+    // The group's rank 0 says why in its own line; under the built-in launcher that is the
+    // same terminal, so a rank that was only told leaves it at that.
+    if (li.launcher == Launcher::kLocalSpawner && li.rank != 0) throw SilentExit{kExitFailure};
+    rethrow_with_context(li, timeout_s, e.what(), oom_what, oom_fix);
   } catch (const c10::Error& e) {
     rethrow_with_context(li, timeout_s, e.what_without_backtrace(), oom_what, oom_fix);
   } catch (const std::exception& e) {
