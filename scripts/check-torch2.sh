@@ -29,7 +29,7 @@ dirty=false
 # (cheap; it proves GCC 14 builds and runs core). Left out: the fault matrix, bad-input tables,
 # the launchers (Slurm/MPI are not in the root), pairs and progress, whose behaviour does not
 # depend on torch's version and which the main build's ctest runs.
-tests=${DDPBENCH_TORCH2_TESTS:-'(^|/)(Models|Flops|FrozenBackbone|Ddp[A-Za-z]*|CommHook[A-Za-z]*|Sharded|Checkpointing|Units|Precision|ModelStateBytes|MemoryPeaks|Inference|IdxReader|DistributedSampler|BatchLoader|Preprocess|TimeToLoss|DataParallel|Cli|Comm|FindMaxBs[A-Za-z]*|LoginNode)[.]'}
+tests=${DDPBENCH_TORCH2_TESTS:-'(^|/)(Models|Flops|FrozenBackbone|Ddp[A-Za-z]*|CommHook[A-Za-z]*|Sharded|Checkpointing|Units|Precision|ModelStateBytes|MemoryPeaks|Inference|IdxReader|DistributedSampler|BatchLoader|Preprocess|TimeToLoss|DataParallel|Cli|Comm|FindMaxBs[A-Za-z]*|LoginNode|Teardown)[.]'}
 
 # A private mount namespace: proc, sys, dev and the read-only source vanish with it.
 unshare --mount --propagation private bash -euo pipefail -s "$root" "$src" "$what" "$sha" "$dirty" "$tests" <<'INSIDE'
@@ -43,23 +43,30 @@ mount -o remount,bind,ro "$root/src/ddpbench"
 cp /etc/hosts "$root/etc/hosts"
 cp /etc/hostname "$root/etc/hostname" 2>/dev/null || true
 in_root() {
-  chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 TERM=dumb \
+  ${net:-} chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 TERM=dumb \
     CCACHE_DIR=/var/cache/ccache CCACHE_MAXSIZE=4G DDPBENCH_GIT_SHA="$sha" DDPBENCH_GIT_DIRTY="$dirty" "$@"
 }
 build=/var/tmp/ddpbench-torch2
 echo "check-torch2: $(in_root sh -c 'dpkg-query -W -f="\${Package} \${Version}\n" libtorch-cuda-dev libnccl-dev python3-torch-cuda python3-torchvision g++ | tr "\n" " "')"
 # -O0: a compile and behaviour check, not a benchmark (the work is in libtorch, built optimised);
 # it compiles faster than Release's -O2.
-in_root cmake -S /src/ddpbench -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS=-O0 \
-  -DDDPBENCH_REQUIRE_GPU_PATHS=ON >"$root/$build.cmake.log" 2>&1 \
+# Offline (a network namespace of its own, no interface up): the root has no CLI11, nlohmann/json,
+# fmt or GoogleTest package, so they come from its offline folder /opt/ddpbench-deps
+# (scripts/torch2-root.sh), as on a machine without Debian's packages or the internet.
+net="unshare --net" in_root cmake -S /src/ddpbench -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS=-O0 \
+  -DDDPBENCH_REQUIRE_GPU_PATHS=ON -DDDPBENCH_DEPS_DIR=/opt/ddpbench-deps >"$root/$build.cmake.log" 2>&1 \
   || { tail -40 "$root/$build.cmake.log"; echo "check-torch2: cmake failed against torch 2.6 (CUDA)"; exit 1; }
-grep -E "ddpbench: |Found CUDA|NCCL" "$root/$build.cmake.log" | sed 's/^/check-torch2: /' | head -8
-if ! in_root ninja -C "$build" -k 0 >"$root/$build.ninja.log" 2>&1; then
+grep -E "ddpbench: |Found CUDA|NCCL" "$root/$build.cmake.log" | sed 's/^/check-torch2: /' | head -12
+for lib in nlohmann_json CLI11 fmt GoogleTest; do
+  grep -qE "^$lib\|[^|]*\|DDPBENCH_DEPS_DIR" "$root/$build/dependencies.txt" \
+    || { echo "check-torch2: $lib did not come from the offline folder: $(grep "^$lib|" "$root/$build/dependencies.txt")"; exit 1; }
+done
+if ! net="unshare --net" in_root ninja -C "$build" -k 0 >"$root/$build.ninja.log" 2>&1; then
   grep -E "error|undefined reference|FAILED" "$root/$build.ninja.log" | head -60
   echo "check-torch2: the build against torch 2.6 (CUDA, NCCL) failed; the whole log is $root$build.ninja.log"
   exit 1
 fi
-echo "check-torch2: ddpbench and every test binary built against torch 2.6 (CUDA, NCCL), every GPU path required"
+echo "check-torch2: ddpbench and every test binary built against torch 2.6 (CUDA, NCCL), every GPU path required, offline, with CLI11, nlohmann/json, fmt and GoogleTest from /opt/ddpbench-deps"
 [ "$what" = build ] && exit 0
 # Tests: as on a login node (a CUDA-enabled binary on a machine without a GPU).
 set +e
