@@ -400,6 +400,34 @@ inline void cuda_reset_peak_memory_stats(c10::DeviceIndex device) {
 #define DDPBENCH_HAVE_CUDA_ALLOCATOR_STATS 0
 #endif
 
+// ---------------------------------------------------------------- lazy CUDA initialisation
+#include <ATen/Context.h>
+
+namespace ddpbench::compat {
+namespace detail {
+template <typename C, typename = void>
+struct has_lazy_init_device : std::false_type {};
+template <typename C>
+struct has_lazy_init_device<C, std::void_t<decltype(std::declval<C&>().lazyInitDevice(c10::DeviceType::CUDA))>>
+    : std::true_type {};
+}  // namespace detail
+
+/// Initialises CUDA in this process once, as Python's torch.cuda._lazy_init does before
+/// torch.cuda.set_device (torch/csrc/cuda/Module.cpp: device_lazy_init first): CUDAHooks::init
+/// sizes the caching allocator per device (CUDACachingAllocator::init), without which its
+/// per-device calls (resetPeakStats, getDeviceStats, setMemoryFraction) throw "Invalid device
+/// argument". torch 2.6+ spells it at::globalContext().lazyInitDevice(kCUDA) (lazyInitCUDA
+/// is deprecated there and warns), older torches lazyInitCUDA(). Throws c10::Error in a build
+/// without CUDA; call it for CUDA devices only.
+template <typename C = at::Context>
+void lazy_init_cuda() {
+  C& ctx = at::globalContext();
+  if constexpr (detail::has_lazy_init_device<C>::value) ctx.lazyInitDevice(c10::DeviceType::CUDA);
+  else ctx.lazyInitCUDA();
+}
+
+}  // namespace ddpbench::compat
+
 // ---------------------------------------------------------------- TCPStore
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 

@@ -14,7 +14,12 @@ namespace ddpbench {
 
 bool reset_memory_peaks(const c10::Device& device) {
 #if DDPBENCH_HAVE_CUDA_ALLOCATOR_STATS
-  if (device.is_cuda()) compat::cuda_reset_peak_memory_stats(device.index());
+  if (device.is_cuda()) {
+    // A process whose first CUDA call this is (inference: no allocation before the window)
+    // initialises CUDA first, or the allocator refuses the device ("Invalid device argument").
+    compat::lazy_init_cuda();
+    compat::cuda_reset_peak_memory_stats(device.index());
+  }
 #else
   (void)device;
 #endif
@@ -35,6 +40,7 @@ RankMemory read_memory_peaks(const c10::Device& device, int rank) {
   m.rank = rank;
 #if DDPBENCH_HAVE_CUDA_ALLOCATOR_STATS
   if (device.is_cuda()) {
+    compat::lazy_init_cuda();
     const compat::CudaMemoryPeaks p = compat::cuda_memory_peaks(device.index());
     m.peak_allocated_bytes = static_cast<double>(p.allocated_bytes);
     m.peak_reserved_bytes = static_cast<double>(p.reserved_bytes);

@@ -15,19 +15,22 @@
 namespace ddpbench {
 
 /// Starts a new peak window on this rank. GPU: the CUDA caching allocator's peak stats of
-/// `device` (CUDACachingAllocator::resetPeakStats, via compat.hpp), and the host's VmHWM.
+/// `device` (CUDACachingAllocator::resetPeakStats, via compat.hpp, after CUDA's lazy
+/// initialisation, compat::lazy_init_cuda: it may be the process's first CUDA call), and the
+/// host's VmHWM.
 /// CPU: the process's peak RSS, by writing "5" to /proc/self/clear_refs, which sets VmHWM to
 /// the current RSS (Linux >= 4.0, proc(5)), after release_free_host_memory (engine/timing)
 /// has returned the heap's free pages, so memory freed before the window does not count.
 /// Returns false when that write failed (older kernel, no permission): VmHWM then keeps the
-/// process's peak since it started. Never throws.
+/// process's peak since it started. Never throws on the CPU; on a GPU, c10::Error when CUDA
+/// cannot be initialised.
 bool reset_memory_peaks(const c10::Device& device);
 
 /// This rank's peaks since the last reset_memory_peaks, bytes: on a GPU the caching
 /// allocator's allocated_bytes and reserved_bytes peaks (StatType AGGREGATE: all pools),
 /// and on every device the process's peak RSS (VmHWM of /proc/self/status; it covers the
 /// whole process: libraries, the model, the allocator's caches). Fields stay empty where
-/// unreadable. Never throws.
+/// unreadable. Never throws on the CPU; on a GPU as reset_memory_peaks.
 RankMemory read_memory_peaks(const c10::Device& device, int rank);
 
 /// The "source" a row's memory object names: kMemorySourceCuda on a GPU; on a CPU

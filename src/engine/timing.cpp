@@ -7,6 +7,7 @@
 
 #include <malloc.h>
 
+#include "engine/compat.hpp"
 #include "engine/memory.hpp"
 
 #include <fstream>
@@ -79,7 +80,10 @@ double StepTimer::stop_s() {
 
 void set_current_device(const c10::Device& device) {
 #ifdef DDPBENCH_WITH_CUDA
-  if (device.is_cuda()) c10::cuda::set_device(device.index());
+  if (device.is_cuda()) {
+    compat::lazy_init_cuda();
+    c10::cuda::set_device(device.index());
+  }
 #else
   (void)device;
 #endif

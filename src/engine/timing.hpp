@@ -44,7 +44,10 @@ class StepTimer {
   std::vector<double> marks_s_;
 };
 
-/// Selects `device` as the current CUDA device of this thread (no-op on the CPU).
+/// Selects `device` as the current CUDA device of this thread (no-op on the CPU), as
+/// Python's torch.cuda.set_device does: CUDA is initialised in this process first
+/// (compat::lazy_init_cuda), so the caching allocator knows every device before the first
+/// allocation, peak reset or memory fraction.
 void set_current_device(const c10::Device& device);
 
 /// Number of CUDA devices visible to this process; 0 in a CPU build or without GPUs.

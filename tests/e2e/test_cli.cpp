@@ -389,6 +389,55 @@ TEST(Cli, ZeroGradFlagIsRecordedAndNamed) {
     if (r.ddp) EXPECT_TRUE(r.checks.grad_check_passed.value());
 }
 
+// run --mode inference from a fresh process: forward only, so nothing allocates on the device
+// before the first peak-memory window starts (its first CUDA call on a GPU is the allocator's
+// peak reset). Every world size gives a row, every rank of it a measured peak.
+void expect_inference_rows(const ResultFile& f, const std::vector<int>& world_sizes, bool cuda) {
+  ASSERT_EQ(f.results.size(), world_sizes.size());
+  for (size_t i = 0; i < world_sizes.size(); ++i) {
+    const BenchResult& r = f.results[i];
+    EXPECT_EQ(r.mode, "inference");
+    EXPECT_FALSE(r.ddp);
+    EXPECT_EQ(r.world_size, world_sizes[i]);
+    ASSERT_EQ(r.memory.per_rank.size(), static_cast<size_t>(world_sizes[i]));
+    for (const auto& m : r.memory.per_rank) {
+      if (cuda) {
+        ASSERT_TRUE(m.peak_allocated_bytes.has_value()) << "rank " << m.rank;
+        EXPECT_GT(*m.peak_allocated_bytes, 0) << "rank " << m.rank;
+      } else {
+        ASSERT_TRUE(m.peak_rss_bytes.has_value()) << "rank " << m.rank;
+        EXPECT_GT(*m.peak_rss_bytes, 0) << "rank " << m.rank;
+      }
+    }
+  }
+}
+
+TEST(Inference, FreshProcessMeasuresEveryWorldSizeWithMemory) {
+  TempDir d;
+  const auto json = (d.path / "r.json").string();
+  const auto o =
+      run(kBin + kTiny + " --mode inference --device cpu --nproc-per-node 2 --world-sizes 1,2 --json " + json);
+  ASSERT_EQ(o.code, 0) << o.err;
+  expect_inference_rows(read_result_file(json), {1, 2}, false);
+}
+
+// GPU only: a fresh rank process whose first CUDA call is the caching allocator's peak reset
+// (inference allocates nothing before it). Without CUDA's lazy initialisation where the rank
+// sets its device, the allocator does not know the device yet and refuses it ("Invalid device
+// argument") in the set-up of the first row.
+TEST(Inference, OnAGpuAFreshProcessStartsWithThePeakReset) {
+  if (!fs::exists("/dev/nvidia0")) GTEST_SKIP() << "no GPU on this machine";
+  TempDir d;
+  const auto json = (d.path / "r.json").string();
+  const auto o =
+      run(kBin + kTiny + " --mode inference --device cuda --nproc-per-node 1 --world-sizes 1 --json " + json);
+  if (o.code == 2 && o.err.find("no GPU is visible") != std::string::npos)
+    GTEST_SKIP() << "this ddpbench sees no GPU (a build without CUDA): " << o.err;
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.err.find("Invalid device argument"), std::string::npos) << o.err;
+  expect_inference_rows(read_result_file(json), {1}, true);
+}
+
 // A CUDA-enabled build on a machine without a GPU (a login node): `env` says so.
 TEST(LoginNode, EnvSaysNoGpu) {
   if (fs::exists("/dev/nvidia0")) GTEST_SKIP() << "this machine has a GPU";
