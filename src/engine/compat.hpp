@@ -101,12 +101,49 @@ c10::intrusive_ptr<c10d::ProcessGroup> as_process_group(const c10::intrusive_ptr
   }
 }
 
-/// Shuts a process group down where the linked torch can (2.x: ProcessGroup::shutdown
-/// destroys NCCL communicators); a no-op where it cannot (1.13 frees them in the destructor).
+template <typename T, typename = void>
+struct has_get_backend_by_device : std::false_type {};
+template <typename T>
+struct has_get_backend_by_device<T,
+                                 std::void_t<decltype(std::declval<T&>().getBackend(std::declval<c10::DeviceType>()))>>
+    : std::true_type {};
+
+/// Shuts a process group down the way the linked torch's Python destroy_process_group does
+/// (torch/distributed/distributed_c10d.py), before the group is dropped, and returns what it
+/// called, for the teardown trace ("" when nothing):
+///   * a c10d::ProcessGroup with shutdown() (torch 2.9+: `pg.shutdown()`, which shuts down
+///     each of its backends): "c10d::ProcessGroup::shutdown()";
+///   * torch 2.x before that (_shutdown_backend: the group's CUDA backend, when it is a
+///     ProcessGroupNCCL with shutdown(), finalizes and destroys its communicators and joins
+///     its watchdog): "ProcessGroupNCCL::shutdown()"; a Gloo group: "" (nothing to call);
+///   * torch 1.13: "" (no shutdown; ~ProcessGroupNCCL aborts the communicators).
+/// A group that is not shut down is freed by its destructor when the last reference goes
+/// (torch 2.x's ~ProcessGroupNCCL then aborts and warns). Throws what shutdown() throws.
 template <typename PG>
-void shutdown(const c10::intrusive_ptr<PG>& pg) {
+const char* shutdown(const c10::intrusive_ptr<PG>& pg) {
+  if (!pg) return "";
   if constexpr (has_shutdown<PG>::value) {
-    if (pg) pg->shutdown();
+    pg->shutdown();
+    return "c10d::ProcessGroup::shutdown()";
+  } else if constexpr (has_get_backend_by_device<PG>::value) {
+#if DDPBENCH_HAVE_NCCL
+    using NCCL = typename dependent<PG, c10d::ProcessGroupNCCL>::type;
+    if constexpr (has_shutdown<NCCL>::value) {
+      decltype(pg->getBackend(c10::DeviceType::CUDA)) backend;  // c10d::Backend (torch 2.x only)
+      try {
+        backend = pg->getBackend(c10::DeviceType::CUDA);
+      } catch (const c10::Error&) {
+        return "";  // no CUDA backend: a Gloo group on CPUs
+      }
+      if (auto* nccl = dynamic_cast<NCCL*>(backend.get())) {
+        nccl->shutdown();
+        return "ProcessGroupNCCL::shutdown()";
+      }
+    }
+#endif
+    return "";
+  } else {
+    return "";
   }
 }
 

@@ -14,12 +14,14 @@ namespace ddpbench {
 
 /// One group of n ranks as a row kind sees it: the sweep's environment, the group's size,
 /// its process group (ranks 0..n-1 of the job) and its name ("resnet18/ddp2": the store
-/// prefix, the telemetry keys, the profiler files).
+/// prefix, the telemetry keys, the profiler files). `pg` is run_row_group's own reference,
+/// not a copy, so destroy_process_group there drops the group's last reference (null after
+/// it: RowKind::verify runs then).
 struct RowGroup {
   const SweepEnv& env;
   int n = 0;
   std::string name;
-  c10::intrusive_ptr<c10d::ProcessGroup> pg;
+  const c10::intrusive_ptr<c10d::ProcessGroup>& pg;
 };
 
 /// What a finished series left on rank 0, for RowKind::measure.
