@@ -3,6 +3,8 @@
 // the analysis subcommands: report, diff, check, predict.
 #ifdef DDPBENCH_HAVE_ENGINE
 #include <c10/util/Exception.h>
+
+#include "engine/run/teardown.hpp"
 #endif
 #include <fmt/format.h>
 
@@ -12,7 +14,11 @@
 #include "core/util/errors.hpp"
 #include "core/util/version.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+// Parses the command line and runs the subcommand; returns main's exit code, with the
+// one error line printed, and sets `command` to the subcommand that ran ("ddpbench" before one).
+int run_command(int argc, char** argv, std::string& command) {
   using namespace ddpbench;
   std::vector<std::string> args(argv, argv + argc);
   CLI::App app{"ddpbench: PyTorch DistributedDataParallel benchmark (libtorch c10d, no Python)", "ddpbench"};
@@ -45,6 +51,7 @@ int main(int argc, char** argv) {
                  argv[1], names.c_str());
     return kExitUsage;
   }
+  if (known) command = argv[1];
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -65,7 +72,10 @@ int main(int argc, char** argv) {
   };
   try {
     for (auto& c : commands)
-      if (c.app->parsed()) return c.run();
+      if (c.app->parsed()) {
+        command = c.app->get_name();
+        return c.run();
+      }
     return kExitUsage;
   } catch (const SilentExit& e) {
     return e.code;
@@ -80,4 +90,17 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return fail("ddpbench: error: " + first_line(e.what()), kExitFailure);
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string command = "ddpbench";
+  const int code = run_command(argc, argv, command);
+#ifdef DDPBENCH_HAVE_ENGINE
+  // The one teardown, on every path, before main returns (engine/run/teardown.hpp): nothing
+  // torch owns is left to static destructors or to threads that outlive main.
+  ddpbench::teardown_process(command, code);
+#endif
+  return code;
 }

@@ -432,6 +432,11 @@ inline void cuda_reset_peak_memory_stats(c10::DeviceIndex device) {
   c10::cuda::CUDACachingAllocator::resetPeakStats(device);
 }
 
+/// Returns the caching allocator's unused cached blocks on every device to the driver
+/// (torch.cuda.empty_cache(); CUDACachingAllocator::emptyCache, whose later versions take a
+/// memory-pool id that defaults to the allocator's own).
+inline void cuda_empty_cache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
+
 }  // namespace ddpbench::compat
 #else
 #define DDPBENCH_HAVE_CUDA_ALLOCATOR_STATS 0
@@ -461,6 +466,44 @@ void lazy_init_cuda() {
   C& ctx = at::globalContext();
   if constexpr (detail::has_lazy_init_device<C>::value) ctx.lazyInitDevice(c10::DeviceType::CUDA);
   else ctx.lazyInitCUDA();
+}
+
+}  // namespace ddpbench::compat
+
+// ---------------------------------------------------------------- the autograd engine's device threads
+#include <torch/csrc/autograd/engine.h>
+
+namespace ddpbench::compat {
+namespace detail {
+// Names Engine::device_ready_queues_ (protected: one ready queue per device thread the engine
+// started, torch/csrc/autograd/engine.h, both in torch 1.13 and 2.x) through a class derived
+// from it, never constructed. Where a torch makes the member private or drops it, the first
+// overload fails to substitute and the count is unknown (-1).
+template <typename E>
+struct EngineProbe : E {
+  template <typename X = E>
+  static auto device_queues(int) -> decltype(&EngineProbe<X>::device_ready_queues_) {
+    return &EngineProbe<X>::device_ready_queues_;
+  }
+  template <typename X = E>
+  static std::nullptr_t device_queues(...) {
+    return nullptr;
+  }
+};
+}  // namespace detail
+
+/// Device threads `engine` started (Engine::start_device_threads: one per device of the
+/// device types that do not run on the CPU queue, on the first backward that needs them;
+/// none on CPU-only machines), or -1 where the linked torch does not let it be read. Read
+/// it from the thread that ran the backward passes, after they finished.
+template <typename E = torch::autograd::Engine>
+int autograd_device_threads_started(E& engine) {
+  const auto member = detail::EngineProbe<E>::template device_queues<E>(0);
+  if constexpr (std::is_same_v<decltype(member), const std::nullptr_t>) {
+    return -1;
+  } else {
+    return static_cast<int>((engine.*member).size());
+  }
 }
 
 }  // namespace ddpbench::compat

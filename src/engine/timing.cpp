@@ -7,6 +7,8 @@
 
 #include <malloc.h>
 
+#include <atomic>
+
 #include "engine/compat.hpp"
 #include "engine/memory.hpp"
 
@@ -78,15 +80,26 @@ double StepTimer::stop_s() {
   return std::chrono::duration<double>(now - t0_).count();
 }
 
+namespace {
+std::atomic<int> g_cuda_device_in_use{-1};  // the index set_current_device selected last
+}  // namespace
+
 void set_current_device(const c10::Device& device) {
 #ifdef DDPBENCH_WITH_CUDA
   if (device.is_cuda()) {
     compat::lazy_init_cuda();
     c10::cuda::set_device(device.index());
+    g_cuda_device_in_use = device.index();
   }
 #else
   (void)device;
 #endif
+}
+
+std::optional<c10::Device> cuda_device_in_use() {
+  const int index = g_cuda_device_in_use.load();
+  if (index < 0) return std::nullopt;
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
 int cuda_device_count() {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace ddpbench {
@@ -47,8 +48,13 @@ class StepTimer {
 /// Selects `device` as the current CUDA device of this thread (no-op on the CPU), as
 /// Python's torch.cuda.set_device does: CUDA is initialised in this process first
 /// (compat::lazy_init_cuda), so the caching allocator knows every device before the first
-/// allocation, peak reset or memory fraction.
+/// allocation, peak reset or memory fraction. Remembered for cuda_device_in_use().
 void set_current_device(const c10::Device& device);
+
+/// The CUDA device this process last selected with set_current_device, or nullopt when it
+/// never selected one (a CPU run, or a command that does not touch CUDA). The teardown
+/// (engine/run/teardown.hpp) waits for it and empties the caching allocator only then.
+std::optional<c10::Device> cuda_device_in_use();
 
 /// Number of CUDA devices visible to this process; 0 in a CPU build or without GPUs.
 int cuda_device_count();

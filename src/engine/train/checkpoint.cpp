@@ -69,7 +69,8 @@ struct CheckpointFunction : public torch::autograd::Function<CheckpointFunction>
 
 torch::Tensor checkpointed(torch::nn::Module& unit, const torch::Tensor& x, const Model::UnitFn& fn) {
   if (!torch::GradMode::is_enabled()) return fn(x);
-  static const torch::Tensor anchor = torch::empty({0}, torch::requires_grad());
+  // One per call, freed with the graph: a static tensor would outlive main (engine/run/teardown.hpp).
+  const torch::Tensor anchor = torch::empty({0}, torch::requires_grad());
   return CheckpointFunction::apply(x, anchor, &unit, &fn);
 }
 
