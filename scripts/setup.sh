@@ -16,13 +16,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgs=(g++ make cmake ninja-build ccache git pkg-config
+pkgs=(g++ make cmake ninja-build ccache git pkg-config curl
       libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
       openmpi-bin slurmctld slurmd slurm-client munge
       gnuplot-nox clang-14 libclang-rt-14-dev python3 jq
       chromium   # headless: the report's HTML page checked in a real browser
       iproute2   # ip netns and tc: the emulated nodes of the comm --pairs and node-environment tests
-      debootstrap  # scripts/torch2-root.sh: the Debian 13 root of the torch 2.6 (CUDA, NCCL) build check
+      debootstrap  # scripts/torch2-root.sh: the Debian 13 root of the torch 2.6 (CUDA, NCCL) build check (curl: its offline dependency folder)
       zlib1g-dev dataset-fashion-mnist)  # run --data fashion-mnist: the gzip IDX reader and the dataset
 if [ -n "$(scripts/torch-prefix.sh)" ]; then
   echo "setup: using python3's PyTorch at $(scripts/torch-prefix.sh)"

@@ -173,8 +173,6 @@ std::array<double, 3> spread(const std::vector<std::vector<double>>& cols, size_
   return {percentile(v, 0), percentile(v, 50), percentile(v, 100)};
 }
 
-std::string fmt_num(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "NaN"; }
-
 std::vector<PlotSpec> cluster_plots(const Report& r) {
   std::vector<PlotSpec> out;
   std::set<std::string> stems;
@@ -253,8 +251,9 @@ std::vector<PlotSpec> cluster_plots(const Report& r) {
                            gpu ? " sm_clock_mhz_median" : "");
       for (size_t i = 0; i < bt.size(); ++i) {
         const auto at = [i](const std::vector<double>& v) { return i < v.size() ? v[i] : NAN; };
-        p.data += fmt::format("{} {} {} {}{}\n", fmt_num(bt[i]), fmt_num(at(blo)), fmt_num(at(bmid)), fmt_num(at(bhi)),
-                              gpu ? " " + fmt_num(at(cmid)) : "");
+        p.data +=
+            fmt::format("{} {} {} {}{}\n", gnuplot_number(bt[i]), gnuplot_number(at(blo)), gnuplot_number(at(bmid)),
+                        gnuplot_number(at(bhi)), gpu ? " " + gnuplot_number(at(cmid)) : "");
       }
       cmd = fmt::format(
           "{} index 0 using 1:2:4 with filledcurves fs transparent solid 0.25 title 'min-max over {} "
@@ -268,8 +267,8 @@ std::vector<PlotSpec> cluster_plots(const Report& r) {
         p.data += fmt::format("{}# rank {}: t_s {}{}\n", index ? "\n\n" : "", ranks[k].first, metric,
                               gpu ? " sm_clock_mhz" : "");
         for (size_t i = 0; i < t[k].size(); ++i)
-          p.data += fmt::format("{} {}{}\n", fmt_num(t[k][i]), fmt_num(i < a[k].size() ? a[k][i] : NAN),
-                                gpu ? " " + fmt_num(i < b[k].size() ? b[k][i] : NAN) : "");
+          p.data += fmt::format("{} {}{}\n", gnuplot_number(t[k][i]), gnuplot_number(i < a[k].size() ? a[k][i] : NAN),
+                                gpu ? " " + gnuplot_number(i < b[k].size() ? b[k][i] : NAN) : "");
         cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw {} pt 7 title 'rank {}{}'",
                            cmd.empty() ? "" : ", ", cmd.empty() ? gq(dat) : "''", index, band ? 1 : 2, ranks[k].first,
                            gpu ? " SM util" : "");
@@ -348,7 +347,7 @@ std::vector<PlotSpec> cluster_plots(const Report& r) {
       if (v.size() <= kMaxRankLines) {
         for (size_t k = 0; k < v.size(); ++k) {
           p.data += fmt::format("{}# rank {}: start_s ex_per_s\n", k ? "\n\n" : "", ranks[k]);
-          for (size_t i = 0; i < v[k].size(); ++i) p.data += fmt::format("{:g} {}\n", w * i, fmt_num(v[k][i]));
+          for (size_t i = 0; i < v[k].size(); ++i) p.data += fmt::format("{:g} {}\n", w * i, gnuplot_number(v[k][i]));
           cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw 2 pt 7 title 'rank {}'", k ? ", " : "",
                              k ? "''" : gq(dat), k, ranks[k]);
         }
@@ -356,7 +355,8 @@ std::vector<PlotSpec> cluster_plots(const Report& r) {
         p.data = fmt::format("# {} ranks: start_s min_ex_per_s median_ex_per_s max_ex_per_s\n", v.size());
         for (size_t i = 0; i < windows; ++i) {
           const auto s = spread(v, i);
-          p.data += fmt::format("{:g} {} {} {}\n", w * i, fmt_num(s[0]), fmt_num(s[1]), fmt_num(s[2]));
+          p.data +=
+              fmt::format("{:g} {} {} {}\n", w * i, gnuplot_number(s[0]), gnuplot_number(s[1]), gnuplot_number(s[2]));
         }
         cmd = fmt::format(
             "{} using 1:2:4 with filledcurves fs transparent solid 0.25 title 'min-max over ranks', '' "
@@ -439,6 +439,8 @@ std::vector<PlotSpec> strategy_plots(const Report& r) {
   }
   return out;
 }
+
+std::string gnuplot_number(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "NaN"; }
 
 std::string gnuplot_quote(const std::string& s) {
   std::string o = "'";
@@ -633,7 +635,7 @@ static PlotSpec single_point_bars(const std::vector<const Series*>& single) {
     const auto [lo, hi] = whisker_ex_s(s->rows.front());
     const std::string label = data_label(s->label + (devices ? ", " + s->device : ""));
     spec.data +=
-        fmt::format("\"{}\" {} {} {} {}\n", label, fmt_num(per_gpu), fmt_num(lo), fmt_num(hi), fmt_num(s->no_ddp_ex_s));
+        fmt::format("\"{}\" {} {} {} {}\n", label, gnuplot_number(per_gpu), gnuplot_number(lo), gnuplot_number(hi), gnuplot_number(s->no_ddp_ex_s));
     for (double v : {per_gpu, hi, s->no_ddp_ex_s})
       if (std::isfinite(v)) top = std::max(top, v);
   }
@@ -675,7 +677,7 @@ static std::vector<PlotSpec> impact_bars(const Report& r) {
     double top = 0;
     for (const auto& row : m.rows) {
       const std::string label = data_label(fmt::format("{} ({})", row.technique, row.launch.file));
-      spec.data += fmt::format("\"{}\" {} {}\n", label, fmt_num(row.aggregate_ex_s), row.baseline ? 1 : 0);
+      spec.data += fmt::format("\"{}\" {} {}\n", label, gnuplot_number(row.aggregate_ex_s), row.baseline ? 1 : 0);
       if (std::isfinite(row.aggregate_ex_s)) top = std::max(top, row.aggregate_ex_s);
     }
     spec.setup = hbar_setup(40);
@@ -716,7 +718,7 @@ static std::vector<PlotSpec> overlays(const std::vector<Series>& series) {
           (i ? "\n\n" : "") + fmt::format("# {}: size per_{}_ex_s at_p95 at_p5\n", data_label(ss[i]->label), unit);
       for (const auto& row : ss[i]->rows) {
         const auto [lo, hi] = whisker_ex_s(row);
-        spec.data += fmt::format("{} {} {} {}\n", fmt_num(row[0]), fmt_num(row[4]), fmt_num(lo), fmt_num(hi));
+        spec.data += fmt::format("{} {} {} {}\n", gnuplot_number(row[0]), gnuplot_number(row[4]), gnuplot_number(lo), gnuplot_number(hi));
         if (std::isfinite(row[0])) max_n = std::max(max_n, row[0]);
         ys.push_back(row[4]);
       }
@@ -724,7 +726,7 @@ static std::vector<PlotSpec> overlays(const std::vector<Series>& series) {
       cmd += fmt::format("{}{} index {} using 1:2:3:4 with yerrorlines lw 2 pt 7 title {} noenhanced", i ? ", " : "",
                          i ? "''" : gq(spec.data_file), i, gq(label));
       if (std::isfinite(ss[i]->no_ddp_ex_s))
-        nd += fmt::format("{} {}\n", fmt_num(ss[i]->rows.front()[0]), fmt_num(ss[i]->no_ddp_ex_s));
+        nd += fmt::format("{} {}\n", gnuplot_number(ss[i]->rows.front()[0]), gnuplot_number(ss[i]->no_ddp_ex_s));
     }
     spec.data += "\n\n" + nd;
     cmd += fmt::format(", '' index {} using 1:2 with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'", ss.size());
@@ -761,8 +763,8 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
     std::vector<double> ys;
     double max_n = 1, max_eff = 100;
     for (const auto& row : s.rows) {
-      data += fmt::format("{} {} {} {} {} {} {} {}\n", fmt_num(row[0]), fmt_num(row[1]), fmt_num(row[2]),
-                          fmt_num(row[3]), fmt_num(row[4]), fmt_num(row[5]), fmt_num(row[6]), fmt_num(row[7]));
+      data += fmt::format("{} {} {} {} {} {} {} {}\n", gnuplot_number(row[0]), gnuplot_number(row[1]), gnuplot_number(row[2]),
+                          gnuplot_number(row[3]), gnuplot_number(row[4]), gnuplot_number(row[5]), gnuplot_number(row[6]), gnuplot_number(row[7]));
       if (std::isfinite(row[0])) max_n = std::max(max_n, row[0]);
       if (std::isfinite(row[3]) && row[3] < 1e4) max_eff = std::max(max_eff, row[3]);  // a sane axis
       ys.push_back(row[1]);
@@ -819,7 +821,7 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
       spec.data += '"' + label + '"';
       double sum = 0;
       for (double v : ms) {
-        spec.data += " " + fmt_num(v);
+        spec.data += " " + gnuplot_number(v);
         if (std::isfinite(v)) sum += v;
       }
       spec.data += '\n';
@@ -852,7 +854,7 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
     for (size_t i = 0; i < s.lines.size(); ++i) {
       spec.data += (i ? "\n\n" : "") + std::string("# ") + s.lines[i].first + ": bytes busbw_gbps\n";
       for (const auto& [bytes, busbw] : s.lines[i].second) {
-        spec.data += fmt::format("{:.0f} {}\n", bytes, fmt_num(busbw));
+        spec.data += fmt::format("{:.0f} {}\n", bytes, gnuplot_number(busbw));
         ys.push_back(busbw);
       }
     }

@@ -68,6 +68,10 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir);
 /// folder (GitHub renders it), per plot not drawn why; "" for no plots.
 std::string markdown_plot_links(const std::vector<Plot>& plots, const std::string& relative_to);
 
+/// `v` as a number in a gnuplot data block: 6 significant digits (%.6g), "NaN" (gnuplot's
+/// missing value) when not finite.
+std::string gnuplot_number(double v);
+
 /// `s` as a gnuplot single-quoted string: a quote is written twice, and control characters
 /// become spaces (a newline would end the command and let the rest of a name taken from a
 /// result file run as gnuplot, "!shell" included).

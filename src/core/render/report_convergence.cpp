@@ -19,8 +19,6 @@ double num(const std::optional<T>& v) {
   return v ? static_cast<double>(*v) : NAN;
 }
 
-std::string fmt_num(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "NaN"; }
-
 }  // namespace
 
 std::vector<Table> convergence_tables(const std::vector<ConvergenceGroup>& groups) {
@@ -116,10 +114,10 @@ std::vector<Plot> write_convergence_plots(const std::vector<ConvergenceGroup>& g
       loss_dat += fmt::format("{}# {}: wall_s train_loss\n", i ? "\n\n" : "", title);
       if (l.wall_s && l.value)
         for (size_t k = 0; k < l.wall_s->size() && k < l.value->size(); ++k)
-          loss_dat += fmt::format("{} {}\n", fmt_num((*l.wall_s)[k]), fmt_num((*l.value)[k]));
+          loss_dat += fmt::format("{} {}\n", gnuplot_number((*l.wall_s)[k]), gnuplot_number((*l.value)[k]));
       acc_dat += fmt::format("{}# {}: wall_s test_accuracy\n", i ? "\n\n" : "", title);
       for (const auto& e : r.convergence.epochs.value_or(std::vector<ConvergenceEpoch>{}))
-        acc_dat += fmt::format("{} {}\n", fmt_num(num(e.wall_s)), fmt_num(num(e.test_accuracy)));
+        acc_dat += fmt::format("{} {}\n", gnuplot_number(num(e.wall_s)), gnuplot_number(num(e.test_accuracy)));
       loss_cmd += fmt::format("{}{} index {} using 1:2 with lines lw 2 title {}", i ? ", " : "",
                               i ? "''" : gnuplot_quote(base + "-loss.dat"), i, gnuplot_quote(title));
       acc_cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw 2 pt 7 title {}", i ? ", " : "",
