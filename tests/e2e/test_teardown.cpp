@@ -44,7 +44,8 @@ int id_of(const std::string& line) {
 // What is wrong with `lines` as the trace of a process that ran `command` and exited `code`
 // ("" when nothing): the order of engine/run/teardown.hpp, every group created destroyed
 // once (those the teardown destroys newest first), every group and store freed where it was
-// destroyed or released (last reference), no step failed, `main returns CODE` last.
+// destroyed or released (last reference), no autograd device thread left running, no step
+// failed, `main returns CODE` last.
 std::string trace_problem(const Lines& lines, const std::string& command, int code) {
   std::string p;
   const std::string begin = "teardown: " + command + " returned " + std::to_string(code);
@@ -98,6 +99,9 @@ std::string trace_problem(const Lines& lines, const std::string& command, int co
       last_teardown_group = id;
       if (!destroyed.insert(id).second) p += "group #" + std::to_string(id) + " destroyed twice; ";
     }
+    if (e == "autograd engine stopped" &&
+        (l.find("still running") != std::string::npos || l.find("not all gone") != std::string::npos))
+      p += "'" + l + "': a device thread outlived the teardown; ";
     if (e == "store released") {
       if (!released.insert(id_of(l)).second) p += "store #" + std::to_string(id_of(l)) + " released twice; ";
       if (l.find("(last reference)") == std::string::npos) p += "'" + l + "': the store was still held; ";
@@ -183,6 +187,9 @@ TEST(Teardown, TraceCheckerRejectsOtherOrders) {
   auto held = good;
   held[7] = "store released: #1 TCPStore server at 127.0.0.1:5000 (1 other reference(s) remain)";
   EXPECT_NE(trace_problem(held, "run", 0), "");
+  auto thread_left = good;
+  thread_left[9] = "autograd engine stopped: 1 device thread(s) still running after 5 s (pt_autograd_0)";
+  EXPECT_NE(trace_problem(thread_left, "run", 0), "");
   auto group_held = good;
   group_held[3] = "group destroyed: #1 gloo, rank 0 of 2, by destroy_process_group (x; 1 other reference(s) remain)";
   EXPECT_NE(trace_problem(group_held, "run", 0), "");
