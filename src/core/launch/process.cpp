@@ -21,23 +21,11 @@
 #include <utility>
 
 namespace ddpbench {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-constexpr Clock::time_point kNever = Clock::time_point::max();
-constexpr double kStepMaxS = 0.05;           // step() looks for exits at least this often
-constexpr double kGiveUpS = 10.0;            // after SIGKILL, a child that has not exited is given up
-constexpr double kReapOnDestroyS = 5.0;      // the destructor's wait for SIGKILLed children
-constexpr std::size_t kMaxLine = 64 * 1024;  // a forwarded line longer than this is split
-
-Clock::duration span(double s) {
-  s = std::min(std::max(s, 0.0), 1e7);  // (1e7 s: 115 days, far from overflow)
-  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
-}
-
-std::runtime_error sys_error(const char* what, int err) {
-  return std::runtime_error(fmt::format("{}: {}", what, std::strerror(err)));
-}
+// The two types Supervisor::Child (a class of the header) holds, in a named namespace rather
+// than the anonymous one below: a class with external linkage should not depend on types of
+// internal linkage (GCC's -Wsubobject-linkage, which fires where this file is compiled inside a
+// unity batch; GCC 14 crashed on the same pattern in core/telemetry/nvml.cpp).
+namespace process_io {
 
 // A file descriptor closed at scope exit.
 class UniqueFd {
@@ -62,6 +50,36 @@ class UniqueFd {
  private:
   int fd_ = -1;
 };
+
+// One of a child's output streams.
+struct Stream {
+  UniqueFd fd;  // our read end; closed at end of file
+  OutputMode mode = OutputMode::kCapture;
+  int target = STDOUT_FILENO;  // where forwarded lines go
+  std::string data;            // captured bytes, or the forwarded stream's unfinished line
+};
+
+}  // namespace process_io
+
+namespace {
+using process_io::Stream;
+using process_io::UniqueFd;
+
+using Clock = std::chrono::steady_clock;
+constexpr Clock::time_point kNever = Clock::time_point::max();
+constexpr double kStepMaxS = 0.05;           // step() looks for exits at least this often
+constexpr double kGiveUpS = 10.0;            // after SIGKILL, a child that has not exited is given up
+constexpr double kReapOnDestroyS = 5.0;      // the destructor's wait for SIGKILLed children
+constexpr std::size_t kMaxLine = 64 * 1024;  // a forwarded line longer than this is split
+
+Clock::duration span(double s) {
+  s = std::min(std::max(s, 0.0), 1e7);  // (1e7 s: 115 days, far from overflow)
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
+std::runtime_error sys_error(const char* what, int err) {
+  return std::runtime_error(fmt::format("{}: {}", what, std::strerror(err)));
+}
 
 // `fd` moved above 0-2 if needed: dup2 onto 0-2 in the child then always makes a copy,
 // which clears close-on-exec (dup2 of a descriptor onto itself would not).
@@ -122,14 +140,6 @@ void write_all(int fd, const std::string& s) {
     off += static_cast<std::size_t>(n);
   }
 }
-
-// One of a child's output streams.
-struct Stream {
-  UniqueFd fd;  // our read end; closed at end of file
-  OutputMode mode = OutputMode::kCapture;
-  int target = STDOUT_FILENO;  // where forwarded lines go
-  std::string data;            // captured bytes, or the forwarded stream's unfinished line
-};
 
 // Writes the complete lines of a forwarded stream, each after `prefix`; with `final`
 // (or once it grew past kMaxLine) also the unfinished rest, with a newline added.

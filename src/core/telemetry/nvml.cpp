@@ -12,8 +12,11 @@ namespace ddpbench {
 
 // ------------------------------------------------------------------ nvml.h, the parts used
 // Types, constants and signatures copied from NVIDIA's nvml.h (NVML API version 11/12; the
-// v1 C API, stable across drivers). Only what the calls below need.
-namespace {
+// v1 C API, stable across drivers). Only what the calls below need. A named namespace, not an
+// anonymous one: NvmlGpu::Api (a class of the header) holds pointers to these types, and a class
+// with external linkage should not depend on types of internal linkage (GCC's -Wsubobject-linkage;
+// GCC 14 crashes on it where this file is compiled inside a unity batch).
+namespace nvml_abi {
 
 using nvmlReturn_t = int;  // enum nvmlReturn_enum
 constexpr nvmlReturn_t NVML_SUCCESS = 0;
@@ -61,7 +64,8 @@ struct nvmlFieldValue_t {
   nvmlValue_t value;
 };
 
-}  // namespace
+}  // namespace nvml_abi
+using namespace nvml_abi;  // this file speaks nvml.h's names
 
 struct NvmlGpu::Api {
   nvmlReturn_t (*init)() = nullptr;                                         // nvmlInit_v2
