@@ -46,8 +46,8 @@ function(ddpbench_pinned_archive_name name url out)
 endfunction()
 
 # ddpbench_fetch_pinned(<name>): FetchContent_Declare + MakeAvailable of the pinned release,
-# from DDPBENCH_DEPS_DIR/<name>/ (a source tree), DDPBENCH_DEPS_DIR/<archive> (hash-checked),
-# FETCHCONTENT_SOURCE_DIR_<NAME> (CMake's own override) or the URL. Sets <name>_ORIGIN.
+# from DDPBENCH_DEPS_DIR/<name>/ (a source tree), FETCHCONTENT_SOURCE_DIR_<NAME> (CMake's own
+# override), DDPBENCH_DEPS_DIR/<archive> (hash-checked) or the URL. Sets <name>_ORIGIN.
 function(ddpbench_fetch_pinned name)
   foreach(entry IN LISTS DDPBENCH_PINNED)
     string(REPLACE "|" ";" parts "${entry}")
@@ -64,11 +64,11 @@ function(ddpbench_fetch_pinned name)
   string(TOUPPER "${name}" upper)
   ddpbench_pinned_archive_name(${name} "${url}" archive)
   set(origin "${url}")
-  if(FETCHCONTENT_SOURCE_DIR_${upper})
-    set(origin "FETCHCONTENT_SOURCE_DIR_${upper} (${FETCHCONTENT_SOURCE_DIR_${upper}})")
-  elseif(DDPBENCH_DEPS_DIR AND IS_DIRECTORY "${DDPBENCH_DEPS_DIR}/${name}")
+  if(DDPBENCH_DEPS_DIR AND IS_DIRECTORY "${DDPBENCH_DEPS_DIR}/${name}")
     set(FETCHCONTENT_SOURCE_DIR_${upper} "${DDPBENCH_DEPS_DIR}/${name}")
     set(origin "DDPBENCH_DEPS_DIR/${name} (a source tree)")
+  elseif(FETCHCONTENT_SOURCE_DIR_${upper})
+    set(origin "FETCHCONTENT_SOURCE_DIR_${upper} (${FETCHCONTENT_SOURCE_DIR_${upper}})")
   elseif(DDPBENCH_DEPS_DIR AND EXISTS "${DDPBENCH_DEPS_DIR}/${archive}")
     set(url "${DDPBENCH_DEPS_DIR}/${archive}")
     set(origin "DDPBENCH_DEPS_DIR/${archive} (SHA-256 checked)")
