@@ -3,8 +3,8 @@
 # use another one stops at configure with one line. Checked on a stand-in torch whose
 # nlohmann/json.hpp says version 3.99.7 (no real torch ships it, so it cannot be confused with
 # the system's or the pinned 3.11.3):
-#  1. configure: dependencies.txt names torch's copy, and for every compile command in
-#     compile_commands.json the first include folder holding nlohmann/json.hpp (its -I/-isystem
+#  1. configure: dependencies.txt names torch's copy, and for every compile command of
+#     ddpbench's own files (its sources and unity batches) in compile_commands.json, the first include folder holding nlohmann/json.hpp (its -I/-isystem
 #     folders in order, then the compiler's own) is torch's copy;
 #  2. configure with -Dnlohmann_json_DIR pointing elsewhere: it fails, saying why in one line.
 #
@@ -30,7 +30,8 @@ file(WRITE "${torch}/include/nlohmann/json.hpp" [[
 #define NLOHMANN_JSON_VERSION_MINOR 99
 #define NLOHMANN_JSON_VERSION_PATCH 7
 ]])
-set(args -S "${SRC}" -G Ninja -DCMAKE_PREFIX_PATH=${torch} -DDDPBENCH_BUILD_TESTS=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)
+set(args -S "${SRC}" -G Ninja -DCMAKE_PREFIX_PATH=${torch} -DDDPBENCH_BUILD_TESTS=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+         -DDDPBENCH_UNITY=OFF)  # one compile command per source file
 if(DEPS_DIR)
   list(APPEND args -DDDPBENCH_DEPS_DIR=${DEPS_DIR})
 endif()
@@ -52,6 +53,9 @@ set(checked 0)
 foreach(i RANGE ${last})
   string(JSON cmd GET "${cc}" ${i} command)
   string(JSON file GET "${cc}" ${i} file)
+  if(NOT file MATCHES "^${SRC}/(src|tests)/" AND NOT file MATCHES "/CMakeFiles/ddpbench[a-z_]*[.]dir/")
+    continue()  # a fetched library's own sources (fmt's format.cc): not ddpbench's files
+  endif()
   separate_arguments(tokens UNIX_COMMAND "${cmd}")
   set(dirs "")
   set(next "")
