@@ -8,7 +8,8 @@
 #   py-ddp      python_ddp_reference.py under DDP, 2 ranks started as plain processes
 #               with RANK/WORLD_SIZE/MASTER_* set (what ddpbench's own launcher does)
 #   py-ddp-trun the same under torchrun (its agent process and --tee log tailing included)
-# and the DDP cost of each side (ddp - noddp), so the DDP engine is compared, not just the step.
+# and the DDP cost of each side (ddp - noddp), so the DDP engine is compared, not just the step;
+# last, one line "ratio ddpbench/python p50 (median of N round(s)): no-DDP R, DDP R".
 # Usage: scripts/compare-python-ddp.sh [ROUNDS] [extra ddpbench flags...]
 # Env: PYTHON (default /usr/bin/python3), TORCHRUN (default /usr/bin/torchrun),
 #      MODEL (resnet18) BATCH (8) IMAGE (64) ITERS (50) WARMUP (5), OMP_NUM_THREADS (1),
@@ -45,6 +46,7 @@ py_plain() {  # $1 = world size, rest: script flags
   p50 <"$tmp/py0.out"
 }
 
+cnds=() cdds=() pnds=() pdds=()
 printf '%-6s %10s %10s %10s %10s %12s   %9s %9s\n' round cpp-noddp cpp-ddp py-noddp py-ddp py-ddp-trun cpp-cost py-cost
 for ((i = 1; i <= rounds; i++)); do
   "$bin" run "${wargs[@]}" --world-sizes "$world" --nproc-per-node "$world" --json "$tmp/cpp$i.json" "$@" >/dev/null
@@ -63,4 +65,13 @@ print('%.4f %.4f' % (nd['summary']['p50_s'], d['summary']['p50_s']))" "$tmp/cpp$
   fi
   printf '%-6s %10s %10s %10s %10s %12s   %9s %9s\n' "$i" "$cnd" "$cdd" "$pnd" "$pdd" "$ptr" \
     "$("$python" -c "print('%.4f' % ($cdd-$cnd))")" "$("$python" -c "print('%.4f' % ($pdd-$pnd))")"
+  cnds+=("$cnd") cdds+=("$cdd") pnds+=("$pnd") pdds+=("$pdd")
 done
+# The parity line scripts/gpu-check.sh reads: ddpbench's p50 over Python's, median over the
+# rounds (the plain-process Python columns; < 1 means ddpbench's step is shorter).
+"$python" - "${cnds[*]}" "${pnds[*]}" "${cdds[*]}" "${pdds[*]}" <<'PY'
+import statistics, sys
+c_nd, p_nd, c_d, p_d = ([float(x) for x in a.split()] for a in sys.argv[1:5])
+print("ratio ddpbench/python p50 (median of %d round(s)): no-DDP %.3f, DDP %.3f"
+      % (len(c_nd), statistics.median(c_nd) / statistics.median(p_nd), statistics.median(c_d) / statistics.median(p_d)))
+PY

@@ -1,168 +1,235 @@
 #!/usr/bin/env bash
-# Proves every GPU path of ddpbench on a GPU machine: builds against the machine's pip PyTorch
-# (libtorch in the wheel, CUDA and NCCL), then runs each path and writes what it measured to
-# OUTDIR (JSON, text and COMMANDS.md, the exact commands in order). Commit OUTDIR under
-# docs/results/. Exits 1 when any step failed (the others still run); their output says which.
+# Proves every GPU path of ddpbench on a GPU machine in one call: builds against the machine's
+# pip PyTorch (libtorch in the wheel, CUDA and NCCL; every GPU path required), then runs each
+# path and writes OUTDIR/SUMMARY.md, one line per path:
+#     PASS|FAIL <name> exit=<code> seconds=<s>[ (<why it failed>)]
+# and a last line "<n> of <m> paths passed". A path that exits non-zero is FAIL even when it
+# wrote its rows. Each path's command is in OUTDIR/COMMANDS.md, its output in OUTDIR/<name>.txt,
+# its result file (if any) in OUTDIR/<name>.json. Commit OUTDIR under docs/results/.
 #
-#   scripts/gpu-check.sh OUTDIR [STEP]
+#   scripts/gpu-check.sh OUTDIR [STEP] [--only NAME[,NAME...]] [--list]
 #
-# STEPs, each within one 10-minute call on one H100 (run them in this order; "all" runs every one):
-#   build    configure and build ddpbench and the engine test binaries, run the GPU-only tests
-#   runs     the default main job, --iters auto, fp32-strict / tf32, bf16 b256, NCCL refusing
-#            two spawned ranks on one GPU
-#   paths    zero2 and fsdp rows, fsdp --cpu-offload; --breakdown (CUDA events) for resnet50 bf16;
-#            comm on one GPU (NCCL); --mode inference; NVML telemetry and the straggler line (GPU
-#            index, UUID, bus id); --profile with Kineto; dataparallel (1 GPU); every comm hook
-#            on NCCL (1 rank)
+# STEPs ("all" by default; the build runs first in every step):
+#   build    configure and build ddpbench and the engine test binaries; the GPU-only tests; env
+#   runs     the default main job, --iters auto, fp32-strict / tf32, bf16 b256, NCCL refusing two
+#            spawned ranks on one GPU
+#   paths    zero2 and fsdp, fsdp --cpu-offload, --breakdown (CUDA events), comm on NCCL,
+#            --mode inference, NVML telemetry and the straggler entry, --profile (Kineto),
+#            dataparallel, every comm hook on NCCL (one rank)
 #   maxbs    find-max-bs for resnet152 and vit_b_16 in bf16
-#   compare  ddpbench against Python DDP on the same torch (scripts/compare-python-ddp.sh)
+#   compare  ddpbench against Python DDP on the same torch (scripts/compare-python-ddp.sh): the
+#            ratio ddpbench / Python of the p50 step per configuration goes into SUMMARY.md
+# --only selects paths by name (after a fix, rerun what failed); --list prints every name.
+# Sized for one 9-minute call on one H100 or H200 from a bare machine (no ccache), the build
+# included: the paths run short series (they prove the path; they are not the performance record).
 # With one GPU, NCCL runs one rank: NCCL across ranks is not tested here.
 #
-# Header-only dependencies (CLI/, nlohmann/, gloo/) and GoogleTest's sources (googletest/) come
-# from .deps/include when the machine has no Debian packages (copy them from /usr/include and
-# /usr/src/googletest of a Debian machine). A tree without .git can be told its commit:
-# DDPBENCH_GIT_SHA=<sha>.
+# Libraries: nlohmann/json and fmt come from the wheel when it ships them, else from the system;
+# CLI11, GoogleTest (and any library the machine lacks) from .deps/ when it exists (a
+# DDPBENCH_DEPS_DIR: scripts/fetch-deps.sh .deps), since the GPU machine has no internet. A
+# tree without .git can be told its commit: DDPBENCH_GIT_SHA=<sha>.
 set -uo pipefail
-out=${1:?usage: scripts/gpu-check.sh OUTDIR [build|runs|paths|maxbs|compare|all]}
-step=${2:-all}
-case "$step" in build|runs|paths|maxbs|compare|all) ;; *) echo "gpu-check: unknown step '$step'" >&2; exit 2 ;; esac
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+usage="usage: scripts/gpu-check.sh OUTDIR [build|runs|paths|maxbs|compare|all] [--only NAME[,NAME...]] [--list]"
+out=""; step=all; only=""; list=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --only) only=${2:?$usage}; shift 2 ;;
+    --only=*) only=${1#--only=}; shift ;;
+    --list) list=1; shift ;;
+    build|runs|paths|maxbs|compare|all) [ -n "$out" ] || { echo "$usage" >&2; exit 2; }; step=$1; shift ;;
+    -*) echo "gpu-check: unknown option '$1'; $usage" >&2; exit 2 ;;
+    *) [ -z "$out" ] || { echo "gpu-check: unknown step '$1'; $usage" >&2; exit 2; }; out=$1; shift ;;
+  esac
+done
+[ -n "$out" ] || [ "$list" = 1 ] || { echo "$usage" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bin=build-gpu/ddpbench
-failed=()
+t_start=$(date +%s)
+short="--warmup 3 --iters 15 --overwrite"
 
-# One path: its command goes to COMMANDS.md and the terminal, its output to OUTDIR/NAME.txt.
-check() {
-  local name=$1; shift
-  printf '\n== %s\n$ %s\n' "$name" "$*"
-  printf -- '- `%s`: `%s`\n' "$name" "$*" >>"$out/COMMANDS.md"
-  local rc=0
-  "$@" >"$out/$name.txt" 2>&1 || rc=$?
-  tail -n 12 "$out/$name.txt"
-  if [ "$rc" -ne 0 ]; then echo "gpu-check: $name FAILED (exit $rc)"; failed+=("$name"); fi
-  return 0
-}
-# A JSON property a path must show (python3: the machine's PyTorch comes with it).
-expect() {
-  local name=$1 file=$2 expr=$3
-  if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($expr) else 1)" "$file" 2>/dev/null; then
-    echo "gpu-check: $name: $expr"
-  else
-    echo "gpu-check: $name FAILED: $file does not show $expr"; failed+=("$name")
-  fi
-}
+# ------------------------------------------------------------------ the paths, in order
+# path <step> <name> <time limit s> <command...>: one path. expect <name> <python expression over
+# d, the path's JSON>: a property its result must show (else FAIL). Declared once, run by run_paths.
+names=() steps=() limits=() cmds=()
+path() { steps+=("$1"); names+=("$2"); limits+=("$3"); shift 3; cmds+=("$(printf '%q ' "$@")"); }
+declare -A expects
+expect() { expects[$1]+="$2"$'\n'; }
+J() { echo "$out/$1.json"; }  # a path's result file
 
-if [ "$step" = build ] || [ "$step" = all ]; then
-  {
-    echo "# GPU check, $(date -u +%Y-%m-%dT%H:%MZ)"
-    echo
-    echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1)"
-    echo "- torch: $(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, "NCCL", ".".join(map(str, torch.cuda.nccl.version())))')"
-    echo "- commit: ${DDPBENCH_GIT_SHA:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
-    echo
-    echo "Commands (from the repository root; each output is NAME.txt beside this file):"
-    echo
-  } >"$out/COMMANDS.md"
-  prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
-  if ! cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
-      -DDDPBENCH_DEPS_DIR="$root/.deps/include" -DDDPBENCH_REQUIRE_GPU_PATHS=ON >"$out/cmake.txt" 2>&1; then
-    tail -30 "$out/cmake.txt"; echo "gpu-check: cmake failed"; exit 1
-  fi
-  if ! ninja -C build-gpu ddpbench ddpbench_engine_tests ddpbench_data_parallel_tests >"$out/build.txt" 2>&1; then
-    grep -E "error|undefined" "$out/build.txt" | head -30; echo "gpu-check: build failed"; exit 1
-  fi
-  echo "gpu-check: built against torch at $prefix, every GPU path required (DDPBENCH_REQUIRE_GPU_PATHS)"
-  check gpu_tests build-gpu/tests/ddpbench_engine_tests \
-    --gtest_filter='Precision*:Flops.Multiply*:MemoryPeaks*:Inference*:ModelStateBytes*'
-  check gpu_tests_dataparallel build-gpu/tests/ddpbench_data_parallel_tests
-  grep -hE "SKIPPED|FAILED" "$out/gpu_tests.txt" "$out/gpu_tests_dataparallel.txt" | head -20
-  check env $bin env
+path build gpu_tests 120 build-gpu/tests/ddpbench_engine_tests \
+  --gtest_filter='Precision*:Flops.Multiply*:MemoryPeaks*:Inference*:ModelStateBytes*:Teardown*'
+path build gpu_tests_dataparallel 90 build-gpu/tests/ddpbench_data_parallel_tests
+path build env 60 $bin env
+
+path runs run_default 90 $bin run --overwrite --json "$(J run_default)"
+expect run_default "d['environment']['device_type']=='cuda' and d['environment']['backend']=='nccl'"
+expect run_default "d['config']['zero_grad_set_to_none'] == (int(d['environment']['torch'].split('.')[0]) >= 2)"
+path runs run_default_iters_auto 90 $bin run --iters auto --max-time 15 --overwrite --json "$(J run_default_iters_auto)"
+path runs run_fp32_strict 60 $bin run --precision fp32-strict $short --json "$(J run_fp32_strict)"
+path runs run_tf32 60 $bin run --precision tf32 $short --json "$(J run_tf32)"
+path runs run_resnet50_bf16_b256 90 $bin run --model resnet50 --precision bf16 --batch-size 256 $short \
+  --json "$(J run_resnet50_bf16_b256)"
+# NCCL refuses two spawned ranks on one GPU before starting them: exit 2 is this path's pass.
+path runs nccl_two_ranks_one_gpu 60 expect_exit 2 $bin run --backend nccl --nproc-per-node 2 --model resnet18 \
+  --warmup 1 --iters 3
+
+path paths strategies_zero2_fsdp 120 $bin run --model resnet50 --batch-size 32 --strategy ddp,zero2,fsdp $short \
+  --json "$(J strategies_zero2_fsdp)"
+expect strategies_zero2_fsdp "{r.get('strategy') for r in d['results']} >= {'zero2','fsdp'} and all(r['memory']['max_over_ranks']['peak_allocated_bytes']>0 for r in d['results'])"
+path paths fsdp_cpu_offload 120 $bin run --model resnet50 --batch-size 32 --strategy ddp,fsdp --cpu-offload $short \
+  --json "$(J fsdp_cpu_offload)"
+expect fsdp_cpu_offload "[r.get('cpu_offload', False) for r in d['results'] if r.get('strategy')=='fsdp'] == [True]"
+path paths breakdown_resnet50_bf16 90 $bin run --model resnet50 --precision bf16 --batch-size 64 --breakdown $short \
+  --json "$(J breakdown_resnet50_bf16)"
+expect breakdown_resnet50_bf16 "any(r['ddp'] for r in d['results']) and all(r['breakdown'] for r in d['results'] if r['ddp'])"
+# One rank: busbw is 0 by definition, algbw is the copy rate.
+path paths comm_nccl 90 $bin comm -b 1M -e 256M -f 4 --backend nccl --overwrite --json "$(J comm_nccl)"
+path paths inference 90 $bin run --model resnet50 --batch-size 64 --mode inference --precision bf16 $short \
+  --json "$(J inference)"
+expect inference "[r.get('mode') for r in d['results']] and all(r.get('mode')=='inference' for r in d['results'])"
+path paths telemetry_straggler 90 $bin run --model resnet50 --batch-size 32 --sample-ms 100 $short \
+  --json "$(J telemetry_straggler)"
+expect telemetry_straggler "any(rk['telemetry']['sampled']['gpu']['available'] for r in d['results'] for rk in r['ranks'] if rk.get('telemetry'))"
+expect telemetry_straggler "d['stragglers'] and all(k.get('gpu_uuid') and k.get('bus_id') and k.get('gpu_index') is not None for s in d['stragglers'] for k in s['ranks'])"
+path paths profile_kineto 120 $bin run --model resnet50 --batch-size 32 --world-sizes 1 --profile "$out/profile" \
+  --profile-iters 2 $short --json "$(J profile_kineto)"
+expect profile_kineto "all(r['telemetry'].get('profile') for r in d['results'])"
+path paths dataparallel 90 $bin dataparallel --model resnet50 --batch-size 64 --gpus 1 --overwrite --json "$(J dataparallel)"
+# A hook on one rank still runs its compression and its collective.
+for hook in allreduce fp16 bf16 powersgd:2 hierarchical topk:0.01; do
+  name="hook_${hook//[:.]/_}"
+  path paths "$name" 90 $bin run --model resnet50 --batch-size 32 --comm-hook "$hook" --world-sizes 1 $short \
+    --json "$(J "$name")"
+done
+
+path maxbs find_max_bs_resnet152_bf16 120 $bin find-max-bs --model resnet152 --precision bf16 --overwrite \
+  --json "$(J find_max_bs_resnet152_bf16)"
+path maxbs find_max_bs_vit_b_16_bf16 120 $bin find-max-bs --model vit_b_16 --precision bf16 --overwrite \
+  --json "$(J find_max_bs_vit_b_16_bf16)"
+
+# Two rounds each (ddpbench, then Python DDP as plain processes and under torchrun), WORLD=1.
+path compare compare_resnet50_fp32_b32 150 env PYTHON=python3 TORCHRUN=torchrun WORLD=1 DDPBENCH=$bin \
+  MODEL=resnet50 BATCH=32 IMAGE=224 PRECISION=fp32 ITERS=30 scripts/compare-python-ddp.sh 2
+path compare compare_resnet50_bf16_b256 150 env PYTHON=python3 TORCHRUN=torchrun WORLD=1 DDPBENCH=$bin \
+  MODEL=resnet50 BATCH=256 IMAGE=224 PRECISION=bf16 ITERS=30 scripts/compare-python-ddp.sh 2
+
+if [ "$list" = 1 ]; then
+  for i in "${!names[@]}"; do printf '%-8s %s\n' "${steps[$i]}" "${names[$i]}"; done
+  exit 0
 fi
-
-[ -x "$bin" ] || { echo "gpu-check: $bin is missing: run the build step first"; exit 1; }
-
-if [ "$step" = runs ] || [ "$step" = all ]; then
-  check run_default $bin run --overwrite --json "$out/run_default.json"
-  expect run_default "$out/run_default.json" "d['environment']['device_type']=='cuda' and d['environment']['backend']=='nccl'"
-  expect run_default "$out/run_default.json" \
-    "d['config']['zero_grad_set_to_none'] == (int(d['environment']['torch'].split('.')[0]) >= 2)"
-  check run_default_iters_auto $bin run --iters auto --overwrite --json "$out/run_default_iters_auto.json"
-  check run_fp32_strict $bin run --precision fp32-strict --overwrite --json "$out/run_fp32_strict.json"
-  check run_tf32 $bin run --precision tf32 --overwrite --json "$out/run_tf32.json"
-  check run_resnet50_bf16_b256 $bin run --model resnet50 --precision bf16 --batch-size 256 --overwrite \
-    --json "$out/run_resnet50_bf16_b256.json"
-  # NCCL refuses two spawned ranks on one GPU before starting them (exit 2, one line).
-  rc=0
-  $bin run --backend nccl --nproc-per-node 2 --model resnet18 --warmup 1 --iters 3 >"$out/nccl_two_ranks_one_gpu.txt" 2>&1 || rc=$?
-  printf -- '- `nccl_two_ranks_one_gpu`: `%s` (expected exit 2 on one GPU)\n' \
-    "$bin run --backend nccl --nproc-per-node 2 --model resnet18 --warmup 1 --iters 3" >>"$out/COMMANDS.md"
-  tail -2 "$out/nccl_two_ranks_one_gpu.txt"
-  if [ "$(nvidia-smi -L | wc -l)" -eq 1 ] && [ "$rc" -ne 2 ]; then
-    echo "gpu-check: nccl_two_ranks_one_gpu FAILED: exit $rc, expected 2"; failed+=(nccl_two_ranks_one_gpu)
-  fi
-fi
-
-if [ "$step" = paths ] || [ "$step" = all ]; then
-  short="--warmup 5 --iters 30 --overwrite"
-  # The sharded strategies on NCCL (one rank: the collectives still run), then fsdp with its
-  # shards and optimizer state offloaded to the host.
-  check strategies_zero2_fsdp $bin run --model resnet50 --batch-size 32 --strategy ddp,zero2,fsdp $short \
-    --json "$out/strategies_zero2_fsdp.json"
-  expect strategies_zero2_fsdp "$out/strategies_zero2_fsdp.json" \
-    "{r.get('strategy') for r in d['results']} >= {'zero2','fsdp'} and all(r['memory']['max_over_ranks']['peak_allocated_bytes']>0 for r in d['results'])"
-  check fsdp_cpu_offload $bin run --model resnet50 --batch-size 32 --strategy ddp,fsdp --cpu-offload $short \
-    --json "$out/fsdp_cpu_offload.json"
-  expect fsdp_cpu_offload "$out/fsdp_cpu_offload.json" \
-    "[r.get('cpu_offload', False) for r in d['results'] if r.get('strategy')=='fsdp'] == [True]"
-  # CUDA-event phase marks and the Reducer's timers.
-  check breakdown_resnet50_bf16 $bin run --model resnet50 --precision bf16 --batch-size 64 --breakdown $short \
-    --json "$out/breakdown_resnet50_bf16.json"
-  expect breakdown_resnet50_bf16 "$out/breakdown_resnet50_bf16.json" \
-    "any(r['ddp'] for r in d['results']) and all(r['breakdown'] for r in d['results'] if r['ddp'])"
-  # NCCL collectives on one GPU (one rank: busbw is 0 by definition, algbw is the copy rate).
-  check comm_nccl $bin comm -b 1M -e 256M -f 4 --backend nccl --overwrite --json "$out/comm_nccl.json"
-  check inference $bin run --model resnet50 --batch-size 64 --mode inference --precision bf16 $short \
-    --json "$out/inference.json"
-  # NVML telemetry sampled every 100 ms, and the straggler entry naming the GPU.
-  check telemetry_straggler $bin run --model resnet50 --batch-size 32 --sample-ms 100 $short \
-    --json "$out/telemetry_straggler.json"
-  expect telemetry_straggler "$out/telemetry_straggler.json" \
-    "any(rk['telemetry']['sampled']['gpu']['available'] for r in d['results'] for rk in r['ranks'] if rk.get('telemetry'))"
-  expect telemetry_straggler "$out/telemetry_straggler.json" \
-    "d['stragglers'] and all(k.get('gpu_uuid') and k.get('bus_id') and k.get('gpu_index') is not None for s in d['stragglers'] for k in s['ranks'])"
-  rm -rf "$out/profile"
-  check profile_kineto $bin run --model resnet50 --batch-size 32 --world-sizes 1 --profile "$out/profile" \
-    --profile-iters 2 $short --json "$out/profile_kineto.json"
-  ls -la "$out/profile" >>"$out/profile_kineto.txt" 2>&1
-  # Kineto's traces are large: keep their names and sizes, not the files.
-  find "$out/profile" -name '*.json' -size +20M -delete 2>/dev/null
-  check dataparallel $bin dataparallel --model resnet50 --batch-size 64 --gpus 1 --overwrite \
-    --json "$out/dataparallel.json"
-  # Every comm hook on NCCL, one rank each (a hook on one rank still runs its compression and collective).
-  for hook in allreduce fp16 bf16 powersgd:2 hierarchical topk:0.01; do
-    name="hook_${hook//[:.]/_}"
-    check "$name" $bin run --model resnet50 --batch-size 32 --comm-hook "$hook" --world-sizes 1 $short \
-      --json "$out/$name.json"
+if [ -n "$only" ]; then
+  for n in ${only//,/ }; do
+    [[ " ${names[*]} " == *" $n "* ]] || { echo "gpu-check: --only: no path named '$n' (--list names them)" >&2; exit 2; }
   done
 fi
 
-if [ "$step" = maxbs ] || [ "$step" = all ]; then
-  check find_max_bs_resnet152_bf16 $bin find-max-bs --model resnet152 --precision bf16 --overwrite \
-    --json "$out/find_max_bs_resnet152_bf16.json"
-  check find_max_bs_vit_b_16_bf16 $bin find-max-bs --model vit_b_16 --precision bf16 --overwrite \
-    --json "$out/find_max_bs_vit_b_16_bf16.json"
+# ------------------------------------------------------------------ run
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+summary="$out/SUMMARY.md"
+passed=0; total=0
+ratios=()
+line() {  # PASS|FAIL name exit seconds [why]
+  local l="$1 $2 exit=$3 seconds=$4${5:+ ($5)}"
+  echo "$l" >>"$summary.lines"; echo "gpu-check: $l"
+  total=$((total + 1)); [ "$1" = PASS ] && passed=$((passed + 1))
+}
+expect_exit() { local want=$1; shift; "$@"; local rc=$?; [ "$rc" = "$want" ] && return 0; echo "exit $rc, expected $want"; return 1; }
+
+{
+  echo "# GPU check, $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo
+  echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
+  echo "- torch: $(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, "NCCL", ".".join(map(str, torch.cuda.nccl.version())))' 2>&1 | tail -1)"
+  echo "- commit: ${DDPBENCH_GIT_SHA:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
+  echo "- step: $step${only:+, only $only}"
+  echo
+  echo "Commands (from the repository root; each output is NAME.txt beside this file):"
+  echo
+} >"$out/COMMANDS.md"
+: >"$summary.lines"
+
+# The build: always (a rerun after a fix needs the fixed binary); a path of its own.
+t0=$(date +%s)
+prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
+deps=()
+[ -d "$root/.deps" ] && deps=(-DDDPBENCH_DEPS_DIR="$root/.deps")
+# GPU_CHECK_CMAKE_ARGS: more configure options, last (the script's own test on a machine without
+# a GPU passes -DDDPBENCH_REQUIRE_GPU_PATHS=OFF).
+read -r -a extra <<<"${GPU_CHECK_CMAKE_ARGS:-}"
+printf -- '- `build`: `cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=%s %s -DDDPBENCH_REQUIRE_GPU_PATHS=ON %s && ninja -C build-gpu ddpbench ddpbench_engine_tests ddpbench_data_parallel_tests`\n' \
+  "$prefix" "${deps[*]}" "${extra[*]}" >>"$out/COMMANDS.md"
+build_rc=0
+{ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" "${deps[@]}" \
+    -DDDPBENCH_REQUIRE_GPU_PATHS=ON "${extra[@]}" && ninja -C build-gpu ddpbench ddpbench_engine_tests ddpbench_data_parallel_tests; } \
+  >"$out/build.txt" 2>&1 || build_rc=$?
+grep -E "ddpbench: " "$out/build.txt" | head -8
+if [ "$build_rc" -ne 0 ]; then
+  grep -E "error|undefined|CMake Error" "$out/build.txt" | head -30
+  line FAIL build "$build_rc" $(( $(date +%s) - t0 )) "see build.txt"
+else
+  line PASS build 0 $(( $(date +%s) - t0 ))
 fi
 
-if [ "$step" = compare ] || [ "$step" = all ]; then
-  export PYTHON=python3 TORCHRUN=torchrun WORLD=1 DDPBENCH=$bin
-  MODEL=resnet50 BATCH=32 IMAGE=224 PRECISION=fp32 check compare_resnet50_fp32_b32 scripts/compare-python-ddp.sh 3
-  MODEL=resnet50 BATCH=256 IMAGE=224 PRECISION=bf16 check compare_resnet50_bf16_b256 scripts/compare-python-ddp.sh 3
-fi
+for i in "${!names[@]}"; do
+  name=${names[$i]}
+  if [ -n "$only" ]; then [[ ",$only," == *",$name,"* ]] || continue
+  elif [ "$step" != all ] && [ "$step" != "${steps[$i]}" ]; then continue; fi
+  eval "cmd=(${cmds[$i]})"
+  printf -- '- `%s`: `%s`\n' "$name" "${cmd[*]}" | sed "s|$out/|OUTDIR/|g" >>"$out/COMMANDS.md"
+  if [ "$build_rc" -ne 0 ]; then line FAIL "$name" - 0 "not run: the build failed"; continue; fi
+  [ "$name" = profile_kineto ] && rm -rf "$out/profile"
+  printf '\n== %s\n$ %s\n' "$name" "${cmd[*]}"
+  t0=$(date +%s); rc=0
+  if [ "${cmd[0]}" = expect_exit ]; then
+    expect_exit "${cmd[1]}" timeout --kill-after=10 "${limits[$i]}" "${cmd[@]:2}" >"$out/$name.txt" 2>&1 || rc=$?
+  else
+    timeout --kill-after=10 "${limits[$i]}" "${cmd[@]}" >"$out/$name.txt" 2>&1 || rc=$?
+  fi
+  secs=$(( $(date +%s) - t0 ))
+  tail -n 6 "$out/$name.txt"
+  why=""
+  [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && why="time limit ${limits[$i]} s"
+  [ "$rc" -eq 139 ] && why="segmentation fault"
+  if [ "$rc" -eq 0 ] && [ -n "${expects[$name]:-}" ]; then
+    while IFS= read -r e; do
+      [ -n "$e" ] || continue
+      if ! python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($e) else 1)" "$(J "$name")" 2>/dev/null; then
+        rc_expect="result does not show: $e"; why=${why:-$rc_expect}
+      fi
+    done <<<"${expects[$name]}"
+  fi
+  if [ "$name" = profile_kineto ]; then  # Kineto's traces are large: keep their names and sizes, not the files
+    ls -la "$out/profile" >>"$out/$name.txt" 2>&1
+    find "$out/profile" -name '*.json' -size +20M -delete 2>/dev/null
+  fi
+  if [[ "$name" == compare_* ]]; then
+    r=$(grep -o 'no-DDP [0-9.]*, DDP [0-9.]*' "$out/$name.txt" | tail -1)
+    [ -n "$r" ] && ratios+=("- \`$name\`: ddpbench / Python DDP p50 ${r}")
+  fi
+  if [ "$rc" -eq 0 ] && [ -z "$why" ]; then line PASS "$name" 0 "$secs"; else line FAIL "$name" "$rc" "$secs" "$why"; fi
+done
 
-if [ ${#failed[@]} -gt 0 ]; then
-  echo "gpu-check: FAILED: ${failed[*]}"
-  exit 1
-fi
-echo "gpu-check: step '$step' passed"
+{
+  echo "# GPU check summary"
+  echo
+  sed -n 's/^- \(GPU\|torch\|commit\|step\): /- \1: /p' "$out/COMMANDS.md"
+  echo
+  echo '```'
+  cat "$summary.lines"
+  echo '```'
+  if [ ${#ratios[@]} -gt 0 ]; then
+    echo
+    echo "Parity (p50 step time, ddpbench over Python DDP on the same torch and GPU, the medians of the rounds; below 1: ddpbench's step is shorter):"
+    echo
+    printf '%s\n' "${ratios[@]}"
+  fi
+  echo
+  echo "Whole call: $(( $(date +%s) - t_start )) s."
+  echo
+  echo "$passed of $total paths passed"
+} >"$summary"
+rm -f "$summary.lines"
+echo "gpu-check: $passed of $total paths passed ($(( $(date +%s) - t_start )) s); $summary"
+[ "$passed" -eq "$total" ]
