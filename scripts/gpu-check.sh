@@ -26,8 +26,9 @@
 #
 # Libraries: nlohmann/json and fmt come from the wheel when it ships them, else from the system;
 # CLI11, GoogleTest (and any library the machine lacks) from .deps/ when it exists (a
-# DDPBENCH_DEPS_DIR: scripts/fetch-deps.sh .deps), since the GPU machine has no internet. A
-# tree without .git can be told its commit: DDPBENCH_GIT_SHA=<sha>.
+# DDPBENCH_DEPS_DIR), since the GPU machine has no internet: make it before the call with
+# scripts/fetch-deps.sh .deps (GitHub) or scripts/deps-from-debian.sh .deps (Debian's mirror),
+# and carry .deps with the tree. A tree without .git can be told its commit: DDPBENCH_GIT_SHA=<sha>.
 set -uo pipefail
 usage="usage: scripts/gpu-check.sh OUTDIR [build|runs|paths|maxbs|compare|all] [--only NAME[,NAME...]] [--list]"
 out=""; step=all; only=""; list=0

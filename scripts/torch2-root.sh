@@ -28,23 +28,16 @@ set -euo pipefail
 root=${DDPBENCH_TORCH2_ROOT:-/var/cache/ddpbench/torch2-root}
 
 # No CLI11, nlohmann/json, fmt or GoogleTest package: the build in this root takes them from the
-# offline folder /opt/ddpbench-deps (below), as a machine without Debian's -dev packages and
-# without the internet would (cmake/Dependencies.cmake, DDPBENCH_DEPS_DIR).
+# offline folder /opt/ddpbench-deps (scripts/deps-from-debian.sh, below), as a machine without
+# Debian's -dev packages and without the internet would (cmake/Dependencies.cmake, DDPBENCH_DEPS_DIR).
 pkgs=(g++ cmake ninja-build ccache git pkg-config ca-certificates zlib1g-dev
       libtorch-cuda-dev libgloo-cuda-dev libnccl-dev nvidia-cuda-toolkit
       python3 python3-torch-cuda python3-torchvision)
-# The offline folder: Debian's upstream source archives of the pinned releases, each checked
-# against the SHA-256 of Debian's source index. nlohmann/json's and GoogleTest's are the very
-# archives cmake/Dependencies.cmake pins (same SHA-256), kept under the names it looks for;
-# Debian repacks CLI11's and fmt's (+ds: files Debian does not ship removed), so those two are
-# unpacked into source folders of the same releases.
-deps=("n/nlohmann-json3/nlohmann-json3_3.11.3.orig.tar.gz|0d8ef5af7f9794e3263480193c491549b2ba6cc74bb018906202ada498a79406|nlohmann_json-v3.11.3.tar.gz"
-      "g/googletest/googletest_1.12.1.orig.tar.gz|81964fe578e9bd7c94dfdb09c8e4d6e6759e19967e397dbea48d1c10e45d0df2|googletest-release-1.12.1.tar.gz"
-      "c/cli11/cli11_2.4.1+ds.orig.tar.xz|0b8fbf2398875f15f30a675c7f412123a2aaa38df2863e991de72004fd5f1292|cli11/"
-      "f/fmtlib/fmtlib_10.1.1+ds1.orig.tar.gz|7000f214d2628f04174822f8048c573f1608194408d7931121595a03f1c18a17|fmt/")
 cudnn_placeholder_version="9.0.0.312~cuda12"
-# The recipe: the package list, the placeholder and every step after the "the recipe" line below.
-recipe=$( { printf '%s\n' "${pkgs[@]}" "${deps[@]}" "$cudnn_placeholder_version"; sed -n '/^# ---- the recipe/,$p' "$0"; } \
+# The recipe: the package list, the placeholder, the offline folder's files and every step after
+# the "the recipe" line below.
+recipe=$( { printf '%s\n' "${pkgs[@]}" "$cudnn_placeholder_version"; "$(dirname "$0")/deps-from-debian.sh" - --list
+            sed -n '/^# ---- the recipe/,$p' "$0"; } \
   | sha256sum | cut -d' ' -f1)
 [ "${1:-}" = --recipe ] && { echo "$recipe"; exit 0; }
 
@@ -126,21 +119,8 @@ chroot "$tmp" ldconfig
 rm -rf "$tmp/tmp/cudnn-stub" "$tmp/tmp/cudnn-placeholder" "$tmp/tmp/nvidia-cudnn.deb" "$tmp.log"
 log "$(echo "$syms" | wc -w) cuDNN symbols stubbed"
 
-# The offline dependency folder (see deps above).
-mkdir -p "$tmp/opt/ddpbench-deps"
-for d in "${deps[@]}"; do
-  IFS='|' read -r path sha target <<<"$d"
-  file="$tmp/opt/ddpbench-deps/$(basename "$path")"
-  curl -fsSL --retry 3 -o "$file" "$mirror/pool/main/$path" || { echo "torch2-root: downloading $path failed" >&2; exit 1; }
-  echo "$sha  $file" | sha256sum -c --status || { echo "torch2-root: $path does not have Debian's SHA-256 $sha" >&2; exit 1; }
-  case "$target" in
-    */) mkdir -p "$tmp/opt/ddpbench-deps/$target"
-        tar -xf "$file" -C "$tmp/opt/ddpbench-deps/$target" --strip-components=1
-        rm "$file" ;;
-    *) mv "$file" "$tmp/opt/ddpbench-deps/$target" ;;
-  esac
-done
-log "offline dependency folder: $(ls "$tmp/opt/ddpbench-deps" | tr '\n' ' ')"
+# The offline dependency folder (see pkgs above).
+"$(dirname "$0")/deps-from-debian.sh" "$tmp/opt/ddpbench-deps" >&2
 
 echo "$recipe" >"$tmp/.ddpbench-recipe"
 mv "$tmp" "$root"
