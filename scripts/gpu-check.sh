@@ -47,6 +47,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bin=build-gpu/ddpbench
 t_start=$(date +%s)
+# The whole call's budget (s): a path that would start past it is not run (FAIL, saying so) and
+# each path's limit is cut to what is left, so SUMMARY.md is whole before the device's 10-minute
+# command limit (GPU_CHECK_BUDGET_S overrides).
+budget=${GPU_CHECK_BUDGET_S:-540}
 short="--warmup 3 --iters 15 --overwrite"
 
 # ------------------------------------------------------------------ the paths, in order
@@ -135,6 +139,7 @@ line() {  # PASS|FAIL name exit seconds [why]
   local l="$1 $2 exit=$3 seconds=$4${5:+ ($5)}"
   echo "$l" >>"$summary.lines"; echo "gpu-check: $l"
   total=$((total + 1)); [ "$1" = PASS ] && passed=$((passed + 1))
+  write_summary
 }
 expect_exit() { local want=$1; shift; "$@"; local rc=$?; [ "$rc" = "$want" ] && return 0; echo "exit $rc, expected $want"; return 1; }
 
@@ -150,6 +155,29 @@ expect_exit() { local want=$1; shift; "$@"; local rc=$?; [ "$rc" = "$want" ] && 
   echo
 } >"$out/COMMANDS.md"
 : >"$summary.lines"
+# SUMMARY.md as it stands: rewritten after every path, so a call stopped from outside still
+# leaves the lines of the paths that ran.
+write_summary() {
+  {
+    echo "# GPU check summary"
+    echo
+    sed -n 's/^- \(GPU\|torch\|commit\|step\): /- \1: /p' "$out/COMMANDS.md"
+    echo
+    echo '```'
+    cat "$summary.lines"
+    echo '```'
+    if [ ${#ratios[@]} -gt 0 ]; then
+      echo
+      echo "Parity (p50 step time, ddpbench over Python DDP on the same torch and GPU, the medians of the rounds; below 1: ddpbench's step is shorter):"
+      echo
+      printf '%s\n' "${ratios[@]}"
+    fi
+    echo
+    echo "Whole call: $(( $(date +%s) - t_start )) s."
+    echo
+    echo "$passed of $total paths passed"
+  } >"$summary.tmp" && mv "$summary.tmp" "$summary"
+}
 
 # The build: always (a rerun after a fix needs the fixed binary); a path of its own.
 t0=$(date +%s)
@@ -180,18 +208,21 @@ for i in "${!names[@]}"; do
   eval "cmd=(${cmds[$i]})"
   printf -- '- `%s`: `%s`\n' "$name" "${cmd[*]}" | sed "s|$out/|OUTDIR/|g" >>"$out/COMMANDS.md"
   if [ "$build_rc" -ne 0 ]; then line FAIL "$name" - 0 "not run: the build failed"; continue; fi
+  left=$(( budget - ($(date +%s) - t_start) ))
+  if [ "$left" -lt 20 ]; then line FAIL "$name" - 0 "not run: the call's budget of $budget s was spent"; continue; fi
+  limit=${limits[$i]}; [ "$limit" -gt $((left - 5)) ] && limit=$((left - 5))
   [ "$name" = profile_kineto ] && rm -rf "$out/profile"
   printf '\n== %s\n$ %s\n' "$name" "${cmd[*]}"
   t0=$(date +%s); rc=0
   if [ "${cmd[0]}" = expect_exit ]; then
-    expect_exit "${cmd[1]}" timeout --kill-after=10 "${limits[$i]}" "${cmd[@]:2}" >"$out/$name.txt" 2>&1 || rc=$?
+    expect_exit "${cmd[1]}" timeout --kill-after=5 "$limit" "${cmd[@]:2}" >"$out/$name.txt" 2>&1 || rc=$?
   else
-    timeout --kill-after=10 "${limits[$i]}" "${cmd[@]}" >"$out/$name.txt" 2>&1 || rc=$?
+    timeout --kill-after=5 "$limit" "${cmd[@]}" >"$out/$name.txt" 2>&1 || rc=$?
   fi
   secs=$(( $(date +%s) - t0 ))
   tail -n 6 "$out/$name.txt"
   why=""
-  [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && why="time limit ${limits[$i]} s"
+  [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && why="time limit $limit s"
   [ "$rc" -eq 139 ] && why="segmentation fault"
   if [ "$rc" -eq 0 ] && [ -n "${expects[$name]:-}" ]; then
     while IFS= read -r e; do
@@ -212,25 +243,7 @@ for i in "${!names[@]}"; do
   if [ "$rc" -eq 0 ] && [ -z "$why" ]; then line PASS "$name" 0 "$secs"; else line FAIL "$name" "$rc" "$secs" "$why"; fi
 done
 
-{
-  echo "# GPU check summary"
-  echo
-  sed -n 's/^- \(GPU\|torch\|commit\|step\): /- \1: /p' "$out/COMMANDS.md"
-  echo
-  echo '```'
-  cat "$summary.lines"
-  echo '```'
-  if [ ${#ratios[@]} -gt 0 ]; then
-    echo
-    echo "Parity (p50 step time, ddpbench over Python DDP on the same torch and GPU, the medians of the rounds; below 1: ddpbench's step is shorter):"
-    echo
-    printf '%s\n' "${ratios[@]}"
-  fi
-  echo
-  echo "Whole call: $(( $(date +%s) - t_start )) s."
-  echo
-  echo "$passed of $total paths passed"
-} >"$summary"
+write_summary
 rm -f "$summary.lines"
 echo "gpu-check: $passed of $total paths passed ($(( $(date +%s) - t_start )) s); $summary"
 [ "$passed" -eq "$total" ]
