@@ -30,6 +30,7 @@ Command add_diff_command(CLI::App& parent) {
     std::string format = "table", match = "all", sentinel;
     double noise_floor_pct = 0;
     double fail_pct = 0;
+    bool wide = false;
     CLI::Option *fail_opt = nullptr, *floor_opt = nullptr;
   };
   auto f = std::make_shared<Flags>();
@@ -47,12 +48,18 @@ Command add_diff_command(CLI::App& parent) {
       ->expected(1)
       ->check(CLI::Validator([](std::string&) { return std::string("files are read as extras"); }, "", "never"))
       ->group("");
-  app->add_option("--format", f->format, "Output: table or json")
-      ->check(CLI::IsMember({"table", "json"}))
+  app->add_option("--format", f->format, "Output: table, md (or markdown) or json")
+      ->check(CLI::IsMember({"table", "md", "markdown", "json"}))
       ->capture_default_str();
+  app->add_flag("--wide", f->wide,
+                fmt::format("Table: one line per row with every column, the fields outside --match included "
+                            "(default: lines of at most {} characters, the columns in parts that each start with "
+                            "the row)",
+                            kDiffTextWidth));
   app->add_option("--match", f->match,
                   fmt::format("Pair rows that agree on these configuration fields (comma list; others may differ and "
-                              "are shown): {} (default: all)",
+                              "are shown): {} (default: all; when nothing pairs, the error names the shortest list "
+                              "that pairs the files' rows)",
                               fmt::join(config_field_names(), ",")));
   f->floor_opt = app->add_option("--noise-floor", f->noise_floor_pct,
                                  "Launch-to-launch noise floor, % of the base time: with one launch per side the "
@@ -101,7 +108,9 @@ Command add_diff_command(CLI::App& parent) {
             for (const auto& p : base) b.push_back({p, load_result(p)});
             for (const auto& p : test) t.push_back({p, load_result(p)});
             const DiffReport d = diff_results(b, t, opts);
-            const std::string text = f->format == "json" ? diff_json(d).dump(2) + "\n" : render_diff_text(d);
+            const std::string text = f->format == "json"    ? diff_json(d).dump(2) + "\n"
+                                     : f->format == "table" ? render_diff_text(d, f->wide ? 0 : kDiffTextWidth)
+                                                            : render_diff_markdown(d);
             write_stdout(text);
             if (f->fail_opt->count()) {
               const auto why = gate_failures(d, f->fail_pct / 100.0);

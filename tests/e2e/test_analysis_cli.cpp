@@ -270,7 +270,37 @@ TEST(DiffCli, PrintsChangesAndVerdicts) {
   o = run(kBin + " diff " + kFix + "diff_base.json " + kFix + "diff_test.json");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(o.out.find("slower"), std::string::npos) << o.out;
-  EXPECT_THAT(o.out, HasSubstr("widened by +-19.5% of base, the launch-to-launch spread measured on NVIDIA H100"));
+  std::string flat = o.out;  // sentences are wrapped at 100 columns, continuation lines indented
+  for (size_t at; (at = flat.find("\n  ")) != std::string::npos;) flat.replace(at, 3, " ");
+  EXPECT_THAT(flat, HasSubstr("widened by +-19.5% of base, the launch-to-launch spread measured on NVIDIA H100"));
+}
+
+// fp32-strict against tf32 on one H100 (docs/results): without --match the error names the
+// short list that pairs the rows; with it, each side's setup, within 100 columns (--wide: one
+// line per row); Markdown under either name.
+TEST(DiffCli, TheHintPairsTheRowsAndTheOutputFitsOneHundredColumns) {
+  const std::string files =
+      kResults + "h100_resnet50_b32_fp32_strict.json " + kResults + "h100_resnet50_b32_tf32_all.json";
+  auto o = run(kBin + " diff " + files);
+  EXPECT_EQ(o.code, 2) << o.out;
+  EXPECT_THAT(o.err, HasSubstr("pass --match ddp (it pairs 2 row(s) of each side)"));
+  EXPECT_EQ(count_lines(o.err), 1u) << o.err;
+  o = run(kBin + " diff --match ddp " + files);
+  ASSERT_EQ(o.code, 0) << o.err;
+  size_t longest = 0, start = 0;
+  for (size_t nl; (nl = o.out.find('\n', start)) != std::string::npos; start = nl + 1)
+    longest = std::max(longest, nl - start);
+  EXPECT_LE(longest, 100u) << o.out;
+  EXPECT_THAT(o.out, HasSubstr("\nresnet50 no ddp       0.0415       0.0233  -43.7%  [-63.6%, -23.7%]   faster  "
+                               "fp32-strict -> tf32\n"));
+  const auto wide = run(kBin + " diff --wide --match ddp " + files);
+  ASSERT_EQ(wide.code, 0) << wide.err;
+  EXPECT_THAT(wide.out, HasSubstr("differs (outside --match)"));
+  EXPECT_LT(count_lines(wide.out), count_lines(o.out));
+  const auto md = run(kBin + " diff --format markdown --match ddp " + files);
+  ASSERT_EQ(md.code, 0) << md.err;
+  EXPECT_THAT(md.out, HasSubstr("| resnet50 1M/1G |"));
+  EXPECT_EQ(md.out, run(kBin + " diff --format md --match ddp " + files).out);
 }
 
 // The same configuration twice on one H100: no difference, and nothing "faster".

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -458,8 +461,8 @@ TEST(Diff, MatchPairsAcrossAChangedPrecision) {
   } catch (const UsageError& e) {
     const std::string msg = e.what();
     EXPECT_THAT(msg, HasSubstr("precision: fp32 -> bf16"));
-    EXPECT_THAT(msg, HasSubstr("--match device,model,channels_last"));  // all fields but precision and math
-    EXPECT_EQ(msg.find(",precision,"), std::string::npos);
+    // The rows of each side differ in world_size (and so global_batch) only: that pairs them.
+    EXPECT_THAT(msg, HasSubstr("pass --match world_size (it pairs 2 row(s) of each side)"));
   }
   DiffOptions o;
   o.match = all_fields() & ~fields({ConfigField::precision, ConfigField::math});
@@ -499,6 +502,257 @@ TEST(Diff, UnmatchedRowsAreListed) {
   EXPECT_THAT(why[0], HasSubstr("not in the test files"));
 }
 
+// The message diff_results throws, or "(no error)".
+std::string diff_error(const ResultFile& base, const ResultFile& test, const DiffOptions& o = {}) {
+  try {
+    diff_results(base, test, o);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t nl = text.find('\n', start);
+    out.push_back(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+    start = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  return out;
+}
+
+// The cell of the row named `row` under `header` in diff's text: the part whose header line
+// holds `header` (columns after the first are right-aligned: a cell ends where its header
+// ends, and cells are separated by at least two spaces). "(none)" when there is no such cell.
+std::string column_cell(const std::string& text, const std::string& row, const std::string& header) {
+  size_t end = std::string::npos;
+  for (const auto& line : lines_of(text)) {
+    if (line.rfind("row ", 0) == 0) {
+      const size_t at = line.find("  " + header);
+      const size_t e = at == std::string::npos ? std::string::npos : at + 2 + header.size();
+      end = e != std::string::npos && (e == line.size() || line[e] == ' ') ? e : std::string::npos;
+      continue;
+    }
+    if (end == std::string::npos || line.rfind(row + "  ", 0) != 0 || line.size() < end) continue;
+    const std::string head = line.substr(0, end);
+    const size_t gap = head.rfind("  ");
+    return head.substr(head.find_first_not_of(' ', gap));
+  }
+  return "(none)";
+}
+
+size_t longest_line(const std::string& text) {
+  size_t n = 0;
+  for (const auto& l : lines_of(text)) n = std::max(n, l.size());
+  return n;
+}
+
+size_t lines_starting(const std::string& text, const std::string& prefix) {
+  size_t n = 0;
+  for (const auto& l : lines_of(text)) n += l.rfind(prefix, 0) == 0;
+  return n;
+}
+
+// Hand-built pair (tests/fixtures/make_fixtures_diff_match.py): one H100 sweep, no DDP and
+// DDP on 1 and 2 GPUs, with TF32 off and then on; nothing else differs.
+ResultFile match_base() { return read_result_file(kFix + "diff_match_base.json"); }
+ResultFile match_test() { return read_result_file(kFix + "diff_match_test.json"); }
+
+// Without --match nothing pairs: the hint is the shortest list that pairs these files' rows,
+// computed from them (ddp tells the no-DDP row from the 1-GPU row, world_size the 1- from
+// the 2-GPU row; math and precision differ between the sides only, so they are not in it),
+// and that list does pair every row.
+TEST(DiffMatch, TheHintIsTheShortestListThatPairsTheFixtureRows) {
+  const auto msg = diff_error(match_base(), match_test());
+  EXPECT_THAT(msg, HasSubstr("(the closest differ in math: no-tf32 -> tf32)"));
+  EXPECT_THAT(msg, HasSubstr("pass --match world_size,ddp (it pairs 3 row(s) of each side)"));
+  EXPECT_EQ(msg.find('\n'), std::string::npos);
+  const auto s = suggest_match({{"a", match_base()}}, {{"b", match_test()}});
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(match_list(s->fields), "world_size,ddp");
+  EXPECT_EQ(s->pairs, 3u);
+  DiffOptions o;
+  o.match = s->fields;
+  const auto d = diff_results(match_base(), match_test(), o);
+  ASSERT_EQ(d.rows.size(), 3u);
+  EXPECT_TRUE(d.only_base.empty());
+  EXPECT_TRUE(d.only_test.empty());
+  EXPECT_FALSE(d.better_match.has_value());
+  // One field less is not enough: each leaves two rows of a side alike.
+  o.match = fields({ConfigField::ddp});
+  EXPECT_THAT(diff_error(match_base(), match_test(), o), HasSubstr("alike"));
+  o.match = fields({ConfigField::world_size});
+  EXPECT_THAT(diff_error(match_base(), match_test(), o), HasSubstr("alike"));
+}
+
+// What differs between the sides never enters the hint, even where it also tells rows apart
+// on one side: with the batch doubled on the test side, global_batch (32, 32, 64 against 64,
+// 64, 128) would pair the base's 2-GPU row with the test's 1-GPU rows; world_size does not.
+TEST(DiffMatch, AFieldThatChangedBetweenTheSidesIsNotSuggested) {
+  auto test = match_test();
+  for (auto& r : test.results) {
+    r.batch_per_rank = 64;
+    r.global_batch = 64LL * r.world_size;
+  }
+  const auto msg = diff_error(match_base(), test);
+  EXPECT_THAT(msg, HasSubstr("pass --match world_size,ddp (it pairs 3 row(s) of each side)"));
+  DiffOptions o;
+  o.match = parse_field_list("world_size,ddp");
+  const auto d = diff_results(match_base(), test, o);
+  ASSERT_EQ(d.rows.size(), 3u);
+  EXPECT_EQ(describe_differences(d.rows[2].differs),
+            "math: no-tf32 -> tf32; batch_per_rank: 32 -> 64; global_batch: 64 -> 128");
+  EXPECT_EQ(column_cell(render_diff_text(d), "resnet50 1M/2G", "batch"), "32 -> 64");
+}
+
+// The H100 files of docs/results: fp32-strict against tf32, a no-DDP and a 1-GPU row each.
+// The hint is ddp alone (not backend or the bucket caps, which split the rows alike).
+TEST(DiffMatch, TheH100Fp32StrictAgainstTf32HintIsDdp) {
+  const auto strict = h100("h100_resnet50_b32_fp32_strict.json"), tf32 = h100("h100_resnet50_b32_tf32_all.json");
+  const auto msg = diff_error(strict, tf32);
+  EXPECT_THAT(msg, HasSubstr("(the closest differ in math: no-tf32 -> tf32)"));
+  EXPECT_THAT(msg, HasSubstr("pass --match ddp (it pairs 2 row(s) of each side)"));
+  DiffOptions o;
+  o.match = parse_field_list("ddp");
+  const auto d = diff_results(strict, tf32, o);
+  ASSERT_EQ(d.rows.size(), 2u);
+  EXPECT_EQ(d.rows[0].label, "no ddp");
+  EXPECT_EQ(d.rows[1].label, "1M/1G");
+  EXPECT_EQ(d.rows[1].test_label, "1M/1G");
+}
+
+// One row a side: nothing tells rows apart, so the hint is the plainest field the two agree on.
+TEST(DiffMatch, OneRowASidePairsOnTheModel) {
+  auto a = read_result_file(kFix + "diff_base.json"), b = a;
+  a.results.resize(1);
+  b.results.resize(1);
+  b.results[0].precision = "bf16";
+  EXPECT_THAT(diff_error(a, b), HasSubstr("pass --match model (it pairs 1 row(s) of each side)"));
+  b.results[0].model = "vit_b_16";
+  EXPECT_THAT(diff_error(a, b), HasSubstr("pass --match ddp (it pairs 1 row(s) of each side)"));
+}
+
+// When some rows pair and others are left on both sides, a note names the --match that
+// pairs more: here the DDP rows of the test side ran with a comm hook.
+TEST(DiffMatch, RowsLeftOnBothSidesGetTheMatchThatPairsThem) {
+  auto test = match_base();
+  for (auto& r : test.results)
+    if (r.ddp) r.ddp_options.comm_hook = "fp16";
+  const auto d = diff_results(match_base(), test);
+  ASSERT_EQ(d.rows.size(), 1u);  // the no-DDP rows: the same configuration
+  ASSERT_TRUE(d.better_match.has_value());
+  // The no-DDP rows pair first, exactly; world_size then tells the DDP rows apart.
+  EXPECT_EQ(match_list(d.better_match->fields), "world_size");
+  EXPECT_EQ(d.better_match->pairs, 3u);
+  const auto text = render_diff_text(d);
+  EXPECT_THAT(text, HasSubstr("2 base and 2 test row(s) did not pair; --match world_size pairs 3 row(s) of each side"));
+  EXPECT_EQ(diff_json(d)["better_match"]["match"], "world_size");
+  DiffOptions o;
+  o.match = d.better_match->fields;
+  const auto paired = diff_results(match_base(), test, o);
+  EXPECT_EQ(paired.rows.size(), 3u);
+  EXPECT_EQ(column_cell(render_diff_text(paired), "resnet50 1M/2G", "setup"),
+            "fp32-strict -> fp32-strict, comm hook fp16");
+}
+
+// With --match the setup column shows each side's own setup, in text, Markdown and JSON.
+TEST(DiffMatch, TheSetupColumnShowsEachSide) {
+  DiffOptions o;
+  o.match = parse_field_list("world_size,ddp");
+  const auto d = diff_results(match_base(), match_test(), o);
+  ASSERT_EQ(d.rows.size(), 3u);
+  const auto text = render_diff_text(d);
+  for (const std::string row : {"resnet50 no ddp", "resnet50 1M/1G", "resnet50 1M/2G"}) {
+    EXPECT_EQ(column_cell(text, row, "setup"), "fp32-strict -> tf32") << row;
+    EXPECT_EQ(column_cell(text, row, "batch"), "32") << row;
+  }
+  EXPECT_EQ(column_cell(text, "resnet50 1M/2G", "verdict"), "faster");
+  EXPECT_EQ(column_cell(text, "resnet50 1M/2G", "change"), "-28.0%");  // 0.050 -> 0.036 s
+  EXPECT_THAT(text, HasSubstr("Rows paired on --match world_size,ddp; the other fields may differ."));
+  EXPECT_THAT(text, HasSubstr("Outside --match, every pair differs in math: no-tf32 -> tf32\n"));
+  const auto j = diff_json(d);
+  EXPECT_EQ(j["rows"][2]["setup"], "fp32-strict");
+  EXPECT_EQ(j["rows"][2]["test_setup"], "tf32");
+  EXPECT_EQ(j["match"], "world_size,ddp");
+  const auto md = render_diff_markdown(d);
+  EXPECT_THAT(md, HasSubstr("| resnet50 1M/2G | 0.0500 | 0.0360 | -28.0% |"));
+  EXPECT_THAT(md, HasSubstr("| faster | fp32-strict -> tf32 | 32 |"));
+  // Rows of the same setup show it once.
+  const auto same = diff_results(match_base(), match_base());
+  EXPECT_EQ(column_cell(render_diff_text(same), "resnet50 1M/1G", "setup"), "fp32-strict");
+}
+
+// A pair built to be wide: long setups on both sides (channels_last, a frozen backbone, every
+// DDP knob), file names of 120 characters, three launches a side, the H100 rows' metrics.
+std::vector<NamedResult> wide_side(bool test) {
+  auto f = test ? match_test() : match_base();
+  f.config["channels_last"] = true;
+  f.config["freeze_backbone"] = true;
+  f.config["head"] = "mlp4096";
+  for (auto& r : f.results) {
+    if (!r.ddp) continue;
+    r.ddp_options =
+        nlohmann::json{
+            {"bucket_cap_mb", test ? 100.0 : 50.0},     {"first_bucket_cap_mb", 2.0}, {"broadcast_buffers", false},
+            {"gradient_as_bucket_view", true},          {"static_graph", !test},      {"find_unused_parameters", test},
+            {"comm_hook", test ? "powersgd:2" : "fp16"}}
+            .get<RowDdpOptions>();
+    r.telemetry.peak_memory_bytes_max_over_ranks = 3308238848LL;
+  }
+  std::vector<NamedResult> side;
+  for (int i = 0; i < 3; ++i)
+    side.push_back({fmt::format("/{}/launch{}-{}.json", std::string(100, test ? 't' : 'b'), i, test), f});
+  return side;
+}
+
+// The default text fits 100 columns whatever the rows hold: the table in parts, each led by
+// the row's name; long cells wrapped in their column; long sentences and names wrapped.
+// --wide (width 0) keeps one line per row with every column.
+TEST(DiffText, DefaultOutputFitsOneHundredColumns) {
+  DiffOptions o;
+  o.match = parse_field_list("world_size,ddp");
+  const auto h = diff_results(h100("h100_resnet50_b32_fp32_strict.json"), h100("h100_resnet50_b32_tf32_all.json"), [] {
+    DiffOptions x;
+    x.match = parse_field_list("ddp");
+    return x;
+  }());
+  const auto wide = diff_results(wide_side(false), wide_side(true), o);
+  const std::vector<std::pair<std::string, DiffReport>> cases = {
+      {"fixture", diff_results(match_base(), match_test(), o)},
+      {"h100", h},
+      {"wide", wide},
+      {"repeat",
+       diff_results(h100("h100_resnet50_b32_fp32_default.json"), h100("h100_resnet50_b32_fp32_default_repeat.json"))}};
+  for (const auto& [name, d] : cases) {
+    const auto text = render_diff_text(d);
+    EXPECT_LE(longest_line(text), 100u) << name << "\n" << text;
+    EXPECT_EQ(longest_line(text), longest_line(render_diff_text(d, kDiffTextWidth))) << name;
+    // Every part of the table is led by the row: as many lines start with the last row's name
+    // as there are parts (header lines), at least.
+    const std::string last = "resnet50 " + d.rows.back().label;
+    EXPECT_GE(lines_starting(text, last), lines_starting(text, "row  ")) << name << "\n" << text;
+    EXPECT_GE(lines_starting(text, "row  "), 1u) << name;
+    // --wide: one line per row and part, the differing fields as a column.
+    const auto one = render_diff_text(d, 0);
+    EXPECT_EQ(lines_starting(one, "row  "), 1u) << name;
+    EXPECT_EQ(lines_starting(one, last), 1u) << name;
+  }
+  // The real pair was 326 columns on one line per row; it is still that with --wide.
+  EXPECT_GT(longest_line(render_diff_text(h, 0)), 100u);
+  EXPECT_THAT(render_diff_text(h, 0), HasSubstr("differs (outside --match)"));
+  // The long setups are wrapped inside their column, and still say both sides.
+  const auto text = render_diff_text(wide);
+  EXPECT_THAT(text, HasSubstr("3x, 30 it"));
+  EXPECT_THAT(text, HasSubstr("base peak mem"));
+  EXPECT_GT(lines_starting(text, "resnet50 1M/2G"), lines_starting(text, "row  "));  // a row over several lines
+  std::string flat;  // the text with its wrapping undone
+  for (const auto& l : lines_of(text)) flat += " " + l.substr(std::min(l.find_first_not_of(' '), l.size()));
+  EXPECT_THAT(flat, HasSubstr("comm hook fp16 ->"));
+  EXPECT_THAT(flat, HasSubstr("comm hook powersgd:2"));
+  EXPECT_THAT(flat, HasSubstr("Base: /" + std::string(100, 'b').substr(0, 80)));
+}
 // ------------------------------------------------------------------ check
 
 TEST(Check, PassFailMissingAndSkipped) {

@@ -73,6 +73,7 @@ struct DiffRow {
   ConfigKey base_key, test_key;
   std::vector<FieldDifference> differs;  ///< fields outside --match in which the two differ
   std::string label;                     ///< benchmark.py's row label ("no ddp", "1M/2G") of the base row
+  std::string test_label;                ///< the same of the test row (differs from label across world sizes)
   /// Per launch: the median of the row's per-iteration means across ranks (s/iter).
   std::vector<double> base_launches, test_launches;
   int base_iterations = 0, test_iterations = 0;  ///< iterations summed over launches
@@ -100,14 +101,37 @@ struct DiffRow {
   std::vector<Metric> metrics;
 };
 
+/// A --match that pairs rows of two sides (suggest_match).
+struct MatchSuggestion {
+  FieldSet fields;   ///< the fields to pass to --match
+  size_t pairs = 0;  ///< how many rows of each side it pairs
+};
+
 /// Everything `ddpbench diff` prints.
 struct DiffReport {
   std::vector<std::string> base_files, test_files;
   std::vector<ConfigChange> changes;  ///< configuration first, then environment, then tool
   std::vector<DiffRow> rows;
   std::vector<std::string> only_base, only_test;  ///< rows of one side only (ConfigKey::describe)
+  /// When rows of both sides are left unpaired: the --match that pairs more of them (absent
+  /// when none does).
+  std::optional<MatchSuggestion> better_match;
   DiffOptions opts;
 };
+
+/// The smallest --match that pairs the rows of the two sides one to one, computed from the
+/// files: only fields whose value differs between rows of one side can tell rows apart, so
+/// only those are candidates (a field that differs between the sides alone, such as the math
+/// of an fp32-strict and a tf32 run, never is); of the candidates that split the rows alike,
+/// the plainest stands for all (ddp rather than backend or the bucket caps, world_size rather
+/// than global_batch). Among the sets that pair without ambiguity it takes the one pairing
+/// the most rows, then the fewest fields. When each side holds one row, the first of model,
+/// ddp, world_size, ... on which the two agree. Absent when no --match pairs any row one to one.
+std::optional<MatchSuggestion> suggest_match(const std::vector<NamedResult>& base,
+                                             const std::vector<NamedResult>& test);
+
+/// A field set as --match takes it: names in field order, comma-separated ("world_size,ddp").
+std::string match_list(const FieldSet& fields);
 
 /// Compares the test side against the base side, each one or several launches (files)
 /// of the same configurations. Rows of one side with equal ConfigKeys are launches of
@@ -116,7 +140,7 @@ struct DiffReport {
 /// (creation time, argv, ports, the spawner's pid, the JSON path, per-rank placements)
 /// are not listed as changes. Throws UsageError when a side is empty, when a row pairs
 /// ambiguously (add fields to --match), or when no row pairs at all (the message names
-/// the fields the closest rows differ in and the --match that pairs them).
+/// the fields the closest rows differ in and the --match of suggest_match).
 DiffReport diff_results(const std::vector<NamedResult>& base, const std::vector<NamedResult>& test,
                         const DiffOptions& opts = {});
 
@@ -129,10 +153,21 @@ DiffReport diff_results(const ResultFile& base, const ResultFile& test, const Di
 /// base row the test side lacks (e.g. the test run died after its first rows) each fail it.
 std::vector<std::string> gate_failures(const DiffReport& d, double fraction);
 
-/// Terminal rendering: the changes, then one line per row with base and test s/iter,
-/// the change, the 95% interval (as % of base), n (launches x iterations) per side,
-/// ex/s, the fields outside --match that differ, and the verdict.
-std::string render_diff_text(const DiffReport& d);
+/// Width of `diff`'s terminal output unless --wide is given (characters per line).
+inline constexpr size_t kDiffTextWidth = 100;
+
+/// Terminal rendering: the files, the configuration changes, then per row (named by model
+/// and benchmark.py's label, "resnet50 1M/2G") base and test s/iter, the change, the 95%
+/// interval (as % of base), the verdict, each side's setup and batch ("fp32-strict -> tf32"
+/// where the sides differ), n (launches x iterations) and ex/s per side, and the row metrics.
+/// `width` > 0: no line is longer than `width`: the columns are printed in parts that each
+/// start with the row, long cells and sentences are wrapped, and the fields outside --match
+/// in which the rows differ are a sentence under the table. `width` 0 (--wide): one line per
+/// row with every column, the differing fields included.
+std::string render_diff_text(const DiffReport& d, size_t width = kDiffTextWidth);
+
+/// The same as Markdown: the files and the changes as lists, the table with every column.
+std::string render_diff_markdown(const DiffReport& d);
 
 /// The same, machine-readable.
 nlohmann::json diff_json(const DiffReport& d);
