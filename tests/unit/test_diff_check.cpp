@@ -936,6 +936,33 @@ TEST(Check, RowsTheRunDeclaredInvalidFail) {
   EXPECT_EQ(check_against(f, refs, skipped)[0].status, "FAIL (fp16 steps skipped among the timed ones)");
 }
 
+// check's text fits 100 columns: one table per configuration the entries pin, titled by it,
+// the sentences under it wrapped; a table made wider by a long status prints in parts.
+TEST(CheckText, OneTablePerConfigurationWithinOneHundredColumns) {
+  const auto refs = parse_reference(read_text_file(kFix + "reference_h100.json"), "ref");
+  int skipped = 0;
+  auto f = read_result_file(kFix + "gpu_h100.json");
+  const auto rows = check_against(f, refs, skipped);
+  const auto text = render_check_text(rows, "NVIDIA H100 80GB HBM3", skipped);
+  EXPECT_LE(longest_line(text), 100u) << text;
+  EXPECT_EQ(text.rfind("Reference check on NVIDIA H100 80GB HBM3\n\n", 0), 0u) << text;
+  EXPECT_THAT(text, HasSubstr("\nresnet50, fp32 (cuDNN TF32), batch 32/rank, 224 px, 1 rank\n"
+                              "metric            measured  reference     allowed range  status\n"));
+  EXPECT_THAT(text, HasSubstr("\nex_per_s_per_gpu     640.0      600.0     [540.0, +inf]    PASS\n"));
+  EXPECT_THAT(text, HasSubstr("\nresnet50, fp32 (cuDNN TF32), batch 32/rank, 224 px, 16 ranks\n"));
+  EXPECT_THAT(text, HasSubstr("\nweak_scaling_efficiency     80.0%      90.0%  [85.5%, +inf]    FAIL\n"));
+  EXPECT_THAT(text, HasSubstr("\nresnet50, fp32 (cuDNN TF32), batch 32/rank, 224 px, 8 ranks\n"));
+  EXPECT_EQ(lines_starting(text, "metric "), 3u);
+  EXPECT_THAT(text, HasSubstr("\n2 passed, 1 failed, 0 warned, 1 missing; 1 reference entry for other devices "
+                              "skipped\n"));
+  EXPECT_THAT(text, HasSubstr("MISSING resnet50 (8 ranks): nearest measured row: resnet50, fp32 (cuDNN TF32),"));
+  for (auto& r : f.results) r.checks.fp16_skipped_steps_in_measurement = 2;
+  const auto invalid = check_against(f, refs, skipped);
+  const auto failing = render_check_text(invalid, "NVIDIA H100 80GB HBM3", skipped);
+  EXPECT_LE(longest_line(failing), 100u) << failing;
+  EXPECT_THAT(failing, HasSubstr("FAIL (fp16 steps skipped among the timed ones)"));
+}
+
 TEST(Check, NothingApplicable) {
   int skipped = 0;
   const auto refs = parse_reference(read_text_file(kFix + "reference_h100.json"), "ref");

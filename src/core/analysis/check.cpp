@@ -359,16 +359,14 @@ std::string allowed_range_text(const CheckRow& r) {
 }
 
 std::string render_check_text(const std::vector<CheckRow>& rows, const std::string& device, int skipped) {
-  Table t;
-  t.kind = "check";
-  t.title = fmt::format("Reference check on {}", device);
+  Table head;
+  head.kind = "check";
+  head.title = fmt::format("Reference check on {}", device);
+  // One table per configuration (consecutive entries that pin the same one), titled by it.
+  std::vector<Table> tables = {head};
   auto col = [](std::string key, std::string header) {
     return Column{std::move(key), std::move(header), "", fmtcol::plain()};
   };
-  t.columns = {col("model", "model"),       col("setup", "setup"),         col("batch", "batch/rank"),
-               col("image", "image"),       col("ranks", "ranks"),         col("metric", "metric"),
-               col("measured", "measured"), col("reference", "reference"), col("range", "allowed range"),
-               col("status", "status")};
   int pass = 0, fail = 0, warn = 0, missing = 0;
   std::vector<std::string> nearest;
   for (const auto& r : rows) {
@@ -377,10 +375,20 @@ std::string render_check_text(const std::vector<CheckRow>& rows, const std::stri
     ConfigKey on_device;
     on_device.device = device;
     ConfigKey shown = r.row ? *r.row : r.ref.expected(on_device);
-    t.rows.push_back({shown.model, shown.setup_label(), shown.batch_per_rank, static_cast<long long>(shown.image_size),
-                      static_cast<long long>(shown.world_size), r.ref.metric,
-                      r.measured ? Value(metric_text(r.ref.metric, *r.measured)) : Value(std::string("-")),
-                      metric_text(r.ref.metric, r.ref.value) + unit, allowed_range_text(r), r.status});
+    const std::string config =
+        fmt::format("{}, {}, batch {}/rank, {} px, {} rank{}", shown.model, shown.setup_label(), shown.batch_per_rank,
+                    shown.image_size, shown.world_size, shown.world_size == 1 ? "" : "s");
+    if (tables.size() == 1 || tables.back().title != config) {
+      Table t;
+      t.kind = "check";
+      t.title = config;
+      t.columns = {col("metric", "metric"), col("measured", "measured"), col("reference", "reference"),
+                   col("range", "allowed range"), col("status", "status")};
+      tables.push_back(std::move(t));
+    }
+    tables.back().rows.push_back({r.ref.metric,
+                                  r.measured ? Value(metric_text(r.ref.metric, *r.measured)) : Value(std::string("-")),
+                                  metric_text(r.ref.metric, r.ref.value) + unit, allowed_range_text(r), r.status});
     if (r.status == "PASS") ++pass;
     else if (r.status.rfind("FAIL", 0) == 0) ++fail;
     else if (r.status.rfind("WARN", 0) == 0) ++warn;
@@ -389,27 +397,28 @@ std::string render_check_text(const std::vector<CheckRow>& rows, const std::stri
       nearest.push_back(
           fmt::format("MISSING {} ({} ranks): nearest measured row: {}", shown.model, shown.world_size, r.nearest));
   }
-  t.notes.push_back(
-      fmt::format("{} passed, {} failed, {} warned, {} missing; {} reference entr{} for other devices "
-                  "skipped",
-                  pass, fail, warn, missing, skipped, skipped == 1 ? "y" : "ies"));
+  Table sum;
+  sum.kind = "check";
+  sum.title = fmt::format("{} passed, {} failed, {} warned, {} missing; {} reference entr{} for other devices skipped",
+                          pass, fail, warn, missing, skipped, skipped == 1 ? "y" : "ies");
   if (warn > 0)
-    t.notes.push_back(
+    sum.notes.push_back(
         "WARN: the value is in range, but a warning of its row makes it untrustworthy (named in brackets: "
         "few_samples and noisy void p95; oversubscribed, negative_ddp_overhead, throughput_drift and gpu_throttled "
         "void every number from step times); it does not pass: measure again (more --iters, a quiet machine)");
   if (missing > 0)
-    t.notes.push_back(
+    sum.notes.push_back(
         "MISSING: the result has no weak-scaling DDP row of exactly that configuration (model, batch, "
         "image size, ranks and setup, as listed), or that row does not carry the metric (exposed_comm needs "
         "run --breakdown)");
-  for (auto& n : nearest) t.notes.push_back(std::move(n));
+  for (auto& n : nearest) sum.notes.push_back(std::move(n));
   if (rows.empty())
-    t.notes.push_back(
+    sum.notes.push_back(
         fmt::format("FAIL: no reference entry is for {}; nothing was checked (device names must match "
                     "exactly, as `ddpbench report` prints them)",
                     device));
-  return render_tables({t}, TableFormat::text);
+  tables.push_back(std::move(sum));
+  return render_tables(tables, TableFormat::text, kCheckTextWidth);
 }
 
 }  // namespace ddpbench

@@ -105,7 +105,14 @@ std::string metric_text(const std::string& metric, double v);
 /// A row's allowed range in the metric's units (metric_text): "[540.0, +inf]".
 std::string allowed_range_text(const CheckRow& r);
 
-/// Terminal table of the outcome (each row named by its configuration) with a one-line summary.
+/// Width of `check`'s terminal output (characters per line).
+inline constexpr size_t kCheckTextWidth = 100;
+
+/// Terminal text of the outcome: the device, then per configuration (consecutive entries that
+/// pin the same model, setup, batch, image size and ranks) a table of metric, measured value,
+/// reference, allowed range and status, then a one-line summary and notes (what WARN and
+/// MISSING mean, the nearest row measured for each MISSING entry). Lines fit kCheckTextWidth
+/// (sentences wrapped; a table wider than that in parts, each led by the metric).
 std::string render_check_text(const std::vector<CheckRow>& rows, const std::string& device, int skipped);
 
 }  // namespace ddpbench
