@@ -46,12 +46,14 @@ const std::vector<RowMetric>& row_metrics() {
        }},
       {"epoch_time_s", "epoch time", "s", fmtcol::duration(),
        "epoch time = optimizer steps per epoch (communication.steps_per_epoch: --dataset-size examples, default "
-       "ImageNet-1k's 1,281,167, over the examples of one step) x the mean step time",
+       "ImageNet-1k's 1,281,167, over the examples of one step) x the mean step time (the step statistic of every "
+       "duration and cost)",
        kInReportTables | kCheckable | kInDiff | kFromStepTimes, "epoch",
        [](const BenchResult& r) -> std::optional<double> {
          const auto steps = positive(r.communication.steps_per_epoch);
-         if (!steps || !(r.summary.mean_s > 0)) return std::nullopt;
-         return *steps * r.summary.mean_s;
+         const double step = duration_step_s(r.summary);
+         if (!steps || !(step > 0)) return std::nullopt;
+         return *steps * step;
        }},
   };
   return m;
@@ -74,6 +76,13 @@ std::vector<std::optional<double>> row_metric_values(const BenchResult& row) {
   std::vector<std::optional<double>> out;
   for (const auto& m : row_metrics()) out.push_back(m.of(row));
   return out;
+}
+
+double duration_step_s(const Summary& s) { return s.mean_s > 0 ? s.mean_s : s.p50_s; }
+
+long long steps_per_epoch(long long dataset_size, long long examples_per_step) {
+  if (dataset_size <= 0 || examples_per_step <= 0) return 0;
+  return (dataset_size + examples_per_step - 1) / examples_per_step;
 }
 
 const RowWarning* undermining_warning(const std::vector<RowWarning>& warnings, const std::string& metric) {

@@ -57,6 +57,17 @@ std::vector<std::string> row_metric_keys(MetricUse u);
 /// The value of every metric of `row`, in row_metrics() order (nullopt where it has none).
 std::vector<std::optional<double>> row_metric_values(const BenchResult& row);
 
+/// The step time every duration and cost derived from a row uses: the mean of the pooled
+/// step times (Summary::mean_s), because a run's time is the sum of its steps (n x mean); the
+/// p50 only where a file records no mean. Epoch time (epoch_time_s) and `report`'s training
+/// time and cost both read it, so a row's epoch time x epochs is its priced training time
+/// (docs/METHODOLOGY.md "Statistics", epoch time). Seconds.
+double duration_step_s(const Summary& s);
+
+/// Optimizer steps of one epoch: ceil(dataset_size / examples_per_step), the examples of one
+/// optimizer step over all ranks (global batch x grad_accum); 0 when either is not positive.
+long long steps_per_epoch(long long dataset_size, long long examples_per_step);
+
 /// The first of a row's `warnings` that makes its `metric` untrustworthy, nullptr when none
 /// does (docs/METHODOLOGY.md "Warnings that void a number"): few_samples and noisy void p95_s
 /// (a tail percentile needs samples and a steady series); oversubscribed, negative_ddp_overhead,
