@@ -80,15 +80,56 @@ TEST(Report, StrongScalingByHand) {
 }
 
 TEST(Report, CostByHand) {
-  const Report r = build_report(load({"weak_cpu.json"}), cost_opts());
+  auto files = load({"weak_cpu.json"});
+  const Report r = build_report(files, cost_opts());
   ASSERT_EQ(r.cost.size(), 1u);
   const auto& c = r.cost[0];
-  const double agg1 = 16 / 0.21, agg4 = 4 * 16 / 0.25;
-  EXPECT_NEAR(c.rows[0].usd_per_million, 2.0 * 1 / 3600 * 1e6 / agg1, 1e-9);
-  EXPECT_NEAR(c.rows[2].usd_per_million, 2.0 * 4 / 3600 * 1e6 / agg4, 1e-9);
-  EXPECT_NEAR(c.rows[2].hours, 2 * 100000 / agg4 / 3600, 1e-12);
-  EXPECT_NEAR(c.rows[2].usd, 2 * 100000 / agg4 / 3600 * 4 * 2.0, 1e-9);
+  // Priced at each row's mean step (the statistic of epoch time), not its p50.
+  const double mean1 = files[0].file.results[1].summary.mean_s, mean4 = files[0].file.results[3].summary.mean_s;
+  ASSERT_EQ(files[0].file.results[3].world_size, 4);
+  EXPECT_NEAR(c.rows[0].mean_step_s, mean1, 1e-15);
+  EXPECT_NEAR(c.rows[0].ex_s_mean_step, 16 / mean1, 1e-9);
+  EXPECT_NEAR(c.rows[0].usd_per_million, 2.0 * 1 / 3600 * 1e6 * mean1 / 16, 1e-9);
+  EXPECT_NEAR(c.rows[2].usd_per_million, 2.0 * 4 / 3600 * 1e6 * mean4 / 64, 1e-9);
+  // 2 epochs of ceil(100000 / 64) = 1563 steps.
+  EXPECT_NEAR(c.rows[2].hours, 2 * 1563 * mean4 / 3600, 1e-12);
+  EXPECT_NEAR(c.rows[2].usd, 2 * 1563 * mean4 / 3600 * 4 * 2.0, 1e-9);
   EXPECT_EQ(c.best_world_size, 1);  // efficiency below 1: more GPUs cost more per sample
+}
+
+// One step statistic: a row's epoch time x epochs is the training time its cost table prices,
+// even where the mean step is far from the p50 (a heavy tail). Hand-built: 20 steps of 0.1 s and
+// one of 1.1 s (p50 0.1 s, mean 1.1/21 + 2/21 = 0.1476 s), batch 16 on 1 rank, 1,600 examples an
+// epoch: 100 steps.
+TEST(Report, EpochTimeAndCostUseOneStepStatistic) {
+  auto files = load({"weak_cpu.json"});
+  ResultFile& f = files[0].file;
+  f.results = {f.results[1]};  // the 1-rank DDP row alone
+  BenchResult& one = f.results[0];
+  ASSERT_TRUE(one.ddp);
+  ASSERT_EQ(one.world_size, 1);
+  one.ranks.resize(1);
+  one.ranks[0].samples_s.assign(20, 0.1);
+  one.ranks[0].samples_s.push_back(1.1);
+  one.summary = summarize({one.ranks[0].samples_s}, 16, 1);
+  one.communication.steps_per_epoch = 100;
+  ASSERT_NEAR(one.summary.p50_s, 0.1, 1e-12);
+  const double mean = 3.1 / 21;
+  ASSERT_NEAR(one.summary.mean_s, mean, 1e-12);
+  ReportOptions o = cost_opts();
+  o.epochs = 90;
+  o.dataset_size = 1600;
+  const Report r = build_report(files, o);
+  ASSERT_EQ(r.cost.size(), 1u);
+  const WeakRow& w = r.weak[0].rows[0];
+  EXPECT_NEAR(*w.facts.metric("epoch_time_s"), 100 * mean, 1e-12);  // 14.76 s
+  EXPECT_NEAR(w.mean_s, mean, 1e-15);
+  EXPECT_NEAR(r.cost[0].rows[0].hours, 90 * 100 * mean / 3600, 1e-12);  // 0.369 h = 90 x 14.76 s
+  EXPECT_NEAR(r.cost[0].rows[0].hours * 3600, 90 * *w.facts.metric("epoch_time_s"), 1e-9);
+  EXPECT_NEAR(r.cost[0].rows[0].usd_per_million, 2.0 / 3600 * 1e6 * mean / 16, 1e-9);  // 5.1257 USD
+  const auto text = render_report(r, TableFormat::text);
+  EXPECT_THAT(text, HasSubstr("14.8 s"));  // the epoch time column
+  EXPECT_THAT(text, HasSubstr("\n1           0.1476              108.4              5.1257   0.369      0.74    F1\n"));
 }
 
 TEST(Report, WithoutTheOneGpuRowTheNoDdpRowIsTheBase) {
@@ -111,12 +152,13 @@ TEST(Report, WithoutTheOneGpuRowTheNoDdpRowIsTheBase) {
   EXPECT_NEAR(smallest.weak[0].rows[0].efficiency, 1.0, 1e-12);
 }
 
-// report_tables without the executive summary and the appendix's commands: the measured tables
-// and the files table, in print order.
+// report_tables without the executive summary, the definitions and the appendix's commands: the
+// measured tables and the files table, in print order.
 std::vector<Table> measured_tables(const Report& r) {
   std::vector<Table> out;
   for (auto& t : report_tables(r))
-    if (t.kind != "summary" && t.kind != "findings" && t.kind != "recommendations" && t.kind != "commands")
+    if (t.kind != "headline" && t.kind != "summary" && t.kind != "findings" && t.kind != "recommendations" &&
+        t.kind != "commands" && t.kind != "definitions")
       out.push_back(std::move(t));
   return out;
 }
@@ -147,8 +189,12 @@ TEST(Report, RepeatedConfigurationsUseTheMedianLaunchNamedWithItsSpread) {
   ASSERT_NEAR(noisy.summary.p50_s, 0.40, 1e-12);
   files[1].name = "tight";
   files[2].name = "noisy";
+  // Three launches (each its own job), so that rows measured alike are not one launch given thrice.
+  for (size_t i = 0; i < files.size(); ++i)
+    for (auto& row : files[i].file.results) row.launch = {{"job_id", std::to_string(i)}, {"started_utc", "t"}};
   const Report r = build_report(files, {});
   ASSERT_EQ(r.weak.size(), 1u);
+  EXPECT_TRUE(r.repeats.empty());
   // Sorted by p50: 0.21 (F1), 0.40 (F3), 0.42 (F2): the median launch is F3, whatever its CI.
   const WeakRow& one = r.weak[0].rows[0];
   EXPECT_NEAR(one.p50_s, 0.40, 1e-12);
@@ -188,9 +234,10 @@ TEST(Report, ANoDdpBaselineFromAnotherLaunchIsNamed) {
   }
   const Report r = build_report(files, {});
   ASSERT_EQ(r.weak.size(), 1u);
-  // Two launches: the lower middle one by p50 is F1 (the faster) for every row.
-  EXPECT_EQ(r.weak[0].rows[0].launch.file, "F1");
+  // Two launches: the slower middle one by p50 is F2 for every row, its baseline F1's no-DDP row.
+  EXPECT_EQ(r.weak[0].rows[0].launch.file, "F2");
   EXPECT_EQ(r.weak[0].rows[0].baseline_file, "F1");
+  EXPECT_NEAR(r.weak[0].rows[0].p50_s, 0.42, 1e-12);
   // F1 with its no-DDP row only: the DDP rows are F2's, their baseline F1's, and the note says so.
   auto only_f2 = files;
   only_f2[0].file.results.erase(only_f2[0].file.results.begin() + 1, only_f2[0].file.results.end());
@@ -222,22 +269,23 @@ TEST(Report, RanksSharingAGpuCountTheGpuOnceAndSaySo) {
   const double b = static_cast<double>(t.key.batch_per_rank);
   EXPECT_NEAR(big.aggregate_ex_s, 16 * b / 0.0625, 1e-9);
   EXPECT_NEAR(big.per_gpu_ex_s, 16 * b / 0.0625 / 8, 1e-9);
-  EXPECT_NEAR(big.efficiency, (16 * b / 0.0625 / 8) / (b / 0.05), 1e-12);
-  // Billed for 8 GPUs, not 16.
+  // The row measures sharing, not scaling: flagged for the plots, no efficiency in the table,
+  // and not priced (the cost table names it instead).
+  EXPECT_TRUE(big.shared_gpu);
+  EXPECT_FALSE(t.rows.front().shared_gpu);
   ASSERT_EQ(r.cost.size(), 1u);
-  EXPECT_EQ(r.cost[0].rows.back().world_size, 8);
-  EXPECT_NEAR(r.cost[0].rows.back().usd_per_million, 2.0 * 8 / 3600 * 1e6 / big.aggregate_ex_s, 1e-9);
+  ASSERT_EQ(r.cost[0].rows.size(), 1u);
+  EXPECT_EQ(r.cost[0].rows[0].world_size, 1);
+  EXPECT_EQ(r.cost[0].not_priced, std::vector<std::string>{"16 ranks on 8 GPUs (F1)"});
   // The table counts ranks and GPUs, and says why.
   const auto tables = measured_tables(r);
   const Table& w = table_of_kind(tables, "weak");
   EXPECT_EQ(w.columns[0].header, "ranks");
   EXPECT_EQ(w.columns[1].header, "GPUs");
+  EXPECT_EQ(w.rows[1][w.col("efficiency")], Value());
   EXPECT_THAT(joined_notes(w), HasSubstr("16 ranks ran on 8 GPUs"));
-  // The cost table names the ranks beside the GPUs it bills.
-  const Table& c = table_of_kind(tables, "cost");
-  EXPECT_EQ(c.columns[0].key, "ranks");
-  EXPECT_EQ(c.rows.back()[c.col("ranks")], Value(16LL));
-  EXPECT_EQ(c.rows.back()[c.col("world_size")], Value(8LL));
+  EXPECT_THAT(joined_notes(table_of_kind(tables, "cost")),
+              HasSubstr("16 ranks on 8 GPUs (F1): not priced: its ranks shared a GPU"));
   // Without UUIDs or bus ids "cuda:0" on every rank says nothing (CUDA_VISIBLE_DEVICES): one GPU per rank.
   files[0].file.environment.erase("ranks");
   EXPECT_EQ(build_report(files, {}).weak[0].rows.back().devices, 16);
@@ -561,7 +609,9 @@ TEST(Report, JsonHasEveryTable) {
   EXPECT_EQ(kinds["cost"], 4);
   EXPECT_EQ(kinds["comparison"], 1);
   EXPECT_EQ(j["files"].size(), 4u);
-  ASSERT_EQ(j["tables"][0]["kind"], "summary");  // the executive summary first
+  ASSERT_EQ(j["tables"][0]["kind"], "headline");  // the executive summary first, opening with the headline
+  ASSERT_EQ(j["tables"][1]["kind"], "summary");
+  EXPECT_TRUE(j["headline"]["lines"].is_array());
   const auto weak_at =
       std::find_if(j["tables"].begin(), j["tables"].end(), [](const nlohmann::json& t) { return t["kind"] == "weak"; });
   ASSERT_NE(weak_at, j["tables"].end());
@@ -638,7 +688,9 @@ TEST(Report, RowsShowSelfCheckMemoryWarningsStoppingAndTheMfuPeak) {
   EXPECT_EQ(t.rows[1][t.col("notes")], Value(std::string("noisy, auto: max_iters")));
   const auto text = render_tables({t}, TableFormat::text);
   EXPECT_THAT(text, HasSubstr("3.08 GiB"));
-  EXPECT_THAT(text, HasSubstr("MFU = achieved TFLOP/s / FP32 dense peak (no tensor cores), 67 TFLOP/s"));
+  // Each row names the peak its MFU divides by (the recorded basis names the unit).
+  EXPECT_EQ(t.rows[0][t.col("mfu_peak")], Value(std::string("FP32 67 TFLOP/s")));
+  EXPECT_EQ(rows[0].mfu_peak.basis, "FP32 dense peak (no tensor cores)");
   EXPECT_THAT(text, HasSubstr("16 GPUs: noisy: cv 7.2%"));
   EXPECT_THAT(text, HasSubstr("16 GPUs: auto stopping ended on max_iters"));
 }
@@ -706,18 +758,18 @@ TEST(ReportCluster, TelemetryOfAGpuRunTakesTheWorstRank) {
 TEST(ReportCluster, TheStragglerIsNamedWithoutPerRankAndTheTablesComeWithIt) {
   auto files = load({"cluster_cpu.json", "cluster_gpu.json"});
   Report r = build_report(files, {});
-  ASSERT_GE(r.headline.size(), 2u);
+  ASSERT_GE(r.findings.size(), 2u);
   // 0.0208 / 0.040 = 0.52
   EXPECT_EQ(
-      r.headline[0],
+      r.findings[0],
       "Straggler (resnet18, batch 16 per rank, 2 ranks): rank 1 (host node0, local rank 1, CPU) has score 0.52 < 0.95");
-  EXPECT_EQ(r.headline[1],
+  EXPECT_EQ(r.findings[1],
             "No straggler (resnet50, batch 64 per rank, 4 ranks): every rank scored >= 0.95 (lowest: "
             "rank 2, 0.97)");
   // In the executive summary's findings, before any measured table.
   const std::string text = render_report(r, TableFormat::text);
-  ASSERT_NE(text.find("- " + r.headline[0] + "\n"), std::string::npos);
-  EXPECT_LT(text.find("- " + r.headline[0] + "\n"), text.find("Weak scaling"));
+  ASSERT_NE(text.find("- " + r.findings[0] + "\n"), std::string::npos);
+  EXPECT_LT(text.find("- " + r.findings[0] + "\n"), text.find("Weak scaling"));
   const auto plain = measured_tables(r);
   EXPECT_EQ(find_table(plain, "stragglers"), nullptr);
   EXPECT_EQ(find_table(plain, "rank_telemetry"), nullptr);
@@ -772,8 +824,8 @@ TEST(ReportCluster, BurnInPerRankAndOverManyRanks) {
 TEST(ReportCluster, PairRowsGetTheirTableAndTheSlowNodeIsNamed) {
   const Report r = build_report(load({"pairs_cpu.json"}), {});
   EXPECT_TRUE(r.comm.empty());  // pair rows are not a size sweep
-  ASSERT_EQ(r.headline.size(), 1u);
-  EXPECT_THAT(r.headline[0], HasSubstr("Slow node (F1): node2: every pair with it is slow"));
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_THAT(r.findings[0], HasSubstr("Slow node (F1): node2: every pair with it is slow"));
   const auto tables = measured_tables(r);
   ASSERT_EQ(tables.size(), 2u);  // and the result files
   const Table& t = tables[0];
@@ -788,8 +840,8 @@ TEST(ReportCluster, PairRowsGetTheirTableAndTheSlowNodeIsNamed) {
 
 TEST(ReportCluster, AFindMaxBsFileIsReported) {
   const Report r = build_report(load({"maxbs_cpu.json"}), {});
-  ASSERT_EQ(r.headline.size(), 1u);
-  EXPECT_EQ(r.headline[0],
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0],
             "find-max-bs (resnet18, fp32, cpu, 64x64): the largest batch per rank that trained is 48; "
             "recommended 43 (10% margin).");
   const auto tables = measured_tables(r);
@@ -798,7 +850,7 @@ TEST(ReportCluster, AFindMaxBsFileIsReported) {
   EXPECT_EQ(tables[0].rows[2][tables[0].col("fits")], Value(std::string("no")));
   EXPECT_EQ(tables[0].rows[3][tables[0].col("batch")], Value(48LL));
   const auto j = nlohmann::json::parse(render_report(r, TableFormat::json));
-  EXPECT_EQ(j["headline"][0], r.headline[0]);
+  EXPECT_EQ(j["findings"][0], r.findings[0]);
   const std::string csv = render_report(r, TableFormat::csv);  // one CSV: one header line, then rows
   EXPECT_EQ(csv.rfind("table,", 0), 0u);
   EXPECT_EQ(csv.find("\ntable,"), std::string::npos);
@@ -934,6 +986,167 @@ TEST(ReportStrategy, MemoryBarsPerStrategyAtTheLargestWorldSize) {
             "# line peak_rss_MiB model_state_MiB (2 ranks)\n\"ddp fp32\" 1200 300\n\"ddp bf16\" 1080 300\n"
             "\"ddp fp32 ckpt\" 960 300\n\"zero2 fp32\" 1000 200\n\"fsdp fp32\" 900 100\n");
   EXPECT_GT(std::filesystem::file_size(it->png), 1000u);
+}
+
+// ------------------------------------------------------------------ row rules
+// tests/fixtures/make_fixtures_report_rules.py holds the hand numbers of the rules_*.json files.
+
+const std::string kDocs = DDPBENCH_SOURCE_DIR "/docs/results/";
+
+std::vector<NamedResult> load_docs(const std::vector<std::string>& names) {
+  std::vector<NamedResult> out;
+  for (const auto& n : names) out.push_back({"docs/results/" + n, read_result_file(kDocs + n)});
+  return out;
+}
+
+std::string line_with(const std::string& text, const std::string& start) {
+  const size_t at = text.find("\n" + start);
+  if (at == std::string::npos) return "";
+  return text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+}
+
+// A file given twice is one launch: no spread of 0.0% from a launch compared with itself.
+TEST(ReportRules, AFileGivenTwiceIsOneLaunch) {
+  const Report r = build_report(load({"rules_launch_1.json", "rules_launch_1.json"}), {});
+  ASSERT_EQ(r.weak.size(), 1u);
+  const WeakRow& row = r.weak[0].rows[0];
+  EXPECT_EQ(row.launch.launches, 1);
+  EXPECT_FALSE(row.launch.spread.has_value());
+  EXPECT_EQ(row.launch.file, "F1");
+  ASSERT_EQ(r.repeats.size(), 1u);
+  EXPECT_EQ(r.repeats[0].file, "F2");
+  EXPECT_EQ(r.repeats[0].of, "F1");
+  EXPECT_EQ(r.repeats[0].why, "the same content");
+  EXPECT_EQ(r.repeated_files, std::vector<std::string>{"F2"});
+  const std::string text = render_report(r, TableFormat::text);
+  EXPECT_THAT(text, HasSubstr("\n1 GPU: F1; F2 repeats F1 (the same content): counted once\n"));
+  EXPECT_THAT(text, HasSubstr("- Scope: 1 launch (2 files) on 1 node with 1 x NVIDIA H100 80GB HBM3;"));
+  EXPECT_THAT(text, HasSubstr("F2 repeats F1 (the same content), counted once."));
+  EXPECT_EQ(text.find("spread 0.0%"), std::string::npos) << text;
+}
+
+// The H100 bf16 and fp16 channels_last files, each given twice: still one launch each, so the
+// setup rule keeps the H100's measured launch-to-launch spread (19.5%) as its noise floor and
+// the +13.0% of fp16 stays within it.
+TEST(ReportRules, RepeatedFilesDoNotLowerTheNoiseFloor) {
+  const auto files = load_docs({"h100_resnet50_bf16_cl_b256.json", "h100_resnet50_bf16_cl_b256.json",
+                                "h100_resnet50_fp16_cl_b256.json", "h100_resnet50_fp16_cl_b256.json"});
+  const Report r = build_report(files, {});
+  std::vector<std::string> setup;
+  for (const auto& x : r.summary.recommendations)
+    if (x.topic == "setup") setup.push_back(x.text + " [" + x.from + "]");
+  EXPECT_EQ(setup, std::vector<std::string>{
+                       "resnet50, channels_last, batch 256 per GPU, 224 px, NVIDIA H100 80GB HBM3 on 1 rank: the 2 "
+                       "setups measured are within 19.5% of each other (ddp, fp16 fastest at 4124.5 ex/s); choose by "
+                       "memory. [strategy comparison, F3 vs F1]"});
+  EXPECT_EQ(r.repeated_files, (std::vector<std::string>{"F2", "F4"}));
+}
+
+// A second file with the first launch's job id and start time (its content differs) is that
+// launch again; of the two launches left, the slower is shown and named.
+TEST(ReportRules, TheSameJobAndStartIsOneLaunchAndOfTwoTheSlowerIsShown) {
+  const Report r =
+      build_report(load({"rules_launch_1.json", "rules_launch_2.json", "rules_launch_1_again.json"}), {});
+  ASSERT_EQ(r.weak.size(), 1u);
+  const WeakRow& row = r.weak[0].rows[0];
+  EXPECT_EQ(row.launch.launches, 2);
+  EXPECT_EQ(row.launch.all, (std::vector<std::string>{"F1", "F2"}));
+  EXPECT_EQ(row.launch.file, "F2");                     // 0.032 s, not the faster 0.025 s
+  EXPECT_NEAR(row.per_gpu_ex_s, 32 / 0.032, 1e-9);      // 1000.0
+  EXPECT_NEAR(*row.launch.spread, 0.007 / 0.032, 1e-12);  // 21.9%
+  EXPECT_NEAR(*row.ddp_overhead, 1 - (32 / 0.032) / (32 / 0.021), 1e-12);  // its own no-DDP row: 34.4%
+  EXPECT_EQ(row.baseline_file, "F2");
+  const std::string text = render_report(r, TableFormat::text);
+  EXPECT_THAT(text, HasSubstr("\n1         1        1000.0          1000.0      100.0%                   34.4%      "
+                              "0.0320      passed    F2\n"));
+  EXPECT_THAT(text, HasSubstr("1 GPU: F2: the slower middle p50 of 2 launches (F1, F2), spread 21.9%; F3 repeats F1 "
+                              "(the same job id 1001 started"));
+  EXPECT_THAT(text, HasSubstr("- Scope: 2 launches (3 files) on 1 node"));
+
+  // Four launches (0.025, 0.028, 0.030, 0.032 s): the slower middle one, 0.030 s.
+  auto four = load({"rules_launch_1.json", "rules_launch_2.json", "rules_launch_2.json", "rules_launch_2.json"});
+  for (size_t i = 2; i < 4; ++i) {
+    BenchResult& ddp = four[i].file.results[1];
+    const double p50 = i == 2 ? 0.028 : 0.030;
+    for (double& x : ddp.ranks[0].samples_s) x += p50 - 0.032;
+    ddp.summary = summarize({ddp.ranks[0].samples_s}, 32, 1);
+    for (auto& x : four[i].file.results) x.launch = {{"job_id", std::to_string(2000 + i)}, {"started_utc", "t"}};
+  }
+  const Report r4 = build_report(four, {});
+  const WeakRow& mid = r4.weak[0].rows[0];
+  EXPECT_EQ(mid.launch.launches, 4);
+  EXPECT_NEAR(mid.p50_s, 0.030, 1e-12);
+  EXPECT_EQ(mid.launch.file, "F4");
+  EXPECT_EQ(launch_words(mid.launch), "F4: the slower middle p50 of 4 launches (F1, F2, F3, F4), spread 23.3%");
+}
+
+// Two ranks on one GPU: DDP overhead by throughput (37.5%, not the 68.8% of the step times),
+// no efficiency, flagged for the plots, not priced, held to no scaling target.
+TEST(ReportRules, RanksSharingAGpuShowOverheadByThroughputAndAreNeverScaling) {
+  const Report r = build_report(load({"rules_shared_gpu.json"}), cost_opts());
+  ASSERT_EQ(r.weak.size(), 1u);
+  const auto& rows = r.weak[0].rows;
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_FALSE(rows[0].shared_gpu);
+  EXPECT_TRUE(rows[1].shared_gpu);
+  EXPECT_EQ(rows[1].devices, 1);
+  EXPECT_NEAR(rows[1].per_gpu_ex_s, 2 * 32 / 0.032, 1e-9);                // 2000.0
+  EXPECT_NEAR(*rows[1].ddp_overhead, 1 - 2000.0 / (32 / 0.010), 1e-12);  // 37.5%
+  EXPECT_NEAR(*rows[0].ddp_overhead, (0.0125 - 0.010) / 0.0125, 1e-12);  // one rank per GPU: the step-time form
+  EXPECT_NEAR(ddp_overhead_by_throughput(2560, 3200), 0.2, 1e-15);
+  ASSERT_EQ(r.cost.size(), 1u);
+  ASSERT_EQ(r.cost[0].rows.size(), 1u);
+  EXPECT_EQ(r.cost[0].not_priced, std::vector<std::string>{"2 ranks on 1 GPU (F1)"});
+  const std::string text = render_report(r, TableFormat::text);
+  EXPECT_THAT(text, HasSubstr("\n2         1      1        2000.0          2000.0         n/a                   "
+                              "37.5%      0.0320      passed    F1\n"));
+  EXPECT_THAT(text, HasSubstr("2 ranks ran on 1 GPU (the same GPU UUID or bus id): this row measures sharing, not "
+                              "scaling"));
+  EXPECT_THAT(text, HasSubstr("2 ranks on 1 GPU (F1): not priced"));
+  // Its table's largest scaling row is one GPU: no scaling target, and the headline says why.
+  EXPECT_TRUE(std::none_of(r.summary.checks.begin(), r.summary.checks.end(),
+                           [](const SummaryCheck& c) { return c.metric == "weak-scaling efficiency"; }));
+  EXPECT_THAT(line_with(text, "- Data quality"),
+              HasSubstr("1 row of ranks sharing a GPU measures sharing, not scaling (2 ranks on 1 GPU (F1))"));
+}
+
+// Each row names the peak its MFU divides by; MFUs of different peaks are said not to compare.
+TEST(ReportRules, MfuNamesItsPeakAndDifferentPeaksAreNotRanked) {
+  const Report r = build_report(load({"rules_mfu_fp32_strict.json", "rules_mfu_tf32.json"}), {});
+  ASSERT_EQ(r.weak.size(), 2u);
+  const WeakRow& strict = r.weak[0].key.setup_label() == "fp32-strict" ? r.weak[0].rows[0] : r.weak[1].rows[0];
+  const WeakRow& tf32 = r.weak[0].key.setup_label() == "fp32-strict" ? r.weak[1].rows[0] : r.weak[0].rows[0];
+  const double flops = 6 * 4089184256.0;
+  EXPECT_NEAR(*strict.mfu, flops * 32 / 0.044 / 1e12 / 67, 1e-12);     // 26.6%
+  EXPECT_NEAR(*tf32.mfu, flops * 32 / 0.028 / 1e12 / 494.5, 1e-12);    // 5.7%
+  EXPECT_EQ(strict.mfu_peak.short_label(), "FP32 67 TFLOP/s");
+  EXPECT_EQ(strict.mfu_peak.basis, "FP32 peak (TF32 off)");  // not recorded: from the math that ran
+  EXPECT_EQ(tf32.mfu_peak.short_label(), "TF32 494.5 TFLOP/s");
+  EXPECT_FALSE(strict.mfu_peak.same_as(tf32.mfu_peak));
+  const std::string text = render_report(r, TableFormat::text);
+  EXPECT_THAT(text, HasSubstr("17.84  26.6%  FP32 67 TFLOP/s"));
+  EXPECT_THAT(text, HasSubstr("28.04  5.7%  TF32 494.5 TFLOP/s"));
+  const auto tables = report_tables(r);
+  const Table& d = table_of_kind(tables, "definitions");
+  const auto mfu = std::find_if(d.rows.begin(), d.rows.end(), [](const std::vector<Value>& x) {
+    return std::get<std::string>(x[0]).find("MFU") != std::string::npos;
+  });
+  ASSERT_NE(mfu, d.rows.end());
+  EXPECT_THAT(std::get<std::string>((*mfu)[1]),
+              HasSubstr("Peaks here: FP32 67 TFLOP/s (FP32 peak (TF32 off): F1); TF32 494.5 TFLOP/s (TF32 dense "
+                        "tensor-core peak: F2). MFUs of different peaks are not comparable and are never ranked"));
+  // One peak: nothing to warn about.
+  const Report one = build_report(load({"rules_mfu_tf32.json"}), {});
+  EXPECT_EQ(render_report(one, TableFormat::text).find("not comparable"), std::string::npos);
+}
+
+// Definitions are stated once, not under every table.
+TEST(ReportRules, DefinitionsAreStatedOnce) {
+  const std::string text = render_report(build_report(all_fixtures(), cost_opts()), TableFormat::text);
+  EXPECT_EQ(count_of(text, "need the per-step breakdown"), 1u) << text;
+  EXPECT_EQ(count_of(text, "DDP overhead vs no-DDP: 1 - per-"), 1u) << text;
+  EXPECT_EQ(count_of(text, "the largest peak over the row's ranks"), 1u) << text;
+  EXPECT_EQ(count_of(text, "== Definitions =="), 1u);
 }
 
 }  // namespace

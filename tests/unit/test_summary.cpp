@@ -10,6 +10,7 @@
 #include "core/analysis/check.hpp"
 #include "core/analysis/report.hpp"
 #include "core/analysis/summary.hpp"
+#include "core/render/report_tables.hpp"
 
 namespace ddpbench {
 namespace {
@@ -100,8 +101,9 @@ TEST(SummaryRules, WorldSizeRuleTable) {
   EXPECT_EQ(executive_summary(r, {}, SummaryTargets{}).checks[0].from, "weak scaling, F1 vs F7");
 }
 
-// A warning that voids efficiency (a timing warning) silences the rule and makes the target WARN.
-TEST(SummaryRules, AVoidingWarningSilencesTheRuleAndWarnsTheTarget) {
+// A warning that voids efficiency (a timing warning) silences the rule and makes the target VOID,
+// whichever side of the target the number fell: neither PASS nor FAIL.
+TEST(SummaryRules, AVoidingWarningSilencesTheRuleAndVoidsTheTarget) {
   Report r;
   auto big = weak_row(8, 0.95, "F1", 0.05);
   big.facts.warnings.push_back({"throughput_drift", "fell 12%"});
@@ -110,12 +112,137 @@ TEST(SummaryRules, AVoidingWarningSilencesTheRuleAndWarnsTheTarget) {
   EXPECT_TRUE(sentences(s, "world size").empty());
   ASSERT_EQ(s.checks.size(), 2u);
   EXPECT_EQ(s.checks[0].metric, "weak-scaling efficiency");
-  EXPECT_EQ(s.checks[0].status, "WARN (throughput_drift)");
+  EXPECT_EQ(s.checks[0].status, "VOID (throughput_drift)");
+  EXPECT_EQ(s.checks[0].void_warning, "throughput_drift: fell 12%");
   EXPECT_EQ(s.checks[1].metric, "exposed comm");
-  EXPECT_EQ(s.checks[1].status, "WARN (throughput_drift)");
-  // few_samples voids p95 only: efficiency passes.
+  EXPECT_EQ(s.checks[1].status, "VOID (throughput_drift)");
+  // Below the target with the same warning: VOID too, never FAIL.
+  r.weak[0].rows[1].efficiency = 0.40;
+  EXPECT_EQ(executive_summary(r, {}, SummaryTargets{}).checks[0].status, "VOID (throughput_drift)");
+  // A failed self-check stays a failure.
+  r.weak[0].rows[1].facts.self_check_passed = false;
+  EXPECT_EQ(executive_summary(r, {}, SummaryTargets{}).checks[0].status, "FAIL (self-check failed)");
+  r.weak[0].rows[1].facts.self_check_passed.reset();
+  // few_samples voids p95 only: efficiency is held to the target (88% passes, 40% fails).
   r.weak[0].rows[1].facts.warnings = {{"few_samples", "12 iterations"}};
+  EXPECT_EQ(executive_summary(r, {}, SummaryTargets{}).checks[0].status, "FAIL");
+  r.weak[0].rows[1].efficiency = 0.88;
   EXPECT_EQ(executive_summary(r, {}, SummaryTargets{}).checks[0].status, "PASS");
+  EXPECT_EQ(verdict_class("VOID (oversubscribed)"), "VOID");
+  EXPECT_EQ(verdict_class("FAIL (self-check failed)"), "FAIL");
+  EXPECT_EQ(verdict_class("not measured (run --breakdown)"), "not evaluated");
+  EXPECT_EQ(verdict_class("MISSING"), "not evaluated");
+}
+
+const std::string kFix = DDPBENCH_SOURCE_DIR "/tests/fixtures/";
+
+std::vector<NamedResult> fixture(const std::vector<std::string>& names) {
+  std::vector<NamedResult> out;
+  for (const auto& n : names) out.push_back({n, read_result_file(kFix + n)});
+  return out;
+}
+
+// tests/fixtures/rules_oversubscribed_cpu.json: efficiency 0.110 / 0.250 = 44.0% at 4 ranks, on
+// the row that carries `oversubscribed`: VOID with the warning's words, never FAIL; the headline
+// counts it and gives the largest trusted size (88.0% at 2 ranks); no world-size sentence.
+TEST(SummaryVoid, AnOversubscribedRowVoidsItsEfficiencyTarget) {
+  const auto files = fixture({"rules_oversubscribed_cpu.json"});
+  const Report r = build_report(files, {});
+  const ExecutiveSummary& s = r.summary;
+  ASSERT_EQ(s.checks.size(), 2u);
+  EXPECT_EQ(s.checks[0].status, "VOID (oversubscribed)");
+  EXPECT_EQ(s.checks[0].measured, "44.0%");
+  EXPECT_EQ(s.checks[0].void_warning, "oversubscribed: 8 threads of this group's ranks on node0 share 2 CPUs");
+  EXPECT_EQ(s.checks[1].status, "not measured (run --breakdown)");
+  EXPECT_TRUE(sentences(s, "world size").empty());
+  const Headline& h = s.headline;
+  EXPECT_EQ(h.pass, 0);
+  EXPECT_EQ(h.fail, 0);
+  EXPECT_EQ(h.void_count, 1);
+  EXPECT_EQ(h.not_evaluated, 1);
+  ASSERT_EQ(h.models.size(), 1u);
+  EXPECT_NEAR(*h.models[0].efficiency, 0.110 / 0.250, 1e-12);
+  EXPECT_EQ(h.models[0].efficiency_void, "oversubscribed");
+  EXPECT_NEAR(*h.models[0].trusted_efficiency, 0.110 / 0.125, 1e-12);
+  EXPECT_EQ(h.models[0].trusted_gpus, 2);
+  const auto lines = headline_lines(h);
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_EQ(lines[1],
+            "Targets: 0 PASS, 0 FAIL, 1 VOID (weak-scaling efficiency 44.0% on 4 ranks: oversubscribed), 1 not "
+            "evaluated (exposed comm not measured (run --breakdown)).");
+  EXPECT_EQ(lines[2],
+            "resnet18: best 145.5 ex/s per rank (fp32, batch 16 per rank, 1 rank, F1); efficiency VOID at 4 ranks "
+            "(44.0%, oversubscribed; F1), 88.0% at 2 ranks; exposed comm not measured.");
+  EXPECT_THAT(lines[3], HasSubstr("1 voided by a warning (F1 at 4 ranks: oversubscribed)"));
+}
+
+// A pinned target (check's reference format) on a voided number: check says FAIL or WARN, the
+// summary says VOID.
+TEST(SummaryVoid, APinnedTargetOnAVoidedNumberIsVoid) {
+  SummaryTargets t;
+  t.pinned = parse_reference(R"({"ddpbench_reference": "2.0", "references": [
+      {"device": "*", "model": "resnet18", "batch_per_rank": 16, "image_size": 64, "world_size": 4,
+       "setup": {"precision": "fp32"}, "metric": "ex_per_s_per_gpu", "value": 100, "lower": -0.1},
+      {"device": "*", "model": "resnet18", "batch_per_rank": 16, "image_size": 64, "world_size": 2,
+       "setup": {"precision": "fp32"}, "metric": "ex_per_s_per_gpu", "value": 100, "lower": -0.1}]})",
+                             "targets.json");
+  t.pinned_source = "targets.json";
+  const auto files = fixture({"rules_oversubscribed_cpu.json"});
+  const ExecutiveSummary s = executive_summary(build_report(files, {}), files, t);
+  std::vector<std::string> pinned;
+  for (const auto& c : s.checks)
+    if (c.metric == "ex_per_s_per_gpu") pinned.push_back(c.status + " " + c.measured);
+  // 4 ranks: 16 / 0.250 = 64.0 ex/s, below 90 but voided; 2 ranks: 16 / 0.125 = 128.0 ex/s.
+  EXPECT_EQ(pinned, (std::vector<std::string>{"VOID (oversubscribed) 64.0", "PASS 128.0"}));
+}
+
+// The headline of hand-built files: scope, targets, one line per model, data quality and the
+// sections not measured, each with its command; about ten lines.
+TEST(SummaryHeadline, ScopeVerdictsModelsQualityAndWhatIsMissing) {
+  ReportOptions o;
+  o.gpu_hour_usd = 2.0;
+  const Report r = build_report(fixture({"rules_launch_1.json", "rules_launch_2.json", "rules_launch_1_again.json",
+                                         "rules_shared_gpu.json"}),
+                                o);
+  const auto lines = headline_lines(r.summary.headline);
+  ASSERT_EQ(lines.size(), 7u);
+  EXPECT_EQ(lines[0],
+            "Scope: 3 launches (4 files) on 1 node with 1 x NVIDIA H100 80GB HBM3 (up to 2 ranks); torch 2.11.0, "
+            "CUDA 13.0, NCCL 2.28.9, backend nccl, gloo; launched 2026-11-22 to 2026-11-23.");
+  EXPECT_EQ(lines[1],
+            "Targets: 0 PASS, 0 FAIL, 0 VOID, 4 not evaluated (2 tables ran on 1 GPU only: efficiency and exposed "
+            "comm need 2 or more).");
+  // resnet18: the 1-rank row (32 / 0.0125 = 2560.0), not the shared one; cost at its mean step
+  // 0.0125 s: 2 / 3600 x 10^6 x 0.0125 / 32 = 0.2170 USD per 1M samples.
+  EXPECT_EQ(lines[2],
+            "resnet18: best 2560.0 ex/s per GPU (fp32 (cuDNN TF32), gloo, batch 32 per GPU, 1 GPU, F4); scaling not "
+            "measured (1 GPU only); cheapest 0.2170 USD per 1M samples (1 GPU, F4).");
+  // resnet50: of two launches the slower (32 / 0.032 = 1000.0); 2 / 3600 x 10^6 x 0.032 / 32 = 0.5556.
+  EXPECT_EQ(lines[3],
+            "resnet50: best 1000.0 ex/s per GPU (fp32 (cuDNN TF32), batch 32 per GPU, 1 GPU, F2); scaling not "
+            "measured (1 GPU only); cheapest 0.5556 USD per 1M samples (1 GPU, F2).");
+  EXPECT_EQ(lines[4],
+            "Data quality: no noisy row among 3 rows; 1 row of ranks sharing a GPU measures sharing, not scaling (2 "
+            "ranks on 1 GPU (F4)); repeated launches spread up to 21.9% (resnet50, fp32 (cuDNN TF32), batch 32 per "
+            "GPU: F1, F2); F3 repeats F1 (the same job id 1001 started 2026-11-22T10:00:00Z), counted once.");
+  EXPECT_EQ(lines[5],
+            "Not measured: Scaling beyond one GPU (every table ran on 1 GPU): ddpbench run --model resnet18 --backend "
+            "gloo --batch-size 32 --nproc-per-node 8 --breakdown --json weak.json");
+  EXPECT_EQ(lines[6],
+            "Not measured: Communication (no collective or pair-bandwidth result): ddpbench comm --nproc-per-node 8 "
+            "--json comm.json");
+  // The headline is the report's first table, in every format.
+  const auto tables = report_tables(r);
+  ASSERT_FALSE(tables.empty());
+  EXPECT_EQ(tables[0].kind, "headline");
+  EXPECT_EQ(tables[0].rows.size(), lines.size());
+  const auto j = headline_json(r.summary.headline);
+  EXPECT_EQ(j["verdicts"]["not_evaluated"], 4);
+  EXPECT_EQ(j["scope"]["launches"], 3);
+  EXPECT_EQ(j["models"][1]["best_per_gpu_ex_s"].get<double>(), 32 / 0.032);
+  EXPECT_EQ(j["not_measured"][0]["command"],
+            "ddpbench run --model resnet18 --backend gloo --batch-size 32 --nproc-per-node 8 --breakdown --json "
+            "weak.json");
 }
 
 // Targets against a hand-made table: the statuses, the required text and the launch labels.

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <initializer_list>
@@ -17,6 +18,7 @@
 #include "core/analysis/report_detail.hpp"
 #include "core/result/memory.hpp"
 #include "core/result/row_metrics.hpp"
+#include "core/stats/gpu_peaks.hpp"
 #include "core/stats/straggler.hpp"
 #include "core/util/errors.hpp"
 #include "core/util/json_util.hpp"
@@ -105,21 +107,63 @@ int distinct_devices(const ResultFile& f, const BenchResult& r) {
   return std::max<int>(1, static_cast<int>(seen.size()));
 }
 
+// "the same job id J started S" when two rows carry the same launch object (schema 1.14: the
+// job id and start time of the launch that measured them), "" otherwise.
+std::string same_launch(const nlohmann::json& a, const nlohmann::json& b) {
+  const auto id = [](const nlohmann::json& l) -> std::pair<std::string, std::string> {
+    if (!l.is_object()) return {};
+    const auto text = [&](const char* k) {
+      const auto it = l.find(k);
+      if (it == l.end() || it->is_null()) return std::string();
+      return it->is_string() ? it->get<std::string>() : it->dump();
+    };
+    return {text("job_id"), text("started_utc")};
+  };
+  const auto x = id(a), y = id(b);
+  if (x.first.empty() || x.second.empty() || x != y) return "";
+  return fmt::format("the same job id {} started {}", x.first, x.second);
+}
+
 // Flattens every row of every file into Points. Rows that cannot be reported (no time,
-// absurd sizes; the bounds keep batch x world size far inside long long) are skipped.
-std::vector<Point> collect_points(const std::vector<NamedResult>& files) {
+// absurd sizes; the bounds keep batch x world size far inside long long) are skipped. A row
+// that repeats a row of an earlier file (the same configuration and either the same content or
+// the same launch object) is counted once: it is named in the kept row's launch.repeats and in
+// `repeats`, and left out.
+std::vector<Point> collect_points(const std::vector<NamedResult>& files, std::vector<RepeatedLaunch>& repeats) {
   std::vector<Point> pts;
+  struct Seen {
+    size_t file;
+    nlohmann::json content, launch;
+  };
+  std::vector<Seen> seen;  // parallel to pts
   for (size_t fi = 0; fi < files.size(); ++fi) {
     const NamedResult& nf = files[fi];
     for (const auto& r : nf.file.results) {
       if (!(r.summary.p50_s > 0) || r.world_size < 1 || r.world_size > 10'000'000 || r.batch_per_rank < 1 ||
           r.batch_per_rank > 1'000'000'000LL)
         continue;
+      const ConfigKey key = ConfigKey::of(nf.file, r);
+      const nlohmann::json content = r;
+      bool repeat = false;
+      for (size_t i = 0; i < pts.size() && !repeat; ++i) {
+        if (seen[i].file == fi || pts[i].key != key) continue;
+        std::string why = seen[i].content == content ? "the same content" : same_launch(seen[i].launch, r.launch);
+        if (why.empty()) continue;
+        RepeatedLaunch rep{file_label(fi), pts[i].launch.file, why};
+        pts[i].launch.repeats.push_back(rep);
+        if (std::none_of(repeats.begin(), repeats.end(), [&](const RepeatedLaunch& x) {
+              return x.file == rep.file && x.of == rep.of && x.why == rep.why;
+            }))
+          repeats.push_back(rep);
+        repeat = true;
+      }
+      if (repeat) continue;
+      seen.push_back({fi, content, r.launch});
       Point p;
       p.source = nf.name;
       p.launch.file = file_label(fi);
       p.launch.all = {p.launch.file};
-      p.key = ConfigKey::of(nf.file, r);
+      p.key = key;
       p.nodes = r.nodes;
       p.devices = distinct_devices(nf.file, r);
       p.summary = r.summary;
@@ -147,9 +191,10 @@ std::vector<Point> collect_points(const std::vector<NamedResult>& files) {
 }
 
 // The same configuration measured by several launches: the launch with the median p50 (the
-// lower of the two middle ones for an even count), so that every number of the row, its
+// slower of the two middle ones for an even count: of two launches the slower, since the
+// faster of a pair overstates what a cluster delivers), so that every number of the row, its
 // baseline and footnotes come from one launch, with how many launches there were and their
-// spread of p50 ((slowest - fastest) / the median launch's). Never the fastest, and never
+// spread of p50 ((slowest - fastest) / the chosen launch's). Never the fastest, and never
 // the narrowest CI (which picks a short lucky run). Keys in first-seen order.
 std::vector<Point> median_launches(const std::vector<Point>& pts) {
   std::map<ConfigKey, std::vector<const Point*>> by_key;
@@ -165,11 +210,15 @@ std::vector<Point> median_launches(const std::vector<Point>& pts) {
     std::vector<const Point*> sorted = v;
     std::stable_sort(sorted.begin(), sorted.end(),
                      [](const Point* a, const Point* b) { return a->summary.p50_s < b->summary.p50_s; });
-    Point q = *sorted[(sorted.size() - 1) / 2];
+    Point q = *sorted[sorted.size() / 2];  // odd: the median; even: the slower middle one
     if (v.size() > 1) {
       q.launch.launches = static_cast<int>(v.size());
       q.launch.all.clear();
-      for (const Point* x : v) q.launch.all.push_back(x->launch.file);
+      q.launch.repeats.clear();
+      for (const Point* x : v) {
+        q.launch.all.push_back(x->launch.file);
+        q.launch.repeats.insert(q.launch.repeats.end(), x->launch.repeats.begin(), x->launch.repeats.end());
+      }
       q.launch.spread = (sorted.back()->summary.p50_s - sorted.front()->summary.p50_s) / q.summary.p50_s;
     }
     out.push_back(std::move(q));
@@ -198,10 +247,44 @@ const Point* no_ddp_baseline(const std::vector<Point>& all, const Point& p) {
   return found;
 }
 
+// Per-device examples per second of a row at its p50: examples of one optimizer step over all
+// its ranks / p50 / its distinct devices (a no-DDP row: rank 0's series on its own device).
+double per_device_ex_s(const Point& p) {
+  const int ranks = p.key.ddp ? p.key.world_size : 1;
+  const int devices = p.key.ddp ? p.devices : 1;
+  return examples_per_step(p.key) * ranks / devices / p.summary.p50_s;
+}
+
 std::optional<double> ddp_overhead(const std::vector<Point>& all, const Point& p) {
   const Point* q = no_ddp_baseline(all, p);
   if (!q) return std::nullopt;
-  return (p.summary.p50_s - q->summary.p50_s) / p.summary.p50_s;
+  return ddp_overhead_by_throughput(per_device_ex_s(p), per_device_ex_s(*q));
+}
+
+// Ranks that shared a device: the row measures sharing, not scaling.
+bool shares_device(const Point& p) { return p.devices < p.key.world_size; }
+
+// The peak a row's MFU divides by: the row's recorded basis and TFLOP/s, else mfu_basis of its
+// precision and the math in effect (files of schema < 1.3 record the TFLOP/s alone). The unit is
+// the one the recorded basis names; only without one is it the math's.
+MfuPeak mfu_peak_of(const Point& p) {
+  MfuPeak m;
+  m.tflops = p.facts.peak_tflops;
+  m.basis = p.facts.peak_basis;
+  const ConfigKey& k = p.key;
+  std::optional<PeakBasis> b;
+  if (k.precision == "fp16" || k.precision == "bf16") b = mfu_basis(k.precision, false, false);
+  else if (k.math == "no-tf32") b = mfu_basis("fp32", false, false);
+  else if (k.math == "cudnn-tf32") b = mfu_basis("fp32", true, false);
+  else if (k.math == "tf32") b = mfu_basis("tf32", true, true);
+  else if (k.math == "cublas-tf32") b = mfu_basis("fp32", false, true);
+  // The unit the recorded basis names ("FP32 peak (TF32 off)"), else the one the math implies.
+  for (const char* u : {"FP32", "TF32", "FP16", "BF16"})
+    if (m.basis.rfind(u, 0) == 0) m.unit = u;
+  if (b && m.unit.empty() && m.basis.empty())
+    for (const char c : b->unit) m.unit += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (b && m.basis.empty()) m.basis = b->label;
+  return m;
 }
 
 // The label of the file whose no-DDP row ddp_overhead uses for `p`; "" when none.
@@ -214,11 +297,12 @@ std::string baseline_file(const std::vector<Point>& all, const Point& p) {
 // ranks): exposed_comm_s / step_s.
 std::optional<double> exposed_fraction(const Point& p) { return p.facts.metric("exposed_comm"); }
 
-// The overhead split: {exposed comm, overhead - exposed comm}, each absent when unknown.
+// The overhead split: {exposed comm, overhead - exposed comm}, each absent when unknown. Where
+// ranks shared a device the overhead is by throughput and holds the sharing: no split.
 std::pair<std::optional<double>, std::optional<double>> split_overhead(const std::optional<double>& overhead,
                                                                        const Point& p) {
   const auto exposed = exposed_fraction(p);
-  if (!overhead || !exposed) return {exposed, std::nullopt};
+  if (!overhead || !exposed || shares_device(p)) return {exposed, std::nullopt};
   return {exposed, *overhead - *exposed};
 }
 
@@ -278,6 +362,7 @@ WeakTable weak_table(const std::vector<Point>& all, const std::vector<const Poin
     w.world_size = p->key.world_size;
     w.nodes = p->nodes;
     w.devices = p->devices;
+    w.shared_gpu = shares_device(*p);
     w.aggregate_ex_s = examples_per_step(p->key) * p->key.world_size / p->summary.p50_s;
     w.per_gpu_ex_s = w.aggregate_ex_s / p->devices;
     w.efficiency = w.per_gpu_ex_s / t.baseline_per_gpu_ex_s;
@@ -287,9 +372,11 @@ WeakTable weak_table(const std::vector<Point>& all, const std::vector<const Poin
     std::tie(w.exposed_comm, w.other_overhead) = split_overhead(w.ddp_overhead, *p);
     w.tflops_per_gpu = p->tflops_per_gpu;
     w.mfu = p->mfu;
+    if (w.mfu) w.mfu_peak = mfu_peak_of(*p);
     w.p5_s = p->p5_s;
     w.p50_s = p->summary.p50_s;
     w.p95_s = p->summary.p95_s;
+    w.mean_s = duration_step_s(p->summary);
     w.facts = p->facts;
     t.rows.push_back(std::move(w));
   }
@@ -307,6 +394,7 @@ StrongTable strong_table(const std::vector<Point>& all, const std::vector<const 
     s.world_size = p->key.world_size;
     s.nodes = p->nodes;
     s.devices = p->devices;
+    s.shared_gpu = shares_device(*p);
     s.batch_per_rank = p->key.batch_per_rank;
     s.step_s = p->summary.p50_s;
     s.speedup = base->summary.p50_s / p->summary.p50_s * base->devices;
@@ -318,6 +406,7 @@ StrongTable strong_table(const std::vector<Point>& all, const std::vector<const 
     std::tie(s.exposed_comm, s.other_overhead) = split_overhead(s.ddp_overhead, *p);
     s.p5_s = p->p5_s;
     s.p95_s = p->summary.p95_s;
+    s.mean_s = duration_step_s(p->summary);
     s.facts = p->facts;
     t.rows.push_back(std::move(s));
   }
@@ -374,30 +463,44 @@ Comparison comparison(const std::vector<Point>& all, const std::vector<Point>& b
   return c;
 }
 
-// One cost table for a scaling table's (world size, aggregate ex/s) points.
-// One row of a scaling table as the cost table prices it: ranks, the GPUs billed, aggregate ex/s.
+// One row of a scaling table as the cost table prices it.
 struct CostPoint {
   int ranks = 1, devices = 1;
-  double aggregate_ex_s = 0;
-  std::string file;  // launch label of the row
+  double examples_per_step = 0;  // examples of one optimizer step over all ranks
+  double mean_step_s = 0;        // duration_step_s: the step statistic of every duration and cost
+  std::string file;              // launch label of the row
+  bool shared = false;           // ranks shared a device: not priced
 };
 
+// One cost table for a scaling table's rows: each priced at its mean step time (the statistic of
+// epoch time, so epochs x epoch time is the time priced); rows whose ranks shared a device are
+// named and not priced.
 CostTable cost_table(const ConfigKey& key, long long batch, const std::vector<CostPoint>& pts,
                      const ReportOptions& opts) {
   const double price = *opts.gpu_hour_usd;
-  const double samples = static_cast<double>(opts.epochs) * static_cast<double>(opts.dataset_size);
-  CostTable t{key, batch, price, opts.epochs, opts.dataset_size, {}, 1};
-  for (const auto& [ranks, n, aggregate, file] : pts) {
+  CostTable t{key, batch, price, opts.epochs, opts.dataset_size, {}, 1, {}};
+  const std::string u = unit_word(key);
+  for (const auto& p : pts) {
+    if (p.shared) {
+      t.not_priced.push_back(
+          fmt::format("{} ranks on {} {}{} ({})", p.ranks, p.devices, u, p.devices == 1 ? "" : "s", p.file));
+      continue;
+    }
+    const int n = p.devices;
+    const double steps = static_cast<double>(
+        steps_per_epoch(opts.dataset_size, static_cast<long long>(std::llround(p.examples_per_step))));
     CostRow c;
     c.world_size = n;
-    c.ranks = ranks;
-    c.file = file;
-    c.aggregate_ex_s = aggregate;
-    c.usd_per_million = price * n / 3600.0 * 1e6 / aggregate;
-    c.hours = samples / aggregate / 3600.0;
+    c.ranks = p.ranks;
+    c.file = p.file;
+    c.mean_step_s = p.mean_step_s;
+    c.ex_s_mean_step = p.examples_per_step / p.mean_step_s;
+    c.usd_per_million = price * n / 3600.0 * 1e6 / c.ex_s_mean_step;
+    c.hours = opts.epochs * steps * p.mean_step_s / 3600.0;
     c.usd = c.hours * n * price;
     t.rows.push_back(c);
   }
+  if (t.rows.empty()) return t;
   const CostRow* best = &t.rows.front();
   for (const auto& r : t.rows)
     if (r.usd_per_million < best->usd_per_million) best = &r;
@@ -858,9 +961,19 @@ std::vector<std::string> straggler_sentences(const nlohmann::json& e) {
 std::string file_label(size_t index) { return fmt::format("F{}", index + 1); }
 
 std::string launch_words(const RowLaunch& l) {
-  if (l.launches < 2) return l.file;
-  return fmt::format("{}: the median p50 of {} launches ({}), spread {:.1f}%", l.file, l.launches,
-                     fmt::join(l.all, ", "), 100.0 * l.spread.value_or(0.0));
+  std::string s = l.file;
+  if (l.launches > 1)
+    s += fmt::format(": the {} p50 of {} launches ({}), spread {:.1f}%", l.launches % 2 ? "median" : "slower middle",
+                     l.launches, fmt::join(l.all, ", "), 100.0 * l.spread.value_or(0.0));
+  for (const auto& r : l.repeats) s += fmt::format("; {} repeats {} ({}): counted once", r.file, r.of, r.why);
+  return s;
+}
+
+double ddp_overhead_by_throughput(double per_gpu_ex_s, double no_ddp_ex_s) { return 1.0 - per_gpu_ex_s / no_ddp_ex_s; }
+
+std::string MfuPeak::short_label() const {
+  if (!tflops) return unit.empty() ? basis : unit;
+  return fmt::format("{}{}{:g} TFLOP/s", unit, unit.empty() ? "" : " ", *tflops);
 }
 
 std::string unit_word(const ConfigKey& k) { return k.device.rfind("CPU", 0) == 0 ? "rank" : "GPU"; }
@@ -873,6 +986,7 @@ RowFacts RowFacts::of(const BenchResult& r) {
   f.stopping = r.stopping;
   f.peak_basis = r.compute.peak_basis.value_or("");
   f.peak_tflops = r.compute.peak_tflops;
+  f.cv = r.summary.cv;
   return f;
 }
 
@@ -901,16 +1015,45 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
   if (tg.min_per_gpu_ex_s && !(*tg.min_per_gpu_ex_s > 0 && std::isfinite(*tg.min_per_gpu_ex_s)))
     throw UsageError(fmt::format("--target-ex-s {} must be a positive number of ex/s per GPU", *tg.min_per_gpu_ex_s));
 
-  const std::vector<Point> every = collect_points(files);
+  Report rep;
+  // A file given twice (the same content) counts once in every section; rows given twice in
+  // different files (the same content, or the same launch) count once in the tables.
+  std::vector<bool> repeated(files.size(), false);
+  {
+    std::vector<nlohmann::json> content;
+    for (const auto& f : files) content.emplace_back(f.file);
+    for (size_t i = 0; i < files.size(); ++i)
+      for (size_t j = 0; j < i && !repeated[i]; ++j)
+        if (!repeated[j] && content[i] == content[j]) {
+          repeated[i] = true;
+          rep.repeated_files.push_back(file_label(i));
+          rep.repeats.push_back({file_label(i), file_label(j), "the same content"});
+        }
+  }
+  std::vector<RepeatedLaunch> row_repeats;
+  const std::vector<Point> every = collect_points(files, row_repeats);
+  for (const auto& x : row_repeats)
+    if (std::none_of(rep.repeats.begin(), rep.repeats.end(),
+                     [&](const RepeatedLaunch& y) { return y.file == x.file && y.of == x.of; }))
+      rep.repeats.push_back(x);
+  std::stable_sort(rep.repeats.begin(), rep.repeats.end(), [](const RepeatedLaunch& a, const RepeatedLaunch& b) {
+    return std::stoul(a.file.substr(1)) < std::stoul(b.file.substr(1));  // by file label: F2 before F10
+  });
+  std::vector<NamedResult> distinct;  // the files not wholly repeated, for the sections read per file
+  std::vector<size_t> index;          // their positions in `files`
+  for (size_t i = 0; i < files.size(); ++i)
+    if (!repeated[i]) {
+      distinct.push_back(files[i]);
+      index.push_back(i);
+    }
   std::vector<Point> all;
   std::copy_if(every.begin(), every.end(), std::back_inserter(all), plain_training);
-  Report rep;
   rep.per_rank = opts.per_rank;
-  rep.comm = comm_tables(files);
-  rep.convergence = convergence_groups(files);  // time-to-loss
-  for (size_t i = 0; i < files.size(); ++i)
-    if (ClusterFile c = cluster_of(files[i]); !cluster_empty(c)) {
-      c.label = file_label(i);
+  rep.comm = comm_tables(distinct);
+  rep.convergence = convergence_groups(distinct);  // time-to-loss
+  for (size_t i = 0; i < distinct.size(); ++i)
+    if (ClusterFile c = cluster_of(distinct[i]); !cluster_empty(c)) {
+      c.label = file_label(index[i]);
       rep.cluster.push_back(std::move(c));
     }
   const bool cluster_facts = std::any_of(rep.cluster.begin(), rep.cluster.end(), [](const ClusterFile& c) {
@@ -924,18 +1067,18 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
         "ddpbench run --json, ddpbench comm --json or ddpbench find-max-bs --json");
   for (const auto& c : rep.cluster) {
     for (const auto& e : c.stragglers)
-      for (auto& line : straggler_sentences(e)) rep.headline.push_back(std::move(line));
+      for (auto& line : straggler_sentences(e)) rep.findings.push_back(std::move(line));
     for (const char* kind : {"slow_nodes", "slow_links"})
       if (c.comm_pairs.contains(kind) && c.comm_pairs[kind].is_array())
         for (const auto& x : c.comm_pairs[kind])
-          rep.headline.push_back(fmt::format("{} ({}): {}",
+          rep.findings.push_back(fmt::format("{} ({}): {}",
                                              std::string(kind) == "slow_nodes" ? "Slow node" : "Slow link", c.label,
                                              json_str_or(x, "message", "?")));
     if (c.comm_pairs.contains("outliers") && c.comm_pairs["outliers"] == false)
-      rep.headline.push_back(
+      rep.findings.push_back(
           fmt::format("Pairs ({}): no slow node or link among {} participants", c.label,
                       c.comm_pairs.contains("participants") ? c.comm_pairs["participants"].size() : 0));
-    if (!c.max_batch.empty()) rep.headline.push_back(max_batch_sentence(c.max_batch) + ".");
+    if (!c.max_batch.empty()) rep.findings.push_back(max_batch_sentence(c.max_batch) + ".");
   }
   // One row per configuration, every table from the same choice of launch (grouping by
   // ConfigKey, which holds strategy, mode and checkpointing, commutes with plain_training).
@@ -958,18 +1101,24 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
   if (opts.gpu_hour_usd) {
     for (const auto& w : rep.weak) {
       std::vector<CostPoint> p;
-      for (const auto& r : w.rows)
-        p.push_back({r.world_size, r.devices, r.aggregate_ex_s, r.launch.file});  // billed per device
+      for (const auto& r : w.rows)  // billed per device
+        p.push_back({r.world_size, r.devices, examples_per_step(w.key) * r.world_size, r.mean_s, r.launch.file,
+                     r.shared_gpu});
       rep.cost.push_back(cost_table(w.key, w.key.batch_per_rank, p, opts));
     }
     for (const auto& s : rep.strong) {
       std::vector<CostPoint> p;
       for (const auto& r : s.rows)
-        p.push_back({r.world_size, r.devices, r.aggregate_ex_s, r.launch.file});  // billed per device
+        p.push_back({r.world_size, r.devices, static_cast<double>(s.global_batch) * s.key.grad_accum, r.mean_s,
+                     r.launch.file, r.shared_gpu});
       rep.cost.push_back(cost_table(s.key, s.global_batch, p, opts));
     }
   }
-  for (size_t i = 0; i < files.size(); ++i) rep.files.push_back(file_info(files[i], i));
+  for (size_t i = 0; i < files.size(); ++i) {
+    rep.files.push_back(file_info(files[i], i));
+    for (const auto& x : rep.repeats)
+      if (x.file == file_label(i)) rep.files.back()["repeats"].push_back({{"of", x.of}, {"why", x.why}});
+  }
   rep.summary = executive_summary(rep, files, opts.targets);
   return rep;
 }

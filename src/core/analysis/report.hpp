@@ -36,6 +36,7 @@ struct RowFacts {
   Stopping stopping;
   std::string peak_basis;             ///< compute.peak_basis: which peak MFU divides by ("" if unrecorded)
   std::optional<double> peak_tflops;  ///< compute.peak_tflops
+  double cv = 0;  ///< summary.cv: coefficient of variation of the per-iteration means (fraction; 0 unrecorded)
 
   /// Reads them from a row; fields a row lacks stay empty.
   static RowFacts of(const BenchResult& r);
@@ -62,23 +63,56 @@ struct BreakdownRow {
   std::string file;                                ///< launch label of the row ("F2")
 };
 
+/// A row given again: the same launch in a second file (the same content, or the same job id
+/// and start time, `results[].launch`). It is counted once, as the first file given.
+struct RepeatedLaunch {
+  std::string file;  ///< label of the file that repeats it ("F2")
+  std::string of;    ///< label of the file it was first given in ("F1")
+  /// "the same content", or "the same job id 4711 started 2026-11-22T22:38:19Z"
+  std::string why;
+};
+
 /// Which launch a row's numbers come from. Rows of several files that measured one
-/// configuration are never mixed: the row is the launch with the median p50 among them (the
-/// lower of the two middle ones for an even count), with how many launches there were and
-/// how far apart (docs/METHODOLOGY.md "Several launches of one configuration").
+/// configuration are never mixed: the row is the launch with the median p50 among them, for
+/// an even count the slower of the two middle ones (the conservative choice: of two launches,
+/// never the faster), with how many launches there were and how far apart
+/// (docs/METHODOLOGY.md "Several launches of one configuration"). A launch given twice
+/// (RepeatedLaunch) counts once.
 struct RowLaunch {
   std::string file;              ///< the result file's label in this report ("F2"; the files table names it)
-  int launches = 1;              ///< files that measured this configuration
+  int launches = 1;              ///< distinct launches that measured this configuration
   std::vector<std::string> all;  ///< their labels, in file order
-  std::optional<double> spread;  ///< (slowest - fastest) / median p50 over them (fraction), when launches > 1
+  std::optional<double> spread;  ///< (slowest - fastest) / the chosen launch's p50 (fraction), when launches > 1
+  std::vector<RepeatedLaunch> repeats;  ///< files that gave one of these launches again, counted once
 };
 
 /// The label of the index-th result file given to `report` ("F1" for the first): how every
 /// row names the launch it comes from; the files table lists them.
 std::string file_label(size_t index);
 
-/// "F2", or "F2: the median p50 of 3 launches (F1, F2, F3), spread 21.4%".
+/// "F2", "F2: the median p50 of 3 launches (F1, F2, F3), spread 21.4%", "F1: the slower
+/// middle p50 of 2 launches (F1, F2), spread 10.8%"; then "; F3 repeats F1 (the same content):
+/// counted once" for each repeat.
 std::string launch_words(const RowLaunch& l);
+
+/// The peak a row's MFU divides by, named per row so that MFUs of different peaks are never
+/// read as a ranking (docs/METHODOLOGY.md "FLOPs and MFU").
+struct MfuPeak {
+  std::string unit;            ///< "FP32", "TF32", "FP16" or "BF16" (gpu_peaks mfu_basis); "" unknown
+  std::string basis;           ///< compute.peak_basis, else mfu_basis's label from the row's math
+  std::optional<double> tflops;  ///< compute.peak_tflops (dense, TFLOP/s)
+  /// "TF32 494.5 TFLOP/s" ("" when neither is known): the text a row's "MFU peak" cell shows.
+  std::string short_label() const;
+  /// Same unit and the same TFLOP/s: the only MFUs that may be compared or ranked.
+  bool same_as(const MfuPeak& o) const { return unit == o.unit && tflops == o.tflops; }
+};
+
+/// DDP overhead vs no-DDP (docs/METHODOLOGY.md "Scaling analysis"): the share of one GPU's
+/// no-DDP throughput that DDP costs, 1 - per-GPU ex/s under DDP / the no-DDP row's ex/s (both
+/// at p50, fractions). With one rank per GPU and as many examples per step it equals
+/// (t_DDP - t_noDDP) / t_DDP; where ranks shared a GPU it compares what the GPU delivered
+/// rather than a step of twice the samples with a step of one rank's.
+double ddp_overhead_by_throughput(double per_gpu_ex_s, double no_ddp_ex_s);
 
 /// Weak scaling (fixed batch per GPU).
 struct WeakRow {
@@ -89,10 +123,16 @@ struct WeakRow {
   int devices = 1;
   RowLaunch launch;
   std::string baseline_file;  ///< label of the file whose no-DDP row ddp_overhead used ("" none)
+  /// Ranks shared a GPU (devices < world_size): the row measures sharing, not scaling. Plots and
+  /// cost leave such rows out of every scaling curve and price (its efficiency is no scaling
+  /// efficiency); tables show them with their overhead by throughput and a note.
+  bool shared_gpu = false;
   double per_gpu_ex_s = 0;    ///< aggregate_ex_s / devices
   double aggregate_ex_s = 0;  ///< world size * examples per rank per step (batch per rank x grad_accum) / p50
-  double efficiency = 0;      ///< per_gpu_ex_s(N) / per_gpu_ex_s(1)
-  /// DDP overhead vs no-DDP: (t_DDP(N) - t_noDDP) / t_DDP(N), p50 times, when a baseline exists.
+  double efficiency = 0;      ///< per_gpu_ex_s(N) / per_gpu_ex_s(1); not a scaling efficiency when shared_gpu
+  /// DDP overhead vs no-DDP by throughput: 1 - per_gpu_ex_s / the no-DDP row's ex/s (p50), when a
+  /// baseline exists (ddp_overhead_by_throughput). With one rank per GPU and the same examples
+  /// per step this is (t_DDP - t_noDDP) / t_DDP.
   std::optional<double> ddp_overhead;
   /// Exposed communication as a fraction of the DDP step: breakdown mean_over_ranks
   /// exposed_comm_s / step_s (absent without a breakdown).
@@ -101,7 +141,9 @@ struct WeakRow {
   /// buffer broadcast, Reducer work); absent unless both are known.
   std::optional<double> other_overhead;
   std::optional<double> tflops_per_gpu, mfu;  ///< achieved training TFLOP/s per GPU and MFU, when recorded
+  MfuPeak mfu_peak;                           ///< what `mfu` divides by
   double p5_s = 0, p50_s = 0, p95_s = 0;
+  double mean_s = 0;  ///< duration_step_s of the row (row_metrics): the step statistic of epoch time and cost
   RowFacts facts;
 };
 struct WeakTable {
@@ -120,7 +162,8 @@ struct WeakTable {
 /// Strong scaling (fixed global batch B, B/N per GPU).
 struct StrongRow {
   int world_size = 1, nodes = 1;
-  int devices = 1;  ///< as WeakRow::devices
+  int devices = 1;          ///< as WeakRow::devices
+  bool shared_gpu = false;  ///< as WeakRow::shared_gpu: never plotted or priced as scaling
   RowLaunch launch;
   std::string baseline_file;  ///< as WeakRow::baseline_file
   long long batch_per_rank = 0;
@@ -131,6 +174,7 @@ struct StrongRow {
   std::optional<double> ddp_overhead;  ///< as WeakRow::ddp_overhead, against the no-DDP row of the same batch per rank
   std::optional<double> exposed_comm, other_overhead;  ///< as in WeakRow
   double p5_s = 0, p95_s = 0;
+  double mean_s = 0;  ///< as WeakRow::mean_s
   RowFacts facts;
 };
 struct StrongTable {
@@ -251,15 +295,20 @@ struct Comparison {
   std::vector<ComparisonRow> rows;
 };
 
-/// Cost of training at each world size, for `epochs` over `dataset_size` samples.
+/// Cost of training at each world size, for `epochs` over `dataset_size` samples. Every
+/// duration and price uses the one step statistic of epoch time (row_metrics duration_step_s:
+/// the mean step), so a row's epoch time x epochs is the time priced here.
 struct CostRow {
   int world_size = 1;  ///< N: the GPUs billed (distinct devices; WeakRow::devices)
-  int ranks = 1;       ///< the row's ranks (more than N when ranks shared a GPU)
+  int ranks = 1;       ///< the row's ranks (never more than N: rows whose ranks shared a GPU are not priced)
   std::string file;    ///< the launch label of the scaling row it prices ("F2")
-  double aggregate_ex_s = 0;
-  double usd_per_million = 0;  ///< price * N / 3600 * 1e6 / aggregate_ex_s
-  double hours = 0;            ///< epochs * dataset_size / aggregate_ex_s / 3600
-  double usd = 0;              ///< hours * N * price
+  /// Examples per second over the whole run: examples of one optimizer step (all ranks) / mean_step_s.
+  double ex_s_mean_step = 0;
+  double usd_per_million = 0;  ///< price * N / 3600 * 1e6 / ex_s_mean_step
+  /// epochs * steps_per_epoch(dataset_size, examples per step) * mean_step_s / 3600
+  double hours = 0;
+  double usd = 0;          ///< hours * N * price
+  double mean_step_s = 0;  ///< the row's duration_step_s
 };
 struct CostTable {
   ConfigKey key;        ///< of the scaling table it prices
@@ -269,6 +318,8 @@ struct CostTable {
   long long dataset_size = 0;
   std::vector<CostRow> rows;
   int best_world_size = 1;  ///< lowest cost per sample (the smaller N on a tie)
+  /// Rows of the scaling table not priced because their ranks shared a GPU: "2 ranks on 1 GPU (F1)".
+  std::vector<std::string> not_priced;
 };
 
 /// Options of `ddpbench report` that change numbers.
@@ -363,17 +414,25 @@ struct Report {
   /// Schema 1.6: per file with telemetry, stragglers, burn-in, pair rows or a find-max-bs search.
   std::vector<ClusterFile> cluster;
   bool per_rank = false;  ///< ReportOptions::per_rank
-  /// Sentences printed above the tables: the named stragglers (or that none was), the slow
-  /// nodes and links of `comm --pairs`, find-max-bs recommendations.
-  std::vector<std::string> headline;
+  /// Sentences of the executive summary's findings: the named stragglers (or that none was),
+  /// the slow nodes and links of `comm --pairs`, find-max-bs recommendations.
+  std::vector<std::string> findings;
+  /// Files, or rows of files, that repeat a launch given earlier: each counted once (the
+  /// executive summary's data-quality line and the rows' launch notes name them).
+  std::vector<RepeatedLaunch> repeats;
+  /// Labels of the files wholly equal to an earlier one (a subset of `repeats`' files): none of
+  /// their sections is counted.
+  std::vector<std::string> repeated_files;
   /// Time-to-loss rows (--data), per file, model and dataset (core/render/report_convergence.hpp).
   std::vector<ConvergenceGroup> convergence;
 };
 
 /// Builds the report. Files of kind "find-max-bs" and files with only stragglers are
-/// reported too. Rows are identified by their ConfigKey (config_key.hpp); where several
-/// files measured the same configuration, the launch with the median p50 is used, named with
-/// how many launches there were and their spread (RowLaunch). Rows without a positive p50 are
+/// reported too. Rows are identified by their ConfigKey (config_key.hpp); a launch given in
+/// two files (the same content, or the same job id and start time) counts once
+/// (Report::repeats); where several launches measured the same configuration, the median one
+/// by p50 is used (of an even count the slower middle one), named with how many launches there
+/// were and their spread (RowLaunch). Rows without a positive p50 are
 /// skipped. The executive summary is built last, from the tables (executive_summary). Throws UsageError when
 /// `files` hold neither a DDP row, a collective result (`ddpbench comm`), stragglers nor a
 /// find-max-bs search, or `opts` is invalid.

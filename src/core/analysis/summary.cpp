@@ -1,10 +1,12 @@
 #include "core/analysis/summary.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -46,11 +48,25 @@ std::string launches(const std::string& row, const std::string& base) {
   return base.empty() || base == row ? row : row + " vs " + base;
 }
 
-// The first warning of `rows` that voids `metric` ("" when none does).
-std::string voided(const std::vector<const WeakRow*>& rows, const std::string& metric) {
+// The first warning of `rows` that voids `metric` (nullptr when none does).
+const RowWarning* voiding(const std::vector<const WeakRow*>& rows, const std::string& metric) {
   for (const WeakRow* r : rows)
-    if (const RowWarning* w = undermining_warning(r->facts.warnings, metric)) return w->code;
-  return "";
+    if (const RowWarning* w = undermining_warning(r->facts.warnings, metric)) return w;
+  return nullptr;
+}
+
+// Its code ("" when none does).
+std::string voided(const std::vector<const WeakRow*>& rows, const std::string& metric) {
+  const RowWarning* w = voiding(rows, metric);
+  return w ? w->code : "";
+}
+
+// The row a table's targets and world-size rule read: the largest size whose ranks did not
+// share a GPU (a shared row measures sharing, not scaling); the last row when all did.
+const WeakRow& largest_scaling_row(const WeakTable& w) {
+  for (auto it = w.rows.rbegin(); it != w.rows.rend(); ++it)
+    if (!it->shared_gpu) return *it;
+  return w.rows.back();
 }
 
 // Whether a row's number `metric` can carry a recommendation: its self-check did not fail and
@@ -76,12 +92,16 @@ std::vector<const WeakRow*> efficiency_rows(const WeakTable& w, const WeakRow& r
   return {&row, &w.rows.front()};
 }
 
-// PASS / FAIL / WARN (<code>) / FAIL (self-check failed) of one value against a bound.
+// PASS / FAIL / VOID (<code>) / FAIL (self-check failed) of one value against a bound: a value a
+// warning of its row voids is neither PASS nor FAIL, whichever side of the bound it fell.
 std::string verdict(bool met, const std::string& warning, bool self_check_failed) {
   if (self_check_failed) return "FAIL (self-check failed)";
-  if (!met) return "FAIL";
-  return warning.empty() ? "PASS" : "WARN (" + warning + ")";
+  if (!warning.empty()) return "VOID (" + warning + ")";
+  return met ? "PASS" : "FAIL";
 }
+
+// "oversubscribed: 4 threads ... share 2 CPUs" of a voiding warning ("" for none).
+std::string warning_words(const RowWarning* w) { return w ? w->code + ": " + w->message : ""; }
 
 // The weak tables the summary reads: those with DDP's default knobs, and a variant only where
 // its configuration has no table with the defaults.
@@ -106,30 +126,32 @@ void scaling_targets(const Report& r, const SummaryTargets& t, ExecutiveSummary&
   if (tables.empty() && t.pinned.empty()) return;  // no training rows (comm, pairs, find-max-bs files): no targets
   for (const WeakTable* wp : tables) {
     const WeakTable& w = *wp;
-    const WeakRow& last = w.rows.back();  // rows are sorted by world size
+    const WeakRow& last = largest_scaling_row(w);  // rows are sorted by world size
     const std::string what = what_of(w.key, w.key.batch_per_rank);
     const bool bad = last.facts.self_check_passed == false;
     const std::string unit = unit_word(w.key);
     if (t.min_per_gpu_ex_s) {
+      const RowWarning* v = voiding({&last}, "ex_per_s_per_gpu");
       s.checks.push_back({what, last.devices, last.world_size, unit, "per-" + unit + " ex/s",
                           fmt::format(">= {:.1f}", *t.min_per_gpu_ex_s), fmt::format("{:.1f}", last.per_gpu_ex_s),
-                          verdict(last.per_gpu_ex_s >= *t.min_per_gpu_ex_s, voided({&last}, "ex_per_s_per_gpu"), bad),
-                          "weak scaling, " + last.launch.file});
+                          verdict(last.per_gpu_ex_s >= *t.min_per_gpu_ex_s, v ? v->code : "", bad),
+                          "weak scaling, " + last.launch.file, bad ? "" : warning_words(v)});
     }
     if (last.devices <= 1) {
       ++one_device;
       continue;
     }
-    if (real_baseline(w))
+    if (real_baseline(w)) {
+      const RowWarning* v = voiding(efficiency_rows(w, last), "weak_scaling_efficiency");
       s.checks.push_back({what, last.devices, last.world_size, unit, "weak-scaling efficiency",
                           ">= " + pct(t.min_efficiency), pct(last.efficiency),
-                          verdict(last.efficiency >= t.min_efficiency,
-                                  voided(efficiency_rows(w, last), "weak_scaling_efficiency"), bad),
-                          "weak scaling, " + efficiency_from(w, last)});
-    else
+                          verdict(last.efficiency >= t.min_efficiency, v ? v->code : "", bad),
+                          "weak scaling, " + efficiency_from(w, last), bad ? "" : warning_words(v)});
+    } else {
       s.checks.push_back({what, last.devices, last.world_size, unit, "weak-scaling efficiency",
                           ">= " + pct(t.min_efficiency), "", "not measured (no 1-GPU or no-DDP baseline)",
-                          "weak scaling, " + last.launch.file});
+                          "weak scaling, " + last.launch.file, ""});
+    }
     SummaryCheck comm{what,
                       last.devices,
                       last.world_size,
@@ -138,10 +160,13 @@ void scaling_targets(const Report& r, const SummaryTargets& t, ExecutiveSummary&
                       "< " + pct(t.max_exposed_comm),
                       "",
                       "",
-                      "weak scaling, " + last.launch.file};
+                      "weak scaling, " + last.launch.file,
+                      ""};
     if (last.exposed_comm) {
+      const RowWarning* v = voiding({&last}, "exposed_comm");
       comm.measured = pct(*last.exposed_comm);
-      comm.status = verdict(*last.exposed_comm < t.max_exposed_comm, voided({&last}, "exposed_comm"), bad);
+      comm.status = verdict(*last.exposed_comm < t.max_exposed_comm, v ? v->code : "", bad);
+      if (!bad) comm.void_warning = warning_words(v);
     } else {
       comm.status = "not measured (run --breakdown)";
     }
@@ -157,7 +182,7 @@ void scaling_targets(const Report& r, const SummaryTargets& t, ExecutiveSummary&
   s.notes.push_back(fmt::format(
       "Targets: weak-scaling efficiency >= {} and exposed communication < {} of the step at each weak-scaling "
       "table's largest {} count{}{} (defaults 85% and 15%: --target-efficiency, --target-comm, --target-ex-s, "
-      "--targets FILE); PASS needs a row without a warning that voids the number (WARN otherwise)",
+      "--targets FILE); a number that a warning of its row voids is VOID, neither PASS nor FAIL",
       pct(t.min_efficiency), pct(t.max_exposed_comm), u,
       t.min_per_gpu_ex_s ? fmt::format(", per-{} ex/s >= {:.1f}", u, *t.min_per_gpu_ex_s) : "",
       t.pinned_source.empty() ? "" : fmt::format("; the entries of {}", t.pinned_source)));
@@ -190,9 +215,14 @@ void pinned_targets(const std::vector<NamedResult>& files, const SummaryTargets&
       if (!c.row) continue;
       found[e] = true;
       const std::string unit = c.ref.unit.empty() ? "" : " " + c.ref.unit;
+      // check's WARN (in range, voided) and a FAIL on a voided number are VOID here; a row the
+      // run declared invalid stays FAIL.
+      const bool void_ = !c.untrusted.empty() && c.invalid.empty() && c.measured.has_value();
       s.checks.push_back({what_of(*c.row, c.row->batch_per_rank), 0, c.row->world_size, unit_word(*c.row), c.ref.metric,
                           allowed_range_text(c) + unit, c.measured ? metric_text(c.ref.metric, *c.measured) + unit : "",
-                          c.status, fmt::format("{} entry {}, {}", t.pinned_source, e, file_label(fi))});
+                          void_ ? "VOID (" + c.untrusted + ")" : c.status,
+                          fmt::format("{} entry {}, {}", t.pinned_source, e, file_label(fi)),
+                          void_ ? c.untrusted : ""});
     }
   }
   for (size_t e = 0; e < t.pinned.size(); ++e) {
@@ -202,7 +232,7 @@ void pinned_targets(const std::vector<NamedResult>& files, const SummaryTargets&
                                     ref.batch_per_rank, ref.image_size, ref.device),
                         0, ref.world_size, "GPU", ref.metric, "", "",
                         applied[e] ? "MISSING" : "MISSING (no file of its device)",
-                        fmt::format("{} entry {}", t.pinned_source, e)});
+                        fmt::format("{} entry {}", t.pinned_source, e), ""});
   }
 }
 
@@ -210,8 +240,8 @@ void pinned_targets(const std::vector<NamedResult>& files, const SummaryTargets&
 void world_size_rule(const Report& r, const SummaryTargets& t, ExecutiveSummary& s) {
   for (const WeakTable* wp : summary_tables(r)) {
     const WeakTable& w = *wp;
-    if (w.rows.back().devices <= 1) continue;
-    const WeakRow& last = w.rows.back();
+    const WeakRow& last = largest_scaling_row(w);
+    if (last.devices <= 1) continue;
     if (!real_baseline(w) || !voided(efficiency_rows(w, last), "weak_scaling_efficiency").empty() ||
         last.facts.self_check_passed == false)
       continue;
@@ -228,7 +258,8 @@ void world_size_rule(const Report& r, const SummaryTargets& t, ExecutiveSummary&
     }
     const WeakRow* ok = nullptr;  // the largest size above one device that meets the target, trusted
     for (const auto& row : w.rows)
-      if (row.devices > 1 && row.efficiency >= t.min_efficiency && trusted(row.facts, "weak_scaling_efficiency"))
+      if (row.devices > 1 && !row.shared_gpu && row.world_size <= last.world_size &&
+          row.efficiency >= t.min_efficiency && trusted(row.facts, "weak_scaling_efficiency"))
         ok = &row;
     if (ok && ok->facts.self_check_passed != false)
       s.recommendations.push_back(
@@ -409,7 +440,485 @@ void node_rule(const Report& r, ExecutiveSummary& s) {
   }
 }
 
+// ------------------------------------------------------------------ the headline
+
+// "1 GPU", "4 ranks".
+std::string count_of(int n, const std::string& unit) { return fmt::format("{} {}{}", n, unit, n == 1 ? "" : "s"); }
+
+// The `ddpbench run` flags that reproduce a configuration's setup: model, precision (by the
+// math that ran), channels_last, cuDNN benchmark, a non-default backend, batch per rank and a
+// non-default image size (224 on GPUs, 64 on CPUs: run's defaults).
+std::string run_flags(const ConfigKey& k, long long batch_per_rank) {
+  const bool cpu = unit_word(k) == "rank";
+  std::string f = "--model " + k.model;
+  if (k.precision == "fp16" || k.precision == "bf16") f += " --precision " + k.precision;
+  else if (k.math == "no-tf32") f += " --precision fp32-strict";
+  else if (k.math == "tf32") f += " --precision tf32";
+  if (k.channels_last) f += " --channels-last";
+  if (k.cudnn_benchmark == "off") f += " --no-cudnn-benchmark";
+  if (!k.backend.empty() && k.backend != (cpu ? "gloo" : "nccl")) f += " --backend " + k.backend;
+  f += fmt::format(" --batch-size {}", batch_per_rank);
+  if (k.image_size != (cpu ? 64 : 224)) f += fmt::format(" --image-size {}", k.image_size);
+  return f;
+}
+
+// "ddpbench run FLAGS --nproc-per-node 8" on one node; "srun -N2 --ntasks-per-node 8
+// --gpus-per-task 1 ddpbench run FLAGS" across nodes (docs/guide/cluster-validation.md, the launchers).
+std::string launch_command(const std::string& sub, const std::string& flags, int ranks, int nodes, bool gpu) {
+  if (nodes <= 1) return fmt::format("ddpbench {}{} --nproc-per-node {}", sub, flags, ranks);
+  return fmt::format("srun -N{} --ntasks-per-node {}{} ddpbench {}{}", nodes, std::max(1, ranks / nodes),
+                     gpu ? " --gpus-per-task 1" : "", sub, flags);
+}
+
+// "fp16, channels_last, batch 256 per GPU" of a weak table; "fp32, global batch 32" of a strong one.
+std::string setup_words(const ConfigKey& k, long long batch, bool global) {
+  return fmt::format("{}, {} {}{}", k.setup_label(), global ? "global batch" : "batch", batch,
+                     global ? "" : " per " + unit_word(k));
+}
+
+// A row of a weak or strong table as the headline reads it.
+struct ShownRow {
+  const ConfigKey* key;
+  std::string setup;  // setup_words
+  int world_size, devices;
+  bool shared;
+  double per_gpu_ex_s;
+  const RowLaunch* launch;
+  const RowFacts* facts;
+};
+
+std::vector<ShownRow> shown_rows(const Report& r) {
+  std::vector<ShownRow> out;
+  for (const auto& w : r.weak)
+    for (const auto& x : w.rows)
+      out.push_back({&w.key, setup_words(w.key, w.key.batch_per_rank, false), x.world_size, x.devices, x.shared_gpu,
+                     x.per_gpu_ex_s, &x.launch, &x.facts});
+  for (const auto& t : r.strong)
+    for (const auto& x : t.rows)
+      out.push_back({&t.key, setup_words(t.key, t.global_batch, true), x.world_size, x.devices, x.shared_gpu,
+                     x.aggregate_ex_s / x.devices, &x.launch, &x.facts});
+  return out;
+}
+
+// "resnet50, fp32 (cuDNN TF32), batch 32 per GPU, 1 GPU (F5)".
+std::string row_words(const ShownRow& x) {
+  const std::string u = unit_word(*x.key);
+  return fmt::format("{}, {}, {}{} ({})", x.key->model, x.setup, count_of(x.world_size, x.devices == x.world_size ? u : "rank"),
+                     x.devices == x.world_size ? "" : " on " + count_of(x.devices, u), x.launch->file);
+}
+
+Headline build_headline(const Report& r, const std::vector<NamedResult>& files, const ExecutiveSummary& s) {
+  Headline h;
+  // Scope: the files (a repeat counts once), the largest group, devices, versions and dates.
+  h.files = static_cast<int>(r.files.size());
+  h.launches = h.files - static_cast<int>(r.repeated_files.size());
+  const std::vector<ShownRow> rows = shown_rows(r);
+  for (size_t i = 0; i < files.size() && i < r.files.size(); ++i) {  // files every row of which repeats another's
+    const std::string label = file_label(i);
+    if (std::find(r.repeated_files.begin(), r.repeated_files.end(), label) != r.repeated_files.end()) continue;
+    const bool repeats = std::any_of(r.repeats.begin(), r.repeats.end(), [&](const RepeatedLaunch& x) {
+      return x.file == label;
+    });
+    if (!repeats) continue;
+    bool own = false;  // a row of its own in some table
+    for (const auto& x : rows)
+      own = own || std::find(x.launch->all.begin(), x.launch->all.end(), label) != x.launch->all.end();
+    if (!own) --h.launches;
+  }
+  const auto add = [](std::vector<std::string>& v, const std::string& x) {
+    if (!x.empty() && x != "none" && std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+  };
+  bool all_cpu = true;
+  for (const auto& f : r.files) {
+    if (std::find(r.repeated_files.begin(), r.repeated_files.end(), f.value("label", "")) != r.repeated_files.end())
+      continue;
+    const std::string dev = f.value("device", "");
+    add(h.devices, dev);
+    all_cpu = all_cpu && dev.rfind("CPU", 0) == 0;
+    add(h.torch, f.value("torch", ""));
+    add(h.cuda, f.value("cuda", ""));
+    add(h.nccl, f.value("nccl", ""));
+    add(h.backends, f.value("backend", ""));
+    const std::string day = f.value("created_utc", "").substr(0, 10);
+    if (day.size() == 10) {
+      if (h.first_date.empty() || day < h.first_date) h.first_date = day;
+      if (h.last_date.empty() || day > h.last_date) h.last_date = day;
+    }
+    h.ranks = std::max<int>(h.ranks, static_cast<int>(f.value("world_size", 0LL)));
+    h.nodes = std::max<int>(h.nodes, static_cast<int>(f.value("hosts", 0ULL)));
+  }
+  h.unit = all_cpu && !h.devices.empty() ? "rank" : "GPU";
+  for (const auto& x : rows) h.gpus = std::max(h.gpus, x.devices);
+  for (const auto& w : r.weak)
+    for (const auto& x : w.rows) h.nodes = std::max(h.nodes, x.nodes);
+  for (const auto& t : r.strong)
+    for (const auto& x : t.rows) h.nodes = std::max(h.nodes, x.nodes);
+  if (h.gpus == 0) h.gpus = h.ranks;
+
+  // Verdicts: every check, and the two scaling targets of each table measured on one device.
+  std::map<std::string, int> not_evaluated;  // reason -> count, in first-seen order below
+  std::vector<std::string> order;
+  const auto note_reason = [&](const std::string& why, int n) {
+    if (!not_evaluated.count(why)) order.push_back(why);
+    not_evaluated[why] += n;
+  };
+  for (const auto& c : s.checks) {
+    const std::string v = verdict_class(c.status);
+    if (v == "PASS") ++h.pass;
+    else if (v == "FAIL") ++h.fail;
+    else if (v == "VOID") {
+      ++h.void_count;
+      const size_t colon = c.void_warning.find(':');
+      h.void_reasons.push_back(fmt::format("{} {} on {}: {}", c.metric, c.measured,
+                                           c.unit == "rank" || c.gpus <= 0 ? count_of(c.ranks, "rank")
+                                                                           : count_of(c.gpus, c.unit),
+                                           c.void_warning.substr(0, colon)));
+    } else {
+      ++h.not_evaluated;
+      note_reason(c.metric + " " + c.status, 1);
+    }
+  }
+  int one_device = 0;
+  for (const WeakTable* w : summary_tables(r))
+    if (largest_scaling_row(*w).devices <= 1) ++one_device;
+  if (one_device > 0) {
+    h.not_evaluated += 2 * one_device;
+    h.not_evaluated_reasons.push_back(fmt::format("{} ran on 1 {} only: efficiency and exposed comm need 2 or more",
+                                                  count_of(one_device, "table"), h.unit));
+  }
+  for (const auto& why : order)
+    h.not_evaluated_reasons.push_back(not_evaluated[why] > 1 ? fmt::format("{} in {} tables", why, not_evaluated[why])
+                                                             : why);
+
+  // One line per model, in the order of the tables.
+  std::vector<std::string> models;
+  for (const auto& x : rows)
+    if (std::find(models.begin(), models.end(), x.key->model) == models.end()) models.push_back(x.key->model);
+  std::map<std::string, const ShownRow*> best_row;
+  for (const auto& m : models) {
+    HeadlineModel hm;
+    hm.model = m;
+    const ShownRow* best = nullptr;
+    const auto clean = [](const ShownRow& x) {
+      return x.facts->self_check_passed != false && !undermining_warning(x.facts->warnings, "ex_per_s_per_gpu");
+    };
+    for (const auto& x : rows) {
+      if (x.key->model != m || x.shared) continue;
+      if (!best || (clean(x) && !clean(*best)) ||
+          (clean(x) == clean(*best) && x.per_gpu_ex_s > best->per_gpu_ex_s))
+        best = &x;
+    }
+    if (best) {
+      hm.unit = unit_word(*best->key);
+      hm.best_per_gpu_ex_s = best->per_gpu_ex_s;
+      hm.best_setup = best->setup;
+      hm.best_file = best->launch->file;
+      hm.best_gpus = best->devices;
+      best_row[m] = best;
+    }
+    // Efficiency at the largest size of the model's target tables.
+    const WeakTable* et = nullptr;
+    const WeakRow* er = nullptr;
+    for (const WeakTable* w : summary_tables(r)) {
+      if (w->key.model != m || !real_baseline(*w)) continue;
+      const WeakRow& last = largest_scaling_row(*w);
+      if (last.devices <= 1) continue;
+      const bool v = !voided(efficiency_rows(*w, last), "weak_scaling_efficiency").empty();
+      const bool ev = er && !voided(efficiency_rows(*et, *er), "weak_scaling_efficiency").empty();
+      if (!er || last.devices > er->devices || (last.devices == er->devices && ((ev && !v) || (ev == v && last.efficiency > er->efficiency)))) {
+        et = w;
+        er = &last;
+      }
+    }
+    if (er) {
+      hm.efficiency = er->efficiency;
+      hm.efficiency_gpus = er->devices;
+      hm.efficiency_void = voided(efficiency_rows(*et, *er), "weak_scaling_efficiency");
+      hm.efficiency_file = efficiency_from(*et, *er);
+      hm.efficiency_device = et->key.device;
+      hm.exposed_comm = er->exposed_comm;
+      if (!hm.efficiency_void.empty())
+        for (const auto& x : et->rows)
+          if (x.devices > 1 && !x.shared_gpu && x.world_size < er->world_size &&
+              voided(efficiency_rows(*et, x), "weak_scaling_efficiency").empty()) {
+            hm.trusted_efficiency = x.efficiency;
+            hm.trusted_gpus = x.devices;
+          }
+    }
+    for (const auto& c : r.cost)
+      if (c.key.model == m)
+        for (const auto& x : c.rows)
+          if (!hm.usd_per_million || x.usd_per_million < *hm.usd_per_million) {
+            hm.usd_per_million = x.usd_per_million;
+            hm.usd_gpus = x.world_size;
+            hm.usd_file = x.file;
+          }
+    h.models.push_back(std::move(hm));
+  }
+  if (h.devices.size() > 1)  // several device types: each number names its own
+    for (size_t i = 0; i < h.models.size(); ++i) {
+      HeadlineModel& hm = h.models[i];
+      if (best_row.count(hm.model)) hm.best_setup += ", " + best_row[hm.model]->key->device;
+      if (!hm.efficiency_device.empty()) hm.efficiency_file = hm.efficiency_device + ", " + hm.efficiency_file;
+    }
+
+  // Data quality of the rows shown.
+  double worst_cv = 0;
+  std::vector<std::string> capped, voided_rows, shared_rows;
+  for (const auto& x : rows) {
+    ++h.rows;
+    const auto& warnings = x.facts->warnings;
+    if (std::any_of(warnings.begin(), warnings.end(), [](const RowWarning& w) { return w.code == "noisy"; })) {
+      ++h.noisy;
+      if (h.worst_noisy.empty() || x.facts->cv > worst_cv) {
+        worst_cv = x.facts->cv;
+        h.worst_noisy = x.facts->cv > 0 ? fmt::format("{}: cv {:.1f}%", row_words(x), 100 * x.facts->cv)
+                                        : row_words(x);
+      }
+    }
+    const Stopping& st = x.facts->stopping;
+    if (st.mode == "auto" && (st.reason == "max_iters" || st.reason == "max_time")) {
+      ++h.capped;
+      capped.push_back(fmt::format("{}: --{} reached at a CI of {:.2f}% of the mean against {:.2f}%", x.launch->file,
+                                   st.reason == "max_iters" ? "max-iters" : "max-time", st.achieved_ci_pct,
+                                   st.target_ci_pct));
+    }
+    if (const RowWarning* w = undermining_warning(warnings, "ex_per_s_per_gpu")) {
+      ++h.voided;
+      voided_rows.push_back(fmt::format("{} at {}: {}", x.launch->file,
+                                        count_of(x.world_size, x.devices == x.world_size ? unit_word(*x.key) : "rank"),
+                                        w->code));
+    }
+    if (x.shared) {
+      ++h.shared;
+      shared_rows.push_back(fmt::format("{} ranks on {} ({})", x.world_size, count_of(x.devices, unit_word(*x.key)),
+                                        x.launch->file));
+    }
+    if (x.launch->spread && (!h.max_spread || *x.launch->spread > *h.max_spread)) {
+      h.max_spread = x.launch->spread;
+      h.spread_what = fmt::format("{}, {}: {}", x.key->model, x.setup, fmt::join(x.launch->all, ", "));
+    }
+  }
+  h.capped_rows = fmt::format("{}", fmt::join(capped, "; "));
+  h.voided_rows = fmt::format("{}", fmt::join(voided_rows, "; "));
+  h.shared_rows = fmt::format("{}", fmt::join(shared_rows, "; "));
+  for (const auto& x : r.repeats) {
+    ++h.repeated_launches;
+    h.repeats.push_back(fmt::format("{} repeats {} ({})", x.file, x.of, x.why));
+  }
+
+  // Sections not measured, with the command that fills each.
+  const bool scaled = std::any_of(rows.begin(), rows.end(), [](const ShownRow& x) { return x.devices > 1 && !x.shared; });
+  if (!rows.empty() && !scaled) {
+    // The model measured in the most tables, at its fastest setup.
+    std::string m = models.front();
+    size_t most = 0;
+    for (const auto& name : models) {
+      const size_t n = static_cast<size_t>(std::count_if(r.weak.begin(), r.weak.end(), [&](const WeakTable& w) {
+        return w.key.model == name;
+      }));
+      if (n > most) most = n, m = name;
+    }
+    const ShownRow* b = best_row.count(m) ? best_row[m] : &rows.front();
+    const bool cpu = h.unit == "rank";
+    const int n = cpu ? 4 : 8;
+    h.not_measured.push_back(
+        {"Scaling beyond one " + h.unit, fmt::format("every table ran on 1 {}", h.unit),
+         launch_command("run", " " + run_flags(*b->key, b->key->batch_per_rank), n, 1, !cpu) +
+             " --breakdown --json weak.json"});
+  } else {
+    // The largest multi-device row of a target table without a breakdown.
+    const WeakTable* wt = nullptr;
+    const WeakRow* wr = nullptr;
+    for (const WeakTable* w : summary_tables(r)) {
+      const WeakRow& last = largest_scaling_row(*w);
+      if (last.devices > 1 && !last.exposed_comm && (!wr || last.world_size > wr->world_size)) wt = w, wr = &last;
+    }
+    if (wr)
+      h.not_measured.push_back(
+          {"Where the time goes",
+           fmt::format("no row on {} has the per-step breakdown (exposed communication)",
+                       count_of(wr->devices, unit_word(wt->key))),
+           launch_command("run", " " + run_flags(wt->key, wt->key.batch_per_rank), wr->world_size, wr->nodes,
+                          unit_word(wt->key) == "GPU") +
+               " --breakdown --json weak.json"});
+  }
+  if (!rows.empty() && r.cost.empty()) {
+    std::vector<std::string> names;
+    for (const auto& f : r.files) names.push_back(f.value("name", ""));
+    h.not_measured.push_back(
+        {"Cost", "no GPU-hour price was given",
+         fmt::format("ddpbench report {} --gpu-hour-cost <USD per {}-hour>",
+                     names.size() <= 3 ? fmt::format("{}", fmt::join(names, " ")) : std::string("<the same files>"),
+                     h.unit)});
+  }
+  const bool comm = !r.comm.empty() || std::any_of(r.cluster.begin(), r.cluster.end(), [](const ClusterFile& c) {
+    return !c.pair_rows.empty();
+  });
+  if (!rows.empty() && !comm) {
+    const int n = std::max(2, scaled ? h.ranks : (h.unit == "rank" ? 4 : 8));
+    // Across nodes the pair test (one task per node) names the slow node or link.
+    h.not_measured.push_back(
+        {"Communication", "no collective or pair-bandwidth result",
+         scaled && h.nodes > 1
+             ? fmt::format("srun -N{} --ntasks-per-node 1 ddpbench comm --pairs --json pairs.json", h.nodes)
+             : launch_command("comm", "", n, 1, h.unit == "GPU") + " --json comm.json"});
+  }
+  return h;
+}
+
 }  // namespace
+
+std::string verdict_class(const std::string& status) {
+  for (const char* v : {"PASS", "FAIL", "VOID"})
+    if (status.rfind(v, 0) == 0) return v;
+  return "not evaluated";
+}
+
+std::vector<std::string> headline_lines(const Headline& h) {
+  std::vector<std::string> out;
+  // No training row and no target (collectives, pairs or find-max-bs files alone): no headline,
+  // as there is no summary of targets.
+  if (h.rows == 0 && h.models.empty() && h.pass + h.fail + h.void_count + h.not_evaluated == 0) return out;
+  const auto list = [](const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, ", ")); };
+  // Scope.
+  {
+    std::string launches = fmt::format("{} launch{}", h.launches, h.launches == 1 ? "" : "es");
+    if (h.launches != h.files) launches += fmt::format(" ({} files)", h.files);
+    std::string where;
+    const std::string nodes = count_of(std::max(1, h.nodes), "node");
+    if (h.devices.size() > 1)
+      where = fmt::format("up to {} and {} in a row, of {}", nodes, count_of(h.gpus, "device"), list(h.devices));
+    else if (h.unit == "rank")
+      where = fmt::format("{} with up to {} of {}", nodes, count_of(h.ranks, "rank"), list(h.devices));
+    else
+      where = fmt::format("{} with {} x {}{}", nodes, h.gpus, list(h.devices),
+                          h.ranks > h.gpus ? fmt::format(" (up to {} ranks)", h.ranks) : "");
+    std::vector<std::string> sw;
+    if (!h.torch.empty()) sw.push_back("torch " + list(h.torch));
+    sw.push_back(h.cuda.empty() ? "no CUDA" : "CUDA " + list(h.cuda));
+    if (!h.nccl.empty()) sw.push_back("NCCL " + list(h.nccl));
+    if (!h.backends.empty()) sw.push_back("backend " + list(h.backends));
+    std::string dates = h.first_date.empty()       ? ""
+                        : h.first_date == h.last_date ? "; launched " + h.first_date
+                                                      : "; launched " + h.first_date + " to " + h.last_date;
+    out.push_back(fmt::format("Scope: {} on {}; {}{}.", launches, where, fmt::join(sw, ", "), dates));
+  }
+  // Verdicts.
+  {
+    std::string v = fmt::format("Targets: {} PASS, {} FAIL, {} VOID", h.pass, h.fail, h.void_count);
+    if (!h.void_reasons.empty()) v += " (" + fmt::format("{}", fmt::join(h.void_reasons, "; ")) + ")";
+    v += fmt::format(", {} not evaluated", h.not_evaluated);
+    if (!h.not_evaluated_reasons.empty()) v += " (" + fmt::format("{}", fmt::join(h.not_evaluated_reasons, "; ")) + ")";
+    out.push_back(v + ".");
+  }
+  for (const auto& m : h.models) {
+    std::vector<std::string> parts;
+    if (m.best_per_gpu_ex_s)
+      parts.push_back(fmt::format("best {:.1f} ex/s per {} ({}, {}, {})", *m.best_per_gpu_ex_s, m.unit, m.best_setup,
+                                  count_of(m.best_gpus, m.unit), m.best_file));
+    if (m.efficiency) {
+      std::string e =
+          m.efficiency_void.empty()
+              ? fmt::format("efficiency {:.1f}% at {} ({})", 100 * *m.efficiency, count_of(m.efficiency_gpus, m.unit),
+                            m.efficiency_file)
+              : fmt::format("efficiency VOID at {} ({:.1f}%, {}; {})", count_of(m.efficiency_gpus, m.unit),
+                            100 * *m.efficiency, m.efficiency_void, m.efficiency_file);
+      if (m.trusted_efficiency)
+        e += fmt::format(", {:.1f}% at {}", 100 * *m.trusted_efficiency, count_of(m.trusted_gpus, m.unit));
+      parts.push_back(e);
+      parts.push_back(m.exposed_comm ? fmt::format("exposed comm {:.1f}% there", 100 * *m.exposed_comm)
+                                     : "exposed comm not measured");
+    } else {
+      parts.push_back(fmt::format("scaling not measured (1 {} only)", m.unit));
+    }
+    if (m.usd_per_million)
+      parts.push_back(fmt::format("cheapest {:.4f} USD per 1M samples ({}, {})", *m.usd_per_million,
+                                  count_of(m.usd_gpus, m.unit), m.usd_file));
+    out.push_back(fmt::format("{}: {}.", m.model, fmt::join(parts, "; ")));
+  }
+  // Data quality.
+  if (h.rows > 0 || !h.repeats.empty()) {
+    std::vector<std::string> q;
+    q.push_back(h.noisy ? fmt::format("{} of {} rows noisy (worst {})", h.noisy, h.rows, h.worst_noisy)
+                        : fmt::format("no noisy row among {}", count_of(h.rows, "row")));
+    if (h.capped) q.push_back(fmt::format("{} stopped before its CI target ({})", h.capped, h.capped_rows));
+    if (h.voided) q.push_back(fmt::format("{} voided by a warning ({})", h.voided, h.voided_rows));
+    if (h.shared)
+      q.push_back(fmt::format("{} of ranks sharing a GPU measures sharing, not scaling ({})",
+                              count_of(h.shared, "row"), h.shared_rows));
+    if (h.max_spread)
+      q.push_back(fmt::format("repeated launches spread up to {:.1f}% ({})", 100 * *h.max_spread, h.spread_what));
+    for (const auto& x : h.repeats) q.push_back(x + ", counted once");
+    out.push_back(fmt::format("Data quality: {}.", fmt::join(q, "; ")));
+  }
+  for (const auto& n : h.not_measured)
+    out.push_back(fmt::format("Not measured: {} ({}): {}", n.section, n.why, n.command));
+  return out;
+}
+
+nlohmann::json headline_json(const Headline& h) {
+  nlohmann::json models = nlohmann::json::array();
+  const auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  for (const auto& m : h.models)
+    models.push_back({{"model", m.model},
+                      {"unit", m.unit},
+                      {"best_per_gpu_ex_s", opt(m.best_per_gpu_ex_s)},
+                      {"best_setup", m.best_setup},
+                      {"best_file", m.best_file},
+                      {"best_gpus", m.best_gpus},
+                      {"efficiency", opt(m.efficiency)},
+                      {"efficiency_gpus", m.efficiency_gpus},
+                      {"efficiency_void", m.efficiency_void},
+                      {"efficiency_file", m.efficiency_file},
+                      {"efficiency_device", m.efficiency_device},
+                      {"trusted_efficiency", opt(m.trusted_efficiency)},
+                      {"trusted_gpus", m.trusted_gpus},
+                      {"exposed_comm", opt(m.exposed_comm)},
+                      {"usd_per_million", opt(m.usd_per_million)},
+                      {"usd_gpus", m.usd_gpus},
+                      {"usd_file", m.usd_file}});
+  nlohmann::json missing = nlohmann::json::array();
+  for (const auto& n : h.not_measured)
+    missing.push_back({{"section", n.section}, {"why", n.why}, {"command", n.command}});
+  return {{"scope",
+           {{"files", h.files},
+            {"launches", h.launches},
+            {"nodes", h.nodes},
+            {"gpus", h.gpus},
+            {"ranks", h.ranks},
+            {"unit", h.unit},
+            {"devices", h.devices},
+            {"torch", h.torch},
+            {"cuda", h.cuda},
+            {"nccl", h.nccl},
+            {"backends", h.backends},
+            {"first_date", h.first_date},
+            {"last_date", h.last_date}}},
+          {"verdicts",
+           {{"pass", h.pass},
+            {"fail", h.fail},
+            {"void", h.void_count},
+            {"not_evaluated", h.not_evaluated},
+            {"void_reasons", h.void_reasons},
+            {"not_evaluated_reasons", h.not_evaluated_reasons}}},
+          {"models", models},
+          {"data_quality",
+           {{"rows", h.rows},
+            {"noisy", h.noisy},
+            {"worst_noisy", h.worst_noisy},
+            {"capped", h.capped},
+            {"capped_rows", h.capped_rows},
+            {"voided", h.voided},
+            {"voided_rows", h.voided_rows},
+            {"shared", h.shared},
+            {"shared_rows", h.shared_rows},
+            {"max_spread", opt(h.max_spread)},
+            {"spread_what", h.spread_what},
+            {"repeats", h.repeats}}},
+          {"not_measured", missing},
+          {"lines", headline_lines(h)}};
+}
 
 ExecutiveSummary executive_summary(const Report& r, const std::vector<NamedResult>& files, const SummaryTargets& t) {
   ExecutiveSummary s;
@@ -421,6 +930,7 @@ ExecutiveSummary executive_summary(const Report& r, const std::vector<NamedResul
   memory_rule(r, s);
   cost_rule(r, s);
   node_rule(r, s);
+  s.headline = build_headline(r, files, s);
   return s;
 }
 

@@ -3,6 +3,8 @@
 // recommendations", each naming the table and launch its numbers come from. Torch-free.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,11 +34,97 @@ struct SummaryCheck {
   std::string metric;        ///< "weak-scaling efficiency", "exposed comm", "per-GPU ex/s", or a reference metric key
   std::string target;        ///< ">= 85.0%", "< 15.0%", "[1000, +inf] ex/s"
   std::string measured;      ///< as the report prints it ("92.5%"); "" when not measured
-  /// "PASS", "FAIL", "FAIL (<why>)", "WARN (<warning code>)" (in range, but a warning of the
-  /// row voids it: row_metrics undermining_warning), "MISSING", "not measured (<why>)".
+  /// "PASS", "FAIL", "FAIL (<why>)" (the row's self-check failed), "VOID (<warning code>)"
+  /// (a warning of a row the number rests on voids it, row_metrics undermining_warning: neither
+  /// PASS nor FAIL, whichever side of the target it fell), "MISSING", "not measured (<why>)".
   std::string status;
   std::string from;  ///< where the number is: "weak scaling, F2" ("F2 vs F1" when its baseline is another launch)
+  std::string void_warning;  ///< VOID: the warning's words, "oversubscribed: 4 threads ... share 2 CPUs"
 };
+
+/// How a check's status counts in the headline: "PASS", "FAIL", "VOID" or "not evaluated"
+/// (not measured, MISSING).
+std::string verdict_class(const std::string& status);
+
+/// One model's line of the headline: its best throughput, how it scales, what communication
+/// costs and what a sample costs, each with the row it comes from.
+struct HeadlineModel {
+  std::string model;
+  std::string unit = "GPU";  ///< "GPU", or "rank" on CPUs
+  /// The highest per-GPU ex/s among the model's DDP rows (weak and strong scaling, not rows
+  /// whose ranks shared a GPU, not rows whose warnings void their throughput when another row
+  /// is clean), with its setup ("fp16, channels_last, batch 256 per GPU"), size and launch.
+  std::optional<double> best_per_gpu_ex_s;
+  std::string best_setup;  ///< its setup and batch; with the device when the files hold several device types
+  std::string best_file;
+  int best_gpus = 0;
+  /// Weak-scaling efficiency at the largest GPU count measured (above one GPU, a real
+  /// baseline, no shared GPU) of any of the model's target tables; absent: "not measured".
+  std::optional<double> efficiency;
+  int efficiency_gpus = 0;
+  std::string efficiency_void;  ///< the warning code voiding it, "" when none
+  std::string efficiency_file;  ///< launch labels ("F2", "F2 vs F1"); with the device first when the files hold several
+  std::string efficiency_device;  ///< the device type of the efficiency's table
+  /// The largest size below it whose efficiency no warning voids, when efficiency is void.
+  std::optional<double> trusted_efficiency;
+  int trusted_gpus = 0;
+  std::optional<double> exposed_comm;  ///< at the efficiency's row (breakdown); absent: not measured
+  /// The lowest USD per 1M samples of the model's priced rows, at which size and launch.
+  std::optional<double> usd_per_million;
+  int usd_gpus = 0;
+  std::string usd_file;
+};
+
+/// A section the files could not fill, and the command that would.
+struct NotMeasured {
+  std::string section;  ///< "Scaling beyond one GPU", "Where the time goes", "Cost", "Communication"
+  std::string why;      ///< "every table ran on 1 GPU"
+  std::string command;  ///< the exact ddpbench command line
+};
+
+/// The headline: what a manager reads first, in every format (docs/METHODOLOGY.md "Executive
+/// summary and recommendations", "Headline"). Built from the report's tables; headline_lines
+/// gives it as about ten sentences, report_tables as its first table, JSON as this object.
+struct Headline {
+  // Scope.
+  int files = 0;     ///< result files given
+  int launches = 0;  ///< of them distinct (a repeat counts once)
+  int nodes = 0;     ///< the most nodes of any row
+  int gpus = 0;      ///< the most distinct devices (GPUs, or CPU ranks) of any row
+  int ranks = 0;     ///< the most ranks of any row
+  std::string unit = "GPU";          ///< "GPU", or "rank" when every device is a CPU
+  std::vector<std::string> devices;  ///< device types, in file order
+  std::vector<std::string> torch, cuda, nccl, backends;  ///< distinct versions and backends, in file order
+  std::string first_date, last_date;                     ///< YYYY-MM-DD of the first and last launch
+  // Verdicts of the targets (ExecutiveSummary::checks, plus the targets of tables measured on one device).
+  int pass = 0, fail = 0, void_count = 0, not_evaluated = 0;
+  std::vector<std::string> void_reasons;           ///< "efficiency 38.4% on 4 ranks: oversubscribed"
+  std::vector<std::string> not_evaluated_reasons;  ///< "10 tables ran on 1 GPU only (efficiency, exposed comm)"
+  std::vector<HeadlineModel> models;               ///< one per model, in the order of the tables
+  // Data quality of the rows the scaling tables show.
+  int rows = 0;           ///< DDP rows shown in the weak and strong tables
+  int noisy = 0;          ///< of them with the warning noisy
+  int capped = 0;         ///< stopped at --max-iters or --max-time before their CI target
+  int voided = 0;         ///< with a warning that voids their throughput
+  std::string worst_noisy;   ///< "resnet50, fp32 (cuDNN TF32), batch 32 per GPU, 1 GPU (F5): cv 28.7%"
+  std::string capped_rows;   ///< "F5: --max-iters reached at a CI of 1.78% of the mean against 1.00%"
+  std::string voided_rows;   ///< "F1 at 4 ranks: oversubscribed"
+  int shared = 0;            ///< rows whose ranks shared a GPU (sharing, not scaling)
+  std::string shared_rows;   ///< "2 ranks on 1 GPU (F1)"
+  std::optional<double> max_spread;  ///< the largest launch-to-launch spread of a row (fraction)
+  std::string spread_what;           ///< its row and launches: "resnet50, fp32 (cuDNN TF32) (F3, F4, F5)"
+  int repeated_launches = 0;         ///< rows (or whole files) given twice, counted once
+  std::vector<std::string> repeats;  ///< "F2 repeats F1 (the same content)"
+  std::vector<NotMeasured> not_measured;
+};
+
+/// The headline as sentences, at most about ten: scope, targets, one per model, data
+/// quality, one per section not measured (with its command). None for files without a
+/// training row or target (collectives, pairs, find-max-bs alone).
+std::vector<std::string> headline_lines(const Headline& h);
+
+/// The headline as JSON data: every field of Headline, and "lines" (headline_lines).
+nlohmann::json headline_json(const Headline& h);
 
 /// One sentence a rule derived from measured rows.
 struct Recommendation {
@@ -47,6 +135,7 @@ struct Recommendation {
 
 /// The summary a stakeholder reads first.
 struct ExecutiveSummary {
+  Headline headline;  ///< printed first in every format
   std::vector<SummaryCheck> checks;
   std::vector<std::string> notes;  ///< where the targets come from; what could not be evaluated and why
   std::vector<Recommendation> recommendations;
@@ -71,7 +160,9 @@ inline constexpr double kMinKnobGain = 0.05;
 /// more than that floor), memory (the technique that
 /// saves the most peak memory and what it costs), cost (the most cost-efficient size), node (a
 /// named straggler's host, a slow node of `comm --pairs`). The world-size, DDP-setting and setup
-/// rules say nothing when a deciding row failed its self-check or a warning voids its number.
+/// rules say nothing when a deciding row failed its self-check or a warning voids its number; a
+/// target resting on such a number is VOID. Rows whose ranks shared a GPU are held to no scaling
+/// target. Last, the headline (Headline) from all of it.
 ExecutiveSummary executive_summary(const Report& r, const std::vector<NamedResult>& files, const SummaryTargets& t);
 
 }  // namespace ddpbench

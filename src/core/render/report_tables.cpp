@@ -79,19 +79,15 @@ void add_fact_columns(std::vector<Col<Row>>& cols, const std::vector<Row>& rows)
         {{"notes", "notes", "", fmtcol::plain()}, [](const Row& r) -> Value { return notes_cell(r.facts); }});
 }
 
-// Footnotes: the definition of each per-row metric shown, then each row's warnings and
-// stopping in words.
+// Footnotes: each row's warnings and stopping in words (the metrics' definitions are in the
+// Definitions section, once).
 template <typename Row>
 void add_fact_notes(Table& t, const std::vector<Row>& rows, const std::string& unit) {
-  const auto& metrics = row_metrics();
-  for (size_t i = 0; i < metrics.size(); ++i)
-    if (metrics[i].used_in(kInReportTables) &&
-        std::any_of(rows.begin(), rows.end(), [i](const Row& r) { return r.facts.metric_at(i).has_value(); }))
-      t.notes.push_back(metrics[i].definition);
   for (const auto& r : rows) {
     const std::string units = fmt::format("{}{}", unit, r.world_size == 1 ? "" : "s");
-    for (const auto& w : r.facts.warnings)
-      t.notes.push_back(fmt::format("{} {}: {}: {}", r.world_size, units, w.code, w.message));
+    for (const auto& w : r.facts.warnings)  // some files' messages open with their code already
+      t.notes.push_back(fmt::format("{} {}: {}{}", r.world_size, units,
+                                    w.message.rfind(w.code + ":", 0) == 0 ? "" : w.code + ": ", w.message));
     const auto& s = r.facts.stopping;
     if (s.mode != "fixed" && stopping_words(s) == "--duration")
       t.notes.push_back(fmt::format("{} {}: ran for the --duration (CI half-width {:.2f}% of the mean)", r.world_size,
@@ -114,7 +110,8 @@ void add_launch_column(std::vector<Col<Row>>& cols) {
 template <typename Row, typename Name>
 void add_launch_notes(Table& t, const std::vector<Row>& rows, Name name) {
   for (const auto& r : rows) {
-    if (r.launch.launches > 1) t.notes.push_back(fmt::format("{}: {}", name(r), launch_words(r.launch)));
+    if (r.launch.launches > 1 || !r.launch.repeats.empty())
+      t.notes.push_back(fmt::format("{}: {}", name(r), launch_words(r.launch)));
     if constexpr (std::is_same_v<Row, WeakRow> || std::is_same_v<Row, StrongRow>)
       if (!r.baseline_file.empty() && r.baseline_file != r.launch.file)
         t.notes.push_back(fmt::format("{}: DDP overhead against the no-DDP row of {} (this row: {})", name(r),
@@ -135,20 +132,11 @@ void add_shared_device_column(std::vector<Col<Row>>& cols, const std::vector<Row
 template <typename Row>
 void add_shared_device_notes(Table& t, const std::vector<Row>& rows, const std::string& u) {
   for (const auto& r : rows)
-    if (r.devices < r.world_size)
+    if (r.shared_gpu)
       t.notes.push_back(fmt::format(
-          "{} ranks ran on {} {}{} (the same GPU UUID or bus id in environment.ranks): per-{} ex/s, efficiency and "
-          "cost "
-          "count {}s, not ranks; ranks sharing a {} compete for it, so this row measures sharing, not scaling",
-          r.world_size, r.devices, u, r.devices == 1 ? "" : "s", u, u, u));
-}
-
-// The note that defines the split of the DDP overhead (docs/METHODOLOGY.md, "Scaling analysis").
-std::string overhead_split_note(bool have_breakdown) {
-  if (!have_breakdown)
-    return "exposed comm and other DDP overhead need the per-step breakdown (result files of schema 1.5 and later)";
-  return std::string(find_row_metric("exposed_comm")->definition) +
-         "; other DDP overhead = DDP overhead vs no-DDP - exposed comm (bucket copies, buffer broadcast, Reducer work)";
+          "{} ranks ran on {} {}{} (the same GPU UUID or bus id): this row measures sharing, not scaling: no "
+          "efficiency{}, not plotted, not priced; its DDP overhead is by throughput (Definitions)",
+          r.world_size, r.devices, u, r.devices == 1 ? "" : "s", std::is_same_v<Row, StrongRow> ? " or speedup" : ""));
 }
 
 // Rows whose exposed communication exceeds their whole DDP overhead: the no-DDP baseline
@@ -180,7 +168,7 @@ Table weak_tab(const WeakTable& w) {
       {{"aggregate_ex_s", "aggregate ex/s", "ex/s", fmtcol::fixed(1)},
        [](const WeakRow& r) { return Value(r.aggregate_ex_s); }},
       {{"efficiency", "efficiency", "fraction", fmtcol::percent()},
-       [](const WeakRow& r) { return Value(r.efficiency); }},
+       [](const WeakRow& r) { return r.shared_gpu ? Value() : Value(r.efficiency); }},
       {{"ddp_overhead", "DDP overhead vs no-DDP", "fraction", fmtcol::percent()},
        [](const WeakRow& r) { return opt(r.ddp_overhead); }},
       {{"exposed_comm", "exposed comm", "fraction", fmtcol::percent()},
@@ -195,6 +183,10 @@ Table weak_tab(const WeakTable& w) {
     cols.push_back({{"tflops_per_rank", "TFLOP/s/" + u, "TFLOP/s", fmtcol::fixed(2)},
                     [](const WeakRow& r) { return opt(r.tflops_per_gpu); }});
     cols.push_back({{"mfu", "MFU", "fraction", fmtcol::percent()}, [](const WeakRow& r) { return opt(r.mfu); }});
+    cols.push_back({{"mfu_peak", "MFU peak", "", fmtcol::plain()}, [](const WeakRow& r) {
+                      const std::string p = r.mfu_peak.short_label();
+                      return r.mfu && !p.empty() ? Value(p) : Value();
+                    }});
   }
   add_fact_columns(cols, w.rows);
   add_launch_column(cols);
@@ -212,21 +204,10 @@ Table weak_tab(const WeakTable& w) {
       fmt::format("Weak scaling: {}, {}, {}, batch {} per {}, {}x{} images", w.key.model, w.key.setup_label(),
                   w.key.device, with_thousands(w.key.batch_per_rank), u, w.key.image_size, w.key.image_size),
       std::move(ctx), cols, w.rows);
-  t.notes.push_back(fmt::format(
-      "efficiency = per-{} ex/s / per-{} ex/s of the {} row ({:.1f} ex/s); DDP overhead vs no-DDP = (t_DDP - "
-      "t_noDDP) / t_DDP at p50{}: every cost of DDP, communication included",
-      u, u, w.baseline, w.baseline_per_gpu_ex_s,
-      w.no_ddp_p50_s ? fmt::format(", t_noDDP = {:.4f} s", *w.no_ddp_p50_s) : ""));
-  t.notes.push_back(overhead_split_note(!w.breakdown.empty()));
+  t.notes.push_back(fmt::format("efficiency against the {} row ({:.1f} ex/s per {}){}; terms: Definitions", w.baseline,
+                                w.baseline_per_gpu_ex_s, u,
+                                w.no_ddp_p50_s ? fmt::format("; no-DDP p50 {:.4f} s", *w.no_ddp_p50_s) : ""));
   if (const auto n = negative_other_note(w.rows, us); !n.empty()) t.notes.push_back(n);
-  if (flops) {
-    std::set<std::string> peaks;
-    for (const auto& r : w.rows)
-      if (r.mfu && (!r.facts.peak_basis.empty() || r.facts.peak_tflops))
-        peaks.insert((r.facts.peak_basis.empty() ? "the dense peak for the precision" : r.facts.peak_basis) +
-                     (r.facts.peak_tflops ? fmt::format(", {:g} TFLOP/s", *r.facts.peak_tflops) : ""));
-    for (const auto& p : peaks) t.notes.push_back("MFU = achieved TFLOP/s / " + p);
-  }
   add_fact_notes(t, w.rows, u);
   add_launch_notes(t, w.rows,
                    [&](const WeakRow& r) { return fmt::format("{} {}", r.world_size, r.world_size == 1 ? u : us); });
@@ -244,9 +225,10 @@ Table strong_tab(const StrongTable& s) {
       {{"batch_per_rank", "batch/" + u, "examples", fmtcol::plain()},
        [](const StrongRow& r) { return Value(r.batch_per_rank); }},
       {{"step_s", "time/step s", "s", fmtcol::fixed(4)}, [](const StrongRow& r) { return Value(r.step_s); }},
-      {{"speedup", "speedup", "ratio", fmtcol::times()}, [](const StrongRow& r) { return Value(r.speedup); }},
+      {{"speedup", "speedup", "ratio", fmtcol::times()},
+       [](const StrongRow& r) { return r.shared_gpu ? Value() : Value(r.speedup); }},
       {{"efficiency", "efficiency", "fraction", fmtcol::percent()},
-       [](const StrongRow& r) { return Value(r.efficiency); }},
+       [](const StrongRow& r) { return r.shared_gpu ? Value() : Value(r.efficiency); }},
       {{"aggregate_ex_s", "aggregate ex/s", "ex/s", fmtcol::fixed(1)},
        [](const StrongRow& r) { return Value(r.aggregate_ex_s); }},
       {{"ddp_overhead", "DDP overhead vs no-DDP", "fraction", fmtcol::percent()},
@@ -270,12 +252,10 @@ Table strong_tab(const StrongTable& s) {
       fmt::format("Strong scaling: {}, {}, {}, global batch {}, {}x{} images", s.key.model, s.key.setup_label(),
                   s.key.device, with_thousands(s.global_batch), s.key.image_size, s.key.image_size),
       std::move(ctx), cols, s.rows);
-  const int n0 = s.rows.front().world_size;
-  t.notes.push_back(
-      fmt::format("speedup = t({}) / t(N){}; efficiency = speedup / N; time/step at p50; DDP overhead "
-                  "vs no-DDP against the no-DDP row of the same batch per {}",
-                  n0, n0 == 1 ? "" : fmt::format(" x {}", n0), u));
-  t.notes.push_back(overhead_split_note(!s.breakdown.empty()));
+  const int n0 = s.rows.front().devices;
+  t.notes.push_back(fmt::format("speedup = t({}) / t(N){}; DDP overhead against the no-DDP row of the same batch per "
+                                "{}; terms: Definitions",
+                                n0, n0 == 1 ? "" : fmt::format(" x {}", n0), u));
   if (const auto n = negative_other_note(s.rows, us); !n.empty()) t.notes.push_back(n);
   add_fact_notes(t, s.rows, u);
   add_launch_notes(t, s.rows,
@@ -327,10 +307,6 @@ Table breakdown_tab(const std::vector<BreakdownRow>& rows, const ConfigKey& key,
                   [](const BreakdownRow& r) { return opt(r.effective_busbw_gbps); }});
   cols.push_back({{"file", "file", "", fmtcol::plain()}, [](const BreakdownRow& r) { return Value(r.file); }});
   Table t = make_table("breakdown", "Step breakdown: " + what, key_context(key), cols, rows);
-  t.notes.push_back(
-      "mean over ranks of each rank's mean time per step; forward + bwd compute + exposed comm + optimizer + other = "
-      "step; exposed comm = bwd comm - overlap (docs/METHODOLOGY.md, \"Where the time goes\"); allreduce MiB/step = "
-      "gradient bytes per step / 2^20; eff. busbw = those bytes / bwd comm time x 2(n-1)/n, as run recorded it");
   // How the rows measured it, once per distinct note ("no DDP: ...", "DDP: ...").
   std::vector<std::string> seen;
   for (const auto& r : rows) {
@@ -367,13 +343,6 @@ Table impact_tab(const ImpactTable& m) {
                                    k.model, k.setup_label(), k.device, with_thousands(k.batch_per_rank), u,
                                    k.image_size, k.image_size, k.world_size, u),
                        std::move(ctx), cols, m.rows);
-  t.notes.push_back(
-      "measured rows only; baseline = the run with every DDP knob at PyTorch's default (bucket cap 25 MiB, first "
-      "bucket "
-      "1 MiB, buffer broadcast, no gradient as bucket view, no static graph, no find unused parameters, no comm hook, "
-      "grad accum 1); speedup = aggregate ex/s / the baseline's (= t_base / t at p50 when both accumulate as many "
-      "micro-steps); exposed comm = breakdown mean over ranks per optimizer step; change = exposed comm - the "
-      "baseline's, and as a fraction of the baseline's");
   if (!m.has_baseline)
     t.notes.push_back(
         fmt::format("no plain run (every DDP knob at its default) on {} {}s of this configuration, so no "
@@ -433,19 +402,6 @@ Table strategy_tab(const StrategyTable& m) {
   add_launch_column(cols);
   Table t =
       make_table("strategy", "Strategy comparison: " + strategy_what(m.key), strategy_context(m.key), cols, m.rows);
-  t.notes.push_back(fmt::format(
-      "measured rows only; throughput = {} x batch per {} x grad accum / step p50; efficiency = throughput / ({} x "
-      "the throughput of the same strategy, checkpointing and precision on 1 {}, else of the no-DDP row of that "
-      "precision and batch); exposed comm = breakdown mean over ranks / step",
-      us, u, us, u));
-  t.notes.push_back(fmt::format(
-      "peak memory = max over {} of each {}'s peak over the measured steps: {}; model state = parameters + gradients "
-      "+ optimizer state that {} 0 holds between steps, counted from the tensors",
-      us, u,
-      gpu ? "the CUDA caching allocator's allocated and reserved bytes"
-          : "the process's peak RSS (VmHWM), which also "
-            "counts libraries and allocator caches",
-      u));
   add_launch_notes(t, m.rows, [&](const StrategyRow& r) {
     return fmt::format("{} {}, {}{}, {}", r.world_size, r.world_size == 1 ? u : us, r.strategy,
                        r.activation_checkpointing ? " with act. ckpt" : "", r.precision);
@@ -479,16 +435,6 @@ Table memory_tab(const MemoryTable& m) {
   add_launch_column(cols);
   Table t = make_table("memory", "Memory optimization (measured): " + strategy_what(m.key), strategy_context(m.key),
                        cols, m.rows);
-  t.notes.push_back(fmt::format(
-      "each technique against the fp32 DDP row (no checkpointing) of the same model, {} and batch in these files; "
-      "saved = fp32 DDP {} - the technique's, and as a fraction of fp32 DDP's (negative: it costs memory); time paid = "
-      "step p50 / fp32 DDP's step p50 - 1 (negative: faster)",
-      us, m.peak_kind));
-  if (m.peak_kind == "peak RSS")
-    t.notes.push_back(
-        "on CPUs the peak is the process's resident set (VmHWM): an upper bound on the model's memory "
-        "that also counts libraries and freed memory the allocator keeps, so savings look smaller than "
-        "on a GPU");
   const auto name = [&](const MemoryRow& r) {
     return fmt::format("{} {}, {}", r.world_size, r.world_size == 1 ? u : us, r.technique);
   };
@@ -522,11 +468,6 @@ Table inference_tab(const InferenceTable& m) {
                                    m.key.model, m.key.setup_label(), m.key.device, with_thousands(m.key.batch_per_rank),
                                    u, m.key.image_size, m.key.image_size),
                        std::move(ctx), cols, m.rows);
-  t.notes.push_back(
-      fmt::format("every {} of a group runs forward passes of its own batch at the same time (no_grad, "
-                  "eval mode, autocast for bf16/fp16); throughput = {} x batch / p50; latency = the "
-                  "per-batch forward time, pooled over the {}",
-                  u, us, us));
   add_launch_notes(
       t, m.rows, [&](const InferenceRow& r) { return fmt::format("{} {}", r.world_size, r.world_size == 1 ? u : us); });
   return t;
@@ -568,18 +509,15 @@ Table cost_tab(const CostTable& c) {
   std::vector<Col<CostRow>> cols = {
       {{"world_size", us, "", fmtcol::plain()},
        [](const CostRow& r) { return Value(static_cast<long long>(r.world_size)); }},
-      {{"aggregate_ex_s", "aggregate ex/s", "ex/s", fmtcol::fixed(1)},
-       [](const CostRow& r) { return Value(r.aggregate_ex_s); }},
+      {{"mean_step_s", "mean s/step", "s", fmtcol::fixed(4)}, [](const CostRow& r) { return Value(r.mean_step_s); }},
+      {{"ex_s_mean_step", "ex/s at mean step", "ex/s", fmtcol::fixed(1)},
+       [](const CostRow& r) { return Value(r.ex_s_mean_step); }},
       {{"usd_per_million", "USD per 1M samples", "USD", fmtcol::fixed(4)},
        [](const CostRow& r) { return Value(r.usd_per_million); }},
       {{"hours", "time h", "h", fmtcol::sig3()}, [](const CostRow& r) { return Value(r.hours); }},
       {{"usd", "cost USD", "USD", fmtcol::fixed(2)}, [](const CostRow& r) { return Value(r.usd); }},
       {{"file", "file", "", fmtcol::plain()}, [](const CostRow& r) { return Value(r.file); }},
   };
-  // Ranks that shared a GPU: the ranks beside the GPUs billed, so two rows on one GPU differ.
-  if (std::any_of(c.rows.begin(), c.rows.end(), [](const CostRow& r) { return r.ranks != r.world_size; }))
-    cols.insert(cols.begin(), Col<CostRow>{{"ranks", "ranks", "", fmtcol::plain()},
-                                           [](const CostRow& r) { return Value(static_cast<long long>(r.ranks)); }});
   const bool weak = c.key.scaling == "weak";
   auto ctx = key_context(c.key);
   ctx.emplace_back(weak ? "batch_per_rank" : "global_batch", c.batch);
@@ -592,8 +530,11 @@ Table cost_tab(const CostTable& c) {
       std::move(ctx), cols, c.rows);
   const auto best =
       std::find_if(c.rows.begin(), c.rows.end(), [&](const CostRow& x) { return x.world_size == c.best_world_size; });
-  t.notes.push_back(fmt::format("Most cost-efficient: {} {}(s), {:.4f} USD per 1M samples", c.best_world_size, u,
-                                best->usd_per_million));
+  if (best != c.rows.end())
+    t.notes.push_back(fmt::format("Most cost-efficient: {} {}(s), {:.4f} USD per 1M samples; terms: Definitions",
+                                  c.best_world_size, u, best->usd_per_million));
+  for (const auto& x : c.not_priced)
+    t.notes.push_back(x + ": not priced: its ranks shared a " + u + ", which measures sharing, not a size to buy");
   return t;
 }
 
@@ -1007,10 +948,12 @@ Table files_tab(const std::vector<nlohmann::json>& files) {
       {{"rows", "rows", "", fmtcol::plain()}, num("rows")},
   };
   Table t = make_table("files", "Result files", {}, cols, files);
-  t.notes.push_back(
-      "file: the label every row's \"file\" column uses for the launch its numbers come from; where several files "
-      "measured one configuration, a row is the launch with the median p50 and its notes name the others and the "
-      "spread (docs/METHODOLOGY.md \"Several launches of one configuration\")");
+  t.notes.push_back("file: the label every row's \"file\" column uses for the launch its numbers come from (Definitions)");
+  for (const auto& f : files)
+    if (f.contains("repeats") && f["repeats"].is_array())
+      for (const auto& x : f["repeats"])
+        t.notes.push_back(fmt::format("{} repeats {} ({}): counted once", json_str_or(f, "label", "?"),
+                                      json_str_or(x, "of", "?"), json_str_or(x, "why", "?")));
   return t;
 }
 
@@ -1078,10 +1021,27 @@ Table nodes_tab(const std::vector<nlohmann::json>& files) {
   return t;
 }
 
-// The executive summary: targets with pass/fail, findings, recommendations.
+// "Scope", "Targets", "resnet50", "Data quality", "Not measured": the topic a headline line opens with.
+std::string headline_topic(const std::string& line) {
+  const size_t colon = line.find(": ");
+  return colon == std::string::npos ? "" : line.substr(0, colon);
+}
+
+Table headline_table(const Headline& h) {
+  Table t;
+  t.kind = "headline";
+  t.title = "Headline";
+  t.columns = {{"topic", "topic", "", fmtcol::plain()}, {"line", "headline", "", fmtcol::plain()}};
+  for (const auto& line : headline_lines(h)) t.rows.push_back({headline_topic(line), line});
+  t.text_line = [](const std::vector<std::string>& c) { return "- " + c[1]; };
+  return t;
+}
+
+// The executive summary: the headline, targets with their verdicts, findings, recommendations.
 std::vector<Table> summary_tabs(const Report& r) {
   std::vector<Table> out;
   const ExecutiveSummary& s = r.summary;
+  if (Table h = headline_table(s.headline); !h.rows.empty()) out.push_back(std::move(h));
   if (!s.checks.empty() || !s.notes.empty()) {
     const auto count = [](int n, const std::string& unit) {
       return fmt::format("{} {}{}", n, unit, n == 1 ? "" : "s");
@@ -1105,21 +1065,26 @@ std::vector<Table> summary_tabs(const Report& r) {
          [](const SummaryCheck& c) { return c.gpus > 0 ? Value(static_cast<long long>(c.gpus)) : Value(); }},
         {{"ranks", "ranks", "", fmtcol::plain(), false},
          [](const SummaryCheck& c) { return Value(static_cast<long long>(c.ranks)); }},
+        {{"void_warning", "voided by", "", fmtcol::plain()},
+         [](const SummaryCheck& c) { return c.void_warning.empty() ? Value() : Value(c.void_warning); }},
     };
     Table t = make_table("summary", "Targets", {}, cols, s.checks);
-    // status, target, required, measured, on, configuration, from
+    // status, target, required, measured, on, configuration, from, (GPUs, ranks: not in text), voided by
     t.text_line = [](const std::vector<std::string>& c) {
-      return fmt::format("{:<6} {} {} (required {}) on {}: {} [{}]", c[0], c[1], c[3], c[2], c[4], c[5], c[6]);
+      std::string line =
+          fmt::format("{:<6} {} {} (required {}) on {}: {} [{}]", c[0], c[1], c[3], c[2], c[4], c[5], c[6]);
+      if (c.size() > 7 && c.back() != "n/a") line += " voided by " + c.back();
+      return line;
     };
     t.notes = s.notes;
     out.push_back(std::move(t));
   }
-  if (!r.headline.empty()) {
+  if (!r.findings.empty()) {
     Table f;
     f.kind = "findings";
     f.title = "Findings";
     f.columns = {{"finding", "finding", "", fmtcol::plain()}};
-    for (const auto& h : r.headline) f.rows.push_back({h});
+    for (const auto& h : r.findings) f.rows.push_back({h});
     f.text_line = [](const std::vector<std::string>& c) { return "- " + c[0]; };
     out.push_back(std::move(f));
   }
@@ -1140,10 +1105,175 @@ std::vector<Table> summary_tabs(const Report& r) {
   return out;
 }
 
+// The terms the report's tables use, each defined once (the tables point here): only those
+// that some table of this report shows.
+Table definitions_tab(const Report& r) {
+  std::vector<std::pair<std::string, std::string>> d;
+  const bool weak = !r.weak.empty(), strong = !r.strong.empty();
+  bool breakdown = false, shared = false, several = false, repeats = !r.repeats.empty();
+  std::vector<bool> metric_shown(row_metrics().size(), false);
+  const auto facts = [&](const RowFacts& f, const RowLaunch& l, bool sh, bool bd) {
+    for (size_t i = 0; i < metric_shown.size(); ++i)
+      metric_shown[i] = metric_shown[i] || (row_metrics()[i].used_in(kInReportTables) && f.metric_at(i).has_value());
+    several = several || l.launches > 1;
+    shared = shared || sh;
+    breakdown = breakdown || bd;
+  };
+  for (const auto& w : r.weak)
+    for (const auto& x : w.rows) facts(x.facts, x.launch, x.shared_gpu, x.exposed_comm.has_value());
+  for (const auto& t : r.strong)
+    for (const auto& x : t.rows) facts(x.facts, x.launch, x.shared_gpu, x.exposed_comm.has_value());
+  const std::string u = [&] {
+    for (const auto& w : r.weak)
+      if (unit_word(w.key) == "GPU") return std::string("GPU");
+    for (const auto& t : r.strong)
+      if (unit_word(t.key) == "GPU") return std::string("GPU");
+    return std::string(weak || strong ? "rank" : "GPU");
+  }();
+  const bool gpu = u == "GPU";
+  if (weak || strong) {
+    d.push_back({"per-" + u + " ex/s, aggregate ex/s",
+                 "examples of one optimizer step of a rank (batch per rank x grad accum) x ranks / the p50 step "
+                 "time: aggregate for the whole group, per " +
+                     u + (gpu ? " divided by the distinct GPUs of the row's ranks (ranks sharing a GPU count once)"
+                              : " divided by the ranks")});
+    d.push_back({"p50, p5, p95 s/iter", "percentiles of every rank's measured step times pooled (numpy's linear "
+                                        "interpolation, as PyTorch's benchmark.py)"});
+    d.push_back({"DDP overhead vs no-DDP",
+                 "1 - per-" + u + " ex/s / the no-DDP row's ex/s, both at p50: every cost DDP adds to a step, "
+                 "communication included; with one rank per " + u + " and as many examples per step this is "
+                 "(t_DDP - t_noDDP) / t_DDP" +
+                     std::string(gpu ? ", and where ranks shared a GPU it compares what the GPU delivered" : "")});
+  }
+  if (weak)
+    d.push_back({"efficiency (weak scaling)",
+                 "per-" + u + " ex/s / per-" + u + " ex/s of the table's baseline row (the 1-" + u +
+                     " DDP row, else the no-DDP row, else the smallest group, named under each table)"});
+  if (strong)
+    d.push_back({"speedup, efficiency (strong scaling)",
+                 "speedup = t(first row) / t(N) x the first row's " + u + "s, at p50 per global step; efficiency = "
+                 "speedup / N " + u + "s"});
+  if (breakdown)
+    d.push_back({"exposed comm, other DDP overhead",
+                 std::string(find_row_metric("exposed_comm")->definition) +
+                     "; other DDP overhead = DDP overhead vs no-DDP - exposed comm (bucket copies, buffer broadcast, "
+                     "Reducer work)"});
+  else if (weak || strong)
+    d.push_back({"exposed comm, other DDP overhead",
+                 "not shown: they need the per-step breakdown (ddpbench run --breakdown; result files of schema 1.5 "
+                 "and later)"});
+  // MFU, with the peaks in use: rows of different peaks are not ranked by MFU.
+  std::vector<std::pair<MfuPeak, std::vector<std::string>>> peaks;
+  for (const auto& w : r.weak)
+    for (const auto& x : w.rows) {
+      if (!x.mfu) continue;
+      auto it = std::find_if(peaks.begin(), peaks.end(), [&](const auto& p) { return p.first.same_as(x.mfu_peak); });
+      if (it == peaks.end()) it = peaks.insert(peaks.end(), {x.mfu_peak, {}});
+      if (std::find(it->second.begin(), it->second.end(), x.launch.file) == it->second.end())
+        it->second.push_back(x.launch.file);
+    }
+  if (!peaks.empty()) {
+    std::vector<std::string> named;
+    for (const auto& [p, files] : peaks)
+      named.push_back(fmt::format("{} ({}: {})", p.short_label().empty() ? "unknown" : p.short_label(),
+                                  p.basis.empty() ? "not recorded" : p.basis, fmt::join(files, ", ")));
+    d.push_back({"TFLOP/s/" + u + ", MFU",
+                 fmt::format("achieved training TFLOP/s = 6 x forward multiply-adds per example x per-{} ex/s / "
+                             "10^12; MFU = that / the dense peak of the fastest unit the row's math allows, named "
+                             "per row in \"MFU peak\". Peaks here: {}.{}",
+                             u, fmt::join(named, "; "),
+                             peaks.size() > 1 ? " MFUs of different peaks are not comparable and are never ranked: "
+                                                "compare those rows by ex/s"
+                                              : "")});
+  }
+  for (size_t i = 0; i < metric_shown.size(); ++i)
+    if (metric_shown[i]) {
+      // "peak mem = the largest ..." reads "the largest ..." under its term.
+      const std::string term = row_metrics()[i].header, def = row_metrics()[i].definition;
+      d.push_back({term, def.rfind(term + " = ", 0) == 0 ? def.substr(term.size() + 3) : def});
+    }
+  if (std::any_of(r.weak.begin(), r.weak.end(), [](const WeakTable& w) { return !w.breakdown.empty(); }) ||
+      std::any_of(r.strong.begin(), r.strong.end(), [](const StrongTable& x) { return !x.breakdown.empty(); }))
+    d.push_back({"step breakdown (ms)",
+                 "mean over ranks of each rank's mean time per step; forward + bwd compute + exposed comm + optimizer "
+                 "+ other = step; exposed comm = bwd comm - overlap; allreduce MiB/step = gradient bytes per step / "
+                 "2^20; eff. busbw = those bytes / bwd comm time x 2(n-1)/n, as run recorded it"});
+  if (!r.impact.empty())
+    d.push_back({"optimization impact",
+                 "measured rows only; baseline = the run with every DDP knob at PyTorch's default (bucket cap 25 MiB, "
+                 "first bucket 1 MiB, buffer broadcast, no gradient as bucket view, no static graph, no find unused "
+                 "parameters, no comm hook, grad accum 1); speedup = aggregate ex/s / the baseline's (= t_base / t at "
+                 "p50 when both accumulate as many micro-steps); exposed comm = breakdown mean over ranks per "
+                 "optimizer step; change = exposed comm - the baseline's, and as a fraction of the baseline's"});
+  if (!r.strategy.empty()) {
+    const std::string su = unit_word(r.strategy.front().key), sus = su + "s";
+    d.push_back({"strategy comparison",
+                 fmt::format("measured rows only; throughput = {} x batch per {} x grad accum / step p50; efficiency "
+                             "= throughput / ({} x the throughput of the same strategy, checkpointing and precision "
+                             "on 1 {}, else of the no-DDP row of that precision and batch); exposed comm = breakdown "
+                             "mean over ranks / step",
+                             sus, su, sus, su)});
+    d.push_back({"peak memory, model state",
+                 fmt::format("max over {} of each {}'s peak over the measured steps: on GPUs the CUDA caching "
+                             "allocator's allocated and reserved bytes, on CPUs the process's peak RSS (VmHWM), which "
+                             "also counts libraries and allocator caches; model state = parameters + gradients + "
+                             "optimizer state that {} 0 holds between steps, counted from the tensors",
+                             sus, su, su)});
+  }
+  if (!r.memory.empty()) {
+    d.push_back({"memory optimization",
+                 "each technique against the fp32 DDP row (no checkpointing) of the same model, size and batch in "
+                 "these files; saved = the fp32 DDP row's peak - the technique's, and as a fraction of fp32 DDP's "
+                 "(negative: it costs memory); time paid = step p50 / fp32 DDP's step p50 - 1 (negative: faster)"});
+    if (std::any_of(r.memory.begin(), r.memory.end(), [](const MemoryTable& m) { return m.peak_kind == "peak RSS"; }))
+      d.push_back({"peak RSS", "on CPUs the peak is the process's resident set (VmHWM): an upper bound on the "
+                               "model's memory that also counts libraries and freed memory the allocator keeps, so "
+                               "savings look smaller than on a GPU"});
+  }
+  if (!r.inference.empty()) {
+    const std::string iu = unit_word(r.inference.front().key);
+    d.push_back({"inference", fmt::format("every {} of a group runs forward passes of its own batch at the same time "
+                                          "(no_grad, eval mode, autocast for bf16/fp16); throughput = {}s x batch / "
+                                          "p50; latency = the per-batch forward time, pooled over the {}s",
+                                          iu, iu, iu)});
+  }
+  if (!r.cost.empty())
+    d.push_back({"USD per 1M samples, time h, cost USD",
+                 "at the mean step time (the statistic of epoch time, so epochs x epoch time is the time priced): "
+                 "USD per 1M samples = price x " + u + "s x mean s/step / examples per step x 10^6 / 3600; time h = "
+                 "epochs x steps per epoch (ceil(dataset size / examples per step)) x mean s/step / 3600; cost = "
+                 "time h x " + u + "s x price" + (gpu ? "; rows whose ranks shared a GPU are not priced" : "")});
+  if (shared)
+    d.push_back({"ranks sharing a GPU",
+                 "ranks reporting the same GPU UUID (else host and bus id) count as one GPU: the row measures "
+                 "sharing, not scaling, so it has no efficiency or speedup, is not plotted as scaling and is not "
+                 "priced; its DDP overhead is by throughput"});
+  if (d.empty() && r.impact.empty() && r.strategy.empty() && r.memory.empty() && r.inference.empty())
+    return Table{};  // no table of rows to define terms for (collectives, pairs, find-max-bs files)
+  if (!r.files.empty())
+    d.push_back({"file, launches",
+                 std::string("file: the label of the result file (one launch) every number of a row comes from, "
+                             "listed in the appendix.") +
+                     (several || repeats
+                          ? " Where several launches measured one configuration the row is the launch with the "
+                            "median p50, of an even count the slower middle one (the conservative choice), never a "
+                            "mix; spread = (slowest - fastest p50) / the chosen launch's p50. A launch given twice "
+                            "(the same content, or the same job id and start time) counts once."
+                          : "")});
+  Table t;
+  t.kind = "definitions";
+  t.title = "Definitions";
+  t.columns = {{"term", "term", "", fmtcol::plain()}, {"definition", "definition", "", fmtcol::plain()}};
+  for (auto& [term, def] : d) t.rows.push_back({term, def});
+  t.text_line = [](const std::vector<std::string>& c) { return fmt::format("{}: {}", c[0], c[1]); };
+  t.notes.push_back("every formula with its source: docs/METHODOLOGY.md");
+  return t;
+}
 
 std::string report_section(const std::string& kind) {
   static const std::vector<std::pair<std::vector<std::string>, std::string>> kSections = {
-      {{"summary", "findings", "recommendations"}, "Executive summary"},
+      {{"headline", "summary", "findings", "recommendations"}, "Executive summary"},
+      {{"definitions"}, "Definitions"},
       {{"weak", "strong"}, "Throughput scaling"},
       {{"breakdown"}, "Where the time goes"},
       {{"impact"}, "Optimization impact"},
@@ -1207,6 +1337,7 @@ std::vector<Table> report_tables(const Report& r) {
     if (!c.max_batch.empty()) out.push_back(max_batch_tab(c));
   if (!r.comparison.rows.empty()) out.push_back(comparison_tab(r.comparison));
   for (const auto& c : r.cost) out.push_back(cost_tab(c));
+  if (Table d = definitions_tab(r); !d.rows.empty()) out.push_back(std::move(d));
   if (!r.files.empty()) {
     out.push_back(files_tab(r.files));
     out.push_back(commands_tab(r.files));
@@ -1217,9 +1348,20 @@ std::vector<Table> report_tables(const Report& r) {
 }
 
 std::string render_report(const Report& r, TableFormat format, size_t text_width) {
-  const auto tables = report_tables(r);
+  auto tables = report_tables(r);
+  if (format == TableFormat::markdown)  // the headline as a list: notes print as paragraphs
+    for (auto& t : tables)
+      if (t.kind == "headline") {
+        t.notes.clear();
+        for (const auto& line : headline_lines(r.summary.headline)) t.notes.push_back("- " + line);
+        t.rows.clear();
+        t.columns.clear();
+      }
   if (format != TableFormat::json) return render_tables(tables, format, text_width);
-  nlohmann::json j = {{"tables", nlohmann::json::array()}, {"files", r.files}, {"headline", r.headline}};
+  nlohmann::json j = {{"headline", headline_json(r.summary.headline)},
+                      {"tables", nlohmann::json::array()},
+                      {"files", r.files},
+                      {"findings", r.findings}};
   for (const auto& t : tables) j["tables"].push_back(table_json(t));
   return j.dump(2) + "\n";
 }
