@@ -75,7 +75,8 @@ path runs run_fp32_strict 60 $bin run --precision fp32-strict $short --json "$(J
 path runs run_tf32 60 $bin run --precision tf32 $short --json "$(J run_tf32)"
 path runs run_resnet50_bf16_b256 90 $bin run --model resnet50 --precision bf16 --batch-size 256 $short \
   --json "$(J run_resnet50_bf16_b256)"
-# NCCL refuses two spawned ranks on one GPU before starting them: exit 2 is this path's pass.
+# NCCL refuses two spawned ranks on one GPU before starting them: exit 2 is this path's pass
+# (expect_exit CODE: the exit code a path must end with, instead of 0).
 path runs nccl_two_ranks_one_gpu 60 expect_exit 2 $bin run --backend nccl --nproc-per-node 2 --model resnet18 \
   --warmup 1 --iters 3
 
@@ -141,7 +142,6 @@ line() {  # PASS|FAIL name exit seconds [why]
   total=$((total + 1)); [ "$1" = PASS ] && passed=$((passed + 1))
   write_summary
 }
-expect_exit() { local want=$1; shift; "$@"; local rc=$?; [ "$rc" = "$want" ] && return 0; echo "exit $rc, expected $want"; return 1; }
 
 {
   echo "# GPU check, $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -213,17 +213,15 @@ for i in "${!names[@]}"; do
   limit=${limits[$i]}; [ "$limit" -gt $((left - 5)) ] && limit=$((left - 5))
   [ "$name" = profile_kineto ] && rm -rf "$out/profile"
   printf '\n== %s\n$ %s\n' "$name" "${cmd[*]}"
-  t0=$(date +%s); rc=0
-  if [ "${cmd[0]}" = expect_exit ]; then
-    expect_exit "${cmd[1]}" timeout --kill-after=5 "$limit" "${cmd[@]:2}" >"$out/$name.txt" 2>&1 || rc=$?
-  else
-    timeout --kill-after=5 "$limit" "${cmd[@]}" >"$out/$name.txt" 2>&1 || rc=$?
-  fi
+  t0=$(date +%s); rc=0; want=0
+  if [ "${cmd[0]}" = expect_exit ]; then want=${cmd[1]}; cmd=("${cmd[@]:2}"); fi
+  timeout --kill-after=5 "$limit" "${cmd[@]}" >"$out/$name.txt" 2>&1 || rc=$?
   secs=$(( $(date +%s) - t0 ))
   tail -n 6 "$out/$name.txt"
   why=""
   [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && why="time limit $limit s"
   [ "$rc" -eq 139 ] && why="segmentation fault"
+  [ "$rc" -ne "$want" ] && [ "$want" -ne 0 ] && why="expected exit $want"
   if [ "$rc" -eq 0 ] && [ -n "${expects[$name]:-}" ]; then
     while IFS= read -r e; do
       [ -n "$e" ] || continue
@@ -240,7 +238,7 @@ for i in "${!names[@]}"; do
     r=$(grep -o 'no-DDP [0-9.]*, DDP [0-9.]*' "$out/$name.txt" | tail -1)
     [ -n "$r" ] && ratios+=("- \`$name\`: ddpbench / Python DDP p50 ${r}")
   fi
-  if [ "$rc" -eq 0 ] && [ -z "$why" ]; then line PASS "$name" 0 "$secs"; else line FAIL "$name" "$rc" "$secs" "$why"; fi
+  if [ "$rc" -eq "$want" ] && [ -z "$why" ]; then line PASS "$name" "$rc" "$secs"; else line FAIL "$name" "$rc" "$secs" "$why"; fi
 done
 
 write_summary
