@@ -86,6 +86,15 @@ std::string wrapped(const std::string& text, size_t width) {
   return out + line + "\n";
 }
 
+// Whether column `c` of `t` names a row (Table::label_columns): repeated in every part of a table
+// printed in parts.
+bool is_label_column(const Table& t, size_t c, bool first_shown) {
+  const Column& col = t.columns[c];
+  if (!t.label_columns.empty())
+    return first_shown || std::find(t.label_columns.begin(), t.label_columns.end(), col.key) != t.label_columns.end();
+  return first_shown || col.key == "file" || col.header == "file";
+}
+
 std::string text_of(const Table& t, size_t max_width) {
   const auto shown = shown_columns(t);
   const auto header = headers(t, shown);
@@ -93,7 +102,12 @@ std::string text_of(const Table& t, size_t max_width) {
   for (const auto& r : t.rows) rows.push_back(formatted_row(t, r, shown));
   std::string out = wrapped(t.title, max_width);
   if (t.text_line || t.rows.empty()) {  // lines, or (no rows) the title and the notes alone
-    for (const auto& row : rows) out += wrapped(t.text_line(row), max_width);
+    for (auto row : rows) {
+      // A sentence never shows a blank where a value is missing ("(CPU: )"): an empty cell reads n/a.
+      for (auto& cell : row)
+        if (cell.empty()) cell = "n/a";
+      out += wrapped(t.text_line(row), max_width);
+    }
     for (const auto& n : t.notes) out += wrapped(n, max_width);
     return out;
   }
@@ -101,18 +115,32 @@ std::string text_of(const Table& t, size_t max_width) {
   for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
   for (const auto& row : rows)
     for (size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  // Parts of columns that fit max_width, each led by the first column (a part holds at least
-  // one more column, however wide).
+  // Parts of columns that fit max_width, each holding the columns that name a row (label_columns)
+  // and at least one more column, however wide; columns in the table's order.
+  std::vector<bool> label(header.size(), false);
+  for (size_t c = 0; c < header.size(); ++c) label[c] = is_label_column(t, shown[c], c == 0);
+  size_t label_width = 0;
+  for (size_t c = 0; c < header.size(); ++c)
+    if (label[c]) label_width += (label_width ? 2 : 0) + width[c];
   std::vector<std::vector<size_t>> parts;
-  if (!width.empty()) parts.push_back({0});
-  size_t part_width = width.empty() ? 0 : width[0];
-  for (size_t c = 1; c < width.size(); ++c) {
-    if (max_width > 0 && parts.back().size() > 1 && part_width + 2 + width[c] > max_width) {
-      parts.push_back({0});
-      part_width = width[0];
+  size_t part_width = 0;
+  bool part_open = false;  // the last part holds a column besides the labels
+  for (size_t c = 0; c < width.size(); ++c) {
+    if (label[c]) continue;
+    if (parts.empty() || (max_width > 0 && part_open && part_width + 2 + width[c] > max_width)) {
+      parts.emplace_back();
+      part_width = label_width;
+      part_open = false;
     }
     parts.back().push_back(c);
-    part_width += 2 + width[c];
+    part_width += (part_width ? 2 : 0) + width[c];
+    part_open = true;
+  }
+  if (parts.empty() && !width.empty()) parts.emplace_back();  // labels alone
+  for (auto& p : parts) {
+    for (size_t c = 0; c < header.size(); ++c)
+      if (label[c]) p.push_back(c);
+    std::sort(p.begin(), p.end());
   }
   for (size_t pi = 0; pi < parts.size(); ++pi) {
     const auto& cols = parts[pi];
@@ -306,28 +334,51 @@ std::string render_tables(const std::vector<Table>& tables, TableFormat format, 
   return out;
 }
 
-std::string render_table_html(const Table& t) {
-  std::string o = "<h3>" + html_escape(t.title) + "</h3>\n";
-  if (t.rows.empty()) {  // the title and the notes alone
-    for (const auto& n : t.notes) o += "<p class=\"note\">" + html_escape(n) + "</p>\n";
-    return o;
-  }
-  o += "<table>\n<thead><tr>";
+std::string html_table(const Table& t, const HtmlTableOptions& o) {
+  constexpr size_t kLongWord = 24;
+  if (t.rows.empty()) return "";
   const auto shown = shown_columns(t);
   const auto header = headers(t, shown);
+  const auto kept = [&](size_t c) {
+    const std::string& k = t.columns[shown[c]].key;
+    return o.narrow.empty() || c == 0 || k == o.key || std::find(o.narrow.begin(), o.narrow.end(), k) != o.narrow.end();
+  };
+  bool narrow = false;
+  for (size_t c = 0; c < shown.size(); ++c) narrow = narrow || !kept(c);
   // Numbers (a column with a unit) right-aligned, labels and sentences left-aligned.
-  const auto numeric = [&](size_t c) { return c > 0 && !t.columns[shown[c]].unit.empty(); };
-  for (size_t c = 0; c < header.size(); ++c)
-    o += fmt::format("<th{}>{}</th>", numeric(c) ? " class=\"num\"" : "", html_escape(header[c]));
-  o += "</tr></thead>\n<tbody>\n";
+  const auto cls = [&](size_t c) {
+    std::string k = c == 0 ? "label" : !t.columns[shown[c]].unit.empty() ? "num" : "";
+    if (!o.key.empty() && t.columns[shown[c]].key == o.key) k += k.empty() ? "key" : " key";
+    if (!kept(c)) k += k.empty() ? "wide" : " wide";
+    return k.empty() ? std::string() : " class=\"" + k + "\"";
+  };
+  std::string out = "<table";
+  if (!o.id.empty()) out += " id=\"" + html_escape(o.id) + "\"";
+  if (narrow) out += " class=\"narrow\"";
+  out += ">\n<thead><tr>";
+  for (size_t c = 0; c < header.size(); ++c) out += fmt::format("<th{}>{}</th>", cls(c), html_escape(header[c]));
+  out += "</tr></thead>\n<tbody>\n";
   for (const auto& row : t.rows) {
-    o += "<tr>";
+    out += "<tr>";
     const auto cells = formatted_row(t, row, shown);
-    for (size_t c = 0; c < cells.size(); ++c)
-      o += fmt::format("<td{}>{}</td>", numeric(c) ? " class=\"num\"" : "", html_escape(cells[c]));
-    o += "</tr>\n";
+    for (size_t c = 0; c < cells.size(); ++c) {
+      // A cell with a word longer than kLongWord (a path, a command's argument) may break
+      // anywhere (class "long"), so it never widens its table past a narrow screen.
+      size_t run = 0, longest = 0;
+      for (char ch : cells[c]) longest = std::max(longest, run = ch == ' ' ? 0 : run + 1);
+      std::string k = cls(c);
+      if (longest > kLongWord) k = k.empty() ? " class=\"long\"" : k.insert(k.size() - 1, " long");
+      out += fmt::format("<td{}>{}</td>", k, html_escape(cells[c]));
+    }
+    out += "</tr>\n";
   }
-  o += "</tbody>\n</table>\n";
+  return out + "</tbody>\n</table>\n";
+}
+
+size_t html_table_columns(const Table& t) { return shown_columns(t).size(); }
+
+std::string render_table_html(const Table& t) {
+  std::string o = "<h3>" + html_escape(t.title) + "</h3>\n" + html_table(t);
   for (const auto& n : t.notes) o += "<p class=\"note\">" + html_escape(n) + "</p>\n";
   return o;
 }

@@ -50,8 +50,12 @@ struct Table {
   /// The document section the table belongs to ("Throughput scaling"): Markdown and HTML print it
   /// as a heading and text as a banner where it changes; "" for none.
   std::string section;
+  /// Keys of the columns that name a row: text repeats them in every part of a table too wide
+  /// for its width. Empty: the first column shown and the file column (key or header "file": the
+  /// launch every report row names).
+  std::vector<std::string> label_columns;
   /// Text only: each row as one line from its formatted cells (e.g. a sentence per row) instead
-  /// of padded columns; empty for columns.
+  /// of padded columns, an empty cell given as "n/a"; empty for columns.
   std::function<std::string(const std::vector<std::string>&)> text_line;
 
   /// Index of the column with `key`; throws std::logic_error when there is none (a
@@ -101,7 +105,8 @@ TableFormat parse_table_format(const std::string& name, const std::string& flag 
 /// an invocation prints); one line per table row, raw values;
 /// json — {"tables": [table_json(t)...]}.
 /// text_width > 0 (text only): a table wider than that many columns is printed in parts, each
-/// repeating the first column, and titles and notes are wrapped at spaces; 0: one line per row.
+/// repeating the columns that name a row (Table::label_columns: by default the first and the file
+/// column), and titles and notes are wrapped at spaces; 0: one line per row.
 std::string render_tables(const std::vector<Table>& tables, TableFormat format, size_t text_width = 0);
 
 /// One table as JSON: {kind, title, <context fields>, columns: [{key, header, unit}],
@@ -111,7 +116,26 @@ nlohmann::json table_json(const Table& t);
 /// A cell's raw value as JSON (null when missing).
 nlohmann::json value_json(const Value& v);
 
-/// One table as an HTML fragment (<h2> title, <table>, notes), text escaped.
+/// How html_table draws a table on a page.
+struct HtmlTableOptions {
+  std::string id;   ///< the <table> element's id; "" for none
+  std::string key;  ///< key of the table's key column (its cells get class "key"); "" for none
+  /// Keys of the columns a narrow screen keeps: the others get class "wide" (the page's
+  /// stylesheet hides them there) and the table class "narrow"; empty: every column. The
+  /// first column (the row's label, class "label") and the key column are always kept.
+  std::vector<std::string> narrow;
+};
+
+/// One table as an HTML <table> element alone, text escaped: a header row and a row per table
+/// row, numbers (a column with a unit, past the first) with class "num", a cell holding a word
+/// of more than 24 characters (a path) with class "long"; `o` adds the id, the key column and
+/// the columns a narrow screen drops. A table without rows is "".
+std::string html_table(const Table& t, const HtmlTableOptions& o = {});
+
+/// The number of columns html_table draws for `t` (those shown in text with a value).
+size_t html_table_columns(const Table& t);
+
+/// One table as an HTML fragment (<h3> title, html_table, notes), text escaped.
 std::string render_table_html(const Table& t);
 
 /// RFC 4180 field: quoted (with doubled quotes) when it holds a comma, quote or newline.
