@@ -36,8 +36,8 @@ Command add_report_command(CLI::App& parent) {
          "files", f->files,
          "Result files written by ddpbench run --json, comm --json or find-max-bs --json (one or many launches)")
       ->required();
-  app->add_option("--format", f->format, "Output: table, md, csv or json")
-      ->check(CLI::IsMember({"table", "md", "csv", "json"}))
+  app->add_option("--format", f->format, "Output: table, md (or markdown), csv or json")
+      ->check(CLI::IsMember({"table", "md", "markdown", "csv", "json"}))
       ->capture_default_str();
   app->add_flag("--per-rank", f->opts.per_rank,
                 "Add per-rank tables: step times and straggler score of every rank (the named stragglers are "
