@@ -27,6 +27,15 @@ namespace {
 
 std::string gq(const std::string& s) { return gnuplot_quote(s); }  // plots.hpp gnuplot_quote
 
+// A label for a gnuplot data file: double quotes dropped and control characters made spaces
+// (a newline from a result file would split the row).
+std::string data_label(std::string s) {
+  s.erase(std::remove(s.begin(), s.end(), '"'), s.end());
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  return s;
+}
+
 // The stacked components of a breakdown bar, in stacking order (bottom first); they add up
 // to the step (core/result/row_sections Phase).
 constexpr std::array<std::pair<Phase, const char*>, 5> kStacked = {{{Phase::forward, "forward"},
@@ -44,19 +53,43 @@ struct Series {
   std::string device;                 // ConfigKey::device
   std::string model;                  // ConfigKey::model
   std::string file;                   // launch label of the first row
+  std::string setup;                  // ConfigKey::setup_label()
+  std::string size;                   // "batch 32 per GPU", "global batch 256"
+  PlotAnchor table, breakdown;        // the weak or strong table drawn, and its breakdown table
   double no_ddp_ex_s = std::nan("");  // per-rank ex/s of the no-DDP baseline (weak), NaN without one
   std::vector<std::array<double, 8>> rows;
   std::vector<std::pair<std::string, std::array<double, kStacked.size()>>> bars;
 };
 
-// One bar per breakdown row that has a breakdown: "no DDP", "1 rank", "2 ranks", ...
-void add_bars(Series& s, const std::vector<BreakdownRow>& rows) {
+// The context fields (Table::context, as text) every table of `k` has.
+std::vector<std::pair<std::string, std::string>> key_fields(const ConfigKey& k) {
+  return {{"device", k.device}, {"model", k.model}, {"setup", k.setup_label()}, {"image_size", std::to_string(k.image_size)}};
+}
+
+// The anchors of a weak or strong table of `k` (batch: "batch_per_rank" or "global_batch" and its
+// value) and of its breakdown table.
+void anchor_series(Series& s, const ConfigKey& k, const char* kind, const char* batch_key, long long batch) {
+  s.table = {kind, key_fields(k)};
+  s.table.context.emplace_back(batch_key, std::to_string(batch));
+  s.breakdown = {"breakdown", key_fields(k)};
+  s.breakdown.context.emplace_back("scaling", k.scaling);
+}
+
+// One bar per breakdown row that has a breakdown: "no DDP", "1 rank", "2 ranks", ...; a size
+// whose ranks shared GPUs (`shared`: world size -> distinct GPUs) says so: "2 ranks, 1 GPU".
+void add_bars(Series& s, const std::vector<BreakdownRow>& rows, const std::map<int, int>& shared) {
   for (const auto& b : rows) {
     if (!b.mean_s) continue;
     std::array<double, kStacked.size()> ms{};
     for (size_t i = 0; i < kStacked.size(); ++i) ms[i] = (*b.mean_s)[static_cast<size_t>(kStacked[i].first)] * 1e3;
-    s.bars.emplace_back(b.ddp ? fmt::format("{} {}{}", b.world_size, s.unit, b.world_size == 1 ? "" : "s") : "no DDP",
-                        ms);
+    std::string label = "no DDP";
+    if (b.ddp) {
+      const auto sh = shared.find(b.world_size);
+      label = sh == shared.end()
+                  ? fmt::format("{} {}{}", b.world_size, s.unit, b.world_size == 1 ? "" : "s")
+                  : fmt::format("{} ranks, {} GPU{}", b.world_size, sh->second, sh->second == 1 ? "" : "s");
+    }
+    s.bars.emplace_back(label, ms);
   }
 }
 
@@ -65,6 +98,7 @@ void add_bars(Series& s, const std::vector<BreakdownRow>& rows) {
 struct CommSeries {
   std::string stem, what;
   std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>> lines;  // title, (bytes, busbw GB/s)
+  std::vector<PlotAnchor> tables;  // the file's collective tables
 };
 
 std::vector<CommSeries> comm_series_of(const Report& r) {
@@ -83,6 +117,8 @@ std::vector<CommSeries> comm_series_of(const Report& r) {
     for (const auto& t : r.comm) {
       if (t.source != src) continue;
       device = t.device;
+      s.tables.push_back({"comm", {{"source", t.source}, {"collective", t.collective},
+                                   {"world_size", std::to_string(t.world_size)}}});
       const bool cpu = t.device.rfind("CPU", 0) == 0;
       for (const auto& x : t.rows) {
         if (x.bytes <= 0 || !(x.busbw_gbps >= 0)) continue;  // a barrier has no size
@@ -121,9 +157,19 @@ std::vector<Series> series_of(const Report& r) {
         slug(fmt::format("weak-{}-{}-{}-i{}-b{}", k.model, k.setup_label(), k.device, k.image_size, k.batch_per_rank));
     s.what = fmt::format("{}, {}, {}: weak scaling, batch {} per {}, {}x{}", k.model, k.setup_label(), k.device,
                          k.batch_per_rank, s.unit, k.image_size, k.image_size);
-    for (const auto& x : w.rows)
+    s.setup = k.setup_label();
+    s.size = fmt::format("batch {} per {}", k.batch_per_rank, s.unit);
+    anchor_series(s, k, "weak", "batch_per_rank", k.batch_per_rank);
+    // A row whose ranks shared a GPU measures sharing, not scaling: never a point of a curve.
+    std::map<int, int> shared;
+    for (const auto& x : w.rows) {
+      if (x.shared_gpu) {
+        shared[x.world_size] = x.devices;
+        continue;
+      }
       s.rows.push_back({double(x.world_size), x.aggregate_ex_s, w.baseline_per_gpu_ex_s * x.devices,
                         100.0 * x.efficiency, x.per_gpu_ex_s, x.p5_s, x.p50_s, x.p95_s});
+    }
     if (w.no_ddp_p50_s && *w.no_ddp_p50_s > 0)
       s.no_ddp_ex_s = static_cast<double>(k.batch_per_rank) * k.grad_accum / *w.no_ddp_p50_s;
     if (!w.rows.empty()) {
@@ -132,7 +178,7 @@ std::vector<Series> series_of(const Report& r) {
       s.label = fmt::format("{}, {}, b{}, {} {}{} ({})", k.model, k.setup_label(), k.batch_per_rank, first.devices,
                             s.unit, first.devices == 1 ? "" : "s", s.file);
     }
-    add_bars(s, w.breakdown);
+    add_bars(s, w.breakdown, shared);
     out.push_back(std::move(s));
   }
   for (const auto& t : r.strong) {
@@ -145,14 +191,23 @@ std::vector<Series> series_of(const Report& r) {
         slug(fmt::format("strong-{}-{}-{}-i{}-gb{}", k.model, k.setup_label(), k.device, k.image_size, t.global_batch));
     s.what = fmt::format("{}, {}, {}: strong scaling, global batch {}, {}x{}", k.model, k.setup_label(), k.device,
                          t.global_batch, k.image_size, k.image_size);
+    s.setup = k.setup_label();
+    s.size = fmt::format("global batch {}", t.global_batch);
+    anchor_series(s, k, "strong", "global_batch", t.global_batch);
     const auto& base = t.rows.front();
     s.file = base.launch.file;
     s.label = fmt::format("{}, {}, global b{}, {} {}{} ({})", k.model, k.setup_label(), t.global_batch, base.devices,
                           s.unit, base.devices == 1 ? "" : "s", base.launch.file);
-    for (const auto& x : t.rows)
+    std::map<int, int> shared;
+    for (const auto& x : t.rows) {
+      if (x.shared_gpu) {  // as for weak scaling: not a point of a curve
+        shared[x.world_size] = x.devices;
+        continue;
+      }
       s.rows.push_back({double(x.world_size), x.aggregate_ex_s, base.aggregate_ex_s * x.devices / base.devices,
                         100.0 * x.efficiency, x.aggregate_ex_s / x.devices, x.p5_s, x.step_s, x.p95_s});
-    add_bars(s, t.breakdown);
+    }
+    add_bars(s, t.breakdown, shared);
     out.push_back(std::move(s));
   }
   return out;
@@ -189,11 +244,12 @@ std::vector<PlotSpec> cluster_plots(const Report& r) {
       if (std::find(models.begin(), models.end(), row.model) == models.end()) models.push_back(row.model);
   for (const auto& m : models) {
     const BenchResult* best = nullptr;
-    std::string device;
+    std::string device, source;
     for (const auto& c : r.cluster)
       if (const BenchResult* g = largest_group(c.rows, m); g && (!best || g->world_size > best->world_size)) {
         best = g;
         device = c.device;
+        source = c.source;
       }
     if (!best) continue;
     std::vector<std::pair<int, const TelemetrySummary*>> ranks;  // the ranks that kept their own series
@@ -240,6 +296,7 @@ std::vector<PlotSpec> cluster_plots(const Report& r) {
     if (!band && std::all_of(a.begin(), a.end(), [](const auto& v) { return v.empty(); })) continue;
     PlotSpec p;
     p.name = unique(slug(fmt::format("telemetry-{}-{}-{}", m, best->label, device)));
+    p.tables.push_back({"telemetry", {{"source", source}}});
     p.data_file = p.name + ".dat";
     p.title = fmt::format("{}, {}, {}: {} per rank during the measured iterations", m, best->label, device,
                           gpu ? "SM utilization and SM clock" : "CPU utilization");
@@ -296,6 +353,7 @@ std::vector<PlotSpec> cluster_plots(const Report& r) {
       const std::string model = e.contains("model") && e["model"].is_string() ? e["model"].get<std::string>() : "?";
       PlotSpec p;
       p.name = unique(slug(fmt::format("stragglers-{}-{}-{}r", model, c.device, sc.size())));
+      p.tables.push_back({"stragglers", {{"model", model}}});
       p.data_file = p.name + ".dat";
       p.title =
           fmt::format("{}, {}, {} ranks: straggler score per rank (threshold {:g})", model, c.device, sc.size(), thr);
@@ -340,6 +398,8 @@ std::vector<PlotSpec> cluster_plots(const Report& r) {
       for (const auto& x : v) windows = std::max(windows, x.size());
       PlotSpec p;
       p.name = unique(slug(fmt::format("burnin-{}-{}-{}", row.model, row.label, c.device)));
+      p.tables.push_back(
+          {"burn_in", {{"device", c.device}, {"model", row.model}, {"world_size", std::to_string(row.world_size)}}});
       p.data_file = p.name + ".dat";
       p.title = fmt::format("{}, {}, {}: burn-in, ex/s per rank per {:g} s window", row.model, row.label, c.device, w);
       const std::string& dat = p.data_file;
@@ -392,52 +452,38 @@ std::string slug(const std::string& s) {
 // The four panels of every series, in file-name order ("<stem>-<suffix>.png/.svg").
 constexpr const char* kPanelSuffixes[] = {"throughput", "efficiency", "per-gpu", "latency"};
 
-// Schema 1.7: per strategy table, at its largest world size, one pair of bars per line
-// (strategy, checkpointing, precision): peak memory per rank and model state per rank, MiB.
-std::vector<PlotSpec> strategy_plots(const Report& r) {
-  std::vector<PlotSpec> out;
-  std::set<std::string> stems;
-  for (const auto& t : r.strategy) {
-    if (t.rows.empty()) continue;
-    const int n = t.rows.back().world_size;  // rows are sorted by world size
-    const bool gpu = std::any_of(t.rows.begin(), t.rows.end(),
-                                 [](const StrategyRow& x) { return x.peak_allocated_bytes.has_value(); });
-    const std::string u = unit_word(t.key);
-    PlotSpec p;
-    std::string stem = slug(fmt::format("memory-{}-{}-i{}-b{}-{}r", t.key.model, t.key.device, t.key.image_size,
-                                        t.key.scaling == "weak" ? t.key.batch_per_rank : t.key.global_batch, n));
-    for (int k = 2; stems.count(stem); ++k) stem = fmt::format("{}-{}", stem, k);
-    stems.insert(stem);
-    p.name = stem;
-    p.data_file = stem + ".dat";
-    p.title = fmt::format("{}, {}, {} {}s, {}: memory per {} by strategy", t.key.model, t.key.device, n, u,
-                          t.key.scaling == "weak" ? fmt::format("batch {} per {}", t.key.batch_per_rank, u)
-                                                  : fmt::format("global batch {}", t.key.global_batch),
-                          u);
-    const auto mib = [](const std::optional<double>& v) {
-      return v ? fmt::format("{:.6g}", *v / (1024.0 * 1024.0)) : std::string("NaN");
-    };
-    p.data = fmt::format("# line {}_MiB model_state_MiB ({} {}s)\n", gpu ? "peak_allocated" : "peak_rss", n, u);
-    bool any_value = false;
-    for (const auto& x : t.rows) {
-      if (x.world_size != n) continue;
-      any_value = any_value || (gpu ? x.peak_allocated_bytes : x.peak_rss_bytes) || x.model_state_bytes;
-      const std::string label =
-          fmt::format("{} {}{}", x.strategy, x.precision, x.activation_checkpointing ? " ckpt" : "");
-      p.data += fmt::format("\"{}\" {} {}\n", label, mib(gpu ? x.peak_allocated_bytes : x.peak_rss_bytes),
-                            mib(x.model_state_bytes));
+std::vector<std::string> plot_title_lines(const std::string& heading, const std::string& title) {
+  const size_t w = kTitleLineChars;
+  std::vector<std::string> lines;
+  if (!heading.empty()) lines.push_back(heading.size() <= w ? heading : heading.substr(0, w - 3) + "...");
+  std::string line;
+  size_t start = 0;
+  while (start < title.size()) {
+    size_t end = title.find(' ', start);
+    if (end == std::string::npos) end = title.size();
+    std::string word = title.substr(start, end - start);
+    start = end + 1;
+    // A word longer than a line (a path, a long name) is cut into lines of its own.
+    while (!word.empty()) {
+      if (line.empty() && word.size() > w) {
+        lines.push_back(word.substr(0, w));
+        word = word.substr(w);
+      } else if (line.empty()) {
+        line = word, word.clear();
+      } else if (line.size() + 1 + word.size() <= w) {
+        line += " " + word, word.clear();
+      } else {
+        lines.push_back(line), line.clear();
+      }
     }
-    p.body = fmt::format(
-        "set style data histogram\nset style histogram clustered gap 1\nset style fill solid 0.7 border -1\n"
-        "set ylabel {}\nset yrange [0:*]\nset key outside below center horizontal\nplot {} using 2:xtic(1) title {}, "
-        "'' using 3 title "
-        "'model state (params + grads + optimizer)'\n",
-        gq(fmt::format("MiB per {}", u)), gq(p.data_file),
-        gq(gpu ? "peak allocated (CUDA caching allocator)" : "peak RSS (process, upper bound)"));
-    if (!any_value) p.skip = "no memory measured in these rows; older files do not record it";
-    out.push_back(std::move(p));
   }
-  return out;
+  if (!line.empty()) lines.push_back(line);
+  if (lines.size() > kMaxTitleLines) {
+    lines.resize(kMaxTitleLines);
+    std::string& last = lines.back();
+    last = (last.size() + 3 <= w ? last : last.substr(0, w - 3)) + "...";
+  }
+  return lines;
 }
 
 std::string gnuplot_number(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "NaN"; }
@@ -464,28 +510,33 @@ void prepare_plot_dir(const std::string& dir) {
 
 namespace {
 
-// The two terminals every plot is drawn with: (gnuplot terminal, file extension).
-const std::array<std::pair<std::string, const char*>, 2>& terminals() {
-  static const std::array<std::pair<std::string, const char*>, 2> t = {
-      {{fmt::format("pngcairo size {},{} font 'DejaVu Sans,11'", kPlotWidth, kPlotHeight), ".png"},
-       {fmt::format("svg size {},{} font 'DejaVu Sans,11' background '#ffffff'", kPlotWidth, kPlotHeight), ".svg"}}};
-  return t;
+// The two terminals every plot is drawn with, for an image `height` pixels tall: (gnuplot
+// terminal, file extension). pngcairo reads a font size in points at 96 dpi where the svg
+// terminal reads pixels: 3/4 of kPlotFontPx draws the PNG's text as large as the SVG's.
+std::array<std::pair<std::string, const char*>, 2> terminals(int height) {
+  return {{{fmt::format("pngcairo size {},{} font 'DejaVu Sans,{:g}'", kPlotWidth, height, kPlotFontPx * 0.75),
+            ".png"},
+           {fmt::format("svg size {},{} font 'DejaVu Sans,{}' background '#ffffff'", kPlotWidth, height, kPlotFontPx),
+            ".svg"}}};
 }
 
-// A title gnuplot can draw on one plot: at most kMaxTitle characters (a label from a file can
-// be any length), the rest cut with "...".
-constexpr size_t kMaxTitle = 160;
-std::string fit_title(const std::string& t) { return t.size() <= kMaxTitle ? t : t.substr(0, kMaxTitle - 3) + "..."; }
+// The gnuplot command that draws `lines` as the title, one under the other (a string
+// expression: single-quoted parts joined by "\n"), without enhanced-text markup.
+std::string title_command(const std::vector<std::string>& lines) {
+  std::string e;
+  for (size_t i = 0; i < lines.size(); ++i) e += (i ? " . \"\\n\" . " : "") + gq(lines[i]);
+  return "set title " + (e.empty() ? std::string("''") : e) + " noenhanced\n";
+}
 
 // The script of one plot: reset, setup, then per terminal its output and body. `out` gives
 // the output file of each extension.
 template <class Out>
 std::string plot_script(const PlotSpec& p, Out out) {
-  std::string s = "reset\nset encoding utf8\nset grid\n" + p.setup;
+  // A legend below the plot keeps a line's height from the x axis' label above it.
+  std::string s = "reset\nset encoding utf8\nset grid\nset key height 1\n" + p.setup;
   if (!s.empty() && s.back() != '\n') s += '\n';
-  const std::string title =
-      p.title_command.empty() ? "set title " + gq(fit_title(p.title)) + " noenhanced\n" : p.title_command + "\n";
-  for (const auto& [term, ext] : terminals())
+  const std::string title = title_command(plot_title_lines(p.heading, p.title));
+  for (const auto& [term, ext] : terminals(p.height))
     s += "set terminal " + term + "\nset output " + gq(out(ext)) + "\n" + title + p.body +
          (p.body.empty() || p.body.back() == '\n' ? "" : "\n") + "unset output\n";
   return s;
@@ -526,7 +577,9 @@ std::vector<Plot> draw_plots(const std::vector<PlotSpec>& specs, const std::stri
   for (const auto& spec : specs) {
     Plot plot;
     plot.name = spec.name;
-    plot.title = spec.title;
+    plot.title = spec.heading.empty() ? spec.title : spec.heading + ": " + spec.title;
+    plot.tables = spec.tables;
+    plot.height = spec.height;
     if (!spec.skip.empty()) {
       plot.error = spec.skip;
       plots.push_back(std::move(plot));
@@ -538,7 +591,7 @@ std::vector<Plot> draw_plots(const std::vector<PlotSpec>& specs, const std::stri
     const auto remove_tmp = [&tmp] {
       for (const auto& [ext, t] : tmp) ::unlink(t.c_str());
     };
-    for (const auto& [term, ext] : terminals()) tmp[ext] = temp_file_next_to((d / (spec.name + ext)).string());
+    for (const auto& [term, ext] : terminals(spec.height)) tmp[ext] = temp_file_next_to((d / (spec.name + ext)).string());
     ProcessOptions gp;
     gp.cwd = d.string();
     gp.stdin_data = plot_script(spec, [&tmp](const char* ext) { return fs::path(tmp[ext]).filename().string(); });
@@ -586,14 +639,6 @@ std::vector<Plot> draw_plots(const std::vector<PlotSpec>& specs, const std::stri
   return plots;
 }
 
-// A label for a gnuplot data file: double quotes dropped and control characters made spaces
-// (a newline from a result file would split the row).
-static std::string data_label(std::string s) {
-  s.erase(std::remove(s.begin(), s.end(), '"'), s.end());
-  for (char& c : s)
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  return s;
-}
 
 // Per-GPU ex/s at the p95 and at the p5 step time of a series row (N, aggregate, ideal,
 // efficiency, per-GPU, p5, p50, p95): the slow and the fast end of its whisker; NaN without them.
@@ -601,17 +646,55 @@ static std::pair<double, double> whisker_ex_s(const std::array<double, 8>& r) {
   return {r[7] > 0 ? r[4] * r[6] / r[7] : std::nan(""), r[5] > 0 ? r[4] * r[6] / r[5] : std::nan("")};
 }
 
-// A horizontal bar chart's commands: the style (labels in a left margin of `lmargin`
-// characters, the legend below), then its x label and the ranges of `bars` bars up to `top`.
-static std::string hbar_setup(int lmargin) {
-  return fmt::format(
-      "set style fill solid 0.5 border -1\nset ytics scale 0 font ',8' noenhanced\nset grid xtics\n"
-      "set key outside below center horizontal\nset lmargin {}\n",
-      lmargin);
+// `s` cut to a label line of a bar chart (at most kBarLabelChars, "..." at a cut).
+constexpr size_t kBarLabelChars = 54;
+static std::string bar_line(const std::string& s) {
+  const std::string t = data_label(s);
+  return t.size() <= kBarLabelChars ? t : t.substr(0, kBarLabelChars - 3) + "...";
 }
-static std::string hbar_ranges(const std::string& xlabel, size_t bars, double top) {
-  return fmt::format("set xlabel {}\nset yrange [{:.1f}:-0.6]\nset xrange [0:{:.6g}]\n", gq(xlabel),
-                     static_cast<double>(bars) - 0.4, top > 0 ? top * 1.1 : 1.0);
+
+// A horizontal bar chart of `bars` bars, each under `lines` lines of its label (data columns
+// 1..lines, drawn inside the plot at x = 0 so that the bars keep the plot's whole width), under a
+// title of `title_lines` lines: the style, the ranges, the x label, the commands that draw the
+// labels, the image's height, and where the centre of bar i's k-th of `per_slot` bars is
+// (`bar_y[k]`, gnuplot's using expression) and half a bar's height (`bar_half`). The plot area is
+// fixed in pixels (margins at screen coordinates), so the labels sit above their bars whatever
+// the number of bars.
+struct HBars {
+  std::string setup, ranges, labels, bar_half;
+  std::vector<std::string> bar_y;
+  int height = kPlotHeight;
+};
+static HBars hbars(const std::string& xlabel, size_t bars, int lines, size_t title_lines, double top,
+                   const std::string& dat, int per_slot = 1) {
+  constexpr int kLine = 19, kPadTop = 5, kGap = 3, kBar = 20, kPadBottom = 9;  // pixels of a slot
+  const int slot = kPadTop + lines * kLine + kGap + per_slot * kBar + kPadBottom;
+  // gnuplot draws a title's last line 28.5 px above the plot and the others 22.5 px apart above
+  // it, at kPlotFontPx; below the plot, its x tics and label (80 px), then the legend in at most
+  // two rows.
+  const int title = 46 + static_cast<int>(title_lines - 1) * 23, bottom = 80 + 2 * 23 + 8;
+  const int area = static_cast<int>(bars) * slot;
+  HBars h;
+  h.height = title + area + bottom;
+  // Margins and the legend at fixed pixels (the legend's top 80 px under the plot): gnuplot
+  // places a legend below the plot over the x label when the margins are fixed.
+  h.setup = fmt::format(
+      "set style fill solid 0.5 border -1\nunset ytics\nset grid xtics\n"
+      "set key at screen 0.5, screen {:.4f} center top horizontal samplen 2\n"
+      "set lmargin 2\nset rmargin 3\nset tmargin at screen {:.4f}\nset bmargin at screen {:.4f}\n",
+      static_cast<double>(bottom - 80) / h.height, 1.0 - static_cast<double>(title) / h.height,
+      static_cast<double>(bottom) / h.height);
+  // y: slot i spans [i - 0.5, i + 0.5], the first on top.
+  h.ranges = fmt::format("set xlabel {}\nset yrange [{:.2f}:-0.5]\nset xrange [0:{:.6g}]\n", gq(xlabel),
+                         static_cast<double>(bars) - 0.5, top > 0 ? top * 1.1 : 1.0);
+  const auto at = [&](double px) { return px / slot - 0.5; };  // pixels from the slot's top, in y units
+  for (int l = 0; l < lines; ++l)
+    h.labels += fmt::format("{} using (0):($0{:+.4f}):{} with labels left offset 0.4,0 noenhanced notitle, ",
+                            l ? "''" : gq(dat), at(kPadTop + (l + 0.5) * kLine), l + 1);
+  for (int k = 0; k < per_slot; ++k)
+    h.bar_y.push_back(fmt::format("($0{:+.4f})", at(kPadTop + lines * kLine + kGap + (k + 0.5) * kBar)));
+  h.bar_half = fmt::format("({:.4f})", kBar / 2.0 / slot);
+  return h;
 }
 
 // One horizontal bar per table measured at a single GPU count: per-GPU ex/s at the p50 step
@@ -625,7 +708,7 @@ static PlotSpec single_point_bars(const std::vector<const Series*>& single) {
   const std::string per = gpu && cpu ? "per GPU (per rank on CPUs)" : gpu ? "per GPU" : "per rank";
   spec.title = "Throughput " + per + " of the configurations measured at one size";
   spec.data_file = spec.name + ".dat";
-  spec.data = "# configuration ex_s_p50 ex_s_at_p95_time ex_s_at_p5_time no_ddp_ex_s\n";
+  spec.data = "# model_size_launch setup ex_s_p50 ex_s_at_p95_time ex_s_at_p5_time no_ddp_ex_s\n";
   double top = 0;
   // The device in each label when the bars span several.
   const bool devices =
@@ -633,19 +716,26 @@ static PlotSpec single_point_bars(const std::vector<const Series*>& single) {
   for (const Series* s : single) {
     const double per_gpu = s->rows.front()[4];
     const auto [lo, hi] = whisker_ex_s(s->rows.front());
-    const std::string label = data_label(s->label + (devices ? ", " + s->device : ""));
-    spec.data +=
-        fmt::format("\"{}\" {} {} {} {}\n", label, gnuplot_number(per_gpu), gnuplot_number(lo), gnuplot_number(hi), gnuplot_number(s->no_ddp_ex_s));
+    const int n = static_cast<int>(s->rows.front()[0]);
+    const std::string first = fmt::format("{}, {}, {} {}{} ({})", s->model, s->size, n, s->unit, n == 1 ? "" : "s", s->file);
+    spec.data += fmt::format("\"{}\" \"{}\" {} {} {} {}\n", bar_line(first),
+                             bar_line(s->setup + (devices ? ", " + s->device : "")), gnuplot_number(per_gpu),
+                             gnuplot_number(lo), gnuplot_number(hi), gnuplot_number(s->no_ddp_ex_s));
     for (double v : {per_gpu, hi, s->no_ddp_ex_s})
       if (std::isfinite(v)) top = std::max(top, v);
+    spec.tables.push_back(s->table);
   }
-  spec.setup = hbar_setup(48);
-  spec.body = hbar_ranges("examples/s " + per + " (bar: p50 step; whiskers: p95 to p5 step)", single.size(), top) +
+  const HBars h = hbars(fmt::format("examples/s {} (whiskers: p95 to p5 step)", gpu && cpu ? "per GPU or rank" : per),
+                        single.size(), 2,
+                        plot_title_lines(spec.heading, spec.title).size(), top, spec.data_file);
+  spec.setup = h.setup;
+  spec.height = h.height;
+  spec.body = h.ranges + "plot " + h.labels +
               fmt::format(
-                  "plot {} using ($2/2):0:($2/2):(0.35):yticlabels(1) with boxxyerror lc rgb '#4477aa' "
-                  "title 'DDP', '' using 2:0:3:4 with xerrorbars pt 7 ps 0.4 lc rgb 'black' title 'p95 - p5', "
-                  "'' using 5:0 with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'\n",
-                  gq(spec.data_file));
+                  "'' using ($3/2):{0}:($3/2):{1} with boxxyerror lc rgb '#4477aa' title 'DDP (p50 step)', "
+                  "'' using 3:{0}:4:5 with xerrorbars pt 7 ps 0.4 lc rgb 'black' title 'p95 - p5', "
+                  "'' using 6:{0} with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'\n",
+                  h.bar_y[0], h.bar_half);
   if (!(top > 0)) spec.skip = "no finite throughput to draw";
   return spec;
 }
@@ -663,43 +753,47 @@ static std::vector<PlotSpec> impact_bars(const Report& r) {
     for (int i = 2; names.count(stem); ++i) stem = slug(fmt::format("{}-{}", stem, i));
     names.insert(stem);
     spec.name = stem;
-    spec.title = fmt::format("Optimization impact: {}, {}, batch {} per {}, {}, DDP on {} {}s", k.model,
-                             k.setup_label(), k.batch_per_rank, unit_word(k), k.device, k.world_size, unit_word(k));
-    // Two title lines (a gnuplot string expression): the bars' labels leave the title less room.
-    spec.title_command = "set title " +
-                         gq(fit_title(fmt::format("Optimization impact, DDP on {} {}s", k.world_size, unit_word(k)))) +
-                         " . \"\\n\" . " +
-                         gq(fit_title(fmt::format("{}, {}, batch {} per {}, {}", k.model, k.setup_label(),
-                                                  k.batch_per_rank, unit_word(k), k.device))) +
-                         " noenhanced";
+    spec.heading = fmt::format("Optimization impact, DDP on {} {}s", k.world_size, unit_word(k));
+    spec.title = fmt::format("{}, {}, batch {} per {}, {}", k.model, k.setup_label(), k.batch_per_rank, unit_word(k),
+                             k.device);
+    PlotAnchor a{"impact", key_fields(k)};
+    a.context.emplace_back("batch_per_rank", std::to_string(k.batch_per_rank));
+    a.context.emplace_back("world_size", std::to_string(k.world_size));
+    spec.tables.push_back(std::move(a));
     spec.data_file = stem + ".dat";
     spec.data = "# technique aggregate_ex_s baseline(1/0)\n";
     double top = 0;
     for (const auto& row : m.rows) {
-      const std::string label = data_label(fmt::format("{} ({})", row.technique, row.launch.file));
+      const std::string label = bar_line(fmt::format("{} ({})", row.technique, row.launch.file));
       spec.data += fmt::format("\"{}\" {} {}\n", label, gnuplot_number(row.aggregate_ex_s), row.baseline ? 1 : 0);
       if (std::isfinite(row.aggregate_ex_s)) top = std::max(top, row.aggregate_ex_s);
     }
-    spec.setup = hbar_setup(40);
-    spec.body = hbar_ranges("aggregate examples/s (p50 step time)", m.rows.size(), top) +
+    const HBars h = hbars("aggregate examples/s (p50 step time)", m.rows.size(), 1,
+                          plot_title_lines(spec.heading, spec.title).size(), top, spec.data_file);
+    spec.setup = h.setup;
+    spec.height = h.height;
+    spec.body = h.ranges + "plot " + h.labels +
                 fmt::format(
-                    "plot {} using ($3 == 1 ? $2/2 : NaN):0:($2/2):(0.35):yticlabels(1) with boxxyerror lc rgb "
-                    "'#999999' title 'DDP defaults', '' using ($3 == 0 ? $2/2 : NaN):0:($2/2):(0.35) with boxxyerror "
+                    "'' using ($3 == 1 ? $2/2 : NaN):{0}:($2/2):{1} with boxxyerror lc rgb '#999999' "
+                    "title 'DDP defaults', '' using ($3 == 0 ? $2/2 : NaN):{0}:($2/2):{1} with boxxyerror "
                     "lc rgb '#4477aa' title 'variant'\n",
-                    gq(spec.data_file));
+                    h.bar_y[0], h.bar_half);
     if (!(top > 0)) spec.skip = "no finite throughput to draw";
     out.push_back(std::move(spec));
   }
   return out;
 }
 
+// Characters of a legend entry that fit beside its sample within kPlotWidth at kPlotFontPx.
+constexpr size_t kKeyChars = 42;
+
 // Tables of one model and scaling measured at two or more sizes, on several devices, setups or
 // files: per-GPU ex/s against GPUs on one plot, a line each with whiskers at the p95 and p5 step
 // times, and each table's no-DDP baseline as an open circle at its first size.
-static std::vector<PlotSpec> overlays(const std::vector<Series>& series) {
+static std::vector<PlotSpec> overlays(const std::vector<const Series*>& series) {
   std::map<std::string, std::vector<const Series*>> by_model;
-  for (const auto& s : series)
-    if (s.rows.size() >= 2) by_model[s.stem.substr(0, s.stem.find('-')) + " " + s.model].push_back(&s);
+  for (const Series* s : series)
+    if (s->rows.size() >= 2) by_model[s->stem.substr(0, s->stem.find('-')) + " " + s->model].push_back(s);
   std::vector<PlotSpec> out;
   for (const auto& [group, ss] : by_model) {
     if (ss.size() < 2) continue;
@@ -713,6 +807,13 @@ static std::vector<PlotSpec> overlays(const std::vector<Series>& series) {
     std::string nd = "# no-DDP baselines: size ex_s\n";
     double max_n = 1;
     std::vector<double> ys;
+    // Each line names what tells the tables apart: setup, size, device (where they differ) and launch.
+    const auto differ = [&](auto field) {
+      return std::any_of(ss.begin(), ss.end(), [&](const Series* o) { return field(o) != field(ss.front()); });
+    };
+    const bool setups = differ([](const Series* o) { return o->setup; });
+    const bool sizes = differ([](const Series* o) { return o->size; });
+    const bool devices = differ([](const Series* o) { return o->device; });
     for (size_t i = 0; i < ss.size(); ++i) {
       spec.data +=
           (i ? "\n\n" : "") + fmt::format("# {}: size per_{}_ex_s at_p95 at_p5\n", data_label(ss[i]->label), unit);
@@ -722,23 +823,102 @@ static std::vector<PlotSpec> overlays(const std::vector<Series>& series) {
         if (std::isfinite(row[0])) max_n = std::max(max_n, row[0]);
         ys.push_back(row[4]);
       }
-      const std::string label = ss[i]->what + " (" + ss[i]->file + ")";
+      // The launch first, then device, setup and size: a legend entry wider than the plot would
+      // make gnuplot drop the whole legend, so entries are cut at kKeyChars.
+      std::string label = ss[i]->file;
+      for (const auto& [on, part] : {std::pair{devices, ss[i]->device}, std::pair{setups, ss[i]->setup},
+                                     std::pair{sizes, ss[i]->size}})
+        if (on) label += (label == ss[i]->file ? ": " : ", ") + part;
+      label = data_label(label);
+      if (label.size() > kKeyChars) label = label.substr(0, kKeyChars - 3) + "...";
       cmd += fmt::format("{}{} index {} using 1:2:3:4 with yerrorlines lw 2 pt 7 title {} noenhanced", i ? ", " : "",
                          i ? "''" : gq(spec.data_file), i, gq(label));
       if (std::isfinite(ss[i]->no_ddp_ex_s))
         nd += fmt::format("{} {}\n", gnuplot_number(ss[i]->rows.front()[0]), gnuplot_number(ss[i]->no_ddp_ex_s));
+      spec.tables.push_back(ss[i]->table);
     }
     spec.data += "\n\n" + nd;
     cmd += fmt::format(", '' index {} using 1:2 with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'", ss.size());
     // One legend line per table under the plot, with room made for them.
-    spec.setup = fmt::format("set logscale x 2\nset key outside below left vertical font ',8'\nset bmargin {}\n",
-                             6 + ss.size() + 1);
+    spec.setup = "set logscale x 2\nset key outside below left vertical Left reverse samplen 2\n";
+    spec.height = kPlotHeight + 20 * static_cast<int>(ss.size() + 1);
     spec.body = fmt::format("set ylabel {}\nset xlabel {}\nset xrange [0.7:{:.6g}]\nset yrange [0:*]\n",
                             gq("examples/s per " + unit + " (whiskers: p95 to p5 step)"),
                             gq(gpu ? "GPUs (ranks, log2 scale)" : "ranks (log2 scale)"), std::max(2.0, max_n * 1.4)) +
                 cmd + "\n";
     if (!any_finite(ys)) spec.skip = "no finite throughput to draw";
     out.push_back(std::move(spec));
+  }
+  return out;
+}
+
+// Schema 1.7: per strategy table, at its largest world size, one pair of bars per line
+// (strategy, checkpointing, precision): peak memory per rank and model state per rank, MiB.
+static std::vector<PlotSpec> strategy_plots(const Report& r) {
+  std::vector<PlotSpec> out;
+  std::set<std::string> stems;
+  for (const auto& t : r.strategy) {
+    if (t.rows.empty()) continue;
+    const int n = t.rows.back().world_size;  // rows are sorted by world size
+    const std::string u = unit_word(t.key);
+    const bool gpu = u == "GPU";
+    PlotSpec p;
+    std::string stem = slug(fmt::format("memory-{}-{}-i{}-b{}-{}r", t.key.model, t.key.device, t.key.image_size,
+                                        t.key.scaling == "weak" ? t.key.batch_per_rank : t.key.global_batch, n));
+    for (int k = 2; stems.count(stem); ++k) stem = fmt::format("{}-{}", stem, k);
+    stems.insert(stem);
+    p.name = stem;
+    p.data_file = stem + ".dat";
+    PlotAnchor a{"strategy", {{"device", t.key.device}, {"model", t.key.model},
+                              {"image_size", std::to_string(t.key.image_size)}, {"scaling", t.key.scaling}}};
+    if (t.key.scaling == "weak") a.context.emplace_back("batch_per_rank", std::to_string(t.key.batch_per_rank));
+    p.tables.push_back(std::move(a));
+    p.heading = fmt::format("Memory per {} by strategy", u);
+    p.title = fmt::format("{}, {}, {} {}{}, {}", t.key.model, t.key.device, n, u, n == 1 ? "" : "s",
+                          t.key.scaling == "weak" ? fmt::format("batch {} per {}", t.key.batch_per_rank, u)
+                                                  : fmt::format("global batch {}", t.key.global_batch));
+    const auto mib = [](const std::optional<double>& v) {
+      return v ? fmt::format("{:.6g}", *v / (1024.0 * 1024.0)) : std::string("NaN");
+    };
+    // The peak the scaling tables print (row_metrics "peak_memory_bytes", the per-row accessor
+    // of every "peak mem" column): allocated bytes on GPUs, peak RSS on CPUs.
+    p.data = fmt::format("# line {}_MiB model_state_MiB ({} {}s)\n", gpu ? "peak_allocated" : "peak_rss", n, u);
+    bool any_peak = false, any_state = false;
+    size_t lines = 0;
+    double top = 0;
+    for (const auto& x : t.rows) {
+      if (x.world_size != n) continue;
+      // The tables' "peak mem" (row_metrics), else (a file without its telemetry copy) the same
+      // max over ranks from the row's memory object.
+      std::optional<double> peak = x.facts.metric("peak_memory_bytes");
+      if (!peak) peak = gpu ? x.peak_allocated_bytes : x.peak_rss_bytes;
+      any_peak = any_peak || peak;
+      any_state = any_state || x.model_state_bytes;
+      for (const auto& v : {peak, x.model_state_bytes})
+        if (v && std::isfinite(*v)) top = std::max(top, *v / (1024.0 * 1024.0));
+      const std::string label =
+          fmt::format("{} {}{}", x.strategy, x.precision, x.activation_checkpointing ? " ckpt" : "");
+      p.data += fmt::format("\"{}\" {} {}\n", bar_line(label), mib(peak), mib(x.model_state_bytes));
+      ++lines;
+    }
+    const bool any_value = any_peak || any_state;
+    // Per line a bar of its peak and one of its model state, where some line has a value.
+    const HBars h = hbars(fmt::format("MiB per {}", u), lines, 1, plot_title_lines(p.heading, p.title).size(), top,
+                          p.data_file, any_peak && any_state ? 2 : 1);
+    std::string cmd;
+    if (any_peak)
+      cmd = fmt::format("'' using ($2/2):{}:($2/2):{} with boxxyerror lc rgb '#4477aa' title {}", h.bar_y[0],
+                        h.bar_half,
+                        gq(gpu ? "peak allocated (CUDA caching allocator)" : "peak RSS (process, upper bound)"));
+    if (any_state)
+      cmd += fmt::format("{}'' using ($3/2):{}:($3/2):{} with boxxyerror lc rgb '#ddaa33' title {}",
+                         cmd.empty() ? "" : ", ", h.bar_y.back(), h.bar_half,
+                         gq("model state (params + grads + optimizer)"));
+    p.setup = h.setup;
+    p.height = h.height;
+    p.body = h.ranges + "plot " + h.labels + cmd + "\n";
+    if (!any_value) p.skip = "no memory measured in these rows; older files do not record it";
+    out.push_back(std::move(p));
   }
   return out;
 }
@@ -752,9 +932,11 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
   std::vector<PlotSpec> specs;
   // Tables measured at one GPU count make no scaling plot (one point is no curve): together
   // they make one bar chart of per-GPU ex/s.
-  std::vector<const Series*> single;
-  for (const auto& s : series)
+  std::vector<const Series*> single, scaling;
+  for (const auto& s : series) {
+    scaling.push_back(&s);
     if (s.rows.size() == 1) single.push_back(&s);
+  }
   if (!single.empty()) specs.push_back(single_point_bars(single));
   for (const auto& s : series) {
     const std::string dat = s.stem + ".dat";
@@ -778,19 +960,19 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
       std::string title, ylabel, plot;
     };
     const std::vector<Panel> panels = {
-        {kPanelSuffixes[0], "aggregate throughput", fmt::format("throughput (examples/s, all {}s)", s.unit),
+        {kPanelSuffixes[0], "Aggregate throughput", fmt::format("throughput (examples/s, all {}s)", s.unit),
          fmt::format("set yrange [0:*]\nplot {} using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 "
                      "with lines dt 2 lw 2 title {}",
                      gq(dat), gq(fmt::format("ideal (baseline per-{} ex/s x {}s)", s.unit, s.unit)))},
-        {kPanelSuffixes[1], "scaling efficiency", "efficiency (%)",
+        {kPanelSuffixes[1], "Scaling efficiency", "efficiency (%)",
          fmt::format("set yrange [0:{:.0f}]\nplot {} using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with "
                      "lines dt 2 title '100 %'",
                      max_eff * 1.1, gq(dat))},
-        {kPanelSuffixes[2], fmt::format("per-{} throughput", s.unit),
+        {kPanelSuffixes[2], fmt::format("Per-{} throughput", s.unit),
          fmt::format("throughput per {} (examples/s)", s.unit),
          fmt::format("set yrange [0:*]\nplot {} using 1:5 with linespoints lw 2 pt 7 title {}", gq(dat),
                      gq("per " + s.unit))},
-        {kPanelSuffixes[3], "time per iteration", "seconds per iteration",
+        {kPanelSuffixes[3], "Time per iteration", "seconds per iteration",
          fmt::format("set yrange [0:*]\nplot {} using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'",
                      gq(dat))},
     };
@@ -798,7 +980,9 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
       if (s.rows.size() < 2) break;  // in the one-point bar chart
       PlotSpec spec;
       spec.name = s.stem + "-" + p.suffix;
-      spec.title = s.what + ": " + p.title;
+      spec.heading = p.title;
+      spec.title = s.what;
+      spec.tables.push_back(s.table);
       spec.data_file = dat;
       spec.data = data;
       // The legend below the plot, never over a point.
@@ -811,7 +995,9 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
     // Stacked bars, one per world size (the no-DDP row first): where the step's time went.
     PlotSpec spec;
     spec.name = s.stem + "-breakdown";
-    spec.title = s.what + ": step breakdown";
+    spec.heading = "Step breakdown";
+    spec.title = s.what;
+    spec.tables.push_back(s.breakdown);
     spec.data_file = spec.name + ".dat";
     spec.data = "# run";
     for (const auto& c : kStacked) spec.data += std::string(" ") + phase_key(c.first) + "(ms)";
@@ -834,21 +1020,20 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
     spec.setup =
         "set key outside below center horizontal\nset style data histograms\nset style histogram rowstacked\n"
         "set style fill solid 0.85 border -1\nset boxwidth 0.6 relative\n";
-    // Two title lines (a gnuplot string expression): the configuration can be long.
-    spec.title_command = "set title " + gq(fit_title(s.what)) + " . \"\\n\" . " + gq("step breakdown") + " noenhanced";
     spec.body = "set ylabel " + gq("milliseconds per step (mean over ranks)") + "\nset xlabel " +
                 gq(s.unit == "GPU" ? "GPUs (ranks)" : "ranks") + "\n" +
                 fmt::format("set yrange [0:{:.6g}]\n", top > 0 && std::isfinite(top) ? top * 1.1 : 1.0) + cmd + "\n";
     if (!(top > 0)) spec.skip = "no finite step breakdown to draw";
     specs.push_back(std::move(spec));
   }
-  for (auto& o : overlays(series)) specs.push_back(std::move(o));
+  for (auto& o : overlays(scaling)) specs.push_back(std::move(o));
   for (auto& b : impact_bars(r)) specs.push_back(std::move(b));
   for (const auto& s : comm_series) {
     // busbw against message size: blocks separated by two blank lines, one per line (gnuplot's index).
     PlotSpec spec;
     spec.name = s.stem;
     spec.title = s.what;
+    spec.tables = s.tables;
     spec.data_file = s.stem + ".dat";
     std::vector<double> ys;
     for (size_t i = 0; i < s.lines.size(); ++i) {

@@ -8,12 +8,30 @@
 
 namespace ddpbench {
 
+/// A report table a plot belongs to: the table's kind (Table::kind, "weak") and context
+/// fields it must have (Table::context as text: "model" -> "resnet50"). render_html places the
+/// plot beside the last table of the report that matches one of its anchors.
+struct PlotAnchor {
+  std::string kind;
+  std::vector<std::pair<std::string, std::string>> context;
+};
+
+/// Pixel size of every plot (the SVG's viewBox and the PNG), unless a plot asks for a taller
+/// one (PlotSpec::height: a bar chart of many bars). 560 px wide with text of kPlotFontPx, so a
+/// page 400 px wide that shows the SVG about 380 px wide still draws its text at 10 px or more.
+inline constexpr int kPlotWidth = 560;
+inline constexpr int kPlotHeight = 440;
+/// Size of every text of a plot, SVG pixels (the PNG draws the same size).
+inline constexpr int kPlotFontPx = 15;
+
 /// One plot, written as `<dir>/<name>.png` and `<dir>/<name>.svg`, or why it was not.
 struct Plot {
   std::string name;      ///< file stem, e.g. "weak-resnet50-fp32-cpu-b16-throughput"
   std::string title;     ///< names model, precision, device and scaling mode
   std::string png, svg;  ///< paths written; both "" when the plot was not drawn
   std::string error;     ///< why it was not drawn (gnuplot's first line, or no finite value); "" when drawn
+  std::vector<PlotAnchor> tables;  ///< the tables it belongs to; empty: its section's end
+  int height = kPlotHeight;        ///< pixels (width kPlotWidth)
 };
 
 /// What draws one plot: its data file (a name in the plot folder, and its text; "" for
@@ -21,12 +39,23 @@ struct Plot {
 /// terminal, after the output is set, the title and `body` (labels, ranges, the plot command).
 struct PlotSpec {
   std::string name;
-  std::string title;          ///< for people, and drawn as the plot's title (cut at 160 characters)
-  std::string title_command;  ///< a plot's own gnuplot title command (e.g. two lines); "" draws `title`
+  std::string title;  ///< for people, and drawn as the plot's title (plot_title_lines)
+  /// Drawn as the title's first line, before `title` (e.g. "scaling efficiency"); "" for none.
+  std::string heading;
   std::string data_file, data;
   std::string setup, body;
   std::string skip;  ///< why not to draw it at all (e.g. "no finite value"); "" to draw
+  std::vector<PlotAnchor> tables;  ///< Plot::tables
+  int height = kPlotHeight;        ///< pixels
 };
+
+/// The lines a plot's title is drawn in: `heading` (when not empty) then `title` broken at
+/// spaces into lines that fit the plot's width, at most kMaxTitleLines lines in all (the last
+/// ends in "..." when the title is longer), so no line runs past the image's edges.
+std::vector<std::string> plot_title_lines(const std::string& heading, const std::string& title);
+/// Characters of a title line that fit kPlotWidth at kPlotFontPx (DejaVu Sans).
+inline constexpr size_t kTitleLineChars = 54;
+inline constexpr size_t kMaxTitleLines = 4;
 
 /// Draws `specs` into `dir` (made by prepare_plot_dir), one gnuplot run each, so a plot
 /// gnuplot refuses (no finite point, a range it cannot use) gets its Plot::error and the
@@ -39,10 +68,6 @@ struct PlotSpec {
 /// empty image from gnuplot included.
 std::vector<Plot> draw_plots(const std::vector<PlotSpec>& specs, const std::string& dir, const std::string& script);
 
-/// Pixel size of every plot.
-inline constexpr int kPlotWidth = 900;
-inline constexpr int kPlotHeight = 560;
-
 /// Per-rank plots draw one line per rank up to this many ranks, else min/median/max bands.
 inline constexpr size_t kMaxRankLines = 16;
 /// The straggler plot labels one bar per rank up to this many ranks, else it draws the scores
@@ -52,14 +77,19 @@ inline constexpr size_t kMaxRankBars = 64;
 /// Writes four plots per weak and per strong table of `r` into `dir` (created if
 /// missing): aggregate ex/s vs GPUs with the ideal linear line, scaling efficiency (%)
 /// vs GPUs, per-GPU ex/s vs GPUs, and p50 time per iteration with p5-p95 whiskers.
-/// GPU counts are on a log2 axis. Schema 1.6 (docs/METHODOLOGY.md "Reading the
+/// GPU counts are on a log2 axis. A row whose ranks shared a GPU (WeakRow/StrongRow
+/// shared_gpu) is no point of any curve: it measures sharing, not scaling; a table left with
+/// one size is a bar of the one-size bar chart, and its breakdown bar says "N ranks, M GPU".
+/// Schema 1.6 (docs/METHODOLOGY.md "Reading the
 /// cluster-validation report"): per model, the sampled telemetry of its largest group against
 /// time ("telemetry-<model>...": SM utilization and SM clock per rank, CPU utilization on CPU
 /// runs); per straggler entry the score per rank with the threshold ("stragglers-..."); per
 /// burned-in row ex/s per rank against time ("burnin-..."); each bounded by kMaxRankLines and
 /// kMaxRankBars. Schema 1.7: per strategy table (report.hpp StrategyTable), at its largest world
-/// size, peak memory and model state per rank as bars per strategy line ("memory-..."). Drawn by
-/// draw_plots (script "plots.gp"): a plot that cannot be drawn says why in its Plot::error.
+/// size, bars of peak memory (the "peak_memory_bytes" row metric the scaling tables print, else
+/// the row's memory peak) and model state per rank per strategy line ("memory-..."). Each
+/// plot names the tables it belongs to (Plot::tables). Drawn by draw_plots (script
+/// "plots.gp"): a plot that cannot be drawn says why in its Plot::error.
 /// Throws UsageError when gnuplot is not installed or `dir` cannot be created, and as draw_plots.
 std::vector<Plot> write_plots(const Report& r, const std::string& dir);
 
