@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/page_check.hpp"
 #include "common/testutil.hpp"
 #include "core/render/html.hpp"
 #include "core/render/plots.hpp"
@@ -354,6 +355,14 @@ TEST(Plots, AFailedRerunLeavesTheEarlierPlotAsItWas) {
   EXPECT_FALSE(fs::exists(fs::path(dir) / "q.png"));
 }
 
+// The <table> elements of a page of `tables`: one per table with rows, but the headline (a list
+// at the top) and the definitions (a definition list).
+size_t html_tables(const std::vector<Table>& tables) {
+  return static_cast<size_t>(std::count_if(tables.begin(), tables.end(), [](const Table& t) {
+    return !t.rows.empty() && t.kind != "headline" && t.kind != "definitions";
+  }));
+}
+
 TEST(Html, ShowsTheClusterValidationTablesAndHeadline) {
   if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
   if (!have("python3")) GTEST_SKIP() << "python3 not installed";
@@ -367,7 +376,7 @@ TEST(Html, ShowsTheClusterValidationTablesAndHeadline) {
   ASSERT_EQ(o.code, 0) << o.err;
   const auto j = nlohmann::json::parse(o.out);
   EXPECT_TRUE(j["ok"].get<bool>()) << o.out;
-  EXPECT_EQ(j["tables"].get<size_t>(), report_tables(r).size());
+  EXPECT_EQ(j["tables"].get<size_t>(), html_tables(report_tables(r)));
   EXPECT_EQ(j["svgs"].get<size_t>(), plots.size());
   for (const char* s : {"<td class=\"label\">Straggler (resnet18, batch 16 per rank, 2 ranks): rank 1 (host node0, local rank 1, "
                         "CPU) has score 0.52 &lt; 0.95</td>",
@@ -390,7 +399,7 @@ TEST(Html, ShowsTheBreakdownImpactAndCommTablesAndPlots) {
   ASSERT_EQ(o.code, 0) << o.err;
   const auto j = nlohmann::json::parse(o.out);
   EXPECT_TRUE(j["ok"].get<bool>()) << o.out;
-  EXPECT_EQ(j["tables"].get<size_t>(), report_tables(r).size());
+  EXPECT_EQ(j["tables"].get<size_t>(), html_tables(report_tables(r)));
   EXPECT_EQ(j["svgs"].get<size_t>(), plots.size());
   for (const char* s : {"Step breakdown: resnet18", "Optimization impact: resnet18", "bucket cap 1 MiB",
                         "Collective allreduce: 3 ranks", "step breakdown", "bus bandwidth"})
@@ -411,74 +420,110 @@ TEST(Html, ParsesAndHoldsEveryTableAndPlot) {
   const auto j = nlohmann::json::parse(o.out);
   EXPECT_TRUE(j["ok"].get<bool>()) << o.out;
   const auto tables = report_tables(r);
-  EXPECT_EQ(j["tables"].get<size_t>(), tables.size());  // the result files are the last of them
+  EXPECT_EQ(j["tables"].get<size_t>(), html_tables(tables));
   EXPECT_EQ(j["svgs"].get<size_t>(), plots.size());
   for (const auto& t : tables) EXPECT_THAT(html, HasSubstr(html_escape(t.title))) << t.title;
   EXPECT_EQ(html.find("src=\"http"), std::string::npos);  // self-contained
   EXPECT_EQ(html.find("<script"), std::string::npos);
 }
 
-// The page in a real browser (headless Chromium): at 400 and 1,400 px wide the page itself
-// never scrolls sideways; a table wider than the window scrolls in its own box. Headless
-// Chromium's narrowest window is 500 px, so "400" measures 500.
-// The page in a real browser at 400 and 1,400 px: no sideways scroll, every plot laid out with
-// a size, no error event, and a screenshot with something drawn on it.
-TEST(Html, NoSidewaysScrollAt400And1400PxInChromium) {
-  if (!have("chromium")) GTEST_SKIP() << "chromium not installed (apt-get install chromium)";
+// Each plot is placed beside its own table: a figure's data-table names the table right before
+// it on the page (no other table between), whatever kind of table it belongs to; the headline is
+// the first block after the title and the definitions a definition list.
+TEST(Html, EachPlotFollowsItsOwnTable) {
   if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
   TempDir d;
-  const Report r = fixture_report();
+  std::vector<NamedResult> files;
+  for (const char* n : {"weak_cpu.json", "strong_cpu.json", "gpu_a100.json", "gpu_h100.json", "breakdown_cpu.json",
+                        "comm_cpu.json", "strategies_cpu.json", "cluster_cpu.json", "cluster_gpu.json"})
+    files.push_back({n, read_result_file(kDir + "fixtures/" + n)});
+  ReportOptions o;
+  o.per_rank = true;
+  const Report r = build_report(files, o);
   const auto plots = write_plots(r, (d.path / "plots").string());
-  ASSERT_FALSE(plots.empty());
-  std::string html = render_html(r, plots, "2026-11-22T00:00:00Z");
-  // Probes added for the test: errors counted from the start, then the page's width, the
-  // window's, the plots laid out with a size and the errors, as the title.
-  const auto head = html.find("<head>");
-  ASSERT_NE(head, std::string::npos);
-  html.insert(head + 6,
-              "<script>window.__errors=0;window.addEventListener('error',function(){window.__errors++;},true);"
-              "</script>");
-  const auto end = html.rfind("</body>");
-  ASSERT_NE(end, std::string::npos);
-  html.insert(end,
-              "<script>var s=document.querySelectorAll('figure svg'),v=0;for(var i=0;i<s.length;i++){var "
-              "b=s[i].getBoundingClientRect();if(b.width>100&&b.height>50)v++;}"
-              "document.title='W='+document.documentElement.scrollWidth+' I='+window.innerWidth+' S='+v+'/'+s.length+"
-              "' E='+window.__errors;</script>");
-  const auto file = d.path / "probe.html";
-  std::ofstream(file) << html;
-  for (int width : {400, 1400}) {
-    const auto o = testutil::run(
-        "timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --window-size=" +
-        std::to_string(width) + ",900 --dump-dom file://" + file.string() + " 2>/dev/null");
-    ASSERT_EQ(o.code, 0) << width << " px";
-    std::smatch m;
-    ASSERT_TRUE(
-        std::regex_search(o.out, m, std::regex("<title>W=([0-9]+) I=([0-9]+) S=([0-9]+)/([0-9]+) E=([0-9]+)</title>")))
-        << o.out.substr(0, 300);
-    EXPECT_LE(std::stoi(m[1].str()), std::stoi(m[2].str())) << "page wider than the window at " << width << " px";
-    size_t drawn = 0;
-    for (const auto& p : plots) drawn += p.error.empty() ? 1 : 0;
-    EXPECT_EQ(std::stoul(m[4].str()), drawn) << "one inline SVG per plot drawn";
-    EXPECT_EQ(m[3].str(), m[4].str()) << "every plot laid out with a size at " << width << " px";
-    EXPECT_EQ(m[5].str(), "0") << "error events at " << width << " px";
+  const std::string html = render_html(r, plots, "2026-11-27T00:00:00Z");
+  std::map<std::string, std::string> kind_of;  // figure id -> kind of the table it follows
+  const std::regex element("<table id=\"(t[0-9]+)\"|<figure id=\"([^\"]+)\" data-table=\"(t[0-9]+)\"");
+  std::string last_table;
+  size_t figures = 0;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), element); it != std::sregex_iterator(); ++it) {
+    if ((*it)[1].matched) {
+      last_table = (*it)[1].str();
+      continue;
+    }
+    ++figures;
+    EXPECT_EQ((*it)[3].str(), last_table) << (*it)[2].str() << " is not beside its table";
   }
-  // A screenshot of the page (without the probes) that is not blank: the dark pixels of text,
-  // table rules and plots.
-  if (!have("python3")) GTEST_SKIP() << "python3 not installed: the screenshot is not checked";
+  size_t drawn = 0;
+  for (const auto& p : plots) drawn += p.error.empty() ? 1 : 0;
+  EXPECT_EQ(figures, drawn);
+  // The plots of kinds that each have a table of their own, beside it.
+  const auto tables = report_tables(r);
+  const auto beside = [&](const std::string& plot, const std::string& kind) {
+    const auto at = html.find("<figure id=\"plot-" + plot);
+    ASSERT_NE(at, std::string::npos) << plot;
+    const auto table = html.rfind("<table id=\"t", at);
+    ASSERT_NE(table, std::string::npos) << plot;
+    const size_t index = std::stoul(html.substr(table + 12, html.find('"', table + 12) - table - 12));
+    ASSERT_LE(index, tables.size());
+    EXPECT_EQ(tables[index - 1].kind, kind) << plot;
+  };
+  beside("weak-resnet18-fp32-cpu-fixture-cpu-i64-b16-efficiency", "weak");
+  beside("weak-resnet18-fp32-cpu-fixture-cpu-i64-b16-breakdown", "breakdown");
+  beside("strong-resnet18-fp32-cpu-fixture-cpu-i64-gb64-latency", "strong");
+  beside("impact-resnet18-fp32-cpu-fixture-cpu-i64-b16-2r", "impact");
+  beside("comm-cpu-fixture-cpu-comm-cpu-busbw", "comm");
+  beside("memory-resnet50-cpu-fixture-cpu-i64-b8-2r", "strategy");
+  beside("telemetry-resnet18", "telemetry");
+  beside("burnin-resnet18-1m-2c-cpu-fixture-cpu", "burn_in");
+  // The headline first, the definitions as a list, no table of either.
+  const auto h1 = html.find("<h1>"), headline = html.find("<section class=\"headline\" id=\"headline\">");
+  ASSERT_NE(headline, std::string::npos);
+  EXPECT_EQ(html.find("<", html.find("</h1>", h1) + 5), headline) << "the headline is not right after the title";
+  EXPECT_THAT(html, HasSubstr("<dl class=\"defs\">"));
+  EXPECT_EQ(html.find(">headline</th>"), std::string::npos);
+}
+
+// The page in a real browser (headless Chromium, at 400 and 1,400 px through the DevTools
+// protocol): every table's row label and key column inside the window, no sideways scroll, every
+// plot after its table with text of 10 px or more and none of it cut, the headline first.
+TEST(Html, ReadsAt400And1400PxInChromium) {
+  if (const std::string why = testutil::page_probe_missing(); !why.empty()) GTEST_SKIP() << why;
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (apt-get install gnuplot-nox)";
+  TempDir d;
+  std::vector<NamedResult> files;
+  for (const char* n : {"weak_cpu.json", "strong_cpu.json", "gpu_a100.json", "gpu_h100.json", "breakdown_cpu.json",
+                        "comm_cpu.json", "strategies_cpu.json", "cluster_cpu.json", "cluster_gpu.json",
+                        "many_ranks_cpu.json", "pairs_cpu.json", "maxbs_cpu.json"})
+    files.push_back({n, read_result_file(kDir + "fixtures/" + n)});
+  ReportOptions o;
+  o.per_rank = true;
+  o.gpu_hour_usd = 3.0;
+  const Report r = build_report(files, o);
+  const auto plots = write_plots(r, (d.path / "plots").string());
+  size_t drawn = 0;
+  for (const auto& p : plots) drawn += p.error.empty() ? 1 : 0;
+  ASSERT_GT(drawn, 20u);
   const auto page = d.path / "page.html";
-  std::ofstream(page) << render_html(r, plots, "2026-11-22T00:00:00Z");
-  const auto shot = d.path / "shot.png";
-  ASSERT_EQ(testutil::run("timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
-                          "--window-size=1400,900 --screenshot=" +
-                          shot.string() + " file://" + page.string() + " 2>/dev/null")
-                .code,
-            0);
-  const auto o = testutil::run("python3 " + kDir + "tools/png_dark_pixels.py " + shot.string());
-  ASSERT_EQ(o.code, 0) << o.err;
+  std::ofstream(page) << render_html(r, plots, "2026-11-27T00:00:00Z");
+  const auto j = testutil::probe_page(page, (d.path / "shot").string());
+  ASSERT_TRUE(j.is_object());
+  for (const char* w : {"400", "1400"}) {
+    ASSERT_TRUE(j.contains(w)) << j.dump().substr(0, 300);
+    EXPECT_EQ(j[w]["inner"].get<int>(), std::stoi(w));
+    testutil::expect_page_reads(j[w], drawn, true);
+  }
+  // At 400 px the weak tables show their label, per-rank ex/s, efficiency and file (and hide
+  // the rest behind a switch); at 1,400 px every column.
+  for (const auto& t : j["400"]["tables"])
+    if (t["key"] == "efficiency") EXPECT_LE(t["shown"].get<int>(), 6) << t;
+  for (const auto& t : j["1400"]["tables"]) EXPECT_EQ(t["shown"], t["columns"]) << t;
+  // A screenshot with something drawn on it: the dark pixels of text, table rules and plots.
+  const auto o2 = testutil::run("python3 " + kDir + "tools/png_dark_pixels.py " + (d.path / "shot-1400-00.png").string());
+  ASSERT_EQ(o2.code, 0) << o2.err;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(o.out, m, std::regex("1400x900 dark=([0-9]+)"))) << o.out;
-  EXPECT_GT(std::stol(m[1].str()), 5000) << "a blank screenshot";  // the H1, the summary and a table
+  ASSERT_TRUE(std::regex_search(o2.out, m, std::regex("1400x1400 dark=([0-9]+)"))) << o2.out;
+  EXPECT_GT(std::stol(m[1].str()), 20000) << "a blank screenshot";  // the title, the headline, tables
 }
 
 // Markdown links each plot drawn relative to the document's folder (GitHub renders them), and
