@@ -335,7 +335,7 @@ std::string render_tables(const std::vector<Table>& tables, TableFormat format, 
 }
 
 std::string html_table(const Table& t, const HtmlTableOptions& o) {
-  constexpr size_t kLongWord = 24;
+  constexpr size_t kLongWord = 16;
   if (t.rows.empty()) return "";
   const auto shown = shown_columns(t);
   const auto header = headers(t, shown);

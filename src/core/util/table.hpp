@@ -128,7 +128,7 @@ struct HtmlTableOptions {
 
 /// One table as an HTML <table> element alone, text escaped: a header row and a row per table
 /// row, numbers (a column with a unit, past the first) with class "num", a cell holding a word
-/// of more than 24 characters (a path) with class "long"; `o` adds the id, the key column and
+/// of more than 16 characters (a path, "(negative_ddp_overhead)") with class "long"; `o` adds the id, the key column and
 /// the columns a narrow screen drops. A table without rows is "".
 std::string html_table(const Table& t, const HtmlTableOptions& o = {});
 
