@@ -99,13 +99,13 @@ TEST(TableHtml, LabelKeyAndNarrowColumns) {
   EXPECT_THAT(html, HasSubstr("<th class=\"label\">model</th><th class=\"wide\">setup</th>"));
   EXPECT_THAT(html, HasSubstr("<th class=\"num key\">ratio</th>"));
   EXPECT_THAT(html, HasSubstr("<th>file</th><th class=\"num\">per-GPU ex/s</th>"));
-  EXPECT_THAT(html, HasSubstr("<td class=\"wide long\">docs/results/"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"wide long\">docs/<wbr>results/<wbr>h100_<wbr>resnet50_<wbr>"));
   // A status naming a warning code, "VOID (negative_ddp_overhead)", may break too; a word of 16
   // characters or fewer never does.
   t.rows[1][0] = std::string("VOID (negative_ddp_overhead)");
   t.rows[1][1] = std::string("(oversubscribed)");
   const std::string statuses = html_table(t, o);
-  EXPECT_THAT(statuses, HasSubstr("<td class=\"label long\">VOID (negative_ddp_overhead)</td>"));
+  EXPECT_THAT(statuses, HasSubstr("<td class=\"label long\">VOID (negative_<wbr>ddp_<wbr>overhead)</td>"));
   EXPECT_THAT(statuses, HasSubstr("<td class=\"wide\">(oversubscribed)</td>"));
   EXPECT_THAT(html, HasSubstr("<td class=\"num key\">0.97x</td>"));
   // Without options: every column, no class but label and num.

@@ -151,7 +151,7 @@ constexpr const char* kStyle =
     // A table wider than its column scrolls inside its own box, the row's label fixed at the left.
     ".scroll{overflow-x:auto;max-width:100%}"
     "table{border-collapse:collapse;margin:0.4em 0}"
-    "th,td{border:1px solid #ccc;padding:3px 8px;vertical-align:top}td.long{overflow-wrap:anywhere}th{background:#f2f2f2}"
+    "th,td{border:1px solid #ccc;padding:3px 8px;vertical-align:top}th{background:#f2f2f2}"
     "td.num,th.num{text-align:right}td.num{white-space:nowrap}"
     ".label{position:sticky;left:0;z-index:1;background:#fff}th.label{background:#f2f2f2}"
     "td.key.num{background:#fdf6dc;font-weight:600}th.key.num{background:#f3e7b8}"
@@ -161,7 +161,7 @@ constexpr const char* kStyle =
     "input.allcols{position:absolute;opacity:0;width:1px;height:1px}label.allcols{display:none}"
     // A narrow window: the label, the key column and a few more; a switch shows every column.
     "@media (max-width:700px){body{margin:0.5em}h1{font-size:1.6em}h2{font-size:1.3em}h3{font-size:1.05em}"
-    "th,td{padding:3px 5px}"
+    "th,td{padding:3px 5px}td.long{overflow-wrap:anywhere}"
     ".narrow .wide{display:none}input.allcols:checked~.scroll .wide{display:table-cell}"
     "label.allcols{display:inline-block;font-size:90%;color:#1f4e8c;text-decoration:underline;cursor:pointer}"
     "input.allcols:checked+label.allcols::before{content:'\\2713  '}}"

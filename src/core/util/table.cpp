@@ -367,8 +367,15 @@ std::string html_table(const Table& t, const HtmlTableOptions& o) {
       size_t run = 0, longest = 0;
       for (char ch : cells[c]) longest = std::max(longest, run = ch == ' ' ? 0 : run + 1);
       std::string k = cls(c);
-      if (longest > kLongWord) k = k.empty() ? " class=\"long\"" : k.insert(k.size() - 1, " long");
-      out += fmt::format("<td{}>{}</td>", k, html_escape(cells[c]));
+      std::string text = html_escape(cells[c]);
+      if (longest > kLongWord) {
+        k = k.empty() ? " class=\"long\"" : k.insert(k.size() - 1, " long");
+        // Break opportunities after '_' and '/' ("negative_ddp_overhead", a path).
+        std::string b;
+        for (char ch : text) b += ch == '_' || ch == '/' ? std::string(1, ch) + "<wbr>" : std::string(1, ch);
+        text = std::move(b);
+      }
+      out += fmt::format("<td{}>{}</td>", k, text);
     }
     out += "</tr>\n";
   }

@@ -128,8 +128,9 @@ struct HtmlTableOptions {
 
 /// One table as an HTML <table> element alone, text escaped: a header row and a row per table
 /// row, numbers (a column with a unit, past the first) with class "num", a cell holding a word
-/// of more than 16 characters (a path, "(negative_ddp_overhead)") with class "long"; `o` adds the id, the key column and
-/// the columns a narrow screen drops. A table without rows is "".
+/// of more than 16 characters (a path, "(negative_ddp_overhead)") with class "long" and a <wbr>
+/// after each '_' and '/' (a narrow page lets it break anywhere); `o` adds the id, the key
+/// column and the columns a narrow screen drops. A table without rows is "".
 std::string html_table(const Table& t, const HtmlTableOptions& o = {});
 
 /// The number of columns html_table draws for `t` (those shown in text with a value).
