@@ -1,68 +1,74 @@
 reset
 set encoding utf8
 set grid
+set key height 1
 set style fill solid 0.5 border -1
-set ytics scale 0 font ',8' noenhanced
+unset ytics
 set grid xtics
-set key outside below center horizontal
-set lmargin 48
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set key at screen 0.5, screen 0.0490 center top horizontal samplen 2
+set lmargin 2
+set rmargin 3
+set tmargin at screen 0.9374
+set bmargin at screen 0.1215
+set terminal pngcairo size 560,1103 font 'DejaVu Sans,11.25'
 set output 'single-gpu-count-throughput.png'
-set title 'Throughput per rank of the configurations measured at one size' noenhanced
-set xlabel 'examples/s per rank (bar: p50 step; whiskers: p95 to p5 step)'
-set yrange [11.6:-0.6]
+set title 'Throughput per rank of the configurations measured at' . "\n" . 'one size' noenhanced
+set xlabel 'examples/s per rank (whiskers: p95 to p5 step)'
+set yrange [11.50:-0.5]
 set xrange [0:110.153]
-plot 'single-gpu-count-throughput.dat' using ($2/2):0:($2/2):(0.35):yticlabels(1) with boxxyerror lc rgb '#4477aa' title 'DDP', '' using 2:0:3:4 with xerrorbars pt 7 ps 0.4 lc rgb 'black' title 'p95 - p5', '' using 5:0 with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'
+plot 'single-gpu-count-throughput.dat' using (0):($0-0.3067):1 with labels left offset 0.4,0 noenhanced notitle, '' using (0):($0-0.0533):2 with labels left offset 0.4,0 noenhanced notitle, '' using ($3/2):($0+0.2467):($3/2):(0.1333) with boxxyerror lc rgb '#4477aa' title 'DDP (p50 step)', '' using 3:($0+0.2467):4:5 with xerrorbars pt 7 ps 0.4 lc rgb 'black' title 'p95 - p5', '' using 6:($0+0.2467) with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,1103 font 'DejaVu Sans,15' background '#ffffff'
 set output 'single-gpu-count-throughput.svg'
-set title 'Throughput per rank of the configurations measured at one size' noenhanced
-set xlabel 'examples/s per rank (bar: p50 step; whiskers: p95 to p5 step)'
-set yrange [11.6:-0.6]
+set title 'Throughput per rank of the configurations measured at' . "\n" . 'one size' noenhanced
+set xlabel 'examples/s per rank (whiskers: p95 to p5 step)'
+set yrange [11.50:-0.5]
 set xrange [0:110.153]
-plot 'single-gpu-count-throughput.dat' using ($2/2):0:($2/2):(0.35):yticlabels(1) with boxxyerror lc rgb '#4477aa' title 'DDP', '' using 2:0:3:4 with xerrorbars pt 7 ps 0.4 lc rgb 'black' title 'p95 - p5', '' using 5:0 with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'
+plot 'single-gpu-count-throughput.dat' using (0):($0-0.3067):1 with labels left offset 0.4,0 noenhanced notitle, '' using (0):($0-0.0533):2 with labels left offset 0.4,0 noenhanced notitle, '' using ($3/2):($0+0.2467):($3/2):(0.1333) with boxxyerror lc rgb '#4477aa' title 'DDP (p50 step)', '' using 3:($0+0.2467):4:5 with xerrorbars pt 7 ps 0.4 lc rgb 'black' title 'p95 - p5', '' using 6:($0+0.2467) with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'
 unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set key outside below center horizontal
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border -1
 set boxwidth 0.6 relative
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b8-breakdown.png'
-set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 8 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 8' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
-set yrange [0:294.495]
+set yrange [0:1945.35]
 plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b8-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b8-breakdown.svg'
-set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 8 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 8' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
-set yrange [0:294.495]
+set yrange [0:1945.35]
 plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b8-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
 unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
 set key outside below center horizontal
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-throughput.png'
-set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: aggregate throughput' noenhanced
+set title 'Aggregate throughput' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'throughput (examples/s, all ranks)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-rank ex/s x ranks)'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-throughput.svg'
-set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: aggregate throughput' noenhanced
+set title 'Aggregate throughput' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'throughput (examples/s, all ranks)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
@@ -72,20 +78,21 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
 set key outside below center horizontal
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-efficiency.png'
-set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: scaling efficiency' noenhanced
+set title 'Scaling efficiency' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'efficiency (%)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:110]
 plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines dt 2 title '100 %'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-efficiency.svg'
-set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: scaling efficiency' noenhanced
+set title 'Scaling efficiency' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'efficiency (%)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
@@ -95,20 +102,21 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
 set key outside below center horizontal
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-per-gpu.png'
-set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: per-rank throughput' noenhanced
+set title 'Per-rank throughput' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'throughput per rank (examples/s)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:5 with linespoints lw 2 pt 7 title 'per rank'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-per-gpu.svg'
-set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: per-rank throughput' noenhanced
+set title 'Per-rank throughput' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'throughput per rank (examples/s)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
@@ -118,20 +126,21 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
 set key outside below center horizontal
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-latency.png'
-set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: time per iteration' noenhanced
+set title 'Time per iteration' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'seconds per iteration'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16.dat' using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-latency.svg'
-set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: time per iteration' noenhanced
+set title 'Time per iteration' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'seconds per iteration'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
@@ -141,22 +150,23 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set key outside below center horizontal
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border -1
 set boxwidth 0.6 relative
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-breakdown.png'
-set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:241.101]
 plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b16-breakdown.svg'
-set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:241.101]
@@ -165,22 +175,23 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set key outside below center horizontal
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border -1
 set boxwidth 0.6 relative
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet18-fp32-bucket-cap-1-mib-cpu-amd-epyc-i64-b16-breakdown.png'
-set title 'resnet18, fp32, bucket cap 1 MiB, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, bucket cap 1 MiB, CPU (AMD EPYC): weak' . "\n" . 'scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:266.657]
 plot 'weak-resnet18-fp32-bucket-cap-1-mib-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet18-fp32-bucket-cap-1-mib-cpu-amd-epyc-i64-b16-breakdown.svg'
-set title 'resnet18, fp32, bucket cap 1 MiB, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, bucket cap 1 MiB, CPU (AMD EPYC): weak' . "\n" . 'scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:266.657]
@@ -189,22 +200,23 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set key outside below center horizontal
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border -1
 set boxwidth 0.6 relative
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet18-fp32-bucket-cap-5-mib-cpu-amd-epyc-i64-b16-breakdown.png'
-set title 'resnet18, fp32, bucket cap 5 MiB, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, bucket cap 5 MiB, CPU (AMD EPYC): weak' . "\n" . 'scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:246.489]
 plot 'weak-resnet18-fp32-bucket-cap-5-mib-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet18-fp32-bucket-cap-5-mib-cpu-amd-epyc-i64-b16-breakdown.svg'
-set title 'resnet18, fp32, bucket cap 5 MiB, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, bucket cap 5 MiB, CPU (AMD EPYC): weak' . "\n" . 'scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:246.489]
@@ -213,22 +225,23 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set key outside below center horizontal
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border -1
 set boxwidth 0.6 relative
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet18-fp32-comm-hook-allreduce-cpu-amd-epyc-i64-b16-breakdown.png'
-set title 'resnet18, fp32, comm hook allreduce, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, comm hook allreduce, CPU (AMD EPYC):' . "\n" . 'weak scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:236.582]
 plot 'weak-resnet18-fp32-comm-hook-allreduce-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet18-fp32-comm-hook-allreduce-cpu-amd-epyc-i64-b16-breakdown.svg'
-set title 'resnet18, fp32, comm hook allreduce, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, comm hook allreduce, CPU (AMD EPYC):' . "\n" . 'weak scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:236.582]
@@ -237,22 +250,23 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set key outside below center horizontal
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border -1
 set boxwidth 0.6 relative
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet18-fp32-comm-hook-bf16-cpu-amd-epyc-i64-b16-breakdown.png'
-set title 'resnet18, fp32, comm hook bf16, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, comm hook bf16, CPU (AMD EPYC): weak' . "\n" . 'scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:270.616]
 plot 'weak-resnet18-fp32-comm-hook-bf16-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet18-fp32-comm-hook-bf16-cpu-amd-epyc-i64-b16-breakdown.svg'
-set title 'resnet18, fp32, comm hook bf16, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, comm hook bf16, CPU (AMD EPYC): weak' . "\n" . 'scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:270.616]
@@ -261,22 +275,23 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set key outside below center horizontal
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border -1
 set boxwidth 0.6 relative
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet18-fp32-comm-hook-fp16-cpu-amd-epyc-i64-b16-breakdown.png'
-set title 'resnet18, fp32, comm hook fp16, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, comm hook fp16, CPU (AMD EPYC): weak' . "\n" . 'scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:425.875]
 plot 'weak-resnet18-fp32-comm-hook-fp16-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet18-fp32-comm-hook-fp16-cpu-amd-epyc-i64-b16-breakdown.svg'
-set title 'resnet18, fp32, comm hook fp16, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, comm hook fp16, CPU (AMD EPYC): weak' . "\n" . 'scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:425.875]
@@ -285,22 +300,23 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set key outside below center horizontal
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border -1
 set boxwidth 0.6 relative
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet18-fp32-comm-hook-hierarchical-cpu-amd-epyc-i64-b16-breakdown.png'
-set title 'resnet18, fp32, comm hook hierarchical, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, comm hook hierarchical, CPU (AMD' . "\n" . 'EPYC): weak scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:337.587]
 plot 'weak-resnet18-fp32-comm-hook-hierarchical-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet18-fp32-comm-hook-hierarchical-cpu-amd-epyc-i64-b16-breakdown.svg'
-set title 'resnet18, fp32, comm hook hierarchical, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, comm hook hierarchical, CPU (AMD' . "\n" . 'EPYC): weak scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:337.587]
@@ -309,22 +325,23 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set key outside below center horizontal
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border -1
 set boxwidth 0.6 relative
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet18-fp32-comm-hook-powersgd-2-cpu-amd-epyc-i64-b16-breakdown.png'
-set title 'resnet18, fp32, comm hook powersgd:2, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, comm hook powersgd:2, CPU (AMD EPYC):' . "\n" . 'weak scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:457.175]
 plot 'weak-resnet18-fp32-comm-hook-powersgd-2-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet18-fp32-comm-hook-powersgd-2-cpu-amd-epyc-i64-b16-breakdown.svg'
-set title 'resnet18, fp32, comm hook powersgd:2, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, comm hook powersgd:2, CPU (AMD EPYC):' . "\n" . 'weak scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:457.175]
@@ -333,22 +350,23 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set key outside below center horizontal
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border -1
 set boxwidth 0.6 relative
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet18-fp32-comm-hook-topk-0-01-cpu-amd-epyc-i64-b16-breakdown.png'
-set title 'resnet18, fp32, comm hook topk:0.01, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, comm hook topk:0.01, CPU (AMD EPYC):' . "\n" . 'weak scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:1292.56]
 plot 'weak-resnet18-fp32-comm-hook-topk-0-01-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet18-fp32-comm-hook-topk-0-01-cpu-amd-epyc-i64-b16-breakdown.svg'
-set title 'resnet18, fp32, comm hook topk:0.01, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, comm hook topk:0.01, CPU (AMD EPYC):' . "\n" . 'weak scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:1292.56]
@@ -357,22 +375,23 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set key outside below center horizontal
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border -1
 set boxwidth 0.6 relative
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet18-fp32-bucket-cap-100-mib-cpu-amd-epyc-i64-b16-breakdown.png'
-set title 'resnet18, fp32, bucket cap 100 MiB, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, bucket cap 100 MiB, CPU (AMD EPYC):' . "\n" . 'weak scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:239.093]
 plot 'weak-resnet18-fp32-bucket-cap-100-mib-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet18-fp32-bucket-cap-100-mib-cpu-amd-epyc-i64-b16-breakdown.svg'
-set title 'resnet18, fp32, bucket cap 100 MiB, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, bucket cap 100 MiB, CPU (AMD EPYC):' . "\n" . 'weak scaling, batch 16 per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:239.093]
@@ -381,22 +400,23 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set key outside below center horizontal
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border -1
 set boxwidth 0.6 relative
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b32-breakdown.png'
-set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 32 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 32' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:3658.6]
 plot 'weak-resnet18-fp32-cpu-amd-epyc-i64-b32-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet18-fp32-cpu-amd-epyc-i64-b32-breakdown.svg'
-set title 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 32 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): weak scaling, batch 32' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:3658.6]
@@ -405,22 +425,23 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set key outside below center horizontal
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border -1
 set boxwidth 0.6 relative
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b8-breakdown.png'
-set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 8 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 8' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:7894.07]
 plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b8-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b8-breakdown.svg'
-set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 8 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 8' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:7894.07]
@@ -429,20 +450,21 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
 set key outside below center horizontal
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-throughput.png'
-set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: aggregate throughput' noenhanced
+set title 'Aggregate throughput' . "\n" . 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'throughput (examples/s, all ranks)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:2.8]
 set yrange [0:*]
 plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-rank ex/s x ranks)'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-throughput.svg'
-set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: aggregate throughput' noenhanced
+set title 'Aggregate throughput' . "\n" . 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'throughput (examples/s, all ranks)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:2.8]
@@ -452,20 +474,21 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
 set key outside below center horizontal
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-efficiency.png'
-set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: scaling efficiency' noenhanced
+set title 'Scaling efficiency' . "\n" . 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'efficiency (%)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:2.8]
 set yrange [0:110]
 plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16.dat' using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines dt 2 title '100 %'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-efficiency.svg'
-set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: scaling efficiency' noenhanced
+set title 'Scaling efficiency' . "\n" . 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'efficiency (%)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:2.8]
@@ -475,20 +498,21 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
 set key outside below center horizontal
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-per-gpu.png'
-set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: per-rank throughput' noenhanced
+set title 'Per-rank throughput' . "\n" . 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'throughput per rank (examples/s)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:2.8]
 set yrange [0:*]
 plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16.dat' using 1:5 with linespoints lw 2 pt 7 title 'per rank'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-per-gpu.svg'
-set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: per-rank throughput' noenhanced
+set title 'Per-rank throughput' . "\n" . 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'throughput per rank (examples/s)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:2.8]
@@ -498,20 +522,21 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
 set key outside below center horizontal
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-latency.png'
-set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: time per iteration' noenhanced
+set title 'Time per iteration' . "\n" . 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'seconds per iteration'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:2.8]
 set yrange [0:*]
 plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16.dat' using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-latency.svg'
-set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64: time per iteration' noenhanced
+set title 'Time per iteration' . "\n" . 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'seconds per iteration'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:2.8]
@@ -521,22 +546,23 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set key outside below center horizontal
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border -1
 set boxwidth 0.6 relative
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-breakdown.png'
-set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:636.52]
 plot 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-breakdown.dat' using 2:xtic(1) title 'forward', '' using 3 title 'backward compute', '' using 4 title 'exposed comm', '' using 5 title 'optimizer', '' using 6 title 'other'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'weak-resnet50-fp32-cpu-amd-epyc-i64-b16-breakdown.svg'
-set title 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16 per rank, 64x64' . "\n" . 'step breakdown' noenhanced
+set title 'Step breakdown' . "\n" . 'resnet50, fp32, CPU (AMD EPYC): weak scaling, batch 16' . "\n" . 'per rank, 64x64' noenhanced
 set ylabel 'milliseconds per step (mean over ranks)'
 set xlabel 'ranks'
 set yrange [0:636.52]
@@ -545,20 +571,21 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
 set key outside below center horizontal
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-throughput.png'
-set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: aggregate throughput' noenhanced
+set title 'Aggregate throughput' . "\n" . 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD' . "\n" . 'EPYC): strong scaling, global batch 64, 32x32' noenhanced
 set ylabel 'throughput (examples/s, all ranks)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:2.8]
 set yrange [0:*]
 plot 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-rank ex/s x ranks)'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-throughput.svg'
-set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: aggregate throughput' noenhanced
+set title 'Aggregate throughput' . "\n" . 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD' . "\n" . 'EPYC): strong scaling, global batch 64, 32x32' noenhanced
 set ylabel 'throughput (examples/s, all ranks)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:2.8]
@@ -568,20 +595,21 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
 set key outside below center horizontal
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-efficiency.png'
-set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: scaling efficiency' noenhanced
+set title 'Scaling efficiency' . "\n" . 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD' . "\n" . 'EPYC): strong scaling, global batch 64, 32x32' noenhanced
 set ylabel 'efficiency (%)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:2.8]
 set yrange [0:110]
 plot 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64.dat' using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines dt 2 title '100 %'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-efficiency.svg'
-set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: scaling efficiency' noenhanced
+set title 'Scaling efficiency' . "\n" . 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD' . "\n" . 'EPYC): strong scaling, global batch 64, 32x32' noenhanced
 set ylabel 'efficiency (%)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:2.8]
@@ -591,20 +619,21 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
 set key outside below center horizontal
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-per-gpu.png'
-set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: per-rank throughput' noenhanced
+set title 'Per-rank throughput' . "\n" . 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD' . "\n" . 'EPYC): strong scaling, global batch 64, 32x32' noenhanced
 set ylabel 'throughput per rank (examples/s)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:2.8]
 set yrange [0:*]
 plot 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64.dat' using 1:5 with linespoints lw 2 pt 7 title 'per rank'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-per-gpu.svg'
-set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: per-rank throughput' noenhanced
+set title 'Per-rank throughput' . "\n" . 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD' . "\n" . 'EPYC): strong scaling, global batch 64, 32x32' noenhanced
 set ylabel 'throughput per rank (examples/s)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:2.8]
@@ -614,20 +643,21 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
 set key outside below center horizontal
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-latency.png'
-set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: time per iteration' noenhanced
+set title 'Time per iteration' . "\n" . 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD' . "\n" . 'EPYC): strong scaling, global batch 64, 32x32' noenhanced
 set ylabel 'seconds per iteration'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:2.8]
 set yrange [0:*]
 plot 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64.dat' using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'strong-resnet18-fp32-10-classes-fashion-mnist-cpu-amd-epyc-i32-gb64-latency.svg'
-set title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32: time per iteration' noenhanced
+set title 'Time per iteration' . "\n" . 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD' . "\n" . 'EPYC): strong scaling, global batch 64, 32x32' noenhanced
 set ylabel 'seconds per iteration'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:2.8]
@@ -637,20 +667,21 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
 set key outside below center horizontal
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-throughput.png'
-set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: aggregate throughput' noenhanced
+set title 'Aggregate throughput' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global' . "\n" . 'batch 32, 64x64' noenhanced
 set ylabel 'throughput (examples/s, all ranks)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 with lines dt 2 lw 2 title 'ideal (baseline per-rank ex/s x ranks)'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-throughput.svg'
-set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: aggregate throughput' noenhanced
+set title 'Aggregate throughput' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global' . "\n" . 'batch 32, 64x64' noenhanced
 set ylabel 'throughput (examples/s, all ranks)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
@@ -660,20 +691,21 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
 set key outside below center horizontal
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-efficiency.png'
-set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: scaling efficiency' noenhanced
+set title 'Scaling efficiency' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global' . "\n" . 'batch 32, 64x64' noenhanced
 set ylabel 'efficiency (%)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:110]
 plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with lines dt 2 title '100 %'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-efficiency.svg'
-set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: scaling efficiency' noenhanced
+set title 'Scaling efficiency' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global' . "\n" . 'batch 32, 64x64' noenhanced
 set ylabel 'efficiency (%)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
@@ -683,20 +715,21 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
 set key outside below center horizontal
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-per-gpu.png'
-set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: per-rank throughput' noenhanced
+set title 'Per-rank throughput' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global' . "\n" . 'batch 32, 64x64' noenhanced
 set ylabel 'throughput per rank (examples/s)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:5 with linespoints lw 2 pt 7 title 'per rank'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-per-gpu.svg'
-set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: per-rank throughput' noenhanced
+set title 'Per-rank throughput' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global' . "\n" . 'batch 32, 64x64' noenhanced
 set ylabel 'throughput per rank (examples/s)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
@@ -706,20 +739,21 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
 set key outside below center horizontal
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-latency.png'
-set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: time per iteration' noenhanced
+set title 'Time per iteration' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global' . "\n" . 'batch 32, 64x64' noenhanced
 set ylabel 'seconds per iteration'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
 plot 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32.dat' using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'strong-resnet18-fp32-cpu-amd-epyc-i64-gb32-latency.svg'
-set title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64: time per iteration' noenhanced
+set title 'Time per iteration' . "\n" . 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global' . "\n" . 'batch 32, 64x64' noenhanced
 set ylabel 'seconds per iteration'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
@@ -729,68 +763,73 @@ unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
-set key outside below left vertical font ',8'
-set bmargin 9
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set key outside below left vertical Left reverse samplen 2
+set terminal pngcairo size 560,500 font 'DejaVu Sans,11.25'
 set output 'overlay-strong-resnet18.png'
 set title 'strong resnet18: per-rank throughput of 2 tables' noenhanced
 set ylabel 'examples/s per rank (whiskers: p95 to p5 step)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
-plot 'overlay-strong-resnet18.dat' index 0 using 1:2:3:4 with yerrorlines lw 2 pt 7 title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32 (F7)' noenhanced, '' index 1 using 1:2:3:4 with yerrorlines lw 2 pt 7 title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64 (F5)' noenhanced, '' index 2 using 1:2 with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'
+plot 'overlay-strong-resnet18.dat' index 0 using 1:2:3:4 with yerrorlines lw 2 pt 7 title 'F7: fp32, 10 classes, fashion-mnist, gl...' noenhanced, '' index 1 using 1:2:3:4 with yerrorlines lw 2 pt 7 title 'F5: fp32, global batch 32' noenhanced, '' index 2 using 1:2 with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,500 font 'DejaVu Sans,15' background '#ffffff'
 set output 'overlay-strong-resnet18.svg'
 set title 'strong resnet18: per-rank throughput of 2 tables' noenhanced
 set ylabel 'examples/s per rank (whiskers: p95 to p5 step)'
 set xlabel 'ranks (log2 scale)'
 set xrange [0.7:5.6]
 set yrange [0:*]
-plot 'overlay-strong-resnet18.dat' index 0 using 1:2:3:4 with yerrorlines lw 2 pt 7 title 'resnet18, fp32, 10 classes, fashion-mnist, CPU (AMD EPYC): strong scaling, global batch 64, 32x32 (F7)' noenhanced, '' index 1 using 1:2:3:4 with yerrorlines lw 2 pt 7 title 'resnet18, fp32, CPU (AMD EPYC): strong scaling, global batch 32, 64x64 (F5)' noenhanced, '' index 2 using 1:2 with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'
+plot 'overlay-strong-resnet18.dat' index 0 using 1:2:3:4 with yerrorlines lw 2 pt 7 title 'F7: fp32, 10 classes, fashion-mnist, gl...' noenhanced, '' index 1 using 1:2:3:4 with yerrorlines lw 2 pt 7 title 'F5: fp32, global batch 32' noenhanced, '' index 2 using 1:2 with points pt 6 ps 1.6 lc rgb '#cc3311' title 'no DDP'
 unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set style fill solid 0.5 border -1
-set ytics scale 0 font ',8' noenhanced
+unset ytics
 set grid xtics
-set key outside below center horizontal
-set lmargin 40
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set key at screen 0.5, screen 0.0708 center top horizontal samplen 2
+set lmargin 2
+set rmargin 3
+set tmargin at screen 0.9096
+set bmargin at screen 0.1756
+set terminal pngcairo size 560,763 font 'DejaVu Sans,11.25'
 set output 'impact-resnet18-fp32-cpu-amd-epyc-i64-b16-2r.png'
 set title 'Optimization impact, DDP on 2 ranks' . "\n" . 'resnet18, fp32, batch 16 per rank, CPU (AMD EPYC)' noenhanced
 set xlabel 'aggregate examples/s (p50 step time)'
-set yrange [9.6:-0.6]
+set yrange [9.50:-0.5]
 set xrange [0:163.309]
-plot 'impact-resnet18-fp32-cpu-amd-epyc-i64-b16-2r.dat' using ($3 == 1 ? $2/2 : NaN):0:($2/2):(0.35):yticlabels(1) with boxxyerror lc rgb '#999999' title 'DDP defaults', '' using ($3 == 0 ? $2/2 : NaN):0:($2/2):(0.35) with boxxyerror lc rgb '#4477aa' title 'variant'
+plot 'impact-resnet18-fp32-cpu-amd-epyc-i64-b16-2r.dat' using (0):($0-0.2411):1 with labels left offset 0.4,0 noenhanced notitle, '' using ($3 == 1 ? $2/2 : NaN):($0+0.1607):($2/2):(0.1786) with boxxyerror lc rgb '#999999' title 'DDP defaults', '' using ($3 == 0 ? $2/2 : NaN):($0+0.1607):($2/2):(0.1786) with boxxyerror lc rgb '#4477aa' title 'variant'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,763 font 'DejaVu Sans,15' background '#ffffff'
 set output 'impact-resnet18-fp32-cpu-amd-epyc-i64-b16-2r.svg'
 set title 'Optimization impact, DDP on 2 ranks' . "\n" . 'resnet18, fp32, batch 16 per rank, CPU (AMD EPYC)' noenhanced
 set xlabel 'aggregate examples/s (p50 step time)'
-set yrange [9.6:-0.6]
+set yrange [9.50:-0.5]
 set xrange [0:163.309]
-plot 'impact-resnet18-fp32-cpu-amd-epyc-i64-b16-2r.dat' using ($3 == 1 ? $2/2 : NaN):0:($2/2):(0.35):yticlabels(1) with boxxyerror lc rgb '#999999' title 'DDP defaults', '' using ($3 == 0 ? $2/2 : NaN):0:($2/2):(0.35) with boxxyerror lc rgb '#4477aa' title 'variant'
+plot 'impact-resnet18-fp32-cpu-amd-epyc-i64-b16-2r.dat' using (0):($0-0.2411):1 with labels left offset 0.4,0 noenhanced notitle, '' using ($3 == 1 ? $2/2 : NaN):($0+0.1607):($2/2):(0.1786) with boxxyerror lc rgb '#999999' title 'DDP defaults', '' using ($3 == 0 ? $2/2 : NaN):($0+0.1607):($2/2):(0.1786) with boxxyerror lc rgb '#4477aa' title 'variant'
 unset output
 reset
 set encoding utf8
 set grid
+set key height 1
 set logscale x 2
 set format x '%.0b %BB'
 set key outside below center horizontal
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'comm-cpu-amd-epyc-comm-allreduce-cpu-busbw.png'
-set title 'CPU (AMD EPYC), docs/examples/where-the-time-goes/comm_allreduce_cpu.json: bus bandwidth' noenhanced
+set title 'CPU (AMD EPYC),' . "\n" . 'docs/examples/where-the-time-goes/comm_allreduce_cpu.j' . "\n" . 'son: bus bandwidth' noenhanced
 set ylabel 'busbw (GB/s)'
 set xlabel 'message size (bytes, log2 scale)'
 set yrange [0:*]
 plot 'comm-cpu-amd-epyc-comm-allreduce-cpu-busbw.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title 'allreduce, 2 ranks' noenhanced
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'comm-cpu-amd-epyc-comm-allreduce-cpu-busbw.svg'
-set title 'CPU (AMD EPYC), docs/examples/where-the-time-goes/comm_allreduce_cpu.json: bus bandwidth' noenhanced
+set title 'CPU (AMD EPYC),' . "\n" . 'docs/examples/where-the-time-goes/comm_allreduce_cpu.j' . "\n" . 'son: bus bandwidth' noenhanced
 set ylabel 'busbw (GB/s)'
 set xlabel 'message size (bytes, log2 scale)'
 set yrange [0:*]
@@ -799,18 +838,19 @@ unset output
 reset
 set encoding utf8
 set grid
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set key height 1
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'telemetry-resnet18-1m-2c-cpu-amd-epyc.png'
-set title 'resnet18, 1M/2C, CPU (AMD EPYC): CPU utilization per rank during the measured iterations' noenhanced
+set title 'resnet18, 1M/2C, CPU (AMD EPYC): CPU utilization per' . "\n" . 'rank during the measured iterations' noenhanced
 set xlabel 'seconds into the measured iterations'
 set ylabel 'CPU utilization (% of one core)'
 set yrange [0:*]
 set key outside below center horizontal
 plot 'telemetry-resnet18-1m-2c-cpu-amd-epyc.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title 'rank 0', '' index 1 using 1:2 with linespoints lw 2 pt 7 title 'rank 1'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'telemetry-resnet18-1m-2c-cpu-amd-epyc.svg'
-set title 'resnet18, 1M/2C, CPU (AMD EPYC): CPU utilization per rank during the measured iterations' noenhanced
+set title 'resnet18, 1M/2C, CPU (AMD EPYC): CPU utilization per' . "\n" . 'rank during the measured iterations' noenhanced
 set xlabel 'seconds into the measured iterations'
 set ylabel 'CPU utilization (% of one core)'
 set yrange [0:*]
@@ -820,18 +860,19 @@ unset output
 reset
 set encoding utf8
 set grid
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set key height 1
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'telemetry-resnet50-1m-2c-cpu-amd-epyc.png'
-set title 'resnet50, 1M/2C, CPU (AMD EPYC): CPU utilization per rank during the measured iterations' noenhanced
+set title 'resnet50, 1M/2C, CPU (AMD EPYC): CPU utilization per' . "\n" . 'rank during the measured iterations' noenhanced
 set xlabel 'seconds into the measured iterations'
 set ylabel 'CPU utilization (% of one core)'
 set yrange [0:*]
 set key outside below center horizontal
 plot 'telemetry-resnet50-1m-2c-cpu-amd-epyc.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title 'rank 0', '' index 1 using 1:2 with linespoints lw 2 pt 7 title 'rank 1'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'telemetry-resnet50-1m-2c-cpu-amd-epyc.svg'
-set title 'resnet50, 1M/2C, CPU (AMD EPYC): CPU utilization per rank during the measured iterations' noenhanced
+set title 'resnet50, 1M/2C, CPU (AMD EPYC): CPU utilization per' . "\n" . 'rank during the measured iterations' noenhanced
 set xlabel 'seconds into the measured iterations'
 set ylabel 'CPU utilization (% of one core)'
 set yrange [0:*]
@@ -841,9 +882,10 @@ unset output
 reset
 set encoding utf8
 set grid
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set key height 1
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'stragglers-resnet18-cpu-amd-epyc-2r.png'
-set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per' . "\n" . 'rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
 set key outside below center horizontal
@@ -854,9 +896,9 @@ set boxwidth 0.6 relative
 set xrange [-0.7:1.7]
 plot 'stragglers-resnet18-cpu-amd-epyc-2r.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'stragglers-resnet18-cpu-amd-epyc-2r.svg'
-set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per' . "\n" . 'rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
 set key outside below center horizontal
@@ -870,9 +912,10 @@ unset output
 reset
 set encoding utf8
 set grid
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set key height 1
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'stragglers-resnet18-cpu-amd-epyc-2r-2.png'
-set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per' . "\n" . 'rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
 set key outside below center horizontal
@@ -883,9 +926,9 @@ set boxwidth 0.6 relative
 set xrange [-0.7:1.7]
 plot 'stragglers-resnet18-cpu-amd-epyc-2r-2.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'stragglers-resnet18-cpu-amd-epyc-2r-2.svg'
-set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per' . "\n" . 'rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
 set key outside below center horizontal
@@ -899,9 +942,10 @@ unset output
 reset
 set encoding utf8
 set grid
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set key height 1
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'stragglers-resnet18-cpu-amd-epyc-2r-3.png'
-set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per' . "\n" . 'rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
 set key outside below center horizontal
@@ -912,9 +956,9 @@ set boxwidth 0.6 relative
 set xrange [-0.7:1.7]
 plot 'stragglers-resnet18-cpu-amd-epyc-2r-3.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'stragglers-resnet18-cpu-amd-epyc-2r-3.svg'
-set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per' . "\n" . 'rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
 set key outside below center horizontal
@@ -928,9 +972,10 @@ unset output
 reset
 set encoding utf8
 set grid
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set key height 1
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'stragglers-resnet18-cpu-amd-epyc-2r-4.png'
-set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per' . "\n" . 'rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
 set key outside below center horizontal
@@ -941,9 +986,9 @@ set boxwidth 0.6 relative
 set xrange [-0.7:1.7]
 plot 'stragglers-resnet18-cpu-amd-epyc-2r-4.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'stragglers-resnet18-cpu-amd-epyc-2r-4.svg'
-set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set title 'resnet18, CPU (AMD EPYC), 2 ranks: straggler score per' . "\n" . 'rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
 set key outside below center horizontal
@@ -957,9 +1002,10 @@ unset output
 reset
 set encoding utf8
 set grid
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set key height 1
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'stragglers-resnet50-cpu-amd-epyc-2r.png'
-set title 'resnet50, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set title 'resnet50, CPU (AMD EPYC), 2 ranks: straggler score per' . "\n" . 'rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
 set key outside below center horizontal
@@ -970,9 +1016,9 @@ set boxwidth 0.6 relative
 set xrange [-0.7:1.7]
 plot 'stragglers-resnet50-cpu-amd-epyc-2r.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'stragglers-resnet50-cpu-amd-epyc-2r.svg'
-set title 'resnet50, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set title 'resnet50, CPU (AMD EPYC), 2 ranks: straggler score per' . "\n" . 'rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
 set key outside below center horizontal
@@ -986,9 +1032,10 @@ unset output
 reset
 set encoding utf8
 set grid
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set key height 1
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'stragglers-resnet50-cpu-amd-epyc-2r-2.png'
-set title 'resnet50, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set title 'resnet50, CPU (AMD EPYC), 2 ranks: straggler score per' . "\n" . 'rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
 set key outside below center horizontal
@@ -999,9 +1046,9 @@ set boxwidth 0.6 relative
 set xrange [-0.7:1.7]
 plot 'stragglers-resnet50-cpu-amd-epyc-2r-2.dat' using 1:2 with boxes title 'score', 0.95 with lines dt 2 lw 2 title 'threshold 0.95'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'stragglers-resnet50-cpu-amd-epyc-2r-2.svg'
-set title 'resnet50, CPU (AMD EPYC), 2 ranks: straggler score per rank (threshold 0.95)' noenhanced
+set title 'resnet50, CPU (AMD EPYC), 2 ranks: straggler score per' . "\n" . 'rank (threshold 0.95)' noenhanced
 set ylabel 'score = fastest compute-only step / own'
 set yrange [0:1.1]
 set key outside below center horizontal
@@ -1015,18 +1062,19 @@ unset output
 reset
 set encoding utf8
 set grid
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set key height 1
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'burnin-resnet18-no-ddp-cpu-amd-epyc.png'
-set title 'resnet18, no ddp, CPU (AMD EPYC): burn-in, ex/s per rank per 5 s window' noenhanced
+set title 'resnet18, no ddp, CPU (AMD EPYC): burn-in, ex/s per' . "\n" . 'rank per 5 s window' noenhanced
 set xlabel 'window start (s)'
 set ylabel 'examples/s per rank'
 set yrange [0:*]
 set key outside below center horizontal
 plot 'burnin-resnet18-no-ddp-cpu-amd-epyc.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title 'rank 0'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'burnin-resnet18-no-ddp-cpu-amd-epyc.svg'
-set title 'resnet18, no ddp, CPU (AMD EPYC): burn-in, ex/s per rank per 5 s window' noenhanced
+set title 'resnet18, no ddp, CPU (AMD EPYC): burn-in, ex/s per' . "\n" . 'rank per 5 s window' noenhanced
 set xlabel 'window start (s)'
 set ylabel 'examples/s per rank'
 set yrange [0:*]
@@ -1036,21 +1084,50 @@ unset output
 reset
 set encoding utf8
 set grid
-set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set key height 1
+set terminal pngcairo size 560,440 font 'DejaVu Sans,11.25'
 set output 'burnin-resnet18-1m-2c-cpu-amd-epyc.png'
-set title 'resnet18, 1M/2C, CPU (AMD EPYC): burn-in, ex/s per rank per 5 s window' noenhanced
+set title 'resnet18, 1M/2C, CPU (AMD EPYC): burn-in, ex/s per' . "\n" . 'rank per 5 s window' noenhanced
 set xlabel 'window start (s)'
 set ylabel 'examples/s per rank'
 set yrange [0:*]
 set key outside below center horizontal
 plot 'burnin-resnet18-1m-2c-cpu-amd-epyc.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title 'rank 0', '' index 1 using 1:2 with linespoints lw 2 pt 7 title 'rank 1'
 unset output
-set terminal svg size 900,560 font 'DejaVu Sans,11' background '#ffffff'
+set terminal svg size 560,440 font 'DejaVu Sans,15' background '#ffffff'
 set output 'burnin-resnet18-1m-2c-cpu-amd-epyc.svg'
-set title 'resnet18, 1M/2C, CPU (AMD EPYC): burn-in, ex/s per rank per 5 s window' noenhanced
+set title 'resnet18, 1M/2C, CPU (AMD EPYC): burn-in, ex/s per' . "\n" . 'rank per 5 s window' noenhanced
 set xlabel 'window start (s)'
 set ylabel 'examples/s per rank'
 set yrange [0:*]
 set key outside below center horizontal
 plot 'burnin-resnet18-1m-2c-cpu-amd-epyc.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title 'rank 0', '' index 1 using 1:2 with linespoints lw 2 pt 7 title 'rank 1'
+unset output
+reset
+set encoding utf8
+set grid
+set key height 1
+set style fill solid 0.5 border -1
+unset ytics
+set grid xtics
+set key at screen 0.5, screen 0.1002 center top horizontal samplen 2
+set lmargin 2
+set rmargin 3
+set tmargin at screen 0.8720
+set bmargin at screen 0.2486
+set terminal pngcairo size 560,539 font 'DejaVu Sans,11.25'
+set output 'memory-resnet50-cpu-amd-epyc-i64-b8-2r.png'
+set title 'Memory per rank by strategy' . "\n" . 'resnet50, CPU (AMD EPYC), 2 ranks, batch 8 per rank' noenhanced
+set xlabel 'MiB per rank'
+set yrange [5.50:-0.5]
+set xrange [0:991.439]
+plot 'memory-resnet50-cpu-amd-epyc-i64-b8-2r.dat' using (0):($0-0.2411):1 with labels left offset 0.4,0 noenhanced notitle, '' using ($2/2):($0+0.1607):($2/2):(0.1786) with boxxyerror lc rgb '#4477aa' title 'peak RSS (process, upper bound)'
+unset output
+set terminal svg size 560,539 font 'DejaVu Sans,15' background '#ffffff'
+set output 'memory-resnet50-cpu-amd-epyc-i64-b8-2r.svg'
+set title 'Memory per rank by strategy' . "\n" . 'resnet50, CPU (AMD EPYC), 2 ranks, batch 8 per rank' noenhanced
+set xlabel 'MiB per rank'
+set yrange [5.50:-0.5]
+set xrange [0:991.439]
+plot 'memory-resnet50-cpu-amd-epyc-i64-b8-2r.dat' using (0):($0-0.2411):1 with labels left offset 0.4,0 noenhanced notitle, '' using ($2/2):($0+0.1607):($2/2):(0.1786) with boxxyerror lc rgb '#4477aa' title 'peak RSS (process, upper bound)'
 unset output
