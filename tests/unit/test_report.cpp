@@ -1107,7 +1107,7 @@ TEST(ReportRules, RanksSharingAGpuShowOverheadByThroughputAndAreNeverScaling) {
   EXPECT_TRUE(std::none_of(r.summary.checks.begin(), r.summary.checks.end(),
                            [](const SummaryCheck& c) { return c.metric == "weak-scaling efficiency"; }));
   EXPECT_THAT(line_with(text, "- Data quality"),
-              HasSubstr("1 row of ranks sharing a GPU measures sharing, not scaling (2 ranks on 1 GPU (F1))"));
+              HasSubstr("ranks sharing a GPU, not scaling: F1 (2 ranks on 1 GPU)"));
 }
 
 // Each row names the peak its MFU divides by; MFUs of different peaks are said not to compare.

@@ -222,9 +222,9 @@ TEST(SummaryHeadline, ScopeVerdictsModelsQualityAndWhatIsMissing) {
             "resnet50: best 1000.0 ex/s per GPU (fp32 (cuDNN TF32), batch 32 per GPU, 1 GPU, F2); scaling not "
             "measured (1 GPU only); cheapest 0.5556 USD per 1M samples (1 GPU, F2).");
   EXPECT_EQ(lines[4],
-            "Data quality: no noisy row among 3 rows; 1 row of ranks sharing a GPU measures sharing, not scaling (2 "
-            "ranks on 1 GPU (F4)); repeated launches spread up to 21.9% (resnet50, fp32 (cuDNN TF32), batch 32 per "
-            "GPU: F1, F2); F3 repeats F1 (the same job id 1001 started 2026-11-22T10:00:00Z), counted once.");
+            "Data quality: no noisy row among 3 rows; ranks sharing a GPU, not scaling: F4 (2 ranks on 1 GPU); "
+            "launches of one setup spread up to 21.9% (resnet50: F1, F2); F3 repeats F1 (the same job id 1001 "
+            "started 2026-11-22T10:00:00Z), counted once.");
   EXPECT_EQ(lines[5],
             "Not measured: Scaling beyond one GPU (every table ran on 1 GPU): ddpbench run --model resnet18 --backend "
             "gloo --batch-size 32 --nproc-per-node 8 --breakdown --json weak.json");

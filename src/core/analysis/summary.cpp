@@ -500,13 +500,6 @@ std::vector<ShownRow> shown_rows(const Report& r) {
   return out;
 }
 
-// "resnet50, fp32 (cuDNN TF32), batch 32 per GPU, 1 GPU (F5)".
-std::string row_words(const ShownRow& x) {
-  const std::string u = unit_word(*x.key);
-  return fmt::format("{}, {}, {}{} ({})", x.key->model, x.setup, count_of(x.world_size, x.devices == x.world_size ? u : "rank"),
-                     x.devices == x.world_size ? "" : " on " + count_of(x.devices, u), x.launch->file);
-}
-
 Headline build_headline(const Report& r, const std::vector<NamedResult>& files, const ExecutiveSummary& s) {
   Headline h;
   // Scope: the files (a repeat counts once), the largest group, devices, versions and dates.
@@ -672,14 +665,15 @@ Headline build_headline(const Report& r, const std::vector<NamedResult>& files, 
       ++h.noisy;
       if (h.worst_noisy.empty() || x.facts->cv > worst_cv) {
         worst_cv = x.facts->cv;
-        h.worst_noisy = x.facts->cv > 0 ? fmt::format("{}: cv {:.1f}%", row_words(x), 100 * x.facts->cv)
-                                        : row_words(x);
+        h.worst_noisy = x.facts->cv > 0
+                            ? fmt::format("{} {}, cv {:.1f}%", x.key->model, x.launch->file, 100 * x.facts->cv)
+                            : fmt::format("{} {}", x.key->model, x.launch->file);
       }
     }
     const Stopping& st = x.facts->stopping;
     if (st.mode == "auto" && (st.reason == "max_iters" || st.reason == "max_time")) {
       ++h.capped;
-      capped.push_back(fmt::format("{}: --{} reached at a CI of {:.2f}% of the mean against {:.2f}%", x.launch->file,
+      capped.push_back(fmt::format("{} at --{}, CI {:.2f}% of the mean against {:.2f}%", x.launch->file,
                                    st.reason == "max_iters" ? "max-iters" : "max-time", st.achieved_ci_pct,
                                    st.target_ci_pct));
     }
@@ -691,12 +685,12 @@ Headline build_headline(const Report& r, const std::vector<NamedResult>& files, 
     }
     if (x.shared) {
       ++h.shared;
-      shared_rows.push_back(fmt::format("{} ranks on {} ({})", x.world_size, count_of(x.devices, unit_word(*x.key)),
-                                        x.launch->file));
+      shared_rows.push_back(
+          fmt::format("{} ({} ranks on {})", x.launch->file, x.world_size, count_of(x.devices, unit_word(*x.key))));
     }
     if (x.launch->spread && (!h.max_spread || *x.launch->spread > *h.max_spread)) {
       h.max_spread = x.launch->spread;
-      h.spread_what = fmt::format("{}, {}: {}", x.key->model, x.setup, fmt::join(x.launch->all, ", "));
+      h.spread_what = fmt::format("{}: {}", x.key->model, fmt::join(x.launch->all, ", "));
     }
   }
   h.capped_rows = fmt::format("{}", fmt::join(capped, "; "));
@@ -708,15 +702,15 @@ Headline build_headline(const Report& r, const std::vector<NamedResult>& files, 
   }
 
   // Sections not measured, with the command that fills each.
-  const bool scaled = std::any_of(rows.begin(), rows.end(), [](const ShownRow& x) { return x.devices > 1 && !x.shared; });
+  const bool scaled =
+      std::any_of(rows.begin(), rows.end(), [](const ShownRow& x) { return x.devices > 1 && !x.shared; });
   if (!rows.empty() && !scaled) {
     // The model measured in the most tables, at its fastest setup.
     std::string m = models.front();
     size_t most = 0;
     for (const auto& name : models) {
-      const size_t n = static_cast<size_t>(std::count_if(r.weak.begin(), r.weak.end(), [&](const WeakTable& w) {
-        return w.key.model == name;
-      }));
+      const size_t n = static_cast<size_t>(
+          std::count_if(r.weak.begin(), r.weak.end(), [&](const WeakTable& w) { return w.key.model == name; }));
       if (n > most) most = n, m = name;
     }
     const ShownRow* b = best_row.count(m) ? best_row[m] : &rows.front();
@@ -840,15 +834,14 @@ std::vector<std::string> headline_lines(const Headline& h) {
   // Data quality.
   if (h.rows > 0 || !h.repeats.empty()) {
     std::vector<std::string> q;
+    // Rows by their file label (the tables and the appendix say the rest), so the line stays short.
     q.push_back(h.noisy ? fmt::format("{} of {} rows noisy (worst {})", h.noisy, h.rows, h.worst_noisy)
                         : fmt::format("no noisy row among {}", count_of(h.rows, "row")));
     if (h.capped) q.push_back(fmt::format("{} stopped before its CI target ({})", h.capped, h.capped_rows));
     if (h.voided) q.push_back(fmt::format("{} voided by a warning ({})", h.voided, h.voided_rows));
-    if (h.shared)
-      q.push_back(fmt::format("{} of ranks sharing a GPU measures sharing, not scaling ({})",
-                              count_of(h.shared, "row"), h.shared_rows));
+    if (h.shared) q.push_back(fmt::format("ranks sharing a GPU, not scaling: {}", h.shared_rows));
     if (h.max_spread)
-      q.push_back(fmt::format("repeated launches spread up to {:.1f}% ({})", 100 * *h.max_spread, h.spread_what));
+      q.push_back(fmt::format("launches of one setup spread up to {:.1f}% ({})", 100 * *h.max_spread, h.spread_what));
     for (const auto& x : h.repeats) q.push_back(x + ", counted once");
     out.push_back(fmt::format("Data quality: {}.", fmt::join(q, "; ")));
   }

@@ -106,13 +106,13 @@ struct Headline {
   int noisy = 0;          ///< of them with the warning noisy
   int capped = 0;         ///< stopped at --max-iters or --max-time before their CI target
   int voided = 0;         ///< with a warning that voids their throughput
-  std::string worst_noisy;   ///< "resnet50, fp32 (cuDNN TF32), batch 32 per GPU, 1 GPU (F5): cv 28.7%"
-  std::string capped_rows;   ///< "F5: --max-iters reached at a CI of 1.78% of the mean against 1.00%"
+  std::string worst_noisy;   ///< "resnet50 F5, cv 28.7%"
+  std::string capped_rows;   ///< "F5 at --max-iters, CI 1.78% of the mean against 1.00%"
   std::string voided_rows;   ///< "F1 at 4 ranks: oversubscribed"
   int shared = 0;            ///< rows whose ranks shared a GPU (sharing, not scaling)
-  std::string shared_rows;   ///< "2 ranks on 1 GPU (F1)"
+  std::string shared_rows;   ///< "F1 (2 ranks on 1 GPU)"
   std::optional<double> max_spread;  ///< the largest launch-to-launch spread of a row (fraction)
-  std::string spread_what;           ///< its row and launches: "resnet50, fp32 (cuDNN TF32) (F3, F4, F5)"
+  std::string spread_what;           ///< its model and launches: "resnet50: F3, F4, F5"
   int repeated_launches = 0;         ///< rows (or whole files) given twice, counted once
   std::vector<std::string> repeats;  ///< "F2 repeats F1 (the same content)"
   std::vector<NotMeasured> not_measured;
