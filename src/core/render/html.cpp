@@ -54,7 +54,8 @@ std::string context_text(const Value& v) {
 bool matches(const Table& t, const PlotAnchor& a) {
   if (t.kind != a.kind) return false;
   for (const auto& [k, v] : a.context) {
-    const auto it = std::find_if(t.context.begin(), t.context.end(), [&](const auto& c) { return c.first == k; });
+    const std::string& key = k;  // C++17 lambdas cannot capture a structured binding (clang rejects it)
+    const auto it = std::find_if(t.context.begin(), t.context.end(), [&](const auto& c) { return c.first == key; });
     if (it == t.context.end() || context_text(it->second) != v) return false;
   }
   return true;

@@ -795,7 +795,8 @@ static std::vector<PlotSpec> overlays(const std::vector<const Series*>& series) 
   for (const Series* s : series)
     if (s->rows.size() >= 2) by_model[s->stem.substr(0, s->stem.find('-')) + " " + s->model].push_back(s);
   std::vector<PlotSpec> out;
-  for (const auto& [group, ss] : by_model) {
+  for (const auto& [group, members] : by_model) {
+    const auto& ss = members;  // C++17 lambdas cannot capture a structured binding (clang rejects it)
     if (ss.size() < 2) continue;
     PlotSpec spec;
     spec.name = slug("overlay-" + group);

@@ -213,7 +213,7 @@ std::optional<double> RowBreakdown::mean(Phase p) const {
 }
 
 namespace {
-long long int_or(const json& j, const char* key, long long fallback) {
+long long int64_or(const json& j, const char* key, long long fallback) {
   const auto it = j.find(key);
   return it != j.end() && is_int64(*it) ? it->get<long long>() : fallback;
 }
@@ -268,12 +268,12 @@ void from_json(const json& j, RowBurnIn& c) {
     for (const auto& x : *it) {
       if (!x.is_object()) continue;
       BurnInRank r;
-      r.rank = static_cast<int>(int_or(x, "rank", -1));
+      r.rank = static_cast<int>(int64_or(x, "rank", -1));
       if (const auto e = x.find("ex_per_s"); e != x.end() && e->is_array())
         for (const auto& v : *e) r.ex_per_s.push_back(v.is_number() ? v.get<double>() : std::nan(""));
-      r.steps = int_or(x, "steps", 0);
-      r.samples_kept = int_or(x, "samples_kept", 0);
-      r.subsample_stride = int_or(x, "subsample_stride", 1);
+      r.steps = int64_or(x, "steps", 0);
+      r.samples_kept = int64_or(x, "samples_kept", 0);
+      r.subsample_stride = int64_or(x, "subsample_stride", 1);
       c.per_rank.push_back(std::move(r));
     }
     rest.erase(it);
@@ -282,7 +282,7 @@ void from_json(const json& j, RowBurnIn& c) {
     for (const auto& x : *it) {
       if (!x.is_object()) continue;
       BurnInDrift d;
-      d.rank = static_cast<int>(int_or(x, "rank", -1));
+      d.rank = static_cast<int>(int64_or(x, "rank", -1));
       d.first_ex_per_s = json_num_opt(x, "first_ex_per_s").value_or(std::nan(""));
       d.last_ex_per_s = json_num_opt(x, "last_ex_per_s").value_or(std::nan(""));
       d.change_pct = json_num_opt(x, "change_pct").value_or(std::nan(""));
