@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/launch/process.hpp"
+#include "core/util/utf8.hpp"
 #include "engine/compat.hpp"
 #include "engine/timing.hpp"
 
@@ -173,7 +174,7 @@ nlohmann::json env_subset(const EnvMap& env) {
   for (const auto& kv : env) {
     for (const char* p : prefixes) {
       if (kv.first.rfind(p, 0) == 0) {
-        out[kv.first] = kv.second.substr(0, 512);
+        out[sanitize_utf8(kv.first)] = sanitize_utf8(kv.second, 512);
         break;
       }
     }

@@ -82,7 +82,8 @@ nlohmann::json environment_json(const EnvironmentFacts& facts);
 
 /// Launch-relevant environment variables (NCCL_*, TORCH_NCCL_*, CUDA_VISIBLE_DEVICES,
 /// OMP_NUM_THREADS, GLOO_SOCKET_IFNAME, MASTER_*, SLURM_JOB_*/SLURM_NTASKS*, MALLOC_*, DDPBENCH_*):
-/// a bounded subset, recorded so A/B runs show what differed.
+/// a bounded subset, recorded so A/B runs show what differed. Names and values are made valid
+/// UTF-8 (sanitize_utf8), values cut to 512 bytes on a character boundary.
 nlohmann::json env_subset(const EnvMap& env);
 
 }  // namespace ddpbench

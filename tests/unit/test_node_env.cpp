@@ -169,6 +169,27 @@ TEST(NodeEnvVars, KeepsOnlyCommunicationVariables) {
             json({{"NCCL_DEBUG", "INFO"}, {"TORCH_NCCL_BLOCKING_WAIT", "1"}, {"GLOO_SOCKET_IFNAME", "eth0"}}));
 }
 
+// 300 euro signs (3 bytes each, 900 bytes): the 512-byte cut falls inside the 171st, which
+// is dropped whole; a stray byte becomes U+FFFD, so the object dumps as JSON.
+TEST(NodeEnvVars, CutOnACharacterBoundaryAndMadeValidUtf8) {
+  std::string euros;
+  for (int i = 0; i < 300; ++i) euros += "\xE2\x82\xAC";
+  const json vars = node_env_vars({{"NCCL_SOCKET_IFNAME", euros}, {"NCCL_DEBUG", "IN\xFFO"}});
+  EXPECT_EQ(vars["NCCL_SOCKET_IFNAME"].get<std::string>(), euros.substr(0, 510));
+  EXPECT_EQ(vars["NCCL_DEBUG"].get<std::string>(), "IN\xEF\xBF\xBDO");
+  EXPECT_NO_THROW((void)vars.dump());
+}
+
+// A long non-ASCII value cut to 256 bytes by the bound is cut between characters.
+TEST(BoundNodeEnvironment, CutsStringsBetweenCharacters) {
+  std::string euros;
+  for (int i = 0; i < 400; ++i) euros += "\xE2\x82\xAC";
+  json n = {{"host", "h"}, {"cpu_model", euros}};
+  bound_node_environment(n, 1024);
+  EXPECT_EQ(n["cpu_model"].get<std::string>(), euros.substr(0, 255));
+  EXPECT_NO_THROW((void)n.dump());
+}
+
 TEST(RenderNodeEnvironment, NamesEveryField) {
   json n = node("node1", "550.54", 1);
   n["env"]["NCCL_DEBUG"] = "INFO";

@@ -15,6 +15,7 @@
 
 #include "core/launch/process.hpp"
 #include "core/util/table.hpp"
+#include "core/util/utf8.hpp"
 
 namespace ddpbench {
 namespace {
@@ -26,7 +27,7 @@ std::string capture(const std::vector<std::string>& argv) {
   po.max_capture = 64 * 1024;
   try {
     const CaptureResult r = run_capture(argv, po, /*timeout_s=*/10);
-    return r.ok() ? r.out : "";
+    return r.ok() ? sanitize_utf8(r.out) : "";
   } catch (const std::runtime_error&) {  // not installed, or cannot be started
     return "";
   }
@@ -93,7 +94,7 @@ std::string cpu_model() {
       const auto colon = line.find(':');
       if (colon == std::string::npos) break;
       const auto start = line.find_first_not_of(" \t", colon + 1);
-      return start == std::string::npos ? "" : line.substr(start);
+      return start == std::string::npos ? "" : sanitize_utf8(line.substr(start));
     }
   }
   return "";
@@ -107,7 +108,7 @@ std::string gpu_topology() {
 
 std::string kernel_release() {
   utsname u{};
-  return ::uname(&u) == 0 ? std::string(u.release) : "";
+  return ::uname(&u) == 0 ? sanitize_utf8(u.release) : "";
 }
 
 int online_cpu_count() {
@@ -153,7 +154,7 @@ nlohmann::json node_env_vars(const EnvMap& env) {
   for (const auto& kv : env) {  // EnvMap is ordered: the first 64 by name
     if (out.size() >= 64) break;
     if (kv.first.rfind("NCCL_", 0) == 0 || kv.first.rfind("TORCH_NCCL_", 0) == 0 || kv.first == "GLOO_SOCKET_IFNAME")
-      out[kv.first] = kv.second.substr(0, 512);
+      out[sanitize_utf8(kv.first)] = sanitize_utf8(kv.second, 512);
   }
   return out;
 }
@@ -188,7 +189,7 @@ void bound_node_environment(nlohmann::json& node, std::size_t max_bytes) {
   // 1. Every string but the topology: 256 bytes.
   for (auto& [key, value] : node.items()) {
     if (key != "topology" && value.is_string() && value.get<std::string>().size() > 256) {
-      value = value.get<std::string>().substr(0, 256);
+      value = sanitize_utf8(value.get<std::string>(), 256);
       mark(key);
     }
   }
@@ -203,7 +204,7 @@ void bound_node_environment(nlohmann::json& node, std::size_t max_bytes) {
     std::size_t keep = topo.size() > excess + 64 ? topo.size() - excess - 64 : 0;
     while (true) {
       node["topology"] =
-          topo.substr(0, keep) + fmt::format("\n[truncated by ddpbench: kept {} of {} bytes]", keep, topo.size());
+          sanitize_utf8(topo, keep) + fmt::format("\n[truncated by ddpbench: kept {} of {} bytes]", keep, topo.size());
       if (size_of(node) <= max_bytes || keep == 0) break;
       keep = keep > (size_of(node) - max_bytes) ? keep - (size_of(node) - max_bytes) : 0;
     }

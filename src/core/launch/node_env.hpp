@@ -53,7 +53,8 @@ nlohmann::json parse_gpu_query(const std::string& csv);
 nlohmann::json query_gpus();
 
 /// The variables of `env` that shape communication and differ meaningfully between hosts:
-/// NCCL_*, TORCH_NCCL_*, GLOO_SOCKET_IFNAME (values cut to 512 bytes, at most 64 variables).
+/// NCCL_*, TORCH_NCCL_*, GLOO_SOCKET_IFNAME (at most 64 variables; names and values made
+/// valid UTF-8 by sanitize_utf8, values cut to 512 bytes on a character boundary).
 nlohmann::json node_env_vars(const EnvMap& env);
 
 /// This host's node object from the torch-free probes: host, driver, gpus, topology,
@@ -62,7 +63,7 @@ nlohmann::json node_env_vars(const EnvMap& env);
 nlohmann::json probe_node_environment(const EnvMap& env);
 
 /// Makes `node`'s JSON text at most `max_bytes` long (max_bytes >= 1024): strings other
-/// than the topology are cut to 256 bytes, then the topology text is cut (and ends with
+/// than the topology are cut to 256 bytes (on a character boundary), then the topology text is cut (and ends with
 /// "[truncated by ddpbench: kept K of N bytes]"), then env variables, then GPUs are dropped
 /// from the end; every field cut is named in node["truncated"]. A node already within the
 /// bound is left as it is.
