@@ -3,8 +3,9 @@
 // parser by b % 8: 0-3 detect_launch (then threads_per_rank) on "KEY=VALUE" lines (a bare
 // KEY unsets it) laid over the environment of launcher (b / 8) % 5: none, torchrun,
 // OpenMPI, Slurm srun, PMIx ('P', '0', '8', '@', 'H' in the corpus); 4 slurm_first_host
-// ('4'); 5 slurm_tasks_per_node and slurm_tasks_on_node ('5'); 6 parse_cpu_list ('6');
-// 7 parse_bounded ('7'). Any input must end in a result or a UsageError, never in a
+// ('4'), whose host must have a name before any bracket group; 5 slurm_tasks_per_node and slurm_tasks_on_node ('5'); 6 parse_cpu_list ('6');
+// 7 parse_bounded ('7'). The job id (launcher_job_id) of an accepted environment must be
+// valid UTF-8 of bounded size. Any input must end in a result or a UsageError, never in a
 // crash, another exception, a huge allocation (run with -malloc_limit_mb) or a result
 // outside its documented bounds.
 #include <cstddef>
@@ -16,6 +17,7 @@
 #include "core/launch/launch_env.hpp"
 #include "core/util/errors.hpp"
 #include "core/util/parse.hpp"
+#include "core/util/utf8.hpp"
 
 namespace {
 
@@ -76,6 +78,9 @@ void check_launch(const std::string& text, unsigned which) {
   require(li.rank >= 0 && li.rank < li.world_size);
   require(li.local_world_size >= 1 && li.local_rank >= 0 && li.local_rank < li.local_world_size);
   require(li.master_port >= 1 && li.master_port <= 65535);
+  // The job id the rendezvous compares and records is text: valid UTF-8, bounded.
+  const std::string job = launcher_job_id(env, li.launcher);
+  require(is_valid_utf8(job) && job.size() <= 2 * kMaxJobIdBytes + 16);
   try {
     const int threads = threads_per_rank(env, li.launcher, li.local_world_size, 8);
     require(threads >= 1 && threads <= kMaxThreadsPerRank);
@@ -97,7 +102,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 3: check_launch(text, selector / 8); break;
       case 4: {
         const std::string host = slurm_first_host(text);
-        require(!host.empty() && host.size() <= text.size());
+        // A name before any group: never "1" from "[1-3]", never a bracket.
+        require(!host.empty() && host.size() <= text.size() && text[0] != '[' &&
+                host.find_first_of("[],") == std::string::npos);
         break;
       }
       case 5: {

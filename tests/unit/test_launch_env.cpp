@@ -8,6 +8,7 @@
 #include "core/launch/launch_env.hpp"
 #include "core/util/errors.hpp"
 #include "core/util/parse.hpp"
+#include "core/util/utf8.hpp"
 
 namespace ddpbench {
 namespace {
@@ -15,6 +16,11 @@ namespace {
 using ::testing::HasSubstr;
 
 using testutil::usage_error;
+
+std::string launch_error(const EnvMap& env) {
+  const std::string m = usage_error([&] { detect_launch(env); });
+  return m.empty() ? "(no error)" : m;
+}
 
 TEST(LaunchEnv, NoLauncherMeansLocalSpawn) {
   const auto li = detect_launch({{"HOME", "/root"}, {"PATH", "/usr/bin"}});
@@ -196,6 +202,23 @@ TEST(SlurmHostlist, FirstHost) {
   EXPECT_THROW(slurm_first_host(""), UsageError);
 }
 
+// Malformed lists are refused with the list, what is wrong, and the fix, instead of
+// yielding a host such as "1" (which resolves to 0.0.0.1) or "node".
+TEST(SlurmHostlist, MalformedListsNameTheListAndTheFix) {
+  const auto err = [](const std::string& l) { return usage_error([&] { slurm_first_host(l); }); };
+  EXPECT_THAT(err("[1-3]"), HasSubstr("Slurm node list '[1-3]' is malformed (a '[' group must follow"));
+  EXPECT_THAT(err("node[]"), HasSubstr("'[]' group is empty"));
+  EXPECT_THAT(err("node[-3]"), HasSubstr("'[-3]' holds '-3', which is not a number or a range"));
+  EXPECT_THAT(err("node[3-1]"), HasSubstr("the range '3-1' in '[3-1]' descends"));
+  EXPECT_THAT(err("node[1-3]"), ::testing::IsEmpty());
+  for (const char* l : {"node[1-2]]", "a,,b", "a,", ",a", "n[1[2]]", "n[1,]", "n[a-b]", "n[1-]"})
+    EXPECT_THAT(err(l), HasSubstr("set MASTER_ADDR to the first node's address")) << l;
+  // An srun step with such a list: refused at launch detection, exit 2.
+  EXPECT_THAT(launch_error({{"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "0"}, {"SLURM_NTASKS", "2"},
+                            {"SLURM_NODELIST", "[1-3]"}}),
+              HasSubstr("Slurm node list '[1-3]' is malformed"));
+}
+
 TEST(SlurmHostlist, TasksPerNode) {
   EXPECT_EQ(slurm_tasks_per_node("4"), (std::vector<int>{4}));
   EXPECT_EQ(slurm_tasks_per_node("2(x3),1"), (std::vector<int>{2, 2, 2, 1}));
@@ -218,6 +241,63 @@ TEST(Threads, OmpNumThreadsWins) {
   EXPECT_THROW(threads_per_rank({{"OMP_NUM_THREADS", "two"}}, Launcher::kNone, 1, 4), UsageError);
 }
 
+// OpenMP's nested list: a count per level; the first is each rank's own.
+TEST(Threads, OmpNumThreadsListTakesTheOuterLevel) {
+  EXPECT_EQ(threads_per_rank({{"OMP_NUM_THREADS", "4,2"}}, Launcher::kNone, 1, 4), 4);
+  EXPECT_EQ(threads_per_rank({{"OMP_NUM_THREADS", "3,2,1"}}, Launcher::kTorchrun, 8, 64), 3);
+  EXPECT_THAT(usage_error([] { threads_per_rank({{"OMP_NUM_THREADS", "4,"}}, Launcher::kNone, 1, 4); }),
+              HasSubstr("OMP_NUM_THREADS='4,' is not a thread count or OpenMP's list"));
+  EXPECT_THAT(usage_error([] { threads_per_rank({{"OMP_NUM_THREADS", "0,2"}}, Launcher::kNone, 1, 4); }),
+              HasSubstr("OMP_NUM_THREADS='0,2'"));
+  EXPECT_THAT(usage_error([] { threads_per_rank({{"OMP_NUM_THREADS", "5000,2"}}, Launcher::kNone, 1, 4); }),
+              HasSubstr("out of range"));
+  EXPECT_TRUE(is_openmp_thread_list("4,2"));
+  for (const char* v : {"", "0", "4,", ",4", " 4", "4 ", "4,0", "-1", "x"}) EXPECT_FALSE(is_openmp_thread_list(v)) << v;
+}
+
+// Before the OpenMP runtime loads: a value it would complain about is taken out of the
+// environment block (and nothing else moves), and current_env() still sees it.
+TEST(Threads, HideOmpNumThreadsFromOpenmpTakesOutOnlyARefusedValue) {
+  char a[] = "A=1", bad[] = "OMP_NUM_THREADS=0", c[] = "C=3";
+  char* envp[] = {a, bad, c, nullptr};
+  hide_omp_num_threads_from_openmp(envp);
+  EXPECT_STREQ(envp[0], "A=1");
+  EXPECT_STREQ(envp[1], "C=3");
+  EXPECT_EQ(envp[2], nullptr);
+  char good[] = "OMP_NUM_THREADS=4,2";
+  char* envp2[] = {a, good, nullptr};
+  hide_omp_num_threads_from_openmp(envp2);
+  EXPECT_STREQ(envp2[1], "OMP_NUM_THREADS=4,2");
+  char* none[] = {nullptr};
+  hide_omp_num_threads_from_openmp(none);
+  EXPECT_EQ(none[0], nullptr);
+}
+
+// DDPBENCH_JOB_ID is compared and recorded as text: over 256 bytes or not UTF-8 is refused
+// before any rank starts, naming the variable and the limit.
+TEST(LaunchEnv, JobIdMustBeShortUtf8Text) {
+  EXPECT_THAT(launch_error({{"DDPBENCH_JOB_ID", std::string(257, 'j')}}),
+              HasSubstr("DDPBENCH_JOB_ID is 257 bytes, more than the 256 a job id may have"));
+  EXPECT_THAT(launch_error({{"DDPBENCH_JOB_ID", "job\xFF"}}), HasSubstr("DDPBENCH_JOB_ID='job\xEF\xBF\xBD' is not valid UTF-8"));
+  EXPECT_EQ(launch_error({{"DDPBENCH_JOB_ID", std::string(256, 'j')}}), "(no error)");
+  EXPECT_EQ(launch_error({{"DDPBENCH_JOB_ID", "t\xC3\xA2" "che-1"}}), "(no error)");
+  // Other launchers' ids are made valid text, never refused.
+  EXPECT_EQ(launcher_job_id({{"TORCHELASTIC_RUN_ID", "r\xFF"}}, Launcher::kTorchrun), "torchrun:r\xEF\xBF\xBD");
+}
+
+TEST(Utf8, SanitizeReplacesBadBytesAndCutsBetweenCharacters) {
+  EXPECT_EQ(sanitize_utf8("plain"), "plain");
+  EXPECT_EQ(sanitize_utf8("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(sanitize_utf8("\xE2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");        // cut-off sequence
+  EXPECT_EQ(sanitize_utf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");        // overlong '/'
+  EXPECT_EQ(sanitize_utf8("\xED\xA0\x80").size(), 9u);                         // a surrogate: 3 replacements
+  EXPECT_EQ(sanitize_utf8("\xE2\x82\xAC\xE2\x82\xAC", 5), "\xE2\x82\xAC");  // not half of the second
+  EXPECT_EQ(sanitize_utf8("\xF0\x9F\x98\x80", 3), "");
+  EXPECT_TRUE(is_valid_utf8("\xF0\x9F\x98\x80 \xC3\xA9"));
+  EXPECT_FALSE(is_valid_utf8("\xF4\x90\x80\x80"));  // above U+10FFFF
+  EXPECT_FALSE(is_valid_utf8("\xE2\x82"));
+}
+
 TEST(Threads, SlurmCpusPerTaskInAnSrunStepOnly) {
   EXPECT_EQ(threads_per_rank({{"SLURM_CPUS_PER_TASK", "12"}}, Launcher::kSlurm, 8, 96), 12);
   // A batch script's built-in launcher: its 2 ranks share the allocation's 2 CPUs.
@@ -231,10 +311,6 @@ TEST(Threads, CoresDividedByLocalRanks) {
   EXPECT_EQ(threads_per_rank({}, Launcher::kOpenMPI, 3, 16), 5);
 }
 
-std::string launch_error(const EnvMap& env) {
-  const std::string m = usage_error([&] { detect_launch(env); });
-  return m.empty() ? "(no error)" : m;
-}
 
 // Every integer from a launcher is range-checked before it is narrowed to int: a value
 // that wraps (2^32 + 1 is 1 as an int) or is beyond 64 bits is an error naming the variable.

@@ -12,6 +12,7 @@
 
 #include "core/util/errors.hpp"
 #include "core/util/parse.hpp"
+#include "core/util/utf8.hpp"
 
 extern char** environ;
 
@@ -64,6 +65,40 @@ void apply_slurm_job(const EnvMap& env, LaunchInfo& li) {
 
 }  // namespace
 
+namespace {
+const char* g_hidden_omp_num_threads = nullptr;  // hide_omp_num_threads_from_openmp's
+}  // namespace
+
+void hide_omp_num_threads_from_openmp(char** envp) {
+  static const char kName[] = "OMP_NUM_THREADS=";
+  for (char** e = envp; e && *e; ++e) {
+    const char* kv = *e;
+    size_t n = 0;
+    while (kName[n] && kv[n] == kName[n]) ++n;
+    if (kName[n] != 0) continue;
+    // What OpenMP accepts without a word: whole numbers > 0, comma-separated (a stricter
+    // rule than its own: anything else is taken out, so it never complains).
+    const char* v = kv + n;
+    bool ok = *v != 0, item_empty = true, item_zero = true;
+    for (const char* c = v; *c && ok; ++c) {
+      if (*c == ',') {
+        ok = !item_empty && !item_zero;
+        item_empty = item_zero = true;
+      } else if (*c >= '0' && *c <= '9') {
+        item_empty = false;
+        item_zero = item_zero && *c == '0';
+      } else {
+        ok = false;
+      }
+    }
+    ok = ok && !item_empty && !item_zero;
+    if (ok) continue;
+    g_hidden_omp_num_threads = v;
+    for (char** m = e; *m; ++m) m[0] = m[1];  // drop it, keeping the list's order
+    return;
+  }
+}
+
 EnvMap current_env() {
   EnvMap env;
   for (char** e = environ; e && *e; ++e) {
@@ -71,6 +106,7 @@ EnvMap current_env() {
     auto eq = kv.find('=');
     if (eq != std::string::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
   }
+  if (g_hidden_omp_num_threads) env.emplace("OMP_NUM_THREADS", g_hidden_omp_num_threads);
   return env;
 }
 
@@ -148,7 +184,66 @@ int slurm_tasks_on_node(const std::string& spec, long long node, const std::stri
   return groups.front().first;
 }
 
+namespace {
+
+// Why `nodelist` is not a Slurm hostlist ("" when it is one): comma-separated names, each
+// starting with at least one character before any '[' group; a group holds comma-separated
+// numbers or ascending ranges "lo-hi" (no nesting, nothing empty).
+std::string nodelist_problem(const std::string& nodelist) {
+  if (nodelist.empty()) return "it is empty";
+  const auto digits = [](const std::string& t) {
+    return !t.empty() && t.size() <= 18 &&
+           std::all_of(t.begin(), t.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+  };
+  size_t i = 0;
+  while (i <= nodelist.size()) {
+    size_t prefix = 0;  // characters of this name before its first '['
+    bool any = false;   // this name has anything at all
+    while (i < nodelist.size() && nodelist[i] != ',') {
+      const char c = nodelist[i];
+      if (c == ']') return "a ']' without its '['";
+      if (c != '[') {
+        if (!any) ++prefix;
+        ++i;
+        any = true;
+        continue;
+      }
+      if (!any || prefix == 0) return "a '[' group must follow a node name's first characters (e.g. node[1-3])";
+      const size_t close = nodelist.find(']', i);
+      if (close == std::string::npos) return "a '[' is not closed";
+      const std::string group = nodelist.substr(i + 1, close - i - 1);
+      if (group.find('[') != std::string::npos) return "'[' groups cannot nest";
+      if (group.empty()) return "a '[]' group is empty";
+      size_t start = 0;
+      while (start <= group.size()) {
+        size_t comma = group.find(',', start);
+        if (comma == std::string::npos) comma = group.size();
+        const std::string item = group.substr(start, comma - start);
+        const size_t dash = item.find('-');
+        const std::string lo = item.substr(0, dash), hi = dash == std::string::npos ? lo : item.substr(dash + 1);
+        if (!digits(lo) || !digits(hi))
+          return fmt::format("'[{}]' holds '{}', which is not a number or a range lo-hi", group, item);
+        if (std::stoll(lo) > std::stoll(hi))
+          return fmt::format("the range '{}' in '[{}]' descends (write lo-hi, lo <= hi)", item, group);
+        start = comma + 1;
+      }
+      i = close + 1;
+    }
+    if (!any) return "it has an empty name";
+    if (i == nodelist.size()) break;
+    ++i;  // past the ','
+    if (i == nodelist.size()) return "it has an empty name";
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string slurm_first_host(const std::string& nodelist) {
+  if (const std::string why = nodelist_problem(nodelist); !why.empty())
+    throw UsageError(fmt::format(
+        "Slurm node list '{}' is malformed ({}); fix the variable, or set MASTER_ADDR to the first node's address",
+        nodelist, why));
   // The first host is the first comma-separated item outside brackets, with the
   // first element of every bracket group in it: "a[01-03,7]b[2-3],c" -> "a01b2".
   std::string host;
@@ -156,12 +251,12 @@ std::string slurm_first_host(const std::string& nodelist) {
   bool taking = true;  // inside a bracket: copy only up to the first '-' or ','
   for (char c : nodelist) {
     if (c == '[') {
-      if (depth++ != 0) break;
+      ++depth;
       taking = true;
       continue;
     }
     if (c == ']') {
-      if (--depth < 0) break;
+      --depth;
       continue;
     }
     if (depth == 0) {
@@ -172,9 +267,6 @@ std::string slurm_first_host(const std::string& nodelist) {
       else host.push_back(c);
     }
   }
-  if (depth != 0 || host.empty() || host.find_first_of("[]") != std::string::npos)
-    throw UsageError(
-        fmt::format("Slurm node list '{}' is malformed; set MASTER_ADDR to the first node's address", nodelist));
   return host;
 }
 
@@ -192,8 +284,37 @@ void mpi_rendezvous_host(const EnvMap& env, LaunchInfo& li, const char* launcher
         launcher));
 }
 
+bool is_openmp_thread_list(const std::string& value) {
+  if (value.empty()) return false;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t comma = value.find(',', start);
+    if (comma == std::string::npos) comma = value.size();
+    const std::string item = value.substr(start, comma - start);
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos ||
+        item.find_first_not_of('0') == std::string::npos)
+      return false;
+    start = comma + 1;
+  }
+  return true;
+}
+
+void check_job_id(const EnvMap& env) {
+  const auto it = env.find("DDPBENCH_JOB_ID");
+  if (it == env.end() || it->second.empty()) return;
+  const std::string& v = it->second;
+  if (v.size() > kMaxJobIdBytes)
+    throw UsageError(fmt::format("DDPBENCH_JOB_ID is {} bytes, more than the {} a job id may have; set a shorter one",
+                                 v.size(), kMaxJobIdBytes));
+  if (!is_valid_utf8(v))
+    throw UsageError(fmt::format("DDPBENCH_JOB_ID='{}' is not valid UTF-8 text; set it to plain text (e.g. letters, "
+                                 "digits and '-')",
+                                 sanitize_utf8(v)));
+}
+
 LaunchInfo detect_launch(const EnvMap& env) {
   LaunchInfo li;
+  check_job_id(env);
 
   // --- torchrun / torch.distributed.launch / hand-set RANK + WORLD_SIZE
   if (get(env, "RANK") || get(env, "WORLD_SIZE")) {
@@ -296,7 +417,7 @@ LaunchInfo detect_launch(const EnvMap& env) {
 std::string host_name() {
   char buf[256] = {0};
   if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
+  return sanitize_utf8(buf);
 }
 
 int usable_cpu_count() { return std::max(1, static_cast<int>(affinity_cpus().size())); }
@@ -359,7 +480,17 @@ int threads_per_rank(const EnvMap& env, Launcher launcher, int local_world_size,
   if (launcher == Launcher::kSlurm) keys.push_back("SLURM_CPUS_PER_TASK");  // srun gave each task this many
   for (const char* key : keys) {
     if (auto v = get(env, key)) {
-      return static_cast<int>(parse_bounded(*v, key, 1, kMaxThreadsPerRank));
+      // OpenMP's nested form "4,2" (a count per nesting level): the first is the ranks' own.
+      std::string first = *v;
+      if (std::string(key) == "OMP_NUM_THREADS" && v->find(',') != std::string::npos) {
+        if (!is_openmp_thread_list(*v))
+          throw UsageError(fmt::format(
+              "OMP_NUM_THREADS='{}' is not a thread count or OpenMP's list of them (e.g. 4 or 4,2); set it to "
+              "1..{}",
+              sanitize_utf8(*v, 64), kMaxThreadsPerRank));
+        first = v->substr(0, v->find(','));
+      }
+      return static_cast<int>(parse_bounded(first, key, 1, kMaxThreadsPerRank));
     }
   }
   return std::max(1, std::max(1, usable_cpus) / std::max(1, local_world_size));
@@ -372,7 +503,7 @@ namespace ddpbench {
 std::string launcher_job_id(const EnvMap& env, Launcher launcher) {
   auto value = [&](const char* key) -> std::string {
     const auto it = env.find(key);
-    return it == env.end() ? std::string() : it->second.substr(0, 256);
+    return it == env.end() ? std::string() : sanitize_utf8(it->second, kMaxJobIdBytes);
   };
   if (const auto v = value("DDPBENCH_JOB_ID"); !v.empty()) return v;
   switch (launcher) {

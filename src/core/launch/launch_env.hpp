@@ -3,6 +3,7 @@
 // function takes the environment as a map so tests can feed any launcher.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,11 +22,22 @@ inline constexpr long long kMaxThreadsPerRank = 4096;
 /// Largest CPU id parse_cpu_list accepts (2^20 - 1).
 inline constexpr long long kMaxCpuId = (1LL << 20) - 1;
 
+/// Largest job id (DDPBENCH_JOB_ID, or the launcher's) in bytes.
+inline constexpr std::size_t kMaxJobIdBytes = 256;
+
 /// Environment variables as name -> value.
 using EnvMap = std::map<std::string, std::string>;
 
-/// The current process environment (`environ`) as an EnvMap.
+/// The current process environment (`environ`) as an EnvMap, with the OMP_NUM_THREADS that
+/// hide_omp_num_threads_from_openmp took out put back.
 EnvMap current_env();
+
+/// Called on the process's environment block before any shared library initialises (the
+/// executable's .preinit_array, src/cli/main.cpp): takes out an OMP_NUM_THREADS the OpenMP
+/// runtime would refuse with its own line at load ("0", "", "two", " 4"), and keeps its
+/// value for current_env(), so that ddpbench refuses it once with its own line. Allocates
+/// nothing and calls no library function; a valid value stays where it is.
+void hide_omp_num_threads_from_openmp(char** envp);
 
 /// Which launcher started this process.
 enum class Launcher {
@@ -73,10 +85,24 @@ struct LaunchInfo {
 /// LOCAL_RANK, OMPI_COMM_WORLD_[LOCAL_]RANK, SLURM_PROCID, SLURM_LOCALID, SLURM_NODEID,
 /// PMIX_RANK, MPI_LOCALRANKID) 0..kMaxWorldSize-1, MASTER_PORT 1..65535, SLURM_JOB_ID and
 /// TORCHELASTIC_RESTART_COUNT >= 0: "WORLD_SIZE=4294967297 is out of range; set it to 1..1048576".
+/// Also refuses a DDPBENCH_JOB_ID that check_job_id refuses, and a malformed Slurm node list
+/// (slurm_first_host).
 LaunchInfo detect_launch(const EnvMap& env);
 
+/// Throws UsageError naming DDPBENCH_JOB_ID and the limit when it is set to more than
+/// kMaxJobIdBytes bytes or to text that is not valid UTF-8 (the rendezvous compares and
+/// records it as text).
+void check_job_id(const EnvMap& env);
+
+/// True for OpenMP's OMP_NUM_THREADS list form: one or more whole numbers > 0, separated by
+/// commas, nothing else ("4", "4,2"; not "0", "4,", " 4").
+bool is_openmp_thread_list(const std::string& value);
+
 /// First host of a Slurm hostlist expression, e.g. "gpu[007-010,12],login1" -> "gpu007",
-/// "rack[1-2]-n[01-04]" -> "rack1-n01". Throws UsageError on a malformed list.
+/// "rack[1-2]-n[01-04]" -> "rack1-n01". Throws UsageError naming the list, what is wrong
+/// and the fix on a malformed list: an empty name or group ("node[]", "a,,b"), a group with
+/// no name before it ("[1-3]"), an item that is not a number or range ("node[-3]"), a
+/// descending range ("node[3-1]"), an unclosed or nested bracket.
 std::string slurm_first_host(const std::string& nodelist);
 
 /// Expands Slurm's tasks-per-node notation: "2(x3),1" -> {2, 2, 2, 1}.
@@ -94,7 +120,8 @@ int slurm_tasks_on_node(const std::string& spec, long long node, const std::stri
 /// node rarely collide. Stays below Linux's default ephemeral range (32768+).
 int slurm_default_port(long long job_id);
 
-/// Intra-op threads for each rank: OMP_NUM_THREADS when set (must be >= 1); else, in an
+/// Intra-op threads for each rank: OMP_NUM_THREADS when set (must be >= 1; of OpenMP's
+/// nested list "4,2" the first number, the outer level); else, in an
 /// srun step, SLURM_CPUS_PER_TASK (Slurm already gave each task its share; in a batch
 /// script the built-in launcher's ranks share the allocation instead); else
 /// `usable_cpus / local_world_size`, at least 1, where `usable_cpus` are the CPUs in
@@ -102,7 +129,7 @@ int slurm_default_port(long long job_id);
 /// Throws UsageError on a non-numeric value or one outside 1..kMaxThreadsPerRank.
 int threads_per_rank(const EnvMap& env, Launcher launcher, int local_world_size, int usable_cpus);
 
-/// This host's name (gethostname), or "unknown".
+/// This host's name (gethostname, made valid UTF-8 by sanitize_utf8), or "unknown".
 std::string host_name();
 
 /// CPUs in this process's affinity mask (sched_getaffinity), at least 1.
@@ -130,7 +157,9 @@ namespace ddpbench {
 /// tie hand-started ranks together), "slurm:<SLURM_JOB_ID>.<SLURM_STEP_ID>" in an srun
 /// step, "torchrun:<TORCHELASTIC_RUN_ID>", "pmix:<PMIX_NAMESPACE>" (OpenMPI 4+, any
 /// PMIx launcher), "openmpi:<OMPI_MCA_ess_base_jobid>". Empty when none is set (ranks
-/// started by hand): then only the rank-slot claims tell two jobs apart.
+/// started by hand): then only the rank-slot claims tell two jobs apart. Every value is made
+/// valid UTF-8 and cut to kMaxJobIdBytes (sanitize_utf8); detect_launch refuses a
+/// DDPBENCH_JOB_ID that would need either.
 std::string launcher_job_id(const EnvMap& env, Launcher launcher);
 
 }  // namespace ddpbench
