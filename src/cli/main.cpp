@@ -4,6 +4,7 @@
 #ifdef DDPBENCH_HAVE_ENGINE
 #include <c10/util/Exception.h>
 
+#include "engine/run/launch.hpp"
 #include "engine/run/teardown.hpp"
 #endif
 #include <fmt/format.h>
@@ -11,10 +12,18 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
+#include "core/launch/launch_env.hpp"
 #include "core/util/errors.hpp"
 #include "core/util/version.hpp"
 
 namespace {
+
+// Runs before any shared library's initialiser: libgomp reads OMP_NUM_THREADS when it loads
+// and prints its own line about a value it refuses; taken out here, that value gets
+// ddpbench's one line instead (threads_per_rank).
+void before_shared_libraries(int, char**, char** envp) { ddpbench::hide_omp_num_threads_from_openmp(envp); }
+__attribute__((section(".preinit_array"), used)) void (*const kBeforeSharedLibraries)(int, char**,
+                                                                                    char**) = before_shared_libraries;
 
 // Parses the command line and runs the subcommand; returns main's exit code, with the
 // one error line printed, and sets `command` to the subcommand that ran ("ddpbench" before one).
@@ -58,7 +67,17 @@ int run_command(int argc, char** argv, std::string& command) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::string sub;
     for (const auto* s : app.get_subcommands()) sub = " " + s->get_name();
-    std::fprintf(stderr, "ddpbench: error: %s; see 'ddpbench%s --help'\n", first_line(e.what()).c_str(), sub.c_str());
+    std::string line = fmt::format("{}; see 'ddpbench{} --help'", first_line(e.what()), sub);
+#ifdef DDPBENCH_HAVE_ENGINE
+    // A rank of a job that refuses its command line names itself, and rank 0 is told.
+    if (sub == " run" || sub == " comm") try {
+        refuse_on_this_rank(detect_launch(current_env()), line);
+      } catch (const UsageError& u) {
+        line = u.what();
+      } catch (const std::exception&) {  // a launcher environment that is itself refused: said later
+      }
+#endif
+    std::fprintf(stderr, "ddpbench: error: %s\n", line.c_str());
     return kExitUsage;
   }
 

@@ -1,6 +1,7 @@
 #include "engine/dist/rendezvous.hpp"
 
 #include <netdb.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -9,11 +10,15 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <random>
 #include <thread>
 
 #include "core/launch/watchdog.hpp"
 #include "core/util/errors.hpp"
+#include "engine/compat.hpp"
 #include "engine/dist/process_group.hpp"
 
 namespace ddpbench {
@@ -50,7 +55,58 @@ bool mentions(const std::string& what, std::initializer_list<const char*> needle
   return false;
 }
 
+const char* const kRefusedCount = "ddpbench/refused";
+std::string refused_key(int rank) { return fmt::format("ddpbench/refused/{}", rank); }
+
+// Leaves `line` for rank 0 (tell_rank0_refused); never throws.
+void leave_refusal(const c10::intrusive_ptr<c10d::Store>& store, int rank, const std::string& line) {
+  try {
+    store->set(refused_key(rank), bytes(line.substr(0, 4096)));
+    store->add(kRefusedCount, 1);
+  } catch (...) {  // c10::Error, std::exception: the store went away
+  }
+}
+
 }  // namespace
+
+void tell_rank0_refused(const LaunchInfo& li, const std::string& line, std::chrono::milliseconds wait) {
+  if (li.rank == 0) return;
+  compat::quiet_torch_logs();  // c10d's connect retries print otherwise (this may run before run_this_rank)
+  try {
+    check_master_addr(li.master_addr);
+    leave_refusal(connect_store(li, wait), li.rank, line);
+  } catch (...) {  // c10::Error, std::exception: rank 0 is not there to be told
+  }
+}
+
+void check_serving_addr(const LaunchInfo& li) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (::getaddrinfo(li.master_addr.c_str(), nullptr, &hints, &res) != 0 || !res) return;  // check_master_addr's
+  bool local = false, unknown = false;
+  for (const addrinfo* a = res; a && !local; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      unknown = true;
+      continue;
+    }
+    sockaddr_storage addr{};
+    std::memcpy(&addr, a->ai_addr, std::min<size_t>(a->ai_addrlen, sizeof addr));
+    if (addr.ss_family == AF_INET) reinterpret_cast<sockaddr_in*>(&addr)->sin_port = 0;
+    if (addr.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port = 0;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), a->ai_addrlen) == 0) local = true;
+    else if (errno != EADDRNOTAVAIL) unknown = true;  // EACCES, a family this host lacks: not ours to judge
+    ::close(fd);
+  }
+  ::freeaddrinfo(res);
+  if (!local && !unknown)
+    throw UsageError(
+        fmt::format("MASTER_ADDR '{}' is not an address of this host, and rank 0 serves the rendezvous there; set "
+                    "MASTER_ADDR to rank 0's host name or IP address (the same on every rank)",
+                    li.master_addr));
+}
 
 void check_master_addr(const std::string& host) {
   addrinfo hints{};
@@ -73,6 +129,7 @@ Rendezvous rendezvous(const LaunchInfo& li, const JoinRequest& me, std::chrono::
       peer(li));
   const std::string server = fmt::format("the rendezvous store at {}", peer(li));
   const bool serves = li.rank == 0 && !li.use_agent_store;
+  if (serves) check_serving_addr(li);
 
   c10::intrusive_ptr<c10d::Store> raw;
   {
@@ -137,11 +194,13 @@ Rendezvous rendezvous(const LaunchInfo& li, const JoinRequest& me, std::chrono::
                     "(another job, or a different WORLD_SIZE); give each job its own MASTER_PORT and "
                     "every rank the same world size",
                     li.rank, peer(li), their_world, li.world_size));
-  if (job.value("config", std::string()) != me.config)
-    throw UsageError(
-        fmt::format("rank {} was started with other flags than rank 0 ({}); give every rank the same "
-                    "command line",
-                    li.rank, owner));
+  if (job.value("config", std::string()) != me.config) {
+    // This job's rank 0 (the job id and world size agree): it is told, so it does not wait.
+    const std::string why =
+        fmt::format("it was started with other flags than rank 0 ({}); give every rank the same command line", owner);
+    leave_refusal(raw, li.rank, why);
+    throw UsageError(fmt::format("rank {}: {}", li.rank, why));
+  }
 
   // 3.-4. Claim the rank, publish the placement, be counted.
   const std::string token = job.at("token").get<std::string>();
@@ -163,11 +222,18 @@ Rendezvous rendezvous(const LaunchInfo& li, const JoinRequest& me, std::chrono::
   out.token = token;
   if (li.rank != 0) return out;
 
-  // Rank 0 waits for everyone (its own store: these calls are answered in-process).
+  // Rank 0 waits for everyone (its own store: these calls are answered in-process), and
+  // for a rank that refused its input and said so (tell_rank0_refused). Torchrun's agent
+  // store outlives a launch: only refusals after this one's start count there.
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   int64_t joined = 0;
   auto poll = std::chrono::milliseconds(20);
+  const int64_t refusals_before = li.use_agent_store ? raw->add(kRefusedCount, 0) : 0;
   while ((joined = store->add("joined", 0)) < li.world_size) {
+    if (raw->add(kRefusedCount, 0) > refusals_before)
+      for (int r = 1; r < li.world_size; ++r)
+        if (!store->check({fmt::format("member/{}", r)}) && raw->check({refused_key(r)}))
+          throw UsageError(fmt::format("rank {} refused its input: {}", r, text(raw->get(refused_key(r)))));
     if (std::chrono::steady_clock::now() > deadline) {
       std::vector<int> missing;
       for (int r = 0; r < li.world_size; ++r)

@@ -114,10 +114,18 @@ c10::Device rank_device(const LaunchInfo& li, BackendKind backend) {
 void validate_on_rank0(const LaunchInfo& li, const std::function<void()>& check) {
   try {
     check();
-  } catch (const UsageError&) {
-    if (li.rank != 0) throw SilentExit{kExitUsage};
+  } catch (const UsageError& e) {
+    if (li.rank != 0 && li.launcher == Launcher::kLocalSpawner) throw SilentExit{kExitUsage};
+    if (li.rank != 0) refuse_on_this_rank(li, e.what());
     throw;
   }
+}
+
+[[noreturn]] void refuse_on_this_rank(const LaunchInfo& li, const std::string& what) {
+  const std::string line = first_line(what);
+  if (li.rank == 0 || line.rfind("rank ", 0) == 0) throw UsageError(line);  // says who already
+  tell_rank0_refused(li, line, kTellRank0Wait);
+  throw UsageError(fmt::format("rank {}: {}", li.rank, line));
 }
 
 int spawn_ranks(const EnvMap& env, const LaunchInfo& li, int world, const std::vector<std::string>& argv,
@@ -193,7 +201,8 @@ int run_this_rank(const LaunchInfo& li, const EnvMap& env, double timeout_s, con
   open_phase_file(env);
   try {
     return body();
-  } catch (const UsageError&) {
+  } catch (const UsageError& e) {
+    if (li.rank != 0 && li.launcher != Launcher::kLocalSpawner) refuse_on_this_rank(li, e.what());
     throw;
   } catch (const SelfCheckError&) {
     throw;

@@ -58,9 +58,21 @@ int rank_threads(const LaunchInfo& li, const EnvMap& env, int world);
 /// Throws UsageError when NCCL would have no GPU of its own.
 c10::Device rank_device(const LaunchInfo& li, BackendKind backend);
 
+/// How long a rank that refused its input waits for rank 0's store to tell it why
+/// (tell_rank0_refused) before it exits: 10 s (ranks of a job start within seconds of each other).
+inline constexpr std::chrono::milliseconds kTellRank0Wait{10000};
+
 /// Runs `check` (the configuration checks every rank shares). A UsageError is rethrown on
-/// rank 0 only; the other ranks exit 2 without a line (SilentExit), so the job says it once.
+/// rank 0 as it is. Ranks the built-in launcher started exit 2 without a line (SilentExit):
+/// the launcher checked the same flags first. Any other rank refuses through
+/// refuse_on_this_rank, so it names itself and rank 0 learns why it will not join.
 void validate_on_rank0(const LaunchInfo& li, const std::function<void()>& check);
+
+/// A rank that refuses its input (`what`: a UsageError's message): on rank 0, or when the
+/// message already starts "rank ", throws UsageError(first line of `what`) unchanged;
+/// otherwise tells rank 0 (tell_rank0_refused, waiting at most kTellRank0Wait) and throws
+/// UsageError "rank N: <first line of what>", the one line this rank prints (exit 2).
+[[noreturn]] void refuse_on_this_rank(const LaunchInfo& li, const std::string& what);
 
 /// The built-in launcher: starts `world` ranks of this executable with `argv` (the whole
 /// command line) on this machine (MASTER_ADDR / MASTER_PORT from `env` when set, else
@@ -80,8 +92,9 @@ int spawn_ranks(const EnvMap& env, const LaunchInfo& li, int world, const std::v
                                        const std::string& oom_what, const std::string& oom_fix);
 
 /// This rank's part of the job: quiets torch's logs, names the rank in watchdog lines,
-/// opens the phase file, then returns `body()`. UsageError, SelfCheckError and SilentExit
-/// pass through; any other failure is rethrown by rethrow_with_context(li, timeout_s, ...,
+/// opens the phase file, then returns `body()`. SelfCheckError and SilentExit pass through;
+/// a UsageError too, on a rank other than 0 of an outside launcher through
+/// refuse_on_this_rank (named, rank 0 told); any other failure is rethrown by rethrow_with_context(li, timeout_s, ...,
 /// oom_what, oom_fix).
 int run_this_rank(const LaunchInfo& li, const EnvMap& env, double timeout_s, const std::string& oom_what,
                   const std::string& oom_fix, const std::function<int()>& body);
