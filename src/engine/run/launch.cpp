@@ -211,7 +211,14 @@ int run_this_rank(const LaunchInfo& li, const EnvMap& env, double timeout_s, con
   } catch (const GroupFailedElsewhere& e) {
     // The group's rank 0 says why in its own line; under the built-in launcher that is the
     // same terminal, so a rank that was only told leaves it at that.
-    if (li.launcher == Launcher::kLocalSpawner && li.rank != 0) throw SilentExit{kExitFailure};
+    // Its exit code is rank 0's: 2 when the group ran out of memory (rank 0's UsageError),
+    // since the launcher reports the first rank to exit, and this one may beat rank 0.
+    // A second later, as in rethrow_with_context, so that rank 0's line is out first.
+    if (li.launcher == Launcher::kLocalSpawner && li.rank != 0) {
+      if (!is_out_of_memory_message(e.what())) throw SilentExit{kExitFailure};
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      throw SilentExit{kExitUsage};
+    }
     rethrow_with_context(li, timeout_s, e.what(), oom_what, oom_fix);
   } catch (const c10::Error& e) {
     rethrow_with_context(li, timeout_s, e.what_without_backtrace(), oom_what, oom_fix);
