@@ -1,4 +1,6 @@
 // `ddpbench check FILE --reference REF`: acceptance test against reference values.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
 
@@ -23,10 +25,13 @@ Command add_check_command(CLI::App& parent) {
       "Exit codes: 0 every applicable entry passed; 1 an entry FAILed, WARNed (in range on a row whose warnings "
       "void it) or is MISSING, or no entry applies to "
       "the result's device (nothing checked is not a pass); 2 bad input (an unreadable file, a malformed "
-      "reference, an unknown key).\nEntries pin model, batch_per_rank, image_size, world_size and setup: "
+      "reference, an unknown key, a comm or find-max-bs result).\nEntries pin model, batch_per_rank, image_size, world_size and setup: "
       "docs/METHODOLOGY.md, \"check references\".");
   return {app, [f]() -> int {
             const ResultFile result = load_result(f->file);
+            if (result.kind != "run")  // its rows are elsewhere: every entry would be MISSING
+              throw UsageError(fmt::format("'{}' is a {} result; check reads run results (ddpbench run --json)",
+                                           f->file, result.kind));
             const auto refs = parse_reference(read_text_file(f->reference), f->reference);
             int skipped = 0;
             const auto rows = check_against(result, refs, skipped);
