@@ -250,7 +250,92 @@ void add_reader_and_row_cases(std::vector<Scenario>& s) {
 }
 
 void add_rank_and_environment_cases(std::vector<Scenario>& s) {
-  (void)s;
+  // A rank other than 0 that refuses its input says so in one line naming itself, and tells
+  // rank 0 through the store, which exits 2 with that line at once: both well within the
+  // 30 s --timeout rank 0 would otherwise wait before blaming MASTER_ADDR/MASTER_PORT.
+  const std::string tail = " --iters 3 --warmup 1 @T";
+  const auto refused_by_rank_one = [&](const std::string& name, const std::string& env1, const std::string& args1,
+                                       const std::string& has) {
+    return Scenario{name,
+                    30,
+                    {ddp("rank0", hand(0, 2), kTiny, since_start(exits({2}, {"rank 1 refused its input", has}, 0, 20))),
+                     ddp("rank1", hand(1, 2) + env1, args1, since_start(exits({2}, {"error: rank 1: ", has}, 0, 20)))},
+                    {}};
+  };
+  s.push_back(refused_by_rank_one("RankOneRefusesBatchSizeZero", "",
+                                  "run --model resnet18 --image-size 32 --batch-size 0" + tail, "--batch-size"));
+  s.push_back(refused_by_rank_one("RankOneRefusesUnknownModel", "",
+                                  "run --model nosuchnet --image-size 32 --batch-size 2" + tail, "nosuchnet"));
+  s.push_back(refused_by_rank_one("RankOneRefusesOmpNumThreadsZero", " OMP_NUM_THREADS=0", kTiny, "OMP_NUM_THREADS"));
+  s.push_back(refused_by_rank_one("RankOneRefusesAFlagItCannotParse", "",
+                                  "run --model resnet18 --image-size 32 --batch-size two" + tail, "--batch-size"));
+  // Alone, a refusing rank still names itself (and exits once nobody took its word).
+  s.push_back({"RankOneRefusesAlone",
+               30,
+               {ddp("rank1", hand(1, 2), "run --model resnet18 --image-size 32 --batch-size 0" + tail,
+                    since_start(exits({2}, {"error: rank 1: ", "--batch-size"}, 0, 20)))},
+               {}});
+
+  // OMP_NUM_THREADS: 0 is refused by ddpbench's one line only (the OpenMP runtime never sees
+  // it, so it prints nothing); OpenMP's nested list "1,1" is valid, its first number used.
+  s.push_back(bad("EnvOmpNumThreadsZero", "OMP_NUM_THREADS=0", kTiny, "OMP_NUM_THREADS=0 is out of range"));
+  s.push_back(bad("EnvOmpNumThreadsNotAList", "OMP_NUM_THREADS=4,", kTiny, "OMP_NUM_THREADS='4,'"));
+  s.push_back({"EnvOmpNumThreadsNestedList",
+               60,
+               {ddp("launcher", "OMP_NUM_THREADS=1,1", kTiny + " --nproc-per-node 2 --world-sizes 2",
+                    since_start(launcher({0}, {}, 0, 90, /*min_errors=*/0)))},
+               {}});
+
+  // Text from the environment is made valid UTF-8 where it enters: 300 euro signs (900 bytes)
+  // in an NCCL_* variable are cut to 512 bytes between characters, and a stray byte becomes
+  // U+FFFD; `env` and `run` record it and exit 0.
+  std::string euros;
+  for (int i = 0; i < 300; ++i) euros += "\xE2\x82\xAC";
+  {
+    Expect e = since_start(exits({0}, {}, 0, 30));
+    e.min_errors = 0;
+    e.max_errors = 0;
+    s.push_back({"EnvNcclVariableOfNonAsciiText", 30, {ddp("cmd", "NCCL_SOCKET_IFNAME=" + euros, "env --json", e)}, {}});
+    s.push_back({"EnvNcclVariableNotUtf8", 30, {ddp("cmd", "NCCL_DEBUG=IN\xFF" "FO", "env", e)}, {}});
+  }
+  s.push_back({"RunRecordsNcclVariableOfNonAsciiText",
+               60,
+               {ddp("launcher", "MASTER_ADDR=127.0.0.1 MASTER_PORT=@PORT NCCL_SOCKET_IFNAME=" + euros,
+                    kTiny + " --nproc-per-node 1 @JSON", since_start(launcher({0}, {}, 0, 90, /*min_errors=*/0)))},
+               {},
+               ResultFile::kFresh,
+               ResultState::kComplete});
+  // DDPBENCH_JOB_ID is compared as text at the rendezvous: refused before any rank starts.
+  s.push_back(bad("EnvJobIdNotUtf8", "DDPBENCH_JOB_ID=job\xFF", kTiny, "DDPBENCH_JOB_ID='job"));
+  s.push_back(bad("EnvJobIdTooLong", "DDPBENCH_JOB_ID=" + std::string(300, 'j'), kTiny,
+                  "DDPBENCH_JOB_ID is 300 bytes, more than the 256"));
+  s.push_back(bad("EnvJobIdNotUtf8HandLaunched", hand(0, 1) + " DDPBENCH_JOB_ID=job\xFF", kTiny, "DDPBENCH_JOB_ID"));
+
+  // Slurm node lists that are not lists: refused with the list and the fix, never read as a
+  // host ("[1-3]" would be "1", the address 0.0.0.1).
+  const std::string srun = "SLURM_PROCID=0 SLURM_STEP_ID=0 SLURM_NTASKS=2 SLURM_NODELIST=";
+  s.push_back(bad("EnvSlurmNodelistWithoutName", srun + "[1-3]", kTiny, "node list '[1-3]' is malformed"));
+  s.push_back(bad("EnvSlurmNodelistEmptyGroup", srun + "node[]", kTiny, "node list 'node[]' is malformed"));
+  s.push_back(bad("EnvSlurmNodelistNegativeItem", srun + "node[-3]", kTiny, "node list 'node[-3]' is malformed"));
+  s.push_back(bad("EnvSlurmNodelistDescending", srun + "node[3-1]", kTiny, "node list 'node[3-1]' is malformed"));
+
+  // Rank 0 with a MASTER_ADDR that is not one of this host's addresses cannot serve the
+  // rendezvous there: it says so, instead of "another job shares this port" citing itself.
+  s.push_back({"RendezvousMasterAddrNotThisHost",
+               10,
+               {ddp("rank0", "RANK=0 WORLD_SIZE=2 MASTER_ADDR=0.0.0.1 MASTER_PORT=@PORT", kTiny,
+                    since_start(exits({2}, {"MASTER_ADDR '0.0.0.1'", "not an address of this host"}, 0, 15)))},
+               {}});
+
+  // `check` reads run results: a comm or find-max-bs result is the wrong kind of file (2).
+  const auto wrong_kind = [](const std::string& name, const std::string& fixture, const std::string& kind) {
+    Scenario sc = bad(name, "", "check @DIR/r.json --reference @SRC/docs/reference/example.json",
+                      "is a " + kind + " result; check reads run results");
+    sc.setup = "cp @SRC/tests/fixtures/" + fixture + " @DIR/r.json";
+    return sc;
+  };
+  s.push_back(wrong_kind("CheckOfACommResult", "comm_cpu.json", "comm"));
+  s.push_back(wrong_kind("CheckOfAFindMaxBsResult", "maxbs_cpu.json", "find-max-bs"));
 }
 
 void add_resume_and_models_cases(std::vector<Scenario>& s) {
@@ -664,7 +749,10 @@ std::vector<std::string> child_env(const std::string& marker, const std::vector<
                      [&](const std::string& p) { return kv.rfind(p, 0) == 0; }))
       env.push_back(kv);
   }
-  env.push_back("OMP_NUM_THREADS=1");
+  // One thread per process, unless the case sets OMP_NUM_THREADS itself (a variable given
+  // twice would be read as its first value, by getenv and the OpenMP runtime alike).
+  if (std::none_of(own.begin(), own.end(), [](const std::string& kv) { return kv.rfind("OMP_NUM_THREADS=", 0) == 0; }))
+    env.push_back("OMP_NUM_THREADS=1");
   env.push_back(marker);
   for (const auto& kv : own) env.push_back(kv);
   return env;
