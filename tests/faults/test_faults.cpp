@@ -291,6 +291,11 @@ void add_resume_and_models_cases(std::vector<Scenario>& s) {
                       "OMP_NUM_THREADS is 2 there and 1 here"));
   s.push_back(case_of("ResumeWithANcclVariableSetNow", "NCCL_ALGO=Tree", "del rows[2]",
                       "NCCL_ALGO is unset there and Tree here"));
+
+  // models counts FLOPs by a forward pass at --image-size: above 1024 it is refused, not run
+  // for minutes and gigabytes.
+  s.push_back(bad("ModelsImageSizeAboveTheCountedLimit", "", "models --image-size 4096",
+                  "--image-size 4096 is above 1024, the largest size models counts at"));
 }
 
 std::vector<Scenario> scenarios() {
