@@ -940,8 +940,8 @@ TEST(Resume, RefusesRowsAndEnvironmentsItCannotVouchFor) {
                              " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 ";
   const std::string args = kTiny + " --timeout 60 --resume " + partial;
   const std::string err1 = (d.path / "err1").string(), rc1 = (d.path / "rc1").string();
-  o = run("sh -c '" + common + "RANK=1 LOCAL_RANK=1 " + kBin + args + " >/dev/null 2>" + err1 + "; echo $? >" + rc1 +
-          " & " + common + "RANK=0 LOCAL_RANK=0 " + kBin + args + "; r=$?; wait; exit $r'");
+  o = run("sh -c '(" + common + "RANK=1 LOCAL_RANK=1 " + kBin + args + " >/dev/null 2>" + err1 + "; echo $? >" + rc1 +
+          ") & " + common + "RANK=0 LOCAL_RANK=0 " + kBin + args + "; r=$?; wait; exit $r'");
   EXPECT_EQ(o.code, 2) << o.err;
   EXPECT_THAT(o.err, HasSubstr("the hosts are elsewhere there and " + host + " here")) << o.err;
   EXPECT_EQ(count_lines(o.err), 1) << o.err;
