@@ -11,6 +11,13 @@
 #include "engine/models/registry.hpp"
 
 namespace ddpbench::cli {
+namespace {
+// The largest --image-size `models` counts at: the count is a forward pass of every model at
+// that size (convolutions and linear layers are not computed, the layers between them are),
+// so its time and memory grow with the pixel count: at 4096 VGG-16's first activation alone
+// is 4 GiB, at 1024 a quarter of one.
+constexpr int kMaxCountedImageSize = 1024;
+}  // namespace
 
 Command add_models_command(CLI::App& parent) {
   struct Flags {
@@ -21,14 +28,14 @@ Command add_models_command(CLI::App& parent) {
   auto f = std::make_shared<Flags>();
   auto* app = parent.add_subcommand(
       "models", "List the models: parameters, trainable parameters, forward GMACs (multiply-adds) per example");
-  app->footer("Exit codes: 0 listed; 2 bad input (one line names it).");
+  app->footer("Exit codes: 0 listed; 2 bad input (one line names it; --image-size above 1024 included).");
   app->add_option("--format", f->format, "Output format")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   app->add_option("--num-classes", f->classes, "Classifier width")
       ->check(CLI::Range(2, 1000000))
       ->capture_default_str();
-  app->add_option("--image-size", f->image, "Input side in pixels, for FLOPs")
+  app->add_option("--image-size", f->image, "Input side in pixels, for FLOPs (at most 1024)")
       ->check(CLI::Range(32, 4096))
       ->capture_default_str();
   app->add_flag("--freeze-backbone", f->freeze, "Count a frozen backbone behind the --head (trainable = head)");
@@ -36,6 +43,11 @@ Command add_models_command(CLI::App& parent) {
   return {app, [f, head_opt] {
             if (head_opt->count() && !f->freeze)
               throw UsageError("--head is the head trained with --freeze-backbone; add --freeze-backbone");
+            if (f->image > kMaxCountedImageSize)
+              throw UsageError(fmt::format(
+                  "--image-size {} is above {}, the largest size models counts at (a forward pass of every model "
+                  "at that size); pass --image-size {} or less",
+                  f->image, kMaxCountedImageSize, kMaxCountedImageSize));
             nlohmann::json out = nlohmann::json::array();
             if (f->format == "table")
               fmt::print(
@@ -50,6 +62,7 @@ Command add_models_command(CLI::App& parent) {
                 else out.push_back({{"name", name}, {"image_size", f->image}, {"unavailable", e.what()}});
                 continue;
               }
+              const flops::CountOnlyBuild count_only;  // counted, never trained: no torchvision init
               auto model = make_model(name, f->classes, f->image);
               if (f->freeze) freeze_backbone(*model, f->head, f->classes, f->image);
               const int64_t params = count_parameters(*model), trainable = count_trainable_parameters(*model);

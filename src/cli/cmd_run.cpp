@@ -57,6 +57,15 @@ constexpr const char* kCpuModel = "resnet18";
 constexpr long long kCpuBatch = 16;
 constexpr int kCpuImage = 64;
 
+// run --resume's one line when this launch's measurement environment is not the stopped
+// run's (`why`: resume_environment_mismatch): its rows and ours would not be comparable.
+std::string resume_environment_refusal(const std::string& partial, const std::string& why) {
+  return fmt::format(
+      "--resume '{}' was measured in another environment: {}; resume it with the stopped run's settings, on its "
+      "hosts, or run the sweep again without --resume",
+      partial, why);
+}
+
 struct RunFlags {
   std::string models, world_sizes;
   std::string bucket_caps = "25", comm_hooks = "none", grad_accums = "1";  ///< comma lists, one row each
@@ -315,6 +324,8 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
   // Each host's environment, once per host (its local rank 0 probes it); rank 0 collects them.
   const NodeEnvironments node_envs = gather_node_environments(store, li, env, senv.placements, timeout);
   ResultFile rf;
+  std::optional<ResultFile> prior;  // rank 0, run --resume: the stopped run's file
+  std::string resume_refused;       // rank 0: why this launch cannot continue it ("" if it can)
   if (li.rank == 0) {
     rf = new_result_file("run", argv, planned_rows(cfg));
     rf.config = cfg_json;
@@ -324,36 +335,61 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     facts.math = math_json(math);
     facts.malloc_tuning = malloc_info;
     rf.environment = environment_json(facts);
-    print_header(rf, senv.placements, note);
+    if (f.resume_opt->count()) {
+      prior = read_result_file(f.resume);
+      resume_refused = resume_environment_mismatch(prior->environment, rf.environment);
+    }
+    if (resume_refused.empty()) print_header(rf, senv.placements, note);
   }
 
   // run --resume: the groups the stopped run measured go from rank 0 (the one rank that must
   // see its file) to every rank through the store; none of them is measured again, and rank 0
   // emits their rows as they were written.
+  // A launch whose environment differs from the stopped run's (hosts, devices, versions, the
+  // NCCL_* and thread settings) is refused by rank 0, which tells the other ranks through the
+  // same key ("!" and the reason instead of the groups): each says one line and exits 2.
   if (f.resume_opt->count()) {
     std::string groups;
     if (li.rank == 0) {
-      const ResultFile prior = read_result_file(f.resume);
+      if (!resume_refused.empty()) {
+        const std::string refusal = "!" + resume_refused;
+        store->set("resume/groups", std::vector<uint8_t>(refusal.begin(), refusal.end()));
+        // Rank 0 serves the store: it stays until every other rank read the refusal (or 30 s).
+        const auto until =
+            std::chrono::steady_clock::now() + std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(30));
+        while (store->add("resume/refusal_read", 0) < li.world_size - 1 && std::chrono::steady_clock::now() < until)
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        throw UsageError(resume_environment_refusal(f.resume, resume_refused));
+      }
       const nlohmann::json prior_launch{
-          {"job_id", prior.environment.is_object() && prior.environment.contains("rendezvous")
-                         ? prior.environment["rendezvous"].value("job_id", std::string())
+          {"job_id", prior->environment.is_object() && prior->environment.contains("rendezvous")
+                         ? prior->environment["rendezvous"].value("job_id", std::string())
                          : std::string()},
-          {"started_utc", prior.created_utc}};
-      for (BenchResult r : prior.results) {
+          {"started_utc", prior->created_utc}};
+      for (BenchResult r : prior->results) {
         if (!r.launch.is_object()) r.launch = prior_launch;
         senv.kept_rows[r.group].push_back(std::move(r));
       }
       for (const auto& kv : senv.kept_rows) groups += kv.first + "\n";
-      rf.stragglers = prior.stragglers;
+      rf.stragglers = prior->stragglers;
       store->set("resume/groups", std::vector<uint8_t>(groups.begin(), groups.end()));
       print_line(
           fmt::format("* Resuming {}: {} row(s) of {} benchmark group(s) kept as the stopped run measured "
                       "them; the rest is measured now",
-                      f.resume, prior.results.size(), senv.kept_rows.size()));
+                      f.resume, prior->results.size(), senv.kept_rows.size()));
     } else {
       Deadline d("the store (rank 0), the groups run --resume keeps", timeout);
       const auto v = store->get("resume/groups");
       groups.assign(v.begin(), v.end());
+      if (!groups.empty() && groups.front() == '!') {
+        store->add("resume/refusal_read", 1);
+        // Under the built-in launcher rank 0's line is on this terminal already.
+        if (li.launcher == Launcher::kLocalSpawner) throw SilentExit{kExitUsage};
+        throw UsageError(
+            fmt::format("rank {}: rank 0 refused --resume '{}': the stopped run was measured in another "
+                        "environment ({})",
+                        li.rank, f.resume, groups.substr(1)));
+      }
     }
     std::istringstream in(groups);
     for (std::string g; std::getline(in, g);)
@@ -733,6 +769,16 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                         "--resume '{}' cannot be continued by this run: {}; pass the stopped run's flags (its argv "
                         "is in the file)",
                         f->resume, why));
+                  if (const std::string why = resume_rows_problem(prior, planned_groups(cfg)); !why.empty())
+                    throw UsageError(fmt::format("--resume '{}' cannot be continued: {}", f->resume, why));
+                  // What is known of this launch's environment before a rank starts; rank 0
+                  // compares the rest (hosts, devices, each host's versions) once they met.
+                  const nlohmann::json here{{"threads_per_rank", threads},
+                                            {"device_type", use_cuda ? "cuda" : "cpu"},
+                                            {"torch", torch_version()},
+                                            {"env", env_subset(env)}};
+                  if (const std::string why = resume_environment_mismatch(prior.environment, here); !why.empty())
+                    throw UsageError(resume_environment_refusal(f->resume, why));
                 }
               }
               if ((f->json_opt->count() || f->resume_opt->count()) && li.rank == 0)

@@ -24,6 +24,7 @@ namespace ddpbench {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using testutil::bad_input_problem;
 using testutil::count_lines;
@@ -881,6 +882,76 @@ TEST(Resume, KeepsTheStoppedRunsRowsAndMeasuresTheRest) {
                               "drop --json"),
             "");
   EXPECT_EQ(slurp(c + ".partial"), before);
+}
+
+// run --resume keeps only what it can vouch for, on real stopped runs: a sweep whose
+// 2-rank group failed its self-check (exit 3) is not resumed to a complete file; a launch with
+// another OMP_NUM_THREADS is refused before any rank starts; a launch on other hosts (the
+// file's hosts edited) is refused by rank 0 once the ranks met, and rank 1 says why it stops.
+// Each refusal exits 2, writes no PATH and leaves the .partial as it was.
+TEST(Resume, RefusesRowsAndEnvironmentsItCannotVouchFor) {
+  TempDir d;
+  const std::string flags = kTiny + " --nproc-per-node 2 --timeout 60";
+  // A failed self-check: three rows, the last one failed.
+  const std::string failed = (d.path / "failed.json").string();
+  auto o = run("DDPBENCH_TEST_FAULT=skew-grad " + kBin + flags + " --json " + failed);
+  ASSERT_EQ(o.code, 3) << o.err;
+  const std::string failed_rows = slurp(failed + ".partial");
+  o = run(kBin + flags + " --resume " + failed + ".partial");
+  EXPECT_EQ(bad_input_problem(o, "--resume '" + failed + ".partial' cannot be continued: row 3 (" +
+                                     testutil::kTinyModel + "/ddp2) failed its self-check"),
+            "");
+  EXPECT_FALSE(fs::exists(failed));
+  EXPECT_EQ(slurp(failed + ".partial"), failed_rows);
+
+  // A run stopped after two rows (rank 1 died in the 2-rank group), with OMP_NUM_THREADS=1.
+  const std::string json = (d.path / "r.json").string(), partial = json + ".partial";
+  o = run("OMP_NUM_THREADS=1 DDPBENCH_TEST_FAULT=exit-rank1 " + kBin + flags + " --json " + json);
+  ASSERT_NE(o.code, 0) << o.err;
+  ASSERT_EQ(read_result_file(partial).results.size(), 2u);
+  const std::string rows = slurp(partial);
+  o = run("OMP_NUM_THREADS=2 " + kBin + flags + " --resume " + partial);
+  EXPECT_EQ(bad_input_problem(o, "--resume '" + partial +
+                                     "' was measured in another environment: OMP_NUM_THREADS is 1 there and 2 here; "),
+            "");
+  EXPECT_EQ(o.out, "");
+  EXPECT_FALSE(fs::exists(json));
+  EXPECT_EQ(slurp(partial), rows);
+
+  // Other hosts: only known once every rank reported its own.
+  auto j = nlohmann::json::parse(rows);
+  const std::string host = j["environment"]["hosts"].at(0).get<std::string>();
+  j["environment"]["hosts"] = {"elsewhere"};
+  { std::ofstream(partial) << j.dump(1); }
+  const std::string edited = slurp(partial);
+  o = run("OMP_NUM_THREADS=1 " + kBin + flags + " --resume " + partial);
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_THAT(o.err,
+              HasSubstr("ddpbench: error: --resume '" + partial +
+                        "' was measured in another environment: the hosts are elsewhere there and " + host + " here; "))
+      << o.err;
+  // Rank 1, told, leaves it to rank 0's line; the launcher's note says where the rows stay.
+  EXPECT_EQ(count_lines(o.err), 2) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("ddpbench: note: the 2 row(s) measured so far are in " + partial)) << o.err;
+  EXPECT_FALSE(fs::exists(json));
+  EXPECT_EQ(slurp(partial), edited);
+  // Ranks started by hand: rank 1, on a terminal of its own, says why it stops.
+  const std::string common = "OMP_NUM_THREADS=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(find_free_port()) +
+                             " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 ";
+  const std::string args = kTiny + " --timeout 60 --resume " + partial;
+  const std::string err1 = (d.path / "err1").string(), rc1 = (d.path / "rc1").string();
+  o = run("sh -c '(" + common + "RANK=1 LOCAL_RANK=1 " + kBin + args + " >/dev/null 2>" + err1 + "; echo $? >" + rc1 +
+          ") & " + common + "RANK=0 LOCAL_RANK=0 " + kBin + args + "; r=$?; wait; exit $r'");
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("the hosts are elsewhere there and " + host + " here")) << o.err;
+  EXPECT_EQ(count_lines(o.err), 1) << o.err;
+  EXPECT_EQ(slurp(rc1), "2\n");
+  EXPECT_EQ(slurp(err1), "ddpbench: error: rank 1: rank 0 refused --resume '" + partial +
+                             "': the stopped run was measured in another environment (the hosts are elsewhere there "
+                             "and " +
+                             host + " here)\n");
+  EXPECT_FALSE(fs::exists(json));
+  EXPECT_EQ(slurp(partial), edited);
 }
 
 // A rank that dies must not hang the others, even without a launcher to clean up:

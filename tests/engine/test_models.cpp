@@ -3,6 +3,9 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -98,6 +101,40 @@ TEST(Flops, AtOtherImageSizes) {
   const double r224 = forward_macs(*make_model("resnet50"), 224), r448 = forward_macs(*make_model("resnet50"), 448);
   EXPECT_NEAR(r448, 4 * (r224 - fc) + fc, 1e-9 * r448);
   EXPECT_THROW(make_model("vit_b_16", 1000, 100), UsageError);  // not a multiple of the patch
+}
+
+// `ddpbench models` builds every model without torchvision's initialisation of its weights
+// (flops::CountOnlyBuild): the parameter counts and the multiply-adds are those of the model
+// as the benchmark builds it, at several sizes, and the scope ends with its block.
+TEST(Flops, ACountOnlyBuildCountsTheSame) {
+  EXPECT_TRUE(flops::initialising_weights());
+  {
+    const flops::CountOnlyBuild count_only;
+    EXPECT_FALSE(flops::initialising_weights());
+    {
+      const flops::CountOnlyBuild nested;
+      EXPECT_FALSE(flops::initialising_weights());
+    }
+    EXPECT_FALSE(flops::initialising_weights());
+    for (const auto& [name, expected] : kTorchvisionParams)
+      EXPECT_EQ(count_parameters(*make_model(name)), expected) << name;
+  }
+  EXPECT_TRUE(flops::initialising_weights());
+  const auto macs = [](const std::string& name, int size, bool count_only) {
+    std::optional<flops::CountOnlyBuild> scope;
+    if (count_only) scope.emplace();
+    auto m = make_model(name, 1000, size);
+    return std::make_pair(count_parameters(*m), forward_macs(*m, size));
+  };
+  for (const auto& [name, size] : std::vector<std::pair<std::string, int>>{{"resnet50", 64},
+                                                                           {"resnet50", 97},
+                                                                           {"densenet121", 224},
+                                                                           {"squeezenet1_0", 128},
+                                                                           {"vgg16", 64},
+                                                                           {"alexnet", 100},
+                                                                           {"vit_b_32", 224},
+                                                                           {"vit_b_32", 256}})
+    EXPECT_EQ(macs(name, size, true), macs(name, size, false)) << name << " at " << size;
 }
 
 TEST(Flops, CountingDoesNotChangeTheModelOrItsOutputs) {

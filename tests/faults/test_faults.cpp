@@ -339,7 +339,48 @@ void add_rank_and_environment_cases(std::vector<Scenario>& s) {
 }
 
 void add_resume_and_models_cases(std::vector<Scenario>& s) {
-  (void)s;
+  // run --resume checks what it keeps. The file is a real one: tests/fixtures/
+  // resume_selfcheck_failed.json is the PATH.partial of a 2-rank sweep of these flags whose
+  // 2-rank group failed its gradient self-check (DDPBENCH_TEST_FAULT=skew-grad, exit 3), 3 rows
+  // of 3 planned; the cases copy it and edit its rows or recorded environment. Each is refused
+  // before a rank starts, and the .partial stays as it was.
+  const std::string resume = "run " + testutil::kTinyArgs +
+                             " --iters 3 --warmup 1 --timeout 60 --nproc-per-node 2 --resume @DIR/r.json.partial";
+  const std::string fixture = "@SRC/tests/fixtures/resume_selfcheck_failed.json";
+  // The fixture, copied to @DIR/r.json.partial after `edit` (Python; `d` is the file's JSON,
+  // `rows` its results) ran on it; @DIR/kept is the copy to compare with after the case.
+  const auto partial = [&](const std::string& edit) {
+    return "python3 - " + fixture +
+           " @DIR/r.json.partial <<'EOF'\nimport json, sys\nd = json.load(open(sys.argv[1]))\n"
+           "rows = d['results']\n" +
+           edit + "\njson.dump(d, open(sys.argv[2], 'w'), indent=1)\nEOF\ncp @DIR/r.json.partial @DIR/kept";
+  };
+  const auto case_of = [&](const std::string& name, const std::string& env, const std::string& edit,
+                           const std::string& has) {
+    Scenario sc = bad(name, env, resume, has);
+    sc.setup = partial(edit);
+    sc.after = "test ! -e @DIR/r.json && cmp -s @DIR/r.json.partial @DIR/kept";
+    return sc;
+  };
+  // Kept as it is: the failed row would be resumed to a complete file.
+  s.push_back(case_of("ResumeKeepsAFailedSelfCheck", "", "", "row 3 (squeezenet1_0/ddp2) failed its self-check"));
+  // The 1-rank row twice (the failed one dropped): 3 rows, one of them a copy.
+  s.push_back(case_of("ResumeKeepsADuplicatedRow", "", "rows[2] = dict(rows[1])",
+                      "rows 2 and 3 are both of group squeezenet1_0/ddp1"));
+  s.push_back(case_of("ResumeKeepsARowNotInThePlan", "", "del rows[2]; rows[1]['group'] = 'squeezenet1_0/ddp4'",
+                      "row 2 (squeezenet1_0/ddp4) is not one of the 3 benchmark group(s)"));
+  // Another launch environment: the rows would mix two measurements in one file. (The
+  // harness starts every process with OMP_NUM_THREADS=1, so the stopped run had 2.)
+  s.push_back(case_of("ResumeWithAnotherOmpNumThreads", "",
+                      "del rows[2]; d['environment']['env']['OMP_NUM_THREADS'] = '2'",
+                      "OMP_NUM_THREADS is 2 there and 1 here"));
+  s.push_back(case_of("ResumeWithANcclVariableSetNow", "NCCL_ALGO=Tree", "del rows[2]",
+                      "NCCL_ALGO is unset there and Tree here"));
+
+  // models counts FLOPs by a forward pass at --image-size: above 1024 it is refused, not run
+  // for minutes and gigabytes.
+  s.push_back(bad("ModelsImageSizeAboveTheCountedLimit", "", "models --image-size 4096",
+                  "--image-size 4096 is above 1024, the largest size models counts at"));
 }
 
 std::vector<Scenario> scenarios() {

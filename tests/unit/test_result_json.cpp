@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -467,6 +468,91 @@ TEST(ResultJson, ResumeChecksTheFileAndTheFlags) {
   ResultFile comm = prior;
   comm.kind = "comm";
   EXPECT_THAT(resume_mismatch(comm, same, 2), ::testing::HasSubstr("'comm'"));
+}
+
+// run --resume keeps only rows it can vouch for: none whose self-check failed, none outside
+// the plan, one per group; the first bad row is named (1-based) with its group.
+TEST(ResultJson, ResumeChecksTheRowsItKeeps) {
+  ResultFile prior;
+  prior.kind = "run";
+  prior.complete = false;
+  const std::vector<std::string> plan{"m/noddp-b2", "m/ddp1", "m/ddp2"};
+  for (const char* g : {"m/noddp-b2", "m/ddp1"}) {
+    BenchResult r;
+    r.group = g;
+    prior.results.push_back(r);
+  }
+  prior.results[1].checks.grad_check_passed = true;
+  EXPECT_EQ(resume_rows_problem(prior, plan), "");
+  ResultFile failed = prior;
+  failed.results.push_back(prior.results[1]);
+  failed.results[2].group = "m/ddp2";
+  failed.results[2].checks.grad_check_passed = false;
+  EXPECT_EQ(resume_rows_problem(failed, plan),
+            "row 3 (m/ddp2) failed its self-check, so the stopped run's measurements are not valid; run the sweep "
+            "again without --resume once the cause is fixed");
+  ResultFile sharded_failed = prior;
+  sharded_failed.results[1].checks.grad_check_passed.reset();
+  sharded_failed.results[1].checks.param_check_passed = false;
+  EXPECT_THAT(resume_rows_problem(sharded_failed, plan), ::testing::HasSubstr("row 2 (m/ddp1) failed its self-check"));
+  ResultFile twice = prior;
+  twice.results.push_back(prior.results[1]);
+  EXPECT_THAT(resume_rows_problem(twice, plan), ::testing::HasSubstr("rows 2 and 3 are both of group m/ddp1"));
+  ResultFile unplanned = prior;
+  unplanned.results[1].group = "m/ddp4";
+  EXPECT_THAT(resume_rows_problem(unplanned, plan),
+              ::testing::HasSubstr("row 2 (m/ddp4) is not one of the 3 benchmark group(s) these flags plan"));
+}
+
+// run --resume continues only in the environment the stopped run measured in: the first
+// difference is named; what names only the launch (ports, job ids) is not compared.
+TEST(ResultJson, ResumeComparesTheMeasurementEnvironment) {
+  const nlohmann::json there = nlohmann::json::parse(R"({
+    "threads_per_rank": 1, "device_type": "cpu", "backend": "gloo", "torch": "1.13.0", "cuda": "none",
+    "nccl": "none", "driver": "none", "cpu_model": "Xeon", "hosts": ["a", "b"],
+    "env": {"OMP_NUM_THREADS": "1", "MASTER_PORT": "1234", "DDPBENCH_JOB_ID": "j1", "SLURM_JOB_ID": "7"},
+    "ranks": [{"rank": 0, "host": "a", "device": "cpu", "gpu_name": "", "cpus": "0-3"},
+              {"rank": 1, "host": "b", "device": "cpu", "gpu_name": "", "cpus": "0-3"}],
+    "nodes": [{"host": "a", "torch": "1.13.0", "cpus": 4, "env": {"NCCL_ALGO": "Ring"}},
+              {"host": "b", "torch": "1.13.0", "cpus": 4, "env": {}}],
+    "math": {"cudnn_benchmark": true}, "malloc_tuning": {"applied": true}, "topology": ""})");
+  EXPECT_EQ(resume_environment_mismatch(there, there), "");
+  nlohmann::json here = there;
+  here["env"]["MASTER_PORT"] = "999";
+  here["env"]["DDPBENCH_JOB_ID"] = "j2";
+  here["env"]["SLURM_JOB_ID"] = "8";
+  EXPECT_EQ(resume_environment_mismatch(there, here), "");  // another launch, the same machine
+  const auto differ = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json h = there;
+    edit(h);
+    return resume_environment_mismatch(there, h);
+  };
+  EXPECT_EQ(differ([](auto& h) {
+              h["env"]["OMP_NUM_THREADS"] = "2";
+              h["threads_per_rank"] = 2;
+            }),
+            "OMP_NUM_THREADS is 1 there and 2 here");
+  EXPECT_EQ(differ([](auto& h) { h["env"].erase("OMP_NUM_THREADS"); }), "OMP_NUM_THREADS is 1 there and unset here");
+  EXPECT_EQ(differ([](auto& h) { h["env"]["NCCL_IB_DISABLE"] = "1"; }), "NCCL_IB_DISABLE is unset there and 1 here");
+  EXPECT_EQ(differ([](auto& h) { h["threads_per_rank"] = 4; }), "threads_per_rank is 1 there and 4 here");
+  EXPECT_EQ(differ([](auto& h) { h["device_type"] = "cuda"; }), "device_type is cpu there and cuda here");
+  EXPECT_EQ(differ([](auto& h) { h["torch"] = "2.11.0"; }), "torch is 1.13.0 there and 2.11.0 here");
+  EXPECT_EQ(differ([](auto& h) { h["hosts"] = {"b", "a"}; }), "");  // a set: the order is not compared
+  EXPECT_EQ(differ([](auto& h) { h["hosts"] = {"a", "c"}; }), "the hosts are a,b there and a,c here");
+  EXPECT_EQ(differ([](auto& h) { h["ranks"][1]["cpus"] = "0-1"; }), "rank 1's cpus is 0-3 there and 0-1 here");
+  EXPECT_EQ(differ([](auto& h) { h["nodes"][0]["env"]["NCCL_ALGO"] = "Tree"; }),
+            "on host a, NCCL_ALGO is Ring there and Tree here");
+  EXPECT_EQ(differ([](auto& h) { h["nodes"][1]["torch"] = "2.0.0"; }),
+            "on host b, torch is 1.13.0 there and 2.0.0 here");
+  EXPECT_EQ(differ([](auto& h) { h["malloc_tuning"]["applied"] = false; }),
+            R"(malloc_tuning is {"applied":true} there and {"applied":false} here)");
+  // What this launch does not know yet (before any rank starts) is not compared.
+  EXPECT_EQ(resume_environment_mismatch(there, {{"threads_per_rank", 1}, {"env", {{"OMP_NUM_THREADS", "1"}}}}), "");
+  EXPECT_EQ(resume_environment_mismatch(there, {{"torch", "2.1.0"}}), "torch is 1.13.0 there and 2.1.0 here");
+  // A long value is cut on a character boundary.
+  const std::string long_value = std::string(76, 'x') + "\xc3\xa9\xc3\xa9\xc3\xa9";
+  EXPECT_EQ(differ([&](auto& h) { h["env"]["NCCL_DEBUG_FILE"] = long_value; }),
+            "NCCL_DEBUG_FILE is unset there and " + std::string(76, 'x') + "... here");
 }
 
 TEST(ResultJson, CheckWritable) {

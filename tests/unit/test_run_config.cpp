@@ -204,6 +204,35 @@ TEST(RunConfig, PlannedRows) {
   EXPECT_EQ(planned_rows(c), 8);  // baselines at 64, 32, 16 and 8 per rank, then 4 DDP rows
 }
 
+// The groups run --resume matches: the names the sweep gives its rows, in its order, one per
+// planned row.
+TEST(RunConfig, PlannedGroups) {
+  auto c = good();
+  c.models = {"squeezenet1_0"};
+  c.world_sizes = {1, 2};
+  EXPECT_EQ(planned_groups(c), (std::vector<std::string>{"squeezenet1_0/noddp-b" + std::to_string(c.batch_size),
+                                                         "squeezenet1_0/ddp1", "squeezenet1_0/ddp2"}));
+  c.models = {"resnet18"};
+  c.batch_size = 16;
+  c.world_sizes = {2};
+  c.bucket_caps_mb = {1, 25};
+  c.strategies = {"ddp", "zero2"};
+  c.grad_accums = {1};
+  EXPECT_EQ(planned_groups(c), (std::vector<std::string>{"resnet18/noddp-b16", "resnet18/ddp2/v0", "resnet18/ddp2/v1",
+                                                         "resnet18/zero22"}));
+  EXPECT_EQ(static_cast<int>(planned_groups(c).size()), planned_rows(c));
+  c.grad_accums = {4};
+  c.strategies = {"ddp"};
+  c.bucket_caps_mb = {25};
+  EXPECT_EQ(planned_groups(c), (std::vector<std::string>{"resnet18/noddp-b16-k4", "resnet18/ddp2"}));
+  c.mode = "inference";
+  c.world_sizes = {1, 2};
+  EXPECT_EQ(planned_groups(c), (std::vector<std::string>{"resnet18/infer1", "resnet18/infer2"}));
+  c.mode = "train";
+  c.data = "fashion-mnist";
+  EXPECT_TRUE(planned_groups(c).empty());
+}
+
 // The first bucket's cap: --first-bucket-cap-mb where given; else DDP's rule, 1 MiB
 // (dist._DEFAULT_FIRST_BUCKET_BYTES), or on torch 2.x with an explicit bucket_cap_mb the cap itself.
 TEST(RunConfig, FirstBucketCapFollowsDdpsRule) {

@@ -444,6 +444,38 @@ int planned_rows(const RunConfig& cfg) {
   return static_cast<int>(cfg.models.size() * (baseline_points(cfg).size() + cfg.world_sizes.size() * per_size));
 }
 
+std::string baseline_tag(long long batch, int grad_accum) {
+  return grad_accum > 1 ? fmt::format("noddp-b{}-k{}", batch, grad_accum) : fmt::format("noddp-b{}", batch);
+}
+
+std::string ddp_group(const std::string& model, int n, size_t variant, size_t variants) {
+  return fmt::format("{}/ddp{}{}", model, n, variants > 1 ? fmt::format("/v{}", variant) : "");
+}
+
+std::string sharded_group(const std::string& model, const std::string& strategy, int n) {
+  return fmt::format("{}/{}{}", model, strategy, n);
+}
+
+std::string inference_group(const std::string& model, int n) { return fmt::format("{}/infer{}", model, n); }
+
+std::vector<std::string> planned_groups(const RunConfig& cfg) {
+  std::vector<std::string> out;
+  if (cfg.data != "synthetic") return out;
+  const size_t variants = runs_ddp_strategy(cfg) ? ddp_variants(cfg).size() : 0;
+  for (const auto& m : cfg.models) {
+    if (cfg.mode == "inference") {
+      for (int n : cfg.world_sizes) out.push_back(inference_group(m, n));
+      continue;
+    }
+    for (const auto& [b, k] : baseline_points(cfg)) out.push_back(m + "/" + baseline_tag(b, k));
+    for (int n : cfg.world_sizes) {
+      for (size_t v = 0; v < variants; ++v) out.push_back(ddp_group(m, n, v, variants));
+      for (const auto& s : sharded_strategies(cfg)) out.push_back(sharded_group(m, s, n));
+    }
+  }
+  return out;
+}
+
 nlohmann::json to_json(const RunConfig& cfg) {
   std::vector<double> first_caps;
   for (double mb : cfg.bucket_caps_mb) first_caps.push_back(first_bucket_cap_mb(cfg, mb));

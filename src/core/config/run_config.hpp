@@ -227,6 +227,21 @@ std::optional<double> mem_available_bytes();
 /// 2 models, world sizes {1, 2}, one variant -> 2 * (1 + 2) = 6.
 int planned_rows(const RunConfig& cfg);
 
+/// The benchmark groups of a sweep (BenchResult::group, what `run --resume` matches), one row
+/// each. The no-DDP baseline's tag in its group and its trace file: "noddp-b16", or
+/// "noddp-b16-k4" with 4 micro-steps per step.
+std::string baseline_tag(long long batch, int grad_accum);
+/// A DDP group of `n` ranks: "resnet18/ddp2", "resnet18/ddp2/v1" (variant 1 of several).
+std::string ddp_group(const std::string& model, int n, size_t variant, size_t variants);
+/// A --strategy zero2|fsdp group of `n` ranks: "resnet18/zero22", "resnet18/fsdp2".
+std::string sharded_group(const std::string& model, const std::string& strategy, int n);
+/// A `--mode inference` group of `n` ranks: "resnet18/infer2".
+std::string inference_group(const std::string& model, int n);
+/// Every group a synthetic-data sweep of `cfg` measures, in sweep order (per model: the
+/// baselines, then per world size the DDP variants and the sharded strategies); one per
+/// planned row. Empty for a --data (time-to-loss) run, which has no groups.
+std::vector<std::string> planned_groups(const RunConfig& cfg);
+
 /// The configuration as recorded in the result file's "config" object.
 nlohmann::json to_json(const RunConfig& cfg);
 

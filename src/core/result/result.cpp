@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,6 +14,8 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -583,6 +586,135 @@ std::string resume_mismatch(const ResultFile& prior, const nlohmann::json& confi
   std::string out = "its flags differ: " + diffs.front();
   if (diffs.size() > 1) out += fmt::format(" (and {} more)", diffs.size() - 1);
   return out;
+}
+
+std::string resume_rows_problem(const ResultFile& prior, const std::vector<std::string>& planned_groups) {
+  std::map<std::string, size_t> first_row;
+  for (size_t i = 0; i < prior.results.size(); ++i) {
+    const BenchResult& r = prior.results[i];
+    if (r.checks.passed() == false)
+      return fmt::format(
+          "row {} ({}) failed its self-check, so the stopped run's measurements are not valid; run the sweep "
+          "again without --resume once the cause is fixed",
+          i + 1, r.group);
+    if (std::find(planned_groups.begin(), planned_groups.end(), r.group) == planned_groups.end())
+      return fmt::format(
+          "row {} ({}) is not one of the {} benchmark group(s) these flags plan; remove it from the file or run "
+          "the sweep again without --resume",
+          i + 1, r.group, planned_groups.size());
+    if (const auto [it, fresh] = first_row.emplace(r.group, i); !fresh)
+      return fmt::format(
+          "rows {} and {} are both of group {} (a group measures one row); remove the extra row from the file or "
+          "run the sweep again without --resume",
+          it->second + 1, i + 1, r.group);
+  }
+  return "";
+}
+
+namespace {
+
+// A recorded value as a person reads it in one line: a string as it is (cut at 80 bytes, on
+// a character boundary), anything else as compact JSON, a missing value as "unset".
+std::string shown(const nlohmann::json* v) {
+  if (v == nullptr || v->is_null()) return "unset";
+  std::string s =
+      v->is_string() ? v->get<std::string>() : v->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (s.empty()) return "\"\"";
+  if (s.size() > 80) {
+    size_t cut = 77;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+    s = s.substr(0, cut) + "...";
+  }
+  return s;
+}
+
+const nlohmann::json* member(const nlohmann::json& j, const std::string& key) {
+  if (!j.is_object()) return nullptr;
+  const auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+// The recorded variables (environment.env, nodes[].env) that change what a step measures.
+bool measurement_variable(const std::string& name) {
+  for (const char* p : {"NCCL_", "TORCH_NCCL_", "TORCH_DISTRIBUTED_", "MALLOC_"})
+    if (name.rfind(p, 0) == 0) return true;
+  return name == "OMP_NUM_THREADS" || name == "GLOO_SOCKET_IFNAME" || name == "SLURM_CPUS_PER_TASK";
+}
+
+// The first measurement variable that differs between two env objects ("" if none), named
+// with `where` in front ("" or "on host X, ").
+std::string env_difference(const nlohmann::json& there, const nlohmann::json& here, const std::string& where) {
+  if (!there.is_object() || !here.is_object()) return "";
+  std::set<std::string> names;
+  for (const auto* e : {&there, &here})
+    for (const auto& kv : e->items())
+      if (measurement_variable(kv.key())) names.insert(kv.key());
+  for (const auto& n : names) {
+    const nlohmann::json *a = member(there, n), *b = member(here, n);
+    if ((a == nullptr) != (b == nullptr) || (a && *a != *b))
+      return fmt::format("{}{} is {} there and {} here", where, n, shown(a), shown(b));
+  }
+  return "";
+}
+
+// The first of `keys` whose value differs ("" if none); a key missing from either side is skipped.
+std::string value_difference(const nlohmann::json& there, const nlohmann::json& here,
+                             std::initializer_list<const char*> keys, const std::string& where) {
+  for (const char* k : keys) {
+    const nlohmann::json *a = member(there, k), *b = member(here, k);
+    if (a && b && *a != *b) return fmt::format("{}{} is {} there and {} here", where, k, shown(a), shown(b));
+  }
+  return "";
+}
+
+std::set<std::string> string_set(const nlohmann::json* array) {
+  std::set<std::string> out;
+  if (array && array->is_array())
+    for (const auto& v : *array)
+      if (v.is_string()) out.insert(v.get<std::string>());
+  return out;
+}
+
+}  // namespace
+
+std::string resume_environment_mismatch(const nlohmann::json& there, const nlohmann::json& here) {
+  if (!there.is_object() || !here.is_object()) return "";
+  std::string d;
+  const auto found = [&d](std::string difference) {
+    d = std::move(difference);
+    return !d.empty();
+  };
+  const nlohmann::json *a = nullptr, *b = nullptr;
+  const auto both = [&](const nlohmann::json& x, const nlohmann::json& y, const char* key) {
+    a = member(x, key);
+    b = member(y, key);
+    return a != nullptr && b != nullptr;
+  };
+  if (both(there, here, "env") && found(env_difference(*a, *b, ""))) return d;
+  if (found(value_difference(
+          there, here, {"threads_per_rank", "device_type", "backend", "torch", "cuda", "nccl", "driver", "cpu_model"},
+          "")))
+    return d;
+  if (both(there, here, "hosts"))
+    if (const auto ha = string_set(a), hb = string_set(b); ha != hb)
+      return fmt::format("the hosts are {} there and {} here", fmt::join(ha, ","), fmt::join(hb, ","));
+  if (both(there, here, "ranks") && a->is_array() && b->is_array())
+    for (size_t i = 0; i < std::min(a->size(), b->size()); ++i)
+      if (found(value_difference((*a)[i], (*b)[i], {"device", "gpu_name", "cpus"}, fmt::format("rank {}'s ", i))))
+        return d;
+  if (both(there, here, "nodes") && a->is_array() && b->is_array()) {
+    const nlohmann::json nodes_there = *a, nodes_here = *b;
+    for (const auto& na : nodes_there)
+      for (const auto& nb : nodes_here) {
+        const nlohmann::json* host = member(na, "host");
+        if (!host || !host->is_string() || !member(nb, "host") || *member(nb, "host") != *host) continue;
+        const std::string where = fmt::format("on host {}, ", host->get<std::string>());
+        if (found(value_difference(na, nb, {"torch", "cuda", "cudnn", "nccl", "driver", "cpu_model", "cpus"}, where)))
+          return d;
+        if (both(na, nb, "env") && found(env_difference(*a, *b, where))) return d;
+      }
+  }
+  return value_difference(there, here, {"math", "malloc_tuning", "topology"}, "");
 }
 
 std::string incomplete_warning(const std::string& name, const ResultFile& file) {

@@ -312,6 +312,26 @@ std::string resume_result_path(const std::string& partial);
 /// file cannot be continued (another kind, complete, rows without a group).
 std::string resume_mismatch(const ResultFile& prior, const nlohmann::json& config, int world_size);
 
+/// Whether the rows of `prior` (a stopped run's PATH.partial whose flags resume_mismatch
+/// accepted) can be kept by a run that plans `planned_groups` (core/config/run_config
+/// planned_groups): "" when they can, else one clause naming the first bad row (1-based) and
+/// what to do: a row whose self-check failed (its numbers are not valid), a group not in the
+/// plan, or a group with a second row (a group measures one row).
+std::string resume_rows_problem(const ResultFile& prior, const std::vector<std::string>& planned_groups);
+
+/// The first difference between the measurement environment a stopped run recorded
+/// (`there`: its result file's "environment") and this launch's (`here`, the same keys), e.g.
+/// "OMP_NUM_THREADS is 1 there and 2 here", or "" when none. Compared, in this order: the
+/// variables that change a measurement (NCCL_*, TORCH_NCCL_*, TORCH_DISTRIBUTED_*,
+/// OMP_NUM_THREADS, GLOO_SOCKET_IFNAME, MALLOC_*, SLURM_CPUS_PER_TASK; unset counts as a value),
+/// threads_per_rank, device_type, backend, torch, cuda, nccl, driver, cpu_model, the set of
+/// hosts, each rank's device, GPU model and CPUs, each host's versions, CPUs and variables
+/// (nodes), math, malloc_tuning and topology. Not compared: what names the launch rather than
+/// the machine (MASTER_*, DDPBENCH_*, Slurm job ids, the rendezvous). A key missing from
+/// either side is skipped (`here` may hold only what is known before any rank starts; older
+/// files lack some keys).
+std::string resume_environment_mismatch(const nlohmann::json& there, const nlohmann::json& here);
+
 /// For `report`, `diff` and `check`: "NAME is incomplete (the run stopped after N of M
 /// rows); its numbers cover only those rows" ("after N rows" when rows_planned is
 /// unknown), or "" when `file` is complete.

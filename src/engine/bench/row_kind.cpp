@@ -92,9 +92,7 @@ class DdpRows : public RowKind {
         self_check_hook_(std::move(self_check_hook)) {}
 
   std::string model() const override { return model_; }
-  std::string name(int n) const override {
-    return fmt::format("{}/ddp{}{}", model_, n, variants_ > 1 ? fmt::format("/v{}", vi_) : "");
-  }
+  std::string name(int n) const override { return ddp_group(model_, n, vi_, variants_); }
   std::string label(int n) const override {
     return variants_ > 1 ? fmt::format("DDP group {}/ddp{} ({})", model_, n, variant_words(variant_))
                          : fmt::format("DDP group {}", name(n));
@@ -206,7 +204,7 @@ class ShardedRows : public RowKind {
       : model_(std::move(model)), info_(info), strategy_(std::move(strategy)) {}
 
   std::string model() const override { return model_; }
-  std::string name(int n) const override { return fmt::format("{}/{}{}", model_, strategy_, n); }
+  std::string name(int n) const override { return sharded_group(model_, strategy_, n); }
   std::string label(int n) const override { return fmt::format("{} group {}", strategy_, name(n)); }
 
   Trainer build(const RowGroup& g) override {
@@ -281,7 +279,7 @@ class InferenceRows : public RowKind {
   explicit InferenceRows(std::string model) : model_(std::move(model)) {}
 
   std::string model() const override { return model_; }
-  std::string name(int n) const override { return fmt::format("{}/infer{}", model_, n); }
+  std::string name(int n) const override { return inference_group(model_, n); }
   std::string label(int n) const override { return fmt::format("inference group {}", name(n)); }
   bool distributed() const override { return false; }
   bool lockstep() const override { return false; }

@@ -46,11 +46,6 @@ struct Baseline {
 // --iters auto or --duration each rank stops by its own series), so each rank's compute-only
 // step is measured under the load the DDP groups see. Rank 0 makes the row from its own
 // series; rank 0 gathers every rank's p50 over `world_pg` (every rank of the job; null with one rank).
-// The no-DDP baseline's name in its group ("resnet18/noddp-b16") and its trace file.
-std::string baseline_tag(long long batch, int grad_accum) {
-  return grad_accum > 1 ? fmt::format("noddp-b{}-k{}", batch, grad_accum) : fmt::format("noddp-b{}", batch);
-}
-
 Baseline run_no_ddp(const SweepEnv& env, const c10::intrusive_ptr<c10d::ProcessGroup>& world_pg,
                     const std::string& model, const ModelInfo& info, long long batch, int grad_accum) {
   const std::string what = fmt::format("no-DDP baseline of {} at batch {}{}", model, batch,

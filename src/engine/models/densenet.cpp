@@ -104,6 +104,7 @@ class DenseNet : public Model {
       if (i < transitions_.size()) add_unit(transitions_[i].ptr());
     }
     torch::NoGradGuard ng;
+    if (!flops::initialising_weights()) return;
     for (auto& m : modules(false)) {
       if (auto* c = m->as<nn::Conv2d>()) {
         nn::init::kaiming_normal_(c->weight);  // torchvision: default mode fan_in, leaky_relu(0)

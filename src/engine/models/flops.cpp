@@ -47,6 +47,17 @@ torch::Tensor counted_conv(const torch::nn::Conv2dImpl& c, const torch::Tensor& 
 
 }  // namespace
 
+namespace {
+bool& count_only_build() {
+  thread_local bool on = false;
+  return on;
+}
+}  // namespace
+
+CountOnlyBuild::CountOnlyBuild() : saved_(count_only_build()) { count_only_build() = true; }
+CountOnlyBuild::~CountOnlyBuild() { count_only_build() = saved_; }
+bool initialising_weights() { return !count_only_build(); }
+
 CountingScope::CountingScope() : saved_(counter()) { counter() = Counter{true, 0.0}; }
 CountingScope::~CountingScope() { counter() = saved_; }
 

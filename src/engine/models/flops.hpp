@@ -42,6 +42,23 @@ class CountingScope {
   Counter saved_;
 };
 
+/// While alive on this thread, the models skip torchvision's initialisation of their
+/// weights (libtorch's default initialisation in each layer's constructor remains), which
+/// is most of the time of building one: for `ddpbench models`, which counts parameters and
+/// multiply-adds and never trains. Never around a model that runs for a measurement.
+class CountOnlyBuild {
+ public:
+  CountOnlyBuild();
+  ~CountOnlyBuild();
+  CountOnlyBuild(const CountOnlyBuild&) = delete;
+  CountOnlyBuild& operator=(const CountOnlyBuild&) = delete;
+
+ private:
+  bool saved_;
+};
+/// Whether the models' own weight initialisation runs on this thread (no CountOnlyBuild alive).
+bool initialising_weights();
+
 /// Runs `m` on `x` (or, while counting, returns zeros of its output shape) and counts its MACs.
 torch::Tensor conv(torch::nn::Conv2d& m, const torch::Tensor& x);
 torch::Tensor linear(torch::nn::Linear& m, const torch::Tensor& x);

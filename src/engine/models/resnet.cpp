@@ -98,6 +98,7 @@ class ResNet : public Model {
 
     // torchvision's init: Kaiming-normal (fan_out, relu) convolutions; BatchNorm 1 / 0.
     torch::NoGradGuard no_grad;
+    if (!flops::initialising_weights()) return;
     for (auto& m : modules(/*include_self=*/false)) {
       if (auto* conv = m->as<nn::Conv2d>()) {
         nn::init::kaiming_normal_(conv->weight, 0.0, torch::kFanOut, torch::kReLU);

@@ -53,6 +53,7 @@ class SqueezeNet : public Model {
                                                      nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions({1, 1}))));
     add_unit(features_.ptr());  // one unit: the whole convolution stack
     torch::NoGradGuard ng;
+    if (!flops::initialising_weights()) return;
     for (auto& m : modules(false)) {
       if (auto* c = m->as<nn::Conv2d>()) {
         if (c == final_conv_.get()) nn::init::normal_(c->weight, 0.0, 0.01);

@@ -38,6 +38,7 @@ class VGG : public Model {
                                                                nn::Dropout(0.5), nn::Linear(4096, classes)));
     add_unit(features_.ptr());  // one unit: the whole convolution stack
     torch::NoGradGuard ng;
+    if (!flops::initialising_weights()) return;
     for (auto& m : modules(false)) {
       if (auto* c = m->as<nn::Conv2d>()) {
         nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);

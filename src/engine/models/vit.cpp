@@ -30,6 +30,7 @@ class SelfAttentionImpl : public nn::Module {
     in_proj_bias_ = register_parameter("in_proj_bias", torch::zeros({3 * hidden}));
     out_proj_ = register_module("out_proj", nn::Linear(hidden, hidden));
     torch::NoGradGuard ng;
+    if (!flops::initialising_weights()) return;
     nn::init::xavier_uniform_(in_proj_weight_);
     nn::init::zeros_(out_proj_->bias);
   }
@@ -60,6 +61,7 @@ class EncoderBlockImpl : public nn::Module {
     mlp_ = register_module("mlp", nn::Sequential(nn::Linear(hidden, mlp_dim), nn::GELU(), nn::Dropout(0.0),
                                                  nn::Linear(mlp_dim, hidden), nn::Dropout(0.0)));
     torch::NoGradGuard ng;
+    if (!flops::initialising_weights()) return;
     for (auto& m : mlp_->modules(false))
       if (auto* l = m->as<nn::Linear>()) {
         nn::init::xavier_uniform_(l->weight);
@@ -86,7 +88,7 @@ class EncoderImpl : public nn::Module {
     pos_embedding_ = register_parameter("pos_embedding", torch::empty({1, seq, s.hidden_dim}));
     {
       torch::NoGradGuard ng;
-      nn::init::normal_(pos_embedding_, 0.0, 0.02);
+      if (flops::initialising_weights()) nn::init::normal_(pos_embedding_, 0.0, 0.02);
     }
     dropout_ = register_module("dropout", nn::Dropout(0.0));
     layers_ = register_module("layers", nn::Sequential());
@@ -121,6 +123,7 @@ class VisionTransformer : public Model {
     head_ = heads_->register_module("head", nn::Linear(s.hidden_dim, classes));
     for (auto& b : encoder_->blocks()) add_unit(b.ptr());
     torch::NoGradGuard ng;
+    if (!flops::initialising_weights()) return;
     const double fan_in = 3.0 * static_cast<double>(s.patch_size * s.patch_size);
     trunc_normal(conv_proj_->weight, std::sqrt(1.0 / fan_in));
     nn::init::zeros_(conv_proj_->bias);
