@@ -634,8 +634,8 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   auto* app = parent.add_subcommand("run", "Benchmark DDP training: no-DDP baseline, then DDP on 1, 2, 4, ... ranks");
   app->footer(
       "Exit codes: 0 every row measured and every self-check passed; 1 a runtime failure (a rank died, a timeout, "
-      "a torch error, a file that appeared at the --json path while the run went); 2 bad input (one line names it); 3 the gradient self-check failed (the rows so far are in "
-      "PATH.partial of --json PATH).");
+      "a torch error, a file that appeared at the --json path while the run went); 2 bad input (one line names "
+      "it); 3 the gradient self-check failed (the rows so far are in PATH.partial of --json PATH).");
   add_workload_options(app, *f);
   add_measurement_options(app, *f);
   add_ddp_options(app, *f);

@@ -30,10 +30,11 @@ TEST(OutputGuard, AnOutputNamingAnInputByAnyPathIsRefusedNamingBoth) {
   const fs::path in = dir.path / "r.json";
   put(in, "input");
   fs::create_directory(dir.path / "sub");
-  for (const fs::path& out : {in, dir.path / "." / "r.json", dir.path / "sub" / ".." / "r.json",
-                              fs::path(dir.path.string() + "//r.json")}) {
-    const std::string msg =
-        usage_error([&] { check_outputs_apart({{"result file", in.string()}}, {{"--output", out.string()}}); });
+  for (const fs::path& out :
+       {in, dir.path / "." / "r.json", dir.path / "sub" / ".." / "r.json", fs::path(dir.path.string() + "//r.json")}) {
+    const std::string msg = usage_error([&] {
+      check_outputs_apart({{"result file", in.string()}}, {{"--output", out.string()}});
+    });
     EXPECT_THAT(msg, AllOf(HasSubstr("--output '" + out.string() + "' is the input result file '" + in.string()),
                            HasSubstr("pass another --output path")))
         << out;
@@ -46,8 +47,9 @@ TEST(OutputGuard, ARelativePathIsTheSameFileAsItsAbsolutePath) {
   put(dir.path / "r.json", "input");
   const fs::path cwd = fs::current_path();
   fs::current_path(dir.path);
-  const std::string msg = usage_error(
-      [&] { check_outputs_apart({{"result file", "r.json"}}, {{"--html", (dir.path / "r.json").string()}}); });
+  const std::string msg = usage_error([&] {
+    check_outputs_apart({{"result file", "r.json"}}, {{"--html", (dir.path / "r.json").string()}});
+  });
   fs::current_path(cwd);
   EXPECT_THAT(msg, HasSubstr("is the input result file 'r.json'"));
 }
@@ -57,7 +59,9 @@ TEST(OutputGuard, AHardLinkIsTheSameFileByInode) {
   const fs::path in = dir.path / "r.json", link = dir.path / "h.json";
   put(in, "input");
   fs::create_hard_link(in, link);
-  EXPECT_THAT(usage_error([&] { check_outputs_apart({{"--comm", in.string()}}, {{"--json", link.string()}}); }),
+  EXPECT_THAT(usage_error([&] {
+                check_outputs_apart({{"--comm", in.string()}}, {{"--json", link.string()}});
+              }),
               AllOf(HasSubstr("--json '" + link.string() + "' is the input --comm"), HasSubstr("a hard link")));
 }
 
@@ -83,7 +87,9 @@ TEST(OutputGuard, ALinkedDirectoryIsResolved) {
 TEST(OutputGuard, TwoOutputsThatAreOneFileAreRefused) {
   TempDir dir;
   const std::string out = (dir.path / "out").string();
-  EXPECT_THAT(usage_error([&] { check_outputs_apart({}, {{"--output", out}, {"--html", dir.path.string() + "/./out"}}); }),
+  EXPECT_THAT(usage_error([&] {
+                check_outputs_apart({}, {{"--output", out}, {"--html", dir.path.string() + "/./out"}});
+              }),
               AllOf(HasSubstr("--output '" + out + "' and --html"), HasSubstr("are one file")));
   EXPECT_EQ(usage_error([&] { check_outputs_apart({}, {{"--output", out}, {"--html", out + ".html"}}); }), "");
 }

@@ -264,8 +264,7 @@ class TargetExists : public std::runtime_error {
 /// the same directory, is flushed, then renamed over `path` and the directory synced, so
 /// readers never see a half-written file and an earlier complete file survives a crash.
 /// Throws as write_file_atomic.
-void write_result_file_atomic(const std::string& path, const ResultFile& file,
-                              Existing existing = Existing::kReplace);
+void write_result_file_atomic(const std::string& path, const ResultFile& file, Existing existing = Existing::kReplace);
 
 /// Writes `content` to `path` atomically (temporary file in the same directory, fsync,
 /// rename). Only a regular, writable file is ever replaced: `path` is checked (lstat)
