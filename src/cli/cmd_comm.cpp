@@ -250,9 +250,7 @@ int run_pairs(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, c
   print_line("");
   print_line(render_tables({pairs_table(rf.comm_pairs)}, TableFormat::text));
   if (!f.json_path.empty()) {
-    rf.complete = true;
-    write_result_file_atomic(f.json_path, rf);
-    std::remove(partial_path(f.json_path).c_str());
+    commit_result(rf, f.json_path, f.overwrite);
     print_line(fmt::format("Wrote {} ({} rows, schema {})", f.json_path, rf.comm_results.size(), kSchemaVersion));
   }
   if (cfg.check) print_line(fmt::format("# Out of bounds values : {} {}", wrong, wrong ? "FAILED" : "OK"));
@@ -357,10 +355,8 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
   std::optional<BusbwVerdict> verdict;
   if (f.min_busbw_opt->count()) verdict = min_busbw_verdict(rf.comm_results, f.min_busbw);
   if (!f.json_path.empty()) {
-    rf.complete = true;
     if (verdict) rf.config["min_busbw_verdict"] = verdict->line;  // next to min_busbw_gbps
-    write_result_file_atomic(f.json_path, rf);
-    std::remove(partial_path(f.json_path).c_str());
+    commit_result(rf, f.json_path, f.overwrite);
     print_line(fmt::format("Wrote {} ({} rows, schema {})", f.json_path, rf.comm_results.size(), kSchemaVersion));
   }
   if (cfg.check) print_line(fmt::format("# Out of bounds values : {} {}", wrong, wrong ? "FAILED" : "OK"));

@@ -141,9 +141,7 @@ int run_dataparallel(DpFlags& f, const std::vector<std::string>& argv) {
     throw;
   }
   if (!c.json_path.empty()) {
-    rf.complete = true;
-    write_result_file_atomic(c.json_path, rf);
-    std::remove(partial_path(c.json_path).c_str());
+    commit_result(rf, c.json_path, f.overwrite);
     print_line(fmt::format("Wrote {} ({} rows, schema {})", c.json_path, rf.results.size(), kSchemaVersion));
   }
   return kExitOk;

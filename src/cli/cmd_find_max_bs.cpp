@@ -189,8 +189,7 @@ int run_find_max_bs(Flags& f, const std::vector<std::string>& argv) {
     facts.env = env_subset(current_env());
     rf.environment = environment_json(facts);
     rf.max_batch = max_batch_json(setup, f.start, f.bound, f.margin, search);
-    rf.complete = true;
-    write_result_file_atomic(c.json_path, rf);
+    commit_result(rf, c.json_path, f.overwrite);
     print_line(fmt::format("Wrote {} (kind find-max-bs, schema {})", c.json_path, kSchemaVersion));
   }
   if (search.max_batch == 0)

@@ -46,6 +46,13 @@ Command add_predict_command(CLI::App& parent) {
 
   return {app, [f]() -> int {
             // Given, even as "": an empty path is refused, not read as "no file".
+            {
+              std::vector<NamedPath> inputs;
+              for (const auto& path : f->runs) inputs.push_back({"run file", path});
+              for (const auto& path : f->comms) inputs.push_back({"--comm", path});
+              check_outputs_apart(inputs, f->json_opt->count() ? std::vector<NamedPath>{{"--json", f->json}}
+                                                               : std::vector<NamedPath>{});
+            }
             if (f->json_opt->count()) check_writable(f->json, "--json");
             PredictOptions opts;
             if (f->sizes_opt->count()) opts.world_sizes = f->world_sizes;

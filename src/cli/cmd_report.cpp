@@ -74,6 +74,15 @@ Command add_report_command(CLI::App& parent) {
   return {app, [f]() -> int {
             if (f->price_opt->count()) f->opts.gpu_hour_usd = f->price;
             if (f->ex_s_opt->count()) f->opts.targets.min_per_gpu_ex_s = f->target_ex_s;
+            {
+              // No output replaces an input (the plots' files too: the guard remembers them).
+              std::vector<NamedPath> inputs, outputs;
+              for (const auto& path : f->files) inputs.push_back({"result file", path});
+              if (!f->targets.empty()) inputs.push_back({"--targets", f->targets});
+              if (f->output_opt->count()) outputs.push_back({"--output", f->output});
+              if (f->html_opt->count()) outputs.push_back({"--html", f->html});
+              check_outputs_apart(inputs, outputs);
+            }
             if (!f->targets.empty()) {
               f->opts.targets.pinned = parse_reference(read_text_file(f->targets), f->targets);
               f->opts.targets.pinned_source = f->targets;

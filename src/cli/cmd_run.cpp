@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "core/analysis/convergence.hpp"
 #include "core/config/run_config.hpp"
 #include "core/launch/launch_env.hpp"
 #include "core/launch/progress.hpp"
@@ -34,6 +35,7 @@
 #include "engine/bench/sweep.hpp"
 #include "engine/bench/time_to_loss.hpp"
 #include "engine/compat.hpp"
+#include "engine/data/idx.hpp"
 #include "engine/dist/process_group.hpp"
 #include "engine/dist/rendezvous.hpp"
 #include "engine/env_info.hpp"
@@ -458,9 +460,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
       }
     finish_barrier(store, li, timeout);
     if (li.rank == 0 && !cfg.json_path.empty()) {
-      rf.complete = true;
-      write_result_file_atomic(cfg.json_path, rf);
-      std::remove(partial_path(cfg.json_path).c_str());
+      commit_result(rf, cfg.json_path, f.overwrite);
       print_line("");
       print_line(fmt::format("Wrote {} ({} rows, schema {})", cfg.json_path, rf.results.size(), kSchemaVersion));
     }
@@ -597,7 +597,7 @@ void add_output_options(CLI::App* app, RunFlags& f) {
       "the rows it measured kept, the rest measured, one complete PATH written");
   app->add_flag("--overwrite", f.overwrite,
                 "Replace an existing --json file (and PATH.partial) once the new run completes; without it an "
-                "existing one is refused");
+                "existing one is refused, and one that appears during the run is kept (the rows go to PATH.partial)");
   app->add_flag("--quiet", c.quiet, "No progress output (the table and errors still print)");
   app->add_flag("--breakdown", c.print_breakdown,
                 "Print where each row's step time goes (forward, backward compute, exposed communication, optimizer, "
@@ -670,8 +670,8 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
   auto* app = parent.add_subcommand("run", "Benchmark DDP training: no-DDP baseline, then DDP on 1, 2, 4, ... ranks");
   app->footer(
       "Exit codes: 0 every row measured and every self-check passed; 1 a runtime failure (a rank died, a timeout, "
-      "a torch error); 2 bad input (one line names it); 3 the gradient self-check failed (the rows so far are in "
-      "PATH.partial of --json PATH).");
+      "a torch error, a file that appeared at the --json path while the run went); 2 bad input (one line names "
+      "it); 3 the gradient self-check failed (the rows so far are in PATH.partial of --json PATH).");
   add_workload_options(app, *f);
   add_measurement_options(app, *f);
   add_ddp_options(app, *f);
@@ -739,6 +739,22 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
               validate(cfg, world, model_names());
               if (f->profile_opt->count()) prepare_profile_dir(cfg.profile_dir, f->overwrite);  // after validate:
               // a refused flag leaves no directory behind
+              if (f->json_opt->count() || f->resume_opt->count()) {
+                // The result and its rows never replace a file the run reads (the dataset, the
+                // baselines; --resume's PATH.partial is the file it continues), checked before
+                // any is read.
+                const std::string out = f->resume_opt->count() ? resume_result_path(f->resume) : cfg.json_path;
+                std::vector<NamedPath> inputs;
+                if (cfg.data != "synthetic") {
+                  for (const char* name : {kTrainImagesFile, kTrainLabelsFile, kTestImagesFile, kTestLabelsFile})
+                    inputs.push_back({"--data-dir file", (std::filesystem::path(cfg.data_dir) / name).string()});
+                  std::error_code ec;
+                  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+                  if (const std::string b = find_baselines_file(ec ? std::string() : exe.string()); !b.empty())
+                    inputs.push_back({"baselines file", b});
+                }
+                check_outputs_apart(inputs, {{"--json", out}, {"--json's rows file", partial_path(out)}});
+              }
               // A missing or corrupt dataset file: one line, exit 2, before ranks start (ranks launched by
               // torchrun or srun find it when they load the data, with the same line).
               if (spawner && cfg.data != "synthetic") (void)load_train_test(cfg);

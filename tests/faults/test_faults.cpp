@@ -242,7 +242,92 @@ std::vector<std::string> killed(int rank, int sig, const std::string& phase = ""
 // one row validation, ranks that refuse their input and text from the environment, and what
 // `--resume` keeps.
 void add_output_guard_cases(std::vector<Scenario>& s) {
-  (void)s;
+  const auto with = [](Scenario sc, const std::string& setup, const std::string& after) {
+    sc.setup = setup;
+    sc.after = after;
+    return sc;
+  };
+  const auto also = [](Scenario sc, const std::string& has) {  // the error line has this too
+    sc.procs.front().expect.line_has.push_back(has);
+    return sc;
+  };
+  // No output names an input: by path (normalised), by inode (a hard link), and the files a
+  // command puts in an output directory. Refused before anything is written; the input stays.
+  const std::string input = "cp @SRC/tests/fixtures/weak_cpu.json @DIR/r.json";
+  const std::string kept = "cmp -s @SRC/tests/fixtures/weak_cpu.json @DIR/r.json";
+  s.push_back(with(also(bad("OutputReportOverItsInput", "", "report @DIR/r.json -o @DIR/r.json",
+                            "/r.json' is the input result file '"),
+                        "--output '"),
+                   input, kept));
+  s.push_back(with(also(bad("OutputReportHtmlOverItsInput", "", "report @DIR/r.json --html @DIR/r.json",
+                            "/r.json' is the input result file '"),
+                        "--html '"),
+                   input, kept));
+  s.push_back(with(bad("OutputReportOverItsInputByAnotherPath", "", "report @DIR/r.json -o @DIR/sub/.././r.json",
+                       "/sub/.././r.json' is the input result file '"),
+                   input + " && mkdir @DIR/sub", kept));
+  s.push_back(with(bad("OutputReportOverAHardLinkOfItsInput", "", "report @DIR/r.json -o @DIR/h.json",
+                       "the same file under another name: a hard link"),
+                   input + " && ln @DIR/r.json @DIR/h.json", kept));
+  s.push_back(with(bad("OutputReportThroughALinkedDirectory", "", "report @DIR/d/r.json -o @DIR/alias/r.json",
+                       "/alias/r.json' is the input result file '"),
+                   "mkdir @DIR/d && cp @SRC/tests/fixtures/weak_cpu.json @DIR/d/r.json && ln -s @DIR/d @DIR/alias",
+                   "cmp -s @SRC/tests/fixtures/weak_cpu.json @DIR/d/r.json"));
+  s.push_back(with(bad("OutputReportOverItsTargets", "",
+                       "report @SRC/tests/fixtures/weak_cpu.json --targets @DIR/t.json -o @DIR/t.json",
+                       "/t.json' is the input --targets '"),
+                   "cp @SRC/docs/reference/example.json @DIR/t.json",
+                   "cmp -s @SRC/docs/reference/example.json @DIR/t.json"));
+  s.push_back(with(bad("OutputReportTwoOutputsOneFile", "",
+                       "report @SRC/tests/fixtures/weak_cpu.json -o @DIR/out --html @DIR/out", "are one file"),
+                   "", "test ! -e @DIR/out"));
+  // The plot script report writes into --plots DIR would replace an input kept there.
+  s.push_back(with(bad("OutputReportPlotsOverAnInputInTheDirectory", "", "report @DIR/p/plots.gp --plots @DIR/p",
+                       "/p/plots.gp' is the input result file '"),
+                   "mkdir @DIR/p && cp @SRC/tests/fixtures/weak_cpu.json @DIR/p/plots.gp",
+                   "cmp -s @SRC/tests/fixtures/weak_cpu.json @DIR/p/plots.gp"));
+  s.push_back(with(bad("OutputPredictJsonOverItsCommInput", "",
+                       "predict @SRC/tests/fixtures/predict_run.json --comm @DIR/c.json --json @DIR/c.json",
+                       "/c.json' is the input --comm '"),
+                   "cp @SRC/tests/fixtures/predict_comm.json @DIR/c.json",
+                   "cmp -s @SRC/tests/fixtures/predict_comm.json @DIR/c.json"));
+  s.push_back(with(bad("OutputRunJsonOverItsDataset", "",
+                       "run --model resnet18 --batch-size 2 --image-size 32 --iters 2 --warmup 1 --world-sizes 1 "
+                       "--nproc-per-node 1 --data fashion-mnist --data-dir @DIR/idx --json "
+                       "@DIR/idx/train-images-idx3-ubyte.gz",
+                       "is the input --data-dir file"),
+                   "mkdir @DIR/idx && echo data > @DIR/idx/train-images-idx3-ubyte.gz",
+                   "test \"$(cat @DIR/idx/train-images-idx3-ubyte.gz)\" = data"));
+  // --json names checked before any rank starts: PATH.partial and the writer's temporary
+  // file beside it must fit NAME_MAX, and the path must be UTF-8 (the file records it).
+  const std::string long_name = std::string(245, 'a') + ".json";
+  s.push_back(with(bad("OutputRunJsonNameTooLongForItsPartial", "", kTiny + " --json @DIR/" + long_name,
+                       "(NAME_MAX); pass a shorter name"),
+                   "", "! ls @DIR | grep -q json"));  // no PATH, .partial or temporary file
+  s.push_back(with(bad("OutputRunJsonNameNotUtf8", "", kTiny + " --json @DIR/r\xff.json", "is not valid UTF-8"), "",
+                   "! ls @DIR | grep -q json"));
+  {
+    // A result that appears at the --json path while the run goes is not replaced: the test
+    // hook holds rank 0 after PATH.partial holds every row and before the final rename (a
+    // fifo it reads to its end); the setup's writer opens the fifo (so it runs once rank 0 is
+    // there), writes race.json, and closes it, which lets rank 0 go on. Exit 1, the file
+    // that appeared untouched, the rows in race.json.partial.
+    Expect e = since_start(launcher({1}, {"/race.json' appeared while this run was going", "not replaced",
+                                          "/race.json.partial'"},
+                                    2, 30));
+    Scenario sc{"OutputRunResultAppearsBeforeTheFinalRename",
+                30,
+                {ddp("launcher", "DDPBENCH_TEST_BEFORE_COMMIT=@DIR/gate",
+                     kTiny + " --nproc-per-node 1 --json @DIR/race.json", e)},
+                {}};
+    sc.setup = "mkfifo @DIR/gate && (exec 3>@DIR/gate; echo '{\"precious\":1}' > @DIR/race.json) &";
+    sc.teardown = ": <> @DIR/gate";  // lets the writer go when the run never reached the hook
+    sc.after =
+        "test \"$(cat @DIR/race.json)\" = '{\"precious\":1}' && python3 -c \"import json,sys; "
+        "d=json.load(open(sys.argv[1])); sys.exit(0 if d['results'] and d['complete'] is False else 1)\" "
+        "@DIR/race.json.partial";
+    s.push_back(sc);
+  }
 }
 
 void add_reader_and_row_cases(std::vector<Scenario>& s) {

@@ -1,6 +1,7 @@
 #include "core/result/result.hpp"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,8 +14,10 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -425,9 +428,12 @@ std::string readable_json(const json& j) {
   return out + "\n";
 }
 
-void write_result_file_atomic(const std::string& path, const ResultFile& file) {
-  write_file_atomic(path, readable_json(json(file)));
+void write_result_file_atomic(const std::string& path, const ResultFile& file, Existing existing) {
+  write_file_atomic(path, readable_json(json(file)), existing);
 }
+
+TargetExists::TargetExists(const std::string& path)
+    : std::runtime_error(fmt::format("'{}' exists and was not replaced", path)), path_(path) {}
 
 namespace {
 
@@ -436,9 +442,65 @@ std::string dir_of(const std::string& path) {
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
 }
 
+// Which file a path names, for the output guard: its normal form (absolute, "." and ".."
+// gone, symbolic links of the existing part resolved) and, when it exists, its device and
+// inode (what a hard link shares).
+struct FileIdentity {
+  std::string normal;
+  bool exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+
+FileIdentity identify(const std::string& path) {
+  namespace fs = std::filesystem;
+  FileIdentity id;
+  std::error_code ec;
+  fs::path abs = fs::absolute(path, ec);
+  if (ec) abs = fs::path(path);
+  const fs::path canon = fs::weakly_canonical(abs, ec);
+  id.normal = (ec ? abs.lexically_normal() : canon).string();
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    id.exists = true;
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+  }
+  return id;
+}
+
+// nullopt when `a` and `b` are different files, else how they are one: "" (one path) or
+// " (the same file under another name: a hard link)".
+std::optional<std::string> sameness(const FileIdentity& a, const FileIdentity& b) {
+  if (a.normal == b.normal) return std::string();
+  if (a.exists && b.exists && a.dev == b.dev && a.ino == b.ino)
+    return std::string(" (the same file under another name: a hard link)");
+  return std::nullopt;
+}
+
+// The inputs check_outputs_apart was given, for the rest of the process (identified again at
+// each check: an inode is the input's only while the input exists).
+std::vector<NamedPath>& guarded_inputs() {
+  static std::vector<NamedPath> inputs;
+  return inputs;
+}
+
+// "" when `path` is no input of this command, else why it must not be written.
+std::string input_problem(const std::string& path, const std::string& named) {
+  if (guarded_inputs().empty()) return "";
+  const FileIdentity out = identify(path);
+  for (const auto& in : guarded_inputs())
+    if (const auto how = sameness(out, identify(in.path)))
+      return fmt::format("{} is the input {} '{}' of this command{}; writing it would replace that input; pass "
+                         "another output path",
+                         named, in.flag, in.path, *how);
+  return "";
+}
+
 // What is wrong with replacing `path` by a new file, or "" when nothing (absent, or a
 // writable regular file). `named` is how messages start: "--json 'p'" or "'p'".
 std::string target_problem(const std::string& path, const std::string& named) {
+  if (std::string p = input_problem(path, named); !p.empty()) return p;
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return "";
   if (S_ISLNK(st.st_mode))
@@ -467,7 +529,22 @@ std::string temp_file_next_to(const std::string& path) {
   return tmpl;
 }
 
-void commit_file(const std::string& tmp, const std::string& path) {
+namespace {
+
+// rename(from, to) that fails with EEXIST instead of replacing `to`: renameat2's
+// RENAME_NOREPLACE, or where the file system or kernel lacks it (EINVAL, ENOSYS) link(),
+// which refuses an existing name as atomically, then unlink() of `from`.
+int rename_no_replace(const char* from, const char* to) {
+  if (::renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS) return -1;
+  if (::link(from, to) != 0) return -1;
+  ::unlink(from);
+  return 0;
+}
+
+}  // namespace
+
+void commit_file(const std::string& tmp, const std::string& path, Existing existing) {
   const int fd = ::open(tmp.c_str(), O_RDONLY);
   if (fd < 0 || ::fsync(fd) != 0) {
     const int err = errno;
@@ -481,9 +558,11 @@ void commit_file(const std::string& tmp, const std::string& path) {
     ::unlink(tmp.c_str());
     throw UsageError(problem);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  const bool keep = existing == Existing::kKeep;
+  if ((keep ? rename_no_replace(tmp.c_str(), path.c_str()) : std::rename(tmp.c_str(), path.c_str())) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
+    if (keep && err == EEXIST) throw TargetExists(path);
     throw std::runtime_error(fmt::format("cannot rename '{}' to '{}': {}", tmp, path, std::strerror(err)));
   }
   // Make the rename itself durable.
@@ -494,8 +573,9 @@ void commit_file(const std::string& tmp, const std::string& path) {
   }
 }
 
-void write_file_atomic(const std::string& path, const std::string& text) {
+void write_file_atomic(const std::string& path, const std::string& text, Existing existing) {
   if (auto problem = target_problem(path, fmt::format("'{}'", path)); !problem.empty()) throw UsageError(problem);
+  if (struct stat st {}; existing == Existing::kKeep && ::lstat(path.c_str(), &st) == 0) throw TargetExists(path);
   const std::string tmp = temp_file_next_to(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_TRUNC);
   if (fd < 0) {
@@ -520,11 +600,81 @@ void write_file_atomic(const std::string& path, const std::string& text) {
     ::unlink(tmp.c_str());
     throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(err)));
   }
-  commit_file(tmp, path);
+  commit_file(tmp, path, existing);
+}
+
+namespace {
+
+// The name of `path` with `suffix` (what the writer puts beside it, `what` says why) must
+// fit the file system (NAME_MAX of its directory, PATH_MAX): "" when it does, else the problem.
+std::string name_length_problem(const std::string& path, const std::string& named, const std::string& suffix,
+                                const std::string& what) {
+  const std::string dir = dir_of(path);
+  const size_t slash = path.find_last_of('/');
+  const size_t name = (slash == std::string::npos ? path.size() : path.size() - slash - 1) + suffix.size();
+  long name_max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  if (name_max <= 0) name_max = NAME_MAX;
+  if (name > static_cast<size_t>(name_max))
+    return fmt::format("{}: the name with '{}' ({}) is {} bytes, more than the {} this file system allows "
+                       "(NAME_MAX); pass a shorter name",
+                       named, suffix, what, name, name_max);
+  long path_max = ::pathconf(dir.c_str(), _PC_PATH_MAX);
+  if (path_max <= 0) path_max = PATH_MAX;
+  if (path.size() + suffix.size() >= static_cast<size_t>(path_max))
+    return fmt::format("{}: the path with '{}' ({}) is {} bytes, more than the {} allowed (PATH_MAX); pass a "
+                       "shorter path",
+                       named, suffix, what, path.size() + suffix.size(), path_max - 1);
+  return "";
+}
+
+// "" when `path` is valid UTF-8 (a result file records it in JSON), else the problem.
+std::string encoding_problem(const std::string& path, const std::string& flag) {
+  try {
+    (void)json(path).dump();
+    return "";
+  } catch (const json::type_error&) {
+    return fmt::format("{} {} is not valid UTF-8 (result files record their paths as JSON text); pass a UTF-8 name",
+                       flag, json(path).dump(-1, ' ', false, json::error_handler_t::replace));
+  }
+}
+
+constexpr const char* kTempSuffix = ".tmp.XXXXXX";  // temp_file_next_to's
+
+}  // namespace
+
+void check_outputs_apart(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs) {
+  std::vector<FileIdentity> in_ids;
+  for (const auto& in : inputs) in_ids.push_back(identify(in.path));
+  std::vector<FileIdentity> out_ids;
+  for (const auto& out : outputs) {
+    if (out.path.empty()) {
+      out_ids.emplace_back();
+      continue;  // check_writable refuses it with its own line
+    }
+    const FileIdentity id = identify(out.path);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (const auto how = sameness(id, in_ids[i]))
+        throw UsageError(fmt::format("{} '{}' is the input {} '{}'{}; writing it would replace that input; pass "
+                                     "another {} path",
+                                     out.flag, out.path, inputs[i].flag, inputs[i].path, *how, out.flag));
+    for (size_t o = 0; o < out_ids.size(); ++o)
+      if (!outputs[o].path.empty())
+        if (const auto how = sameness(id, out_ids[o]))
+          throw UsageError(fmt::format("{} '{}' and {} '{}' are one file{}; one would replace the other; pass two "
+                                       "different paths",
+                                       outputs[o].flag, outputs[o].path, out.flag, out.path, *how));
+    out_ids.push_back(id);
+  }
+  for (const auto& in : inputs) guarded_inputs().push_back(in);
 }
 
 void check_writable(const std::string& path, const std::string& flag) {
   if (path.empty()) throw UsageError(fmt::format("{} needs a file path; pass e.g. {} result.json", flag, flag));
+  if (auto problem = encoding_problem(path, flag); !problem.empty()) throw UsageError(problem);
+  if (auto problem = name_length_problem(path, fmt::format("{} '{}'", flag, path), kTempSuffix,
+                                         "the temporary file written beside it");
+      !problem.empty())
+    throw UsageError(problem);
   if (auto problem = target_problem(path, fmt::format("{} '{}'", flag, path)); !problem.empty())
     throw UsageError(problem);
   const std::string dir = dir_of(path);
@@ -542,6 +692,12 @@ std::string partial_path(const std::string& path) { return path + ".partial"; }
 void check_result_target(const std::string& path, bool overwrite, bool resuming) {
   check_writable(path, "--json");
   const std::string partial = partial_path(path);
+  // Before any rank starts: the rows so far go to PATH.partial, written through a temporary
+  // file beside it; a name too long for those is refused now, not after a row is measured.
+  if (auto problem = name_length_problem(path, fmt::format("--json '{}'", path),
+                                         std::string(".partial") + kTempSuffix, "the rows kept beside it while the run goes, written through a temporary file");
+      !problem.empty())
+    throw UsageError(problem);
   check_writable(partial, "--json");
   if (overwrite) return;
   struct stat st {};

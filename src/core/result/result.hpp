@@ -241,18 +241,39 @@ ResultFile read_result_file(const std::string& path);
 /// json::dump (nlohmann::json::type_error on a string that is not UTF-8).
 std::string readable_json(const nlohmann::json& j);
 
+/// What the one writer does with a file already at the path it writes.
+enum class Existing {
+  kReplace,  ///< replace it (when it is a writable regular file): reports, plots, --overwrite
+  kKeep,     ///< never replace it: the final rename is atomic and fails if anything is there
+};
+
+/// Thrown (a runtime failure, exit 1) by a write with Existing::kKeep when a file is at
+/// the path: it was there before the write began, or appeared while the new file was being
+/// written (another run, or a person). What was there is untouched; the new file is not
+/// written. `path()` is the path.
+class TargetExists : public std::runtime_error {
+ public:
+  explicit TargetExists(const std::string& path);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 /// Writes `file` to `path` atomically: the JSON goes to a temporary file (mkstemp) in
 /// the same directory, is flushed, then renamed over `path` and the directory synced, so
 /// readers never see a half-written file and an earlier complete file survives a crash.
 /// Throws as write_file_atomic.
-void write_result_file_atomic(const std::string& path, const ResultFile& file);
+void write_result_file_atomic(const std::string& path, const ResultFile& file, Existing existing = Existing::kReplace);
 
 /// Writes `content` to `path` atomically (temporary file in the same directory, fsync,
 /// rename). Only a regular, writable file is ever replaced: `path` is checked (lstat)
 /// before the temporary file is made and again right before the rename; a symbolic link,
-/// a device, fifo, socket or directory, or a read-only file there throws UsageError
-/// naming it, and the temporary file is removed. Throws std::runtime_error on I/O failure.
-void write_file_atomic(const std::string& path, const std::string& content);
+/// a device, fifo, socket or directory, a read-only file, or an input of this command
+/// (check_outputs_apart) there throws UsageError naming it, and the temporary file is
+/// removed. With Existing::kKeep nothing at `path` is replaced (TargetExists, see
+/// commit_file). Throws std::runtime_error on I/O failure.
+void write_file_atomic(const std::string& path, const std::string& content, Existing existing = Existing::kReplace);
 
 /// Writes `text` to standard output and flushes it; throws std::runtime_error when the
 /// write or the flush fails (a full disk or a closed pipe behind a redirection), so a
@@ -266,8 +287,11 @@ std::string temp_file_next_to(const std::string& path);
 
 /// Renames `tmp` (from temp_file_next_to) over `path` as write_file_atomic does: fsync, the
 /// same check of what is at `path` right before the rename (UsageError), rename, fsync of the
-/// directory. `tmp` is removed on every failure; std::runtime_error on I/O failure.
-void commit_file(const std::string& tmp, const std::string& path);
+/// directory. With Existing::kKeep the rename itself refuses an existing `path` atomically
+/// (renameat2 RENAME_NOREPLACE; where the file system lacks it, link() then unlink() of
+/// `tmp`) and throws TargetExists, so a file that appeared at `path` after every check is
+/// still not replaced. `tmp` is removed on every failure; std::runtime_error on I/O failure.
+void commit_file(const std::string& tmp, const std::string& path, Existing existing = Existing::kReplace);
 
 /// The largest input file any command reads (a result, a reference or targets file, the
 /// baselines, a plot image for the HTML page): 256 MiB. A result file of thousands of ranks
@@ -285,17 +309,39 @@ std::string read_text_file(const std::string& path, long long max_bytes = kMaxIn
 /// (`run --json`, `report -o`/`--html`). Throws UsageError naming `flag` (the option that
 /// named the path, e.g. "--json"), the problem and the fix when `path` is empty, is a
 /// symbolic link, exists and is not a regular file (a directory, device, fifo, socket),
-/// is a read-only file (no write permission bits, or not writable by this user), or its
-/// directory is missing or not writable. An existing writable regular file passes.
-/// Leaves nothing behind.
+/// is a read-only file (no write permission bits, or not writable by this user), its
+/// directory is missing or not writable, its name with the writer's temporary suffix
+/// (".tmp.XXXXXX") is longer than the directory's NAME_MAX or the whole path longer than
+/// PATH_MAX, the path is not valid UTF-8 (result files record their paths in JSON), or it
+/// is an input of this command (check_outputs_apart). An existing writable regular file
+/// passes. Leaves nothing behind.
 void check_writable(const std::string& path, const std::string& flag = "--json");
+
+/// A file a command reads or writes, and what named it on the command line: an option
+/// ("--output", "--targets") or a description of a positional argument ("result file").
+struct NamedPath {
+  std::string flag;
+  std::string path;
+};
+
+/// The one output guard, for every command with input files and outputs, before anything
+/// is read or computed: throws UsageError when an output is one of the inputs, or two
+/// outputs are one file, naming both, the problem and the fix. Two paths are one file when
+/// they are the same after normalisation (absolute, "." and ".." removed, symbolic links in
+/// the existing part resolved: `./r.json`, `d/../r.json`, a linked directory) or, when both
+/// exist, the same device and inode (a hard link). The inputs are also remembered for the
+/// rest of the process: every write through the one writer (check_writable,
+/// write_file_atomic, commit_file) refuses them too, so a file a command puts in an output
+/// directory (`report --plots DIR`) never replaces an input there.
+void check_outputs_apart(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs);
 
 /// Where `run --json PATH` keeps its rows while it runs and after it stopped early:
 /// PATH + ".partial" (written with complete = false).
 std::string partial_path(const std::string& path);
 
 /// `run --json PATH`'s check before any rank starts: check_writable of PATH and of
-/// partial_path(PATH), then, unless `overwrite`, a UsageError when either exists (an
+/// partial_path(PATH) (so both names, with the temporary suffix, fit the file system and are
+/// UTF-8), then, unless `overwrite`, a UsageError when either exists (an
 /// earlier result, or the rows of an earlier run that stopped), naming --overwrite. With
 /// `resuming` (`run --resume PATH.partial`) PATH.partial is the file being continued and may
 /// exist.

@@ -2,10 +2,13 @@
 
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
@@ -350,6 +353,55 @@ void save_partial(const ResultFile& rf, const std::string& json_path) {
   set_phase("writing " + partial_path(json_path));
   write_result_file_atomic(partial_path(json_path), rf);
   set_phase(before);
+}
+
+namespace {
+
+// DDPBENCH_TEST_BEFORE_COMMIT (commit_result): reads the named file to its end; a fifo
+// blocks here until the test that holds its other end closes it.
+void test_pause_before_commit() {
+  const char* gate = std::getenv("DDPBENCH_TEST_BEFORE_COMMIT");
+  if (gate == nullptr || *gate == '\0') return;
+  const int fd = ::open(gate, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  char buf[256];
+  while (::read(fd, buf, sizeof buf) > 0) {
+  }
+  ::close(fd);
+}
+
+// The inode of `path`, 0 when it cannot be read.
+ino_t inode_of(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+}  // namespace
+
+void commit_result(ResultFile rf, const std::string& json_path, bool overwrite) {
+  if (json_path.empty()) return;
+  // Every row in PATH.partial first: what is kept when the commit is refused. Each write is
+  // a new inode, so after the commit the inode says whether the file is still this launch's.
+  rf.complete = false;
+  save_partial(rf, json_path);
+  const std::string partial = partial_path(json_path);
+  const ino_t ours = inode_of(partial);
+  test_pause_before_commit();
+  set_phase("writing " + json_path);  // a failure below is named as this phase's
+  rf.complete = true;
+  try {
+    write_result_file_atomic(json_path, rf, overwrite ? Existing::kReplace : Existing::kKeep);
+  } catch (const TargetExists&) {
+    rf.complete = false;
+    save_partial(rf, json_path);  // again: another run may have written its rows there since
+    const size_t rows = rf.results.size() + rf.comm_results.size();
+    throw std::runtime_error(fmt::format(
+        "'{}' appeared while this run was going (another run, or a file put there) and was not replaced; this "
+        "run's result{} is kept in '{}'; compare the two and rename the one to keep, or pass --overwrite to replace "
+        "the file",
+        json_path, rows > 0 ? fmt::format(" ({} row(s))", rows) : std::string(), partial));
+  }
+  if (ours != 0 && inode_of(partial) == ours) std::remove(partial.c_str());
 }
 
 std::string partial_rows_note(const std::string& json_path) {

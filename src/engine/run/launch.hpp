@@ -138,6 +138,19 @@ EnvironmentFacts job_environment_facts(const LaunchInfo& li, const std::string& 
 /// such. Throws as write_result_file_atomic.
 void save_partial(const ResultFile& rf, const std::string& json_path);
 
+/// Rank 0's final write of a whole result: `rf`, marked complete, to `json_path` ("":
+/// nothing) through the one writer. Without `overwrite` nothing at `json_path` is replaced:
+/// the final rename refuses a file there atomically (Existing::kKeep), one that appeared
+/// since the run checked the path at its start (another run, two resumes of one file, a
+/// person). Then the rows go to PATH.partial (complete = false) and std::runtime_error (exit
+/// 1) names the file that appeared and where the rows are. After a commit PATH.partial is
+/// removed when it still holds this launch's rows (another run's rows written there since
+/// stay). Test hook: with DDPBENCH_TEST_BEFORE_COMMIT=FILE set, FILE is read to its end
+/// after PATH.partial holds every row and before the commit (a fifo: the test holds the run
+/// there until it has done what it races against the commit; never set in a real run).
+/// Throws as write_result_file_atomic otherwise.
+void commit_result(ResultFile rf, const std::string& json_path, bool overwrite);
+
 /// "the N row(s) measured so far are in PATH.partial (marked incomplete)", N read from that
 /// file itself (what was saved, not what was measured); "" without --json, or when the file
 /// does not exist or cannot be read.
