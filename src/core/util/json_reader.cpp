@@ -23,6 +23,7 @@ class ShapeCounter {
  public:
   using json = nlohmann::json;
   JsonShape shape;
+  long long stop_above = -1;
   bool failed = false;
   std::string error;  // "byte N" for a syntax error, else the library's first line
 
@@ -36,7 +37,7 @@ class ShapeCounter {
   bool start_object(std::size_t) { return open(true); }
   bool key(json::string_t& k) {
     shape.dom_bytes += string_heap_bytes(k.size());
-    return true;
+    return !over();
   }
   bool end_object() { return close(); }
   bool start_array(std::size_t) { return open(false); }
@@ -59,13 +60,19 @@ class ShapeCounter {
   bool value(long long heap) {
     ++shape.values;
     shape.dom_bytes += slot() + heap;
+    return !over();
+  }
+  // Past the bound: stop the pass (a false return ends nlohmann's sax_parse).
+  bool over() {
+    if (stop_above < 0 || shape.dom_bytes <= stop_above) return false;
+    shape.stopped = true;
     return true;
   }
   bool open(bool object) {
-    value(object ? 64 : 32);  // the std::map or std::vector the value points to
+    const bool go_on = value(object ? 64 : 32);  // the std::map or std::vector the value points to
     in_object_.push_back(object);
     shape.max_depth = std::max(shape.max_depth, static_cast<int>(std::min<size_t>(in_object_.size(), 1u << 30)));
-    return true;
+    return go_on;
   }
   bool close() {
     if (!in_object_.empty()) in_object_.pop_back();
@@ -73,13 +80,19 @@ class ShapeCounter {
   }
 };
 
-std::string mib(long long bytes) { return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (1 << 20)); }
+std::string mib(long long bytes) {
+  return bytes >= (1 << 20) ? fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (1 << 20))
+                            : fmt::format("{} bytes", bytes);
+}
 
 }  // namespace
 
-JsonShape json_shape(const std::string& text, const std::string& source, const std::string& fix) {
+JsonShape json_shape(const std::string& text, const std::string& source, const std::string& fix,
+                     long long stop_above) {
   ShapeCounter counter;
+  counter.stop_above = stop_above;
   const bool ok = nlohmann::json::sax_parse(text, &counter, nlohmann::json::input_format_t::json, /*strict=*/true);
+  if (counter.shape.stopped) return counter.shape;
   if (!ok || counter.failed)
     throw UsageError(fmt::format("{}: not valid JSON ({}); {}", source,
                                  counter.error.empty() ? std::string("cut short") : counter.error, fix));
@@ -88,14 +101,14 @@ JsonShape json_shape(const std::string& text, const std::string& source, const s
 
 nlohmann::json parse_json_bounded(const std::string& text, const std::string& source, const std::string& fix,
                                   int max_depth, long long max_dom_bytes) {
-  const JsonShape s = json_shape(text, source, fix);
+  const JsonShape s = json_shape(text, source, fix, max_dom_bytes);
+  if (s.stopped)
+    throw UsageError(fmt::format(
+        "{}: its first {} JSON values would already take more than the {} of memory one input may take; {}", source,
+        s.values, mib(max_dom_bytes), fix));
   if (s.max_depth > max_depth)
     throw UsageError(fmt::format("{}: nested {} deep, more than the {} levels a ddpbench input may have; {}", source,
                                  s.max_depth, max_depth, fix));
-  if (s.dom_bytes > max_dom_bytes)
-    throw UsageError(fmt::format(
-        "{}: {} JSON values that would take about {} of memory to read, more than the {} bound on one input; {}",
-        source, s.values, mib(s.dom_bytes), mib(max_dom_bytes), fix));
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {  // json_shape accepted it: not expected

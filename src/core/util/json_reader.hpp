@@ -28,6 +28,9 @@ struct JsonShape {
   long long values = 0;     ///< values of any type, containers included
   long long dom_bytes = 0;  ///< estimated bytes of its nlohmann::json DOM (glibc malloc on 64-bit)
   int max_depth = 0;        ///< deepest nesting of arrays and objects (0: a lone scalar)
+  /// The pass stopped early, once dom_bytes passed `stop_above` (the counts cover the text
+  /// read so far; the rest was not checked).
+  bool stopped = false;
 };
 
 /// Counts the values, depth and estimated DOM bytes of `text` without building a DOM (a
@@ -35,15 +38,19 @@ struct JsonShape {
 /// nlohmann::json 3.11 with glibc: 32 for an element of an array (its slot, with the
 /// vector's growth slack), 96 for a member of an object (the tree node, key and slot), plus
 /// 64 for an object, 32 for an array and 48 for a string, plus the heap of a key or string
-/// longer than 15 bytes. Throws UsageError "SOURCE: not valid JSON (...); FIX" on a syntax
-/// error or a number beyond a double, `source` and `fix` as parse_json_bounded.
-JsonShape json_shape(const std::string& text, const std::string& source, const std::string& fix);
+/// longer than 15 bytes. With `stop_above` >= 0 the pass stops as soon as dom_bytes exceeds
+/// it (JsonShape::stopped), so a text far beyond the bound costs only the part that passes
+/// it. Throws UsageError "SOURCE: not valid JSON (...); FIX" on a syntax error or a number
+/// beyond a double (in the part read), `source` and `fix` as parse_json_bounded.
+JsonShape json_shape(const std::string& text, const std::string& source, const std::string& fix,
+                     long long stop_above = -1);
 
 /// Parses `text`, the content of the input file `source`, into a DOM: json_shape first, then
 /// nlohmann::json::parse. Throws UsageError, one line naming `source`, the problem and then
 /// `fix` (e.g. "pass a file written by ddpbench run --json"): on invalid JSON ("not valid
 /// JSON (byte N)"), on nesting deeper than `max_depth` ("nested D deep, more than the 512
-/// levels ..."), on a DOM estimated beyond `max_dom_bytes`.
+/// levels ..."), on a DOM estimated beyond `max_dom_bytes` ("its first N values would take
+/// more than the 512 MiB of memory ...", found without reading further).
 nlohmann::json parse_json_bounded(const std::string& text, const std::string& source, const std::string& fix,
                                   int max_depth = kMaxJsonDepth, long long max_dom_bytes = kMaxJsonDomBytes);
 
