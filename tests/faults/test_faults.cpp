@@ -278,9 +278,9 @@ void add_reader_and_row_cases(std::vector<Scenario>& s) {
   s.push_back(with(bad("ReaderDeepConfigReport", "", "report @DIR/deep.json", too_deep), deep + "@DIR/deep.json"));
   s.push_back(with(bad("ReaderDeepConfigDiff", "", "diff @SRC/tests/fixtures/weak_cpu.json @DIR/deep.json", too_deep),
                    deep + "@DIR/deep.json"));
-  s.push_back(with(bad("ReaderDeepConfigCheck", "", "check @DIR/deep.json --reference @SRC/docs/reference/example.json",
-                       too_deep),
-                   deep + "@DIR/deep.json"));
+  s.push_back(with(
+      bad("ReaderDeepConfigCheck", "", "check @DIR/deep.json --reference @SRC/docs/reference/example.json", too_deep),
+      deep + "@DIR/deep.json"));
   s.push_back(with(bad("ReaderDeepConfigPredict", "", "predict @DIR/deep.json", too_deep), deep + "@DIR/deep.json"));
   s.push_back(
       with(bad("ReaderDeepConfigResume", "", kTiny + " --resume @DIR/deep.json.partial", too_deep),
@@ -295,13 +295,15 @@ void add_reader_and_row_cases(std::vector<Scenario>& s) {
                    "@DIR/big.json",
                    "rm -f @DIR/big.json"));
   // A value of the wrong type names the file and the field (was nlohmann's "type must be
-  // number", exit 1, naming neither).
+  // number", exit 1, naming neither, for a resumable file whose environment.world_size is a string).
   s.push_back(with(bad("ReaderFieldOfTheWrongType", "", "report @DIR/w.json",
                        "w.json: malformed result file (results[1].summary.p50_s is a string, not a number)"),
                    crafted("@DIR/w.json", "d[\"results\"][1][\"summary\"][\"p50_s\"]=\"fast\"")));
   s.push_back(with(bad("ReaderResumeFieldOfTheWrongType", "", kTiny + " --resume @DIR/w.json.partial",
                        "w.json.partial: malformed result file (environment.world_size is not a number)"),
-                   crafted("@DIR/w.json.partial", "d[\"complete\"]=False; d[\"environment\"][\"world_size\"]=\"two\"")));
+                   crafted("@DIR/w.json.partial",
+                           "d[\"complete\"]=False; d[\"environment\"][\"world_size\"]=\"two\"; "
+                           "[r.update(group=\"resnet18/g\") for r in d[\"results\"]]")));
   // 1e30 ranks were read as -2147483648 (report: "up to 0 ranks").
   s.push_back(with(bad("ReaderEnvironmentOf1e30Ranks", "", "report @DIR/w.json",
                        "(environment.world_size is not an integer in range)"),

@@ -62,8 +62,9 @@ TEST(JsonReader, ADomBeyondTheBoundIsRefusedBeforeItIsBuilt) {
   EXPECT_NO_THROW(parse_json_bounded(text, "x", "fix", kMaxJsonDepth, 1001 * 96 + 48));
   // The pass stops at the value that crosses the bound: the array and 1000 objects.
   const std::string e = usage_error([&] { parse_json_bounded(text, "big.json", "fix", kMaxJsonDepth, 96 * 1000); });
-  EXPECT_EQ(e, "big.json: its first 1001 JSON values would already take more than the 96000 bytes of memory one "
-               "input may take; fix");
+  EXPECT_EQ(e,
+            "big.json: its first 1001 JSON values would already take more than the 96000 bytes of memory one "
+            "input may take; fix");
   const JsonShape cut = json_shape(text, "x", "fix", 96 * 1000);
   EXPECT_TRUE(cut.stopped);
   EXPECT_EQ(cut.values, 1001);
@@ -73,7 +74,8 @@ TEST(JsonReader, ADomBeyondTheBoundIsRefusedBeforeItIsBuilt) {
 TEST(JsonReader, InvalidJsonNamesTheByteAndTheFix) {
   EXPECT_EQ(usage_error([] { parse_json_bounded("{\"a\": 1,", "f.json", "fix it"); }),
             "f.json: not valid JSON (byte 9); fix it");  // nlohmann counts the end as byte 9
-  EXPECT_THAT(usage_error([] { parse_json_bounded("[1e999]", "f.json", "fix it"); }), HasSubstr("f.json: not valid JSON ("));
+  EXPECT_THAT(usage_error([] { parse_json_bounded("[1e999]", "f.json", "fix it"); }),
+              HasSubstr("f.json: not valid JSON ("));
   EXPECT_EQ(usage_error([] { parse_json_bounded("{} x", "f.json", "fix"); }), "f.json: not valid JSON (byte 4); fix");
 }
 
@@ -159,9 +161,11 @@ TEST(RowRule, DroppedRowsAreNamedByFileRowAndLabel) {
   f.results[3].world_size = 0;
   const auto lines = drop_invalid_rows(f, "w.json");
   ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[0], "w.json row 2 (resnet18 1M/1G): summary.p50_s is 0 s, not a step time in 1e-09..1e+06 s; it is "
-                      "left out");
-  EXPECT_EQ(lines[1], "w.json row 4 (resnet18 1M/4G): world_size is 0, not a rank count in 1..10000000; it is left out");
+  EXPECT_EQ(lines[0],
+            "w.json row 2 (resnet18 1M/1G): summary.p50_s is 0 s, not a step time in 1e-09..1e+06 s; it is "
+            "left out");
+  EXPECT_EQ(lines[1],
+            "w.json row 4 (resnet18 1M/4G): world_size is 0, not a rank count in 1..10000000; it is left out");
   ASSERT_EQ(f.results.size(), 2u);
   EXPECT_EQ(f.results[0].label, "no ddp");
   EXPECT_EQ(f.results[1].label, "1M/2G");

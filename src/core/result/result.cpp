@@ -224,8 +224,10 @@ void from_json(const json& j, BenchResult& b) {
   reading("convergence", [&] { json_object_or_empty(j, "convergence").get_to(b.convergence); });
   b.mode = json_string_or(j, "mode", "train");
   reading("memory", [&] { json_object_or_empty(j, "memory").get_to(b.memory); });
-  if (j.contains("stopping") && j["stopping"].is_object()) reading("stopping", [&] { j["stopping"].get_to(b.stopping); });
-  if (j.contains("warnings") && j["warnings"].is_array()) reading("warnings", [&] { j["warnings"].get_to(b.warnings); });
+  if (j.contains("stopping") && j["stopping"].is_object())
+    reading("stopping", [&] { j["stopping"].get_to(b.stopping); });
+  if (j.contains("warnings") && j["warnings"].is_array())
+    reading("warnings", [&] { j["warnings"].get_to(b.warnings); });
 }
 
 void to_json(json& j, const ResultFile& f) {

@@ -40,9 +40,10 @@ std::string row_problem(const BenchResult& r) {
         s.ex_per_s_per_gpu, per_gpu);
   const double total = per_gpu * r.world_size;
   if (!agrees(s.ex_per_s_total, total))
-    return fmt::format("summary.ex_per_s_total is {:.4g}, but world_size x ex_per_s_per_gpu is {:.4g} (edited or "
-                       "corrupted)",
-                       s.ex_per_s_total, total);
+    return fmt::format(
+        "summary.ex_per_s_total is {:.4g}, but world_size x ex_per_s_per_gpu is {:.4g} (edited or "
+        "corrupted)",
+        s.ex_per_s_total, total);
   return "";
 }
 
@@ -63,11 +64,11 @@ std::vector<std::string> drop_invalid_rows(ResultFile& file, const std::string& 
   }
   file.results = std::move(kept);
   if (had > 0 && file.results.empty())
-    throw UsageError(fmt::format("{}: none of its {} row{} can be used ({}); pass a file written by ddpbench run "
-                                 "--json",
-                                 source, had, had == 1 ? "" : "s",
-                                 lines.front().substr(source.size() + 1, lines.front().rfind("; it is left out") -
-                                                                             source.size() - 1)));
+    throw UsageError(fmt::format(
+        "{}: none of its {} row{} can be used ({}); pass a file written by ddpbench run "
+        "--json",
+        source, had, had == 1 ? "" : "s",
+        lines.front().substr(source.size() + 1, lines.front().rfind("; it is left out") - source.size() - 1)));
   return lines;
 }
 

@@ -87,8 +87,7 @@ std::string mib(long long bytes) {
 
 }  // namespace
 
-JsonShape json_shape(const std::string& text, const std::string& source, const std::string& fix,
-                     long long stop_above) {
+JsonShape json_shape(const std::string& text, const std::string& source, const std::string& fix, long long stop_above) {
   ShapeCounter counter;
   counter.stop_above = stop_above;
   const bool ok = nlohmann::json::sax_parse(text, &counter, nlohmann::json::input_format_t::json, /*strict=*/true);
@@ -103,9 +102,9 @@ nlohmann::json parse_json_bounded(const std::string& text, const std::string& so
                                   int max_depth, long long max_dom_bytes) {
   const JsonShape s = json_shape(text, source, fix, max_dom_bytes);
   if (s.stopped)
-    throw UsageError(fmt::format(
-        "{}: its first {} JSON values would already take more than the {} of memory one input may take; {}", source,
-        s.values, mib(max_dom_bytes), fix));
+    throw UsageError(
+        fmt::format("{}: its first {} JSON values would already take more than the {} of memory one input may take; {}",
+                    source, s.values, mib(max_dom_bytes), fix));
   if (s.max_depth > max_depth)
     throw UsageError(fmt::format("{}: nested {} deep, more than the {} levels a ddpbench input may have; {}", source,
                                  s.max_depth, max_depth, fix));
