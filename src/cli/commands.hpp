@@ -10,6 +10,7 @@
 
 #include "core/launch/launch_env.hpp"
 #include "core/result/result.hpp"
+#include "core/result/row_validation.hpp"
 #include "core/util/errors.hpp"
 #include "core/util/parse.hpp"
 
@@ -40,11 +41,15 @@ struct Command {
   std::function<int()> run;
 };
 
-/// Reads a result file for `report`, `diff` or `check` (read_result_file) and, when it is
-/// incomplete, prints incomplete_warning on stderr as "ddpbench: warning: ...". Throws
-/// UsageError as read_result_file.
+/// Reads a result file for `report`, `diff`, `check` or `predict` (read_result_file), leaves
+/// out the rows row_problem refuses (drop_invalid_rows: one "ddpbench: warning: FILE row N
+/// (...): ..." line each on stderr) and, when it is incomplete, prints incomplete_warning on
+/// stderr as "ddpbench: warning: ...". Throws UsageError as read_result_file, and when no
+/// row of a file that had rows is left.
 inline ResultFile load_result(const std::string& path) {
   ResultFile f = read_result_file(path);
+  for (const std::string& line : drop_invalid_rows(f, path))
+    std::fprintf(stderr, "ddpbench: warning: %s\n", line.c_str());
   const std::string warning = incomplete_warning(path, f);
   if (!warning.empty()) std::fprintf(stderr, "ddpbench: warning: %s\n", warning.c_str());
   return f;

@@ -331,7 +331,106 @@ void add_output_guard_cases(std::vector<Scenario>& s) {
 }
 
 void add_reader_and_row_cases(std::vector<Scenario>& s) {
-  (void)s;
+  // Files crafted from a fixture by python3: `edit` is Python run on `d`, the fixture's JSON.
+  const auto crafted = [](const std::string& out, const std::string& edit, const std::string& fixture = "weak_cpu") {
+    return "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); " + edit +
+           "; open(sys.argv[2],\"w\").write(json.dumps(d))' @SRC/tests/fixtures/" + fixture + ".json " + out;
+  };
+  const auto with = [](Scenario sc, const std::string& setup, const std::string& after = "") {
+    sc.setup = setup;
+    if (!after.empty()) sc.after = sc.after.empty() ? after : sc.after + " && " + after;
+    return sc;
+  };
+  // Exit `code` with no error line (check's MISSING is exit 1 without one) and a warning line
+  // on stderr that holds `warning`.
+  const auto warns = [](const std::string& name, const std::string& args, int code, const std::string& warning) {
+    Expect e = exits({code}, {}, 0, 10);
+    e.since_start = true;
+    e.min_errors = e.max_errors = 0;
+    e.max_notes = 2;  // the row's warning, and at most one more
+    Scenario sc{name, 5, {ddp("rank", "", args, e)}, {}};
+    sc.after = "grep -qF '" + warning + "' @DIR/rank.err";
+    return sc;
+  };
+
+  // --- One reader, bounded: 100,000 levels inside config (200 KB) crashed every reader with
+  // SIGSEGV (a recursive copy of the section); now exit 2 naming the file, the depth and the limit.
+  const std::string deep =
+      "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d[\"config\"][\"deep\"]=\"@@\"; "
+      "open(sys.argv[2],\"w\").write(json.dumps(d).replace(\"\\\"@@\\\"\", \"[\"*100000+\"]\"*100000))' "
+      "@SRC/tests/fixtures/weak_cpu.json ";
+  const std::string too_deep = "nested 100002 deep, more than the 512 levels";
+  s.push_back(with(bad("ReaderDeepConfigReport", "", "report @DIR/deep.json", too_deep), deep + "@DIR/deep.json"));
+  s.push_back(with(bad("ReaderDeepConfigDiff", "", "diff @SRC/tests/fixtures/weak_cpu.json @DIR/deep.json", too_deep),
+                   deep + "@DIR/deep.json"));
+  s.push_back(with(
+      bad("ReaderDeepConfigCheck", "", "check @DIR/deep.json --reference @SRC/docs/reference/example.json", too_deep),
+      deep + "@DIR/deep.json"));
+  s.push_back(with(bad("ReaderDeepConfigPredict", "", "predict @DIR/deep.json", too_deep), deep + "@DIR/deep.json"));
+  s.push_back(
+      with(bad("ReaderDeepConfigResume", "", kTiny + " --resume @DIR/deep.json.partial", too_deep),
+           "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d[\"complete\"]=False; "
+           "d[\"config\"][\"deep\"]=\"@@\"; open(sys.argv[2],\"w\").write(json.dumps(d).replace(\"\\\"@@\\\"\", "
+           "\"[\"*100000+\"]\"*100000))' @SRC/tests/fixtures/weak_cpu.json @DIR/deep.json.partial"));
+  // 200 MB of small objects took 5.4 GB and 11.7 s (std::bad_alloc under ulimit -v 3000000):
+  // refused by the counting pass before a DOM is built.
+  s.push_back(with(bad("ReaderHugeArrayOfSmallObjects", "", "report @DIR/big.json",
+                       "would already take more than the 512 MiB of memory one input may take"),
+                   "python3 -c 'import sys; open(sys.argv[1],\"w\").write(\"[\"+\"{\\\"a\\\":1},\"*25000000+\"{}]\")' "
+                   "@DIR/big.json",
+                   "rm -f @DIR/big.json"));
+  // A value of the wrong type names the file and the field (was nlohmann's "type must be
+  // number", exit 1, naming neither, for a resumable file whose environment.world_size is a string).
+  s.push_back(with(bad("ReaderFieldOfTheWrongType", "", "report @DIR/w.json",
+                       "w.json: malformed result file (results[1].summary.p50_s is a string, not a number)"),
+                   crafted("@DIR/w.json", "d[\"results\"][1][\"summary\"][\"p50_s\"]=\"fast\"")));
+  s.push_back(with(bad("ReaderResumeFieldOfTheWrongType", "", kTiny + " --resume @DIR/w.json.partial",
+                       "w.json.partial: malformed result file (environment.world_size is not a number)"),
+                   crafted("@DIR/w.json.partial",
+                           "d[\"complete\"]=False; d[\"environment\"][\"world_size\"]=\"two\"; "
+                           "[r.update(group=\"resnet18/g\") for r in d[\"results\"]]")));
+  // 1e30 ranks were read as -2147483648 (report: "up to 0 ranks").
+  s.push_back(with(bad("ReaderEnvironmentOf1e30Ranks", "", "report @DIR/w.json",
+                       "(environment.world_size is not an integer in range)"),
+                   crafted("@DIR/w.json", "d[\"environment\"][\"world_size\"]=1e30")));
+
+  // --- One row rule for report, check, diff and predict: a row it refuses is named on
+  // stderr by file, row and label (report dropped these silently, check passed or listed
+  // them, diff recomputed a time).
+  const std::string row3 = "@DIR/w.json row 3 (resnet18 1M/2G): ";
+  s.push_back(with(warns("ReaderRowP50ZeroReport", "report @DIR/w.json", 0,
+                         row3 + "summary.p50_s is 0 s, not a step time in 1e-09..1e+06 s; it is left out"),
+                   crafted("@DIR/w.json", "d[\"results\"][2][\"summary\"][\"p50_s\"]=0")));
+  s.push_back(with(warns("ReaderRowOfZeroRanksCheck", "check @DIR/w.json --reference @DIR/ref.json", 1,
+                         row3 + "world_size is 0, not a rank count in 1..10000000; it is left out"),
+                   crafted("@DIR/w.json", "d[\"results\"][2][\"world_size\"]=0") +
+                       " && echo '{\"ddpbench_reference\": \"2.0\", \"references\": [{\"device\": \"*\", \"model\": "
+                       "\"resnet18\", \"batch_per_rank\": 16, \"image_size\": 64, \"world_size\": 2, \"setup\": "
+                       "{\"precision\": \"fp32\"}, \"metric\": \"ex_per_s_per_gpu\", \"value\": 70, \"lower\": -0.1, "
+                       "\"upper\": null}]}' > @DIR/ref.json",
+                   "grep -q MISSING @DIR/rank.out"));
+  // check passed a stored 1e9 ex/s that report showed as 72.7: now neither uses the row.
+  s.push_back(with(warns("ReaderRowStoredThroughputDisagreesCheck", "check @DIR/w.json --reference @DIR/ref.json", 1,
+                         row3 + "summary.ex_per_s_per_gpu is 1e+09, but batch_per_rank x grad_accum / p50_s is 72.73"),
+                   crafted("@DIR/w.json", "d[\"results\"][2][\"summary\"][\"ex_per_s_per_gpu\"]=1e9") +
+                       " && echo '{\"ddpbench_reference\": \"2.0\", \"references\": [{\"device\": \"*\", \"model\": "
+                       "\"resnet18\", \"batch_per_rank\": 16, \"image_size\": 64, \"world_size\": 2, \"setup\": "
+                       "{\"precision\": \"fp32\"}, \"metric\": \"ex_per_s_per_gpu\", \"value\": 70, \"lower\": -0.1, "
+                       "\"upper\": null}]}' > @DIR/ref.json",
+                   "grep -q MISSING @DIR/rank.out && ! grep -q PASS @DIR/rank.out"));
+  s.push_back(with(warns("ReaderRowP50ZeroDiff", "diff @SRC/tests/fixtures/weak_cpu.json @DIR/w.json", 0,
+                         row3 + "summary.p50_s is 0 s"),
+                   crafted("@DIR/w.json", "d[\"results\"][2][\"summary\"][\"p50_s\"]=0")));
+  // A p50 of 1e308 printed 309 digits; a denormal one "inf%" inside a recommendation.
+  s.push_back(with(warns("ReaderRowHugeP50Report", "report @DIR/w.json", 0, row3 + "summary.p50_s is 1e+308 s"),
+                   crafted("@DIR/w.json", "d[\"results\"][2][\"summary\"][\"p50_s\"]=1e308"),
+                   "! grep -qE '[0-9]{40}' @DIR/rank.out"));
+  s.push_back(with(warns("ReaderRowDenormalP50Report", "report @DIR/w.json", 0, row3 + "summary.p50_s is "),
+                   crafted("@DIR/w.json", "d[\"results\"][2][\"summary\"][\"p50_s\"]=4e-320"),
+                   "grep -q 'e-320 s, not a step time' @DIR/rank.err && ! grep -q 'inf%' @DIR/rank.out"));
+  s.push_back(with(bad("ReaderNoRowUsable", "", "report @DIR/w.json",
+                       "w.json: none of its 4 rows can be used (row 1 (resnet18 no ddp): batch_per_rank is 0"),
+                   crafted("@DIR/w.json", "[r.update(batch_per_rank=0) for r in d[\"results\"]]")));
 }
 
 void add_rank_and_environment_cases(std::vector<Scenario>& s) {
@@ -1226,7 +1325,7 @@ class Runner {
   }
 
   void check(Outcome& o) const {
-    static const std::regex clean(R"(^(\[rank [0-9]+\] )?ddpbench: (error|note): .*)");
+    static const std::regex clean(R"(^(\[rank [0-9]+\] )?ddpbench: (error|note|warning): .*)");
     // run's progress on stderr when it is not a terminal, one line per row (core/launch/progress):
     // ddpbench's own, not an error; skipped here so the error line stays the one counted.
     static const std::regex progress(R"(^(\[rank [0-9]+\] )?\[[0-9]+/[0-9]+\] .*)");

@@ -512,7 +512,7 @@ TEST(ReportImpact, GradAccumCountsEveryMicroBatch) {
   acc.grad_accum = 2;                          // ... accumulating 2 micro-steps in 150 ms
   for (auto& rk : acc.ranks)
     for (auto& x : rk.samples_s) x += 0.050;
-  acc.summary = summarize({acc.ranks[0].samples_s, acc.ranks[1].samples_s}, 16, 2);
+  acc.summary = summarize({acc.ranks[0].samples_s, acc.ranks[1].samples_s}, 16 * 2, 2);  // as the engine: K x batch
   ASSERT_NEAR(acc.summary.p50_s, 0.150, 1e-12);
   files[0].file.results.push_back(acc);
   const Report r = build_report(files, {});

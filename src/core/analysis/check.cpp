@@ -13,6 +13,7 @@
 #include "core/launch/launch_env.hpp"
 #include "core/result/row_metrics.hpp"
 #include "core/util/errors.hpp"
+#include "core/util/json_reader.hpp"
 #include "core/util/json_util.hpp"
 #include "core/util/table.hpp"
 
@@ -222,15 +223,7 @@ ConfigKey ReferenceEntry::expected(const ConfigKey& row) const {
 }
 
 std::vector<ReferenceEntry> parse_reference(const std::string& text, const std::string& source) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UsageError(fmt::format("{}: not valid JSON (byte {}); see docs/reference/example.json", source, e.byte));
-  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
-    throw UsageError(
-        fmt::format("{}: not valid JSON ({}); see docs/reference/example.json", source, first_line(e.what())));
-  }
+  const nlohmann::json j = parse_json_bounded(text, source, "see docs/reference/example.json");
   if (!j.is_object())
     throw UsageError(fmt::format("{}: not a reference file (an object); see docs/reference/example.json", source));
   only_keys(j, kTopKeys, source);

@@ -11,6 +11,7 @@
 
 #include "core/result/result.hpp"
 #include "core/util/errors.hpp"
+#include "core/util/json_reader.hpp"
 
 namespace ddpbench {
 
@@ -52,7 +53,8 @@ nlohmann::json load_baselines(const std::string& path) {
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("baselines file: {} (unset DDPBENCH_BASELINES or fix the path)", e.what()));
   }
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json j = parse_json_bounded(text, "baselines file " + path,
+                                              "restore benchmark/baselines.json or unset DDPBENCH_BASELINES");
   if (!j.is_object() || !j.contains("baselines") || !j["baselines"].is_array())
     throw UsageError(
         fmt::format("baselines file {} has no \"baselines\" array; restore benchmark/baselines.json", path));

@@ -18,6 +18,7 @@
 #include "core/analysis/report_detail.hpp"
 #include "core/result/memory.hpp"
 #include "core/result/row_metrics.hpp"
+#include "core/result/row_validation.hpp"
 #include "core/stats/gpu_peaks.hpp"
 #include "core/stats/straggler.hpp"
 #include "core/util/errors.hpp"
@@ -124,8 +125,8 @@ std::string same_launch(const nlohmann::json& a, const nlohmann::json& b) {
   return fmt::format("the same job id {} started {}", x.first, x.second);
 }
 
-// Flattens every row of every file into Points. Rows that cannot be reported (no time,
-// absurd sizes; the bounds keep batch x world size far inside long long) are skipped. A row
+// Flattens every row of every file into Points. Rows that row_problem refuses (the commands'
+// reader, load_result, has left them out with a warning) are skipped here too. A row
 // that repeats a row of an earlier file (the same configuration and either the same content or
 // the same launch object) is counted once: it is named in the kept row's launch.repeats and in
 // `repeats`, and left out.
@@ -139,9 +140,7 @@ std::vector<Point> collect_points(const std::vector<NamedResult>& files, std::ve
   for (size_t fi = 0; fi < files.size(); ++fi) {
     const NamedResult& nf = files[fi];
     for (const auto& r : nf.file.results) {
-      if (!(r.summary.p50_s > 0) || r.world_size < 1 || r.world_size > 10'000'000 || r.batch_per_rank < 1 ||
-          r.batch_per_rank > 1'000'000'000LL)
-        continue;
+      if (!row_problem(r).empty()) continue;  // load_result named it (core/result/row_validation)
       const ConfigKey key = ConfigKey::of(nf.file, r);
       const nlohmann::json content = r;
       bool repeat = false;

@@ -22,12 +22,40 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/result/row_validation.hpp"
 #include "core/util/errors.hpp"
+#include "core/util/json_reader.hpp"
 #include "core/util/json_util.hpp"
 
 namespace ddpbench {
 
 using nlohmann::json;
+
+namespace {
+
+// nlohmann's message without its "[json.exception.type_error.302] " prefix.
+std::string library_words(const json::exception& e) {
+  std::string w = first_line(e.what());
+  if (const auto close = w.find("] "); w.rfind("[json.exception.", 0) == 0 && close != std::string::npos)
+    w = w.substr(close + 2);
+  return w;
+}
+
+// Runs `read`, naming `where` (a field, "results[3]") in what it throws, so that an error
+// while reading a file says which field: "where.KEY is a string, not a number" for the
+// reader's own messages, "where: <the library's words>" for nlohmann's.
+template <typename F>
+void reading(const std::string& where, F&& read) {
+  try {
+    read();
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(where + ": " + library_words(e));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(where + "." + e.what());
+  }
+}
+
+}  // namespace
 
 void to_json(json& j, const Summary& s) {
   j = json{{"n", s.n},
@@ -49,20 +77,20 @@ void to_json(json& j, const Summary& s) {
 
 void from_json(const json& j, Summary& s) {
   s.n = json_int<int>(j.at("n"), "summary.n", 0);
-  s.p5_s = j.value("p5_s", 0.0);
-  j.at("p50_s").get_to(s.p50_s);
-  j.at("p75_s").get_to(s.p75_s);
-  j.at("p90_s").get_to(s.p90_s);
-  j.at("p95_s").get_to(s.p95_s);
-  s.min_s = j.value("min_s", 0.0);
-  s.max_s = j.value("max_s", 0.0);
-  j.at("mean_s").get_to(s.mean_s);
-  s.stddev_s = j.value("stddev_s", 0.0);
-  j.at("ci95_s").get_to(s.ci95_s);
+  s.p5_s = json_num_or(j, "p5_s", 0.0);
+  s.p50_s = json_num(j, "p50_s");
+  s.p75_s = json_num(j, "p75_s");
+  s.p90_s = json_num(j, "p90_s");
+  s.p95_s = json_num(j, "p95_s");
+  s.min_s = json_num_or(j, "min_s", 0.0);
+  s.max_s = json_num_or(j, "max_s", 0.0);
+  s.mean_s = json_num(j, "mean_s");
+  s.stddev_s = json_num_or(j, "stddev_s", 0.0);
+  s.ci95_s = json_num(j, "ci95_s");
   s.iterations = json_int_or<int>(j, "iterations", 0);
-  s.cv = j.value("cv", 0.0);
-  j.at("ex_per_s_per_gpu").get_to(s.ex_per_s_per_gpu);
-  j.at("ex_per_s_total").get_to(s.ex_per_s_total);
+  s.cv = json_num_or(j, "cv", 0.0);
+  s.ex_per_s_per_gpu = json_num(j, "ex_per_s_per_gpu");
+  s.ex_per_s_total = json_num(j, "ex_per_s_total");
 }
 
 const TelemetrySummary* sampled_telemetry(const RankSamples& rank) {
@@ -76,10 +104,10 @@ void to_json(json& j, const RankStepSummary& s) {
 
 void from_json(const json& j, RankStepSummary& s) {
   s.n = json_int<int>(j.at("n"), "step.n", 0);
-  j.at("mean_s").get_to(s.mean_s);
-  j.at("p50_s").get_to(s.p50_s);
-  j.at("p95_s").get_to(s.p95_s);
-  j.at("max_s").get_to(s.max_s);
+  s.mean_s = json_num(j, "mean_s");
+  s.p50_s = json_num(j, "p50_s");
+  s.p95_s = json_num(j, "p95_s");
+  s.max_s = json_num(j, "max_s");
 }
 
 void to_json(json& j, const RankSamples& r) {
@@ -92,15 +120,18 @@ void to_json(json& j, const RankSamples& r) {
 
 void from_json(const json& j, RankSamples& r) {
   r.rank = json_int<int>(j.at("rank"), "rank", 0);
-  j.at("host").get_to(r.host);
+  r.host = json_string(j, "host");
   r.local_rank = json_int_or<int>(j, "local_rank", 0);
-  r.device = j.value("device", std::string());
-  if (const auto it = j.find("step"); it != j.end() && !it->is_null()) r.step = it->get<RankStepSummary>();
+  r.device = json_string_or(j, "device", "");
+  if (const auto it = j.find("step"); it != j.end() && !it->is_null())
+    reading("step", [&] { r.step = it->get<RankStepSummary>(); });
   // Schema 1.10: only the ranks kept in full carry samples_s; before, every rank did.
-  if (r.step) r.samples_s = j.value("samples_s", std::vector<double>());
-  else j.at("samples_s").get_to(r.samples_s);
-  json_object_or_empty(j, "telemetry").get_to(r.telemetry);
-  json_object_or_empty(j, "breakdown").get_to(r.breakdown);
+  reading("samples_s", [&] {
+    if (r.step) r.samples_s = j.value("samples_s", std::vector<double>());
+    else j.at("samples_s").get_to(r.samples_s);
+  });
+  reading("telemetry", [&] { json_object_or_empty(j, "telemetry").get_to(r.telemetry); });
+  reading("breakdown", [&] { json_object_or_empty(j, "breakdown").get_to(r.breakdown); });
 }
 
 void to_json(json& j, const BenchResult& b) {
@@ -141,8 +172,8 @@ void to_json(json& j, const BenchResult& b) {
 void to_json(json& j, const RowWarning& w) { j = json{{"code", w.code}, {"message", w.message}}; }
 
 void from_json(const json& j, RowWarning& w) {
-  j.at("code").get_to(w.code);
-  w.message = j.value("message", std::string());
+  w.code = json_string(j, "code");
+  w.message = json_string_or(j, "message", "");
 }
 
 void to_json(json& j, const Stopping& s) {
@@ -153,48 +184,55 @@ void to_json(json& j, const Stopping& s) {
 }
 
 void from_json(const json& j, Stopping& s) {
-  s.mode = j.value("mode", std::string("fixed"));
-  s.reason = j.value("reason", std::string("iterations"));
-  s.target_ci_pct = j.value("target_ci_pct", 0.0);
-  s.achieved_ci_pct = j.value("achieved_ci_pct", 0.0);
+  s.mode = json_string_or(j, "mode", "fixed");
+  s.reason = json_string_or(j, "reason", "iterations");
+  s.target_ci_pct = json_num_or(j, "target_ci_pct", 0.0);
+  s.achieved_ci_pct = json_num_or(j, "achieved_ci_pct", 0.0);
 }
 
 void from_json(const json& j, BenchResult& b) {
-  j.at("model").get_to(b.model);
-  b.group = j.value("group", std::string());
+  b.model = json_string(j, "model");
+  b.group = json_string_or(j, "group", "");
   if (const auto l = j.find("launch"); l != j.end() && l->is_object()) b.launch = *l;
-  b.label = j.value("label", std::string());
+  b.label = json_string_or(j, "label", "");
   b.batch_per_rank = json_int(j.at("batch_per_rank"), "batch_per_rank");
   b.image_size = json_int_or<int>(j, "image_size", 0);
-  b.precision = j.value("precision", std::string("fp32"));
+  b.precision = json_string_or(j, "precision", "fp32");
   b.world_size = json_int<int>(j.at("world_size"), "world_size");
-  b.scaling = j.value("scaling", std::string("weak"));
+  b.scaling = json_string_or(j, "scaling", "weak");
   b.global_batch = json_int_or<long long>(j, "global_batch", 0);
   b.nodes = json_int_or<int>(j, "nodes", 1);
-  j.at("ddp").get_to(b.ddp);
-  j.at("ranks").get_to(b.ranks);
-  j.at("summary").get_to(b.summary);
-  b.iteration_means_s = j.value("iteration_means_s", std::vector<double>());
+  if (!j.contains("ddp")) throw std::invalid_argument("ddp is missing");
+  b.ddp = json_bool_or(j, "ddp", true);
+  if (!j.contains("ranks")) throw std::invalid_argument("ranks is missing");
+  if (!j["ranks"].is_array()) throw std::invalid_argument("ranks is not an array");
+  for (size_t i = 0; i < j["ranks"].size(); ++i)
+    reading(fmt::format("ranks[{}]", i), [&] { b.ranks.push_back(j["ranks"][i].get<RankSamples>()); });
+  if (!j.contains("summary")) throw std::invalid_argument("summary is missing");
+  reading("summary", [&] { j["summary"].get_to(b.summary); });
+  reading("iteration_means_s", [&] { b.iteration_means_s = j.value("iteration_means_s", std::vector<double>()); });
   if (const auto it = j.find("ranks_kept_in_full"); it != j.end() && it->is_array()) {
     b.ranks_kept_in_full.emplace();
     for (const auto& r : *it) b.ranks_kept_in_full->push_back(json_int<int>(r, "ranks_kept_in_full", 0));
   }
-  json_object_or_empty(j, "telemetry").get_to(b.telemetry);
-  json_object_or_empty(j, "checks").get_to(b.checks);
-  json_object_or_empty(j, "compute").get_to(b.compute);
-  json_object_or_empty(j, "communication").get_to(b.communication);
+  reading("telemetry", [&] { json_object_or_empty(j, "telemetry").get_to(b.telemetry); });
+  reading("checks", [&] { json_object_or_empty(j, "checks").get_to(b.checks); });
+  reading("compute", [&] { json_object_or_empty(j, "compute").get_to(b.compute); });
+  reading("communication", [&] { json_object_or_empty(j, "communication").get_to(b.communication); });
   b.grad_accum = json_int_or<int>(j, "grad_accum", 1);
-  json_object_or_empty(j, "ddp_options").get_to(b.ddp_options);
-  b.strategy = j.value("strategy", std::string("ddp"));
-  b.activation_checkpointing = j.value("activation_checkpointing", false);
-  b.cpu_offload = j.value("cpu_offload", false);
-  json_object_or_empty(j, "breakdown").get_to(b.breakdown);
-  json_object_or_empty(j, "burn_in").get_to(b.burn_in);
-  json_object_or_empty(j, "convergence").get_to(b.convergence);
-  b.mode = j.value("mode", std::string("train"));
-  json_object_or_empty(j, "memory").get_to(b.memory);
-  if (j.contains("stopping") && j["stopping"].is_object()) j["stopping"].get_to(b.stopping);
-  if (j.contains("warnings") && j["warnings"].is_array()) j["warnings"].get_to(b.warnings);
+  reading("ddp_options", [&] { json_object_or_empty(j, "ddp_options").get_to(b.ddp_options); });
+  b.strategy = json_string_or(j, "strategy", "ddp");
+  b.activation_checkpointing = json_bool_or(j, "activation_checkpointing", false);
+  b.cpu_offload = json_bool_or(j, "cpu_offload", false);
+  reading("breakdown", [&] { json_object_or_empty(j, "breakdown").get_to(b.breakdown); });
+  reading("burn_in", [&] { json_object_or_empty(j, "burn_in").get_to(b.burn_in); });
+  reading("convergence", [&] { json_object_or_empty(j, "convergence").get_to(b.convergence); });
+  b.mode = json_string_or(j, "mode", "train");
+  reading("memory", [&] { json_object_or_empty(j, "memory").get_to(b.memory); });
+  if (j.contains("stopping") && j["stopping"].is_object())
+    reading("stopping", [&] { j["stopping"].get_to(b.stopping); });
+  if (j.contains("warnings") && j["warnings"].is_array())
+    reading("warnings", [&] { j["warnings"].get_to(b.warnings); });
 }
 
 void to_json(json& j, const ResultFile& f) {
@@ -235,39 +273,59 @@ void to_json(json& j, const CommResult& c) {
 }
 
 void from_json(const json& j, CommResult& c) {
-  j.at("collective").get_to(c.collective);
-  c.dtype = j.value("dtype", std::string());
-  c.redop = j.value("redop", std::string("none"));
+  c.collective = json_string(j, "collective");
+  c.dtype = json_string_or(j, "dtype", "");
+  c.redop = json_string_or(j, "redop", "none");
   c.root = json_int_or<int>(j, "root", -1);
   c.bytes = json_int(j.at("bytes"), "bytes");
   c.count = json_int_or<long long>(j, "count", 0);
   c.world_size = json_int<int>(j.at("world_size"), "world_size");
   c.nodes = json_int_or<int>(j, "nodes", 1);
-  c.label = j.value("label", std::string());
+  c.label = json_string_or(j, "label", "");
   c.warmup = json_int_or<int>(j, "warmup", 0);
   c.iters = json_int_or<int>(j, "iters", 0);
-  j.at("time_us").get_to(c.time_us);
-  c.time_us_max_over_ranks = j.value("time_us_max_over_ranks", c.time_us);
-  j.at("algbw_gbps").get_to(c.algbw_gbps);
-  j.at("busbw_gbps").get_to(c.busbw_gbps);
+  c.time_us = json_num(j, "time_us");
+  c.time_us_max_over_ranks = json_num_or(j, "time_us_max_over_ranks", c.time_us);
+  c.algbw_gbps = json_num(j, "algbw_gbps");
+  c.busbw_gbps = json_num(j, "busbw_gbps");
   c.wrong = json_int_or<long long>(j, "wrong", 0);
   c.extra = json_object_or_empty(j, "extra");
 }
 
 void from_json(const json& j, ResultFile& f) {
-  j.at("schema_version").get_to(f.schema_version);
-  f.complete = j.value("complete", true);  // schema < 1.4: only complete files were written
+  f.schema_version = json_string(j, "schema_version");
+  f.complete = json_bool_or(j, "complete", true);  // schema < 1.4: only complete files were written
   f.rows_planned = json_int_or<int>(j, "rows_planned", 0);
   f.tool = json_object_or_empty(j, "tool");
-  f.created_utc = j.value("created_utc", std::string());
-  f.argv = j.value("argv", std::vector<std::string>{});
+  f.created_utc = json_string_or(j, "created_utc", "");
+  reading("argv", [&] { f.argv = j.value("argv", std::vector<std::string>{}); });
   f.config = json_object_or_empty(j, "config");
   f.environment = json_object_or_empty(j, "environment");
-  f.kind = j.value("kind", std::string("run"));
+  f.kind = json_string_or(j, "kind", "run");
   if (f.kind != "run" && f.kind != "comm" && f.kind != "find-max-bs")
     throw std::invalid_argument("kind '" + f.kind + "' is none of run, comm, find-max-bs");
-  j.at("results").get_to(f.results);
-  if (j.contains("comm_results")) j.at("comm_results").get_to(f.comm_results);
+  // What later code reads of the environment without a check: the ranks, the job id.
+  reading("environment", [&] {
+    if (const auto w = f.environment.find("world_size"); w != f.environment.end() && !w->is_null())
+      (void)json_int<int>(*w, "world_size", 1, kMaxRowWorldSize);
+    if (const auto rv = f.environment.find("rendezvous"); rv != f.environment.end() && !rv->is_null()) {
+      if (!rv->is_object())
+        throw std::invalid_argument(std::string("rendezvous is a ") + rv->type_name() + ", not an object");
+      reading("rendezvous", [&] { (void)json_string_or(*rv, "job_id", ""); });
+    }
+  });
+  if (!j.contains("results")) throw std::invalid_argument("results is missing");
+  if (!j["results"].is_array()) throw std::invalid_argument("results is not an array");
+  if (j["results"].size() > kMaxResultRows)
+    throw std::invalid_argument(fmt::format("results has {} rows, more than the {} a result file may hold",
+                                            j["results"].size(), kMaxResultRows));
+  for (size_t i = 0; i < j["results"].size(); ++i)
+    reading(fmt::format("results[{}]", i), [&] { f.results.push_back(j["results"][i].get<BenchResult>()); });
+  if (const auto c = j.find("comm_results"); c != j.end()) {
+    if (!c->is_array()) throw std::invalid_argument("comm_results is not an array");
+    for (size_t i = 0; i < c->size(); ++i)
+      reading(fmt::format("comm_results[{}]", i), [&] { f.comm_results.push_back((*c)[i].get<CommResult>()); });
+  }
   if (j.contains("stragglers") && j["stragglers"].is_array()) f.stragglers = j["stragglers"];
   f.comm_pairs = json_object_or_empty(j, "comm_pairs");
   f.max_batch = json_object_or_empty(j, "max_batch");
@@ -284,16 +342,7 @@ int schema_major(const std::string& version) {
 }
 
 ResultFile parse_result(const std::string& text, const std::string& source) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw UsageError(
-        fmt::format("{}: not valid JSON (byte {}); pass a file written by ddpbench run --json", source, e.byte));
-  } catch (const json::exception& e) {  // e.g. out_of_range: a number too large for a double
-    throw UsageError(fmt::format("{}: not valid JSON ({}); pass a file written by ddpbench run --json", source,
-                                 first_line(e.what())));
-  }
+  json j = parse_json_bounded(text, source, "pass a file written by ddpbench run --json");
   if (!j.is_object() || !j.contains("schema_version") || !j["schema_version"].is_string())
     throw UsageError(fmt::format("{}: no schema_version; pass a file written by ddpbench run --json", source));
   const std::string version = j["schema_version"].get<std::string>();
@@ -309,10 +358,26 @@ ResultFile parse_result(const std::string& text, const std::string& source) {
                     "ddpbench release that writes schema {}.x",
                     source, version, kSchemaMajor, major));
   try {
-    return j.get<ResultFile>();
+    // The free-form sections may be most of the file: moved out of the DOM, not copied (the
+    // peak is the DOM once, not twice). from_json reads them as empty; any other type stays
+    // for it to refuse.
+    std::map<std::string, json> moved;
+    for (const char* k : {"config", "comm_pairs", "max_batch", "stragglers"})
+      if (const auto it = j.find(k); it != j.end() && (*k == 's' ? it->is_array() : it->is_object())) {
+        moved[k] = std::move(*it);
+        *it = nullptr;
+      }
+    ResultFile f = j.get<ResultFile>();
+    for (auto& [k, v] : moved) {
+      if (k == "config") f.config = std::move(v);
+      else if (k == "comm_pairs") f.comm_pairs = std::move(v);
+      else if (k == "max_batch") f.max_batch = std::move(v);
+      else f.stragglers = std::move(v);
+    }
+    return f;
   } catch (const json::exception& e) {
-    throw UsageError(
-        fmt::format("{}: malformed result file ({}); pass a file written by ddpbench run --json", source, e.what()));
+    throw UsageError(fmt::format("{}: malformed result file ({}); pass a file written by ddpbench run --json", source,
+                                 library_words(e)));
   } catch (const std::invalid_argument& e) {
     throw UsageError(
         fmt::format("{}: malformed result file ({}); pass a file written by ddpbench run --json", source, e.what()));

@@ -30,6 +30,47 @@ T json_int(const nlohmann::json& j, const std::string& what, long long lo = std:
   return static_cast<T>(static_cast<long long>(v));
 }
 
+/// `obj[key]` as a finite double. Throws std::invalid_argument naming `key` when it is
+/// missing ("KEY is missing"), not a number ("KEY is a string, not a number") or not finite.
+inline double json_num(const nlohmann::json& obj, const char* key) {
+  const auto it = obj.find(key);
+  if (it == obj.end()) throw std::invalid_argument(std::string(key) + " is missing");
+  if (!it->is_number()) throw std::invalid_argument(std::string(key) + " is a " + it->type_name() + ", not a number");
+  return it->get<double>();
+}
+
+/// `obj[key]` read with json_num, or `fallback` when the key is absent or null.
+inline double json_num_or(const nlohmann::json& obj, const char* key, double fallback) {
+  const auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return fallback;
+  return json_num(obj, key);
+}
+
+/// `obj[key]` as a string, or `fallback` when the key is absent or null. Throws
+/// std::invalid_argument naming `key` when it holds another type.
+inline std::string json_string_or(const nlohmann::json& obj, const char* key, const std::string& fallback) {
+  const auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return fallback;
+  if (!it->is_string()) throw std::invalid_argument(std::string(key) + " is a " + it->type_name() + ", not a string");
+  return it->get<std::string>();
+}
+
+/// `obj[key]` as a string; throws std::invalid_argument naming `key` when it is missing or
+/// holds another type.
+inline std::string json_string(const nlohmann::json& obj, const char* key) {
+  if (obj.find(key) == obj.end()) throw std::invalid_argument(std::string(key) + " is missing");
+  return json_string_or(obj, key, "");
+}
+
+/// `obj[key]` as a boolean, or `fallback` when absent or null; throws std::invalid_argument
+/// naming `key` when it holds another type.
+inline bool json_bool_or(const nlohmann::json& obj, const char* key, bool fallback) {
+  const auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) throw std::invalid_argument(std::string(key) + " is a " + it->type_name() + ", not a boolean");
+  return it->get<bool>();
+}
+
 /// `obj[key]` read with json_int, or `fallback` when the key is absent or null.
 template <typename T = long long>
 T json_int_or(const nlohmann::json& obj, const char* key, T fallback) {

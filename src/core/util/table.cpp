@@ -238,14 +238,19 @@ std::function<std::string(const Value&)> plain() {
     return numeric([](double d) { return fmt::format("{:g}", d); })(v);
   };
 }
+// A number of at most a dozen digits before the point in fixed notation, else "{:.4g}"
+// (1e+308 rather than 309 digits): a column stays a column whatever a file holds.
+static std::string bounded_fixed(double v, int decimals) {
+  return std::fabs(v) < 1e12 ? fmt::format("{:.{}f}", v, decimals) : fmt::format("{:.4g}", v);
+}
 std::function<std::string(const Value&)> fixed(int decimals) {
-  return numeric([decimals](double v) { return fmt::format("{:.{}f}", v, decimals); });
+  return numeric([decimals](double v) { return bounded_fixed(v, decimals); });
 }
 std::function<std::string(const Value&)> percent() {
-  return numeric([](double v) { return fmt::format("{:.1f}%", 100.0 * v); });
+  return numeric([](double v) { return bounded_fixed(100.0 * v, 1) + "%"; });
 }
 std::function<std::string(const Value&)> times() {
-  return numeric([](double v) { return fmt::format("{:.2f}x", v); });
+  return numeric([](double v) { return bounded_fixed(v, 2) + "x"; });
 }
 std::function<std::string(const Value&)> sig3() {
   return numeric([](double v) { return fmt::format("{:.3g}", v); });
@@ -253,12 +258,12 @@ std::function<std::string(const Value&)> sig3() {
 std::function<std::string(const Value&)> bytes() {
   return numeric([](double v) {
     constexpr double kMiB = 1024.0 * 1024.0, kGiB = kMiB * 1024.0;
-    return v >= kGiB ? fmt::format("{:.2f} GiB", v / kGiB) : fmt::format("{:.1f} MiB", v / kMiB);
+    return v >= kGiB ? bounded_fixed(v / kGiB, 2) + " GiB" : bounded_fixed(v / kMiB, 1) + " MiB";
   });
 }
 std::function<std::string(const Value&)> duration() {
   return numeric([](double v) {
-    if (v >= 3600) return fmt::format("{:.2f} h", v / 3600);
+    if (v >= 3600) return bounded_fixed(v / 3600, 2) + " h";
     if (v >= 60) return fmt::format("{:.1f} min", v / 60);
     return fmt::format("{:.1f} s", v);
   });
