@@ -140,7 +140,7 @@ TEST(OutputGuard, APathThatIsNotUtf8IsRefused) {
   TempDir dir;
   const std::string bad = (dir.path / "r\xff.json").string();
   EXPECT_THAT(usage_error([&] { check_writable(bad, "--json"); }),
-              AllOf(HasSubstr("--json \""), HasSubstr("is not valid UTF-8"), HasSubstr("pass a UTF-8 name")));
+              AllOf(HasSubstr("--json '"), HasSubstr("is not valid UTF-8"), HasSubstr("pass a UTF-8 name")));
   EXPECT_THAT(usage_error([&] { check_result_target(bad, false); }), HasSubstr("is not valid UTF-8"));
   // Cut inside a character: "é" is C3 A9.
   EXPECT_THAT(usage_error([&] { check_writable((dir.path / "r\xc3.json").string(), "--html"); }),

@@ -26,6 +26,7 @@
 #include "core/util/errors.hpp"
 #include "core/util/json_reader.hpp"
 #include "core/util/json_util.hpp"
+#include "core/util/utf8.hpp"
 
 namespace ddpbench {
 
@@ -694,13 +695,9 @@ std::string name_length_problem(const std::string& path, const std::string& name
 
 // "" when `path` is valid UTF-8 (a result file records it in JSON), else the problem.
 std::string encoding_problem(const std::string& path, const std::string& flag) {
-  try {
-    (void)json(path).dump();
-    return "";
-  } catch (const json::type_error&) {
-    return fmt::format("{} {} is not valid UTF-8 (result files record their paths as JSON text); pass a UTF-8 name",
-                       flag, json(path).dump(-1, ' ', false, json::error_handler_t::replace));
-  }
+  if (is_valid_utf8(path)) return "";
+  return fmt::format("{} '{}' is not valid UTF-8 (result files record their paths as JSON text); pass a UTF-8 name",
+                     flag, sanitize_utf8(path));
 }
 
 constexpr const char* kTempSuffix = ".tmp.XXXXXX";  // temp_file_next_to's
