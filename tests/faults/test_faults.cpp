@@ -1469,7 +1469,7 @@ void append_matrix_line(const Scenario& sc, const Outcome& o, const Runner& runn
                          {"timeout_s", sc.timeout_s}, {"procs", procs},
                          {"stray", o.stray},          {"passed", o.failures.empty()},
                          {"failures", o.failures}};
-  std::ofstream(path, std::ios::app) << line.dump() << "\n";
+  std::ofstream(path, std::ios::app) << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 /// Failure messages name the case, not the struct's bytes.
