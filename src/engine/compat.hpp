@@ -593,9 +593,6 @@ inline constexpr bool kExplicitBucketCapCapsFirstBucket = TORCH_VERSION_MAJOR >=
 #if !DDPBENCH_HAVE_NCCL
 #error "DDPBENCH_REQUIRE_GPU_PATHS: ProcessGroupNCCL is not compiled in (USE_C10D_NCCL undefined)"
 #endif
-#if !DDPBENCH_HAVE_GLOO
-#error "DDPBENCH_REQUIRE_GPU_PATHS: ProcessGroupGloo is not compiled in (USE_C10D_GLOO or gloo headers missing)"
-#endif
 #if !DDPBENCH_HAVE_CUDA_ALLOCATOR_STATS
 #error "DDPBENCH_REQUIRE_GPU_PATHS: the CUDA caching-allocator stats are not compiled in"
 #endif

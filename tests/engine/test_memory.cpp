@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "common/gloo_skip.hpp"
 #include "core/result/memory.hpp"
 #include "engine/bench/sweep.hpp"
 #include "engine/memory.hpp"
@@ -114,6 +115,7 @@ TEST(Inference, ForwardOnlyLeavesParametersStatisticsAndGradientsAlone) {
 }
 
 TEST(Inference, SweepMakesOneInferenceRowPerWorldSizeWithMemory) {
+  DDPBENCH_SKIP_WITHOUT_GLOO();
   SweepEnv env;
   env.cfg = small_config();
   env.cfg.mode = "inference";

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/gloo_skip.hpp"
 #include "common/testutil.hpp"
 #include "core/launch/spawn.hpp"
 
@@ -121,12 +122,14 @@ void expect_torn_down_in_order(const Job& job, int world, int code) {
 }
 
 TEST(Teardown, RanksEndInTheOrderDestroyProcessGroupDocuments) {
+  DDPBENCH_SKIP_WITHOUT_GLOO();
   const Job job = run_job("ok", 2);
   EXPECT_EQ(job.rc, 0);
   expect_torn_down_in_order(job, 2, 0);
 }
 
 TEST(Teardown, AFailedRankIsTornDownInTheSameOrder) {
+  DDPBENCH_SKIP_WITHOUT_GLOO();
   const Job job = run_job("fail", 2);
   EXPECT_EQ(job.rc, 1);
   expect_torn_down_in_order(job, 2, 1);

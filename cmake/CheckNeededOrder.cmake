@@ -1,0 +1,33 @@
+# cmake -DREADELF=<readelf> -DBINARY=<program> -P CheckNeededOrder.cmake
+# Passes ("needed order: ...") when libstdc++ comes before every libtorch*/libc10* in the
+# program's DT_NEEDED list (readelf -d), so that the dynamic linker's breadth-first lookup
+# binds its std:: symbols to libstdc++ rather than to the copies a pip wheel's libraries
+# export (CMakeLists.txt, ddpbench_libstdcxx_first); else FATAL_ERROR naming the order.
+execute_process(COMMAND "${READELF}" -d "${BINARY}" OUTPUT_VARIABLE dyn RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "needed order: readelf -d ${BINARY} failed (${rc})")
+endif()
+string(REGEX MATCHALL "Shared library: \\[[^]]+\\]" entries "${dyn}")
+set(order "")
+foreach(e IN LISTS entries)
+  string(REGEX REPLACE "Shared library: \\[([^]]+)\\]" "\\1" lib "${e}")
+  list(APPEND order "${lib}")
+endforeach()
+set(stdcxx -1)
+set(torch -1)
+list(LENGTH order n)
+math(EXPR last "${n} - 1")
+foreach(i RANGE ${last})
+  list(GET order ${i} lib)
+  if(stdcxx EQUAL -1 AND lib MATCHES "^libstdc\\+\\+\\.so")
+    set(stdcxx ${i})
+  endif()
+  if(torch EQUAL -1 AND lib MATCHES "^lib(torch|c10)")
+    set(torch ${i})
+  endif()
+endforeach()
+string(REPLACE ";" ", " shown "${order}")
+if(stdcxx EQUAL -1 OR torch EQUAL -1 OR NOT stdcxx LESS torch)
+  message(FATAL_ERROR "needed order violated: libstdc++ must come before libtorch/libc10 in ${BINARY}: ${shown}")
+endif()
+message(STATUS "needed order: libstdc++ first (${shown})")
