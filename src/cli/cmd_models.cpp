@@ -62,11 +62,19 @@ Command add_models_command(CLI::App& parent) {
                 else out.push_back({{"name", name}, {"image_size", f->image}, {"unavailable", e.what()}});
                 continue;
               }
-              const flops::CountOnlyBuild count_only;  // counted, never trained: no torchvision init
-              auto model = make_model(name, f->classes, f->image);
-              if (f->freeze) freeze_backbone(*model, f->head, f->classes, f->image);
-              const int64_t params = count_parameters(*model), trainable = count_trainable_parameters(*model);
-              const double gmacs = forward_macs(*model, f->image) / 1e9;
+              int64_t params = 0, trainable = 0;
+              double gmacs = 0;
+              if (const auto counted = f->freeze ? std::nullopt : count_without_building(name, f->classes, f->image)) {
+                params = trainable = counted->parameters;  // every parameter trains without --freeze-backbone
+                gmacs = counted->forward_macs / 1e9;
+              } else {
+                const flops::CountOnlyBuild count_only;  // counted, never trained: no torchvision init
+                auto model = make_model(name, f->classes, f->image);
+                if (f->freeze) freeze_backbone(*model, f->head, f->classes, f->image);
+                params = count_parameters(*model);
+                trainable = count_trainable_parameters(*model);
+                gmacs = forward_macs(*model, f->image) / 1e9;
+              }
               if (f->format == "table")
                 fmt::print("{:<18} {:>13} {:>13} {:>11.3f}\n", name, with_thousands(params), with_thousands(trainable),
                            gmacs);

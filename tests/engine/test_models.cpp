@@ -137,6 +137,33 @@ TEST(Flops, ACountOnlyBuildCountsTheSame) {
     EXPECT_EQ(macs(name, size, true), macs(name, size, false)) << name << " at " << size;
 }
 
+// `ddpbench models` counts the ResNets, ViTs, VGG-16 and AlexNet from their architecture
+// without building them (engine/models/count.hpp): each count must equal the built model's
+// parameters and multiply-adds, at sizes whose feature maps round down (odd sides, 97, 63)
+// and with a classifier that is not 1000 wide; the families counted only by building say so.
+TEST(Flops, CountsWithoutBuildingEqualTheBuiltModel) {
+  int counted = 0;
+  for (const auto& name : model_names()) {
+    for (const auto& [classes, size] : std::vector<std::pair<int64_t, int64_t>>{{1000, 224}, {10, 97}, {37, 64}, {5, 256}}) {
+      const bool vit = name.rfind("vit_", 0) == 0;
+      const int64_t image = vit ? size / 32 * 32 : std::max<int64_t>(size, name == "alexnet" ? 63 : 32);
+      const auto c = count_without_building(name, classes, image);
+      if (!c) {
+        EXPECT_TRUE(name == "densenet121" || name == "squeezenet1_0") << name << " has no count without building";
+        continue;
+      }
+      ++counted;
+      const flops::CountOnlyBuild count_only;
+      auto m = make_model(name, classes, image);
+      EXPECT_EQ(c->parameters, count_parameters(*m)) << name << " at " << image << ", " << classes << " classes";
+      EXPECT_EQ(c->forward_macs, forward_macs(*m, image)) << name << " at " << image << ", " << classes << " classes";
+    }
+  }
+  EXPECT_EQ(counted, 13 * 4);
+  EXPECT_EQ(count_without_building("resnet50", 1000, 224)->parameters, kTorchvisionParams.at("resnet50"));
+  EXPECT_THROW(count_without_building("vit_b_16", 1000, 100), UsageError);  // not a multiple of the patch
+}
+
 TEST(Flops, CountingDoesNotChangeTheModelOrItsOutputs) {
   auto m = make_model("resnet18", 10);
   m->eval();

@@ -43,6 +43,19 @@ class AlexNet : public Model {
 
 }  // namespace
 
+ModelCount count_alexnet(int64_t num_classes, int64_t image_size) {
+  ModelCount c;
+  int64_t side = c.conv(3, 64, 11, 4, 2, image_size, true);
+  side = c.conv(64, 192, 5, 1, 2, pooled_side(side, 3, 2), true);
+  side = c.conv(192, 384, 3, 1, 1, pooled_side(side, 3, 2), true);
+  side = c.conv(384, 256, 3, 1, 1, side, true);
+  c.conv(256, 256, 3, 1, 1, side, true);
+  c.linear(256 * 6 * 6, 4096);  // after the adaptive pool to 6 x 6
+  c.linear(4096, 4096);
+  c.linear(4096, num_classes);
+  return c;
+}
+
 ModelPtr make_alexnet(int64_t num_classes) { return std::make_shared<AlexNet>(num_classes); }
 
 }  // namespace ddpbench

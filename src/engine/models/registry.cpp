@@ -33,18 +33,23 @@ struct Entry {
   std::string name;
   Builder build;
   int64_t min_image = 32, multiple = 1;
+  /// The count from the architecture (engine/models/count.hpp); empty: counted by building.
+  std::function<ModelCount(int64_t classes, int64_t image)> count;
 };
 
 const std::vector<Entry>& builders() {
   static const std::vector<Entry> b = [] {
     std::vector<Entry> out;
-    for (const auto& s : resnet_specs()) out.push_back({s.name, [s](int64_t c, int64_t) { return make_resnet(s, c); }});
+    for (const auto& s : resnet_specs())
+      out.push_back({s.name, [s](int64_t c, int64_t) { return make_resnet(s, c); }, 32, 1,
+                     [s](int64_t c, int64_t image) { return count_resnet(s, c, image); }});
     for (const auto& s : vit_specs())
-      out.push_back({s.name, [s](int64_t c, int64_t image) { return make_vit(s, c, image); }, 32, s.patch_size});
-    out.push_back({"vgg16", [](int64_t c, int64_t) { return make_vgg16(c); }});
-    out.push_back({"alexnet", [](int64_t c, int64_t) { return make_alexnet(c); }, 63});
-    out.push_back({"densenet121", [](int64_t c, int64_t) { return make_densenet121(c); }});
-    out.push_back({"squeezenet1_0", [](int64_t c, int64_t) { return make_squeezenet1_0(c); }});
+      out.push_back({s.name, [s](int64_t c, int64_t image) { return make_vit(s, c, image); }, 32, s.patch_size,
+                     [s](int64_t c, int64_t image) { return count_vit(s, c, image); }});
+    out.push_back({"vgg16", [](int64_t c, int64_t) { return make_vgg16(c); }, 32, 1, count_vgg16});
+    out.push_back({"alexnet", [](int64_t c, int64_t) { return make_alexnet(c); }, 63, 1, count_alexnet});
+    out.push_back({"densenet121", [](int64_t c, int64_t) { return make_densenet121(c); }, 32, 1, {}});
+    out.push_back({"squeezenet1_0", [](int64_t c, int64_t) { return make_squeezenet1_0(c); }, 32, 1, {}});
     return out;
   }();
   return b;
@@ -78,6 +83,13 @@ ModelPtr make_model(const std::string& name, int64_t num_classes, int64_t image_
   for (const auto& e : builders())
     if (e.name == name) return e.build(num_classes, image_size);
   throw std::logic_error("unreachable: check_model_input accepted " + name);
+}
+
+std::optional<ModelCount> count_without_building(const std::string& name, int64_t num_classes, int64_t image_size) {
+  check_model_input(name, image_size);
+  for (const auto& e : builders())
+    if (e.name == name && e.count) return e.count(num_classes, image_size);
+  return std::nullopt;
 }
 
 int64_t count_parameters(const torch::nn::Module& m) {

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/models/count.hpp"
 #include "engine/models/model.hpp"
 
 namespace ddpbench {
@@ -22,6 +24,13 @@ ModelPtr make_model(const std::string& name, int64_t num_classes = 1000, int64_t
 /// image_size x image_size input the model cannot take (too small for its pools, or not a
 /// multiple of a ViT's patch size). Cheap: builds nothing, so it runs before ranks start.
 void check_model_input(const std::string& name, int64_t image_size);
+
+/// Model `name`'s parameters and forward MACs per example at image_size x image_size,
+/// counted from its architecture without building it (engine/models/count.hpp), for the
+/// families written out there (ResNets, ViTs, VGG-16, AlexNet); nullopt for a model counted
+/// only by building it. Equal to count_parameters and forward_macs of the built model
+/// (tests/engine/test_models.cpp). Throws UsageError as check_model_input does.
+std::optional<ModelCount> count_without_building(const std::string& name, int64_t num_classes, int64_t image_size);
 
 /// Total number of elements of all parameters (trainable or not).
 int64_t count_parameters(const torch::nn::Module& m);

@@ -158,6 +158,43 @@ const std::vector<ResNetSpec>& resnet_specs() {
   return specs;
 }
 
+ModelCount count_resnet(const ResNetSpec& spec, int64_t num_classes, int64_t image_size) {
+  ModelCount c;
+  const int64_t expansion = spec.bottleneck ? 4 : 1;
+  int64_t side = c.conv(3, 64, 7, 2, 3, image_size, false);  // conv1
+  c.norm(64);
+  side = pooled_side(side, 3, 2, 1);  // max pool
+  int64_t inplanes = 64;
+  const int64_t planes[4] = {64, 128, 256, 512};
+  for (int i = 0; i < 4; ++i) {
+    for (int b = 0; b < spec.layers[static_cast<size_t>(i)]; ++b) {
+      const int64_t p = planes[i], stride = (b == 0 && i > 0) ? 2 : 1, in_side = side;
+      if (spec.bottleneck) {
+        const int64_t width = static_cast<int64_t>(static_cast<double>(p) * (static_cast<double>(spec.width_per_group) / 64.0)) *
+                              spec.groups;
+        c.conv(inplanes, width, 1, 1, 0, in_side, false);
+        c.norm(width);
+        side = c.conv(width, width, 3, stride, 1, in_side, false, spec.groups);
+        c.norm(width);
+        c.conv(width, p * 4, 1, 1, 0, side, false);
+        c.norm(p * 4);
+      } else {
+        side = c.conv(inplanes, p, 3, stride, 1, in_side, false);
+        c.norm(p);
+        c.conv(p, p, 3, 1, 1, side, false);
+        c.norm(p);
+      }
+      if (b == 0 && (stride != 1 || inplanes != p * expansion)) {  // downsample
+        c.conv(inplanes, p * expansion, 1, stride, 0, in_side, false);
+        c.norm(p * expansion);
+      }
+      inplanes = p * expansion;
+    }
+  }
+  c.linear(512 * expansion, num_classes);  // fc
+  return c;
+}
+
 ModelPtr make_resnet(const ResNetSpec& spec, int64_t num_classes) {
   return std::make_shared<ResNet>(spec, num_classes);
 }

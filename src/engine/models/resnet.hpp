@@ -3,6 +3,8 @@
 // Xie et al. 2017, arXiv:1611.05431; Zagoruyko & Komodakis 2016, arXiv:1605.07146).
 #pragma once
 
+#include "engine/models/count.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,5 +30,8 @@ const std::vector<ResNetSpec>& resnet_specs();
 /// does (Kaiming-normal fan_out convolutions, BatchNorm weight 1 / bias 0, default
 /// Linear init). Draws from torch's global generator: seed it first for determinism.
 ModelPtr make_resnet(const ResNetSpec& spec, int64_t num_classes);
+/// make_resnet's parameters and forward MACs per example at image_size x image_size,
+/// counted from the architecture without building it (engine/models/count.hpp).
+ModelCount count_resnet(const ResNetSpec& spec, int64_t num_classes, int64_t image_size);
 
 }  // namespace ddpbench

@@ -62,6 +62,24 @@ class VGG : public Model {
 
 }  // namespace
 
+ModelCount count_vgg16(int64_t num_classes, int64_t image_size) {
+  ModelCount c;
+  const int cfg[] = {64, 64, 0, 128, 128, 0, 256, 256, 256, 0, 512, 512, 512, 0, 512, 512, 512, 0};
+  int64_t in = 3, side = image_size;
+  for (int v : cfg) {
+    if (v == 0) {
+      side = pooled_side(side, 2, 2);
+    } else {
+      c.conv(in, v, 3, 1, 1, side, true);
+      in = v;
+    }
+  }
+  c.linear(512 * 7 * 7, 4096);  // after the adaptive pool to 7 x 7
+  c.linear(4096, 4096);
+  c.linear(4096, num_classes);
+  return c;
+}
+
 ModelPtr make_vgg16(int64_t num_classes) { return std::make_shared<VGG>(num_classes); }
 
 }  // namespace ddpbench

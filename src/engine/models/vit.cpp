@@ -172,6 +172,25 @@ const std::vector<ViTSpec>& vit_specs() {
   return specs;
 }
 
+ModelCount count_vit(const ViTSpec& s, int64_t num_classes, int64_t image_size) {
+  ModelCount c;
+  const int64_t h = s.hidden_dim, patches = (image_size / s.patch_size) * (image_size / s.patch_size), seq = patches + 1;
+  c.conv(3, h, s.patch_size, s.patch_size, 0, image_size, true);  // conv_proj
+  c.parameters += h + seq * h;                                    // class token, position embedding
+  for (int64_t l = 0; l < s.num_layers; ++l) {
+    c.norm(h);                   // ln_1
+    c.linear(h, 3 * h, seq);     // in_proj
+    c.forward_macs += 2.0 * static_cast<double>(seq) * static_cast<double>(seq) * static_cast<double>(h);  // QK^T, AV
+    c.linear(h, h, seq);         // out_proj
+    c.norm(h);                   // ln_2
+    c.linear(h, s.mlp_dim, seq);  // mlp.0
+    c.linear(s.mlp_dim, h, seq);  // mlp.3
+  }
+  c.norm(h);                     // encoder.ln
+  c.linear(h, num_classes);      // heads.head, on the class token
+  return c;
+}
+
 ModelPtr make_vit(const ViTSpec& spec, int64_t num_classes, int64_t image_size) {
   TORCH_CHECK(image_size % spec.patch_size == 0, spec.name, ": image size ", image_size,
               " is not a multiple of the patch size (make_model checks this first)");

@@ -2,6 +2,8 @@
 // torchvision/models/vision_transformer.py (Dosovitskiy et al. 2021, arXiv:2010.11929).
 #pragma once
 
+#include "engine/models/count.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,5 +25,8 @@ const std::vector<ViTSpec>& vit_specs();
 /// image_size must be a multiple of the patch size (make_model checks it: check_model_input).
 /// Attention uses the linked torch's fused scaled_dot_product_attention where it has one.
 ModelPtr make_vit(const ViTSpec& spec, int64_t num_classes, int64_t image_size);
+/// make_vit's parameters and forward MACs per example, counted from the architecture without
+/// building it (engine/models/count.hpp); image_size a multiple of the patch size.
+ModelCount count_vit(const ViTSpec& spec, int64_t num_classes, int64_t image_size);
 
 }  // namespace ddpbench
