@@ -299,6 +299,87 @@ TEST(Predict, NegativeAlphaIsTakenAsZero) {
   EXPECT_THAT(p.notes, ::testing::Contains(HasSubstr("alpha < 0")));
 }
 
+// Timings that describe other links than the run used: 40 us (2 ranks) / 300 us (4 ranks) +
+// 1 ps per byte (1/beta = 1,000 GB/s). The 4-rank row's modelled exposed communication is
+// then 0.304 ms against 30 ms measured: the comm factor would be about 100, beyond 64, so the
+// row is uncalibrated (k = 1). Its prediction of its own size is 0.110304 s against 0.14 s
+// measured, -21.2%, and the backtest says so (the base's own size counts); nothing is
+// predicted at the unmeasured sizes.
+TEST(Predict, AnUncalibratedRowPredictsNoUnmeasuredSize) {
+  NamedResult comm = fixture("predict_comm.json");
+  for (auto& r : comm.file.comm_results) r.time_us = (r.world_size == 2 ? 40 : 300) + static_cast<double>(r.bytes) * 1e-6;
+  const Prediction p = build_prediction({fixture("predict_run.json")}, {comm}, {});
+  ASSERT_EQ(p.rows.size(), 2u);
+  const RowPrediction& four = p.rows[1];
+  ASSERT_EQ(four.base.world_size, 4);
+  ASSERT_TRUE(four.uncalibrated.count(CostModel::ring));
+  EXPECT_THAT(four.uncalibrated.at(CostModel::ring), HasSubstr("outside [1/64, 64]"));
+  EXPECT_EQ(four.comm_factor.at(CostModel::ring), 1.0);
+  const PredictedPoint& own = point(p, 4, 4, CostModel::ring);
+  // The 4-rank fit reproduces its rows exactly (alpha 50 us, 1.5 beta = 1 ps/byte): the buckets
+  // cost 301.048576 and 304.194304 us; exposed = the last bucket (ready at 50 ms, after the first ends).
+  EXPECT_REL(own.step_s, 0.11 + 304.194304e-6);
+  EXPECT_REL(*own.error, (0.11 + 304.194304e-6 - 0.14) / 0.14);
+  EXPECT_REL(*own.backtest_error, std::abs(*own.error));
+  const PredictedPoint& r8 = point(p, 4, 8, CostModel::ring);
+  EXPECT_TRUE(r8.withheld);
+  EXPECT_EQ(r8.withheld_reason, "uncalibrated");
+  const std::string text = render_prediction(p, TableFormat::text);
+  EXPECT_THAT(text, HasSubstr("withheld: uncalibrated"));
+  EXPECT_THAT(text, HasSubstr("uncalibrated (ring)"));
+}
+
+// A row whose backtest has nothing but its own size (the calibration reproduces it by
+// construction) gives no number for an unmeasured size.
+TEST(Predict, NoOtherMeasuredSizeIsNoBacktest) {
+  NamedResult run = fixture("predict_run.json");
+  auto& rows = run.file.results;
+  rows.erase(std::remove_if(rows.begin(), rows.end(), [](const BenchResult& r) { return r.ddp && r.world_size == 4; }),
+             rows.end());
+  const Prediction p = build_prediction({run}, {fixture("predict_comm.json")}, {});
+  ASSERT_EQ(p.rows.size(), 1u);
+  EXPECT_NEAR(*point(p, 2, 2, CostModel::ring).backtest_error, 0.0, 1e-9);
+  EXPECT_TRUE(point(p, 2, 8, CostModel::ring).withheld);
+  EXPECT_EQ(point(p, 2, 8, CostModel::ring).withheld_reason, "no backtest");
+}
+
+// Flat timings (1/beta beyond any link) predict nothing; times that fall as the size grows
+// make their fit unusable, and the other level's fit is used in its place, marked.
+TEST(Predict, FitsThatCannotHoldAreNotUsed) {
+  const NamedResult run = fixture("predict_run.json");
+  NamedResult flat = fixture("predict_comm.json");
+  for (auto& r : flat.file.comm_results) r.time_us = (r.world_size == 2 ? 40 : 300) + static_cast<double>(r.bytes) * 1e-12;
+  const std::string why = usage_error([&] { build_prediction({run}, {flat}, {}); });
+  EXPECT_THAT(why, HasSubstr("beyond any link"));
+  EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  NamedResult falls = fixture("predict_comm.json");
+  for (auto& r : falls.file.comm_results)
+    if (r.world_size == 2 && r.bytes == 16777216) r.time_us = 500;  // after 1,088.576 us at 1 MiB
+  const Prediction p = build_prediction({run}, {falls}, {});
+  for (const auto& f : p.fits)
+    if (f.world_size == 2) EXPECT_THAT(f.unusable, HasSubstr("falls as the size grows"));
+  EXPECT_TRUE(point(p, 2, 2, CostModel::ring).level_substituted);
+  EXPECT_EQ(point(p, 2, 2, CostModel::ring).level, LinkLevel::inter);
+}
+
+// comm rows at the predicted size are used there: with 2- and 4-rank rows on one node (pooled
+// 2,4 fit beside each size's own), the 4-rank point takes the 4-rank fit, the 8-rank one the pooled.
+TEST(Predict, CommMeasuredAtTheSizeIsUsedThere) {
+  NamedResult comm = fixture("predict_comm.json");
+  for (auto& r : comm.file.comm_results) r.nodes = 1;
+  PredictOptions o;
+  o.gpus_per_node = 8;
+  o.world_sizes = {8};
+  o.models = {CostModel::ring};
+  const Prediction p = build_prediction({fixture("predict_run.json")}, {comm}, o);
+  const PredictedPoint& r4 = point(p, 2, 4, CostModel::ring);
+  EXPECT_TRUE(r4.comm_measured_here);
+  EXPECT_REL(r4.ab.alpha_s, 50e-6);  // the 4-rank rows' own alpha and beta
+  EXPECT_REL(r4.ab.beta_s_per_byte, 4e-9);
+  EXPECT_FALSE(point(p, 2, 8, CostModel::ring).comm_measured_here);
+  EXPECT_THAT(render_prediction(p, TableFormat::text), HasSubstr("comm here"));
+}
+
 TEST(Predict, BadInputIsOneLineNamingTheFix) {
   const NamedResult run = fixture("predict_run.json"), comm = fixture("predict_comm.json");
   EXPECT_THAT(usage_error([&] { build_prediction({run}, {}, {}); }), HasSubstr("pass --comm FILE"));

@@ -111,6 +111,36 @@ namespace {
 
 LinkLevel level_of(int nodes) { return nodes > 1 ? LinkLevel::inter : LinkLevel::intra; }
 
+// Why fit `c` of `rows` (indices into `all`) cannot be used for a prediction, "" when it can:
+// no bandwidth (β ≤ 0), a bandwidth beyond any link, or times that fall as the size grows at
+// one world size (beyond kMonotonicTolerance).
+std::string unusable_reason(const std::vector<CommResult>& all, const std::vector<size_t>& rows, const CommFit& c) {
+  if (!(c.fit.ab.beta_s_per_byte > 0))
+    return fmt::format("beta = {:.3g} s/byte, no bandwidth: the timings do not grow with size", c.fit.ab.beta_s_per_byte);
+  if (c.bandwidth_gbps() > kMaxLinkGBps)
+    return fmt::format("1/beta = {:.3g} GB/s, beyond any link (more than {:.0f} GB/s): the timings are flat",
+                       c.bandwidth_gbps(), kMaxLinkGBps);
+  std::vector<size_t> order = rows;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::make_pair(all[a].world_size, all[a].bytes) < std::make_pair(all[b].world_size, all[b].bytes);
+  });
+  for (size_t i = 1; i < order.size(); ++i) {
+    const CommResult &prev = all[order[i - 1]], &r = all[order[i]];
+    if (prev.world_size != r.world_size) continue;
+    double most = 0;
+    const CommResult* at = nullptr;
+    for (size_t j = 0; j < i; ++j)
+      if (all[order[j]].world_size == r.world_size && all[order[j]].time_us > most) {
+        most = all[order[j]].time_us;
+        at = &all[order[j]];
+      }
+    if (at != nullptr && r.time_us < (1 - kMonotonicTolerance) * most)
+      return fmt::format("on {} ranks the time falls as the size grows ({:.4g} us at {} bytes after {:.4g} us at {})",
+                         r.world_size, r.time_us, r.bytes, at->time_us, at->bytes);
+  }
+  return "";
+}
+
 // One fit over `rows` (indices into `all`) under `model`; nullopt (with a note) when singular.
 std::optional<CommFit> fit_group(const std::vector<CommResult>& all, const std::vector<size_t>& rows,
                                  const std::string& collective, const std::string& dtype, LinkLevel level,
@@ -143,6 +173,7 @@ std::optional<CommFit> fit_group(const std::vector<CommResult>& all, const std::
                                   dtype, link_level_name(level), fmt::join(c.world_sizes, ",")));
     return std::nullopt;
   }
+  c.unusable = unusable_reason(all, rows, c);
   return c;
 }
 
@@ -300,6 +331,25 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
     throw UsageError(
         "--comm files hold no allreduce timings at two or more sizes on 2+ ranks to fit alpha and beta; "
         "measure them with ddpbench comm");
+  for (CostModel model : opts.models) {  // a model with no usable allreduce fit predicts nothing
+    const CommFit* refused = nullptr;
+    bool usable = false;
+    for (const auto& c : out.fits)
+      if (c.collective == "allreduce" && c.model == model) {
+        if (c.unusable.empty()) usable = true;
+        else if (!refused) refused = &c;
+      }
+    if (!usable && refused)
+      throw UsageError(fmt::format(
+          "the {} {} allreduce fit ({} model) cannot be used: {}; predict makes no prediction from it (measure the "
+          "allreduce again with ddpbench comm, over sizes up to 64 MiB or more)",
+          refused->dtype, link_level_name(refused->level), cost_model_name(model), refused->unusable));
+  }
+  for (const auto& c : out.fits)
+    if (!c.unusable.empty() && c.collective == "allreduce")
+      out.notes.push_back(fmt::format("not used: the {} {} allreduce fit on {} rank(s) ({} model): {}", c.dtype,
+                                      link_level_name(c.level), fmt::join(c.world_sizes, ","),
+                                      cost_model_name(c.model), c.unusable));
 
   // Ranks per node.
   if (opts.gpus_per_node > 0) {
@@ -406,31 +456,31 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
     std::set<int> sizes(opts.world_sizes.begin(), opts.world_sizes.end());
     for (const auto& [p, m] : measured) sizes.insert(p);
 
-    // The allreduce fit for `nodes` nodes under `model`: wanted level first; pooled before one
-    // world size (the largest); the bucket dtype, then float32, then any. have_allreduce
-    // guarantees one exists for every model the allreduce has.
-    auto choose_fit = [&](CostModel model, int nodes) {
+    // The allreduce fit for `p` ranks on `nodes` nodes under `model`, usable ones only: wanted
+    // level first; the fit of `p` itself (comm measured at that size), then the pooled one,
+    // then that of the largest world size; the bucket dtype, then float32, then any. The
+    // check above guarantees a usable one for every model the allreduce has.
+    auto choose_fit = [&](CostModel model, int nodes, int p) {
       const LinkLevel want = level_of(nodes);
+      const auto rank = [p](const CommFit& c) { return c.world_size == p ? 2 : c.world_size == 0 ? 1 : 0; };
       const CommFit* fit = nullptr;
       for (LinkLevel lvl : {want, want == LinkLevel::intra ? LinkLevel::inter : LinkLevel::intra}) {
         for (const std::string& dt : {b.dtype, std::string("float32"), std::string()}) {
           for (const auto& c : out.fits) {
-            if (c.collective != "allreduce" || c.model != model || c.level != lvl || (!dt.empty() && c.dtype != dt))
+            if (c.collective != "allreduce" || c.model != model || c.level != lvl || !c.unusable.empty() ||
+                (!dt.empty() && c.dtype != dt))
               continue;
-            if (!fit || (fit->world_size != 0 && (c.world_size == 0 || c.world_size > fit->world_size))) fit = &c;
+            if (!fit || rank(c) > rank(*fit) || (rank(c) == 0 && rank(*fit) == 0 && c.world_size > fit->world_size))
+              fit = &c;
           }
           if (fit) break;
         }
         if (fit) break;
       }
+      if (!fit) throw std::logic_error("predict: no usable allreduce fit survived the check");
       return fit;
     };
     auto usable_ab = [&](const CommFit* fit, CostModel model) {
-      if (!(fit->fit.ab.beta_s_per_byte > 0))
-        throw UsageError(
-            fmt::format("the {} {} allreduce fit ({} model) has beta = {:.3g} s/byte, no bandwidth: "
-                        "the --comm timings do not grow with size; measure larger sizes",
-                        fit->dtype, link_level_name(fit->level), cost_model_name(model), fit->fit.ab.beta_s_per_byte));
       AlphaBeta ab = fit->fit.ab;
       if (ab.alpha_s < 0) {  // noise at the small sizes; a negative latency would shrink T with p
         ab.alpha_s = 0;
@@ -449,21 +499,37 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
     // The calibration of a base row on 2+ ranks: the factor k by which DDP's allreduces in the
     // step are slower than comm's standalone ones, found from the base's measured exposed
     // communication (exposed_comm_s grows with k: bisection).
+    // A factor outside [1/kMaxCommFactor, kMaxCommFactor] (searched over a wider bracket so
+    // the note can say how far) leaves the row uncalibrated for that model: k = 1 shows the
+    // error at the measured sizes, and no unmeasured size is predicted from it.
     std::map<CostModel, double> calibration;
     for (CostModel model : opts.models) {
       double k = 1;
       if (b.world_size >= 2 && b.exposed_comm_s > 0) {
-        const AlphaBeta ab = usable_ab(choose_fit(model, b.nodes), model);
+        const AlphaBeta ab = usable_ab(choose_fit(model, b.nodes, b.world_size), model);
         auto exposed_at = [&](double kk) {
           return exposed_comm_s(b.bucket_bytes, bucket_times(ab, model, b.world_size, kk), b.hideable_s);
         };
-        double lo = 1.0 / 64, hi = 64;
+        constexpr double kSearch = 1e6;
+        double lo = 1.0 / kSearch, hi = kSearch;
         if (exposed_at(lo) <= b.exposed_comm_s && exposed_at(hi) >= b.exposed_comm_s) {
-          for (int it = 0; it < 60; ++it) {
+          for (int it = 0; it < 80; ++it) {
             const double mid = std::sqrt(lo * hi);
             (exposed_at(mid) < b.exposed_comm_s ? lo : hi) = mid;
           }
           k = std::sqrt(lo * hi);
+          if (k > kMaxCommFactor || k < 1 / kMaxCommFactor) {
+            rp.uncalibrated[model] = fmt::format(
+                "the modelled allreduce times would need x {:.3g} to reproduce this row's exposed communication "
+                "({:.4g} s), outside [1/{:.0f}, {:.0f}]: the --comm timings do not describe the links this run used",
+                k, b.exposed_comm_s, kMaxCommFactor, kMaxCommFactor);
+            k = 1;
+          }
+        } else {
+          rp.uncalibrated[model] = fmt::format(
+              "no factor in [1e-6, 1e6] on the modelled allreduce times reproduces this row's exposed communication "
+              "({:.4g} s) at its {} ranks",
+              b.exposed_comm_s, b.world_size);
         }
       }
       calibration[model] = k;
@@ -479,7 +545,8 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
         pt.nodes =
             m != measured.end() ? std::max(1, m->second.row->nodes) : (p + out.gpus_per_node - 1) / out.gpus_per_node;
         const LinkLevel want = level_of(pt.nodes);
-        const CommFit* fit = choose_fit(model, pt.nodes);
+        const CommFit* fit = choose_fit(model, pt.nodes, p);
+        pt.comm_measured_here = fit->world_size == p;
         pt.level = fit->level;
         pt.level_substituted = fit->level != want;
         substituted_any = substituted_any || pt.level_substituted;
@@ -504,14 +571,25 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
         }
         rp.points.push_back(pt);
       }
-    // The backtest: this row's predictions of the other measured world sizes, per model.
+    // The backtest: this row's predictions of every measured world size, its own included, per
+    // model. An unmeasured size is withheld when the backtest is above the limit, when it
+    // checked nothing but the base's own size (which the calibration reproduces by
+    // construction), or when the row could not be calibrated.
     for (auto& pt : rp.points) {
       std::optional<double> worst;
+      bool other_size = false;
       for (const auto& q : rp.points)
-        if (q.model == pt.model && q.world_size != b.world_size && q.error)
+        if (q.model == pt.model && q.error) {
           worst = std::max(worst.value_or(0.0), std::abs(*q.error));
+          other_size = other_size || q.world_size != b.world_size;
+        }
       pt.backtest_error = worst;
-      pt.withheld = !pt.measured_step_s && worst && *worst > kMaxBacktestError;
+      if (pt.measured_step_s) continue;
+      const auto unc = rp.uncalibrated.find(pt.model);
+      if (unc != rp.uncalibrated.end()) pt.withheld_reason = "uncalibrated";
+      else if (!worst || !other_size) pt.withheld_reason = "no backtest";
+      else if (*worst > kMaxBacktestError) pt.withheld_reason = fmt::format("backtest above {:.0f}%", kMaxBacktestError * 100);
+      pt.withheld = !pt.withheld_reason.empty();
     }
     out.rows.push_back(std::move(rp));
   }
@@ -609,6 +687,7 @@ std::vector<Table> prediction_tables(const Prediction& p) {
         {"nodes", "nodes", "", fmtcol::plain()},
         {"link", "link", "", fmtcol::plain()},
         {"model", "model", "", fmtcol::plain()},
+        {"comm_source", "allreduce from", "", fmtcol::plain()},
         {"comm_s", "allreduce s", "s", fmtcol::sig3()},
         {"exposed_s", "exposed s", "s", fmtcol::sig3()},
         {"step_s", "step s", "s", fmtcol::sig3()},
@@ -623,22 +702,24 @@ std::vector<Table> prediction_tables(const Prediction& p) {
         {"alpha_s", "alpha", "s", micros(), false},
         {"beta_s_per_byte", "beta", "s/byte", fmtcol::sig3(), false},
     };
-    bool any_withheld = false, any_backtest = false;
+    bool any_withheld = false, any_backtest = false, any_measured_here = false;
     for (const auto& pt : rp.points) {
-      // An unmeasured size: the prediction widened by the backtest, or withheld beyond the limit.
+      // An unmeasured size: the prediction widened by the backtest, or withheld (no numbers).
       Value range;
-      if (!pt.measured_step_s && pt.backtest_error) {
-        range = pt.withheld ? std::string("withheld")
-                            : fmt::format("{:.3g}-{:.3g} s", pt.step_s * (1 - *pt.backtest_error),
-                                          pt.step_s * (1 + *pt.backtest_error));
-      }
+      if (pt.withheld) range = "withheld: " + pt.withheld_reason;
+      else if (!pt.measured_step_s && pt.backtest_error)
+        range = fmt::format("{:.3g}-{:.3g} s", pt.step_s * (1 - *pt.backtest_error), pt.step_s * (1 + *pt.backtest_error));
       any_withheld = any_withheld || pt.withheld;
       any_backtest = any_backtest || pt.backtest_error.has_value();
+      any_measured_here = any_measured_here || pt.comm_measured_here;
+      const auto shown = [&pt](double v) { return pt.withheld ? Value() : Value(v); };
       t.rows.push_back({static_cast<long long>(pt.world_size), static_cast<long long>(pt.nodes),
                         link_level_name(pt.level) + (pt.level_substituted ? "*" : ""), cost_model_name(pt.model),
-                        pt.comm_s, pt.exposed_s, pt.step_s, opt(pt.efficiency), opt(pt.measured_step_s), opt(pt.error),
-                        opt(pt.measured_comm_s), opt(pt.measured_exposed_s), opt(pt.measured_efficiency),
-                        opt(pt.backtest_error), range, pt.ab.alpha_s, pt.ab.beta_s_per_byte});
+                        std::string(pt.comm_measured_here ? "comm here" : "fit"), shown(pt.comm_s),
+                        shown(pt.exposed_s), shown(pt.step_s), pt.withheld ? Value() : opt(pt.efficiency),
+                        opt(pt.measured_step_s), opt(pt.error), opt(pt.measured_comm_s), opt(pt.measured_exposed_s),
+                        opt(pt.measured_efficiency), opt(pt.backtest_error), range, pt.ab.alpha_s,
+                        pt.ab.beta_s_per_byte});
     }
     double total = 0;
     for (double v : b.bucket_bytes) total += v;
@@ -667,18 +748,24 @@ std::vector<Table> prediction_tables(const Prediction& p) {
             "communication ({:.4g} s) at its {} ranks; every prediction from this row uses the same factor "
             "(DDP's allreduces in the step against comm's standalone ones)",
             k, cost_model_name(model), k, b.exposed_comm_s, b.world_size));
-    if (any_backtest)
-      t.notes.push_back(fmt::format(
-          "backtest +/-: the largest |error| of this row's predictions of the other measured world sizes (same "
-          "model); an unmeasured size's predicted range is step +/- that{}",
-          any_withheld ? fmt::format(", and its prediction is withheld when the backtest is above {:.0f}%: the "
-                                     "model does not hold on these measurements (METHODOLOGY, \"Scaling predictor\")",
-                                     kMaxBacktestError * 100)
-                       : ""));
-    else
+    for (const auto& [model, why] : rp.uncalibrated)
+      t.notes.push_back(fmt::format("uncalibrated ({}): {}; no unmeasured size is predicted from this row with it",
+                                    cost_model_name(model), why));
+    if (any_measured_here)
       t.notes.push_back(
-          "no backtest: no other measured world size to predict from this row, so the predictions' error is "
-          "unknown; measure two or more world sizes to check them");
+          "allreduce from: \"comm here\" = the allreduce times come from comm rows measured at that very world "
+          "size (that size's own alpha-beta fit); \"fit\" = from a fit of other sizes");
+    if (any_backtest)
+      t.notes.push_back(
+          "backtest +/-: the largest |error| of this row's predictions of every measured world size, its own "
+          "included (same model); an unmeasured size's predicted range is step +/- that");
+    if (any_withheld)
+      t.notes.push_back(fmt::format(
+          "withheld: no number is given for an unmeasured size when the backtest is above {:.0f}% (the model does "
+          "not hold on these measurements), when it checked nothing but this row's own size (no measured size "
+          "left to test it on: measure two or more world sizes), or when the row is uncalibrated "
+          "(METHODOLOGY, \"Scaling predictor\")",
+          kMaxBacktestError * 100));
     tables.push_back(std::move(t));
   }
   return tables;

@@ -105,9 +105,20 @@ struct CommFit {
   size_t points = 0;
   long long min_bytes = 0, max_bytes = 0;
   LinearFit fit;
+  /// Why no prediction may use this fit ("" when it may): β ≤ 0 (times that do not grow
+  /// with size), 1/β beyond any link (kMaxLinkGBps), or times that fall as the size grows.
+  std::string unusable;
   /// 1 / β in GB/s (1e9 bytes/s); 0 when β ≤ 0.
   double bandwidth_gbps() const;
 };
+
+/// The fastest link a fit may describe, GB/s (1e9 bytes/s): ten times an NVLink 5 GPU's
+/// 1.8 TB/s (NVIDIA's Blackwell datasheet); a fit beyond it comes from flat timings.
+inline constexpr double kMaxLinkGBps = 18000;
+
+/// How far a time may fall below the largest one at a smaller size before the timings
+/// count as non-monotonic (noise at equal cost): t < (1 − this) · max earlier t.
+inline constexpr double kMonotonicTolerance = 0.25;
 
 /// Fits every modelled collective of `rows` (the comm_results of `comm` files) per
 /// (collective, dtype, link level, world size), and pooled per (collective, dtype, level)
@@ -160,6 +171,9 @@ struct PredictedPoint {
   CostModel model = CostModel::ring;
   LinkLevel level = LinkLevel::intra;  ///< the level whose α–β was used
   bool level_substituted = false;      ///< the wanted level had no fit; the other one's was used
+  /// The allreduce times come from `comm` rows measured at this very world size (that size's
+  /// own fit), not from a fit of other sizes.
+  bool comm_measured_here = false;
   AlphaBeta ab;
   double comm_s = 0;                 ///< Σ over buckets of the allreduce time
   double exposed_s = 0;              ///< exposed_comm_s(...)
@@ -171,17 +185,24 @@ struct PredictedPoint {
   std::optional<double> measured_exposed_s;  ///< its breakdown's exposed_comm_s
   std::optional<double> measured_efficiency;
   std::optional<double> error;  ///< (step_s − measured_step_s) / measured_step_s
-  /// The backtest of the base row: max |error| over its predictions of the other measured
-  /// world sizes (same model); nullopt when it has none.
+  /// The backtest of the base row: max |error| over its predictions of every measured world
+  /// size, its own included (same model); nullopt when it has none.
   std::optional<double> backtest_error;
-  /// An unmeasured world size whose backtest_error exceeds kMaxBacktestError: the table
-  /// prints "withheld" instead of a range.
+  /// An unmeasured world size predicted with no error bound worth the name: the table
+  /// prints "withheld" and no step, range or efficiency. Why, in withheld_reason: the
+  /// backtest above kMaxBacktestError, no measured size but the base's own to test against,
+  /// or the base could not be calibrated for this model.
   bool withheld = false;
+  std::string withheld_reason;
 };
 
 /// The largest backtest error (a fraction) at which predict still gives a range for an
 /// unmeasured world size.
 inline constexpr double kMaxBacktestError = 0.15;
+
+/// The largest comm factor (and 1 / the smallest) a calibration may find: beyond it the
+/// `comm` timings do not describe the links the run used.
+inline constexpr double kMaxCommFactor = 64;
 
 /// The predictions from one base row: every world size (options and measured ones,
 /// ascending), each model.
@@ -193,6 +214,10 @@ struct RowPrediction {
   /// against comm's standalone ones: contention with the backward, buckets in flight
   /// together); 1 on one rank or when fully hidden.
   std::map<CostModel, double> comm_factor;
+  /// Per cost model where the calibration failed: why (the factor needed lies outside
+  /// [1/kMaxCommFactor, kMaxCommFactor], or none reproduces the measured exposed
+  /// communication). Predictions of unmeasured sizes from this row and model are withheld.
+  std::map<CostModel, std::string> uncalibrated;
   std::vector<PredictedPoint> points;
 };
 
