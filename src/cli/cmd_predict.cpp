@@ -16,7 +16,7 @@ Command add_predict_command(CLI::App& parent) {
   struct Flags {
     std::vector<std::string> runs, comms;
     std::vector<int> world_sizes;
-    std::string model = "both", format = "table", json;
+    std::string model = "auto", format = "table", json;
     int gpus_per_node = 0;
     CLI::Option *json_opt = nullptr, *sizes_opt = nullptr;
   };
@@ -29,8 +29,10 @@ Command add_predict_command(CLI::App& parent) {
   f->sizes_opt = app->add_option("--world-sizes", f->world_sizes,
                                  "World sizes to predict, besides the measured ones (default 8,64,512,4096)")
                      ->delimiter(',');
-  app->add_option("--model", f->model, "Allreduce cost model: ring, tree or both")
-      ->check(CLI::IsMember({"ring", "tree", "both"}))
+  app->add_option("--model", f->model,
+                  "Allreduce cost model: auto (the backend's: ring for Gloo, ring and tree for NCCL), ring, tree or "
+                  "both")
+      ->check(CLI::IsMember({"auto", "ring", "tree", "both"}))
       ->capture_default_str();
   app->add_option("--gpus-per-node", f->gpus_per_node,
                   "Ranks per node, to choose intra- or inter-node alpha-beta (default: the most ranks one node ran "
@@ -56,7 +58,8 @@ Command add_predict_command(CLI::App& parent) {
             if (f->json_opt->count()) check_writable(f->json, "--json");
             PredictOptions opts;
             if (f->sizes_opt->count()) opts.world_sizes = f->world_sizes;
-            opts.models = parse_cost_models(f->model);
+            opts.models_from_backend = f->model == "auto";
+            if (!opts.models_from_backend) opts.models = parse_cost_models(f->model);
             opts.gpus_per_node = f->gpus_per_node;
             std::vector<NamedResult> runs, comms;
             for (const auto& path : f->runs) runs.push_back({path, load_result(path)});

@@ -46,8 +46,12 @@ TEST(PredictCli, GpusPerNodeAndFormats) {
   ASSERT_EQ(o.code, 0) << o.err;
   const auto j = nlohmann::json::parse(o.out);
   EXPECT_EQ(j["gpus_per_node"], 8);
+  // The fixture ran on Gloo, whose allreduce is a ring at every size: --model auto (the default)
+  // predicts with the ring alone, one row per world size (2, 4 measured; 8).
+  ASSERT_EQ(j["tables"][1]["rows"].size(), 3u);
+  for (const auto& r : j["tables"][1]["rows"]) EXPECT_EQ(r["model"], "ring") << r;
   // 8 ranks on one node: intra-node alpha-beta, ring 0.105 s + 7.620032 ms x the comm factor.
-  const auto& row = j["tables"][1]["rows"][4];
+  const auto& row = j["tables"][1]["rows"][2];
   EXPECT_EQ(row["world_size"], 8);
   EXPECT_EQ(row["model"], "ring");
   EXPECT_EQ(row["link"], "intra-node");

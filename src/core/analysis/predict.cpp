@@ -29,6 +29,11 @@ std::string link_level_name(LinkLevel l) { return l == LinkLevel::intra ? "intra
 
 bool has_cost_model(const std::string& collective) { return !cost_models_of(collective).empty(); }
 
+std::vector<CostModel> cost_models_of_backend(const std::string& backend) {
+  if (backend == "gloo") return {CostModel::ring};
+  return {CostModel::ring, CostModel::tree};
+}
+
 std::vector<CostModel> cost_models_of(const std::string& collective) {
   if (collective == "allreduce") return {CostModel::ring, CostModel::tree};
   if (collective == "reduce_scatter" || collective == "all_gather") return {CostModel::ring};
@@ -331,6 +336,10 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
     throw UsageError(
         "--comm files hold no allreduce timings at two or more sizes on 2+ ranks to fit alpha and beta; "
         "measure them with ddpbench comm");
+  // The models each base row is predicted under, from its backend with --model auto.
+  const auto models_of = [&opts](const std::string& backend) {
+    return opts.models_from_backend ? cost_models_of_backend(backend) : opts.models;
+  };
   for (CostModel model : opts.models) {  // a model with no usable allreduce fit predicts nothing
     const CommFit* refused = nullptr;
     bool usable = false;
@@ -502,8 +511,9 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
     // A factor outside [1/kMaxCommFactor, kMaxCommFactor] (searched over a wider bracket so
     // the note can say how far) leaves the row uncalibrated for that model: k = 1 shows the
     // error at the measured sizes, and no unmeasured size is predicted from it.
+    const std::vector<CostModel> row_models = models_of(key.backend);
     std::map<CostModel, double> calibration;
-    for (CostModel model : opts.models) {
+    for (CostModel model : row_models) {
       double k = 1;
       if (b.world_size >= 2 && b.exposed_comm_s > 0) {
         const AlphaBeta ab = usable_ab(choose_fit(model, b.nodes, b.world_size), model);
@@ -537,7 +547,7 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
     rp.comm_factor = calibration;
 
     for (int p : sizes)
-      for (CostModel model : opts.models) {
+      for (CostModel model : row_models) {
         PredictedPoint pt;
         pt.world_size = p;
         pt.model = model;

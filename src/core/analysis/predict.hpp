@@ -43,7 +43,14 @@ enum class CostModel { ring, tree };
 std::string cost_model_name(CostModel m);
 
 /// Parses "ring", "tree" or "both" (both: ring then tree); throws UsageError naming `flag`.
+/// ("auto", the backend's algorithm, is PredictOptions::models_from_backend.)
 std::vector<CostModel> parse_cost_models(const std::string& text, const std::string& flag = "--model");
+
+/// The allreduce algorithms `backend` runs, as cost models: Gloo's allreduce is a segmented
+/// ring whatever the size (gloo/allreduce.cc, which ProcessGroupGloo calls for dense CPU
+/// tensors); NCCL chooses per message size among ring and tree (and others its tuner knows,
+/// src/graph/tuning.cc), so both are shown; an unknown backend gets both too.
+std::vector<CostModel> cost_models_of_backend(const std::string& backend);
 
 /// Link level of a group: intra-node (nodes == 1) or inter-node (nodes > 1).
 enum class LinkLevel { intra, inter };
@@ -143,6 +150,9 @@ double exposed_comm_s(const std::vector<double>& bucket_bytes, const std::vector
 struct PredictOptions {
   std::vector<int> world_sizes = {8, 64, 512, 4096};  ///< predicted in addition to the measured ones
   std::vector<CostModel> models = {CostModel::ring, CostModel::tree};
+  /// Each base row is predicted under its own backend's algorithms (cost_models_of_backend),
+  /// not `models` (`--model auto`, the default of the command).
+  bool models_from_backend = false;
   int gpus_per_node = 0;  ///< ranks per node; 0: the most any row of the run files ran on one node
 };
 
