@@ -118,30 +118,33 @@ LinkLevel level_of(int nodes) { return nodes > 1 ? LinkLevel::inter : LinkLevel:
 
 // Why fit `c` of `rows` (indices into `all`) cannot be used for a prediction, "" when it can:
 // no bandwidth (β ≤ 0), a bandwidth beyond any link, or times that fall as the size grows at
-// one world size (beyond kMonotonicTolerance).
+// one world size where the bandwidth term dominates (β·b ≥ α·a under the fit: beyond
+// kMonotonicTolerance below the largest such time at a smaller size). Below that, in the
+// latency regime, times of a few hundred microseconds scatter (thread wake-ups, Gloo's
+// polling) and say nothing about the link.
 std::string unusable_reason(const std::vector<CommResult>& all, const std::vector<size_t>& rows, const CommFit& c) {
   if (!(c.fit.ab.beta_s_per_byte > 0))
     return fmt::format("beta = {:.3g} s/byte, no bandwidth: the timings do not grow with size", c.fit.ab.beta_s_per_byte);
   if (c.bandwidth_gbps() > kMaxLinkGBps)
     return fmt::format("1/beta = {:.3g} GB/s, beyond any link (more than {:.0f} GB/s): the timings are flat",
                        c.bandwidth_gbps(), kMaxLinkGBps);
-  std::vector<size_t> order = rows;
+  std::vector<size_t> order;
+  for (size_t i : rows) {
+    const CostTerms t = cost_terms(c.collective, c.model, all[i].world_size, static_cast<double>(all[i].bytes));
+    if (t.beta_coef * c.fit.ab.beta_s_per_byte >= t.alpha_coef * c.fit.ab.alpha_s) order.push_back(i);
+  }
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return std::make_pair(all[a].world_size, all[a].bytes) < std::make_pair(all[b].world_size, all[b].bytes);
   });
   for (size_t i = 1; i < order.size(); ++i) {
-    const CommResult &prev = all[order[i - 1]], &r = all[order[i]];
-    if (prev.world_size != r.world_size) continue;
-    double most = 0;
-    const CommResult* at = nullptr;
+    const CommResult& r = all[order[i]];
+    const CommResult* most = nullptr;
     for (size_t j = 0; j < i; ++j)
-      if (all[order[j]].world_size == r.world_size && all[order[j]].time_us > most) {
-        most = all[order[j]].time_us;
-        at = &all[order[j]];
-      }
-    if (at != nullptr && r.time_us < (1 - kMonotonicTolerance) * most)
+      if (all[order[j]].world_size == r.world_size && (!most || all[order[j]].time_us > most->time_us))
+        most = &all[order[j]];
+    if (most != nullptr && r.time_us < (1 - kMonotonicTolerance) * most->time_us)
       return fmt::format("on {} ranks the time falls as the size grows ({:.4g} us at {} bytes after {:.4g} us at {})",
-                         r.world_size, r.time_us, r.bytes, at->time_us, at->bytes);
+                         r.world_size, r.time_us, r.bytes, most->time_us, most->bytes);
   }
   return "";
 }
@@ -725,7 +728,8 @@ std::vector<Table> prediction_tables(const Prediction& p) {
       const auto shown = [&pt](double v) { return pt.withheld ? Value() : Value(v); };
       t.rows.push_back({static_cast<long long>(pt.world_size), static_cast<long long>(pt.nodes),
                         link_level_name(pt.level) + (pt.level_substituted ? "*" : ""), cost_model_name(pt.model),
-                        std::string(pt.comm_measured_here ? "comm here" : "fit"), shown(pt.comm_s),
+                        std::string(pt.world_size == 1 ? "-" : pt.comm_measured_here ? "comm here" : "fit"),
+                        shown(pt.comm_s),
                         shown(pt.exposed_s), shown(pt.step_s), pt.withheld ? Value() : opt(pt.efficiency),
                         opt(pt.measured_step_s), opt(pt.error), opt(pt.measured_comm_s), opt(pt.measured_exposed_s),
                         opt(pt.measured_efficiency), opt(pt.backtest_error), range, pt.ab.alpha_s,

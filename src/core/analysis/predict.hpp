@@ -123,8 +123,8 @@ struct CommFit {
 /// 1.8 TB/s (NVIDIA's Blackwell datasheet); a fit beyond it comes from flat timings.
 inline constexpr double kMaxLinkGBps = 18000;
 
-/// How far a time may fall below the largest one at a smaller size before the timings
-/// count as non-monotonic (noise at equal cost): t < (1 − this) · max earlier t.
+/// How far a time may fall below the largest one at a smaller size, where the bandwidth term
+/// dominates, before the timings count as non-monotonic: t < (1 − this) · max earlier t.
 inline constexpr double kMonotonicTolerance = 0.25;
 
 /// Fits every modelled collective of `rows` (the comm_results of `comm` files) per
