@@ -5,7 +5,9 @@
 #     PASS|FAIL <name> exit=<code> seconds=<s>[ (<why it failed>)]
 # and a last line "<n> of <m> paths passed". A path that exits non-zero is FAIL even when it
 # wrote its rows. Each path's command is in OUTDIR/COMMANDS.md, its output in OUTDIR/<name>.txt,
-# its result file (if any) in OUTDIR/<name>.json. Commit OUTDIR under docs/results/.
+# its result file (if any) in OUTDIR/<name>.json, the teardown trace of each of its processes in
+# OUTDIR/teardown/<name>/ (a path that exits 0 with a trace out of PyTorch's order is FAIL).
+# Commit OUTDIR under docs/results/.
 #
 #   scripts/gpu-check.sh OUTDIR [STEP] [--only NAME[,NAME...]] [--list]
 #
@@ -183,6 +185,24 @@ write_summary() {
   } >"$summary.tmp" && mv "$summary.tmp" "$summary"
 }
 
+# teardown_order DIR: every trace file in DIR (one per process) has the teardown's events in
+# PyTorch's order (teardown, device synchronized, groups, store, allocator, autograd engine,
+# streams) and ends "main returns 0"; prints the first file that does not, and fails.
+teardown_order() {
+  python3 - "$1" <<'PY'
+import pathlib, sys
+order = ["teardown:", "device synchronized:", "allocator emptied:", "autograd engine stopped:", "streams flushed:",
+         "main returns 0"]
+for f in sorted(pathlib.Path(sys.argv[1]).glob("*.txt")):
+    lines = f.read_text().splitlines()
+    at = [next((i for i, l in enumerate(lines) if l.startswith(e)), -1) for e in order]
+    after = [i for i, l in enumerate(lines) if l.startswith(("group destroyed:", "store released:")) and i > at[0]]
+    if -1 in at or at != sorted(at) or lines[-1] != "main returns 0" or any(not (at[1] < i < at[2]) for i in after):
+        print(f"{f.name}: events out of PyTorch's order or missing ({len(lines)} lines)")
+        sys.exit(1)
+PY
+}
+
 # The build: always (a rerun after a fix needs the fixed binary); a path of its own.
 t0=$(date +%s)
 prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
@@ -219,13 +239,17 @@ for i in "${!names[@]}"; do
   printf '\n== %s\n$ %s\n' "$name" "${cmd[*]}"
   t0=$(date +%s); rc=0; want=0
   if [ "${cmd[0]}" = expect_exit ]; then want=${cmd[1]}; cmd=("${cmd[@]:2}"); fi
-  timeout --kill-after=5 "$limit" "${cmd[@]}" >"$out/$name.txt" 2>&1 || rc=$?
+  # Every process of the path records its teardown (engine/run/teardown.hpp) under
+  # OUTDIR/teardown/NAME/; a path that exits 0 must show each one in PyTorch's order.
+  rm -rf "${out:?}/teardown/$name"; mkdir -p "$out/teardown/$name"
+  DDPBENCH_TEARDOWN_TRACE="$out/teardown/$name" timeout --kill-after=5 "$limit" "${cmd[@]}" >"$out/$name.txt" 2>&1 || rc=$?
   secs=$(( $(date +%s) - t0 ))
   tail -n 6 "$out/$name.txt"
   why=""
   [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && why="time limit $limit s"
   [ "$rc" -eq 139 ] && why="segmentation fault"
   [ "$rc" -ne "$want" ] && [ "$want" -ne 0 ] && why="expected exit $want"
+  if [ "$rc" -eq 0 ] && ! bad=$(teardown_order "$out/teardown/$name"); then why="teardown: $bad"; fi
   if [ "$rc" -eq 0 ] && [ -n "${expects[$name]:-}" ]; then
     while IFS= read -r e; do
       [ -n "$e" ] || continue
