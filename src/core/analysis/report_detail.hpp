@@ -1,4 +1,4 @@
-// Helpers core/analysis/report.cpp (the analysis) and core/render/report_tables.cpp (its tables) share:
+// Helpers core/analysis/report_analysis.cpp (the analysis) and core/render/report_tables.cpp (its tables) share:
 // internal to `ddpbench report`, not part of its interface. Torch-free.
 #pragma once
 

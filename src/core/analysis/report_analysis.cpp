@@ -1,4 +1,4 @@
-#include "core/analysis/report.hpp"
+#include "core/analysis/report_analysis.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
