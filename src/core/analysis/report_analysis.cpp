@@ -18,7 +18,7 @@
 #include <tuple>
 
 #include "core/analysis/report_analysis_internal.hpp"
-#include "core/result/memory.hpp"
+#include "core/result/row_memory.hpp"
 #include "core/result/row_metrics.hpp"
 #include "core/result/row_validation.hpp"
 #include "core/stats/gpu_peaks.hpp"

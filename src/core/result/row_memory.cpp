@@ -1,4 +1,4 @@
-#include "core/result/memory.hpp"
+#include "core/result/row_memory.hpp"
 
 #include <algorithm>
 #include <cmath>
