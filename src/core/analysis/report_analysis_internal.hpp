@@ -36,7 +36,7 @@ struct Point {
   BreakdownRow breakdown;  // the row's breakdown and communication facts (world size etc. filled in)
   // Schema 1.7: the memory of the row (its strategy, checkpointing and mode are in the key).
   std::optional<double> peak_allocated_bytes, peak_reserved_bytes, peak_rss_bytes, model_state_bytes;
-  std::optional<double> peak_memory_bytes;  // core/result/memory row_peak_memory_bytes
+  std::optional<double> peak_memory_bytes;  // row_peak_memory_bytes (core/result/row_memory)
 };
 
 // Examples one rank processes per optimizer step: the batch of each of grad_accum micro-steps.

@@ -149,7 +149,7 @@ std::vector<Point> collect_points(const std::vector<NamedResult>& files, std::ve
         p.peak_reserved_bytes = r.memory.max_over_ranks.peak_reserved_bytes;
         p.peak_rss_bytes = r.memory.max_over_ranks.peak_rss_bytes;
         if (r.memory.model_state_bytes) p.model_state_bytes = static_cast<double>(r.memory.model_state_bytes->total());
-        p.peak_memory_bytes = r.memory.peak_bytes();
+        p.peak_memory_bytes = row_peak_memory_bytes(r);
       }
       pts.push_back(std::move(p));
     }

@@ -273,10 +273,8 @@ std::vector<PlotSpec> strategy_plots(const Report& r) {
     double top = 0;
     for (const auto& x : t.rows) {
       if (x.world_size != n) continue;
-      // The tables' "peak mem" (row_metrics), else (a file without its telemetry copy) the same
-      // max over ranks from the row's memory object.
+      // The tables' "peak mem": the row metric, row_peak_memory_bytes (core/result/row_memory).
       std::optional<double> peak = x.facts.metric("peak_memory_bytes");
-      if (!peak) peak = gpu ? x.peak_allocated_bytes : x.peak_rss_bytes;
       any_peak = any_peak || peak;
       any_state = any_state || x.model_state_bytes;
       for (const auto& v : {peak, x.model_state_bytes})
