@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/analysis/check.hpp"
-#include "core/analysis/report.hpp"
+#include "core/analysis/report_analysis.hpp"
 #include "core/render/report_tables.hpp"
 #include "core/result/result.hpp"
 #include "core/util/errors.hpp"

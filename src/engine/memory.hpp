@@ -1,6 +1,6 @@
 // Peak memory per rank and the bytes of model state a rank holds (schema 1.7; docs/
 // METHODOLOGY.md "Memory per rank and inference mode"). The torch-free half (parsing
-// /proc/self/status, the row's "memory" object) is core/result/memory.hpp.
+// /proc/self/status, the row's "memory" object) is core/result/row_memory.hpp.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/result/memory.hpp"
+#include "core/result/row_memory.hpp"
 
 namespace ddpbench {
 

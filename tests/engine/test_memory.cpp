@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/gloo_skip.hpp"
-#include "core/result/memory.hpp"
+#include "core/result/row_memory.hpp"
 #include "engine/bench/sweep.hpp"
 #include "engine/memory.hpp"
 #include "engine/models/registry.hpp"

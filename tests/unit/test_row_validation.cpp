@@ -8,7 +8,7 @@
 #include <string>
 
 #include "common/testutil.hpp"
-#include "core/analysis/report.hpp"
+#include "core/analysis/report_analysis.hpp"
 #include "core/result/result.hpp"
 #include "core/result/row_validation.hpp"
 #include "core/stats/stats.hpp"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/analysis/check.hpp"
-#include "core/analysis/report.hpp"
+#include "core/analysis/report_analysis.hpp"
 #include "core/analysis/summary.hpp"
 #include "core/render/report_tables.hpp"
 

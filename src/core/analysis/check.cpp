@@ -8,7 +8,7 @@
 #include <limits>
 #include <optional>
 
-#include "core/analysis/report.hpp"
+#include "core/analysis/report_analysis.hpp"
 #include "core/config/run_config.hpp"
 #include "core/launch/launch_env.hpp"
 #include "core/result/row_metrics.hpp"

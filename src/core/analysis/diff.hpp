@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/analysis/report.hpp"
+#include "core/analysis/report_analysis.hpp"
 #include "core/result/config_key.hpp"
 #include "core/result/result.hpp"
 

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "core/analysis/report.hpp"
+#include "core/analysis/report_analysis.hpp"
 #include "core/result/result.hpp"
 #include "core/util/table.hpp"
 
@@ -171,7 +171,7 @@ struct BaseRow {
   double backward_compute_s = 0, backward_comm_s = 0, overlap_s = 0, exposed_comm_s = 0;
   double hideable_s = 0;  ///< backward_compute_s / grad_accum: the synchronised micro-step's backward
   double fixed_s = 0;     ///< step_p50_s − exposed_comm_s: the step without exposed communication
-  std::optional<double> baseline_per_gpu_ex_s;  ///< report's weak-scaling baseline (report.hpp WeakTable)
+  std::optional<double> baseline_per_gpu_ex_s;  ///< report's weak-scaling baseline (report_analysis.hpp WeakTable)
   std::string baseline;                         ///< its name ("1-rank DDP", "no-DDP", ...)
 };
 

@@ -1,5 +1,6 @@
-// Helpers core/analysis/report.cpp (the analysis) and core/render/report_tables.cpp (its tables) share:
-// internal to `ddpbench report`, not part of its interface. Torch-free.
+// Helpers `ddpbench report`'s analysis (core/analysis/report_analysis*.cpp; defined in
+// report_analysis_cluster.cpp) and its tables (core/render/report_tables*.cpp) share: internal to
+// `ddpbench report`, not part of its interface. Torch-free.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/analysis/diff.hpp"
-#include "core/analysis/report.hpp"
+#include "core/analysis/report_analysis.hpp"
 #include "core/analysis/report_detail.hpp"
 #include "core/result/bench_table.hpp"
 #include "core/result/row_metrics.hpp"

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/analysis/report.hpp"
+#include "core/analysis/report_analysis.hpp"
 #include "core/render/plots.hpp"
 
 namespace ddpbench {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/analysis/report.hpp"
+#include "core/analysis/report_analysis.hpp"
 
 namespace ddpbench {
 
@@ -85,9 +85,9 @@ inline constexpr size_t kMaxRankBars = 64;
 /// time ("telemetry-<model>...": SM utilization and SM clock per rank, CPU utilization on CPU
 /// runs); per straggler entry the score per rank with the threshold ("stragglers-..."); per
 /// burned-in row ex/s per rank against time ("burnin-..."); each bounded by kMaxRankLines and
-/// kMaxRankBars. Schema 1.7: per strategy table (report.hpp StrategyTable), at its largest world
-/// size, bars of peak memory (the "peak_memory_bytes" row metric the scaling tables print, else
-/// the row's memory peak) and model state per rank per strategy line ("memory-..."). Each
+/// kMaxRankBars. Schema 1.7: per strategy table (report_analysis.hpp StrategyTable), at its largest world
+/// size, bars of peak memory (the "peak_memory_bytes" row metric the scaling tables print:
+/// row_peak_memory_bytes) and model state per rank per strategy line ("memory-..."). Each
 /// plot names the tables it belongs to (Plot::tables). Drawn by draw_plots (script
 /// "plots.gp"): a plot that cannot be drawn says why in its Plot::error.
 /// Throws UsageError when gnuplot is not installed or `dir` cannot be created, and as draw_plots.

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/analysis/report.hpp"
+#include "core/analysis/report_analysis.hpp"
 #include "core/render/plots.hpp"
 #include "core/util/table.hpp"
 

@@ -1,11 +1,11 @@
-// The rendering half of `ddpbench report`: the Report that build_report (core/analysis/report.hpp) found,
+// The rendering half of `ddpbench report`: the Report that build_report (core/analysis/report_analysis.hpp) found,
 // as tables (table.hpp's one table, five printers). Torch-free.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "core/analysis/report.hpp"
+#include "core/analysis/report_analysis.hpp"
 #include "core/util/table.hpp"
 
 namespace ddpbench {

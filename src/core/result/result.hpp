@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/result/memory.hpp"
+#include "core/result/row_memory.hpp"
 #include "core/result/row_sections.hpp"
 #include "core/stats/stats.hpp"
 
@@ -173,7 +173,7 @@ struct BenchResult {
   /// forward per sample, no DDP; ddp is false); absent in older files: "train".
   std::string mode = "train";
   /// Peak memory per rank over the measured series, and the model state rank 0 holds
-  /// (core/result/memory RowMemory); empty when unmeasured.
+  /// (core/result/row_memory RowMemory); empty when unmeasured.
   RowMemory memory;
 };
 

@@ -40,10 +40,7 @@ const std::vector<RowMetric>& row_metrics() {
        "peak mem = the largest peak over the row's ranks: the CUDA caching allocator's peak allocated bytes on "
        "GPUs, the process's peak resident set (VmHWM) on CPUs",
        kInReportTables | kCheckable | kInDiff, "peak",
-       [](const BenchResult& r) {
-         const auto& peak = r.telemetry.peak_memory_bytes_max_over_ranks;
-         return positive(peak ? std::optional<double>(static_cast<double>(*peak)) : std::nullopt);
-       }},
+       [](const BenchResult& r) { return positive(row_peak_memory_bytes(r)); }},
       {"epoch_time_s", "epoch time", "s", fmtcol::duration(),
        "epoch time = optimizer steps per epoch (communication.steps_per_epoch: --dataset-size examples, default "
        "ImageNet-1k's 1,281,167, over the examples of one step) x the mean step time (the step statistic of every "

@@ -1,6 +1,6 @@
 #include "core/telemetry/telemetry.hpp"
 
-#include "core/result/memory.hpp"
+#include "core/result/row_memory.hpp"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -62,7 +62,7 @@ std::optional<double> read_cpu_time_s(const fs::path& stat) {
   return std::nullopt;
 }
 
-// VmHWM ("peak resident set size") of /proc/<pid>/status, in bytes (core/result/memory).
+// VmHWM ("peak resident set size") of /proc/<pid>/status, in bytes (core/result/row_memory).
 std::optional<double> read_vm_hwm_bytes(const fs::path& status) {
   return read_proc_status_bytes(status.string(), "VmHWM:");
 }

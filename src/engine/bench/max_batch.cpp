@@ -22,7 +22,7 @@
 
 #include "core/launch/process.hpp"
 #include "core/launch/watchdog.hpp"
-#include "core/result/memory.hpp"
+#include "core/result/row_memory.hpp"
 #include "core/util/errors.hpp"
 #include "engine/bench/sweep.hpp"
 #include "engine/compat.hpp"
@@ -34,7 +34,7 @@
 namespace ddpbench {
 namespace {
 
-// A "Vm...:   123 kB" line of /proc/self/status, in bytes (core/result/memory.hpp); -1 when absent.
+// A "Vm...:   123 kB" line of /proc/self/status, in bytes (core/result/row_memory.hpp); -1 when absent.
 long long proc_status_bytes(const char* key) {
   return static_cast<long long>(read_proc_status_bytes("/proc/self/status", key).value_or(-1.0));
 }

@@ -42,7 +42,7 @@
 #include <string>
 #include <vector>
 
-#include "core/result/memory.hpp"
+#include "core/result/row_memory.hpp"
 #include "engine/dist/collectives.hpp"
 #include "engine/models/model.hpp"
 

@@ -1,10 +1,10 @@
-// core/result/memory: /proc/self/status parsing and the row's "memory" object, by hand.
+// core/result/row_memory: /proc/self/status parsing and the row's "memory" object, by hand.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <iterator>
 
-#include "core/result/memory.hpp"
+#include "core/result/row_memory.hpp"
 
 namespace ddpbench {
 namespace {

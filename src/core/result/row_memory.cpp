@@ -1,10 +1,11 @@
-#include "core/result/memory.hpp"
+#include "core/result/row_memory.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
+#include "core/result/result.hpp"
 #include "core/result/row_sections.hpp"
 
 namespace ddpbench {
@@ -122,6 +123,13 @@ bool RowMemory::operator==(const RowMemory& o) const { return nlohmann::json(*th
 std::optional<double> RowMemory::peak_bytes() const {
   if (max_over_ranks.peak_allocated_bytes) return max_over_ranks.peak_allocated_bytes;
   return max_over_ranks.peak_rss_bytes;
+}
+
+std::optional<double> row_peak_memory_bytes(const BenchResult& row) {
+  if (const auto peak = row.memory.peak_bytes()) return peak;
+  const auto& telemetry = row.telemetry.peak_memory_bytes_max_over_ranks;
+  if (telemetry && *telemetry > 0) return static_cast<double>(*telemetry);
+  return std::nullopt;
 }
 
 RowMemory row_memory(const std::vector<RankMemory>& ranks, const std::optional<ModelStateBytes>& state,

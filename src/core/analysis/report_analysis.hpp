@@ -262,7 +262,7 @@ struct InferenceRow {
   RowLaunch launch;
   double aggregate_ex_s = 0;                ///< world size * batch per rank / p50
   double p50_s = 0, p95_s = 0;              ///< per-batch forward time, pooled over ranks
-  std::optional<double> peak_memory_bytes;  ///< row_peak_memory_bytes of the row's memory
+  std::optional<double> peak_memory_bytes;  ///< row_peak_memory_bytes (core/result/row_memory)
 };
 struct InferenceTable {
   ConfigKey key;  ///< of the first row (world size varies)

@@ -66,11 +66,24 @@ struct RowMemory {
   nlohmann::json extra = nlohmann::json::object();  ///< keys this version does not know, as read
 
   bool empty() const { return per_rank.empty() && !model_state_bytes && source.empty() && extra.empty(); }
-  /// The peak memory per rank a report compares: max over ranks of the peak allocated bytes
-  /// (GPU rows), else of the peak RSS (CPU rows); nullopt when the row measured neither.
+  /// The memory section's peak: max over ranks of the peak allocated bytes (GPU rows), else of
+  /// the peak RSS (CPU rows); nullopt when the row measured neither. Readers use
+  /// row_peak_memory_bytes, which falls back to the telemetry's copy for older files.
   std::optional<double> peak_bytes() const;
   bool operator==(const RowMemory& o) const;
 };
+
+struct BenchResult;
+
+/// The peak memory of a row, in bytes: the largest peak over its ranks. The one accessor every
+/// reader of a row's peak uses (the "peak_memory_bytes" row metric, hence the scaling tables,
+/// `check` and `diff`; `report`'s memory and inference tables; the strategy plots). Of its two
+/// sources the memory section wins: RowMemory::peak_bytes (schema 1.7: the CUDA caching
+/// allocator's peak allocated bytes on GPUs, else the process's peak RSS, VmHWM), else
+/// telemetry.peak_memory_bytes_max_over_ranks (every schema; `run` writes it from the same
+/// measurement, so where a row has both they agree), counted only when > 0 (0: not measured).
+/// nullopt when the row recorded neither.
+std::optional<double> row_peak_memory_bytes(const BenchResult& row);
 
 /// {"per_rank": [{"rank", "peak_allocated_bytes", "peak_reserved_bytes", "peak_rss_bytes"}]
 /// (null where not measured), "max_over_ranks": {the same three}, "model_state_bytes":
