@@ -15,7 +15,7 @@
 // does not fit one machine. The per-rank payloads are synthetic, of realistic size: the
 // RankStats of a 20-iteration series with every field set, a real CPU rank's telemetry
 // (docs/examples/cluster-validation/straggler_cpu.json), and this host's real
-// host_environment() for every node.
+// host_environment() for every node, padded to 8 KiB.
 //
 // Usage: control_plane_sim [--ranks N[,N...]] [--json FILE] [--out DIR] [--check-linear A,B]
 //                          [--factor F]
@@ -74,8 +74,9 @@ namespace {
 
 constexpr int kRanksPerNode = 8;
 constexpr int kMaxGroups = 64;
-constexpr size_t kMaxLen = 256;  // doubles a rank gathers at most in one call
-constexpr int kIters = 20;       // `run`'s default measured iterations
+constexpr size_t kMaxLen = 256;         // doubles a rank gathers at most in one call
+constexpr int kIters = 20;              // `run`'s default measured iterations
+constexpr size_t kNodeEnvBytes = 8192;  // a node's environment as published (kMaxNodeEnvBytes / 2)
 const std::chrono::milliseconds kTimeout{600000};
 
 // ---- the shared-memory stand-in backend ---------------------------------------------------
@@ -89,7 +90,16 @@ struct Shared {
   /// Store traffic of every rank's TCPStore client (both processes): bytes sent (requests)
   /// and received (answers) on sockets whose peer is the store's port.
   std::atomic<uint64_t> store_sent{0}, store_received{0}, store_sends{0};
+  /// steady_clock ns (CLOCK_MONOTONIC, the same in both processes) when the last rank other
+  /// than 0 returned from rendezvous(), and when the last node published its environment.
+  std::atomic<int64_t> last_joined_ns{0}, last_published_ns{0};
 };
+
+void note_latest(std::atomic<int64_t>& at) {
+  const int64_t t = std::chrono::steady_clock::now().time_since_epoch().count();
+  for (int64_t v = at.load(); v < t && !at.compare_exchange_weak(v, t);) {
+  }
+}
 
 Shared* g_shared = nullptr;
 double* g_data = nullptr;  // kMaxGroups x world x kMaxLen doubles
@@ -309,6 +319,7 @@ RankResult run_rank(int r, int world, int port, const std::string& json_path) {
 
   // 1. Rendezvous (real).
   Rendezvous rv = rendezvous(li, join, kTimeout);
+  if (!root) note_latest(g_shared->last_joined_ns);
   const auto store = rv.store;
   Counters c1 = root ? now(store) : Counters{};
   if (root) out.phases["rendezvous"] = delta(c0, c1);
@@ -323,13 +334,24 @@ RankResult run_rank(int r, int world, int port, const std::string& json_path) {
     mine["host"] = join.placement.host;
     const std::string text = mine.dump();
     store->set(fmt::format("node/{}", r), std::vector<uint8_t>(text.begin(), text.end()));
+    note_latest(g_shared->last_published_ns);
   }
   if (root) {
     nodes = gather_node_environments(store, li, current_env(), rv.placements, kTimeout);
     (void)job_environment_facts(li, join.job_id, BackendKind::kNccl, true, 1, rv.placements, current_env(), nodes);
   }
   Counters c2 = root ? now(store) : Counters{};
-  if (root) out.phases["node_environments"] = delta(c1, c2);
+  if (root) {
+    out.phases["node_environments"] = delta(c1, c2);
+    auto since_start = [](int64_t ns) {
+      return std::chrono::duration<double>(Clock::time_point(Clock::duration(ns)) - g_t0).count();
+    };
+    // When rank 0 returned from the rendezvous and from the node gather, against when the
+    // last other rank joined and the last node published: the rest is rank 0's own reading.
+    out.phases["rendezvous"]["last_other_rank_joined_s"] = since_start(g_shared->last_joined_ns.load());
+    out.phases["node_environments"]["last_node_published_s"] = since_start(g_shared->last_published_ns.load());
+    out.phases["node_environments"]["rank0_started_s"] = c1.t;
+  }
 
   SweepEnv env;
   env.launch = li;
@@ -340,10 +362,11 @@ RankResult run_rank(int r, int world, int port, const std::string& json_path) {
   env.store = store;
   env.placements = rv.placements;
 
-  ResultFile rf = new_result_file("run", {"ddpbench", "run", "--model", "resnet50"}, 1 + (int)env.cfg.world_sizes.size());
+  ResultFile rf =
+      new_result_file("run", {"ddpbench", "run", "--model", "resnet50"}, 1 + (int)env.cfg.world_sizes.size());
   if (root) {
-    rf.environment = environment_json(job_environment_facts(li, join.job_id, BackendKind::kNccl, true, 1,
-                                                            rv.placements, current_env(), nodes));
+    rf.environment = environment_json(
+        job_environment_facts(li, join.job_id, BackendKind::kNccl, true, 1, rv.placements, current_env(), nodes));
   }
 
   // 3. The world group and the no-DDP baseline's gather of every rank's compute p50s.
@@ -396,16 +419,16 @@ RankResult run_rank(int r, int world, int port, const std::string& json_path) {
       Counters f = now(store);
       gate.done();
       Counters g = now(store);
-      out.rows.push_back({{"n", n},
-                          {"group_creation", delta(a, b)},
-                          {"stats_gather", delta(b, c)},
-                          {"make_row", delta(c, d)},
-                          {"telemetry_collect_and_attach", delta(d, e)},
-                          {"save_partial", delta(e, f)},
-                          {"partial_bytes", static_cast<long long>(std::ifstream(partial_path(json_path),
-                                                                                 std::ios::binary | std::ios::ate)
-                                                                        .tellg())},
-                          {"total", delta(a, g)}});
+      out.rows.push_back(
+          {{"n", n},
+           {"group_creation", delta(a, b)},
+           {"stats_gather", delta(b, c)},
+           {"make_row", delta(c, d)},
+           {"telemetry_collect_and_attach", delta(d, e)},
+           {"save_partial", delta(e, f)},
+           {"partial_bytes",
+            static_cast<long long>(std::ifstream(partial_path(json_path), std::ios::binary | std::ios::ate).tellg())},
+           {"total", delta(a, g)}});
       rows_s += g.t - a.t;
       if (n == world) largest = row;
     }
@@ -439,8 +462,7 @@ RankResult run_rank(int r, int world, int port, const std::string& json_path) {
     commit_result(rf, json_path, /*overwrite=*/true);
     Counters c6 = now(store);
     out.phases["result_commit"] = delta(c5, c6);
-    out.result_bytes =
-        static_cast<long long>(std::ifstream(json_path, std::ios::binary | std::ios::ate).tellg());
+    out.result_bytes = static_cast<long long>(std::ifstream(json_path, std::ios::binary | std::ios::ate).tellg());
   }
   Counters c7 = root ? now(store) : Counters{};
   finish_barrier(store, li, kTimeout);
@@ -518,8 +540,11 @@ int simulate(int world, const std::string& dir, const std::string& report) {
   }
   int status = 0;
   ::waitpid(others, &status, 0);
-  nlohmann::json j = {{"ranks", world},         {"ranks_per_node", kRanksPerNode}, {"phases", res.phases},
-                      {"rows", res.rows},       {"result_bytes", res.result_bytes},
+  nlohmann::json j = {{"ranks", world},
+                      {"ranks_per_node", kRanksPerNode},
+                      {"phases", res.phases},
+                      {"rows", res.rows},
+                      {"result_bytes", res.result_bytes},
                       {"telemetry_bytes_per_rank", g_telemetry.dump().size()},
                       {"node_env_bytes_per_node", g_node_env.dump().size()},
                       {"stats_payload_doubles", synthetic_stats(0).pack().size()},
@@ -554,8 +579,8 @@ std::string table(const std::vector<nlohmann::json>& runs) {
     for (const char* p : {"rendezvous", "node_environments", "world_group_and_baseline_gather", "rows", "stragglers",
                           "result_commit", "finish_barrier", "total"}) {
       const auto& d = j["phases"][p];
-      o << fmt::format("| {} | {} | {:.3f} | {} | {} | {} | {:.0f} |\n", j["ranks"].get<int>(), p,
-                       d["s"].get<double>(), d["store_request_bytes"].get<long long>(), d["store_answer_bytes"].get<long long>(),
+      o << fmt::format("| {} | {} | {:.3f} | {} | {} | {} | {:.0f} |\n", j["ranks"].get<int>(), p, d["s"].get<double>(),
+                       d["store_request_bytes"].get<long long>(), d["store_answer_bytes"].get<long long>(),
                        d["keys"].get<long long>(), mib(d["peak_rss_bytes"].get<double>()));
     }
   }
@@ -564,11 +589,10 @@ std::string table(const std::vector<nlohmann::json>& runs) {
   for (const auto& j : runs) {
     const auto& last = j["rows"].back();
     o << fmt::format("| {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {} | {:.0f} |\n",
-                     j["ranks"].get<int>(), last["total"]["s"].get<double>(),
-                     last["group_creation"]["s"].get<double>(), last["stats_gather"]["s"].get<double>(),
-                     last["make_row"]["s"].get<double>(), last["telemetry_collect_and_attach"]["s"].get<double>(),
-                     last["save_partial"]["s"].get<double>(), j["result_bytes"].get<long long>(),
-                     j["result_bytes"].get<double>() / j["ranks"].get<double>());
+                     j["ranks"].get<int>(), last["total"]["s"].get<double>(), last["group_creation"]["s"].get<double>(),
+                     last["stats_gather"]["s"].get<double>(), last["make_row"]["s"].get<double>(),
+                     last["telemetry_collect_and_attach"]["s"].get<double>(), last["save_partial"]["s"].get<double>(),
+                     j["result_bytes"].get<long long>(), j["result_bytes"].get<double>() / j["ranks"].get<double>());
   }
   return o.str();
 }
@@ -637,6 +661,10 @@ int main(int argc, char** argv) {
     const auto f = nlohmann::json::parse(in);
     g_telemetry = f["results"].back()["ranks"][0]["telemetry"]["sampled"];
     g_node_env = host_environment(current_env());
+    // A GPU node's probe (nvidia-smi's GPUs and topology, versions) is kilobytes where this
+    // machine's is a few hundred bytes: padded to kNodeEnvBytes, half the bound a node may publish.
+    const size_t have = g_node_env.dump().size();
+    if (have < kNodeEnvBytes) g_node_env["sim_padding"] = std::string(kNodeEnvBytes - have - 20, 'x');
   }
   std::vector<nlohmann::json> runs;
   try {
@@ -657,8 +685,8 @@ int main(int argc, char** argv) {
       const bool fine = b[i].second <= factor * a[i].second;
       ok = ok && fine;
       std::cout << fmt::format("{}: {} per rank at N={}: {:.1f}, at N={}: {:.1f} ({:.2f}x; limit {:g}x)\n",
-                               fine ? "linear" : "NOT LINEAR", a[i].first, check[0], a[i].second, check[1],
-                               b[i].second, b[i].second / a[i].second, factor);
+                               fine ? "linear" : "NOT LINEAR", a[i].first, check[0], a[i].second, check[1], b[i].second,
+                               b[i].second / a[i].second, factor);
     }
     std::cout << (ok ? "control plane grows linearly\n" : "control plane grows faster than linearly\n");
     return ok ? 0 : 1;
