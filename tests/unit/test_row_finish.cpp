@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <stdexcept>
 
 #include "common/testutil.hpp"
@@ -172,6 +174,71 @@ TEST(RowMetricCatalogue, EveryMetricAppearsInEveryOutputItsUsesName) {
     }
     if (m.used_in(kInDiff)) EXPECT_DOUBLE_EQ(d["rows"].back()["metrics"][m.key]["base"].get<double>(), *m.of(ddp));
   }
+}
+
+// preemptions_per_step end to end, by hand: rank 0's steps preempted 3, 5 and 10 times, rank
+// 1's 0 and 2 times. Each rank's value is its mean (6, 1), the row's the largest (6); the
+// result file, report, check and diff carry it.
+TEST(PreemptionsPerStep, FromTheStepsToEveryOutput) {
+  const char* key = "preemptions_per_step";
+  ResultFile f = read_result_file(kFix + "weak_cpu.json");
+  BenchResult& row = f.results[2];  // the 2-rank DDP row
+  ASSERT_EQ(row.ranks.size(), 2u);
+  const std::vector<std::vector<double>> steps = {{3, 5, 10}, {0, 2}};
+  for (size_t r = 0; r < 2; ++r) {
+    StepMetrics m;  // the capture of run_series
+    for (double v : steps[r]) m.add(key, v);
+    const auto values = m.values();  // what the rank sends (RankStats::metrics); make_row keys them
+    for (size_t i = 0; i < values.size(); ++i)
+      if (values[i]) row.ranks[r].metrics[per_rank_metrics()[i]->key] = *values[i];
+  }
+  std::vector<BenchResult> rows(f.results.begin(), f.results.begin() + 3);
+  finish_row(rows[2], rows, RowFinish{true, nullptr});
+  f.results[2] = rows[2];
+  EXPECT_DOUBLE_EQ(f.results[2].ranks[0].metrics.at(key), 6);  // (3 + 5 + 10) / 3
+  EXPECT_DOUBLE_EQ(f.results[2].ranks[1].metrics.at(key), 1);  // (0 + 2) / 2
+  EXPECT_DOUBLE_EQ(f.results[2].metrics.at(key), 6);           // max(6, 1)
+  EXPECT_THAT(table_row_extras(f.results[2]), HasSubstr("  preempt 6.0"));
+
+  const std::string path = testing::TempDir() + "preemptions.json";
+  write_result_file_atomic(path, f);
+  const ResultFile back = read_result_file(path);
+  const nlohmann::json j = nlohmann::json::parse(testutil::slurp(path));
+  EXPECT_EQ(j["results"][2]["metrics"][key], 6.0);
+  EXPECT_EQ(j["results"][2]["ranks"][1]["metrics"][key], 1.0);
+  EXPECT_FALSE(j["results"][1].contains("metrics"));  // a row that did not measure it
+  EXPECT_DOUBLE_EQ(*find_row_metric(key)->of(back.results[2]), 6);
+
+  const Report report = build_report({{"preemptions.json", back}}, {});
+  const std::string md = render_report(report, TableFormat::markdown);
+  EXPECT_THAT(md, HasSubstr("preemptions/step"));
+  EXPECT_THAT(md, HasSubstr(" 6.0 |"));
+
+  int skipped = 0;
+  const auto ref = [&](double value, double upper) {
+    return parse_reference(fmt::format(R"({{"ddpbench_reference": "2.0", "references": [{{"device": "*",
+        "model": "resnet18", "batch_per_rank": 16, "image_size": 64, "world_size": 2, "setup": {{"precision":
+        "fp32"}}, "metric": "preemptions_per_step", "value": {}, "upper": {}}}]}})",
+                                       value, upper),
+                           "r.json");
+  };
+  const auto pass = check_against(back, ref(5.9, 0.05), skipped);  // 6 <= 5.9 x 1.05 = 6.195
+  ASSERT_EQ(pass.size(), 1u);
+  EXPECT_DOUBLE_EQ(*pass[0].measured, 6);
+  EXPECT_EQ(pass[0].status, "PASS");
+  EXPECT_EQ(check_against(back, ref(5.0, 0.1), skipped)[0].status, "FAIL");  // 6 > 5.0 x 1.1 = 5.5
+
+  ResultFile test = back;
+  test.results[2].metrics[key] = 9;
+  const auto d = diff_json(diff_results(back, test));
+  bool seen = false;
+  for (const auto& r : d["rows"])
+    if (r["metrics"][key]["base"].is_number()) {
+      EXPECT_EQ(r["metrics"][key]["base"], 6.0);
+      EXPECT_EQ(r["metrics"][key]["test"], 9.0);
+      seen = true;
+    }
+  EXPECT_TRUE(seen);
 }
 
 }  // namespace

@@ -60,6 +60,10 @@ std::vector<RowMetric> row_metric_catalogue() {
          if (!steps || !(step > 0)) return std::nullopt;
          return *steps * step;
        }},
+      {"preemptions_per_step", "preemptions/step", "1/step", fmtcol::fixed(1),
+       "preemptions/step = involuntary context switches of a rank's process per measured step (getrusage(2) "
+       "RUSAGE_SELF ru_nivcsw, every thread), mean over the rank's steps; the row's is the largest over its ranks",
+       kInReportTables | kCheckable | kInDiff, "preempt", nullptr, PerRankReduction{Reduce::kMean, Reduce::kMax}},
   };
 }
 

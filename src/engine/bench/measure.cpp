@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -194,12 +195,18 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
       t0 = SteadyClock::now();
     }
     const long long wire_before = wire_bytes ? wire_bytes() : 0;
+    const auto preemptions = [] {  // involuntary context switches of this process (getrusage(2))
+      rusage u{};
+      return getrusage(RUSAGE_SELF, &u) == 0 ? static_cast<double>(u.ru_nivcsw) : NAN;
+    };
+    const double preempted_before = preemptions();
     timer.start();
     if (cfg.mode == "inference") (void)trainer.infer();
     else trainer.step(&timer);
     const double s = timer.stop_s();
     if (it >= cfg.warmup) {
       if (burn_in) out.end_s.push_back(std::chrono::duration<double>(SteadyClock::now() - t0).count());
+      out.metrics.add("preemptions_per_step", preemptions() - preempted_before);
       samples.push_back(s);
       if (progress) progress->iteration(static_cast<int>(samples.size()), planned);
       // Outside the timed span: our marks, and the Reducer's timers of this step.
