@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <map>
 #include <memory>
@@ -261,15 +262,197 @@ void parse_iters(RunFlags& f) {
   }
 }
 
+// --batch-size max: every rank searches its own device (find-max-bs); the minimum over ranks,
+// less the margin, becomes cfg.batch_size, and the search goes into the result's config.
+void resolve_batch_max(RunFlags& f, const LaunchInfo& li, const c10::Device& device,
+                       const c10::intrusive_ptr<c10d::Store>& store, std::chrono::milliseconds timeout,
+                       nlohmann::json& cfg_json) {
+  RunConfig& cfg = f.cfg;
+  TrialSetup ts;
+  ts.cfg = cfg;
+  ts.device = device;
+  ts.timeout_s = cfg.timeout_s;
+  if (f.memory_limit_opt->count()) ts.memory_limit_bytes = f.memory_limit;
+  nlohmann::json found;
+  validate_on_rank0(li, [&] { found = resolve_max_batch_over_ranks(ts, kDefaultBatchMargin, li, store, timeout); });
+  cfg.batch_size = found.at("batch").get<long long>();
+  (void)apply_math_modes({cfg.precision, cfg.cudnn_benchmark});  // as before the search
+  cfg_json = to_json(cfg);
+  cfg_json["batch_size_search"] = found;
+  if (li.rank == 0)
+    print_line(fmt::format("--batch-size max: {} fits on every rank (find-max-bs), {} per rank used (margin {:g})",
+                           found.at("max_batch_min_over_ranks").get<long long>(), cfg.batch_size, kDefaultBatchMargin));
+}
+
+// run --resume on rank 0 when this launch may continue the stopped run (`prior`): its rows go
+// into senv.kept_rows (each with the launch that measured it) and its straggler entries into
+// `rf`; returns the benchmark groups it measured, one per line.
+std::string keep_prior_rows(const RunFlags& f, const ResultFile& prior, SweepEnv& senv, ResultFile& rf) {
+  const nlohmann::json prior_launch{{"job_id", prior.environment.is_object() && prior.environment.contains("rendezvous")
+                                                   ? prior.environment["rendezvous"].value("job_id", std::string())
+                                                   : std::string()},
+                                    {"started_utc", prior.created_utc}};
+  for (BenchResult r : prior.results) {
+    if (!r.launch.is_object()) r.launch = prior_launch;
+    senv.kept_rows[r.group].push_back(std::move(r));
+  }
+  std::string groups;
+  for (const auto& kv : senv.kept_rows) groups += kv.first + "\n";
+  rf.stragglers = prior.stragglers;
+  print_line(
+      fmt::format("* Resuming {}: {} row(s) of {} benchmark group(s) kept as the stopped run measured "
+                  "them; the rest is measured now",
+                  f.resume, prior.results.size(), senv.kept_rows.size()));
+  return groups;
+}
+
+// run --resume: the groups the stopped run measured go from rank 0 (the one rank that must
+// see its file) to every rank through the store, into senv.done_groups; none of them is
+// measured again, and rank 0 emits their rows as they were written. A launch whose
+// environment differs from the stopped run's (`refused`, rank 0: hosts, devices, versions,
+// the NCCL_* and thread settings) is refused by rank 0, which tells the other ranks through
+// the same key ("!" and the reason instead of the groups): each says one line and exits 2.
+void share_resume_groups(const RunFlags& f, const LaunchInfo& li, c10d::Store& store, std::chrono::milliseconds timeout,
+                         const std::optional<ResultFile>& prior, const std::string& refused, SweepEnv& senv,
+                         ResultFile& rf) {
+  std::string groups;
+  if (li.rank == 0) {
+    if (!refused.empty()) {
+      const std::string refusal = "!" + refused;
+      store.set("resume/groups", std::vector<uint8_t>(refusal.begin(), refusal.end()));
+      // Rank 0 serves the store: it stays until every other rank read the refusal (or 30 s).
+      const auto until =
+          std::chrono::steady_clock::now() + std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(30));
+      while (store.add("resume/refusal_read", 0) < li.world_size - 1 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      throw UsageError(resume_environment_refusal(f.resume, refused));
+    }
+    groups = keep_prior_rows(f, *prior, senv, rf);
+    store.set("resume/groups", std::vector<uint8_t>(groups.begin(), groups.end()));
+  } else {
+    Deadline d("the store (rank 0), the groups run --resume keeps", timeout);
+    const auto v = store.get("resume/groups");
+    groups.assign(v.begin(), v.end());
+    if (!groups.empty() && groups.front() == '!') {
+      store.add("resume/refusal_read", 1);
+      // Under the built-in launcher rank 0's line is on this terminal already.
+      if (li.launcher == Launcher::kLocalSpawner) throw SilentExit{kExitUsage};
+      throw UsageError(
+          fmt::format("rank {}: rank 0 refused --resume '{}': the stopped run was measured in another "
+                      "environment ({})",
+                      li.rank, f.resume, groups.substr(1)));
+    }
+  }
+  std::istringstream in(groups);
+  for (std::string g; std::getline(in, g);)
+    if (!g.empty()) senv.done_groups.insert(g);
+}
+
+// Rank 0's output of the sweep: each finished row (core/result/row_finish) printed under its
+// model's header, then appended to the result file and saved to PATH.partial; each model's
+// straggler entry printed and saved likewise. Nothing here changes a row.
+class RowPrinter {
+ public:
+  /// `launch`: this launch's stamp (SweepEnv::row_launch); a row with another was kept by --resume.
+  RowPrinter(const RunConfig& cfg, bool use_cuda, ResultFile& rf, std::optional<Progress>& progress,
+             const nlohmann::json& launch)
+      : cfg_(cfg), use_cuda_(use_cuda), rf_(rf), progress_(progress), launch_(launch) {}
+
+  void row(const BenchResult& row) {
+    if (progress_) progress_->suspend();
+    const bool strong = cfg_.scaling == "strong";
+    if (row.model != current_model_) {
+      current_model_ = row.model;
+      print_line("");
+      print_line(strong ? fmt::format("Benchmark: {}, strong scaling, global batch {} ({}x{} images, {})", row.model,
+                                      cfg_.global_batch_size, row.image_size, row.image_size, row.precision)
+                        : fmt::format("Benchmark: {}{} with batch size {} ({}x{} images, {})", row.model,
+                                      row.mode == "inference" ? " inference (forward only, no DDP)" : "",
+                                      row.batch_per_rank, row.image_size, row.image_size, row.precision));
+      print_line("");
+      print_line(table_header());
+    }
+    const std::string line = table_row(row, use_cuda_ ? "GPUs" : "CPUs") + table_row_extras(row) +
+                             (row.launch.is_object() && row.launch != launch_ ? "  (kept from the stopped run)" : "");
+    print_line(strong ? fmt::format("{}  (batch {} per rank)", line, row.batch_per_rank) : line);
+    if (cfg_.print_breakdown)
+      if (const std::string b = table_row_breakdown(row); !b.empty()) print_line(b);
+    for (const auto& w : table_row_warnings(row)) print_line(w);
+    rf_.results.push_back(row);
+    save_partial(rf_, cfg_.json_path);  // the rows so far; PATH itself only ever holds a complete run
+    if (progress_) progress_->resume();
+  }
+
+  // The slow rank named, after the model's table (docs/METHODOLOGY.md "Stragglers").
+  void stragglers(const nlohmann::json& entry) {
+    print_line("");
+    for (const auto& l : straggler_lines(entry)) print_line(l);
+    rf_.stragglers.push_back(entry);
+    save_partial(rf_, cfg_.json_path);
+  }
+
+ private:
+  const RunConfig& cfg_;
+  bool use_cuda_;
+  ResultFile& rf_;
+  std::optional<Progress>& progress_;
+  const nlohmann::json& launch_;
+  std::string current_model_;
+};
+
+// Rank 0, after the sweep: a model whose no-DDP baseline the stopped run measured has
+// straggler scores only if that run got as far as scoring them (every rank's baseline, of one
+// launch, makes the scores); says so for each model left without them.
+void note_unscored_models(const RunConfig& cfg, const std::set<std::string>& done_groups, const ResultFile& rf) {
+  for (const auto& m : cfg.models) {
+    const bool kept_baseline = std::any_of(done_groups.begin(), done_groups.end(),
+                                           [&](const std::string& g) { return g.rfind(m + "/noddp-", 0) == 0; });
+    const bool scored = std::any_of(rf.stragglers.begin(), rf.stragglers.end(), [&](const nlohmann::json& e) {
+      return e.is_object() && e.value("model", std::string()) == m;
+    });
+    if (kept_baseline && !scored)
+      print_line(
+          fmt::format("# {}: no straggler scores: its no-DDP baseline, which every rank measures for "
+                      "them, was measured by the stopped run, which stopped before scoring",
+                      m));
+  }
+}
+
+// The configuration every rank of the job must share (the rendezvous compares it): the
+// configuration without json_path, which only rank 0 uses.
+std::string shared_config(nlohmann::json cfg_json) {
+  cfg_json.erase("json_path");
+  return cfg_json.dump();
+}
+
+// The test seam of the self-check (tests/e2e): the fault DDPBENCH_TEST_FAULT names, or none.
+SelfCheckHook test_fault_hook(const EnvMap& env) {
+  const auto it = env.find("DDPBENCH_TEST_FAULT");
+  return it != env.end() && !it->second.empty() ? fault_injection_hook(it->second) : SelfCheckHook();
+}
+
+// What every rank's sweep runs with (SweepEnv), from the rendezvous's store and placements.
+SweepEnv sweep_env(const LaunchInfo& li, const RunConfig& cfg, BackendKind backend, const c10::Device& device,
+                   std::chrono::milliseconds timeout, Rendezvous& rv, int threads, const MathModes& math) {
+  SweepEnv senv;
+  senv.launch = li;
+  senv.cfg = cfg;
+  senv.backend = backend;
+  senv.device = device;
+  senv.timeout = timeout;
+  senv.store = rv.store;
+  senv.threads_per_rank = threads;
+  senv.math = math;
+  senv.placements = std::move(rv.placements);
+  return senv;
+}
+
 int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda, BackendKind backend, int threads,
              const std::string& note, const std::vector<std::string>& argv) {
   RunConfig& cfg = f.cfg;
   at::set_num_threads(threads);
   if (f.profile_opt->count()) prepare_profile_dir(cfg.profile_dir, f.overwrite);  // on this rank's host
-  // The test seam of the self-check (tests/e2e), named once here, never inside the measured code.
-  SelfCheckHook fault_hook;
-  if (auto it = env.find("DDPBENCH_TEST_FAULT"); it != env.end() && !it->second.empty())
-    fault_hook = fault_injection_hook(it->second);
+  const SelfCheckHook fault_hook = test_fault_hook(env);  // named once here, never inside the measured code
   c10::Device device(c10::kCPU);
   if (use_cuda) {
     device = rank_device(li, backend);
@@ -285,46 +468,14 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
   nlohmann::json cfg_json = to_json(cfg);
   JoinRequest join;
   join.job_id = launcher_job_id(env, li.launcher);
-  {
-    nlohmann::json shared = cfg_json;
-    shared.erase("json_path");
-    join.config = shared.dump();
-  }
+  join.config = shared_config(cfg_json);
   join.placement = local_placement(li, device);
   Rendezvous rv = rendezvous(li, join, timeout);
-  auto store = rv.store;
-  if (f.batch_max) {  // --batch-size max: every rank searches its own device; the minimum over ranks is used
-    TrialSetup ts;
-    ts.cfg = cfg;
-    ts.device = device;
-    ts.timeout_s = cfg.timeout_s;
-    if (f.memory_limit_opt->count()) ts.memory_limit_bytes = f.memory_limit;
-    nlohmann::json found;
-    validate_on_rank0(li, [&] { found = resolve_max_batch_over_ranks(ts, kDefaultBatchMargin, li, store, timeout); });
-    cfg.batch_size = found.at("batch").get<long long>();
-    (void)apply_math_modes({cfg.precision, cfg.cudnn_benchmark});  // as before the search
-    cfg_json = to_json(cfg);
-    cfg_json["batch_size_search"] = found;
-    if (li.rank == 0)
-      print_line(fmt::format("--batch-size max: {} fits on every rank (find-max-bs), {} per rank used (margin {:g})",
-                             found.at("max_batch_min_over_ranks").get<long long>(), cfg.batch_size,
-                             kDefaultBatchMargin));
-  }
-
-  // Placements: each rank publishes a few bytes; rank 0 collects them.
-  SweepEnv senv;
-  senv.launch = li;
-  senv.cfg = cfg;
-  senv.backend = backend;
-  senv.device = device;
-  senv.timeout = timeout;
-  senv.store = store;
-  senv.threads_per_rank = threads;
-  senv.math = math;
-  senv.placements = std::move(rv.placements);
+  if (f.batch_max) resolve_batch_max(f, li, device, rv.store, timeout, cfg_json);
+  SweepEnv senv = sweep_env(li, cfg, backend, device, timeout, rv, threads, math);
 
   // Each host's environment, once per host (its local rank 0 probes it); rank 0 collects them.
-  const NodeEnvironments node_envs = gather_node_environments(store, li, env, senv.placements, timeout);
+  const NodeEnvironments node_envs = gather_node_environments(senv.store, li, env, senv.placements, timeout);
   ResultFile rf;
   std::optional<ResultFile> prior;  // rank 0, run --resume: the stopped run's file
   std::string resume_refused;       // rank 0: why this launch cannot continue it ("" if it can)
@@ -337,128 +488,29 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     facts.math = math_json(math);
     facts.malloc_tuning = malloc_info;
     rf.environment = environment_json(facts);
+    senv.row_launch = {{"job_id", join.job_id}, {"started_utc", rf.created_utc}};  // the launch of every row
     if (f.resume_opt->count()) {
       prior = read_result_file(f.resume);
       resume_refused = resume_environment_mismatch(prior->environment, rf.environment);
     }
     if (resume_refused.empty()) print_header(rf, senv.placements, note);
   }
-
-  // run --resume: the groups the stopped run measured go from rank 0 (the one rank that must
-  // see its file) to every rank through the store; none of them is measured again, and rank 0
-  // emits their rows as they were written.
-  // A launch whose environment differs from the stopped run's (hosts, devices, versions, the
-  // NCCL_* and thread settings) is refused by rank 0, which tells the other ranks through the
-  // same key ("!" and the reason instead of the groups): each says one line and exits 2.
-  if (f.resume_opt->count()) {
-    std::string groups;
-    if (li.rank == 0) {
-      if (!resume_refused.empty()) {
-        const std::string refusal = "!" + resume_refused;
-        store->set("resume/groups", std::vector<uint8_t>(refusal.begin(), refusal.end()));
-        // Rank 0 serves the store: it stays until every other rank read the refusal (or 30 s).
-        const auto until =
-            std::chrono::steady_clock::now() + std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(30));
-        while (store->add("resume/refusal_read", 0) < li.world_size - 1 && std::chrono::steady_clock::now() < until)
-          std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        throw UsageError(resume_environment_refusal(f.resume, resume_refused));
-      }
-      const nlohmann::json prior_launch{
-          {"job_id", prior->environment.is_object() && prior->environment.contains("rendezvous")
-                         ? prior->environment["rendezvous"].value("job_id", std::string())
-                         : std::string()},
-          {"started_utc", prior->created_utc}};
-      for (BenchResult r : prior->results) {
-        if (!r.launch.is_object()) r.launch = prior_launch;
-        senv.kept_rows[r.group].push_back(std::move(r));
-      }
-      for (const auto& kv : senv.kept_rows) groups += kv.first + "\n";
-      rf.stragglers = prior->stragglers;
-      store->set("resume/groups", std::vector<uint8_t>(groups.begin(), groups.end()));
-      print_line(
-          fmt::format("* Resuming {}: {} row(s) of {} benchmark group(s) kept as the stopped run measured "
-                      "them; the rest is measured now",
-                      f.resume, prior->results.size(), senv.kept_rows.size()));
-    } else {
-      Deadline d("the store (rank 0), the groups run --resume keeps", timeout);
-      const auto v = store->get("resume/groups");
-      groups.assign(v.begin(), v.end());
-      if (!groups.empty() && groups.front() == '!') {
-        store->add("resume/refusal_read", 1);
-        // Under the built-in launcher rank 0's line is on this terminal already.
-        if (li.launcher == Launcher::kLocalSpawner) throw SilentExit{kExitUsage};
-        throw UsageError(
-            fmt::format("rank {}: rank 0 refused --resume '{}': the stopped run was measured in another "
-                        "environment ({})",
-                        li.rank, f.resume, groups.substr(1)));
-      }
-    }
-    std::istringstream in(groups);
-    for (std::string g; std::getline(in, g);)
-      if (!g.empty()) senv.done_groups.insert(g);
-  }
+  if (f.resume_opt->count()) share_resume_groups(f, li, *senv.store, timeout, prior, resume_refused, senv, rf);
 
   // Rank 0's progress on stderr (core/launch/progress): a live line on a terminal, a line per row
-  // otherwise, nothing with --quiet. Cleared around the table lines below.
+  // otherwise, nothing with --quiet. Cleared around the table lines.
   std::optional<Progress> progress;
   if (li.rank == 0 && !cfg.quiet) {
     progress.emplace(std::cerr, progress_mode(false, isatty(STDERR_FILENO) != 0), planned_rows(cfg));
     senv.progress = &*progress;
   }
-  std::string current_model;
-  auto on_row = [&](const BenchResult& row) {
-    if (progress) progress->suspend();
-    const bool strong = cfg.scaling == "strong";
-    if (row.model != current_model) {
-      current_model = row.model;
-      print_line("");
-      print_line(strong ? fmt::format("Benchmark: {}, strong scaling, global batch {} ({}x{} images, {})", row.model,
-                                      cfg.global_batch_size, row.image_size, row.image_size, row.precision)
-                        : fmt::format("Benchmark: {}{} with batch size {} ({}x{} images, {})", row.model,
-                                      row.mode == "inference" ? " inference (forward only, no DDP)" : "",
-                                      row.batch_per_rank, row.image_size, row.image_size, row.precision));
-      print_line("");
-      print_line(table_header());
-    }
-    const std::string line = table_row(row, use_cuda ? "GPUs" : "CPUs") + table_row_extras(row) +
-                             (row.launch.is_object() ? "  (kept from the stopped run)" : "");
-    print_line(strong ? fmt::format("{}  (batch {} per rank)", line, row.batch_per_rank) : line);
-    if (cfg.print_breakdown)
-      if (const std::string b = table_row_breakdown(row); !b.empty()) print_line(b);
-    for (const auto& w : table_row_warnings(row)) print_line(w);
-    rf.results.push_back(row);
-    // The launch that measured it; a row run --resume kept has the stopped launch's already.
-    if (!rf.results.back().launch.is_object())
-      rf.results.back().launch = {{"job_id", join.job_id}, {"started_utc", rf.created_utc}};
-    // The rows so far go to PATH.partial; PATH itself only ever holds a complete run.
-    save_partial(rf, cfg.json_path);
-    if (progress) progress->resume();
-  };
+  RowPrinter out(cfg, use_cuda, rf, progress, senv.row_launch);
   try {
-    auto on_stragglers = [&](const nlohmann::json& entry) {
-      // The slow rank named, after the model's table (docs/METHODOLOGY.md "Stragglers").
-      print_line("");
-      for (const auto& l : straggler_lines(entry)) print_line(l);
-      rf.stragglers.push_back(entry);
-      save_partial(rf, cfg.json_path);
-    };
-    run_sweep(senv, on_row, on_stragglers, fault_hook);
-    // A model whose no-DDP baseline the stopped run measured has straggler scores only if that
-    // run got as far as scoring them: every rank's baseline, of one launch, makes the scores.
-    if (li.rank == 0 && cfg.mode != "inference")
-      for (const auto& m : cfg.models) {
-        const bool kept_baseline = std::any_of(senv.done_groups.begin(), senv.done_groups.end(),
-                                               [&](const std::string& g) { return g.rfind(m + "/noddp-", 0) == 0; });
-        const bool scored = std::any_of(rf.stragglers.begin(), rf.stragglers.end(), [&](const nlohmann::json& e) {
-          return e.is_object() && e.value("model", std::string()) == m;
-        });
-        if (kept_baseline && !scored)
-          print_line(
-              fmt::format("# {}: no straggler scores: its no-DDP baseline, which every rank measures for "
-                          "them, was measured by the stopped run, which stopped before scoring",
-                          m));
-      }
-    finish_barrier(store, li, timeout);
+    run_sweep(
+        senv, [&](const BenchResult& row) { out.row(row); }, [&](const nlohmann::json& e) { out.stragglers(e); },
+        fault_hook);
+    if (li.rank == 0 && cfg.mode != "inference") note_unscored_models(cfg, senv.done_groups, rf);
+    finish_barrier(senv.store, li, timeout);
     if (li.rank == 0 && !cfg.json_path.empty()) {
       commit_result(rf, cfg.json_path, f.overwrite);
       print_line("");

@@ -135,6 +135,10 @@ TEST(Inference, SweepMakesOneInferenceRowPerWorldSizeWithMemory) {
   EXPECT_GT(r.summary.p50_s, 0);
   ASSERT_EQ(r.memory.per_rank.size(), 1u);
   EXPECT_GT(r.memory.per_rank[0].peak_rss_bytes.value(), 0);
+  // The per-rank metric measured around every step reached the rank and the row (a count, so >= 0).
+  ASSERT_EQ(r.ranks[0].metrics.count("preemptions_per_step"), 1u);
+  EXPECT_GE(r.ranks[0].metrics.at("preemptions_per_step"), 0);
+  EXPECT_EQ(r.metrics.at("preemptions_per_step"), r.ranks[0].metrics.at("preemptions_per_step"));  // max of one
   // Nothing but the parameters: no gradient and no optimizer state was ever made.
   ASSERT_TRUE(r.memory.model_state_bytes.has_value());
   const ModelStateBytes& s = *r.memory.model_state_bytes;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -54,6 +55,17 @@ void reading(const std::string& where, F&& read) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(where + "." + e.what());
   }
+}
+
+// The finite numbers of the object `key` of `j` (a per-rank metric's values): any other
+// entry, or a `key` that is not an object, is left out, so no file's shape makes it throw.
+std::map<std::string, double> finite_numbers(const json& j, const char* key) {
+  std::map<std::string, double> out;
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_object()) return out;
+  for (const auto& [k, v] : it->items())
+    if (v.is_number() && std::isfinite(v.get<double>())) out[k] = v.get<double>();
+  return out;
 }
 
 }  // namespace
@@ -117,6 +129,7 @@ void to_json(json& j, const RankSamples& r) {
   if (!r.samples_s.empty() || !r.step) j["samples_s"] = r.samples_s;
   j["telemetry"] = r.telemetry;
   if (!r.breakdown.empty()) j["breakdown"] = r.breakdown;
+  if (!r.metrics.empty()) j["metrics"] = r.metrics;
 }
 
 void from_json(const json& j, RankSamples& r) {
@@ -133,6 +146,7 @@ void from_json(const json& j, RankSamples& r) {
   });
   reading("telemetry", [&] { json_object_or_empty(j, "telemetry").get_to(r.telemetry); });
   reading("breakdown", [&] { json_object_or_empty(j, "breakdown").get_to(r.breakdown); });
+  r.metrics = finite_numbers(j, "metrics");
 }
 
 void to_json(json& j, const BenchResult& b) {
@@ -168,6 +182,7 @@ void to_json(json& j, const BenchResult& b) {
   if (json c = b.convergence; !c.empty()) j["convergence"] = std::move(c);
   j["mode"] = b.mode;
   if (!b.memory.empty()) j["memory"] = b.memory;
+  if (!b.metrics.empty()) j["metrics"] = b.metrics;
 }
 
 void to_json(json& j, const RowWarning& w) { j = json{{"code", w.code}, {"message", w.message}}; }
@@ -230,6 +245,7 @@ void from_json(const json& j, BenchResult& b) {
   reading("convergence", [&] { json_object_or_empty(j, "convergence").get_to(b.convergence); });
   b.mode = json_string_or(j, "mode", "train");
   reading("memory", [&] { json_object_or_empty(j, "memory").get_to(b.memory); });
+  b.metrics = finite_numbers(j, "metrics");
   if (j.contains("stopping") && j["stopping"].is_object())
     reading("stopping", [&] { j["stopping"].get_to(b.stopping); });
   if (j.contains("warnings") && j["warnings"].is_array())

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <iterator>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,8 +38,9 @@ namespace ddpbench {
 /// renamed banerjee_shah_*; 1.12: memory.per_rank leaves out a peak without a value (was
 /// null), ranks_kept_in_full holds the flagged ranks and the slowest only; 1.13: convergence's
 /// target leaves out epoch and wall_s when the target was not reached, and value with no
-/// target (were null).
-inline constexpr const char* kSchemaVersion = "1.14.0";
+/// target (were null); 1.14: per row group and launch; 1.15: per rank and per row `metrics`,
+/// the per-rank metrics of core/result/row_metrics by key (a new key there is no schema change).
+inline constexpr const char* kSchemaVersion = "1.15.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's step times of one row, summarised (seconds per measured iteration).
@@ -61,6 +63,9 @@ struct RankSamples {
   /// This rank's step breakdown: each phase's mean seconds per measured step (empty when
   /// the row has none; schema < 1.5).
   PhaseSeconds breakdown;
+  /// This rank's value of each per-rank metric it measured (core/result/row_metrics
+  /// per_rank_metrics: key -> value in the metric's unit, reduced over its steps); schema 1.15.
+  std::map<std::string, double> metrics;
 };
 
 /// A rank's telemetry summary (schema 1.6; core/telemetry/telemetry), or nullptr when it has none.
@@ -175,6 +180,9 @@ struct BenchResult {
   /// Peak memory per rank over the measured series, and the model state rank 0 holds
   /// (core/result/row_memory RowMemory); empty when unmeasured.
   RowMemory memory;
+  /// The row's value of each per-rank metric some rank measured, reduced over its ranks
+  /// (core/result/row_metrics reduce_rank_metrics; key -> value); schema 1.15.
+  std::map<std::string, double> metrics;
 };
 
 /// A whole result file (one launch).

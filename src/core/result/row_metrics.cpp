@@ -1,6 +1,8 @@
 #include "core/result/row_metrics.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "core/util/json_util.hpp"
 
@@ -13,8 +15,11 @@ std::optional<double> positive(std::optional<double> v) { return v && std::isfin
 
 Column RowMetric::column() const { return Column{key, header, unit, format}; }
 
-const std::vector<RowMetric>& row_metrics() {
-  static const std::vector<RowMetric> m = {
+namespace {
+
+// The catalogue as written; row_metrics() gives each per-rank entry its getter.
+std::vector<RowMetric> row_metric_catalogue() {
+  return {
       {"ex_per_s_per_gpu", "per-rank ex/s", "ex/s", fmtcol::fixed(1),
        "per-rank ex/s = batch per rank / p50 step time (summary.ex_per_s_per_gpu)", kCheckable | kFromStepTimes,
        nullptr, [](const BenchResult& r) -> std::optional<double> { return r.summary.ex_per_s_per_gpu; }},
@@ -52,8 +57,88 @@ const std::vector<RowMetric>& row_metrics() {
          if (!steps || !(step > 0)) return std::nullopt;
          return *steps * step;
        }},
+      {"preemptions_per_step", "preemptions/step", "1/step", fmtcol::fixed(1),
+       "preemptions/step = involuntary context switches of a rank's process per measured step (getrusage(2) "
+       "RUSAGE_SELF ru_nivcsw, every thread), mean over the rank's steps; the row's is the largest over its ranks",
+       kInReportTables | kCheckable | kInDiff, "preempt", nullptr, PerRankReduction{Reduce::kMean, Reduce::kMax}},
   };
+}
+
+}  // namespace
+
+const std::vector<RowMetric>& row_metrics() {
+  static const std::vector<RowMetric> m = [] {
+    std::vector<RowMetric> all = row_metric_catalogue();
+    for (auto& e : all)
+      if (e.per_rank && !e.of)
+        e.of = [key = std::string(e.key)](const BenchResult& r) -> std::optional<double> {
+          const auto it = r.metrics.find(key);
+          if (it == r.metrics.end() || !std::isfinite(it->second)) return std::nullopt;
+          return it->second;
+        };
+    return all;
+  }();
   return m;
+}
+
+const std::vector<const RowMetric*>& per_rank_metrics() {
+  static const std::vector<const RowMetric*> m = [] {
+    std::vector<const RowMetric*> out;
+    for (const auto& e : row_metrics())
+      if (e.per_rank) out.push_back(&e);
+    return out;
+  }();
+  return m;
+}
+
+void RunningReduction::add(double v) {
+  min = n == 0 ? v : std::min(min, v);
+  max = n == 0 ? v : std::max(max, v);
+  sum += v;
+  ++n;
+}
+
+std::optional<double> RunningReduction::value(Reduce how) const {
+  if (n == 0) return std::nullopt;
+  switch (how) {
+    case Reduce::kMean: return sum / static_cast<double>(n);
+    case Reduce::kMax: return max;
+    case Reduce::kMin: return min;
+    case Reduce::kSum: return sum;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> reduce_over(Reduce how, const std::vector<double>& values) {
+  RunningReduction r;
+  for (double v : values) r.add(v);
+  return r.value(how);
+}
+
+void StepMetrics::add(const std::string& key, double value) {
+  const auto& all = per_rank_metrics();
+  size_t i = 0;
+  while (i < all.size() && key != all[i]->key) ++i;
+  if (i == all.size()) throw std::logic_error("no per-rank metric '" + key + "' in core/result/row_metrics");
+  if (!std::isfinite(value)) return;
+  acc_.resize(all.size());
+  acc_[i].add(value);
+}
+
+std::vector<std::optional<double>> StepMetrics::values() const {
+  const auto& all = per_rank_metrics();
+  std::vector<std::optional<double>> out(all.size());
+  for (size_t i = 0; i < acc_.size(); ++i) out[i] = acc_[i].value(all[i]->per_rank->over_steps);
+  return out;
+}
+
+void reduce_rank_metrics(BenchResult& row) {
+  for (const RowMetric* m : per_rank_metrics()) {
+    std::vector<double> per_rank;
+    for (const auto& rs : row.ranks)
+      if (const auto it = rs.metrics.find(m->key); it != rs.metrics.end()) per_rank.push_back(it->second);
+    if (const auto v = reduce_over(m->per_rank->over_ranks, per_rank)) row.metrics[m->key] = *v;
+  }
 }
 
 const RowMetric* find_row_metric(const std::string& key) {

@@ -3,6 +3,9 @@
 // definition and the function that reads it from a row. A new metric is one entry in
 // row_metrics() plus its measurement; `run`'s line, `report`'s scaling tables (text,
 // Markdown, CSV, JSON, HTML), `check`'s metric names and `diff`'s rows follow from it.
+// A per-rank metric (RowMetric::per_rank) also gets its transport to rank 0, its fields
+// in the row (RankSamples::metrics, BenchResult::metrics) and its JSON from the entry: its
+// capture is one StepMetrics::add per measured step where the value is born.
 // Torch-free.
 #pragma once
 
@@ -24,6 +27,29 @@ enum MetricUse : unsigned {
   kFromStepTimes = 1u << 3,   ///< computed from the measured step times (a timing warning undermines it)
 };
 
+/// How a per-rank metric's values combine (PerRankReduction).
+enum class Reduce { kMean, kMax, kMin, kSum };
+
+/// Every Reduce of a stream of values without keeping them: their count, sum, minimum, maximum.
+struct RunningReduction {
+  long long n = 0;
+  double sum = 0, min = 0, max = 0;
+  void add(double v);
+  /// `how` of the values added (kMean: the arithmetic mean); nullopt when none was.
+  std::optional<double> value(Reduce how) const;
+};
+
+/// `how` over `values` (RunningReduction); nullopt when `values` is empty.
+std::optional<double> reduce_over(Reduce how, const std::vector<double>& values);
+
+/// A metric measured on every rank: one value per measured step, reduced over the rank's
+/// steps to the rank's value (RankSamples::metrics, in the JSON `ranks[].metrics`), then over
+/// the row's ranks that have one to the row's value (BenchResult::metrics, `metrics`).
+struct PerRankReduction {
+  Reduce over_steps = Reduce::kMean;
+  Reduce over_ranks = Reduce::kMax;
+};
+
 /// One per-row metric.
 struct RowMetric {
   const char* key;     ///< machine name: CSV header, JSON field, `check`'s "metric" value
@@ -38,7 +64,11 @@ struct RowMetric {
   const char* run_label;
   /// The row's value; nullopt when the row does not carry it (older schema, not measured,
   /// a metric of another kind of row). Never throws, whatever shape a file's sections have.
+  /// Left empty for a per-rank metric: row_metrics() makes it read BenchResult::metrics[key].
   std::function<std::optional<double>(const BenchResult&)> of;
+  /// Set for a metric measured on every rank (its capture: StepMetrics::add in the timed
+  /// series); unset for a metric computed from the row's other fields.
+  std::optional<PerRankReduction> per_rank{};
 
   /// The metric as a table column (table.hpp).
   Column column() const;
@@ -47,6 +77,30 @@ struct RowMetric {
 
 /// Every per-row metric, in the order tables show them.
 const std::vector<RowMetric>& row_metrics();
+
+/// The per-rank metrics (RowMetric::per_rank set), in catalogue order: the order of the
+/// values StepMetrics::values returns and each rank sends to rank 0.
+const std::vector<const RowMetric*>& per_rank_metrics();
+
+/// One rank's per-step values of the per-rank metrics over a measured series, kept as
+/// running reductions (enough for every Reduce).
+class StepMetrics {
+ public:
+  /// Adds one measured step's value of per-rank metric `key` (a non-finite value is skipped).
+  /// Throws std::logic_error when the catalogue has no per-rank metric `key`.
+  void add(const std::string& key, double value);
+  /// The rank's value of every per_rank_metrics() entry, reduced over its steps by the
+  /// entry's over_steps, in that order; nullopt for a metric no step added.
+  std::vector<std::optional<double>> values() const;
+
+ private:
+  std::vector<RunningReduction> acc_;  // per per_rank_metrics() entry
+};
+
+/// Sets every per-rank metric of `row` (BenchResult::metrics) from its ranks' values
+/// (RankSamples::metrics), reduced by the entry's over_ranks over the ranks that have one;
+/// a metric no rank has is left out.
+void reduce_rank_metrics(BenchResult& row);
 
 /// The metric named `key`; nullptr when there is none.
 const RowMetric* find_row_metric(const std::string& key);

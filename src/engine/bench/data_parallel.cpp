@@ -22,7 +22,7 @@
 #include <stdexcept>
 
 #include "core/result/bench_table.hpp"
-#include "core/result/per_rank_detail.hpp"
+#include "core/result/row_finish.hpp"
 #include "core/stats/stats.hpp"
 #include "core/util/errors.hpp"
 #include "engine/bench/sweep.hpp"
@@ -433,7 +433,6 @@ BenchResult measure(const DpJob& job, const std::string& name, const std::vector
   rs.telemetry.devices = devs;
   row.ranks.push_back(rs);
   row.summary = summarize({samples}, b, k);
-  keep_per_rank_detail(row, /*keep_all=*/true);  // one process: its samples stay
   row.stopping = Stopping{};
   row.telemetry.devices = devs;
   row.telemetry.peak_memory_bytes_per_device = peaks;
@@ -514,6 +513,7 @@ std::vector<BenchResult> run_data_parallel(const DpJob& job, const std::function
       for (const auto& mode : job.modes)
         for (DpPath path : job.paths) {
           rows.push_back(measure(job, name, devices, mode == "train", path));
+          finish_row(rows.back(), rows, RowFinish{/*keep_all_ranks=*/true, nullptr});  // one process: its samples stay
           if (on_row) on_row(rows.back());
         }
     }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -33,8 +34,10 @@ constexpr std::optional<double> RankStats::*kRankScalars[] = {
     &RankStats::peak_memory_bytes, &RankStats::wire_bytes_per_step,  &RankStats::steps_measured,
     &RankStats::subsample_stride,  &RankStats::peak_allocated_bytes, &RankStats::peak_reserved_bytes,
     &RankStats::peak_rss_bytes,    &RankStats::memory_reset_ok};
-// Slots after the samples and before the windows.
-constexpr size_t kRankFixedSlots = std::tuple_size_v<decltype(RankStats::breakdown_s)> + std::size(kRankScalars);
+// Slots after the samples and before the windows: the breakdown, the scalars, the per-rank metrics.
+size_t rank_fixed_slots() {
+  return std::tuple_size_v<decltype(RankStats::breakdown_s)> + std::size(kRankScalars) + per_rank_metrics().size();
+}
 static_assert(std::tuple_size_v<decltype(RankStats::breakdown_s)> == std::size(kBreakdownComponents),
               "one breakdown slot per component");
 
@@ -42,25 +45,28 @@ static_assert(std::tuple_size_v<decltype(RankStats::breakdown_s)> == std::size(k
 
 std::vector<double> RankStats::pack() const {
   std::vector<double> v(samples_s);
-  v.reserve(samples_s.size() + kRankFixedSlots + window_steps_per_s.size());
+  v.reserve(samples_s.size() + rank_fixed_slots() + window_steps_per_s.size());
   for (const auto& t : breakdown_s) v.push_back(t.value_or(NAN));
   for (const auto field : kRankScalars) v.push_back((this->*field).value_or(NAN));
+  for (size_t i = 0; i < per_rank_metrics().size(); ++i)
+    v.push_back(i < metrics.size() ? metrics[i].value_or(NAN) : NAN);
   v.insert(v.end(), window_steps_per_s.begin(), window_steps_per_s.end());
   return v;
 }
 
 RankStats RankStats::unpack(const std::vector<double>& v, size_t iters) {
-  if (v.size() < iters + kRankFixedSlots)
+  if (v.size() < iters + rank_fixed_slots())
     throw std::runtime_error(
         fmt::format("a rank's measurements hold {} values, fewer than the {} samples and {} "
                     "fields every rank sends",
-                    v.size(), iters, kRankFixedSlots));
+                    v.size(), iters, rank_fixed_slots()));
   RankStats r;
   auto at = v.begin() + static_cast<std::ptrdiff_t>(iters);
   r.samples_s.assign(v.begin(), at);
   const auto opt = [](double x) { return std::isnan(x) ? std::nullopt : std::optional<double>(x); };
   for (auto& t : r.breakdown_s) t = opt(*at++);
   for (const auto field : kRankScalars) r.*field = opt(*at++);
+  for (size_t i = 0; i < per_rank_metrics().size(); ++i) r.metrics.push_back(opt(*at++));
   r.window_steps_per_s.assign(at, v.end());
   return r;
 }
@@ -189,12 +195,18 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
       t0 = SteadyClock::now();
     }
     const long long wire_before = wire_bytes ? wire_bytes() : 0;
+    const auto preemptions = [] {  // involuntary context switches of this process (getrusage(2))
+      rusage u{};
+      return getrusage(RUSAGE_SELF, &u) == 0 ? static_cast<double>(u.ru_nivcsw) : NAN;
+    };
+    const double preempted_before = preemptions();
     timer.start();
     if (cfg.mode == "inference") (void)trainer.infer();
     else trainer.step(&timer);
     const double s = timer.stop_s();
     if (it >= cfg.warmup) {
       if (burn_in) out.end_s.push_back(std::chrono::duration<double>(SteadyClock::now() - t0).count());
+      out.metrics.add("preemptions_per_step", preemptions() - preempted_before);
       samples.push_back(s);
       if (progress) progress->iteration(static_cast<int>(samples.size()), planned);
       // Outside the timed span: our marks, and the Reducer's timers of this step.
@@ -349,6 +361,8 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
       ++bd_n;
     }
     rs.telemetry.comm_hook_wire_bytes_per_step = st.wire_bytes_per_step;
+    for (size_t i = 0; i < st.metrics.size() && i < per_rank_metrics().size(); ++i)
+      if (st.metrics[i]) rs.metrics[per_rank_metrics()[i]->key] = *st.metrics[i];
     // Each rank's peaks are in the row's memory.per_rank (schema 1.7; before 1.10 also in
     // the rank's telemetry.peak_memory_bytes); the row keeps the largest.
     if (st.peak_memory_bytes) peak_max = std::max(peak_max.value_or(0.0), *st.peak_memory_bytes);
@@ -431,6 +445,7 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
 RankStats rank_stats(const SweepEnv& env, const Series& series) {
   RankStats st;
   st.samples_s = series.samples;
+  st.metrics = series.metrics.values();
   // A breakdown covers every measured step or is left out.
   // (Over every measured step: with --duration `samples` may be a subsample of them.)
   if (series.breakdown_n > 0 && series.breakdown_n == series.steps_measured)

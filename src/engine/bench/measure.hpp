@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/result/result.hpp"
+#include "core/result/row_metrics.hpp"
 #include "engine/bench/sweep.hpp"
 #include "engine/dist/ddp.hpp"
 #include "engine/train/workload.hpp"
@@ -22,9 +23,10 @@ namespace ddpbench {
 
 /// What one rank measured in a series, gathered to rank 0 after the samples as one vector of
 /// doubles: the samples (as many on every rank of a group), the breakdown, then the one-value
-/// fields in kRankScalars order (NaN where a value is absent), then with --duration the
-/// burn-in windows (as many on every rank since they depend on D alone). pack and unpack walk
-/// the same lists, so a new field is one member and one entry in kRankScalars.
+/// fields in kRankScalars order, then the per-rank metrics in per_rank_metrics() order
+/// (core/result/row_metrics; NaN where a value is absent), then with --duration the burn-in
+/// windows (as many on every rank since they depend on D alone). pack and unpack walk the same
+/// lists: a new per-rank metric is a catalogue entry, and travels with no change here.
 struct RankStats {
   std::vector<double> samples_s;  ///< with --duration: every subsample_stride-th step (core/stats/burn_in)
   std::array<std::optional<double>, kNumBreakdownComponents> breakdown_s;  ///< kBreakdownComponents order, s/step
@@ -35,6 +37,8 @@ struct RankStats {
   std::optional<double> peak_allocated_bytes, peak_reserved_bytes, peak_rss_bytes;  ///< engine/memory
   std::optional<double> memory_reset_ok;   ///< 1: the peak window was reset before the series; 0: it failed
   std::vector<double> window_steps_per_s;  ///< --duration: optimizer steps per s per window (burn_in_windows(D))
+  /// The per-rank metrics (per_rank_metrics() order; nullopt: not measured), reduced over steps.
+  std::vector<std::optional<double>> metrics;
 
   std::vector<double> pack() const;
   /// Throws std::runtime_error when `v` is shorter than `iters` samples and the fixed slots.
@@ -56,6 +60,7 @@ struct Series {
   int64_t steps_measured = 0;   ///< measured steps (before subsampling)
   size_t subsample_stride = 1;  ///< --duration: `samples` keeps every k-th measured step
   bool memory_reset_ok = true;  ///< the last reset of the peak-memory window took effect (engine/memory)
+  StepMetrics metrics;          ///< the per-rank metrics' values of the measured steps (core/result/row_metrics)
 };
 
 /// Runs cfg.warmup untimed steps (forward only with --mode inference) then the timed ones:
@@ -79,7 +84,8 @@ RankStats rank_stats(const SweepEnv& env, const Series& series);
 
 /// Rank 0's row of a group of n ranks from every rank's stats (group rank order): identity,
 /// summary over ranks (examples per rank per step = batch x grad_accum), breakdown (mean and
-/// max over ranks, only when every rank has one), memory peaks, burn-in drift.
+/// max over ranks, only when every rank has one), memory peaks, burn-in drift, each rank's
+/// per-rank metrics (the row's own are reduced over ranks as the row is finished: finish_row).
 BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, int n, long long batch, int grad_accum,
                      const std::vector<RankStats>& stats, const Stopping& stopping, int iterations);
 

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "core/launch/watchdog.hpp"
-#include "core/result/per_rank_detail.hpp"
+#include "core/result/row_finish.hpp"
 #include "core/stats/stats.hpp"
 #include "core/stats/straggler.hpp"
 #include "core/util/errors.hpp"
@@ -217,27 +217,11 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
                                    const SelfCheckHook& self_check_hook) {
   std::vector<BenchResult> rows;
   if (!env.sampler) env.sampler = make_sampler(env);
+  const RowFinish finish{env.cfg.per_rank_series == "all", env.row_launch};
   RowCallback emit = [&](const BenchResult& row) {
-    if (row.launch.is_object()) {  // kept from the run --resume continues: as it was written
-      rows.push_back(row);
-      if (on_row) on_row(row);
-      return;
-    }
     rows.push_back(row);
-    BenchResult& r = rows.back();
-    keep_per_rank_detail(r, env.cfg.per_rank_series == "all");
-    // DDP faster than the same step without it: noise, or not the same work.
-    if (r.ddp)
-      for (const auto& nd : rows)
-        if (!nd.ddp && nd.model == r.model && nd.batch_per_rank == r.batch_per_rank && nd.grad_accum == r.grad_accum &&
-            r.summary.p50_s < nd.summary.p50_s) {
-          r.warnings.push_back(
-              {"negative_ddp_overhead", fmt::format("DDP p50 {:.4f} s is below the no-DDP p50 {:.4f} s: DDP cannot be "
-                                                    "free, so noise or a changed machine state dominates this row",
-                                                    r.summary.p50_s, nd.summary.p50_s)});
-          break;
-        }
-    if (on_row) on_row(r);
+    finish_row(rows.back(), rows, finish);
+    if (on_row) on_row(rows.back());
   };
   if (env.cfg.data != "synthetic") {  // --data: time to loss (its own loop of epochs over a loader)
     const TrainTestData data = load_train_test(env.cfg);

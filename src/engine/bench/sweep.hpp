@@ -68,6 +68,9 @@ struct SweepEnv {
   /// the sweep reaches the group (a row with a `launch` passes the row callback as it is).
   std::set<std::string> done_groups;
   std::map<std::string, std::vector<BenchResult>> kept_rows;
+  /// Rank 0: the launch every row it measures records (BenchResult::launch: {"job_id",
+  /// "started_utc"}); null: none.
+  nlohmann::json row_launch;
 };
 
 /// The model a benchmark trains: `name` (engine/models/registry) seeded with cfg.seed,
@@ -98,7 +101,7 @@ void run_group(const SweepEnv& env, const std::string& name, const std::string& 
 /// rank, host, local rank and device; no samples yet.
 RankSamples placed_rank(const SweepEnv& env, int r);
 
-/// Called on rank 0 after each row is measured (print it, write the JSON).
+/// Called on rank 0 with each row, finished (core/result/row_finish), to print and save.
 using RowCallback = std::function<void(const BenchResult&)>;
 
 /// Noise threshold: a series whose per-iteration times have a coefficient of variation
@@ -109,7 +112,9 @@ inline constexpr double kNoisyCv = 0.05;
 inline constexpr int kMinItersForP95 = 20;
 
 /// Runs the whole sweep for every model of env.cfg. Collective: every rank of the job
-/// must call it with the same configuration. Returns the rows on rank 0 (empty elsewhere);
+/// must call it with the same configuration. Every row, measured or kept by --resume, is
+/// finished by finish_row (core/result/row_finish) before `on_row` gets it. Returns the
+/// finished rows on rank 0 (empty elsewhere);
 /// `on_stragglers` (rank 0; may be empty) receives each model's straggler entry
 /// (core/stats/straggler.hpp straggler_entry) once the model's groups are done;
 /// `self_check_hook` is the DDP self-check's test seam (empty in real runs).
