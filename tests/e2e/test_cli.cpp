@@ -24,16 +24,7 @@ namespace fs = std::filesystem;
 namespace ddpbench {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
-
-using testutil::bad_input_problem;
-using testutil::count_lines;
-using testutil::Outcome;
-using testutil::run;
-using testutil::slurp;
-using testutil::TempDir;
-using namespace cli_tests;
+using namespace cli_tests;  // kBin, kTiny and the testutil and gmock names they use
 
 void expect_tiny_sweep(const ResultFile& f, int world) {
   ASSERT_EQ(f.results.size(), world == 2 ? 3u : 2u);

@@ -26,16 +26,7 @@ namespace fs = std::filesystem;
 namespace ddpbench {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
-
-using testutil::bad_input_problem;
-using testutil::count_lines;
-using testutil::Outcome;
-using testutil::run;
-using testutil::slurp;
-using testutil::TempDir;
-using namespace cli_tests;
+using namespace cli_tests;  // kBin, kTiny and the testutil and gmock names they use
 
 /// A bad command line: its case name, the arguments, and a piece of the expected message.
 struct BadCase {

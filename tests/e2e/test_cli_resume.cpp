@@ -25,16 +25,7 @@ namespace fs = std::filesystem;
 namespace ddpbench {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
-
-using testutil::bad_input_problem;
-using testutil::count_lines;
-using testutil::Outcome;
-using testutil::run;
-using testutil::slurp;
-using testutil::TempDir;
-using namespace cli_tests;
+using namespace cli_tests;  // kBin, kTiny and the testutil and gmock names they use
 
 // run --resume: a sweep whose rank 1 died in its first DDP step (DDPBENCH_TEST_FAULT=exit-rank1)
 // left the no-DDP and 1-rank rows in PATH.partial; resumed with the same flags, under the
