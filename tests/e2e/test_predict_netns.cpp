@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include "common/netns.hpp"
 #include "common/testutil.hpp"
@@ -39,8 +40,19 @@ TEST(PredictNetns, LargestWorldSizeFromTheSmallerRowsWithin15Percent) {
   struct Case {
     std::string rate, model;
   };
-  const std::vector<Case> cases = {
+  std::vector<Case> cases = {
       {"50mbit", "squeezenet1_0"}, {"100mbit", "squeezenet1_0"}, {"100mbit", "resnet18"}, {"200mbit", "resnet18"}};
+  // Other shapes, as a benchmark by hand: DDPBENCH_PREDICT_NETNS_CASES=RATE:MODEL[,RATE:MODEL...]
+  // (e.g. 1gbit:resnet50) replaces the cases above.
+  if (const char* other = std::getenv("DDPBENCH_PREDICT_NETNS_CASES")) {
+    cases.clear();
+    std::stringstream list(other);
+    for (std::string item; std::getline(list, item, ',');) {
+      const auto colon = item.find(':');
+      ASSERT_NE(colon, std::string::npos) << "DDPBENCH_PREDICT_NETNS_CASES: '" << item << "' is not RATE:MODEL";
+      cases.push_back({item.substr(0, colon), item.substr(colon + 1)});
+    }
+  }
   int port = 29650;
   for (const auto& c : cases) {
     SCOPED_TRACE(c.rate + " " + c.model);
