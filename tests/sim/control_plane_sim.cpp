@@ -439,23 +439,13 @@ RankResult run_rank(int r, int world, int port, const std::string& json_path) {
 
   // 5. Straggler scores over every rank (real core/stats), then the result file (real).
   if (root) {
-    std::vector<RankScoreInput> in;
-    for (int q = 0; q < world; ++q) {
-      const RankPlacement& p = rv.placements[static_cast<size_t>(q)];
-      RankScoreInput x;
-      x.rank = q;
-      x.host = p.host;
-      x.local_rank = p.local_rank;
-      x.device = p.device;
-      x.gpu_index = p.local_rank;
-      x.gpu_uuid = p.gpu_uuid;
-      x.bus_id = p.bus_id;
-      x.compute_step_s = base[static_cast<size_t>(q)][0];
-      x.compute_halves_s = {{base[static_cast<size_t>(q)][1], base[static_cast<size_t>(q)][2]}};
-      if (static_cast<size_t>(q) < largest.ranks.size() && largest.ranks[static_cast<size_t>(q)].step)
-        x.ddp_step_s = largest.ranks[static_cast<size_t>(q)].step->p50_s;
-      in.push_back(std::move(x));
+    std::vector<double> compute(static_cast<size_t>(world));
+    std::vector<std::pair<double, double>> halves(static_cast<size_t>(world));
+    for (size_t q = 0; q < compute.size(); ++q) {
+      compute[q] = base[q][0];
+      halves[q] = {base[q][1], base[q][2]};
     }
+    const std::vector<RankScoreInput> in = straggler_inputs(rv.placements, compute, halves, &largest);
     rf.stragglers.push_back(straggler_entry("resnet50", 32, world, in, 0.95));
     Counters c5 = now(store);
     out.phases["stragglers"] = delta(c4, c5);

@@ -165,19 +165,13 @@ SelfCheckHook fault_injection_hook(const std::string& name) {
       fmt::format("DDPBENCH_TEST_FAULT '{}' is unknown (skew-grad, nan-grad, exit-rank1); unset it", name));
 }
 
-// The straggler entry of `model` (rank 0): each rank's compute-only p50 from the first
-// baseline, its DDP step p50 and exposed communication from the first row of the largest
-// DDP group.
-nlohmann::json stragglers_of(const SweepEnv& env, const std::string& model, long long batch,
-                             const std::vector<double>& compute_p50_s,
-                             const std::vector<std::pair<double, double>>& halves,
-                             const std::vector<BenchResult>& rows) {
-  const BenchResult* largest = nullptr;
-  for (const auto& r : rows)
-    if (r.ddp && r.model == model && (!largest || r.world_size > largest->world_size)) largest = &r;
+std::vector<RankScoreInput> straggler_inputs(const std::vector<RankPlacement>& placements,
+                                             const std::vector<double>& compute_p50_s,
+                                             const std::vector<std::pair<double, double>>& halves,
+                                             const BenchResult* largest) {
   std::vector<RankScoreInput> in;
-  for (size_t r = 0; r < compute_p50_s.size() && r < env.placements.size(); ++r) {
-    const RankPlacement& p = env.placements[r];
+  for (size_t r = 0; r < compute_p50_s.size() && r < placements.size(); ++r) {
+    const RankPlacement& p = placements[r];
     RankScoreInput x;
     x.rank = static_cast<int>(r);
     x.host = p.host;
@@ -196,7 +190,22 @@ nlohmann::json stragglers_of(const SweepEnv& env, const std::string& model, long
     }
     in.push_back(std::move(x));
   }
-  return straggler_entry(model, batch, largest ? largest->world_size : 0, in, env.cfg.straggler_threshold);
+  return in;
+}
+
+// The straggler entry of `model` (rank 0): each rank's compute-only p50 from the first
+// baseline, its DDP step p50 and exposed communication from the first row of the largest
+// DDP group.
+nlohmann::json stragglers_of(const SweepEnv& env, const std::string& model, long long batch,
+                             const std::vector<double>& compute_p50_s,
+                             const std::vector<std::pair<double, double>>& halves,
+                             const std::vector<BenchResult>& rows) {
+  const BenchResult* largest = nullptr;
+  for (const auto& r : rows)
+    if (r.ddp && r.model == model && (!largest || r.world_size > largest->world_size)) largest = &r;
+  return straggler_entry(model, batch, largest ? largest->world_size : 0,
+                         straggler_inputs(env.placements, compute_p50_s, halves, largest),
+                         env.cfg.straggler_threshold);
 }
 
 // This rank's sampler: its GPU by UUID / bus id, the interface that reaches rank 0's host.

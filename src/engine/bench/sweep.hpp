@@ -15,12 +15,14 @@
 #include <memory>
 #include <map>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "core/config/run_config.hpp"
 #include "core/launch/launch_env.hpp"
 #include "core/launch/progress.hpp"
 #include "core/result/result.hpp"
+#include "core/stats/straggler.hpp"
 #include "core/telemetry/telemetry.hpp"
 #include "engine/dist/collectives.hpp"
 #include "engine/dist/process_group.hpp"
@@ -110,6 +112,16 @@ inline constexpr double kNoisyCv = 0.05;
 
 /// Fewest measured iterations for which p95 rests on at least one sample above it.
 inline constexpr int kMinItersForP95 = 20;
+
+/// The straggler scores' inputs of one model (rank 0), one per rank of `placements`: its
+/// host, local rank, device and GPU identity, its compute-only step p50 (s) and the two
+/// halves of its baseline (s, when both are > 0), and from `largest` (the model's largest
+/// DDP row, or null) its DDP step p50 and exposed communication (s). What straggler_entry
+/// (core/stats/straggler.hpp) scores; the sweep and the control-plane simulation both use it.
+std::vector<RankScoreInput> straggler_inputs(const std::vector<RankPlacement>& placements,
+                                             const std::vector<double>& compute_p50_s,
+                                             const std::vector<std::pair<double, double>>& halves,
+                                             const BenchResult* largest);
 
 /// Runs the whole sweep for every model of env.cfg. Collective: every rank of the job
 /// must call it with the same configuration. Every row, measured or kept by --resume, is
