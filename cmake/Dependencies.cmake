@@ -1,5 +1,5 @@
-# The libraries ddpbench builds with besides libtorch and zlib: nlohmann/json, CLI11, fmt and
-# GoogleTest. Each is taken, in this order, from
+# The libraries ddpbench builds with besides libtorch and zlib: nlohmann/json, CLI11, fmt,
+# yaml-cpp (validate's plan files) and GoogleTest. Each is taken, in this order, from
 #   1. the linked torch, for the header-only ones a PyTorch wheel ships next to its own headers
 #      (nlohmann/json, fmt): torch's headers include them, so every target must compile against
 #      that one copy, or one binary would hold two versions of the library;
@@ -17,7 +17,7 @@ endif()
 set(DDPBENCH_DEPS_DIR "" CACHE PATH
     "Offline sources: a folder holding, per library, its pinned archive (the file name of its URL, \
 checked against its SHA-256) or its unpacked source tree in a folder of the library's name \
-(nlohmann_json, cli11, fmt, googletest); scripts/fetch-deps.sh DIR fills it on a machine with the internet")
+(nlohmann_json, cli11, fmt, yaml_cpp, googletest); scripts/fetch-deps.sh DIR fills it on a machine with the internet")
 
 # The pinned releases: <name> <version> <archive URL> <SHA-256 of the archive>. The SHA-256 are
 # those the same URLs give in other projects' pins (bazel, Homebrew, conan) and, for
@@ -27,6 +27,7 @@ set(DDPBENCH_PINNED
   "nlohmann_json|3.11.3|https://github.com/nlohmann/json/archive/refs/tags/v3.11.3.tar.gz|0d8ef5af7f9794e3263480193c491549b2ba6cc74bb018906202ada498a79406"
   "cli11|2.4.1|https://github.com/CLIUtils/CLI11/archive/refs/tags/v2.4.1.tar.gz|73b7ec52261ce8fe980a29df6b4ceb66243bb0b779451dbd3d014cfec9fdbb58"
   "fmt|10.1.1|https://github.com/fmtlib/fmt/archive/refs/tags/10.1.1.tar.gz|78b8c0a72b1c35e4443a7e308df52498252d1cefc2b08c9a97bc9ee6cfe61f8b"
+  "yaml_cpp|0.8.0|https://github.com/jbeder/yaml-cpp/archive/refs/tags/0.8.0.tar.gz|fbe74bbdcee21d656715688706da3c8becfd946d92cd44705cc6098bb23b3a16"
   "googletest|1.12.1|https://github.com/google/googletest/archive/refs/tags/release-1.12.1.tar.gz|81964fe578e9bd7c94dfdb09c8e4d6e6759e19967e397dbea48d1c10e45d0df2")
 
 set(_ddpbench_deps_report "")
@@ -211,6 +212,25 @@ else()
     ddpbench_fetch_pinned(fmt OPTIONS FMT_INSTALL=OFF FMT_TEST=OFF FMT_DOC=OFF TARGETS fmt)
     ddpbench_dep_note(fmt "${fmt_PINNED_VERSION}" "${fmt_ORIGIN}" "${fmt_SOURCE_DIR}/include")
   endif()
+endif()
+
+# ---------------------------------------------------------------- yaml-cpp
+# `ddpbench validate` reads its plan file with it. Debian 12 ships 0.7 (target yaml-cpp),
+# Debian 13 and the pinned release 0.8 (yaml-cpp::yaml-cpp); ddpbench_yaml names either.
+find_package(yaml-cpp 0.6 CONFIG QUIET)
+add_library(ddpbench_yaml INTERFACE)
+if(yaml-cpp_FOUND AND (TARGET yaml-cpp::yaml-cpp OR TARGET yaml-cpp))
+  if(TARGET yaml-cpp::yaml-cpp)
+    target_link_libraries(ddpbench_yaml INTERFACE yaml-cpp::yaml-cpp)
+  else()
+    target_link_libraries(ddpbench_yaml INTERFACE yaml-cpp)
+  endif()
+  ddpbench_dep_note(yaml_cpp "${yaml-cpp_VERSION}" "the system (${yaml-cpp_DIR})" "")
+else()
+  ddpbench_fetch_pinned(yaml_cpp OPTIONS YAML_CPP_BUILD_TESTS=OFF YAML_CPP_BUILD_TOOLS=OFF YAML_CPP_BUILD_CONTRIB=OFF
+                        YAML_CPP_INSTALL=OFF YAML_BUILD_SHARED_LIBS=OFF YAML_CPP_FORMAT_SOURCE=OFF TARGETS yaml-cpp)
+  target_link_libraries(ddpbench_yaml INTERFACE yaml-cpp)
+  ddpbench_dep_note(yaml_cpp "${yaml_cpp_PINNED_VERSION}" "${yaml_cpp_ORIGIN}" "${yaml_cpp_SOURCE_DIR}/include")
 endif()
 
 # ---------------------------------------------------------------- GoogleTest (tests only)

@@ -51,13 +51,13 @@ echo "check-torch2: $(in_root sh -c 'dpkg-query -W -f="\${Package} \${Version}\n
 # -O0: a compile and behaviour check, not a benchmark (the work is in libtorch, built optimised);
 # it compiles faster than Release's -O2.
 # Offline (a network namespace of its own, no interface up): the root has no CLI11, nlohmann/json,
-# fmt or GoogleTest package, so they come from its offline folder /opt/ddpbench-deps
+# fmt, yaml-cpp or GoogleTest package, so they come from its offline folder /opt/ddpbench-deps
 # (scripts/torch2-root.sh), as on a machine without Debian's packages or the internet.
 net="unshare --net" in_root cmake -S /src/ddpbench -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS=-O0 \
   -DDDPBENCH_REQUIRE_GPU_PATHS=ON -DDDPBENCH_DEPS_DIR=/opt/ddpbench-deps >"$root/$build.cmake.log" 2>&1 \
   || { tail -40 "$root/$build.cmake.log"; echo "check-torch2: cmake failed against torch 2.6 (CUDA)"; exit 1; }
 grep -E "ddpbench: |Found CUDA|NCCL" "$root/$build.cmake.log" | sed 's/^/check-torch2: /' | head -12
-for lib in nlohmann_json CLI11 fmt GoogleTest; do
+for lib in nlohmann_json CLI11 fmt yaml_cpp GoogleTest; do
   grep -qE "^$lib\|[^|]*\|DDPBENCH_DEPS_DIR" "$root/$build/dependencies.txt" \
     || { echo "check-torch2: $lib did not come from the offline folder: $(grep "^$lib|" "$root/$build/dependencies.txt")"; exit 1; }
 done
@@ -66,7 +66,7 @@ if ! net="unshare --net" in_root ninja -C "$build" -k 0 >"$root/$build.ninja.log
   echo "check-torch2: the build against torch 2.6 (CUDA, NCCL) failed; the whole log is $root$build.ninja.log"
   exit 1
 fi
-echo "check-torch2: ddpbench and every test binary built against torch 2.6 (CUDA, NCCL), every GPU path required, offline, with CLI11, nlohmann/json, fmt and GoogleTest from /opt/ddpbench-deps"
+echo "check-torch2: ddpbench and every test binary built against torch 2.6 (CUDA, NCCL), every GPU path required, offline, with CLI11, nlohmann/json, fmt, yaml-cpp and GoogleTest from /opt/ddpbench-deps"
 [ "$what" = build ] && exit 0
 # Tests: as on a login node (a CUDA-enabled binary on a machine without a GPU).
 set +e

@@ -3,7 +3,7 @@
 #  * libtorch: the PyTorch of `python3` when it ships libtorch's CMake files (a pip wheel,
 #    with CUDA and NCCL where it has them); otherwise Debian's libtorch-dev + libgloo-dev
 #    (CPU, Gloo: ProcessGroupGloo.hpp includes gloo headers that libtorch-dev does not pull in).
-#  * build: cmake, ninja, ccache, a C++17 compiler, CLI11, nlohmann/json, fmt, GoogleTest.
+#  * build: cmake, ninja, ccache, a C++17 compiler, CLI11, nlohmann/json, fmt, yaml-cpp, GoogleTest.
 #  * tests: python3-torch (torchrun as a real launcher) and python3-torchvision (model
 #    cross-checks), unless python3 already has a PyTorch of its own (then the two tests
 #    that run /usr/bin/python3 and /usr/bin/torchrun skip); openmpi-bin (mpirun)
@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 pkgs=(g++ make cmake ninja-build ccache git pkg-config curl
-      libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
+      libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev libgtest-dev libgmock-dev
       openmpi-bin slurmctld slurmd slurm-client munge
       gnuplot-nox clang-14 libclang-rt-14-dev python3 jq
       chromium   # headless: the report's HTML page checked in a real browser

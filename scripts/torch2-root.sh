@@ -27,7 +27,7 @@
 set -euo pipefail
 root=${DDPBENCH_TORCH2_ROOT:-/var/cache/ddpbench/torch2-root}
 
-# No CLI11, nlohmann/json, fmt or GoogleTest package: the build in this root takes them from the
+# No CLI11, nlohmann/json, fmt, yaml-cpp or GoogleTest package: the build in this root takes them from the
 # offline folder /opt/ddpbench-deps (scripts/deps-from-debian.sh, below), as a machine without
 # Debian's -dev packages and without the internet would (cmake/Dependencies.cmake, DDPBENCH_DEPS_DIR).
 pkgs=(g++ cmake ninja-build ccache git pkg-config ca-certificates zlib1g-dev

@@ -72,6 +72,12 @@ Command add_find_max_bs_command(CLI::App& parent, const std::vector<std::string>
 /// GPU only: without a GPU, UsageError (exit 2). `argv` is recorded in the result file.
 Command add_dataparallel_command(CLI::App& parent, const std::vector<std::string>& argv);
 
+/// `ddpbench validate PLAN --out DIR`: the steps of a YAML acceptance plan (env, comm, pairs,
+/// find-max-bs, run, burn-in) in order under the launcher that started it, each step's result
+/// in DIR/<nn>-<step>.json, resumable, then DIR/report.{txt,md,html} and one tally line; and
+/// `validate --compare DIR_A DIR_B`. Exit 0 nothing failed, 1 a target or step failed, 2 a bad plan.
+Command add_validate_command(CLI::App& parent);
+
 /// `ddpbench env`: this node's environment (driver, GPUs, topology, CUDA/NCCL/cuDNN/torch
 /// versions, CPU, kernel, NCCL_* variables), readable or as JSON (--json) in the shape of a
 /// result file's environment.nodes[]. Also in the build without libtorch (torch "none").

@@ -41,6 +41,7 @@ int run_command(int argc, char** argv, std::string& command) {
   commands.push_back(cli::add_find_max_bs_command(app, args));
   commands.push_back(cli::add_dataparallel_command(app, args));
   commands.push_back(cli::add_models_command(app));
+  commands.push_back(cli::add_validate_command(app));
 #endif
   commands.push_back(cli::add_report_command(app));
   commands.push_back(cli::add_diff_command(app));

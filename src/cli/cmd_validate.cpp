@@ -1,0 +1,550 @@
+// `ddpbench validate PLAN --out DIR`: a cluster acceptance from one plan file, resumable;
+// `ddpbench validate --compare DIR_A DIR_B`: two acceptances of one plan side by side.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "core/launch/process.hpp"
+#include "core/config/run_config.hpp"
+#include "core/launch/node_env.hpp"
+#include "core/util/json_reader.hpp"
+#include "core/validate/plan.hpp"
+#include "core/validate/record.hpp"
+#include "engine/dist/process_group.hpp"
+#include "engine/dist/rendezvous.hpp"
+#include "engine/env_info.hpp"
+#include "engine/models/registry.hpp"
+#include "engine/run/launch.hpp"
+
+namespace ddpbench::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+/// The subcommands a plan's steps run, registered on `root` so their own parsers check the
+/// steps' options. The Commands own the variables the options write to: keep them while
+/// `root` parses.
+std::vector<Command> register_step_parsers(CLI::App& root) {
+  static const std::vector<std::string> argv = {"ddpbench"};
+  return {add_run_command(root, argv), add_comm_command(root, argv), add_find_max_bs_command(root, argv),
+          add_env_command(root)};
+}
+
+/// Parses `args` (subcommand first) with a fresh parser; "" when CLI11 accepts them, else
+/// its message. `ignore_required`: a missing required option is not an error (one option
+/// alone is being checked).
+std::string parse_error(const std::vector<std::string>& args, bool ignore_required) {
+  CLI::App root{"ddpbench", "ddpbench"};
+  root.require_subcommand(1);
+  const std::vector<Command> keep = register_step_parsers(root);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 reads a vector from its back
+  try {
+    root.parse(reversed);
+  } catch (const CLI::RequiredError& e) {
+    if (!ignore_required) return first_line(e.what());
+  } catch (const CLI::ParseError& e) {
+    return first_line(e.what());
+  }
+  return "";
+}
+
+/// The option's words on a command line: "--key v1 v2" (a flag: "--key" for true, nothing
+/// for false). Throws UsageError at the option's place for an unknown option or a flag
+/// given something other than true/false.
+std::vector<std::string> option_words(const Plan& plan, const PlanStep& step, const PlanOption& o,
+                                      CLI::App& sub) {
+  const std::string where = plan_where(plan.path, o.place) + step.kind + ": ";
+  CLI::Option* opt = sub.get_option_no_throw("--" + o.key);
+  if (!opt)
+    throw UsageError(fmt::format("{}unknown option '{}' of 'ddpbench {}'; see 'ddpbench {} --help'", where, o.key,
+                                 step.subcommand(), step.subcommand()));
+  if (opt->get_expected_max() == 0) {  // a flag (CLI11: expected(0))
+    const std::string v = o.values.size() == 1 ? o.values[0] : "";
+    if (v == "true" || v == "yes" || v == "on") return {"--" + o.key};
+    if (v == "false" || v == "no" || v == "off") return {};
+    throw UsageError(fmt::format("{}{} is a flag; give it true or false, not '{}'", where, o.key,
+                                 o.list ? "a list" : v));
+  }
+  std::vector<std::string> words = {"--" + o.key};
+  for (const auto& v : o.values) words.push_back(v);
+  return words;
+}
+
+/// The step's options as its subcommand's command line (without the subcommand and without
+/// --json), each checked by the subcommand's own parser and the model names against the zoo.
+/// Throws UsageError "PLAN:LINE:COL: <kind>: <what>" naming the first bad option.
+std::vector<std::string> step_options(const Plan& plan, const PlanStep& step) {
+  CLI::App root{"ddpbench", "ddpbench"};
+  const std::vector<Command> keep = register_step_parsers(root);
+  CLI::App* sub = root.get_subcommand(step.subcommand());
+  std::vector<std::string> all = step.implied_args();
+  const std::vector<std::string> models = model_names();
+  for (const auto& o : step.options) {
+    const std::vector<std::string> words = option_words(plan, step, o, *sub);
+    std::vector<std::string> alone = {step.subcommand()};
+    alone.insert(alone.end(), words.begin(), words.end());
+    const std::string err = parse_error(alone, true);
+    if (!err.empty())
+      throw UsageError(fmt::format("{}{}: {}; see 'ddpbench {} --help'", plan_where(plan.path, o.place), step.kind, err,
+                                   step.subcommand()));
+    if (o.key == "model" && step.kind != "comm" && step.kind != "pairs")
+      for (const auto& v : o.values)
+        for (const auto& m : split_list(v))
+          if (std::find(models.begin(), models.end(), m) == models.end())
+            throw UsageError(fmt::format("{}{}: unknown model '{}'; choose one of: {} (see 'ddpbench models')",
+                                         plan_where(plan.path, o.place), step.kind, m, fmt::join(models, ", ")));
+    all.insert(all.end(), words.begin(), words.end());
+  }
+  std::vector<std::string> whole = {step.subcommand()};
+  whole.insert(whole.end(), all.begin(), all.end());
+  const std::string err = parse_error(whole, false);
+  if (!err.empty())
+    throw UsageError(fmt::format("{}{}: {}; see 'ddpbench {} --help'", plan_where(plan.path, step.place), step.kind,
+                                 err, step.subcommand()));
+  return all;
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find this program's path (/proc/self/exe): " + ec.message());
+  return p.string();
+}
+
+std::optional<std::string> file_hash(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return std::nullopt;
+  return content_hash(read_text_file(path));
+}
+
+/// What this process is in the validation.
+struct Job {
+  LaunchInfo li;
+  bool per_rank = false;  ///< started by a launcher: every rank runs validate
+  int nproc = 0;          ///< built-in launcher: --nproc-per-node for run and comm (0: their default)
+  double timeout_s = 300, step_timeout_s = 43200;
+  std::string dir, exe;
+  c10::intrusive_ptr<c10d::Store> store;  ///< per_rank: validate's own store (rank 0 serves it)
+  std::vector<RankPlacement> placements;  ///< per_rank, rank 0: every rank's
+};
+
+nlohmann::json launch_json(const Job& j) {
+  return {{"launcher", launcher_name(j.li.launcher)},
+          {"world_size", j.per_rank ? j.li.world_size : j.nproc},
+          {"nproc_per_node", j.per_rank ? 0 : j.nproc}};
+}
+
+/// Runs one child to its end, its output forwarded; the shell's exit code.
+int run_child(const std::vector<std::string>& argv, const EnvMap& env, double timeout_s, std::string* out = nullptr) {
+  ProcessOptions po;
+  po.env = env;
+  po.stdout_mode = out ? OutputMode::kCapture : OutputMode::kForward;
+  po.stderr_mode = OutputMode::kForward;
+  const CaptureResult r = run_capture(argv, po, timeout_s, 10.0);
+  if (out) *out = r.out;
+  if (r.timed_out) {
+    std::fprintf(stderr, "ddpbench: validate: the step ran past --step-timeout %.0f s and was stopped\n", timeout_s);
+    return 124;
+  }
+  return r.status.shell_code();
+}
+
+/// The env step: every host's environment. Under a launcher every rank takes part (the local
+/// rank 0 of each host probes it, rank 0 gathers: the same gather as run's); alone, this host.
+nlohmann::json env_nodes(Job& j, const EnvMap& env) {
+  if (j.per_rank) {
+    const NodeEnvironments n =
+        gather_node_environments(j.store, j.li, env, j.placements, std::chrono::milliseconds((long long)(j.timeout_s * 1000)));
+    return n.nodes;
+  }
+  nlohmann::json node = host_environment(env);
+  return nlohmann::json::array({node});
+}
+
+/// Per-rank mode: every rank says it finished step `index` with `code`; rank 0 waits for all
+/// (at most --step-timeout) and returns the first code of another rank that is not 0 or 1
+/// (or 0), and publishes whether to go on; the others wait for that word. Returns, on rank 0,
+/// the failing rank's line ("" when none); on the others "stop" or "".
+std::string step_barrier(Job& j, int index, int code, bool go_on) {
+  const std::string k = fmt::format("validate/step{}/", index);
+  j.store->set(k + "exit/" + std::to_string(j.li.rank), std::vector<uint8_t>{});
+  j.store->set(k + "code/" + std::to_string(j.li.rank),
+               [&] {
+                 const std::string s = std::to_string(code);
+                 return std::vector<uint8_t>(s.begin(), s.end());
+               }());
+  j.store->add(k + "done", 1);
+  const auto wait = std::chrono::milliseconds((long long)(j.step_timeout_s * 1000));
+  if (j.li.rank == 0) {
+    const auto deadline = Clock::now() + wait;
+    while (j.store->add(k + "done", 0) < j.li.world_size) {
+      if (Clock::now() > deadline)
+        throw std::runtime_error(fmt::format("validate: ranks did not finish step {} within --step-timeout {:.0f} s",
+                                             index, j.step_timeout_s));
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    std::string bad;
+    for (int r = 1; r < j.li.world_size && bad.empty(); ++r) {
+      const auto v = j.store->get(k + "code/" + std::to_string(r));
+      const int c = std::stoi(std::string(v.begin(), v.end()));
+      if (c != 0 && c != 1) bad = fmt::format("rank {} exited {}", r, c);
+    }
+    const std::string word = (go_on && bad.empty()) ? "go" : "stop";
+    j.store->set(k + "next", std::vector<uint8_t>(word.begin(), word.end()));
+    return bad;
+  }
+  j.store->wait({k + "next"}, wait);
+  const auto v = j.store->get(k + "next");
+  return std::string(v.begin(), v.end()) == "go" ? "" : "stop";
+}
+
+std::vector<uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
+
+/// The report of the steps' result files: DIR/report.txt, .md and .html (validate's verdicts
+/// first, then the report, its headline first) and the report's verdict counts.
+Tally write_report(const Job& j, const Plan& plan, const std::vector<std::string>& files,
+                   const std::vector<ValidateCheck>& checks, const std::string& stopped) {
+  Tally t;
+  for (const auto& c : checks) t.add(c.status);
+  std::vector<std::string> targets;
+  const PlanTargets& pt = plan.targets;
+  if (pt.efficiency) targets.insert(targets.end(), {"--target-efficiency", fmt::format("{}", *pt.efficiency)});
+  if (pt.exposed_comm) targets.insert(targets.end(), {"--target-comm", fmt::format("{}", *pt.exposed_comm)});
+  if (pt.ex_s_per_gpu) targets.insert(targets.end(), {"--target-ex-s", fmt::format("{}", *pt.ex_s_per_gpu)});
+  for (const auto& [model, mt] : pt.models) {
+    if (mt.efficiency) targets.insert(targets.end(), {"--target-for", fmt::format("{}:efficiency={}", model, *mt.efficiency)});
+    if (mt.exposed_comm) targets.insert(targets.end(), {"--target-for", fmt::format("{}:comm={}", model, *mt.exposed_comm)});
+    if (mt.ex_s_per_gpu) targets.insert(targets.end(), {"--target-for", fmt::format("{}:ex-s={}", model, *mt.ex_s_per_gpu)});
+  }
+  std::string body_txt, body_md, report_note;
+  if (!files.empty()) {
+    const auto report = [&](const std::vector<std::string>& extra, std::string* out) {
+      std::vector<std::string> argv = {j.exe, "report"};
+      for (const auto& f : files) argv.push_back(j.dir + "/" + f);
+      argv.insert(argv.end(), targets.begin(), targets.end());
+      argv.insert(argv.end(), extra.begin(), extra.end());
+      ProcessOptions po;
+      po.stdout_mode = OutputMode::kCapture;
+      po.stderr_mode = OutputMode::kCapture;
+      const CaptureResult r = run_capture(argv, po, 600, 5);
+      if (!r.ok()) {
+        report_note = first_line(r.err.empty() ? r.status.describe() : r.err);
+        return false;
+      }
+      if (out) *out = r.out;
+      return true;
+    };
+    std::string json_text;
+    if (report({"--format", "json"}, &json_text)) {
+      try {
+        const auto v = nlohmann::json::parse(json_text).at("headline").at("verdicts");
+        t.pass += v.at("pass").get<int>();
+        t.fail += v.at("fail").get<int>();
+        t.void_count += v.at("void").get<int>();
+        t.not_evaluated += v.at("not_evaluated").get<int>();
+      } catch (const nlohmann::json::exception& e) {
+        report_note = std::string("its JSON could not be read: ") + e.what();
+      }
+      report({}, &body_txt);
+      report({"--format", "md"}, &body_md);
+      report({"--html", j.dir + "/report.html"}, nullptr);
+    }
+  }
+  // validate's own block: the plan, each check, the tally.
+  std::string head = fmt::format("ddpbench validate: {}{}\n", plan.path,
+                                 plan.description.empty() ? "" : " (" + plan.description + ")");
+  if (!stopped.empty()) head += "STOPPED: " + stopped + "\n";
+  for (const auto& c : checks) head += fmt::format("{:<13} {:<7} {}: {}\n", c.step, c.status, c.what, c.detail);
+  if (!report_note.empty()) head += "report: not written: " + report_note + "\n";
+  head += tally_line(t) + "\n";
+  write_file_atomic(j.dir + "/report.txt", head + "\n" + body_txt);
+  std::string md = "# ddpbench validate\n\n```\n" + head + "```\n\n" + body_md;
+  write_file_atomic(j.dir + "/report.md", md);
+  const std::string html_path = j.dir + "/report.html";
+  std::error_code ec;
+  std::string html = fs::exists(html_path, ec) ? read_text_file(html_path) : "<!doctype html><html><body></body></html>";
+  std::string esc;
+  for (char c : head) esc += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+  const size_t body = html.find("<body");
+  const size_t at = body == std::string::npos ? std::string::npos : html.find('>', body);
+  const std::string block = "<section id=\"validate\"><h2>ddpbench validate</h2><pre>" + esc + "</pre></section>";
+  if (at != std::string::npos) html.insert(at + 1, block);
+  else html = block + html;
+  write_file_atomic(html_path, html);
+  return t;
+}
+
+int run_validate(const std::string& plan_path, const std::string& dir, int nproc_flag, double timeout_s,
+                 double step_timeout_s) {
+  const Plan plan = parse_plan(read_text_file(plan_path), plan_path);
+  std::vector<std::vector<std::string>> options;
+  for (const auto& s : plan.steps) options.push_back(step_options(plan, s));
+  if (dir.empty()) throw UsageError("no --out DIR; give the folder for the steps' results and the report");
+
+  const EnvMap env = current_env();
+  Job j;
+  j.li = detect_launch(env);
+  j.per_rank = j.li.launcher != Launcher::kNone;
+  j.timeout_s = timeout_s;
+  j.step_timeout_s = step_timeout_s;
+  j.dir = dir;
+  j.exe = self_exe();
+  if (j.per_rank && nproc_flag > 0)
+    throw UsageError(fmt::format("--nproc-per-node is the built-in launcher's, and {} started this process; leave it "
+                                 "out (the launcher starts the ranks)",
+                                 launcher_name(j.li.launcher)));
+  j.nproc = nproc_flag > 0 ? nproc_flag : plan.nproc_per_node.value_or(0);
+  if (j.per_rank) j.nproc = 0;
+
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw UsageError(fmt::format("--out {}: cannot create the folder ({}); give a writable folder", dir, ec.message()));
+  const std::string record_path = dir + "/validate.json";
+
+  // Rank 0 decides what to keep; under a launcher the others are told through validate's store.
+  std::vector<StepDecision> decisions;
+  ValidateRecord rec;
+  if (j.li.rank == 0) {
+    std::optional<ValidateRecord> old;
+    if (fs::exists(record_path, ec))
+      old = record_from_json(parse_json_bounded(read_text_file(record_path), record_path, "remove it or give another --out"), record_path);
+    DirFacts facts;
+    facts.hash_of = [&](const std::string& f) { return file_hash(dir + "/" + f); };
+    facts.exists = [&](const std::string& f) {
+      std::error_code e;
+      return fs::exists(dir + "/" + f, e);
+    };
+    decisions = decide_steps(plan, old, launch_json(j), facts);
+    rec.plan_path = plan_path;
+    rec.plan_text = read_text_file(plan_path);
+    for (size_t i = 0; i < plan.steps.size(); ++i)
+      if (decisions[i].action == StepAction::kKeep) rec.steps.push_back(*old->find(plan.steps[i].name()));
+    write_file_atomic(dir + "/plan.yaml", rec.plan_text);
+  }
+  if (j.per_rank) {
+    const auto timeout = std::chrono::milliseconds((long long)(timeout_s * 1000));
+    JoinRequest join;
+    join.job_id = launcher_job_id(env, j.li.launcher);
+    join.config = "validate " + content_hash(read_text_file(plan_path));
+    join.placement = local_placement(j.li, c10::Device(c10::kCPU));
+    Rendezvous rv = rendezvous(j.li, join, timeout);
+    j.store = rv.store;
+    j.placements = rv.placements;
+    if (j.li.rank == 0) {
+      nlohmann::json d = nlohmann::json::array();
+      for (const auto& x : decisions) d.push_back(static_cast<int>(x.action));
+      j.store->set("validate/decisions", bytes(d.dump()));
+    } else {
+      j.store->wait({"validate/decisions"}, timeout);
+      const auto v = j.store->get("validate/decisions");
+      for (int a : nlohmann::json::parse(std::string(v.begin(), v.end()))) decisions.push_back({static_cast<StepAction>(a), ""});
+    }
+  }
+
+  const auto say = [&](const std::string& line) {
+    if (j.li.rank == 0) std::fprintf(stderr, "ddpbench: validate: %s\n", line.c_str());
+  };
+  const size_t n = plan.steps.size();
+  std::vector<ValidateCheck> checks;
+  std::vector<std::string> report_files;
+  std::string stopped;
+  const auto sorted_record = [&] {
+    std::sort(rec.steps.begin(), rec.steps.end(), [](const StepRecord& a, const StepRecord& b) { return a.name < b.name; });
+    write_file_atomic(record_path, record_json(rec).dump(2) + "\n");
+  };
+  const auto judge = [&](const PlanStep& s, const StepRecord& r) {
+    // The step's own verdicts (rank 0), from its result file.
+    if (r.status != "complete") {
+      checks.push_back({s.name(), "exit", "FAIL", fmt::format("exit {}", r.exit_code)});
+      return;
+    }
+    const std::string path = dir + "/" + r.file;
+    if (s.kind == "env") {
+      const auto doc = parse_json_bounded(read_text_file(path), path, "run the step again (remove it)");
+      for (auto& c : env_checks(s.name(), doc.at("nodes"))) checks.push_back(c);
+      return;
+    }
+    const ResultFile f = load_result(path);
+    if (s.kind == "comm")
+      for (auto& c : comm_checks(s.name(), f, plan.targets.busbw_gbs)) checks.push_back(c);
+    if (s.kind == "pairs")
+      for (auto& c : pairs_checks(s.name(), f)) checks.push_back(c);
+    report_files.push_back(r.file);
+  };
+
+  for (size_t i = 0; i < n; ++i) {
+    const PlanStep& s = plan.steps[i];
+    const std::string file = s.name() + ".json";
+    const std::string tag = fmt::format("[{}/{}] {}", i + 1, n, s.name());
+    if (decisions[i].action == StepAction::kKeep) {
+      say(tag + ": kept (complete, plan entry unchanged)");
+      if (j.li.rank == 0) judge(s, *rec.find(s.name()));
+      continue;
+    }
+    if (!stopped.empty()) continue;
+    const bool resume = decisions[i].action == StepAction::kResume;
+    if (j.li.rank == 0) {
+      if (decisions[i].action == StepAction::kRedo) say(tag + ": " + decisions[i].note);
+      // A result being redone is kept beside, not lost.
+      if (!resume && fs::exists(dir + "/" + file, ec)) fs::rename(dir + "/" + file, dir + "/" + file + ".previous", ec);
+      if (!resume && fs::exists(dir + "/" + file + ".partial", ec))
+        fs::rename(dir + "/" + file + ".partial", dir + "/" + file + ".partial.previous", ec);
+    }
+    std::vector<std::string> argv = {j.exe, s.subcommand()};
+    argv.insert(argv.end(), options[i].begin(), options[i].end());
+    EnvMap child_env;
+    if (s.kind != "env") {
+      argv.insert(argv.end(), {"--json", dir + "/" + file});
+      if (resume) argv.insert(argv.end(), {"--resume", dir + "/" + file + ".partial"});
+      if (!j.per_rank && j.nproc > 0 && (s.subcommand() == "run" || s.subcommand() == "comm"))
+        argv.insert(argv.end(), {"--nproc-per-node", std::to_string(j.nproc)});
+    }
+    if (j.per_rank) {
+      // Each step's ranks meet on a port of their own, so a rank that finished a step early
+      // never reaches the store of the step before.
+      child_env["MASTER_ADDR"] = j.li.master_addr;
+      child_env["MASTER_PORT"] = std::to_string(j.li.master_port + static_cast<int>(s.index));
+      child_env["TORCHELASTIC_USE_AGENT_STORE"] = "False";
+    }
+    StepRecord r;
+    r.name = s.name();
+    r.kind = s.kind;
+    r.fingerprint = s.fingerprint();
+    r.argv = argv;
+    r.argv[0] = "ddpbench";
+    r.launch = launch_json(j);
+    r.started_utc = utc_now_iso8601();
+    r.status = "running";
+    r.file = file;
+    say(fmt::format("{}: ddpbench {}{}", tag, fmt::join(std::vector<std::string>(r.argv.begin() + 1, r.argv.end()), " "),
+                    resume ? " (continued)" : ""));
+    if (j.li.rank == 0) {
+      rec.steps.push_back(r);
+      sorted_record();
+    }
+    const auto t0 = Clock::now();
+    int code = 0;
+    if (s.kind == "env") {
+      try {
+        const nlohmann::json nodes = env_nodes(j, env);
+        if (j.li.rank == 0)
+          write_file_atomic(dir + "/" + file,
+                            nlohmann::json{{"ddpbench_validate_env", 1}, {"nodes", nodes},
+                                           {"node_differences", node_differences(nodes)}}
+                                    .dump(2) +
+                                "\n");
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "ddpbench: error: %s\n", first_line(e.what()).c_str());
+        code = 1;
+      }
+    } else if (s.kind == "find-max-bs" && j.li.rank != 0) {
+      code = 0;  // one search, on rank 0's device
+    } else {
+      code = run_child(argv, child_env, step_timeout_s);
+    }
+    const bool complete = code == 0 || (code == 1 && s.kind == "pairs" && fs::exists(dir + "/" + file, ec));
+    std::string other;
+    if (j.per_rank) other = step_barrier(j, s.index, code, complete);
+    if (j.li.rank != 0) {
+      if (!other.empty() || !complete) stopped = "stop";
+      continue;
+    }
+    r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    r.finished_utc = utc_now_iso8601();
+    r.exit_code = code;
+    r.status = complete && other.empty() ? "complete" : "failed";
+    if (r.status == "complete") r.file_hash = file_hash(dir + "/" + file).value_or("");
+    rec.steps.back() = r;
+    sorted_record();
+    say(fmt::format("{}: {} in {:.1f} s{}", tag, r.status == "complete" ? "complete" : "FAILED (exit " + std::to_string(code) + ")",
+                    r.seconds, other.empty() ? "" : "; " + other));
+    judge(s, r);
+    if (r.status != "complete") {
+      stopped = fmt::format("step {} ({}) {}; the steps after it did not run. Run the same command again to resume: "
+                            "complete steps are kept",
+                            s.name(), s.kind, other.empty() ? "exited " + std::to_string(code) : other);
+      if (fs::exists(dir + "/" + file + ".partial", ec))
+        stopped += fmt::format(", this one continues from {}.partial", file);
+    }
+  }
+  if (j.li.rank != 0) return stopped.empty() ? kExitOk : kExitFailure;
+  for (size_t i = 0; i < n; ++i)
+    if (!stopped.empty() && !rec.find(plan.steps[i].name()))
+      checks.push_back({plan.steps[i].name(), "ran", "not evaluated", "not run: the plan stopped before it"});
+  const Tally t = write_report(j, plan, report_files, checks, stopped);
+  if (!stopped.empty()) say("stopped: " + stopped);
+  std::fprintf(stderr, "ddpbench: validate: wrote %s/report.txt, report.md, report.html and validate.json\n", dir.c_str());
+  std::printf("%s\n", tally_line(t).c_str());
+  std::fflush(stdout);
+  return (t.fail > 0 || !stopped.empty()) ? kExitFailure : kExitOk;
+}
+
+int run_compare(const std::vector<std::string>& dirs) {
+  const auto load_record = [](const std::string& d) {
+    const std::string p = d + "/validate.json";
+    std::error_code ec;
+    if (!fs::exists(p, ec))
+      throw UsageError(fmt::format("{} holds no validate.json; give folders written by ddpbench validate --out", d));
+    return record_from_json(parse_json_bounded(read_text_file(p), p, "give folders written by ddpbench validate --out"), p);
+  };
+  const ValidateRecord a = load_record(dirs[0]), b = load_record(dirs[1]);
+  const std::string text = compare_validations(
+      dirs[0], a, dirs[1], b, [](const std::string& d, const std::string& f) { return load_result(d + "/" + f); },
+      [](const std::string& d, const std::string& f) {
+        const std::string p = d + "/" + f;
+        return parse_json_bounded(read_text_file(p), p, "give folders written by ddpbench validate --out");
+      });
+  write_stdout(text);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_validate_command(CLI::App& parent) {
+  struct Flags {
+    std::string plan, out;
+    std::vector<std::string> compare;
+    int nproc = 0;
+    double timeout_s = 300, step_timeout_s = 43200;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* app = parent.add_subcommand(
+      "validate", "Run a cluster acceptance plan (YAML: env, comm, pairs, find-max-bs, run, burn-in, targets) into "
+                  "one folder and one report, resumable; or compare two such folders");
+  app->add_option("plan", f->plan, "The plan file (plans/quick.yaml, plans/acceptance.yaml)");
+  app->add_option("--out", f->out, "Folder for the steps' results (NN-step.json), the record and the report");
+  app->add_option("--compare", f->compare, "Two folders of validations of one plan: show them side by side")
+      ->expected(2);
+  app->add_option("--nproc-per-node", f->nproc, "Built-in launcher: ranks per node for run and comm steps")
+      ->check(CLI::Range(1, 4096));
+  app->add_option("--timeout", f->timeout_s, "Seconds for validate's own rendezvous and gathers")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
+  app->add_option("--step-timeout", f->step_timeout_s, "Seconds a step may run before it is stopped")
+      ->check(CLI::Range(1.0, 604800.0))
+      ->capture_default_str();
+  app->footer(
+      "Exit codes: 0 nothing failed; 1 a target failed, a step named a slow node or link, or a step failed (run "
+      "the same command again to resume); 2 a bad plan or option.");
+  return {app, [f]() -> int {
+            if (!f->compare.empty()) {
+              if (!f->plan.empty() || !f->out.empty())
+                throw UsageError("--compare takes two folders and no plan or --out; use 'ddpbench validate --compare "
+                                 "DIR_A DIR_B'");
+              return run_compare(f->compare);
+            }
+            if (f->plan.empty())
+              throw UsageError("no plan given; use 'ddpbench validate PLAN --out DIR' (plans/quick.yaml)");
+            return run_validate(f->plan, f->out, f->nproc, f->timeout_s, f->step_timeout_s);
+          }};
+}
+
+}  // namespace ddpbench::cli

@@ -1,0 +1,290 @@
+#include "core/validate/plan.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "core/util/errors.hpp"
+
+namespace ddpbench {
+
+namespace {
+
+PlanPlace place_of(const YAML::Node& n) {
+  const YAML::Mark m = n.Mark();
+  if (m.line < 0) return {};
+  return {m.line + 1, m.column + 1};
+}
+
+[[noreturn]] void fail(const std::string& path, const PlanPlace& at, const std::string& what) {
+  throw UsageError(plan_where(path, at) + what);
+}
+
+std::string joined(const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, ", ")); }
+
+const char* type_name(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Null: return "empty";
+    default: return "a scalar";
+  }
+}
+
+// A key of a map node must be a scalar.
+std::string key_text(const std::string& path, const YAML::Node& key) {
+  if (!key.IsScalar()) fail(path, place_of(key), "a key must be a plain word, not " + std::string(type_name(key)));
+  return key.Scalar();
+}
+
+// A target: a number within [lo, hi] (lo excluded when lo_open).
+double target_value(const std::string& path, const std::string& key, const YAML::Node& v, double lo, bool lo_open,
+                    double hi, const std::string& range) {
+  double x = 0;
+  bool ok = v.IsScalar();
+  if (ok) {
+    const std::string& s = v.Scalar();
+    size_t used = 0;
+    try {
+      x = std::stod(s, &used);
+    } catch (const std::exception&) {
+      ok = false;
+    }
+    ok = ok && used == s.size() && std::isfinite(x);
+  }
+  if (!ok)
+    fail(path, place_of(v),
+         fmt::format("targets: {} must be a number {}, not {}", key, range, v.IsScalar() ? "'" + v.Scalar() + "'" : type_name(v)));
+  if (x < lo || (lo_open && x == lo) || x > hi)
+    fail(path, place_of(v), fmt::format("targets: {} {} is out of range; use a number {}", key, v.Scalar(), range));
+  return x;
+}
+
+void parse_model_targets(const std::string& path, const std::string& model, const YAML::Node& n,
+                         PlanModelTargets& t) {
+  if (!n.IsMap())
+    fail(path, place_of(n),
+         fmt::format("targets: models: {} must be a map of efficiency, exposed-comm, ex-s-per-gpu, not {}", model,
+                     type_name(n)));
+  for (const auto& kv : n) {
+    const std::string k = key_text(path, kv.first);
+    const std::string what = "models: " + model + ": " + k;
+    if (k == "efficiency") t.efficiency = target_value(path, what, kv.second, 0, true, 1, "in (0, 1]");
+    else if (k == "exposed-comm") t.exposed_comm = target_value(path, what, kv.second, 0, false, 1, "in [0, 1]");
+    else if (k == "ex-s-per-gpu") t.ex_s_per_gpu = target_value(path, what, kv.second, 0, true, 1e12, "above 0");
+    else
+      fail(path, place_of(kv.first),
+           fmt::format("targets: models: {}: unknown key '{}'; use efficiency, exposed-comm or ex-s-per-gpu", model, k));
+  }
+}
+
+PlanTargets parse_targets(const std::string& path, const YAML::Node& n) {
+  PlanTargets t;
+  if (n.IsNull()) return t;
+  if (!n.IsMap()) fail(path, place_of(n), fmt::format("targets must be a map, not {}", type_name(n)));
+  for (const auto& kv : n) {
+    const std::string k = key_text(path, kv.first);
+    if (k == "efficiency") t.efficiency = target_value(path, k, kv.second, 0, true, 1, "in (0, 1]");
+    else if (k == "exposed-comm") t.exposed_comm = target_value(path, k, kv.second, 0, false, 1, "in [0, 1]");
+    else if (k == "ex-s-per-gpu") t.ex_s_per_gpu = target_value(path, k, kv.second, 0, true, 1e12, "above 0");
+    else if (k == "busbw-gbs") t.busbw_gbs = target_value(path, k, kv.second, 0, true, 1e6, "above 0 (GB/s)");
+    else if (k == "models") {
+      if (!kv.second.IsMap())
+        fail(path, place_of(kv.second),
+             fmt::format("targets: models must be a map of model names, not {}", type_name(kv.second)));
+      for (const auto& m : kv.second) {
+        const std::string model = key_text(path, m.first);
+        parse_model_targets(path, model, m.second, t.models[model]);
+        t.model_places.emplace_back(model, place_of(m.first));
+      }
+    } else
+      fail(path, place_of(kv.first),
+           fmt::format("targets: unknown key '{}'; use efficiency, exposed-comm, ex-s-per-gpu, busbw-gbs or models", k));
+  }
+  return t;
+}
+
+// One option's value: a scalar, or a list of scalars.
+PlanOption parse_option(const std::string& path, const std::string& kind, const YAML::Node& key,
+                        const YAML::Node& value) {
+  PlanOption o;
+  o.key = key_text(path, key);
+  o.place = place_of(key);
+  if (o.key.rfind("--", 0) == 0) o.key = o.key.substr(2);  // "--model" reads as "model"
+  const auto& reserved = plan_reserved_options();
+  if (auto it = reserved.find(o.key); it != reserved.end())
+    fail(path, o.place, fmt::format("{}: '{}' cannot be set in a plan: {}", kind, o.key, it->second));
+  if (value.IsScalar()) {
+    o.values.push_back(value.Scalar());
+  } else if (value.IsSequence()) {
+    o.list = true;
+    for (const auto& e : value) {
+      if (!e.IsScalar())
+        fail(path, place_of(e), fmt::format("{}: {}: a list element must be a scalar, not {}", kind, o.key, type_name(e)));
+      o.values.push_back(e.Scalar());
+    }
+    if (o.values.empty()) fail(path, place_of(value), fmt::format("{}: {}: the list is empty; give at least one value", kind, o.key));
+  } else {
+    fail(path, place_of(value),
+         fmt::format("{}: {} must be a value or a list of values, not {}", kind, o.key, type_name(value)));
+  }
+  return o;
+}
+
+PlanStep parse_step(const std::string& path, const YAML::Node& n, int index) {
+  PlanStep s;
+  s.index = index;
+  s.place = place_of(n);
+  YAML::Node options;
+  if (n.IsScalar()) {
+    s.kind = n.Scalar();
+  } else if (n.IsMap() && n.size() == 1) {
+    const auto kv = *n.begin();
+    s.kind = key_text(path, kv.first);
+    options = kv.second;
+  } else {
+    fail(path, s.place,
+         fmt::format("step {} must be a step name or one 'name: {{options}}' entry, not {}", index,
+                     n.IsMap() ? "a map of " + std::to_string(n.size()) + " keys" : type_name(n)));
+  }
+  const auto& kinds = plan_step_kinds();
+  if (std::find(kinds.begin(), kinds.end(), s.kind) == kinds.end())
+    fail(path, s.place, fmt::format("unknown step '{}'; use one of: {}", s.kind, joined(kinds)));
+  if (options && !options.IsNull()) {
+    if (!options.IsMap())
+      fail(path, place_of(options),
+           fmt::format("{}: its options must be a map (model: resnet50), not {}", s.kind, type_name(options)));
+    std::set<std::string> seen;
+    for (const auto& kv : options) {
+      PlanOption o = parse_option(path, s.kind, kv.first, kv.second);
+      if (!seen.insert(o.key).second)
+        fail(path, o.place, fmt::format("{}: '{}' is given twice; give each option once", s.kind, o.key));
+      s.options.push_back(std::move(o));
+    }
+  }
+  if (s.kind == "env" && !s.options.empty())
+    fail(path, s.options.front().place,
+         fmt::format("env: unknown option '{}'; env takes no options (write 'env' alone)", s.options.front().key));
+  if (s.kind == "burn-in" &&
+      std::none_of(s.options.begin(), s.options.end(), [](const PlanOption& o) { return o.key == "duration"; }))
+    fail(path, s.place, "burn-in: no duration; add 'duration: 30m' (run --duration)");
+  return s;
+}
+
+}  // namespace
+
+std::string plan_where(const std::string& path, const PlanPlace& place) {
+  if (place.line <= 0) return path + ": ";
+  return fmt::format("{}:{}:{}: ", path, place.line, place.column);
+}
+
+const std::vector<std::string>& plan_step_kinds() {
+  static const std::vector<std::string> kinds = {"env", "comm", "pairs", "find-max-bs", "run", "burn-in"};
+  return kinds;
+}
+
+const std::map<std::string, std::string>& plan_reserved_options() {
+  static const std::map<std::string, std::string> reserved = {
+      {"json", "validate writes each step's result to DIR/<nn>-<step>.json; remove it"},
+      {"resume", "validate resumes a stopped run step itself; remove it"},
+      {"overwrite", "validate replaces a step's result when it redoes the step; remove it"},
+      {"nproc-per-node", "it is the launch's: put it under 'launch:' or give validate --nproc-per-node"},
+      {"pairs", "write a 'pairs' step instead of comm with pairs"},
+      {"help", "remove it"},
+      {"version", "remove it"},
+  };
+  return reserved;
+}
+
+std::string PlanStep::name() const { return fmt::format("{:02d}-{}", index, kind); }
+
+std::string PlanStep::subcommand() const {
+  if (kind == "pairs") return "comm";
+  if (kind == "burn-in") return "run";
+  return kind;
+}
+
+std::vector<std::string> PlanStep::implied_args() const {
+  if (kind == "pairs") return {"--pairs"};
+  return {};
+}
+
+std::string PlanStep::fingerprint() const {
+  std::string s = kind;
+  for (const auto& o : options) {
+    s += " --" + o.key + (o.list ? "=[" : "=");
+    for (size_t i = 0; i < o.values.size(); ++i) s += (i ? "," : "") + o.values[i];
+    if (o.list) s += "]";
+  }
+  return s;
+}
+
+Plan parse_plan(const std::string& text, const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    const PlanPlace at = e.mark.line >= 0 ? PlanPlace{e.mark.line + 1, e.mark.column + 1} : PlanPlace{};
+    fail(path, at, fmt::format("not a YAML plan: {}; fix the YAML (plans/quick.yaml is an example)", e.msg));
+  }
+  const char* example = "plans/quick.yaml is an example";
+  if (!root || root.IsNull())
+    fail(path, {}, fmt::format("the plan is empty; give it a 'steps:' list ({})", example));
+  if (!root.IsMap())
+    fail(path, place_of(root), fmt::format("a plan is a map with 'steps:', not {} ({})", type_name(root), example));
+  Plan p;
+  p.path = path;
+  bool have_steps = false;
+  for (const auto& kv : root) {
+    const std::string k = key_text(path, kv.first);
+    const YAML::Node& v = kv.second;
+    if (k == "ddpbench_plan") {
+      if (!v.IsScalar() || v.Scalar() != "1")
+        fail(path, place_of(v), "ddpbench_plan must be 1 (the plan format this ddpbench reads)");
+    } else if (k == "description") {
+      if (!v.IsScalar()) fail(path, place_of(v), "description must be text");
+      p.description = v.Scalar();
+    } else if (k == "launch") {
+      if (!v.IsMap()) fail(path, place_of(v), fmt::format("launch must be a map (nproc-per-node: 8), not {}", type_name(v)));
+      for (const auto& l : v) {
+        const std::string lk = key_text(path, l.first);
+        if (lk != "nproc-per-node")
+          fail(path, place_of(l.first), fmt::format("launch: unknown key '{}'; use nproc-per-node", lk));
+        const std::string s = l.second.IsScalar() ? l.second.Scalar() : "";
+        int n = 0;
+        try {
+          size_t used = 0;
+          n = std::stoi(s, &used);
+          if (used != s.size()) n = 0;
+        } catch (const std::exception&) {
+          n = 0;
+        }
+        if (n < 1 || n > 4096)
+          fail(path, place_of(l.second),
+               fmt::format("launch: nproc-per-node '{}' is not a rank count; use a whole number 1..4096", s));
+        p.nproc_per_node = n;
+      }
+    } else if (k == "steps") {
+      have_steps = true;
+      if (v.IsNull() || (v.IsSequence() && v.size() == 0))
+        fail(path, place_of(kv.first), fmt::format("steps: the list is empty; add at least one step ({})", example));
+      if (!v.IsSequence())
+        fail(path, place_of(v), fmt::format("steps must be a list ('- run: {{model: resnet50}}'), not {}", type_name(v)));
+      int i = 0;
+      for (const auto& s : v) p.steps.push_back(parse_step(path, s, ++i));
+      if (p.steps.size() > 99) fail(path, place_of(kv.first), "steps: more than 99 steps; split the plan");
+    } else if (k == "targets") {
+      p.targets = parse_targets(path, v);
+    } else {
+      fail(path, place_of(kv.first),
+           fmt::format("unknown key '{}'; a plan has ddpbench_plan, description, launch, steps and targets", k));
+    }
+  }
+  if (!have_steps) fail(path, {}, fmt::format("the plan has no 'steps:' list; add one ({})", example));
+  return p;
+}
+
+}  // namespace ddpbench

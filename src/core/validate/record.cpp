@@ -1,0 +1,292 @@
+#include "core/validate/record.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <set>
+
+#include "core/analysis/diff.hpp"
+#include "core/analysis/report_analysis.hpp"
+#include "core/launch/node_env.hpp"
+#include "core/util/errors.hpp"
+
+namespace ddpbench {
+
+const StepRecord* ValidateRecord::find(const std::string& name) const {
+  for (const auto& s : steps)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+nlohmann::json record_json(const ValidateRecord& r) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto& s : r.steps)
+    steps.push_back({{"name", s.name},
+                     {"kind", s.kind},
+                     {"fingerprint", s.fingerprint},
+                     {"argv", s.argv},
+                     {"launch", s.launch},
+                     {"status", s.status},
+                     {"exit_code", s.exit_code},
+                     {"seconds", s.seconds},
+                     {"started_utc", s.started_utc},
+                     {"finished_utc", s.finished_utc},
+                     {"file", s.file},
+                     {"file_hash", s.file_hash}});
+  return {{"ddpbench_validate", 1}, {"plan", {{"path", r.plan_path}, {"text", r.plan_text}}}, {"steps", steps}};
+}
+
+ValidateRecord record_from_json(const nlohmann::json& j, const std::string& source) {
+  try {
+    if (!j.is_object() || j.value("ddpbench_validate", 0) != 1)
+      throw UsageError(source + " is not a validate record (no \"ddpbench_validate\": 1); give the folder "
+                                "ddpbench validate --out wrote");
+    ValidateRecord r;
+    r.plan_path = j.at("plan").at("path").get<std::string>();
+    r.plan_text = j.at("plan").at("text").get<std::string>();
+    for (const auto& s : j.at("steps")) {
+      StepRecord x;
+      x.name = s.at("name").get<std::string>();
+      x.kind = s.at("kind").get<std::string>();
+      x.fingerprint = s.at("fingerprint").get<std::string>();
+      x.argv = s.at("argv").get<std::vector<std::string>>();
+      x.launch = s.at("launch");
+      x.status = s.at("status").get<std::string>();
+      x.exit_code = s.at("exit_code").get<int>();
+      x.seconds = s.at("seconds").get<double>();
+      x.started_utc = s.at("started_utc").get<std::string>();
+      x.finished_utc = s.at("finished_utc").get<std::string>();
+      x.file = s.at("file").get<std::string>();
+      x.file_hash = s.at("file_hash").get<std::string>();
+      r.steps.push_back(std::move(x));
+    }
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(fmt::format("{} is not a validate record ({}); remove the folder or give another --out", source,
+                                 e.what()));
+  }
+}
+
+std::string content_hash(const std::string& bytes) {
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a 64 (Fowler, Noll, Vo)
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+std::vector<StepDecision> decide_steps(const Plan& plan, const std::optional<ValidateRecord>& old,
+                                       const nlohmann::json& launch, const DirFacts& facts) {
+  std::vector<StepDecision> out;
+  for (const auto& step : plan.steps) {
+    StepDecision d;
+    const StepRecord* r = old ? old->find(step.name()) : nullptr;
+    const std::string file = step.name() + ".json";
+    if (!r) {
+      out.push_back(d);
+      continue;
+    }
+    d.action = StepAction::kRedo;
+    if (r->fingerprint != step.fingerprint()) {
+      d.note = "redone: its plan entry changed";
+    } else if (r->launch != launch) {
+      d.note = fmt::format("redone: launched differently ({} before, {} now)", r->launch.dump(), launch.dump());
+    } else if (r->status == "complete") {
+      const auto hash = facts.hash_of(file);
+      if (!hash) d.note = "redone: " + file + " is gone";
+      else if (*hash != r->file_hash) d.note = "redone: " + file + " changed since it was written";
+      else {
+        d.action = StepAction::kKeep;
+        d.note = "kept";
+      }
+    } else if ((step.kind == "run" || step.kind == "burn-in") && facts.exists(file + ".partial")) {
+      d.action = StepAction::kResume;
+      d.note = "continued from " + file + ".partial";
+    } else {
+      d.note = fmt::format("redone: it did not complete ({})", r->status == "running" ? "stopped while running"
+                                                                                      : "exit " + std::to_string(r->exit_code));
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
+std::vector<ValidateCheck> env_checks(const std::string& step, const nlohmann::json& nodes) {
+  std::vector<ValidateCheck> out;
+  const nlohmann::json diffs = node_differences(nodes);
+  // What must agree for one job: the software stack and NCCL's settings. Hosts' kernels, CPUs
+  // and topologies may differ without a verdict (they are listed by `run` as warnings).
+  static const std::set<std::string> judged = {"driver", "gpu_model", "cuda", "nccl", "cudnn", "torch"};
+  nlohmann::json bad = nlohmann::json::array();
+  for (const auto& d : diffs) {
+    const std::string field = d.value("field", "");
+    if (judged.count(field) || field.rfind("env.NCCL_", 0) == 0) bad.push_back(d);
+  }
+  const size_t n = nodes.is_array() ? nodes.size() : 0;
+  if (n == 0) {
+    out.push_back({step, "nodes agree", "not evaluated", "no node environment arrived"});
+  } else if (n == 1) {
+    out.push_back({step, "nodes agree", "not evaluated", "one node: nothing to compare it with (its environment is in the file)"});
+  } else if (bad.empty()) {
+    out.push_back({step, "nodes agree", "PASS",
+                   fmt::format("{} nodes agree on driver, GPU model, CUDA, NCCL, cuDNN, torch and NCCL_* variables", n)});
+  } else {
+    for (const auto& line : node_difference_lines(bad)) out.push_back({step, "nodes agree", "FAIL", line});
+  }
+  return out;
+}
+
+std::vector<ValidateCheck> comm_checks(const std::string& step, const ResultFile& f, std::optional<double> floor_gbs) {
+  std::vector<ValidateCheck> out;
+  // Per collective (and world size), the row of its largest size.
+  std::map<std::string, const CommResult*> largest;
+  for (const auto& c : f.comm_results) {
+    const std::string key = fmt::format("{} {} on {} ranks", c.collective, c.dtype, c.world_size);
+    auto& slot = largest[key];
+    if (!slot || c.bytes > slot->bytes) slot = &c;
+  }
+  for (const auto& [key, c] : largest) {
+    const std::string what = fmt::format("{} busbw at {} bytes", key, c->bytes);
+    if (c->wrong > 0) {
+      out.push_back({step, what, "FAIL", fmt::format("{} elements were wrong", c->wrong)});
+    } else if (!floor_gbs) {
+      out.push_back({step, what, "not evaluated",
+                     fmt::format("{:.2f} GB/s; no busbw-gbs target in the plan", c->busbw_gbps)});
+    } else {
+      out.push_back({step, what, c->busbw_gbps >= *floor_gbs ? "PASS" : "FAIL",
+                     fmt::format("{:.2f} GB/s against >= {:.2f} GB/s", c->busbw_gbps, *floor_gbs)});
+    }
+  }
+  if (largest.empty()) out.push_back({step, "busbw", "not evaluated", "the file holds no collective"});
+  return out;
+}
+
+std::vector<ValidateCheck> pairs_checks(const std::string& step, const ResultFile& f) {
+  std::vector<ValidateCheck> out;
+  const nlohmann::json& p = f.comm_pairs;
+  const size_t n = p.contains("participants") && p["participants"].is_array() ? p["participants"].size() : 0;
+  if (n < 3) {
+    out.push_back({step, "no slow node or link", "not evaluated",
+                   fmt::format("{} participant{}: at least 3 are needed to tell a slow node from its peer", n,
+                               n == 1 ? "" : "s")});
+    return out;
+  }
+  bool named = false;
+  for (const char* key : {"slow_nodes", "slow_links"})
+    if (p.contains(key))
+      for (const auto& s : p[key]) {
+        named = true;
+        out.push_back({step, "no slow node or link", "FAIL", s.value("message", s.dump())});
+      }
+  if (!named)
+    out.push_back({step, "no slow node or link", "PASS", fmt::format("{} participants, every pair within the limit", n)});
+  return out;
+}
+
+void Tally::add(const std::string& status) {
+  if (status == "PASS") ++pass;
+  else if (status == "FAIL" || status.rfind("FAIL", 0) == 0) ++fail;
+  else if (status == "VOID" || status.rfind("VOID", 0) == 0) ++void_count;
+  else ++not_evaluated;
+}
+
+std::string tally_line(const Tally& t) {
+  return fmt::format("validate: {} PASS, {} FAIL, {} VOID, {} not evaluated", t.pass, t.fail, t.void_count,
+                     t.not_evaluated);
+}
+
+namespace {
+
+std::string outliers(const ResultFile& f) {
+  std::vector<std::string> names;
+  for (const char* key : {"slow_nodes", "slow_links"})
+    if (f.comm_pairs.contains(key))
+      for (const auto& s : f.comm_pairs[key]) names.push_back(s.value("message", s.dump()));
+  return names.empty() ? "none named" : fmt::format("{}", fmt::join(names, "; "));
+}
+
+std::string node_versions(const nlohmann::json& env) {
+  std::set<std::string> out;
+  if (env.contains("nodes"))
+    for (const auto& n : env["nodes"]) {
+      std::string line;
+      for (const char* k : {"driver", "cuda", "nccl", "cudnn", "torch"})
+        line += fmt::format("{} {}, ", k, n.contains(k) ? (n[k].is_string() ? n[k].get<std::string>() : n[k].dump()) : "-");
+      out.insert(line.substr(0, line.size() - 2));
+    }
+  return out.empty() ? "no node" : fmt::format("{}", fmt::join(out, " | "));
+}
+
+}  // namespace
+
+std::string compare_validations(const std::string& dir_a, const ValidateRecord& a, const std::string& dir_b,
+                                const ValidateRecord& b,
+                                const std::function<ResultFile(const std::string&, const std::string&)>& load,
+                                const std::function<nlohmann::json(const std::string&, const std::string&)>& load_json) {
+  std::string out = fmt::format("validate --compare: A = {} (plan {}), B = {} (plan {})\n", dir_a, a.plan_path, dir_b,
+                                b.plan_path);
+  size_t common = 0;
+  for (const auto& sa : a.steps) {
+    const StepRecord* sb = b.find(sa.name);
+    if (!sb) {
+      out += fmt::format("\n## {}: in A only\n", sa.name);
+      continue;
+    }
+    if (sb->fingerprint != sa.fingerprint) {
+      out += fmt::format("\n## {}: the plan entries differ, not compared\n  A: {}\n  B: {}\n", sa.name, sa.fingerprint,
+                         sb->fingerprint);
+      continue;
+    }
+    ++common;
+    out += fmt::format("\n## {} ({})\n", sa.name, sa.fingerprint);
+    if (sa.status != "complete" || sb->status != "complete") {
+      out += fmt::format("  not compared: A {} (exit {}), B {} (exit {})\n", sa.status, sa.exit_code, sb->status,
+                         sb->exit_code);
+      continue;
+    }
+    try {
+      if (sa.kind == "env") {
+        out += fmt::format("  A: {}\n  B: {}\n", node_versions(load_json(dir_a, sa.file)),
+                           node_versions(load_json(dir_b, sb->file)));
+      } else if (sa.kind == "comm") {
+        const ResultFile fa = load(dir_a, sa.file), fb = load(dir_b, sb->file);
+        std::map<std::string, std::pair<double, double>> rows;
+        std::map<std::string, long long> size;
+        for (const auto* side : {&fa, &fb})
+          for (const auto& c : side->comm_results) {
+            const std::string k = fmt::format("{} {} on {} ranks", c.collective, c.dtype, c.world_size);
+            if (c.bytes < size[k]) continue;
+            if (c.bytes > size[k]) rows[k] = {0, 0};
+            size[k] = c.bytes;
+            (side == &fa ? rows[k].first : rows[k].second) = c.busbw_gbps;
+          }
+        for (const auto& [k, v] : rows)
+          out += fmt::format("  {} busbw at {} bytes: A {:.2f} GB/s, B {:.2f} GB/s ({:+.1f}%)\n", k, size[k], v.first,
+                             v.second, v.first > 0 ? (v.second / v.first - 1) * 100 : 0.0);
+      } else if (sa.kind == "pairs") {
+        out += fmt::format("  A: {}\n  B: {}\n", outliers(load(dir_a, sa.file)), outliers(load(dir_b, sb->file)));
+      } else if (sa.kind == "find-max-bs") {
+        const auto mb = [](const ResultFile& f) {
+          return f.max_batch.contains("max_batch") ? f.max_batch["max_batch"].dump() : std::string("-");
+        };
+        out += fmt::format("  largest batch: A {}, B {}\n", mb(load(dir_a, sa.file)), mb(load(dir_b, sb->file)));
+      } else {
+        const DiffReport d = diff_results(load(dir_a, sa.file), load(dir_b, sb->file));
+        out += render_diff_text(d);
+      }
+    } catch (const UsageError& e) {
+      out += fmt::format("  not compared: {}\n", e.what());
+    }
+  }
+  for (const auto& sb : b.steps)
+    if (!a.find(sb.name)) out += fmt::format("\n## {}: in B only\n", sb.name);
+  if (common == 0)
+    throw UsageError(fmt::format("{} and {} share no step of one plan entry; compare two validations of the same plan",
+                                 dir_a, dir_b));
+  return out;
+}
+
+}  // namespace ddpbench
