@@ -588,7 +588,8 @@ void add_measurement_options(CLI::App* app, RunFlags& f) {
       "--max-time", c.max_time_s,
       "With --iters auto: stop a series once its measured iterations add up to this many seconds (default 120)");
   app->add_option("--world-sizes", f.world_sizes,
-                  "DDP group sizes, comma list (default 1,2,4,... up to the world size, plus the world size)");
+                  "DDP group sizes, comma list (default 1,2,4,... up to the world size, plus the world size); "
+                  "'world': the world size only");
   app->add_option("--duration", f.duration,
                   "Burn-in: run each row's measured series for this long (90s, 30m, 2h) and report throughput over "
                   "time per rank, flagging drift");
@@ -776,7 +777,8 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                     "the search would take the machine's memory");
               if (f->head_opt->count() && !cfg.freeze_backbone)
                 throw UsageError("--head is the head trained with --freeze-backbone; add --freeze-backbone");
-              if (!f->world_sizes.empty()) cfg.world_sizes = parse_int_list(f->world_sizes, "--world-sizes");
+              if (f->world_sizes == "world") cfg.world_sizes = {world};  // the whole job only (a burn-in)
+              else if (!f->world_sizes.empty()) cfg.world_sizes = parse_int_list(f->world_sizes, "--world-sizes");
               else cfg.world_sizes = default_world_sizes(world);
               cfg.bucket_caps_mb = parse_mb_list(f->bucket_caps, "--bucket-cap-mb");
               cfg.bucket_cap_caps_first_bucket =

@@ -79,15 +79,20 @@ std::vector<std::string> option_words(const Plan& plan, const PlanStep& step, co
 }
 
 /// The step's options as its subcommand's command line (without the subcommand and without
-/// --json), each checked by the subcommand's own parser and the model names against the zoo.
-/// Throws UsageError "PLAN:LINE:COL: <kind>: <what>" naming the first bad option.
-std::vector<std::string> step_options(const Plan& plan, const PlanStep& step) {
+/// --json), each checked by the subcommand's own parser and the model names against the zoo;
+/// `cpu`: with the step's cpu: options (this node has no GPU). Throws UsageError
+/// "PLAN:LINE:COL: <kind>: <what>" naming the first bad option.
+std::vector<std::string> step_options(const Plan& plan, const PlanStep& step, bool cpu) {
   CLI::App root{"ddpbench", "ddpbench"};
   const std::vector<Command> keep = register_step_parsers(root);
   CLI::App* sub = root.get_subcommand(step.subcommand());
   std::vector<std::string> all = step.implied_args();
   const std::vector<std::string> models = model_names();
-  for (const auto& o : step.options) {
+  std::vector<const PlanOption*> given;
+  for (const auto& o : step.options) given.push_back(&o);
+  for (const auto& o : step.cpu_options) given.push_back(&o);  // checked on every node, used on CPU nodes
+  for (const PlanOption* op : given) {
+    const PlanOption& o = *op;
     const std::vector<std::string> words = option_words(plan, step, o, *sub);
     std::vector<std::string> alone = {step.subcommand()};
     alone.insert(alone.end(), words.begin(), words.end());
@@ -101,7 +106,8 @@ std::vector<std::string> step_options(const Plan& plan, const PlanStep& step) {
           if (std::find(models.begin(), models.end(), m) == models.end())
             throw UsageError(fmt::format("{}{}: unknown model '{}'; choose one of: {} (see 'ddpbench models')",
                                          plan_where(plan.path, o.place), step.kind, m, fmt::join(models, ", ")));
-    all.insert(all.end(), words.begin(), words.end());
+    const bool cpu_only = op >= step.cpu_options.data() && op < step.cpu_options.data() + step.cpu_options.size();
+    if (!cpu_only || cpu) all.insert(all.end(), words.begin(), words.end());
   }
   std::vector<std::string> whole = {step.subcommand()};
   whole.insert(whole.end(), all.begin(), all.end());
@@ -283,10 +289,19 @@ Tally write_report(const Job& j, const Plan& plan, const std::vector<std::string
 }
 
 int run_validate(const std::string& plan_path, const std::string& dir, int nproc_flag, double timeout_s,
-                 double step_timeout_s) {
+                 double step_timeout_s, bool dry_run) {
   const Plan plan = parse_plan(read_text_file(plan_path), plan_path);
   std::vector<std::vector<std::string>> options;
-  for (const auto& s : plan.steps) options.push_back(step_options(plan, s));
+  const bool cpu = device_gpus("auto") == 0;  // a CPU node: steps take their cpu: options
+  for (const auto& s : plan.steps) options.push_back(step_options(plan, s, cpu));
+  if (dry_run) {  // the plan checked; each step's command, nothing run
+    std::string text;
+    for (size_t i = 0; i < plan.steps.size(); ++i)
+      text += fmt::format("{}: ddpbench {} {}\n", plan.steps[i].name(), plan.steps[i].subcommand(),
+                          fmt::join(options[i], " "));
+    write_stdout(text);
+    return kExitOk;
+  }
   if (dir.empty()) throw UsageError("no --out DIR; give the folder for the steps' results and the report");
 
   const EnvMap env = current_env();
@@ -514,6 +529,7 @@ Command add_validate_command(CLI::App& parent) {
     std::vector<std::string> compare;
     int nproc = 0;
     double timeout_s = 300, step_timeout_s = 43200;
+    bool dry_run = false;
   };
   auto f = std::make_shared<Flags>();
   auto* app = parent.add_subcommand(
@@ -531,6 +547,9 @@ Command add_validate_command(CLI::App& parent) {
   app->add_option("--step-timeout", f->step_timeout_s, "Seconds a step may run before it is stopped")
       ->check(CLI::Range(1.0, 604800.0))
       ->capture_default_str();
+  app->add_flag("--dry-run", f->dry_run,
+                "Check the plan (every step's options against its command's own parser) and print each step's "
+                "command; run nothing");
   app->footer(
       "Exit codes: 0 nothing failed; 1 a target failed, a step named a slow node or link, or a step failed (run "
       "the same command again to resume); 2 a bad plan or option.");
@@ -543,7 +562,7 @@ Command add_validate_command(CLI::App& parent) {
             }
             if (f->plan.empty())
               throw UsageError("no plan given; use 'ddpbench validate PLAN --out DIR' (plans/quick.yaml)");
-            return run_validate(f->plan, f->out, f->nproc, f->timeout_s, f->step_timeout_s);
+            return run_validate(f->plan, f->out, f->nproc, f->timeout_s, f->step_timeout_s, f->dry_run);
           }};
 }
 

@@ -158,16 +158,28 @@ PlanStep parse_step(const std::string& path, const YAML::Node& n, int index) {
       fail(path, place_of(options),
            fmt::format("{}: its options must be a map (model: resnet50), not {}", s.kind, type_name(options)));
     std::set<std::string> seen;
-    for (const auto& kv : options) {
-      PlanOption o = parse_option(path, s.kind, kv.first, kv.second);
+    const auto add = [&](std::vector<PlanOption>& to, const YAML::Node& key, const YAML::Node& value) {
+      PlanOption o = parse_option(path, s.kind, key, value);
       if (!seen.insert(o.key).second)
         fail(path, o.place, fmt::format("{}: '{}' is given twice; give each option once", s.kind, o.key));
-      s.options.push_back(std::move(o));
+      to.push_back(std::move(o));
+    };
+    for (const auto& kv : options) {
+      if (kv.first.IsScalar() && kv.first.Scalar() == "cpu") {
+        if (!kv.second.IsMap())
+          fail(path, place_of(kv.second),
+               fmt::format("{}: cpu must be a map of the options for CPU nodes (memory-limit: 4G), not {}", s.kind,
+                           type_name(kv.second)));
+        for (const auto& c : kv.second) add(s.cpu_options, c.first, c.second);
+        continue;
+      }
+      add(s.options, kv.first, kv.second);
     }
   }
-  if (s.kind == "env" && !s.options.empty())
-    fail(path, s.options.front().place,
-         fmt::format("env: unknown option '{}'; env takes no options (write 'env' alone)", s.options.front().key));
+  if (s.kind == "env" && (!s.options.empty() || !s.cpu_options.empty())) {
+    const PlanOption& o = s.options.empty() ? s.cpu_options.front() : s.options.front();
+    fail(path, o.place, fmt::format("env: unknown option '{}'; env takes no options (write 'env' alone)", o.key));
+  }
   if (s.kind == "burn-in" &&
       std::none_of(s.options.begin(), s.options.end(), [](const PlanOption& o) { return o.key == "duration"; }))
     fail(path, s.place, "burn-in: no duration; add 'duration: 30m' (run --duration)");
@@ -209,16 +221,24 @@ std::string PlanStep::subcommand() const {
 
 std::vector<std::string> PlanStep::implied_args() const {
   if (kind == "pairs") return {"--pairs"};
+  // A burn-in holds the whole job for its duration, not each size of a sweep in turn.
+  if (kind == "burn-in" &&
+      std::none_of(options.begin(), options.end(), [](const PlanOption& o) { return o.key == "world-sizes"; }))
+    return {"--world-sizes", "world"};
   return {};
 }
 
 std::string PlanStep::fingerprint() const {
   std::string s = kind;
-  for (const auto& o : options) {
-    s += " --" + o.key + (o.list ? "=[" : "=");
-    for (size_t i = 0; i < o.values.size(); ++i) s += (i ? "," : "") + o.values[i];
-    if (o.list) s += "]";
-  }
+  const auto add = [&s](const std::vector<PlanOption>& opts, const char* prefix) {
+    for (const auto& o : opts) {
+      s += std::string(" ") + prefix + "--" + o.key + (o.list ? "=[" : "=");
+      for (size_t i = 0; i < o.values.size(); ++i) s += (i ? "," : "") + o.values[i];
+      if (o.list) s += "]";
+    }
+  };
+  add(options, "");
+  add(cpu_options, "cpu:");
   return s;
 }
 

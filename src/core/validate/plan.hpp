@@ -27,12 +27,16 @@ struct PlanStep {
   int index = 0;     ///< 1-based position in the plan
   std::string kind;  ///< env, comm, pairs, find-max-bs, run, burn-in
   std::vector<PlanOption> options;
+  /// `cpu: {memory-limit: 4G}`: options added only where the step runs without a GPU (CPU
+  /// nodes), after `options`; such a key may not also be in `options`.
+  std::vector<PlanOption> cpu_options;
   PlanPlace place;
   /// "<nn>-<kind>": the step's file name in the output folder without ".json" ("05-run").
   std::string name() const;
   /// The ddpbench subcommand that runs it: env, comm (also pairs), find-max-bs, run (also burn-in).
   std::string subcommand() const;
-  /// The options the kind itself adds before the plan's: {"--pairs"} for pairs, {} otherwise.
+  /// The options the kind itself adds before the plan's: {"--pairs"} for pairs; for a burn-in
+  /// without world-sizes {"--world-sizes", "world"} (the whole job only); {} otherwise.
   std::vector<std::string> implied_args() const;
   /// The step's identity for resuming: kind and options, one canonical line (key order kept).
   std::string fingerprint() const;
