@@ -20,7 +20,7 @@ constexpr size_t kReportTextWidth = 100;
 
 Command add_report_command(CLI::App& parent) {
   struct Flags {
-    std::vector<std::string> files;
+    std::vector<std::string> files, target_for;
     std::string format = "table", plots, html, output, targets;
     ReportOptions opts;
     double price = 0, target_ex_s = 0;
@@ -61,6 +61,11 @@ Command add_report_command(CLI::App& parent) {
   f->ex_s_opt = app->add_option("--target-ex-s", f->target_ex_s,
                                 "Summary target: per-GPU ex/s at each weak-scaling table's largest GPU count (none by "
                                 "default)");
+  app->add_option("--target-for", f->target_for,
+                  "Summary target of one model, replacing the global one for its tables: MODEL:METRIC=VALUE, "
+                  "METRIC efficiency, comm or ex-s as --target-efficiency, --target-comm, --target-ex-s "
+                  "(repeatable; e.g. resnet50:ex-s=700)")
+      ->allow_extra_args(false);  // one text per --target-for: the next word is a result file
   app->add_option("--targets", f->targets,
                   "Summary targets pinned to configurations, in check's reference format "
                   "(docs/reference/example.json): each entry is checked on every run file");
@@ -74,6 +79,7 @@ Command add_report_command(CLI::App& parent) {
   return {app, [f]() -> int {
             if (f->price_opt->count()) f->opts.gpu_hour_usd = f->price;
             if (f->ex_s_opt->count()) f->opts.targets.min_per_gpu_ex_s = f->target_ex_s;
+            for (const auto& text : f->target_for) add_model_target(f->opts.targets, text);
             {
               // No output replaces an input (the plots' files too: the guard remembers them).
               std::vector<NamedPath> inputs, outputs;
@@ -89,6 +95,10 @@ Command add_report_command(CLI::App& parent) {
             }
             std::vector<NamedResult> files;
             for (const auto& path : f->files) files.push_back({path, load_result(path)});
+            // A model no file measured holds nothing to its targets: most likely a misspelt name.
+            for (const auto& model : absent_target_models(f->opts.targets, files))
+              std::fprintf(stderr, "ddpbench: warning: --target-for %s: no row of that model in the files\n",
+                           model.c_str());
             const Report rep = build_report(files, f->opts);
 
             const std::string text = render_report(rep, parse_table_format(f->format), f->wide ? 0 : kReportTextWidth);

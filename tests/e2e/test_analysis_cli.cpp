@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -144,6 +145,74 @@ TEST(ReportCli, TextFitsOneHundredColumnsAndTargetsComeFromAFile) {
   o = run(kBin + " report " + kFix + "breakdown_cpu.json --target-efficiency 1.5");
   EXPECT_EQ(o.code, 2);
   EXPECT_THAT(o.err, HasSubstr("--target-efficiency 1.5 must be a fraction in (0, 1]"));
+}
+
+// --target-for MODEL:METRIC=VALUE: each bad text is refused with one line naming it and the fix
+// (exit 2, nothing on stdout); a model no file measured is a warning, not an error; a good one
+// prints the value it applied in the check's "required".
+TEST(ReportCli, TargetForRefusesBadTextAndWarnsAboutAnAbsentModel) {
+  const std::string files = " " + kFix + "weak_cpu.json " + kFix + "gpu_h100.json";
+  const std::vector<std::pair<std::string, std::string>> refusals = {
+      {"resnet50",
+       "--target-for 'resnet50' is not MODEL:METRIC=VALUE; write e.g. resnet50:efficiency=0.9 "
+       "(METRIC: efficiency, comm or ex-s)"},
+      {"resnet50:ex-s",
+       "--target-for 'resnet50:ex-s' is not MODEL:METRIC=VALUE; write e.g. "
+       "resnet50:efficiency=0.9 (METRIC: efficiency, comm or ex-s)"},
+      {":ex-s=700",
+       "--target-for ':ex-s=700' is not MODEL:METRIC=VALUE; write e.g. resnet50:efficiency=0.9 "
+       "(METRIC: efficiency, comm or ex-s)"},
+      {"resnet50:speed=3", "--target-for 'resnet50:speed=3': metric 'speed' is unknown; use efficiency, comm or ex-s"},
+      {"resnet50:ex-s=fast", "--target-for 'resnet50:ex-s=fast': 'fast' is not a number; write e.g. resnet50:ex-s=700"},
+      {"resnet50:efficiency=",
+       "--target-for 'resnet50:efficiency=': '' is not a number; write e.g. "
+       "resnet50:efficiency=0.9"},
+      {"resnet50:comm=10%", "--target-for 'resnet50:comm=10%': '10%' is not a number; write e.g. resnet50:comm=0.1"},
+      {"resnet50:efficiency=0",
+       "--target-for 'resnet50:efficiency=0': efficiency 0 must be a fraction in (0, 1] "
+       "(0.9 for 90%)"},
+      {"resnet50:efficiency=1.5",
+       "--target-for 'resnet50:efficiency=1.5': efficiency 1.5 must be a fraction in "
+       "(0, 1] (0.9 for 90%)"},
+      {"resnet50:comm=-0.1",
+       "--target-for 'resnet50:comm=-0.1': comm -0.1 must be a fraction in [0, 1] "
+       "(0.1 for 10%)"},
+      {"resnet50:comm=2", "--target-for 'resnet50:comm=2': comm 2 must be a fraction in [0, 1] (0.1 for 10%)"},
+      {"resnet50:ex-s=0", "--target-for 'resnet50:ex-s=0': ex-s 0 must be a positive number of ex/s per GPU"},
+      {"resnet50:ex-s=inf", "--target-for 'resnet50:ex-s=inf': ex-s inf must be a positive number of ex/s per GPU"},
+  };
+  for (const auto& [text, line] : refusals) {
+    // Quoted for the shell: '' around the text (none of them holds a quote).
+    const auto o = run(kBin + " report" + files + " --target-for '" + text + "'");
+    EXPECT_EQ(o.code, 2) << text;
+    EXPECT_EQ(o.err, "ddpbench: error: " + line + "\n") << text;
+    EXPECT_EQ(o.out, "") << text;
+  }
+
+  // A model in no file: one warning line, the report still written with the others' targets.
+  auto o = run(kBin + " report" + files + " --target-for resnet99:ex-s=700 --target-for resnet50:ex-s=600");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.err, "ddpbench: warning: --target-for resnet99: no row of that model in the files\n");
+  // resnet50 at 16 GPUs: 512.0 ex/s per GPU against its own 600; resnet18 has no ex/s target.
+  EXPECT_THAT(o.out, HasSubstr("FAIL   per-GPU ex/s 512.0 (required >= 600.0) on 16 GPUs: resnet50"));
+  EXPECT_EQ(o.out.find("per-rank ex/s 64.0"), std::string::npos);
+  // Repeated, after the files too; the JSON carries the applied value.
+  o = run(kBin + " report --format json" + files + " --target-for resnet50:efficiency=0.75 --target-for " +
+          "resnet18:efficiency=0.9");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.err, "");
+  std::map<std::string, std::pair<std::string, std::string>> eff;  // model -> required, status
+  const auto doc = nlohmann::json::parse(o.out);
+  for (const auto& t : doc.at("tables"))
+    if (t.value("kind", "") == "summary")
+      for (const auto& c : t.at("rows"))
+        if (c.at("metric") == "weak-scaling efficiency") {
+          const auto what = c.at("configuration").get<std::string>();
+          eff[what.substr(0, what.find(','))] = {c.at("required").get<std::string>(),
+                                                 c.at("status").get<std::string>()};
+        }
+  EXPECT_EQ(eff["resnet50"], std::make_pair(std::string(">= 75.0%"), std::string("PASS")));  // 80.0%
+  EXPECT_EQ(eff["resnet18"], std::make_pair(std::string(">= 90.0%"), std::string("FAIL")));  // 84.0%
 }
 
 TEST(CheckCli, ExitCodes) {

@@ -11,6 +11,8 @@
 #include "core/analysis/report_analysis.hpp"
 #include "core/analysis/summary.hpp"
 #include "core/render/report_tables.hpp"
+#include "core/result/result.hpp"
+#include "core/util/errors.hpp"
 
 namespace ddpbench {
 namespace {
@@ -488,6 +490,107 @@ TEST(SummaryRules, ANamedStragglerAndASlowNodeAreNodesToInspect) {
   r.cluster[0].stragglers[0]["ranks"][1]["straggler"] = false;
   r.cluster[0].comm_pairs = nlohmann::json::object();
   EXPECT_TRUE(sentences(executive_summary(r, {}, SummaryTargets{}), "node").empty());
+}
+
+// ------------------------------------------------------------------ per-model targets (--target-for)
+
+// tests/fixtures/weak_cpu.json: resnet18 on CPU ranks, at 4 ranks 16 / 0.25 s = 64.0 ex/s per
+// rank, efficiency 84.0%; tests/fixtures/gpu_h100.json: resnet50 on H100s, at 16 GPUs 512.0 ex/s
+// per GPU, efficiency 80.0%. Neither has a breakdown (exposed comm not measured).
+std::vector<NamedResult> two_models() {
+  const std::string dir = DDPBENCH_SOURCE_DIR "/tests/fixtures/";
+  return {{"weak_cpu.json", read_result_file(dir + "weak_cpu.json")},
+          {"gpu_h100.json", read_result_file(dir + "gpu_h100.json")}};
+}
+
+// The check of `model`'s `metric` (throws when there is none).
+const SummaryCheck& check_of(const ExecutiveSummary& s, const std::string& model, const std::string& metric) {
+  for (const auto& c : s.checks)
+    if (c.what.rfind(model + ",", 0) == 0 && c.metric == metric) return c;
+  throw std::logic_error("no check of " + model + " " + metric);
+}
+
+// A per-model ex/s target turns resnet50's PASS into a FAIL and prints the value it applied;
+// resnet18, in the same files, keeps the global target. A per-model efficiency target turns
+// resnet18's FAIL into a PASS (and its world-size sentence), while resnet50 keeps 85%.
+TEST(SummaryTargets, AModelsOwnTargetReplacesTheGlobalOneForThatModelOnly) {
+  const auto files = two_models();
+  ReportOptions o;
+  o.targets.min_per_gpu_ex_s = 50;
+  {
+    const Report r = build_report(files, o);
+    const ExecutiveSummary& s = r.summary;
+    EXPECT_EQ(check_of(s, "resnet50", "per-GPU ex/s").measured, "512.0");
+    EXPECT_EQ(check_of(s, "resnet50", "per-GPU ex/s").status, "PASS");             // 512.0 >= 50
+    EXPECT_EQ(check_of(s, "resnet18", "per-rank ex/s").status, "PASS");            // 64.0 >= 50
+    EXPECT_EQ(check_of(s, "resnet18", "weak-scaling efficiency").status, "FAIL");  // 84.0% < 85%
+    EXPECT_EQ(s.headline.pass, 2);
+    EXPECT_EQ(s.headline.fail, 2);
+  }
+  add_model_target(o.targets, "resnet50:ex-s=600");
+  add_model_target(o.targets, "resnet18:efficiency=0.8");
+  const Report r = build_report(files, o);
+  const ExecutiveSummary& s = r.summary;
+  const SummaryCheck& ex50 = check_of(s, "resnet50", "per-GPU ex/s");
+  EXPECT_EQ(ex50.status, "FAIL");  // 512.0 < 600
+  EXPECT_EQ(ex50.target, ">= 600.0");
+  const SummaryCheck& ex18 = check_of(s, "resnet18", "per-rank ex/s");
+  EXPECT_EQ(ex18.status, "PASS");  // the global 50
+  EXPECT_EQ(ex18.target, ">= 50.0");
+  const SummaryCheck& eff18 = check_of(s, "resnet18", "weak-scaling efficiency");
+  EXPECT_EQ(eff18.status, "PASS");  // 84.0% >= 80%
+  EXPECT_EQ(eff18.target, ">= 80.0%");
+  const SummaryCheck& eff50 = check_of(s, "resnet50", "weak-scaling efficiency");
+  EXPECT_EQ(eff50.status, "FAIL");  // 80.0% < the global 85%
+  EXPECT_EQ(eff50.target, ">= 85.0%");
+  EXPECT_EQ(check_of(s, "resnet50", "exposed comm").target, "< 15.0%");  // not overridden
+  EXPECT_EQ(s.headline.pass, 2);
+  EXPECT_EQ(s.headline.fail, 2);
+  // The world-size rule reads the same target; a note names the values each model got.
+  EXPECT_THAT(sentences(s, "world size"),
+              ::testing::Contains(HasSubstr("resnet18, fp32, batch 16 per rank, 64 px, CPU (Fixture CPU): scaling "
+                                            "holds to 4 ranks, the largest size measured: weak-scaling efficiency "
+                                            "is 84.0% there, meeting the 80.0% target.")));
+  EXPECT_THAT(s.notes, ::testing::Contains("Targets of resnet18 (--target-for): weak-scaling efficiency >= 80.0%, "
+                                           "exposed communication < 15.0% (global), per-rank ex/s >= 50.0 (global)"));
+  EXPECT_THAT(s.notes, ::testing::Contains("Targets of resnet50 (--target-for): weak-scaling efficiency >= 85.0% "
+                                           "(global), exposed communication < 15.0% (global), per-GPU ex/s >= 600.0"));
+}
+
+// targets_for: the global values, each replaced by what the model's entry gives; a model
+// without an entry gets the globals; a later text replaces an earlier one.
+TEST(SummaryTargets, TargetsForMergesTheModelsEntryOverTheGlobals) {
+  SummaryTargets t;
+  t.min_efficiency = 0.7;
+  add_model_target(t, "vit_b_32:comm=0.25");
+  add_model_target(t, "vit_b_32:ex-s=1e3");
+  add_model_target(t, "vit_b_32:ex-s=700");
+  const AppliedTargets v = targets_for(t, "vit_b_32");
+  EXPECT_TRUE(v.per_model);
+  EXPECT_DOUBLE_EQ(v.min_efficiency, 0.7);
+  EXPECT_DOUBLE_EQ(v.max_exposed_comm, 0.25);
+  ASSERT_TRUE(v.min_per_gpu_ex_s);
+  EXPECT_DOUBLE_EQ(*v.min_per_gpu_ex_s, 700);
+  const AppliedTargets other = targets_for(t, "resnet50");
+  EXPECT_FALSE(other.per_model);
+  EXPECT_DOUBLE_EQ(other.min_efficiency, 0.7);
+  EXPECT_DOUBLE_EQ(other.max_exposed_comm, 0.15);
+  EXPECT_FALSE(other.min_per_gpu_ex_s);
+  // A value set in code outside its range is refused by build_report, named as the option.
+  ReportOptions o;
+  o.targets.per_model["resnet18"].min_efficiency = 1.5;
+  try {
+    build_report(two_models(), o);
+    ADD_FAILURE() << "no UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--target-for 'resnet18:efficiency=1.5': efficiency 1.5 must be a fraction in (0, 1] (0.9 for 90%)");
+  }
+  // absent_target_models: the names no row of the files measured.
+  o.targets.per_model.clear();
+  add_model_target(o.targets, "resnet50:comm=0.1");
+  add_model_target(o.targets, "resnet99:comm=0.1");
+  EXPECT_EQ(absent_target_models(o.targets, two_models()), std::vector<std::string>{"resnet99"});
 }
 
 }  // namespace

@@ -85,6 +85,7 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
     throw UsageError(fmt::format("--target-comm {} must be a fraction in [0, 1] (0.15 for 15%)", tg.max_exposed_comm));
   if (tg.min_per_gpu_ex_s && !(*tg.min_per_gpu_ex_s > 0 && std::isfinite(*tg.min_per_gpu_ex_s)))
     throw UsageError(fmt::format("--target-ex-s {} must be a positive number of ex/s per GPU", *tg.min_per_gpu_ex_s));
+  check_model_targets(tg);
 
   Report rep;
   // A file given twice (the same content) counts once in every section; rows given twice in

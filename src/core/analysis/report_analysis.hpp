@@ -336,7 +336,8 @@ struct ReportOptions {
   int epochs = 90;                     ///< 1..kMaxEpochs
   long long dataset_size = 1281167;    ///< ImageNet-1k training set; 1..kMaxReportDatasetSize
   /// What the executive summary holds the rows to: min_efficiency in (0, 1], max_exposed_comm
-  /// in [0, 1], min_per_gpu_ex_s > 0 (build_report throws UsageError outside).
+  /// in [0, 1], min_per_gpu_ex_s > 0, the same for each per_model value (build_report throws
+  /// UsageError outside).
   SummaryTargets targets;
 };
 

@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <initializer_list>
 #include <map>
 #include <set>
@@ -17,6 +19,7 @@
 #include "core/result/bench_table.hpp"
 #include "core/result/row_metrics.hpp"
 #include "core/stats/straggler.hpp"
+#include "core/util/errors.hpp"
 #include "core/util/table.hpp"
 
 namespace ddpbench {
@@ -130,11 +133,12 @@ void scaling_targets(const Report& r, const SummaryTargets& t, ExecutiveSummary&
     const std::string what = what_of(w.key, w.key.batch_per_rank);
     const bool bad = last.facts.self_check_passed == false;
     const std::string unit = unit_word(w.key);
-    if (t.min_per_gpu_ex_s) {
+    const AppliedTargets a = targets_for(t, w.key.model);
+    if (a.min_per_gpu_ex_s) {
       const RowWarning* v = voiding({&last}, "ex_per_s_per_gpu");
       s.checks.push_back({what, last.devices, last.world_size, unit, "per-" + unit + " ex/s",
-                          fmt::format(">= {:.1f}", *t.min_per_gpu_ex_s), fmt::format("{:.1f}", last.per_gpu_ex_s),
-                          verdict(last.per_gpu_ex_s >= *t.min_per_gpu_ex_s, v ? v->code : "", bad),
+                          fmt::format(">= {:.1f}", *a.min_per_gpu_ex_s), fmt::format("{:.1f}", last.per_gpu_ex_s),
+                          verdict(last.per_gpu_ex_s >= *a.min_per_gpu_ex_s, v ? v->code : "", bad),
                           "weak scaling, " + last.launch.file, bad ? "" : warning_words(v)});
     }
     if (last.devices <= 1) {
@@ -144,12 +148,12 @@ void scaling_targets(const Report& r, const SummaryTargets& t, ExecutiveSummary&
     if (real_baseline(w)) {
       const RowWarning* v = voiding(efficiency_rows(w, last), "weak_scaling_efficiency");
       s.checks.push_back({what, last.devices, last.world_size, unit, "weak-scaling efficiency",
-                          ">= " + pct(t.min_efficiency), pct(last.efficiency),
-                          verdict(last.efficiency >= t.min_efficiency, v ? v->code : "", bad),
+                          ">= " + pct(a.min_efficiency), pct(last.efficiency),
+                          verdict(last.efficiency >= a.min_efficiency, v ? v->code : "", bad),
                           "weak scaling, " + efficiency_from(w, last), bad ? "" : warning_words(v)});
     } else {
       s.checks.push_back({what, last.devices, last.world_size, unit, "weak-scaling efficiency",
-                          ">= " + pct(t.min_efficiency), "", "not measured (no 1-GPU or no-DDP baseline)",
+                          ">= " + pct(a.min_efficiency), "", "not measured (no 1-GPU or no-DDP baseline)",
                           "weak scaling, " + last.launch.file, ""});
     }
     SummaryCheck comm{what,
@@ -157,7 +161,7 @@ void scaling_targets(const Report& r, const SummaryTargets& t, ExecutiveSummary&
                       last.world_size,
                       unit,
                       "exposed comm",
-                      "< " + pct(t.max_exposed_comm),
+                      "< " + pct(a.max_exposed_comm),
                       "",
                       "",
                       "weak scaling, " + last.launch.file,
@@ -165,7 +169,7 @@ void scaling_targets(const Report& r, const SummaryTargets& t, ExecutiveSummary&
     if (last.exposed_comm) {
       const RowWarning* v = voiding({&last}, "exposed_comm");
       comm.measured = pct(*last.exposed_comm);
-      comm.status = verdict(*last.exposed_comm < t.max_exposed_comm, v ? v->code : "", bad);
+      comm.status = verdict(*last.exposed_comm < a.max_exposed_comm, v ? v->code : "", bad);
       if (!bad) comm.void_warning = warning_words(v);
     } else {
       comm.status = "not measured (run --breakdown)";
@@ -186,6 +190,24 @@ void scaling_targets(const Report& r, const SummaryTargets& t, ExecutiveSummary&
       pct(t.min_efficiency), pct(t.max_exposed_comm), u,
       t.min_per_gpu_ex_s ? fmt::format(", per-{} ex/s >= {:.1f}", u, *t.min_per_gpu_ex_s) : "",
       t.pinned_source.empty() ? "" : fmt::format("; the entries of {}", t.pinned_source)));
+  // The models held to their own targets (--target-for), with every value that applies to them.
+  for (const auto& [model, own] : t.per_model) {
+    std::string mu;  // the model's unit: "GPU", "rank", or both
+    for (const WeakTable* w : tables)
+      if (w->key.model == model) {
+        const std::string x = unit_word(w->key);
+        mu = mu.empty() || mu == x ? x : "GPU (rank on CPUs)";
+      }
+    if (mu.empty()) continue;  // no table of the model: the CLI warns about the name
+    const AppliedTargets a = targets_for(t, model);
+    s.notes.push_back(fmt::format(
+        "Targets of {} (--target-for): weak-scaling efficiency >= {}{}, exposed communication < {}{}{}", model,
+        pct(a.min_efficiency), own.min_efficiency ? "" : " (global)", pct(a.max_exposed_comm),
+        own.max_exposed_comm ? "" : " (global)",
+        a.min_per_gpu_ex_s
+            ? fmt::format(", per-{} ex/s >= {:.1f}{}", mu, *a.min_per_gpu_ex_s, own.min_per_gpu_ex_s ? "" : " (global)")
+            : ""));
+  }
   if (tables.empty())
     s.notes.push_back("No weak-scaling DDP rows in these files: nothing is held to the scaling targets.");
   else if (one_device > 0)
@@ -247,33 +269,34 @@ void world_size_rule(const Report& r, const SummaryTargets& t, ExecutiveSummary&
       continue;
     const std::string what = what_of(w.key, w.key.batch_per_rank);
     const std::string u = unit_word(w.key) + "s";
-    if (last.efficiency >= t.min_efficiency) {
+    const double target = targets_for(t, w.key.model).min_efficiency;
+    if (last.efficiency >= target) {
       s.recommendations.push_back(
           {"world size",
            fmt::format("{}: scaling holds to {} {}, the largest size measured: weak-scaling efficiency is {} there, "
                        "meeting the {} target.",
-                       what, last.devices, u, pct(last.efficiency), pct(t.min_efficiency)),
+                       what, last.devices, u, pct(last.efficiency), pct(target)),
            "weak scaling, " + efficiency_from(w, last)});
       continue;
     }
     const WeakRow* ok = nullptr;  // the largest size above one device that meets the target, trusted
     for (const auto& row : w.rows)
-      if (row.devices > 1 && !row.shared_gpu && row.world_size <= last.world_size &&
-          row.efficiency >= t.min_efficiency && trusted(row.facts, "weak_scaling_efficiency"))
+      if (row.devices > 1 && !row.shared_gpu && row.world_size <= last.world_size && row.efficiency >= target &&
+          trusted(row.facts, "weak_scaling_efficiency"))
         ok = &row;
     if (ok && ok->facts.self_check_passed != false)
       s.recommendations.push_back(
           {"world size",
            fmt::format("{}: run jobs on at most {} {}: efficiency is {} at {} but {} at {}, below the {} target.", what,
                        ok->devices, u, pct(ok->efficiency), ok->devices, pct(last.efficiency), last.devices,
-                       pct(t.min_efficiency)),
+                       pct(target)),
            "weak scaling, " + (ok->launch.file == last.launch.file ? last.launch.file
                                                                    : ok->launch.file + " and " + last.launch.file)});
     else
       s.recommendations.push_back(
           {"world size",
            fmt::format("{}: no size above 1 {} meets the {} efficiency target ({} at {} {}); {}.", what,
-                       unit_word(w.key), pct(t.min_efficiency), pct(last.efficiency), last.devices, u,
+                       unit_word(w.key), pct(target), pct(last.efficiency), last.devices, u,
                        last.exposed_comm ? fmt::format("exposed communication is {} of that step (where the time "
                                                        "goes)",
                                                        pct(*last.exposed_comm))
@@ -762,6 +785,94 @@ Headline build_headline(const Report& r, const std::vector<NamedResult>& files, 
 }
 
 }  // namespace
+
+namespace {
+
+// A --target-for metric's field of ModelTargets (nullptr: no such metric).
+std::optional<double> ModelTargets::*model_target_field(const std::string& metric) {
+  if (metric == "efficiency") return &ModelTargets::min_efficiency;
+  if (metric == "comm") return &ModelTargets::max_exposed_comm;
+  if (metric == "ex-s") return &ModelTargets::min_per_gpu_ex_s;
+  return nullptr;
+}
+
+// What is wrong with `v` as a --target-for `metric` value, "" when nothing (NaN and infinities
+// fail every range). The ranges and units are those of --target-efficiency, --target-comm and
+// --target-ex-s.
+std::string model_target_range_error(const std::string& metric, const std::string& value, double v) {
+  if (metric == "efficiency")
+    return v > 0 && v <= 1 ? "" : fmt::format("efficiency {} must be a fraction in (0, 1] (0.9 for 90%)", value);
+  if (metric == "comm")
+    return v >= 0 && v <= 1 ? "" : fmt::format("comm {} must be a fraction in [0, 1] (0.1 for 10%)", value);
+  return v > 0 && std::isfinite(v) ? "" : fmt::format("ex-s {} must be a positive number of ex/s per GPU", value);
+}
+
+}  // namespace
+
+AppliedTargets targets_for(const SummaryTargets& t, const std::string& model) {
+  AppliedTargets a{t.min_efficiency, t.max_exposed_comm, t.min_per_gpu_ex_s, false};
+  const auto it = t.per_model.find(model);
+  if (it == t.per_model.end()) return a;
+  const ModelTargets& m = it->second;
+  a.per_model = true;
+  if (m.min_efficiency) a.min_efficiency = *m.min_efficiency;
+  if (m.max_exposed_comm) a.max_exposed_comm = *m.max_exposed_comm;
+  if (m.min_per_gpu_ex_s) a.min_per_gpu_ex_s = m.min_per_gpu_ex_s;
+  return a;
+}
+
+void add_model_target(SummaryTargets& t, const std::string& text) {
+  const size_t colon = text.find(':');
+  const size_t eq = colon == std::string::npos ? std::string::npos : text.find('=', colon);
+  if (colon == std::string::npos || colon == 0 || eq == std::string::npos)
+    throw UsageError(
+        fmt::format("--target-for '{}' is not MODEL:METRIC=VALUE; write e.g. resnet50:efficiency=0.9 "
+                    "(METRIC: efficiency, comm or ex-s)",
+                    text));
+  const std::string model = text.substr(0, colon), metric = text.substr(colon + 1, eq - colon - 1),
+                    value = text.substr(eq + 1);
+  const auto field = model_target_field(metric);
+  if (!field)
+    throw UsageError(
+        fmt::format("--target-for '{}': metric '{}' is unknown; use efficiency, comm or ex-s", text, metric));
+  // The whole value a number (strtod skips leading blanks and stops at the first other character);
+  // an overflow reads as infinity, which the range refuses.
+  char* end = nullptr;
+  const double v = value.empty() || std::isspace(static_cast<unsigned char>(value.front()))
+                       ? std::nan("")
+                       : std::strtod(value.c_str(), &end);
+  if (!end || end != value.c_str() + value.size())
+    throw UsageError(fmt::format("--target-for '{}': '{}' is not a number; write e.g. {}:{}={}", text, value, model,
+                                 metric,
+                                 metric == "efficiency" ? "0.9"
+                                 : metric == "comm"     ? "0.1"
+                                                        : "700"));
+  if (const std::string why = model_target_range_error(metric, value, v); !why.empty())
+    throw UsageError(fmt::format("--target-for '{}': {}", text, why));
+  t.per_model[model].*field = v;
+}
+
+void check_model_targets(const SummaryTargets& t) {
+  for (const auto& [model, m] : t.per_model)
+    for (const char* metric : {"efficiency", "comm", "ex-s"})
+      if (const auto& v = m.*model_target_field(metric)) {
+        const std::string value = fmt::format("{:g}", *v);
+        if (const std::string why = model_target_range_error(metric, value, *v); !why.empty())
+          throw UsageError(fmt::format("--target-for '{}:{}={}': {}", model, metric, value, why));
+      }
+}
+
+std::vector<std::string> absent_target_models(const SummaryTargets& t, const std::vector<NamedResult>& files) {
+  std::vector<std::string> out;
+  for (const auto& [model, m] : t.per_model) {
+    const bool measured = std::any_of(files.begin(), files.end(), [&](const NamedResult& f) {
+      return std::any_of(f.file.results.begin(), f.file.results.end(),
+                         [&](const BenchResult& r) { return r.model == model; });
+    });
+    if (!measured) out.push_back(model);
+  }
+  return out;
+}
 
 std::string verdict_class(const std::string& status) {
   for (const char* v : {"PASS", "FAIL", "VOID"})

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,14 @@ namespace ddpbench {
 struct Report;
 struct NamedResult;
 
+/// One model's own scaling targets (`report --target-for MODEL:METRIC=VALUE`): each value given
+/// replaces SummaryTargets' global one for that model's tables; one not given keeps the global.
+struct ModelTargets {
+  std::optional<double> min_efficiency;    ///< weak-scaling efficiency, fraction in (0, 1] (metric "efficiency")
+  std::optional<double> max_exposed_comm;  ///< exposed communication / step time, fraction in [0, 1] ("comm")
+  std::optional<double> min_per_gpu_ex_s;  ///< per-GPU ex/s, > 0 ("ex-s")
+};
+
 /// What the summary holds every weak-scaling table to, at its largest GPU count.
 struct SummaryTargets {
   double min_efficiency = 0.85;            ///< weak-scaling efficiency, fraction in (0, 1]
@@ -23,7 +32,37 @@ struct SummaryTargets {
   std::optional<double> min_per_gpu_ex_s;  ///< per-GPU ex/s; unchecked unless given (no default fits every model)
   std::vector<ReferenceEntry> pinned;      ///< `--targets FILE` (check's reference format), checked on every run file
   std::string pinned_source;               ///< that file's path; "" when none was given
+  /// Model name (as in the result files' rows) -> its overrides (`--target-for`); read them
+  /// through targets_for, never directly.
+  std::map<std::string, ModelTargets> per_model;
 };
+
+/// The scaling targets one model's tables are held to.
+struct AppliedTargets {
+  double min_efficiency = 0.85;            ///< fraction in (0, 1]
+  double max_exposed_comm = 0.15;          ///< fraction in [0, 1]
+  std::optional<double> min_per_gpu_ex_s;  ///< per-GPU ex/s; absent: unchecked
+  bool per_model = false;                  ///< the model has an entry in SummaryTargets::per_model
+};
+
+/// The one place that decides the targets of `model`'s tables (summary checks, world-size rule,
+/// notes): t's global values, each replaced by the value the model's per_model entry gives.
+AppliedTargets targets_for(const SummaryTargets& t, const std::string& model);
+
+/// Reads one `--target-for` text, "MODEL:METRIC=VALUE" with METRIC one of "efficiency" (a
+/// fraction in (0, 1]), "comm" (a fraction in [0, 1]) or "ex-s" (per-GPU ex/s, > 0), into
+/// t.per_model[MODEL] (a later text for the same model and metric replaces an earlier one).
+/// Throws UsageError, one line naming the text and the fix, when the text has no colon or no
+/// "=", an empty model, an unknown metric, a value that is not a finite number or out of range.
+void add_model_target(SummaryTargets& t, const std::string& text);
+
+/// Checks the per-model values' ranges (those add_model_target would refuse); throws
+/// UsageError naming the entry as "--target-for MODEL:METRIC=VALUE".
+void check_model_targets(const SummaryTargets& t);
+
+/// The models of t.per_model that no row (run result) of `files` measured, in name order: the
+/// CLI warns about each (a misspelt name would otherwise hold nothing to its targets).
+std::vector<std::string> absent_target_models(const SummaryTargets& t, const std::vector<NamedResult>& files);
 
 /// One target against one row.
 struct SummaryCheck {
