@@ -70,7 +70,7 @@ ValidateRecord record_from_json(const nlohmann::json& j, const std::string& sour
 }
 
 std::string content_hash(const std::string& bytes) {
-  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a 64 (Fowler, Noll, Vo)
+  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a 64 (Fowler, Noll, Vo)
   for (unsigned char c : bytes) {
     h ^= c;
     h *= 1099511628211ULL;
