@@ -2,13 +2,16 @@
 // (tests/cluster/local-slurm.sh) with the CPU override their headers document
 // (--gpus-per-task=0, DDPBENCH_DEVICE=cpu: no GRES on this cluster) and a tiny model;
 // the container variant through a stand-in `apptainer` that records its arguments and runs
-// the command. Without Slurm, the weak-scaling template's world-size list is checked with
-// a stand-in `srun` and the node counts a real job would have.
+// the command; the validate template runs a tiny plan and a second job on its folder keeps
+// every step. Without Slurm, the weak-scaling template's world-size list and the validate
+// template's folder and exit code are checked with a stand-in `srun`.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
 
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <regex>
 #include <string>
 
@@ -113,6 +116,116 @@ TEST_F(Slurm, WeakScalingTemplateRunsInAContainer) {
   EXPECT_EQ(calls.find("--nv"), std::string::npos) << calls;
 }
 
+// A tiny CPU acceptance plan: the env, comm and run steps of a 2-rank job, and targets the
+// 2 ranks of this 2-core machine meet (weak-scaling efficiency 1%, exposed communication
+// under 100% of the step instead of the report's 15%). 5 iterations are noisy: a target may
+// be VOID (e.g. negative_ddp_overhead when the cold no-DDP baseline is the slowest row), never
+// FAIL.
+const std::string kTinyPlan = R"(description: tiny CPU plan of the Slurm template test
+steps:
+  - env
+  - comm:
+      collectives: allreduce
+      minbytes: 64K
+      maxbytes: 256K
+      stepfactor: 4
+      iters: 5
+  - run:
+      model: resnet18
+      image-size: 32
+      batch-size: 8
+      iters: 5
+      warmup: 1
+      world-sizes: "1,2"
+targets:
+  efficiency: 0.01
+  exposed-comm: 1
+)";
+
+// The last `validate: ...` line of a job log ("" when none).
+std::string last_validate_line(const std::string& log) {
+  std::string last;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("validate: ", 0) == 0) last = line;
+  return last;
+}
+
+// The validate template runs the plan on every task (2 ranks), writes the folder named after
+// the job, and a second job on the same folder (a requeue's situation: validate run again on
+// it with the same plan and ranks) keeps every complete step, its file untouched.
+TEST_F(Slurm, ValidateTemplateRunsAPlanAndResumesAfterRequeue) {
+  TempDir d;
+  const auto plan = d.path / "plan.yaml";
+  std::ofstream(plan) << kTinyPlan;
+  const auto submit = [&](const std::string& extra_env, const std::filesystem::path& out) {
+    return sbatch_wait(slurm_env() + "DDPBENCH=" + kBin + " DDPBENCH_DEVICE=cpu DDPBENCH_TIMEOUT=60 DDPBENCH_RESULTS=" +
+                       d.path.string() + " DDPBENCH_PLAN=" + plan.string() + " " + extra_env +
+                       " sbatch --parsable -N 1 --gpus-per-task=0 --ntasks-per-node=2 --cpus-per-task=1 "
+                       "--overcommit -o " +
+                       out.string() + " " + kTemplates + "ddpbench-validate.sbatch");
+  };
+  const auto out1 = d.path / "job1.out";
+  const auto o = submit("", out1);
+  const std::string log1 = testutil::slurp(out1);
+  ASSERT_EQ(o.code, 0) << o.err << log1;  // the job COMPLETED: the template exited 0
+  const long long id = job_id(o.out);
+  ASSERT_GT(id, 0) << o.out;
+  const auto dir = d.path / ("ddpbench-validate-" + std::to_string(id));
+  const std::vector<std::string> steps = {"01-env", "02-comm", "03-run"};
+  for (const auto& f : {"01-env.json", "02-comm.json", "03-run.json", "validate.json", "report.txt", "report.md",
+                        "report.html"})
+    EXPECT_TRUE(std::filesystem::exists(dir / f)) << f << "\n" << log1;
+  const json rec = json::parse(testutil::slurp(dir / "validate.json"));
+  ASSERT_EQ(rec.at("steps").size(), 3u) << rec.dump(2);
+  for (size_t i = 0; i < 3; ++i) {
+    const json& s = rec.at("steps")[i];
+    EXPECT_EQ(s.at("name"), steps[i]);
+    EXPECT_EQ(s.at("status"), "complete") << s.dump();
+    EXPECT_EQ(s.at("exit_code"), 0) << s.dump();
+    EXPECT_EQ(s.at("launch").at("launcher"), "slurm") << s.dump();
+    EXPECT_EQ(s.at("launch").at("world_size"), 2) << s.dump();
+  }
+  // Both ranks took part: the env step has the one node with its 2 ranks, the run step's
+  // last row is the 2-rank group, launched by Slurm under this job.
+  const json env = json::parse(testutil::slurp(dir / "01-env.json"));
+  ASSERT_EQ(env.at("nodes").size(), 1u) << env.dump(2);
+  EXPECT_EQ(env.at("nodes")[0].at("ranks"), json::array({0, 1})) << env.dump(2);
+  const ResultFile run_file = read_result_file((dir / "03-run.json").string());
+  expect_cpu_job(run_file, {1, 2});
+  EXPECT_EQ(run_file.environment.at("slurm_job_id"), std::to_string(id));
+  EXPECT_TRUE(read_result_file((dir / "02-comm.json").string()).complete);
+  std::smatch m;
+  const std::string tally = last_validate_line(log1);
+  ASSERT_TRUE(std::regex_match(tally, m, std::regex(R"(validate: ([0-9]+) PASS, 0 FAIL, ([0-9]+) VOID, 2 not evaluated)")))
+      << log1;
+  // Both targets judged on the 2-rank row (PASS, or VOID by a noise warning); not evaluated:
+  // env's one node (nothing to compare) and comm's busbw (no target in the plan).
+  EXPECT_EQ(std::stoi(m[1]) + std::stoi(m[2]), 2) << log1;
+  EXPECT_NE(testutil::slurp(dir / "report.txt").find(tally + "\n"), std::string::npos) << testutil::slurp(dir / "report.txt");
+  EXPECT_NE(log1.find("ddpbench-validate: exit 0; report " + (dir / "report.txt").string()), std::string::npos) << log1;
+
+  // Again on the same folder: nothing runs again, the files stay byte for byte.
+  std::map<std::string, std::string> before;
+  for (const auto& s : steps) before[s] = testutil::slurp(dir / (s + ".json"));
+  const auto out2 = d.path / "job2.out";
+  const auto o2 = submit("DDPBENCH_VALIDATE_DIR=" + dir.string(), out2);
+  const std::string log2 = testutil::slurp(out2);
+  ASSERT_EQ(o2.code, 0) << o2.err << log2;
+  EXPECT_NE(job_id(o2.out), id);
+  EXPECT_FALSE(std::filesystem::exists(d.path / ("ddpbench-validate-" + std::to_string(job_id(o2.out)))));
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_NE(log2.find("[" + std::to_string(i + 1) + "/3] " + steps[i] + ": kept"), std::string::npos)
+        << steps[i] << "\n" << log2;
+    EXPECT_EQ(testutil::slurp(dir / (steps[i] + ".json")), before[steps[i]]) << steps[i];
+  }
+  EXPECT_EQ(log2.find(": ddpbench "), std::string::npos) << log2;  // no step was started
+  EXPECT_EQ(last_validate_line(log2), tally) << log2;  // the same verdicts, from the kept files
+  const json rec2 = json::parse(testutil::slurp(dir / "validate.json"));
+  ASSERT_EQ(rec2.at("steps").size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(rec2.at("steps")[i], rec.at("steps")[i]) << steps[i];
+}
+
 // The weak-scaling list for node counts this machine cannot have: the template run
 // outside Slurm with a job's variables and a stand-in srun that prints its arguments.
 TEST(SlurmTemplates, WeakScalingCoversEveryPowerOfTwoNodeCountAndAll) {
@@ -156,9 +269,50 @@ TEST(SlurmTemplates, ARequeuedJobResumesItsPartialResult) {
   }
 }
 
+// The validate template's folder without Slurm: a stand-in srun prints its arguments and
+// exits with STAND_IN_RC. The folder is named after the job id (a requeued job keeps it),
+// DDPBENCH_VALIDATE_DIR pins it, a relative plan is the submission directory's, and the
+// job exits with validate's code.
+TEST(SlurmTemplates, ValidateFolderFollowsTheJobIdAndExitCodeIsValidates) {
+  TempDir d;
+  write_executable(d.path / "srun", "#!/bin/sh\necho \"$@\"\nexit ${STAND_IN_RC:-0}\n");
+  std::filesystem::create_directories(d.path / "plans");
+  std::ofstream(d.path / "plans" / "quick.yaml") << "steps:\n  - env\n";
+  const auto job = [&](const std::string& extra = "") {
+    return run("cd " + d.path.string() + " && PATH=" + d.path.string() +
+               ":$PATH SLURM_JOB_ID=7 SLURM_JOB_NUM_NODES=1 SLURM_NTASKS=2 SLURM_JOB_NODELIST=localhost "
+               "SLURM_CPUS_PER_TASK=1 SLURM_SUBMIT_DIR=" +
+               d.path.string() + " DDPBENCH_RESULTS=" + d.path.string() + "/results " + extra + " bash " + kTemplates +
+               "ddpbench-validate.sbatch");
+  };
+  const std::string plan = (d.path / "plans" / "quick.yaml").string();
+  auto o = job();
+  EXPECT_EQ(o.code, 0) << o.err;
+  const std::string dir7 = (d.path / "results" / "ddpbench-validate-7").string();
+  EXPECT_NE(o.out.find("--cpu-bind=cores ddpbench validate " + plan + " --out " + dir7 + " --timeout 600\n"),
+            std::string::npos)
+      << o.out;
+  EXPECT_TRUE(std::filesystem::is_directory(dir7));
+  o = job("DDPBENCH_VALIDATE_DIR=" + d.path.string() + "/pinned DDPBENCH_PLAN=plans/quick.yaml DDPBENCH_TIMEOUT=60 "
+          "DDPBENCH_ARGS='--step-timeout 100' SLURM_RESTART_COUNT=1");
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("validate " + plan + " --out " + (d.path / "pinned").string() +
+                       " --timeout 60 --step-timeout 100\n"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("requeued 1 time(s)"), std::string::npos) << o.out;
+  o = job("STAND_IN_RC=1");
+  EXPECT_EQ(o.code, 1) << o.out << o.err;  // a failed target
+  EXPECT_NE(o.out.find("ddpbench-validate: exit 1"), std::string::npos) << o.out;
+  o = job("DDPBENCH_PLAN=missing.yaml");
+  EXPECT_EQ(o.code, 2) << o.out << o.err;  // no plan: validate's code for a bad plan, srun not run
+  EXPECT_EQ(o.out.find("validate "), std::string::npos) << o.out;
+  EXPECT_NE(o.err.find("no plan at " + d.path.string() + "/missing.yaml"), std::string::npos) << o.err;
+}
+
 TEST(SlurmTemplates, GpuJobBindsOneGpuAndCoresPerTask) {
   // The GPU defaults a GPU cluster gets when submitting the templates as they are.
-  for (const char* t : {"ddpbench-node.sbatch", "ddpbench-weak-scaling.sbatch"}) {
+  for (const char* t : {"ddpbench-node.sbatch", "ddpbench-weak-scaling.sbatch", "ddpbench-validate.sbatch"}) {
     const std::string text = testutil::slurp(kTemplates + t);
     EXPECT_NE(text.find("\n#SBATCH --gpus-per-task=1\n"), std::string::npos) << t;
     EXPECT_NE(text.find("\n#SBATCH --cpus-per-task="), std::string::npos) << t;
