@@ -495,6 +495,7 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
                     fmt::format("DDPBENCH_TEST_FAULT '{}' is unknown to comm (corrupt-comm); unset it", it->second));
               check_backend_dtype(backend, cfg.dtype);  // every rank: each must refuse alone
             });
+            if (check_only(env)) return kExitOk;
             if (spawner) return spawn_ranks(env, li, world, argv, f->json_path);
             return run_this_rank(li, env, cfg.timeout_s, "the buffers do not fit in memory",
                                  "use a smaller -e/--maxbytes",

@@ -105,6 +105,7 @@ TrialSetup validate_flags(Flags& f) {
 
 int run_find_max_bs(Flags& f, const std::vector<std::string>& argv) {
   const TrialSetup setup = validate_flags(f);
+  if (check_only(current_env())) return kExitOk;
   const RunConfig& c = setup.cfg;
   compat::quiet_torch_logs();
   if (f.trial_child > 0) {  // one trial of a parent's search (try_batch_in_child): its result on stdout

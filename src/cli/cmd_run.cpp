@@ -857,6 +857,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                 (void)fault_injection_hook(it->second);  // an unknown name is bad input, said once
             });
 
+            if (check_only(env)) return kExitOk;
             if (spawner) return spawn_ranks(env, li, world, argv, cfg.json_path);
             return run_this_rank(li, env, cfg.timeout_s, "the batch does not fit in memory",
                                  "use a smaller --batch-size or --image-size",

@@ -118,6 +118,32 @@ std::vector<std::string> step_options(const Plan& plan, const PlanStep& step, bo
   return all;
 }
 
+std::string self_exe();
+
+/// Every step's flags checked by its own command as a launch would check them (the values
+/// CLI11 leaves to the command: precision, batch, sizes, memory): the command runs with
+/// DDPBENCH_CHECK_ONLY=1 (check_only), which starts nothing. Throws UsageError
+/// "PLAN:LINE:COL: <kind>: <the command's own line>" for the first step it refuses.
+void check_steps(const Plan& plan, const std::vector<std::vector<std::string>>& options, int nproc) {
+  const std::string exe = self_exe();
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep& s = plan.steps[i];
+    if (s.kind == "env") continue;
+    std::vector<std::string> argv = {exe, s.subcommand()};
+    argv.insert(argv.end(), options[i].begin(), options[i].end());
+    if (nproc > 0 && s.subcommand() != "find-max-bs") argv.insert(argv.end(), {"--nproc-per-node", std::to_string(nproc)});
+    ProcessOptions po;
+    po.env["DDPBENCH_CHECK_ONLY"] = "1";
+    const CaptureResult r = run_capture(argv, po, 120, 5);
+    if (r.ok()) continue;
+    std::string line = first_line(r.err);
+    for (const char* prefix : {"ddpbench: error: ", "ddpbench: "})
+      if (line.rfind(prefix, 0) == 0) line = line.substr(std::string(prefix).size());
+    if (line.empty()) line = "its check " + r.status.describe();
+    throw UsageError(fmt::format("{}{}: {}", plan_where(plan.path, s.place), s.kind, line));
+  }
+}
+
 std::string self_exe() {
   std::error_code ec;
   const fs::path p = fs::read_symlink("/proc/self/exe", ec);
@@ -176,10 +202,11 @@ nlohmann::json env_nodes(Job& j, const EnvMap& env) {
 }
 
 /// Per-rank mode: every rank says it finished step `index` with `code`; rank 0 waits for all
-/// (at most --step-timeout) and returns the first code of another rank that is not 0 or 1
-/// (or 0), and publishes whether to go on; the others wait for that word. Returns, on rank 0,
+/// (at most --step-timeout), finds the first other rank whose code is not 0 (nor 1 where
+/// `one_is_a_verdict`: pairs), and publishes whether to go on (`go_on` and no such rank);
+/// the others wait for that word and follow it. Returns, on rank 0,
 /// the failing rank's line ("" when none); on the others "stop" or "".
-std::string step_barrier(Job& j, int index, int code, bool go_on) {
+std::string step_barrier(Job& j, int index, int code, bool go_on, bool one_is_a_verdict) {
   const std::string k = fmt::format("validate/step{}/", index);
   j.store->set(k + "exit/" + std::to_string(j.li.rank), std::vector<uint8_t>{});
   j.store->set(k + "code/" + std::to_string(j.li.rank),
@@ -201,7 +228,7 @@ std::string step_barrier(Job& j, int index, int code, bool go_on) {
     for (int r = 1; r < j.li.world_size && bad.empty(); ++r) {
       const auto v = j.store->get(k + "code/" + std::to_string(r));
       const int c = std::stoi(std::string(v.begin(), v.end()));
-      if (c != 0 && c != 1) bad = fmt::format("rank {} exited {}", r, c);
+      if (c != 0 && !(c == 1 && one_is_a_verdict)) bad = fmt::format("rank {} exited {}", r, c);
     }
     const std::string word = (go_on && bad.empty()) ? "go" : "stop";
     j.store->set(k + "next", std::vector<uint8_t>(word.begin(), word.end()));
@@ -295,6 +322,7 @@ int run_validate(const std::string& plan_path, const std::string& dir, int nproc
   const bool cpu = device_gpus("auto") == 0;  // a CPU node: steps take their cpu: options
   for (const auto& s : plan.steps) options.push_back(step_options(plan, s, cpu));
   if (dry_run) {  // the plan checked; each step's command, nothing run
+    check_steps(plan, options, nproc_flag > 0 ? nproc_flag : plan.nproc_per_node.value_or(0));
     std::string text;
     for (size_t i = 0; i < plan.steps.size(); ++i)
       text += fmt::format("{}: ddpbench {} {}\n", plan.steps[i].name(), plan.steps[i].subcommand(),
@@ -318,6 +346,7 @@ int run_validate(const std::string& plan_path, const std::string& dir, int nproc
                                  launcher_name(j.li.launcher)));
   j.nproc = nproc_flag > 0 ? nproc_flag : plan.nproc_per_node.value_or(0);
   if (j.per_rank) j.nproc = 0;
+  if (j.li.rank == 0) check_steps(plan, options, j.nproc);
 
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -467,9 +496,9 @@ int run_validate(const std::string& plan_path, const std::string& dir, int nproc
     }
     const bool complete = code == 0 || (code == 1 && s.kind == "pairs" && fs::exists(dir + "/" + file, ec));
     std::string other;
-    if (j.per_rank) other = step_barrier(j, s.index, code, complete);
-    if (j.li.rank != 0) {
-      if (!other.empty() || !complete) stopped = "stop";
+    if (j.per_rank) other = step_barrier(j, s.index, code, complete, s.kind == "pairs");
+    if (j.li.rank != 0) {  // rank 0 decides whether the plan goes on
+      if (!other.empty()) stopped = "stop";
       continue;
     }
     r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -34,6 +34,14 @@ inline CLI::Validator whole_number() {
       "", "whole number");
 }
 
+/// `validate`'s check of a plan before anything runs: with DDPBENCH_CHECK_ONLY=1 in `env`, run,
+/// comm and find-max-bs check their flags as a launch would (the same errors, exit 2) and then
+/// return exit 0 without starting a rank, a trial or writing a file.
+inline bool check_only(const EnvMap& env) {
+  const auto it = env.find("DDPBENCH_CHECK_ONLY");
+  return it != env.end() && it->second == "1";
+}
+
 /// A registered subcommand: its CLI11 app and what runs when it was chosen.
 /// `run` returns the process exit code; it throws UsageError (exit 2) on bad input.
 struct Command {
