@@ -103,6 +103,9 @@ expect telemetry_straggler "d['stragglers'] and all(k.get('gpu_uuid') and k.get(
 path paths profile_kineto 120 $bin run --model resnet50 --batch-size 32 --world-sizes 1 --profile "$out/profile" \
   --profile-iters 2 $short --json "$(J profile_kineto)"
 expect profile_kineto "all(r['telemetry'].get('profile') for r in d['results'])"
+# The acceptance plan of one GPU (plans/one-gpu.yaml) through validate: its steps, the record,
+# the report and the tally line.
+path paths validate_one_gpu 100 $bin validate plans/one-gpu.yaml --out "$out/validate_one_gpu"
 path paths dataparallel 90 $bin dataparallel --model resnet50 --batch-size 64 --gpus 1 --overwrite --json "$(J dataparallel)"
 # A hook on one rank still runs its compression and its collective.
 for hook in allreduce fp16 bf16 powersgd:2 hierarchical topk:0.01; do

@@ -202,9 +202,10 @@ nlohmann::json env_nodes(Job& j, const EnvMap& env) {
 }
 
 /// Per-rank mode: every rank says it finished step `index` with `code`; rank 0 waits for all
-/// (at most --step-timeout), finds the first other rank whose code is not 0 (nor 1 where
+/// (at most --timeout after its own part), finds the first other rank whose code is not 0 (nor 1 where
 /// `one_is_a_verdict`: pairs), and publishes whether to go on (`go_on` and no such rank);
-/// the others wait for that word and follow it. Returns, on rank 0,
+/// the others wait for that word (at most --step-timeout: rank 0 may run a step alone) and
+/// follow it. Returns, on rank 0,
 /// the failing rank's line ("" when none); on the others "stop" or "".
 std::string step_barrier(Job& j, int index, int code, bool go_on, bool one_is_a_verdict) {
   const std::string k = fmt::format("validate/step{}/", index);
@@ -217,11 +218,15 @@ std::string step_barrier(Job& j, int index, int code, bool go_on, bool one_is_a_
   j.store->add(k + "done", 1);
   const auto wait = std::chrono::milliseconds((long long)(j.step_timeout_s * 1000));
   if (j.li.rank == 0) {
-    const auto deadline = Clock::now() + wait;
+    // The others ran the same step beside rank 0 (or none): once rank 0's part ended, theirs
+    // ends within --timeout, or a rank died.
+    const auto deadline = Clock::now() + std::chrono::milliseconds((long long)(j.timeout_s * 1000));
     while (j.store->add(k + "done", 0) < j.li.world_size) {
       if (Clock::now() > deadline)
-        throw std::runtime_error(fmt::format("validate: ranks did not finish step {} within --step-timeout {:.0f} s",
-                                             index, j.step_timeout_s));
+        throw std::runtime_error(fmt::format(
+            "validate: {} of {} ranks did not finish step {} within --timeout {:.0f} s of rank 0; a rank died or "
+            "stalls",
+            j.li.world_size - j.store->add(k + "done", 0), j.li.world_size, index, j.timeout_s));
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     std::string bad;
@@ -346,7 +351,9 @@ int run_validate(const std::string& plan_path, const std::string& dir, int nproc
                                  launcher_name(j.li.launcher)));
   j.nproc = nproc_flag > 0 ? nproc_flag : plan.nproc_per_node.value_or(0);
   if (j.per_rank) j.nproc = 0;
-  if (j.li.rank == 0) check_steps(plan, options, j.nproc);
+  // Every rank checks: a rank that refuses its steps' flags tells rank 0 (validate_on_rank0),
+  // whose rendezvous below then ends with that rank's line instead of waiting --timeout.
+  check_steps(plan, options, j.nproc);
 
   std::error_code ec;
   fs::create_directories(dir, ec);
