@@ -513,7 +513,8 @@ int run_validate(const std::string& plan_path, const std::string& dir, int nproc
     r.exit_code = code;
     r.status = complete && other.empty() ? "complete" : "failed";
     if (r.status == "complete") r.file_hash = file_hash(dir + "/" + file).value_or("");
-    rec.steps.back() = r;
+    for (auto& x : rec.steps)  // its "running" record, wherever sorting put it
+      if (x.name == r.name) x = r;
     sorted_record();
     say(fmt::format("{}: {} in {:.1f} s{}", tag, r.status == "complete" ? "complete" : "FAILED (exit " + std::to_string(code) + ")",
                     r.seconds, other.empty() ? "" : "; " + other));
