@@ -192,6 +192,26 @@ targets: {efficiency: 0.01, exposed-comm: 1}
   for (const auto& s : rec.steps) EXPECT_EQ(s.status, "complete") << s.name;
   EXPECT_EQ(count_lines(slurp(out / "report.txt")) > 0, true);
   EXPECT_EQ(last_line(o.out).rfind("validate: ", 0), 0u);
+
+  // A changed entry in the middle: that step is redone (its old result kept beside), the
+  // steps around it kept, and the record holds each once, complete.
+  const std::string run1 = slurp(out / "03-run.json");
+  std::string plan = slurp(d.path / "plan.yaml");
+  plan.replace(plan.find("iters: 5"), 8, "iters: 6");
+  write(d.path / "plan.yaml", plan);
+  const Outcome again = run("cd " + d.path.string() + " && OMP_NUM_THREADS=1 " + kBin +
+                            " validate plan.yaml --out out --nproc-per-node 2");
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_THAT(again.err, HasSubstr("[1/3] 01-env: kept"));
+  EXPECT_THAT(again.err, HasSubstr("[2/3] 02-comm: redone: its plan entry changed"));
+  EXPECT_THAT(again.err, HasSubstr("[3/3] 03-run: kept"));
+  EXPECT_EQ(slurp(out / "02-comm.json.previous"), comm1);
+  EXPECT_EQ(slurp(out / "03-run.json"), run1);
+  const ValidateRecord rec2 = record_from_json(nlohmann::json::parse(slurp(out / "validate.json")), "validate.json");
+  ASSERT_EQ(rec2.steps.size(), 3u);
+  for (const auto& s : rec2.steps) EXPECT_EQ(s.status, "complete") << s.name;
+  EXPECT_THAT(rec2.steps[1].fingerprint, HasSubstr("--iters=6"));
+  EXPECT_EQ(rec2.steps[2].file_hash, rec.steps[2].file_hash);
 }
 
 }  // namespace
