@@ -308,7 +308,7 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
   }
 
   // Each host's environment, once per host (its local rank 0 probes it); rank 0 collects them.
-  const NodeEnvironments node_envs = gather_node_environments(rv.store, li, env, rv.placements, timeout);
+  const NodeEnvironments node_envs = gather_node_environments(rv.store, li, env, rv.placements, timeout, rv.prefix);
   ResultFile rf;
   rf.kind = "comm";
   if (li.rank == 0) {

@@ -441,6 +441,7 @@ SweepEnv sweep_env(const LaunchInfo& li, const RunConfig& cfg, BackendKind backe
   senv.device = device;
   senv.timeout = timeout;
   senv.store = rv.store;
+  senv.store_prefix = rv.prefix;
   senv.threads_per_rank = threads;
   senv.math = math;
   senv.placements = std::move(rv.placements);
@@ -475,7 +476,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
   SweepEnv senv = sweep_env(li, cfg, backend, device, timeout, rv, threads, math);
 
   // Each host's environment, once per host (its local rank 0 probes it); rank 0 collects them.
-  const NodeEnvironments node_envs = gather_node_environments(senv.store, li, env, senv.placements, timeout);
+  const NodeEnvironments node_envs = gather_node_environments(senv.store, li, env, senv.placements, timeout, senv.store_prefix);
   ResultFile rf;
   std::optional<ResultFile> prior;  // rank 0, run --resume: the stopped run's file
   std::string resume_refused;       // rank 0: why this launch cannot continue it ("" if it can)

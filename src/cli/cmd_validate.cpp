@@ -165,6 +165,7 @@ struct Job {
   double timeout_s = 300, step_timeout_s = 43200;
   std::string dir, exe;
   c10::intrusive_ptr<c10d::Store> store;  ///< per_rank: validate's own store (rank 0 serves it)
+  std::string store_prefix;               ///< its key prefix (Rendezvous::prefix)
   std::vector<RankPlacement> placements;  ///< per_rank, rank 0: every rank's
 };
 
@@ -194,7 +195,8 @@ int run_child(const std::vector<std::string>& argv, const EnvMap& env, double ti
 nlohmann::json env_nodes(Job& j, const EnvMap& env) {
   if (j.per_rank) {
     const NodeEnvironments n =
-        gather_node_environments(j.store, j.li, env, j.placements, std::chrono::milliseconds((long long)(j.timeout_s * 1000)));
+        gather_node_environments(j.store, j.li, env, j.placements, std::chrono::milliseconds((long long)(j.timeout_s * 1000)),
+                                 j.store_prefix);
     return n.nodes;
   }
   nlohmann::json node = host_environment(env);
@@ -388,6 +390,7 @@ int run_validate(const std::string& plan_path, const std::string& dir, int nproc
     join.placement = local_placement(j.li, c10::Device(c10::kCPU));
     Rendezvous rv = rendezvous(j.li, join, timeout);
     j.store = rv.store;
+    j.store_prefix = rv.prefix;
     j.placements = rv.placements;
     if (j.li.rank == 0) {
       nlohmann::json d = nlohmann::json::array();

@@ -337,7 +337,7 @@ RankResult run_rank(int r, int world, int port, const std::string& json_path) {
     note_latest(g_shared->last_published_ns);
   }
   if (root) {
-    nodes = gather_node_environments(store, li, current_env(), rv.placements, kTimeout);
+    nodes = gather_node_environments(store, li, current_env(), rv.placements, kTimeout, rv.prefix);
     (void)job_environment_facts(li, join.job_id, BackendKind::kNccl, true, 1, rv.placements, current_env(), nodes);
   }
   Counters c2 = root ? now(store) : Counters{};
@@ -360,6 +360,7 @@ RankResult run_rank(int r, int world, int port, const std::string& json_path) {
   env.backend = BackendKind::kNccl;
   env.timeout = kTimeout;
   env.store = store;
+  env.store_prefix = rv.prefix;
   env.placements = rv.placements;
 
   ResultFile rf =
@@ -406,9 +407,7 @@ RankResult run_rank(int r, int world, int port, const std::string& json_path) {
       for (const auto& v : gathered) stats.push_back(RankStats::unpack(v, kIters));
       BenchResult row = make_row(env, "resnet50", true, n, 32, 1, stats, Stopping{}, kIters);
       Counters d = now(store);
-      std::vector<nlohmann::json> tele;
-      for (int q = 0; q < n; ++q) tele.push_back(collect_telemetry(env, tkey, q));
-      attach_telemetry(env, row, tele);
+      attach_telemetry(env, row, collect_telemetry(env, tkey, n));
       add_row_warnings(env, row);
       row.group = name;
       keep_per_rank_detail(row, false);

@@ -18,6 +18,7 @@
 #include "core/telemetry/telemetry.hpp"
 #include "core/util/errors.hpp"
 #include "engine/dist/collectives.hpp"
+#include "engine/dist/store_reads.hpp"
 #include "engine/memory.hpp"
 #include "engine/models/flops.hpp"
 #include "engine/models/registry.hpp"
@@ -498,12 +499,14 @@ void publish_telemetry(const SweepEnv& env, const std::string& key) {
   env.store->set(fmt::format("{}/{}", key, env.launch.rank), std::vector<uint8_t>(text.begin(), text.end()));
 }
 
-nlohmann::json collect_telemetry(const SweepEnv& env, const std::string& key, int rank) {
-  const std::string k = fmt::format("{}/{}", key, rank);
-  Deadline d("the store (rank 0), reading rank " + std::to_string(rank) + "'s telemetry", env.timeout);
-  const auto bytes = env.store->get(k);
-  env.store->deleteKey(k);
-  return nlohmann::json::parse(std::string(bytes.begin(), bytes.end()), nullptr, /*allow_exceptions=*/false);
+std::vector<nlohmann::json> collect_telemetry(const SweepEnv& env, const std::string& key, int n) {
+  std::vector<std::string> keys;
+  for (int r = 0; r < n; ++r) keys.push_back(fmt::format("{}/{}", key, r));
+  Deadline d(fmt::format("the store (rank 0), reading {} ranks' telemetry", n), env.timeout);
+  std::vector<nlohmann::json> out;
+  for (const auto& bytes : read_keys(env.store, StoreEndpoint{env.launch, env.store_prefix}, keys, true, env.timeout))
+    out.push_back(nlohmann::json::parse(std::string(bytes.begin(), bytes.end()), nullptr, /*allow_exceptions=*/false));
+  return out;
 }
 
 // Puts each rank's telemetry into the row and flags low utilization and throttling

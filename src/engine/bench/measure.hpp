@@ -114,9 +114,11 @@ void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, cons
 nlohmann::json own_telemetry(const SweepEnv& env);
 
 /// Every rank of a group publishes its telemetry under `key`/<rank> in the job's store;
-/// rank 0 reads each with collect_telemetry (deleting the key) after the group's gather.
+/// rank 0 reads ranks 0..n-1's with collect_telemetry after the group's gather, deleting the
+/// keys, over several connections from kParallelReadKeys ranks on (read_keys): one JSON per
+/// rank, null where a rank's text is not JSON. Bounded by env.timeout (the watchdog).
 void publish_telemetry(const SweepEnv& env, const std::string& key);
-nlohmann::json collect_telemetry(const SweepEnv& env, const std::string& key, int rank);
+std::vector<nlohmann::json> collect_telemetry(const SweepEnv& env, const std::string& key, int n);
 
 /// Puts each rank's telemetry into the row, the group's series over ranks, and the
 /// low-utilization / throttling warnings (the first 4 ranks per code by name, then a count).

@@ -359,9 +359,7 @@ void run_row_group(const SweepEnv& env, RowKind& kind, int n, const RowCallback&
         kind.measure(g, row, Measured{trainer, series, stats});
         row.memory.model_state_bytes = trainer.model_state_bytes();
         {
-          std::vector<nlohmann::json> tele;
-          for (int r = 0; r < n; ++r) tele.push_back(collect_telemetry(env, "telemetry/" + name, r));
-          attach_telemetry(env, row, tele);
+          attach_telemetry(env, row, collect_telemetry(env, "telemetry/" + name, n));
         }
         add_row_warnings(env, row);
         row.telemetry.profile = trace;

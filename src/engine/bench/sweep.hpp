@@ -56,6 +56,7 @@ struct SweepEnv {
   c10::Device device = c10::Device(c10::kCPU);
   std::chrono::milliseconds timeout{300000};
   c10::intrusive_ptr<c10d::Store> store;  ///< the job's store (sub-groups prefix it)
+  std::string store_prefix;  ///< its key prefix (Rendezvous::prefix): rank 0's parallel reads (read_keys)
   std::vector<RankPlacement> placements;  ///< all ranks' placements; needed on rank 0 only
   int threads_per_rank = 1;               ///< intra-op threads of every rank
   MathModes math{};                       ///< math in effect (TF32, cuDNN benchmark): picks the MFU peak

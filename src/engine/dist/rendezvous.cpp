@@ -21,6 +21,7 @@
 #include "core/util/errors.hpp"
 #include "engine/compat.hpp"
 #include "engine/dist/process_group.hpp"
+#include "engine/dist/store_reads.hpp"
 
 namespace ddpbench {
 namespace {
@@ -60,47 +61,16 @@ bool mentions(const std::string& what, std::initializer_list<const char*> needle
 // One get per rank is a round trip each; a TCPStore server that polls every connection per
 // request (torch 1.13's) makes each cost O(connections), so N of them in a row cost O(N^2):
 // 27 of the rendezvous's 37 s at 4,096 ranks in the control-plane simulation
-// (docs/results/control_plane_simulation.md). From kParallelReadRanks ranks on (so the
-// simulation of 256 ranks in ctest reads this way), kReaders client connections of their
-// own read interleaved slices at the same time (the server answers every ready connection
-// per poll), then close.
-constexpr int kParallelReadRanks = 256;
-constexpr int kReaders = 16;
-
+// (docs/results/control_plane_simulation.md). From kParallelReadKeys ranks on (so the
+// simulation of 256 ranks in ctest reads this way) read_keys reads them over connections of
+// its own at the same time.
 std::vector<RankPlacement> read_placements(const LaunchInfo& li, const c10::intrusive_ptr<c10d::Store>& store,
                                            const std::string& prefix, std::chrono::milliseconds timeout) {
-  const int n = li.world_size;
-  std::vector<RankPlacement> out(static_cast<size_t>(n));
-  auto read = [&](c10d::Store& s, int first, int step) {
-    for (int r = first; r < n; r += step)
-      out[static_cast<size_t>(r)] =
-          nlohmann::json::parse(text(s.get(fmt::format("member/{}", r)))).get<RankPlacement>();
-  };
-  if (n < kParallelReadRanks) {
-    read(*store, 0, 1);
-    return out;
-  }
-  std::vector<std::exception_ptr> failed(kReaders);
-  std::vector<std::thread> readers;
-  for (int t = 0; t < kReaders; ++t)
-    readers.emplace_back([&, t] {
-      try {
-        c10d::TCPStoreOptions opts;
-        opts.port = static_cast<uint16_t>(li.master_port);
-        opts.isServer = false;
-        opts.waitWorkers = false;
-        opts.timeout = timeout;
-        c10::intrusive_ptr<c10d::Store> s = compat::make_tcp_store(li.master_addr, opts);
-        if (li.use_agent_store) s = c10::make_intrusive<c10d::PrefixStore>(li.store_prefix, s);
-        s = c10::make_intrusive<c10d::PrefixStore>(prefix, s);
-        read(*s, t, kReaders);
-      } catch (...) {
-        failed[static_cast<size_t>(t)] = std::current_exception();
-      }
-    });
-  for (auto& t : readers) t.join();
-  for (const auto& e : failed)
-    if (e) std::rethrow_exception(e);
+  std::vector<std::string> keys;
+  for (int r = 0; r < li.world_size; ++r) keys.push_back(fmt::format("member/{}", r));
+  std::vector<RankPlacement> out;
+  for (const auto& v : read_keys(store, StoreEndpoint{li, prefix}, keys, false, timeout))
+    out.push_back(nlohmann::json::parse(text(v)).get<RankPlacement>());
   return out;
 }
 
@@ -295,7 +265,8 @@ Rendezvous rendezvous(const LaunchInfo& li, const JoinRequest& me, std::chrono::
     std::this_thread::sleep_for(poll);
     poll = std::min(poll * 2, std::chrono::milliseconds(200));
   }
-  out.placements = read_placements(li, store, tag + token, timeout);
+  out.prefix = tag + token;
+  out.placements = read_placements(li, store, out.prefix, timeout);
   return out;
 }
 

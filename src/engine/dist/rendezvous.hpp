@@ -26,6 +26,7 @@ struct Rendezvous {
   /// reached the same store never mix with this job's.
   c10::intrusive_ptr<c10d::Store> store;
   std::string token;  ///< rank 0's per-launch token (random, 16 hex digits)
+  std::string prefix;  ///< "ddpbench/<token>": the store's key prefix (StoreEndpoint::prefix)
   /// Rank 0: every rank's placement in rank order (about 200 bytes each); others: empty.
   std::vector<RankPlacement> placements;
 };

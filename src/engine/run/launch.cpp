@@ -23,6 +23,7 @@
 #include "engine/compat.hpp"
 #include "engine/dist/collectives.hpp"
 #include "engine/dist/rendezvous.hpp"
+#include "engine/dist/store_reads.hpp"
 #include "engine/timing.hpp"
 
 namespace ddpbench {
@@ -269,7 +270,7 @@ EnvironmentFacts job_environment_facts(const LaunchInfo& li, const std::string& 
 
 NodeEnvironments gather_node_environments(const c10::intrusive_ptr<c10d::Store>& store, const LaunchInfo& li,
                                           const EnvMap& env, const std::vector<RankPlacement>& placements,
-                                          std::chrono::milliseconds timeout) {
+                                          std::chrono::milliseconds timeout, const std::string& store_prefix) {
   NodeEnvironments out;
   if (li.local_rank != 0 && li.rank != 0) return out;
   set_phase("gathering each host's environment");
@@ -299,8 +300,32 @@ NodeEnvironments gather_node_environments(const c10::intrusive_ptr<c10d::Store>&
   for (auto& h : hosts)  // rank 0's host is described by rank 0 itself
     if (std::find(h.ranks.begin(), h.ranks.end(), 0) != h.ranks.end()) h.publisher = 0;
 
+  // Wait until every host published (one check of all keys per poll), then read them all
+  // (over several connections on large jobs: read_keys).
+  std::vector<std::string> keys;
+  for (const auto& h : hosts)
+    if (h.publisher > 0) keys.push_back(fmt::format("node/{}", h.publisher));
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto poll = std::chrono::milliseconds(10);
+  while (!keys.empty() && !store->check(keys)) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::string missing;
+      for (const auto& m : hosts)
+        if (m.publisher > 0 && !store->check({fmt::format("node/{}", m.publisher)}))
+          missing += fmt::format("{}{} (rank {})", missing.empty() ? "" : ", ", m.name, m.publisher);
+      throw std::runtime_error(fmt::format("rank 0: host(s) {} did not publish their environment within --timeout "
+                                           "{:g} s",
+                                           missing, std::chrono::duration<double>(timeout).count()));
+    }
+    std::this_thread::sleep_for(poll);
+    poll = std::min(poll * 2, std::chrono::milliseconds(200));
+  }
+  std::vector<std::vector<uint8_t>> published;
+  {
+    Deadline d("the store (rank 0), reading the hosts' environments", timeout);
+    published = read_keys(store, StoreEndpoint{li, store_prefix}, keys, false, timeout);
+  }
+  std::size_t next = 0;
   for (const auto& h : hosts) {
     nlohmann::json node;
     if (h.publisher == 0) {
@@ -308,22 +333,7 @@ NodeEnvironments gather_node_environments(const c10::intrusive_ptr<c10d::Store>&
     } else if (h.publisher < 0) {
       node = {{"host", h.name}, {"error", "no rank of local rank 0 on this host, so none described it"}};
     } else {
-      const std::string key = fmt::format("node/{}", h.publisher);
-      while (!store->check({key})) {
-        if (std::chrono::steady_clock::now() > deadline) {
-          std::string missing;
-          for (const auto& m : hosts)
-            if (m.publisher > 0 && !store->check({fmt::format("node/{}", m.publisher)}))
-              missing += fmt::format("{}{} (rank {})", missing.empty() ? "" : ", ", m.name, m.publisher);
-          throw std::runtime_error(
-              fmt::format("rank 0: host(s) {} did not publish their environment within --timeout "
-                          "{:g} s",
-                          missing, std::chrono::duration<double>(timeout).count()));
-        }
-        std::this_thread::sleep_for(poll);
-        poll = std::min(poll * 2, std::chrono::milliseconds(200));
-      }
-      const std::vector<uint8_t> raw = store->get(key);
+      const std::vector<uint8_t>& raw = published[next++];
       if (raw.size() > kMaxNodeEnvBytes + 1024)
         throw std::runtime_error(
             fmt::format("rank 0: the environment of host {} (rank {}) is {} bytes, more than the "

@@ -120,9 +120,11 @@ struct NodeEnvironments {
 /// other than 0 return empty lists at once. A host without a rank of local rank 0 gets
 /// {"host", "ranks", "error"}. Throws std::runtime_error naming the hosts whose object
 /// did not arrive within `timeout` (--timeout), or one larger than the bound.
+/// `store_prefix`: the job's key prefix (Rendezvous::prefix), so that rank 0 reads the hosts'
+/// objects over several connections on large jobs (read_keys); "" reads them through `store`.
 NodeEnvironments gather_node_environments(const c10::intrusive_ptr<c10d::Store>& store, const LaunchInfo& li,
                                           const EnvMap& env, const std::vector<RankPlacement>& placements,
-                                          std::chrono::milliseconds timeout);
+                                          std::chrono::milliseconds timeout, const std::string& store_prefix = "");
 
 /// What every multi-rank command records of its job for environment_json: the backend,
 /// device type, launcher, rendezvous (`job_id`: JoinRequest::job_id), world size, intra-op
