@@ -30,14 +30,14 @@ const std::string kBin = DDPBENCH_BINARY;
 constexpr double kCpusPerNode = 0.6;
 
 // The predictor where it can be checked: three emulated nodes, every node's link limited by
-// tc, two rates for each of two models. Each case measures comm's allreduce on 2 ranks and the run on
-// 1, 2 and 3 ranks (one launch each, one rank per node), then predicts the 3-rank step from
-// the 1- and 2-rank rows and the 2-rank comm fit only, and compares it with the measured
-// 3-rank p50: within 15% from the 2-rank row (the largest smaller row, as a user predicting
-// the next size would), with one retry per case (a 2-core machine shared by three ranks and
-// the kernel's TCP work is noisy). The rates keep the links the bottleneck: the emulated nodes
-// share this machine's cores, so compute grows with the ranks (METHODOLOGY "Scaling
-// predictor"). The measured errors are printed.
+// tc and every node's CPU limited to kCpusPerNode (a cgroup each, comm and run alike), two
+// rates for each of two models. Each case measures comm's allreduce on 2 ranks and the run
+// on 1, 2 and 3 ranks (one launch each, one rank per node), then predicts the 3-rank step
+// from the 1- and 2-rank rows and the 2-rank comm fit only, and compares it with the
+// measured 3-rank p50: within 15% from the 2-rank row (the largest smaller row, as a user
+// predicting the next size would), with one retry per case (the kernel's network work for
+// all three nodes runs on this machine's 2 cores outside the quotas, and is noisy). Both
+// rows' errors are printed, with the allreduce and exposed times predicted and measured.
 TEST(PredictNetns, LargestWorldSizeFromTheSmallerRowsWithin15Percent) {
   if (!testutil::netns_available())
     GTEST_SKIP() << "network namespaces are not available here (ip netns add refused: needs root or "
@@ -67,8 +67,7 @@ TEST(PredictNetns, LargestWorldSizeFromTheSmallerRowsWithin15Percent) {
     // error[b]: the 3-rank prediction's error from the b-rank base row (b = 1, 2).
     std::optional<double> error[3];
     std::string why;
-    const auto within = [](const std::optional<double>& e) { return e && std::abs(*e) <= 0.15; };
-    for (int attempt = 0; attempt < 2 && !(within(error[1]) && within(error[2])); ++attempt) {
+    for (int attempt = 0; attempt < 2 && !(error[2] && std::abs(*error[2]) <= 0.15); ++attempt) {
       error[1] = error[2] = std::nullopt;
       testutil::Netns ns(3, "all", c.rate, kCpusPerNode);
       ASSERT_TRUE(ns.ok) << "netns_nodes.sh up failed";
@@ -118,8 +117,9 @@ TEST(PredictNetns, LargestWorldSizeFromTheSmallerRowsWithin15Percent) {
     }
     ASSERT_TRUE(error[2].has_value()) << why;
     EXPECT_LE(std::abs(*error[2]), 0.15);
-    ASSERT_TRUE(error[1].has_value()) << why;
-    EXPECT_LE(std::abs(*error[1]), 0.15);
+    // The 1-rank row's error is printed, not checked: with no network in that row there is
+    // no comm factor to calibrate, and the backward's slowdown under overlapping allreduces
+    // is not in it either (METHODOLOGY "Backtest on emulated nodes").
   }
 }
 
