@@ -24,19 +24,27 @@ using testutil::TempDir;
 
 const std::string kBin = DDPBENCH_BINARY;
 
+// Each emulated node's CPU budget: 0.6 CPU, one intra-op thread per rank, so that three
+// nodes use 1.8 of a 2-core machine's cores and a node's compute does not depend on how
+// many other nodes run, as on a real cluster.
+constexpr double kCpusPerNode = 0.6;
+
 // The predictor where it can be checked: three emulated nodes, every node's link limited by
-// tc, two rates for each of two models. Each case measures comm's allreduce on 2 ranks and the run on
-// 1, 2 and 3 ranks (one launch each, one rank per node), then predicts the 3-rank step from
-// the 1- and 2-rank rows and the 2-rank comm fit only, and compares it with the measured
-// 3-rank p50: within 15% from the 2-rank row (the largest smaller row, as a user predicting
-// the next size would), with one retry per case (a 2-core machine shared by three ranks and
-// the kernel's TCP work is noisy). The rates keep the links the bottleneck: the emulated nodes
-// share this machine's cores, so compute grows with the ranks (METHODOLOGY "Scaling
-// predictor"). The measured errors are printed.
+// tc and every node's CPU limited to kCpusPerNode (a cgroup each, comm and run alike), two
+// rates for each of two models. Each case measures comm's allreduce on 2 ranks and the run
+// on 1, 2 and 3 ranks (one launch each, one rank per node), then predicts the 3-rank step
+// from the 1- and 2-rank rows and the 2-rank comm fit only, and compares it with the
+// measured 3-rank p50: within 15% from the 2-rank row (the largest smaller row, as a user
+// predicting the next size would), with one retry per case (the kernel's network work for
+// all three nodes runs on this machine's 2 cores outside the quotas, and is noisy). Both
+// rows' errors are printed, with the allreduce and exposed times predicted and measured.
 TEST(PredictNetns, LargestWorldSizeFromTheSmallerRowsWithin15Percent) {
   if (!testutil::netns_available())
     GTEST_SKIP() << "network namespaces are not available here (ip netns add refused: needs root or "
                     "CAP_SYS_ADMIN + CAP_NET_ADMIN, plus tc and unshare)";
+  if (!testutil::cpu_quota_available())
+    GTEST_SKIP() << "no CPU quota per emulated node here (a cgroup with the cpu controller could not be "
+                    "made: needs root and cgroup v2 cpu.max or v1 cpu.cfs_quota_us)";
   struct Case {
     std::string rate, model;
   };
@@ -56,10 +64,12 @@ TEST(PredictNetns, LargestWorldSizeFromTheSmallerRowsWithin15Percent) {
   int port = 29650;
   for (const auto& c : cases) {
     SCOPED_TRACE(c.rate + " " + c.model);
-    std::optional<double> error;
+    // error[b]: the 3-rank prediction's error from the b-rank base row (b = 1, 2).
+    std::optional<double> error[3];
     std::string why;
-    for (int attempt = 0; attempt < 2 && !(error && std::abs(*error) <= 0.15); ++attempt) {
-      testutil::Netns ns(3, "all", c.rate);
+    for (int attempt = 0; attempt < 2 && !(error[2] && std::abs(*error[2]) <= 0.15); ++attempt) {
+      error[1] = error[2] = std::nullopt;
+      testutil::Netns ns(3, "all", c.rate, kCpusPerNode);
       ASSERT_TRUE(ns.ok) << "netns_nodes.sh up failed";
       TempDir d;
       const auto f = [&](const std::string& n) { return (d.path / n).string(); };
@@ -85,17 +95,31 @@ TEST(PredictNetns, LargestWorldSizeFromTheSmallerRowsWithin15Percent) {
         (void)run("mkdir -p " + std::string(keep) + " && cp -r " + d.path.string() + " " + keep + "/" + c.rate + "_" +
                   c.model + "_" + std::to_string(attempt + 1));
       const auto j = nlohmann::json::parse(o.out);
-      for (const auto& t : j["tables"])
-        if (t.value("kind", "") == "prediction" && t.value("base_world_size", 0) == 2)
-          for (const auto& r : t["rows"])
-            if (r["world_size"] == 3 && r["error"].is_number()) error = r["error"].get<double>();
-      char line[200];
-      std::snprintf(line, sizeof line, "%s %s: attempt %d: 3-rank step predicted from the 2-rank row, error %+.1f%%\n",
-                    c.rate.c_str(), c.model.c_str(), attempt + 1, error ? *error * 100 : NAN);
-      std::cout << line;
+      const auto num = [](const nlohmann::json& v) { return v.is_number() ? v.get<double>() : NAN; };
+      for (const auto& t : j["tables"]) {
+        if (t.value("kind", "") != "prediction") continue;
+        const int base = t.value("base_world_size", 0);
+        for (const auto& r : t["rows"]) {
+          if (r["world_size"] != 3 || base < 1 || base > 2) continue;
+          if (r["error"].is_number()) error[base] = r["error"].get<double>();
+          // The step predicted and measured, and the allreduce and exposed time under each,
+          // so that a miss shows whether the compute or the communication moved.
+          char line[400];
+          std::snprintf(line, sizeof line,
+                        "%s %s: attempt %d: 3-rank step from the %d-rank row: predicted %.4g s, measured %.4g s, "
+                        "error %+.1f%% (allreduce %.4g s predicted, %.4g s measured; exposed %.4g s, %.4g s)\n",
+                        c.rate.c_str(), c.model.c_str(), attempt + 1, base, num(r["step_s"]),
+                        num(r["measured_step_s"]), error[base] ? *error[base] * 100 : NAN, num(r["comm_s"]),
+                        num(r["measured_comm_s"]), num(r["exposed_s"]), num(r["measured_exposed_s"]));
+          std::cout << line;
+        }
+      }
     }
-    ASSERT_TRUE(error.has_value()) << why;
-    EXPECT_LE(std::abs(*error), 0.15);
+    ASSERT_TRUE(error[2].has_value()) << why;
+    EXPECT_LE(std::abs(*error[2]), 0.15);
+    // The 1-rank row's error is printed, not checked: with no network in that row there is
+    // no comm factor to calibrate, and the backward's slowdown under overlapping allreduces
+    // is not in it either (METHODOLOGY "Backtest on emulated nodes").
   }
 }
 
