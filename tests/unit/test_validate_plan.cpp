@@ -89,6 +89,10 @@ TEST(ValidatePlan, RefusesEachBadPlanWithItsPlaceAndFix) {
             "p.yaml:3:11: targets: unknown key 'speed'; use efficiency, exposed-comm, ex-s-per-gpu, busbw-gbs or models");
   EXPECT_EQ(refusal("steps:\n  - env\nlaunch: {nproc-per-node: 0}\n"),
             "p.yaml:3:26: launch: nproc-per-node '0' is not a rank count; use a whole number 1..4096");
+  EXPECT_EQ(refusal("steps:\n  - env\nsteps:\n  - run: {model: resnet18}\n"),
+            "p.yaml:3:1: 'steps' is given twice; give each key once");
+  EXPECT_EQ(refusal("steps: [env]\ntargets: {efficiency: 0.9, efficiency: 0.8}\n"),
+            "p.yaml:2:28: targets: 'efficiency' is given twice; give each key once");
   EXPECT_EQ(refusal("steps: [env\n"),
             "p.yaml:2:1: not a YAML plan: end of sequence flow not found; fix the YAML (plans/quick.yaml is an example)");
 }

@@ -864,7 +864,8 @@ void check_model_targets(const SummaryTargets& t) {
 
 std::vector<std::string> absent_target_models(const SummaryTargets& t, const std::vector<NamedResult>& files) {
   std::vector<std::string> out;
-  for (const auto& [model, m] : t.per_model) {
+  for (const auto& entry : t.per_model) {
+    const std::string& model = entry.first;  // a name, not a structured binding: lambdas capture it (clang 14)
     const bool measured = std::any_of(files.begin(), files.end(), [&](const NamedResult& f) {
       return std::any_of(f.file.results.begin(), f.file.results.end(),
                          [&](const BenchResult& r) { return r.model == model; });

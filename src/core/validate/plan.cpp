@@ -25,6 +25,13 @@ PlanPlace place_of(const YAML::Node& n) {
 
 std::string joined(const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, ", ")); }
 
+// YAML maps may repeat a key (yaml-cpp keeps both): a plan may not.
+void once(const std::string& path, std::set<std::string>& seen, const std::string& key, const YAML::Node& at,
+          const std::string& where) {
+  if (!seen.insert(key).second)
+    fail(path, place_of(at), fmt::format("{}'{}' is given twice; give each key once", where, key));
+}
+
 const char* type_name(const YAML::Node& n) {
   switch (n.Type()) {
     case YAML::NodeType::Map: return "a map";
@@ -69,8 +76,10 @@ void parse_model_targets(const std::string& path, const std::string& model, cons
     fail(path, place_of(n),
          fmt::format("targets: models: {} must be a map of efficiency, exposed-comm, ex-s-per-gpu, not {}", model,
                      type_name(n)));
+  std::set<std::string> seen;
   for (const auto& kv : n) {
     const std::string k = key_text(path, kv.first);
+    once(path, seen, k, kv.first, "targets: models: " + model + ": ");
     const std::string what = "models: " + model + ": " + k;
     if (k == "efficiency") t.efficiency = target_value(path, what, kv.second, 0, true, 1, "in (0, 1]");
     else if (k == "exposed-comm") t.exposed_comm = target_value(path, what, kv.second, 0, false, 1, "in [0, 1]");
@@ -85,8 +94,10 @@ PlanTargets parse_targets(const std::string& path, const YAML::Node& n) {
   PlanTargets t;
   if (n.IsNull()) return t;
   if (!n.IsMap()) fail(path, place_of(n), fmt::format("targets must be a map, not {}", type_name(n)));
+  std::set<std::string> seen;
   for (const auto& kv : n) {
     const std::string k = key_text(path, kv.first);
+    once(path, seen, k, kv.first, "targets: ");
     if (k == "efficiency") t.efficiency = target_value(path, k, kv.second, 0, true, 1, "in (0, 1]");
     else if (k == "exposed-comm") t.exposed_comm = target_value(path, k, kv.second, 0, false, 1, "in [0, 1]");
     else if (k == "ex-s-per-gpu") t.ex_s_per_gpu = target_value(path, k, kv.second, 0, true, 1e12, "above 0");
@@ -95,8 +106,10 @@ PlanTargets parse_targets(const std::string& path, const YAML::Node& n) {
       if (!kv.second.IsMap())
         fail(path, place_of(kv.second),
              fmt::format("targets: models must be a map of model names, not {}", type_name(kv.second)));
+      std::set<std::string> models;
       for (const auto& m : kv.second) {
         const std::string model = key_text(path, m.first);
+        once(path, models, model, m.first, "targets: models: ");
         parse_model_targets(path, model, m.second, t.models[model]);
         t.model_places.emplace_back(model, place_of(m.first));
       }
@@ -258,8 +271,10 @@ Plan parse_plan(const std::string& text, const std::string& path) {
   Plan p;
   p.path = path;
   bool have_steps = false;
+  std::set<std::string> seen;
   for (const auto& kv : root) {
     const std::string k = key_text(path, kv.first);
+    once(path, seen, k, kv.first, "");
     const YAML::Node& v = kv.second;
     if (k == "ddpbench_plan") {
       if (!v.IsScalar() || v.Scalar() != "1")
@@ -269,8 +284,10 @@ Plan parse_plan(const std::string& text, const std::string& path) {
       p.description = v.Scalar();
     } else if (k == "launch") {
       if (!v.IsMap()) fail(path, place_of(v), fmt::format("launch must be a map (nproc-per-node: 8), not {}", type_name(v)));
+      std::set<std::string> launch_keys;
       for (const auto& l : v) {
         const std::string lk = key_text(path, l.first);
+        once(path, launch_keys, lk, l.first, "launch: ");
         if (lk != "nproc-per-node")
           fail(path, place_of(l.first), fmt::format("launch: unknown key '{}'; use nproc-per-node", lk));
         const std::string s = l.second.IsScalar() ? l.second.Scalar() : "";
