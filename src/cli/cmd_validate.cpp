@@ -203,6 +203,8 @@ nlohmann::json env_nodes(Job& j, const EnvMap& env) {
   return nlohmann::json::array({node});
 }
 
+std::vector<uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
+
 /// Per-rank mode: every rank says it finished step `index` with `code`; rank 0 waits for all
 /// (at most --timeout after its own part), finds the first other rank whose code is not 0 (nor 1 where
 /// `one_is_a_verdict`: pairs), and publishes whether to go on (`go_on` and no such rank);
@@ -211,12 +213,7 @@ nlohmann::json env_nodes(Job& j, const EnvMap& env) {
 /// the failing rank's line ("" when none); on the others "stop" or "".
 std::string step_barrier(Job& j, int index, int code, bool go_on, bool one_is_a_verdict) {
   const std::string k = fmt::format("validate/step{}/", index);
-  j.store->set(k + "exit/" + std::to_string(j.li.rank), std::vector<uint8_t>{});
-  j.store->set(k + "code/" + std::to_string(j.li.rank),
-               [&] {
-                 const std::string s = std::to_string(code);
-                 return std::vector<uint8_t>(s.begin(), s.end());
-               }());
+  j.store->set(k + "code/" + std::to_string(j.li.rank), bytes(std::to_string(code)));
   j.store->add(k + "done", 1);
   const auto wait = std::chrono::milliseconds((long long)(j.step_timeout_s * 1000));
   if (j.li.rank == 0) {
@@ -245,8 +242,6 @@ std::string step_barrier(Job& j, int index, int code, bool go_on, bool one_is_a_
   const auto v = j.store->get(k + "next");
   return std::string(v.begin(), v.end()) == "go" ? "" : "stop";
 }
-
-std::vector<uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
 
 /// The report of the steps' result files: DIR/report.txt, .md and .html (validate's verdicts
 /// first, then the report, its headline first) and the report's verdict counts.
@@ -324,7 +319,8 @@ Tally write_report(const Job& j, const Plan& plan, const std::vector<std::string
 
 int run_validate(const std::string& plan_path, const std::string& dir, int nproc_flag, double timeout_s,
                  double step_timeout_s, bool dry_run) {
-  const Plan plan = parse_plan(read_text_file(plan_path), plan_path);
+  const std::string plan_text = read_text_file(plan_path);  // read once: recorded, hashed and parsed alike
+  const Plan plan = parse_plan(plan_text, plan_path);
   std::vector<std::vector<std::string>> options;
   const bool cpu = device_gpus("auto") == 0;  // a CPU node: steps take their cpu: options
   for (const auto& s : plan.steps) options.push_back(step_options(plan, s, cpu));
@@ -377,7 +373,7 @@ int run_validate(const std::string& plan_path, const std::string& dir, int nproc
     };
     decisions = decide_steps(plan, old, launch_json(j), facts);
     rec.plan_path = plan_path;
-    rec.plan_text = read_text_file(plan_path);
+    rec.plan_text = plan_text;
     for (size_t i = 0; i < plan.steps.size(); ++i)
       if (decisions[i].action == StepAction::kKeep) rec.steps.push_back(*old->find(plan.steps[i].name()));
     write_file_atomic(dir + "/plan.yaml", rec.plan_text);
@@ -386,7 +382,7 @@ int run_validate(const std::string& plan_path, const std::string& dir, int nproc
     const auto timeout = std::chrono::milliseconds((long long)(timeout_s * 1000));
     JoinRequest join;
     join.job_id = launcher_job_id(env, j.li.launcher);
-    join.config = "validate " + content_hash(read_text_file(plan_path));
+    join.config = "validate " + content_hash(plan_text);
     join.placement = local_placement(j.li, c10::Device(c10::kCPU));
     Rendezvous rv = rendezvous(j.li, join, timeout);
     j.store = rv.store;
