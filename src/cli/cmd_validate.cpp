@@ -1,6 +1,7 @@
 // `ddpbench validate PLAN --out DIR`: a cluster acceptance from one plan file, resumable;
 // `ddpbench validate --compare DIR_A DIR_B`: two acceptances of one plan side by side.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>

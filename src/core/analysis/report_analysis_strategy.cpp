@@ -4,6 +4,7 @@
 #include "core/analysis/report_analysis_internal.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>

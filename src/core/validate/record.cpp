@@ -1,6 +1,7 @@
 #include "core/validate/record.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdint>
