@@ -8,6 +8,7 @@
 # folder (the folder itself and, transitively, the layers it depends on); a torch-free layer may
 # not include <torch/...>, <c10/...>, <ATen/...> or <caffe2/...>. Any violation stops the build
 # with one line per offending include naming the file, the header and what the layer may use.
+# A call to std::filesystem::remove_all is refused the same way (use remove_tree).
 cmake_minimum_required(VERSION 3.18)
 if(NOT SRC OR NOT RULES)
   message(FATAL_ERROR "CheckLayers.cmake: set -DSRC=<src folder> -DRULES=<rules file>")
@@ -28,6 +29,12 @@ foreach(rule IN LISTS rules)
   file(GLOB files "${SRC}/${folder}/*.hpp" "${SRC}/${folder}/*.cpp")
   foreach(f IN LISTS files)
     math(EXPR checked "${checked} + 1")
+    # A call the wheel's libtorch.so answers with its own copy, which jumps to address 0.
+    file(STRINGS "${f}" banned REGEX "std::filesystem::remove_all[ \t]*\\(")
+    if(banned)
+      get_filename_component(name "${f}" NAME)
+      list(APPEND errors "src/${folder}/${name} calls std::filesystem::remove_all: use remove_tree from core/util/remove_tree.hpp (a pip wheel's libtorch.so exports a copy of remove_all that crashes)")
+    endif()
     file(STRINGS "${f}" includes REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
     foreach(line IN LISTS includes)
       if(line MATCHES "#[ \t]*include[ \t]*\"([^\"]+)/[^/\"]+\"")

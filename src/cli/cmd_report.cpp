@@ -6,6 +6,8 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "core/result/result.hpp"
+#include "core/util/remove_tree.hpp"
 #include "core/analysis/check.hpp"
 #include "core/render/html.hpp"
 #include "core/render/plots.hpp"
@@ -123,8 +125,7 @@ Command add_report_command(CLI::App& parent) {
               struct TempDir {
                 std::string path;
                 ~TempDir() {
-                  std::error_code ec;
-                  if (!path.empty()) std::filesystem::remove_all(path, ec);
+                  remove_tree(path);
                 }
               } tmp;
               if (plots.empty()) {

@@ -13,6 +13,8 @@
 
 #include "core/util/errors.hpp"
 
+#include "core/util/remove_tree.hpp"
+
 namespace ddpbench::testutil {
 
 /// The model, image and batch of the end-to-end tests' smallest runs: squeezenet1_0 (1.25 M
@@ -40,7 +42,7 @@ struct TempDir {
     char tmpl[] = "/tmp/ddpbench-test-XXXXXX";
     path = ::mkdtemp(tmpl);
   }
-  ~TempDir() { std::filesystem::remove_all(path); }
+  ~TempDir() { remove_tree(path.string()); }  // not remove_all: see core/util/remove_tree.hpp
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
 };

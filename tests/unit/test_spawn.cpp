@@ -18,6 +18,7 @@
 
 #include "common/testutil.hpp"
 #include "core/launch/spawn.hpp"
+#include "core/util/remove_tree.hpp"
 #include "unit/process_helpers.hpp"
 
 namespace fs = std::filesystem;
@@ -59,6 +60,31 @@ TEST(Spawn, EveryRankGetsTorchrunStyleEnvironment) {
   const std::string port = slurp(d.path / "port0");
   EXPECT_EQ(port, slurp(d.path / "port2"));  // all ranks agree on the rendezvous port
   EXPECT_GT(std::stoi(port), 0);
+}
+
+TEST(Spawn, ThePhaseFolderIsRemovedAfterTheRanksEnd) {
+  TempDir tmp;
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TMPDIR", tmp.path.c_str(), 1);
+  const int rc = spawn_local_ranks(shell(2, "test -n \"$DDPBENCH_PHASE_FILE\" && echo x > \"$DDPBENCH_PHASE_FILE\""));
+  if (old) ::setenv("TMPDIR", saved.c_str(), 1); else ::unsetenv("TMPDIR");
+  EXPECT_EQ(rc, 0);
+  EXPECT_TRUE(fs::is_empty(tmp.path)) << "the launcher left its phase folder behind";
+}
+
+TEST(RemoveTree, RemovesNestedFoldersAndFilesWithoutFollowingLinks) {
+  TempDir outside, d;
+  std::ofstream(outside.path / "keep") << "x";
+  fs::create_directories(d.path / "a" / "b");
+  std::ofstream(d.path / "a" / "b" / "f") << "x";
+  std::ofstream(d.path / "g") << "x";
+  fs::create_directory_symlink(outside.path, d.path / "a" / "link");
+  remove_tree(d.path.string());
+  EXPECT_FALSE(fs::exists(d.path));
+  EXPECT_TRUE(fs::exists(outside.path / "keep")) << "remove_tree followed a symbolic link";
+  remove_tree("");                        // nothing
+  remove_tree((d.path / "gone").string());  // absent: nothing, no throw
 }
 
 TEST(Spawn, OneFailureStopsTheOthersAndIsReturned) {

@@ -22,6 +22,7 @@
 
 #include "core/launch/process.hpp"
 #include "core/launch/watchdog.hpp"
+#include "core/util/remove_tree.hpp"
 
 namespace ddpbench {
 namespace {
@@ -72,8 +73,7 @@ struct PhaseDir {
     if (::mkdtemp(tmpl.data())) path = tmpl;
   }
   ~PhaseDir() {
-    std::error_code ec;
-    if (!path.empty()) std::filesystem::remove_all(path, ec);
+    remove_tree(path);
   }
   std::string file(int rank) const { return path.empty() ? "" : fmt::format("{}/rank{}", path, rank); }
 };
