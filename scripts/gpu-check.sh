@@ -68,6 +68,12 @@ path build gpu_tests 120 build-gpu/tests/ddpbench_engine_tests \
   --gtest_filter='Precision*:Flops.Multiply*:MemoryPeaks*:Inference*:ModelStateBytes*:Teardown*'
 path build gpu_tests_dataparallel 90 build-gpu/tests/ddpbench_data_parallel_tests
 path build env 60 $bin env
+# libstdc++ before the wheel's libraries in every program's DT_NEEDED list (CMakeLists.txt,
+# ddpbench_libstdcxx_first), and the lookup itself with a library that exports its own copy of
+# std::filesystem::remove_all, as the wheel's libtorch.so does.
+path build needed_order 30 bash -c 'for b in build-gpu/ddpbench build-gpu/tests/ddpbench_engine_tests; do
+  readelf -d "$b" | grep NEEDED | head -6; cmake -DREADELF=readelf -DBINARY="$b" -P cmake/CheckNeededOrder.cmake || exit 1
+done; build-gpu/tests/link_order_probe'
 
 path runs run_default 90 $bin run --overwrite --json "$(J run_default)"
 expect run_default "d['environment']['device_type']=='cuda' and d['environment']['backend']=='nccl'"
@@ -115,9 +121,10 @@ for hook in allreduce fp16 bf16 powersgd:2 hierarchical topk:0.01; do
 done
 
 # Under a cap of 8 GiB (find-max-bs --memory-limit): the search meets out of memory within a few
-# trials and bisects, on any GPU, in well under a minute (uncapped on an H200, resnet152 alone
-# tried up to 2048 and took over 120 s).
-path maxbs find_max_bs_resnet152_bf16 60 $bin find-max-bs --model resnet152 --precision bf16 --memory-limit 8G --overwrite \
+# trials and bisects, on any GPU (uncapped on an H200, resnet152 alone tried up to 2048 and took
+# over 120 s). A resnet152 trial took 6 to 11 s even at batch 1 on an H200 (torch 2.11): it starts
+# at 16 and has 100 s.
+path maxbs find_max_bs_resnet152_bf16 100 $bin find-max-bs --model resnet152 --precision bf16 --memory-limit 8G --start 16 --overwrite \
   --json "$(J find_max_bs_resnet152_bf16)"
 path maxbs find_max_bs_vit_b_16_bf16 60 $bin find-max-bs --model vit_b_16 --precision bf16 --memory-limit 8G --overwrite \
   --json "$(J find_max_bs_vit_b_16_bf16)"
@@ -214,11 +221,11 @@ deps=()
 # GPU_CHECK_CMAKE_ARGS: more configure options, last (the script's own test on a machine without
 # a GPU passes -DDDPBENCH_REQUIRE_GPU_PATHS=OFF).
 read -r -a extra <<<"${GPU_CHECK_CMAKE_ARGS:-}"
-printf -- '- `build`: `cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=%s %s -DDDPBENCH_REQUIRE_GPU_PATHS=ON %s && ninja -C build-gpu ddpbench ddpbench_engine_tests ddpbench_data_parallel_tests`\n' \
+printf -- '- `build`: `cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=%s %s -DDDPBENCH_REQUIRE_GPU_PATHS=ON %s && ninja -C build-gpu ddpbench ddpbench_engine_tests ddpbench_data_parallel_tests link_order_probe`\n' \
   "$prefix" "${deps[*]}" "${extra[*]}" >>"$out/COMMANDS.md"
 build_rc=0
 { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" "${deps[@]}" \
-    -DDDPBENCH_REQUIRE_GPU_PATHS=ON "${extra[@]}" && ninja -C build-gpu ddpbench ddpbench_engine_tests ddpbench_data_parallel_tests; } \
+    -DDDPBENCH_REQUIRE_GPU_PATHS=ON "${extra[@]}" && ninja -C build-gpu ddpbench ddpbench_engine_tests ddpbench_data_parallel_tests link_order_probe; } \
   >"$out/build.txt" 2>&1 || build_rc=$?
 grep -E "ddpbench: " "$out/build.txt" | head -8
 if [ "$build_rc" -ne 0 ]; then
