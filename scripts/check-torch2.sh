@@ -7,6 +7,9 @@
 #
 #   scripts/check-torch2.sh            # root (cached), build, tests
 #   scripts/check-torch2.sh build      # root, build only (any compile or link error fails)
+#   scripts/check-torch2.sh sim OUT.json  # root, the control-plane simulation against torch 2.6's
+#                                          # TCPStore (libuv), N = DDPBENCH_SIM_RANKS (default
+#                                          # 64,256,1024,4096), its JSON copied to OUT.json
 #
 # The root comes from scripts/torch2-root.sh (made once, about 5 minutes; cached). The build
 # tree and its ccache live inside the root, so a later check recompiles only what changed.
@@ -14,7 +17,13 @@
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 what=${1:-all}
-case "$what" in all|build) ;; *) echo "usage: scripts/check-torch2.sh [all|build]" >&2; exit 2 ;; esac
+usage="usage: scripts/check-torch2.sh [all|build|sim OUT.json]"
+sim_out=""
+case "$what" in
+  all|build) ;;
+  sim) sim_out=${2:?$usage}; : >"$sim_out" || { echo "check-torch2: cannot write $sim_out" >&2; exit 2; } ;;
+  *) echo "$usage" >&2; exit 2 ;;
+esac
 
 t0=$(date +%s)
 root=$("$src/scripts/torch2-root.sh")
@@ -61,6 +70,15 @@ for lib in nlohmann_json CLI11 fmt yaml_cpp GoogleTest; do
   grep -qE "^$lib\|[^|]*\|DDPBENCH_DEPS_DIR" "$root/$build/dependencies.txt" \
     || { echo "check-torch2: $lib did not come from the offline folder: $(grep "^$lib|" "$root/$build/dependencies.txt")"; exit 1; }
 done
+if [ "$what" = sim ]; then
+  # Only the harness (tests/sim/control_plane_sim.cpp), then each size in a fresh process.
+  net="unshare --net" in_root ninja -C "$build" control_plane_sim >"$root/$build.ninja.log" 2>&1 \
+    || { tail -30 "$root/$build.ninja.log"; echo "check-torch2: control_plane_sim did not build"; exit 1; }
+  rm -rf "$root/tmp/cps" && mkdir -p "$root/tmp/cps"
+  in_root "$build/tests/control_plane_sim" --ranks "${DDPBENCH_SIM_RANKS:-64,256,1024,4096}" --out /tmp/cps \
+    --json /tmp/cps/control_plane.json
+  exit 0
+fi
 if ! net="unshare --net" in_root ninja -C "$build" -k 0 >"$root/$build.ninja.log" 2>&1; then
   grep -E "error|undefined reference|FAILED" "$root/$build.ninja.log" | head -60
   echo "check-torch2: the build against torch 2.6 (CUDA, NCCL) failed; the whole log is $root$build.ninja.log"
@@ -87,4 +105,8 @@ for t in Models.MatchInstalledTorchvisionExactly Cli.BucketLayoutMatchesPythonDd
 done
 exit $rc
 INSIDE
+if [ "$what" = sim ]; then
+  cp "$root/tmp/cps/control_plane.json" "$sim_out"
+  echo "check-torch2: wrote $sim_out"
+fi
 echo "check-torch2: done in $(( $(date +%s) - t0 )) s"
