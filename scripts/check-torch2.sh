@@ -21,7 +21,9 @@ usage="usage: scripts/check-torch2.sh [all|build|sim OUT.json]"
 sim_out=""
 case "$what" in
   all|build) ;;
-  sim) sim_out=${2:?$usage}; : >"$sim_out" || { echo "check-torch2: cannot write $sim_out" >&2; exit 2; } ;;
+  sim) sim_out=${2:?$usage}
+       [ -d "$(dirname "$sim_out")" ] && [ -w "$(dirname "$sim_out")" ] \
+         || { echo "check-torch2: cannot write $sim_out (its folder is missing or read-only)" >&2; exit 2; } ;;
   *) echo "$usage" >&2; exit 2 ;;
 esac
 

@@ -6,14 +6,13 @@
 #include <memory>
 
 #include "cli/commands.hpp"
-#include "core/result/result.hpp"
-#include "core/util/remove_tree.hpp"
 #include "core/analysis/check.hpp"
 #include "core/render/html.hpp"
 #include "core/render/plots.hpp"
 #include "core/render/report_convergence.hpp"
 #include "core/render/report_tables.hpp"
 #include "core/util/errors.hpp"
+#include "core/util/remove_tree.hpp"
 
 namespace ddpbench::cli {
 
