@@ -310,10 +310,15 @@ TEST(ResultJson, CommResultsRoundTrip) {
   c.wrong = 4;
   c.extra = {{"emulated", "no"}};
   f.comm_results.push_back(c);
+  c.cpu_cores = 0.625;  // schema 1.16; absent above (an older file's row)
+  f.comm_results.push_back(c);
   const ResultFile back = parse_result(nlohmann::json(f).dump(), "comm.json");
   EXPECT_EQ(back.kind, "comm");
-  ASSERT_EQ(back.comm_results.size(), 1u);
-  EXPECT_EQ(nlohmann::json(back.comm_results[0]), nlohmann::json(c));
+  ASSERT_EQ(back.comm_results.size(), 2u);
+  EXPECT_EQ(nlohmann::json(back.comm_results[1]), nlohmann::json(c));
+  EXPECT_EQ(nlohmann::json(back.comm_results[1]).at("cpu_cores"), 0.625);
+  EXPECT_FALSE(back.comm_results[0].cpu_cores.has_value());
+  EXPECT_FALSE(nlohmann::json(back.comm_results[0]).contains("cpu_cores"));
   auto doc = nlohmann::json(f);
   doc["kind"] = "train";
   EXPECT_THAT(usage_error([&] { parse_result(doc.dump(), "x.json"); }), HasSubstr("kind 'train'"));

@@ -37,6 +37,7 @@ BenchResult hand_row() {
   r.summary.mean_s = 0.26;
   r.communication.steps_per_epoch = 10010;  // ceil(1,281,167 / (32 x 4))
   r.metrics["preemptions_per_step"] = 2.5;
+  r.metrics["cpu_cores"] = 0.6;
   return r;
 }
 
@@ -70,6 +71,7 @@ TEST(RowMetrics, GettersReadTheHandWrittenRow) {
   EXPECT_DOUBLE_EQ(value("peak_memory_bytes", r), 3758096384.0);
   EXPECT_DOUBLE_EQ(value("epoch_time_s", r), 10010 * 0.26);  // 2602.6 s: steps x the mean step
   EXPECT_DOUBLE_EQ(value("preemptions_per_step", r), 2.5);
+  EXPECT_DOUBLE_EQ(value("cpu_cores", r), 0.6);
   EXPECT_EQ(find_row_metric("epoch_time_s")->format(Value(2602.6)), "43.4 min");
   EXPECT_EQ(find_row_metric("epoch_time_s")->format(Value(10010 * 2.0)), "5.56 h");
   EXPECT_EQ(find_row_metric("epoch_time_s")->format(Value(45.25)), "45.2 s");

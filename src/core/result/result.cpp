@@ -287,6 +287,7 @@ void to_json(json& j, const CommResult& c) {
            {"busbw_gbps", c.busbw_gbps},
            {"wrong", c.wrong},
            {"extra", c.extra}};
+  if (c.cpu_cores) j["cpu_cores"] = *c.cpu_cores;
 }
 
 void from_json(const json& j, CommResult& c) {
@@ -306,6 +307,7 @@ void from_json(const json& j, CommResult& c) {
   c.algbw_gbps = json_num(j, "algbw_gbps");
   c.busbw_gbps = json_num(j, "busbw_gbps");
   c.wrong = json_int_or<long long>(j, "wrong", 0);
+  c.cpu_cores = json_num_opt(j, "cpu_cores");
   c.extra = json_object_or_empty(j, "extra");
 }
 

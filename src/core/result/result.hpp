@@ -39,8 +39,9 @@ namespace ddpbench {
 /// null), ranks_kept_in_full holds the flagged ranks and the slowest only; 1.13: convergence's
 /// target leaves out epoch and wall_s when the target was not reached, and value with no
 /// target (were null); 1.14: per row group and launch; 1.15: per rank and per row `metrics`,
-/// the per-rank metrics of core/result/row_metrics by key (a new key there is no schema change).
-inline constexpr const char* kSchemaVersion = "1.15.0";
+/// the per-rank metrics of core/result/row_metrics by key (a new key there is no schema change);
+/// 1.16: comm_results[].cpu_cores.
+inline constexpr const char* kSchemaVersion = "1.16.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's step times of one row, summarised (seconds per measured iteration).
@@ -90,6 +91,11 @@ struct CommResult {
   double time_us_max_over_ranks = 0;  ///< slowest rank's mean time per operation
   double algbw_gbps = 0;              ///< bytes / time, GB/s (1e9 bytes)
   double busbw_gbps = 0;              ///< algbw * busbw factor, GB/s
+  /// CPU cores the ranks' processes kept busy during the timed operations: process CPU time
+  /// (every thread, process_cpu_s) / the timed span's wall time, mean over ranks; from schema
+  /// 1.16, absent before. On a CPU rank it is the share of the rank's CPU the collective takes
+  /// from compute running beside it (the predictor's CPU sharing, METHODOLOGY).
+  std::optional<double> cpu_cores;
   long long wrong =
       0;  ///< elements that differed from the expected result, summed over ranks; -1: not checked (barrier, -c 0)
   nlohmann::json extra = nlohmann::json::object();  ///< anything else (emulation notes, per-rank times)

@@ -61,6 +61,11 @@ std::vector<RowMetric> row_metric_catalogue() {
        "preemptions/step = involuntary context switches of a rank's process per measured step (getrusage(2) "
        "RUSAGE_SELF ru_nivcsw, every thread), mean over the rank's steps; the row's is the largest over its ranks",
        kInReportTables | kCheckable | kInDiff, "preempt", nullptr, PerRankReduction{Reduce::kMean, Reduce::kMax}},
+      {"cpu_cores", "CPU cores", "cores", fmtcol::fixed(2),
+       "CPU cores = a rank process's CPU time per measured step (user + system, every thread: clock_gettime(2) "
+       "CLOCK_PROCESS_CPUTIME_ID) / the step's time, mean over the rank's steps; the row's is the mean over its "
+       "ranks (the CPU a rank keeps busy: on a CPU rank, the budget its compute and Gloo's collectives share)",
+       kCheckable | kInDiff, nullptr, nullptr, PerRankReduction{Reduce::kMean, Reduce::kMean}},
   };
 }
 

@@ -15,9 +15,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -103,6 +104,12 @@ HostReading read_host(const std::string& sysfs_root, const std::string& net_inte
     }
   }
   return h;
+}
+
+double process_cpu_s() {
+  timespec ts{};
+  if (::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return std::nan("");
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 // ------------------------------------------------------------------ interface_for_address

@@ -70,6 +70,12 @@ struct TelemetryReading {
 /// Never throws: what cannot be read stays empty.
 HostReading read_host(const std::string& sysfs_root, const std::string& net_interface);
 
+/// CPU time this process has used, s: user + system of every thread, with nanosecond
+/// resolution (clock_gettime(2) CLOCK_PROCESS_CPUTIME_ID; /proc/self/stat counts 10 ms ticks).
+/// Differences over a span divided by its wall time give the CPU cores the process kept
+/// busy. NaN where the clock cannot be read. Never throws.
+double process_cpu_s();
+
 /// The network interface a rank's process group talks through to `host` (the master
 /// address): the first entry of GLOO_SOCKET_IFNAME, else of NCCL_SOCKET_IFNAME (its "="
 /// prefix removed; a "^" exclusion list is not a name and is skipped), else the interface

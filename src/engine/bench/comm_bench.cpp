@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "core/launch/watchdog.hpp"
 #include "core/result/bench_table.hpp"
 #include "core/stats/stats.hpp"
+#include "core/telemetry/telemetry.hpp"
 #include "core/util/errors.hpp"
 #include "engine/dist/collectives.hpp"
 #include "engine/timing.hpp"
@@ -317,11 +319,17 @@ void run_collective(const CommEnv& env, const c10::intrusive_ptr<c10d::ProcessGr
     synchronize(env.device);
     barrier(pg, env.device, env.timeout);  // the ranks start the timed span together, as nccl-tests' Barrier()
     StepTimer timer(env.device);
+    const double cpu_before = process_cpu_s();
+    const auto wall_before = std::chrono::steady_clock::now();
     timer.start();
     for (int i = 0; i < cfg.iters; ++i) op.run();
     const double per_op_s = timer.stop_s() / cfg.iters;
+    // The CPU the timed span kept busy (process CPU time / its wall time; NaN if unreadable).
+    const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
+    const double cpu_cores = wall_s > 0 ? (process_cpu_s() - cpu_before) / wall_s : std::nan("");
     set_phase("the result gather of " + what);
-    const auto gathered = gather_to_root(pg, {per_op_s, static_cast<double>(wrong)}, 2, env.device, env.timeout);
+    const auto gathered =
+        gather_to_root(pg, {per_op_s, static_cast<double>(wrong), cpu_cores}, 3, env.device, env.timeout);
     if (gate) gate->beat();
     if (rank != 0) continue;
     CommResult row;
@@ -336,15 +344,21 @@ void run_collective(const CommEnv& env, const c10::intrusive_ptr<c10d::ProcessGr
     row.label = group_label(row.nodes, n, env.device.is_cuda() ? 'G' : 'C');
     row.warmup = cfg.warmup;
     row.iters = cfg.iters;
-    double sum = 0, mx = 0;
+    double sum = 0, mx = 0, cpu_sum = 0;
+    int cpu_n = 0;
     long long wrong_sum = 0;
     nlohmann::json per_rank = nlohmann::json::array();
     for (const auto& g : gathered) {
       sum += g[0];
       mx = std::max(mx, g[0]);
       if (g[1] >= 0) wrong_sum += static_cast<long long>(g[1]);
+      if (std::isfinite(g[2]) && g[2] >= 0) {
+        cpu_sum += g[2];
+        ++cpu_n;
+      }
       per_rank.push_back(g[0] * 1e6);
     }
+    if (cpu_n == n) row.cpu_cores = cpu_sum / n;
     const double mean_s = sum / n;  // nccl-tests' default: the time averaged over ranks
     row.time_us = mean_s * 1e6;
     row.time_us_max_over_ranks = mx * 1e6;

@@ -201,6 +201,7 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
       return getrusage(RUSAGE_SELF, &u) == 0 ? static_cast<double>(u.ru_nivcsw) : NAN;
     };
     const double preempted_before = preemptions();
+    const double cpu_before = process_cpu_s();
     timer.start();
     if (cfg.mode == "inference") (void)trainer.infer();
     else trainer.step(&timer);
@@ -208,6 +209,7 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
     if (it >= cfg.warmup) {
       if (burn_in) out.end_s.push_back(std::chrono::duration<double>(SteadyClock::now() - t0).count());
       out.metrics.add("preemptions_per_step", preemptions() - preempted_before);
+      if (s > 0) out.metrics.add("cpu_cores", (process_cpu_s() - cpu_before) / s);
       samples.push_back(s);
       if (progress) progress->iteration(static_cast<int>(samples.size()), planned);
       // Outside the timed span: our marks, and the Reducer's timers of this step.
