@@ -171,6 +171,46 @@ TEST(ExposedComm, BucketPipelineByHand) {
   EXPECT_THROW(exposed_comm_s({1}, {}, 0.05), std::invalid_argument);
 }
 
+// The backward and the allreduces sharing a CPU budget, worked by hand (fluid processor
+// sharing: while both run the allreduce gets min(phi, 1/2) of the budget, the backward the rest).
+TEST(OverlapTimeline, CpuSharingByHand) {
+  // No sharing: the FIFO pipeline of exposed_comm_s; the backward is never slowed.
+  auto none = overlap_timeline({1, 4}, {0.05, 0.04}, 0.05, 0);
+  EXPECT_REL(none.backward_end_s, 0.05);
+  EXPECT_REL(none.comm_end_s, 0.10);
+  EXPECT_REL(none.exposed_s(), 0.05);
+  EXPECT_REL(none.span_s(), 0.10);
+  // One bucket, ready when the backward ends: nothing overlaps, nothing is shared.
+  auto one = overlap_timeline({1}, {0.03}, 0.05, 1);
+  EXPECT_REL(one.backward_end_s, 0.05);
+  EXPECT_REL(one.comm_end_s, 0.08);
+  // phi = 1 (the allreduce alone keeps the whole budget busy): two buckets of 20 ms, backward
+  // 40 ms. Bucket 0 ready at 20 ms; then each runs at half speed, so the backward's last
+  // 20 ms and bucket 0's 20 ms both end at 60 ms; bucket 1 alone ends at 80 ms (all 80 ms of
+  // CPU work done back to back).
+  auto full = overlap_timeline({1, 1}, {0.02, 0.02}, 0.04, 1);
+  EXPECT_REL(full.backward_end_s, 0.06);
+  EXPECT_REL(full.comm_end_s, 0.08);
+  EXPECT_REL(full.exposed_s(), 0.02);
+  // phi = 0.25: the allreduce takes a quarter of the budget and runs at full speed, the
+  // backward at 3/4. Bucket 0 ends at 40 ms with the backward at 20 + 15 = 35 ms of its work;
+  // alone it reaches 40 ms at 45 ms, bucket 1 then ends at 65 ms.
+  auto quarter = overlap_timeline({1, 1}, {0.02, 0.02}, 0.04, 0.25);
+  EXPECT_REL(quarter.backward_end_s, 0.045);
+  EXPECT_REL(quarter.comm_end_s, 0.065);
+  // phi = 0.8: half the budget each; the allreduce at 0.5 / 0.8 = 0.625 of its speed (bucket 0
+  // ends 32 ms after 20 ms), the backward at 0.5 (at 52 ms: 20 + 16 = 36 ms of work), then
+  // alone to 56 ms; bucket 1 ends at 76 ms.
+  auto most = overlap_timeline({1, 1}, {0.02, 0.02}, 0.04, 0.8);
+  EXPECT_REL(most.backward_end_s, 0.056);
+  EXPECT_REL(most.comm_end_s, 0.076);
+  // No buckets: the backward alone.
+  EXPECT_REL(overlap_timeline({}, {}, 0.05, 1).backward_end_s, 0.05);
+  EXPECT_THROW(overlap_timeline({1}, {0.01}, 0.05, 1.5), std::invalid_argument);
+  EXPECT_THROW(overlap_timeline({1}, {-0.01}, 0.05, 0.5), std::invalid_argument);
+  EXPECT_THROW(overlap_timeline({1, 1}, {0.01}, 0.05, 0.5), std::invalid_argument);
+}
+
 NamedResult fixture(const std::string& name) { return {name, read_result_file(kFix + name)}; }
 
 const PredictedPoint& point(const Prediction& p, int base_world, int world, CostModel m) {
@@ -395,6 +435,79 @@ TEST(Predict, CommMeasuredAtTheSizeIsUsedThere) {
   EXPECT_REL(r4.ab.beta_s_per_byte, 4e-9);
   EXPECT_FALSE(point(p, 2, 8, CostModel::ring).comm_measured_here);
   EXPECT_THAT(render_prediction(p, TableFormat::text), HasSubstr("comm here"));
+}
+
+// A fit's CPU cores: its rows' CPU time over their time (100 us at 0.2 cores, 300 us at 0.6:
+// 20 + 180 us of CPU in 400 us = 0.5), none when a row lacks it.
+TEST(AlphaBetaFit, CpuCoresAreTheRowsCpuTimeOverTheirTime) {
+  std::vector<CommResult> rows(2);
+  for (auto& r : rows) {
+    r.collective = "allreduce";
+    r.dtype = "float32";
+    r.world_size = 2;
+  }
+  rows[0].bytes = 1 << 20;
+  rows[0].time_us = 100;
+  rows[0].cpu_cores = 0.2;
+  rows[1].bytes = 1 << 24;
+  rows[1].time_us = 300;
+  rows[1].cpu_cores = 0.6;
+  std::vector<std::string> notes;
+  auto fits = fit_comm(rows, notes);
+  ASSERT_FALSE(fits.empty());
+  ASSERT_TRUE(fits.front().cpu_cores.has_value());
+  EXPECT_REL(*fits.front().cpu_cores, 0.5);
+  rows[1].cpu_cores.reset();
+  fits = fit_comm(rows, notes);
+  ASSERT_FALSE(fits.empty());
+  EXPECT_FALSE(fits.front().cpu_cores.has_value());
+}
+
+// CPU rows (the fixture's) whose run measured cpu_cores and whose comm rows measured the
+// allreduce's: the backward and the allreduces share the cores (overlap_timeline with
+// phi = comm's cores / the row's). The calibration reproduces both the base's measured backward
+// and its exposed communication at its size, and every other size is that timeline with the
+// backward alone.
+TEST(Predict, GlooOnCpuSharesTheCoresWithTheBackward) {
+  NamedResult run = fixture("predict_run.json");
+  NamedResult comm = fixture("predict_comm.json");
+  for (auto& r : run.file.results) r.metrics["cpu_cores"] = r.world_size == 4 ? 0.4 : 0.5;
+  for (auto& c : comm.file.comm_results) c.cpu_cores = 0.25;
+  PredictOptions o;
+  o.world_sizes = {1, 8};
+  o.models = {CostModel::ring};
+  const Prediction p = build_prediction({run}, {comm}, o);
+  const RowPrediction& r2 = p.rows.at(0);
+  ASSERT_EQ(r2.base.world_size, 2);
+  ASSERT_TRUE(r2.base.cpu_cores.has_value());
+  EXPECT_REL(*r2.base.cpu_cores, 0.5);
+  const PredictedPoint& own = point(p, 2, 2, CostModel::ring);
+  EXPECT_REL(own.cpu_share, 0.5);  // 0.25 cores in comm / 0.5 in the run
+  EXPECT_REL(own.backward_s, 0.05);  // the measured backward compute
+  EXPECT_REL(own.exposed_s, 0.005);  // and exposed communication
+  EXPECT_REL(own.step_s, 0.11);
+  // The 4-rank row read 0.4 cores (waiting on the network): its budget is the 2-rank row's 0.5.
+  EXPECT_REL(*p.rows.at(1).base.cpu_cores, 0.5);
+  EXPECT_REL(point(p, 4, 4, CostModel::ring).cpu_share, 0.5);
+  const double alone = r2.backward_alone_s.at(CostModel::ring);
+  EXPECT_LT(alone, 0.05);  // the allreduce beside it took some of its CPU
+  // 1 rank: no allreduce, the backward alone: 0.11 - 0.005 - 0.05 + alone.
+  EXPECT_REL(point(p, 2, 1, CostModel::ring).step_s, 0.055 + alone);
+  // 8 ranks (4 nodes, inter: 700 us + 7 ns * n per bucket, times the comm factor), the same timeline.
+  const double k = r2.comm_factor.at(CostModel::ring);
+  const OverlapTimeline tl = overlap_timeline({1048576, 4194304}, {k * (700e-6 + 7e-9 * 1048576), k * (700e-6 + 7e-9 * 4194304)}, alone, 0.5);
+  EXPECT_REL(point(p, 2, 8, CostModel::ring).step_s, 0.055 + tl.span_s());
+  EXPECT_REL(point(p, 2, 8, CostModel::ring).backward_s, tl.backward_end_s);
+  // The same files measured on GPUs: nothing is shared (the collective runs on the GPU).
+  NamedResult gpu = run;
+  gpu.file.environment["device_type"] = "cuda";
+  const Prediction g = build_prediction({gpu}, {comm}, o);
+  EXPECT_EQ(point(g, 2, 8, CostModel::ring).cpu_share, 0);
+  EXPECT_REL(g.rows.at(0).backward_alone_s.at(CostModel::ring), 0.05);
+  // One comm row without cpu_cores (an older file): the fit has none, nothing is shared.
+  comm.file.comm_results.front().cpu_cores.reset();
+  EXPECT_EQ(point(build_prediction({run}, {comm}, o), 2, 2, CostModel::ring).cpu_share, 0);
+  EXPECT_THAT(render_prediction(p, TableFormat::text), HasSubstr("CPU shared (ring)"));
 }
 
 TEST(Predict, BadInputIsOneLineNamingTheFix) {

@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
 #include <tuple>
 
 #include "core/result/config_key.hpp"
+#include "core/result/row_metrics.hpp"
 #include "core/util/errors.hpp"
 #include "core/util/json_util.hpp"
 
@@ -173,6 +175,17 @@ std::optional<CommFit> fit_group(const std::vector<CommResult>& all, const std::
   }
   c.world_sizes.assign(sizes.begin(), sizes.end());
   c.points = rows.size();
+  double cpu_s = 0, wall_s = 0;
+  bool every_row = true;
+  for (size_t i : rows) {
+    const CommResult& r = all[i];
+    every_row = every_row && r.cpu_cores && std::isfinite(*r.cpu_cores) && *r.cpu_cores >= 0;
+    if (every_row) {
+      cpu_s += *r.cpu_cores * r.time_us;
+      wall_s += r.time_us;
+    }
+  }
+  if (every_row && wall_s > 0) c.cpu_cores = cpu_s / wall_s;
   try {
     c.fit = fit_alpha_beta(terms, times);
   } catch (const UsageError&) {
@@ -232,26 +245,75 @@ std::vector<CommFit> fit_comm(const std::vector<CommResult>& rows, std::vector<s
   return fits;
 }
 
-double exposed_comm_s(const std::vector<double>& bucket_bytes, const std::vector<double>& bucket_times_s,
-                      double hideable_s) {
+double OverlapTimeline::exposed_s() const { return std::max(0.0, comm_end_s - backward_end_s); }
+
+double OverlapTimeline::span_s() const { return std::max(backward_end_s, comm_end_s); }
+
+OverlapTimeline overlap_timeline(const std::vector<double>& bucket_bytes, const std::vector<double>& bucket_times_s,
+                                 double backward_s, double cpu_share) {
   if (bucket_bytes.size() != bucket_times_s.size())
-    throw std::invalid_argument("exposed_comm_s: bucket sizes and times differ in length");
-  if (bucket_bytes.empty()) return 0;
+    throw std::invalid_argument("overlap_timeline: bucket sizes and times differ in length");
+  if (!(cpu_share >= 0 && cpu_share <= 1))
+    throw std::invalid_argument("overlap_timeline: the CPU share must lie in [0, 1]");
+  if (!(backward_s >= 0) || std::any_of(bucket_times_s.begin(), bucket_times_s.end(), [](double t) { return !(t >= 0); }))
+    throw std::invalid_argument("overlap_timeline: a negative or undefined time");
+  const size_t n = bucket_bytes.size();
   double total = 0;
   for (double b : bucket_bytes) total += b;
-  // finish = max_i (ready_i + Σ_{j≥i} T_j); walk from the last bucket to the first.
-  std::vector<double> ready(bucket_bytes.size());
+  // ready[i]: the backward work (s alone) after which bucket i can be reduced.
+  std::vector<double> ready(n);
   double cum = 0;
-  for (size_t i = 0; i < bucket_bytes.size(); ++i) {
+  for (size_t i = 0; i < n; ++i) {
     cum += bucket_bytes[i];
-    ready[i] = total > 0 ? hideable_s * cum / total : hideable_s;
+    ready[i] = total > 0 ? backward_s * cum / total : backward_s;
   }
-  double finish = 0, suffix = 0;
-  for (size_t i = bucket_bytes.size(); i-- > 0;) {
-    suffix += bucket_times_s[i];
-    finish = std::max(finish, ready[i] + suffix);
+  // Rates while both run: the allreduce's share g of the budget, its speed g/φ, the backward's 1 − g.
+  const double g = std::min(cpu_share, 0.5);
+  const double comm_rate_shared = cpu_share > 0 ? g / cpu_share : 1.0;
+  const double backward_rate_shared = 1.0 - g;
+  OverlapTimeline out;
+  double t = 0, done = 0;  // time; backward work done (s alone)
+  bool backward_over = !(backward_s > 0);
+  size_t i = 0;
+  double left = n ? bucket_times_s[0] : 0;  // the current bucket's work left (s alone)
+  // Events: the backward ends, bucket i becomes ready, bucket i ends. At most 2n + 1 steps.
+  enum class Event { backward_ends, ready, bucket_ends };
+  while (i < n) {
+    const bool reducing = backward_over || done >= ready[i];
+    const double rb = backward_over ? 0 : reducing ? backward_rate_shared : 1.0;
+    const double rc = !reducing ? 0 : backward_over ? 1.0 : comm_rate_shared;
+    double dt = std::numeric_limits<double>::infinity();
+    Event ev = Event::backward_ends;
+    if (!backward_over) dt = (backward_s - done) / rb;
+    if (!backward_over && !reducing && (ready[i] - done) / rb < dt) {
+      dt = (ready[i] - done) / rb;
+      ev = Event::ready;
+    }
+    if (reducing && left / rc <= dt) {
+      dt = left / rc;
+      ev = Event::bucket_ends;
+    }
+    t += dt;
+    if (!backward_over) done += rb * dt;
+    if (reducing) left -= rc * dt;
+    if (ev == Event::ready) done = ready[i];
+    if (!backward_over && (ev == Event::backward_ends || backward_s - done <= 1e-12 * backward_s)) {
+      done = backward_s;
+      backward_over = true;
+      out.backward_end_s = t;
+    }
+    if (ev == Event::bucket_ends) {
+      out.comm_end_s = t;
+      left = ++i < n ? bucket_times_s[i] : 0;
+    }
   }
-  return std::max(0.0, finish - hideable_s);
+  if (!backward_over) out.backward_end_s = t + (backward_s - done);  // no buckets
+  return out;
+}
+
+double exposed_comm_s(const std::vector<double>& bucket_bytes, const std::vector<double>& bucket_times_s,
+                      double hideable_s) {
+  return overlap_timeline(bucket_bytes, bucket_times_s, hideable_s, 0).exposed_s();
 }
 
 namespace {
@@ -467,6 +529,14 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
       }
     std::set<int> sizes(opts.world_sizes.begin(), opts.world_sizes.end());
     for (const auto& [p, m] : measured) sizes.insert(p);
+    // On a CPU row the collective runs on the cores the backward runs on (Gloo on CPU tensors):
+    // their budget is the most cores a row of the series on at most the base's ranks kept busy
+    // (a rank waiting on the network reads fewer than its budget).
+    if (!on_gpu(nf->file))
+      for (const auto& [p, m] : measured)
+        if (const auto cores = find_row_metric("cpu_cores")->of(*m.row);
+            p <= b.world_size && cores && *cores > 0 && *cores > b.cpu_cores.value_or(0))
+          b.cpu_cores = cores;
 
     // The allreduce fit for `p` ranks on `nodes` nodes under `model`, usable ones only: wanted
     // level first; the fit of `p` itself (comm measured at that size), then the pooled one,
@@ -508,9 +578,17 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
       for (double bytes : b.bucket_bytes) times.push_back(k * model_time_s(ab, "allreduce", model, p, bytes));
       return times;
     };
+    // φ of overlap_timeline at the fit used: the CPU the allreduce keeps busy in comm against
+    // this row's CPU (0 on GPU rows and where either is unmeasured).
+    auto cpu_share_of = [&](const CommFit* fit) {
+      if (!b.cpu_cores || !fit->cpu_cores) return 0.0;
+      return std::clamp(*fit->cpu_cores / *b.cpu_cores, 0.0, 1.0);
+    };
     // The calibration of a base row on 2+ ranks: the factor k by which DDP's allreduces in the
     // step are slower than comm's standalone ones, found from the base's measured exposed
-    // communication (exposed_comm_s grows with k: bisection).
+    // communication (exposed grows with k: bisection), and, where the allreduce shares the CPU
+    // with the backward (φ > 0), the backward alone: the one that, slowed by the allreduces
+    // beside it, takes the measured time (its end grows with it: bisection).
     // A factor outside [1/kMaxCommFactor, kMaxCommFactor] (searched over a wider bracket so
     // the note can say how far) leaves the row uncalibrated for that model: k = 1 shows the
     // error at the measured sizes, and no unmeasured size is predicted from it.
@@ -518,34 +596,52 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
     std::map<CostModel, double> calibration;
     for (CostModel model : row_models) {
       double k = 1;
-      if (b.world_size >= 2 && b.exposed_comm_s > 0) {
-        const AlphaBeta ab = usable_ab(choose_fit(model, b.nodes, b.world_size), model);
-        auto exposed_at = [&](double kk) {
-          return exposed_comm_s(b.bucket_bytes, bucket_times(ab, model, b.world_size, kk), b.hideable_s);
+      double alone = b.hideable_s;
+      if (b.world_size >= 2) {
+        const CommFit* fit = choose_fit(model, b.nodes, b.world_size);
+        const AlphaBeta ab = usable_ab(fit, model);
+        const double phi = cpu_share_of(fit);
+        auto timeline = [&](double kk, double backward) {
+          return overlap_timeline(b.bucket_bytes, bucket_times(ab, model, b.world_size, kk), backward, phi);
         };
-        constexpr double kSearch = 1e6;
-        double lo = 1.0 / kSearch, hi = kSearch;
-        if (exposed_at(lo) <= b.exposed_comm_s && exposed_at(hi) >= b.exposed_comm_s) {
-          for (int it = 0; it < 80; ++it) {
-            const double mid = std::sqrt(lo * hi);
-            (exposed_at(mid) < b.exposed_comm_s ? lo : hi) = mid;
+        auto backward_alone = [&](double kk) {
+          if (phi == 0) return b.hideable_s;
+          double lo = 0, hi = b.hideable_s;
+          for (int it = 0; it < 60; ++it) {
+            const double mid = (lo + hi) / 2;
+            (timeline(kk, mid).backward_end_s < b.hideable_s ? lo : hi) = mid;
           }
-          k = std::sqrt(lo * hi);
-          if (k > kMaxCommFactor || k < 1 / kMaxCommFactor) {
+          return (lo + hi) / 2;
+        };
+        if (b.exposed_comm_s > 0) {
+          auto exposed_at = [&](double kk) { return timeline(kk, backward_alone(kk)).exposed_s(); };
+          constexpr double kSearch = 1e6;
+          double lo = 1.0 / kSearch, hi = kSearch;
+          if (exposed_at(lo) <= b.exposed_comm_s && exposed_at(hi) >= b.exposed_comm_s) {
+            for (int it = 0; it < 80; ++it) {
+              const double mid = std::sqrt(lo * hi);
+              (exposed_at(mid) < b.exposed_comm_s ? lo : hi) = mid;
+            }
+            k = std::sqrt(lo * hi);
+            if (k > kMaxCommFactor || k < 1 / kMaxCommFactor) {
+              rp.uncalibrated[model] = fmt::format(
+                  "the modelled allreduce times would need x {:.3g} to reproduce this row's exposed communication "
+                  "({:.4g} s), outside [1/{:.0f}, {:.0f}]: the --comm timings do not describe the links this run "
+                  "used",
+                  k, b.exposed_comm_s, kMaxCommFactor, kMaxCommFactor);
+              k = 1;
+            }
+          } else {
             rp.uncalibrated[model] = fmt::format(
-                "the modelled allreduce times would need x {:.3g} to reproduce this row's exposed communication "
-                "({:.4g} s), outside [1/{:.0f}, {:.0f}]: the --comm timings do not describe the links this run used",
-                k, b.exposed_comm_s, kMaxCommFactor, kMaxCommFactor);
-            k = 1;
+                "no factor in [1e-6, 1e6] on the modelled allreduce times reproduces this row's exposed "
+                "communication ({:.4g} s) at its {} ranks",
+                b.exposed_comm_s, b.world_size);
           }
-        } else {
-          rp.uncalibrated[model] = fmt::format(
-              "no factor in [1e-6, 1e6] on the modelled allreduce times reproduces this row's exposed communication "
-              "({:.4g} s) at its {} ranks",
-              b.exposed_comm_s, b.world_size);
         }
+        alone = backward_alone(k);
       }
       calibration[model] = k;
+      rp.backward_alone_s[model] = alone;
     }
     rp.comm_factor = calibration;
 
@@ -569,8 +665,12 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
         pt.ab = usable_ab(fit, model);
         const std::vector<double> times = bucket_times(pt.ab, model, p, calibration[model]);
         for (double t : times) pt.comm_s += t;
-        pt.exposed_s = exposed_comm_s(b.bucket_bytes, times, b.hideable_s);
-        pt.step_s = b.fixed_s + pt.exposed_s;
+        pt.cpu_share = p >= 2 ? cpu_share_of(fit) : 0;  // one rank reduces nothing
+        const OverlapTimeline tl = overlap_timeline(b.bucket_bytes, times, rp.backward_alone_s[model], pt.cpu_share);
+        pt.backward_s = tl.backward_end_s;
+        pt.exposed_s = tl.exposed_s();
+        // The base's step with its own backward and exposed communication replaced by this size's.
+        pt.step_s = b.fixed_s - b.hideable_s + tl.span_s();
         if (b.baseline_per_gpu_ex_s && pt.step_s > 0)
           pt.efficiency = b.batch_per_rank / pt.step_s / *b.baseline_per_gpu_ex_s;
         if (m != measured.end()) {
@@ -578,21 +678,25 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
           pt.measured_step_s = q.summary.p50_s;
           pt.measured_comm_s = component(q, Phase::backward_comm);
           pt.measured_exposed_s = component(q, Phase::exposed_comm);
+          if (const auto bc = component(q, Phase::backward_compute)) pt.measured_backward_s = *bc / b.grad_accum;
           if (b.baseline_per_gpu_ex_s)
             pt.measured_efficiency = b.batch_per_rank / q.summary.p50_s / *b.baseline_per_gpu_ex_s;
           pt.error = (pt.step_s - q.summary.p50_s) / q.summary.p50_s;
         }
         rp.points.push_back(pt);
       }
-    // The backtest: this row's predictions of every measured world size, its own included, per
-    // model. An unmeasured size is withheld when the backtest is above the limit, when it
-    // checked nothing but the base's own size (which the calibration reproduces by
-    // construction), or when the row could not be calibrated.
+    // The backtest: this row's predictions of every measured world size that communicates (2+
+    // ranks), its own included, per model; a 1-rank size has no allreduce, and a step that small
+    // next to the base's turns a few ms of the base's compute/communication split into a large
+    // relative error no communicating size shows (its error is still printed in its row). An
+    // unmeasured size is withheld when the backtest is above the limit, when it checked nothing
+    // but the base's own size (which the calibration reproduces by construction), or when the
+    // row could not be calibrated.
     for (auto& pt : rp.points) {
       std::optional<double> worst;
       bool other_size = false;
       for (const auto& q : rp.points)
-        if (q.model == pt.model && q.error) {
+        if (q.model == pt.model && q.error && (q.world_size >= 2 || q.world_size == b.world_size)) {
           worst = std::max(worst.value_or(0.0), std::abs(*q.error));
           other_size = other_size || q.world_size != b.world_size;
         }
@@ -616,6 +720,16 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
 }
 
 namespace {
+
+// The CPU cores comm's allreduce kept busy, per fit of `model`: "0.59 (2 ranks), 0.61 (3 ranks)".
+std::string fit_cores_text(const std::vector<CommFit>& fits, CostModel model) {
+  std::vector<std::string> parts;
+  for (const auto& c : fits)
+    if (c.collective == "allreduce" && c.model == model && c.cpu_cores && c.unusable.empty())
+      parts.push_back(fmt::format("{:.3g} ({} {} ranks{})", *c.cpu_cores, c.dtype, fmt::join(c.world_sizes, ","),
+                                  c.world_size == 0 ? " pooled" : ""));
+  return parts.empty() ? std::string("none measured") : fmt::format("{}", fmt::join(parts, ", "));
+}
 
 std::function<std::string(const Value&)> micros() {
   return [](const Value& v) -> std::string {
@@ -714,8 +828,11 @@ std::vector<Table> prediction_tables(const Prediction& p) {
         {"range", "predicted range", "", fmtcol::plain()},
         {"alpha_s", "alpha", "s", micros(), false},
         {"beta_s_per_byte", "beta", "s/byte", fmtcol::sig3(), false},
+        {"cpu_share", "CPU share", "fraction", fmtcol::fixed(3), false},
+        {"backward_s", "backward s", "s", fmtcol::sig3(), false},
+        {"measured_backward_s", "measured backward s", "s", fmtcol::sig3(), false},
     };
-    bool any_withheld = false, any_backtest = false, any_measured_here = false;
+    bool any_withheld = false, any_backtest = false, any_measured_here = false, any_shared = false;
     for (const auto& pt : rp.points) {
       // An unmeasured size: the prediction widened by the backtest, or withheld (no numbers).
       Value range;
@@ -733,7 +850,8 @@ std::vector<Table> prediction_tables(const Prediction& p) {
                         shown(pt.exposed_s), shown(pt.step_s), pt.withheld ? Value() : opt(pt.efficiency),
                         opt(pt.measured_step_s), opt(pt.error), opt(pt.measured_comm_s), opt(pt.measured_exposed_s),
                         opt(pt.measured_efficiency), opt(pt.backtest_error), range, pt.ab.alpha_s,
-                        pt.ab.beta_s_per_byte});
+                        pt.ab.beta_s_per_byte, pt.cpu_share, shown(pt.backward_s), opt(pt.measured_backward_s)});
+      any_shared = any_shared || pt.cpu_share > 0;
     }
     double total = 0;
     for (double v : b.bucket_bytes) total += v;
@@ -742,9 +860,12 @@ std::vector<Table> prediction_tables(const Prediction& p) {
                     "without exposed comm {:.4g} s; {} bucket(s), {:.4g} MB on the wire per step ({})",
                     b.source, b.step_p50_s, b.exposed_comm_s, b.fixed_s, b.bucket_bytes.size(), total / 1e6, b.dtype));
     t.notes.push_back(
-        fmt::format("step = {:.4g} s + exposed; exposed: the buckets' allreduces in Reducer order, "
+        fmt::format("step = {}; exposed: the buckets' allreduces in Reducer order, "
                     "bucket i ready after its share of {:.4g} s of backward compute{}",
-                    b.fixed_s, b.hideable_s,
+                    any_shared ? fmt::format("{:.4g} s without the backward + the backward beside the allreduces + exposed",
+                                         b.fixed_s - b.hideable_s)
+                           : fmt::format("{:.4g} s + exposed", b.fixed_s),
+                    b.hideable_s,
                     b.grad_accum > 1 ? fmt::format(" (1/{} of the breakdown's: the synchronised "
                                                    "micro-step)",
                                                    b.grad_accum)
@@ -762,6 +883,14 @@ std::vector<Table> prediction_tables(const Prediction& p) {
             "communication ({:.4g} s) at its {} ranks; every prediction from this row uses the same factor "
             "(DDP's allreduces in the step against comm's standalone ones)",
             k, cost_model_name(model), k, b.exposed_comm_s, b.world_size));
+    if (any_shared)
+      for (const auto& [model, alone] : rp.backward_alone_s)
+        t.notes.push_back(fmt::format(
+            "CPU shared ({}): Gloo's allreduces run on this CPU row's cores ({:.3g} cores busy in the row, {} in "
+            "comm's allreduce); while both run the allreduce gets min(share, 1/2) of them and the backward the rest "
+            "(share = comm's cores / the row's, column cpu_share of the JSON), so the backward, {:.4g} s alone, "
+            "stretches with the allreduce time",
+            cost_model_name(model), b.cpu_cores.value_or(0), fit_cores_text(p.fits, model), alone));
     for (const auto& [model, why] : rp.uncalibrated)
       t.notes.push_back(fmt::format("uncalibrated ({}): {}; no unmeasured size is predicted from this row with it",
                                     cost_model_name(model), why));
@@ -771,13 +900,14 @@ std::vector<Table> prediction_tables(const Prediction& p) {
           "size (that size's own alpha-beta fit); \"fit\" = from a fit of other sizes");
     if (any_backtest)
       t.notes.push_back(
-          "backtest +/-: the largest |error| of this row's predictions of every measured world size, its own "
-          "included (same model); an unmeasured size's predicted range is step +/- that");
+          "backtest +/-: the largest |error| of this row's predictions of every measured world size of 2+ ranks, "
+          "its own included (same model; a 1-rank size, without allreduce, shows its error but is not in it); an "
+          "unmeasured size's predicted range is step +/- that");
     if (any_withheld)
       t.notes.push_back(fmt::format(
           "withheld: no number is given for an unmeasured size when the backtest is above {:.0f}% (the model does "
           "not hold on these measurements), when it checked nothing but this row's own size (no measured size "
-          "left to test it on: measure two or more world sizes), or when the row is uncalibrated "
+          "left to test it on: measure two or more world sizes of 2+ ranks), or when the row is uncalibrated "
           "(METHODOLOGY, \"Scaling predictor\")",
           kMaxBacktestError * 100));
     tables.push_back(std::move(t));

@@ -115,6 +115,10 @@ struct CommFit {
   /// Why no prediction may use this fit ("" when it may): β ≤ 0 (times that do not grow
   /// with size), 1/β beyond any link (kMaxLinkGBps), or times that fall as the size grows.
   std::string unusable;
+  /// CPU cores the collective kept busy over the fit's rows: the comm rows' cpu_cores weighted
+  /// by their times (their CPU time over their time); nullopt when a row lacks it (files before
+  /// schema 1.16).
+  std::optional<double> cpu_cores;
   /// 1 / β in GB/s (1e9 bytes/s); 0 when β ≤ 0.
   double bandwidth_gbps() const;
 };
@@ -135,6 +139,34 @@ inline constexpr double kMonotonicTolerance = 0.25;
 /// with a note too. Never throws for data; the caller decides what a missing fit means.
 std::vector<CommFit> fit_comm(const std::vector<CommResult>& rows, std::vector<std::string>& notes);
 
+/// When the synchronised micro-step's backward pass and its bucket allreduces end, s from the
+/// backward's start (overlap_timeline).
+struct OverlapTimeline {
+  double backward_end_s = 0;
+  double comm_end_s = 0;  ///< the last bucket's allreduce; 0 without buckets
+  /// The communication nothing hid: max(0, comm_end_s − backward_end_s).
+  double exposed_s() const;
+  /// Backward and communication together: max(backward_end_s, comm_end_s).
+  double span_s() const;
+};
+
+/// The backward pass and the bucket allreduces over time. The backward needs `backward_s` on
+/// its own; bucket i becomes ready when it has done Σ_{j≤i} bytes_j / Σ bytes of that work
+/// (a uniform byte rate), and the buckets are reduced one at a time in Reducer order, each
+/// taking bucket_times_s[i] on its own.
+/// `cpu_share` φ ∈ [0, 1] is the CPU the allreduce keeps busy on its own as a fraction of
+/// the CPU the rank's compute keeps busy (comm's cpu_cores / run's cpu_cores). φ = 0 (a GPU
+/// rank: the collective runs on the GPU and the network) leaves both at full speed, and the
+/// last bucket ends at max_i (ready_i + Σ_{j≥i} T_j), the critical path of a FIFO pipeline.
+/// φ > 0 (Gloo on CPU tensors: its sends, receives and reductions run on the rank's cores)
+/// puts both on one CPU budget, shared as a fair scheduler shares it between two busy
+/// threads (Linux CFS): while both run, the allreduce gets g = min(φ, ½) of the budget and
+/// runs at g/φ of its speed alone, the backward gets 1 − g. (A fluid model of processor
+/// sharing; METHODOLOGY "Scaling predictor".) Throws std::invalid_argument when the lengths
+/// differ, a time is negative or φ is outside [0, 1].
+OverlapTimeline overlap_timeline(const std::vector<double>& bucket_bytes, const std::vector<double>& bucket_times_s,
+                                 double backward_s, double cpu_share);
+
 /// The time communication adds to a step after overlap with the backward pass, s.
 /// Buckets are reduced one at a time in Reducer order (bucket 0 first); bucket i is ready
 /// when backward has produced the gradients of buckets 0..i, at a uniform byte rate over
@@ -142,7 +174,7 @@ std::vector<CommFit> fit_comm(const std::vector<CommResult>& rows, std::vector<s
 /// finishes at max_i (ready_i + Σ_{j≥i} T_j) (the critical path of a FIFO pipeline), and
 /// exposed = max(0, that − hideable_s). So with comm slower than backward it is
 /// T_comm − (hideable_s − ready_0), and never less than the last bucket's T. Throws
-/// std::invalid_argument when the lengths differ.
+/// std::invalid_argument when the lengths differ. overlap_timeline(…, 0).exposed_s().
 double exposed_comm_s(const std::vector<double>& bucket_bytes, const std::vector<double>& bucket_times_s,
                       double hideable_s);
 
@@ -171,6 +203,11 @@ struct BaseRow {
   double backward_compute_s = 0, backward_comm_s = 0, overlap_s = 0, exposed_comm_s = 0;
   double hideable_s = 0;  ///< backward_compute_s / grad_accum: the synchronised micro-step's backward
   double fixed_s = 0;     ///< step_p50_s − exposed_comm_s: the step without exposed communication
+  /// On a CPU row, the budget the backward and Gloo's allreduces share: the most cores
+  /// (run's per-rank metric cpu_cores, mean over ranks) a DDP row of this series on at most
+  /// the base's ranks kept busy, the base's own included (a rank waiting on the network reads
+  /// fewer cores than its budget); nullopt on GPUs and in files without the metric.
+  std::optional<double> cpu_cores;
   std::optional<double> baseline_per_gpu_ex_s;  ///< report's weak-scaling baseline (report_analysis.hpp WeakTable)
   std::string baseline;                         ///< its name ("1-rank DDP", "no-DDP", ...)
 };
@@ -186,17 +223,25 @@ struct PredictedPoint {
   bool comm_measured_here = false;
   AlphaBeta ab;
   double comm_s = 0;                 ///< Σ over buckets of the allreduce time
-  double exposed_s = 0;              ///< exposed_comm_s(...)
-  double step_s = 0;                 ///< fixed_s + exposed_s
+  /// φ of overlap_timeline: the fit's cpu_cores / the base's, at most 1; 0 on GPU rows and
+  /// where either is unmeasured.
+  double cpu_share = 0;
+  double backward_s = 0;             ///< the synchronised micro-step's backward, sharing the CPU with the allreduces
+  double exposed_s = 0;              ///< overlap_timeline(...).exposed_s()
+  /// The base's step with its own backward and exposed communication replaced by this size's
+  /// overlap_timeline span: fixed_s + exposed_s when cpu_share is 0.
+  double step_s = 0;
   std::optional<double> efficiency;  ///< (batch/step_s) / baseline_per_gpu_ex_s
   // Measured at this world size (a DDP row of the same configuration, hook and grad_accum):
   std::optional<double> measured_step_s;     ///< its p50
   std::optional<double> measured_comm_s;     ///< its breakdown's backward_comm_s
   std::optional<double> measured_exposed_s;  ///< its breakdown's exposed_comm_s
+  std::optional<double> measured_backward_s; ///< its breakdown's backward_compute_s / grad_accum
   std::optional<double> measured_efficiency;
   std::optional<double> error;  ///< (step_s − measured_step_s) / measured_step_s
   /// The backtest of the base row: max |error| over its predictions of every measured world
-  /// size, its own included (same model); nullopt when it has none.
+  /// size of 2+ ranks, its own included (same model); nullopt when it has none. (A 1-rank size
+  /// has no allreduce: its error is shown in its row, not in the bound.)
   std::optional<double> backtest_error;
   /// An unmeasured world size predicted with no error bound worth the name: the table
   /// prints "withheld" and no step, range or efficiency. Why, in withheld_reason: the
@@ -224,6 +269,10 @@ struct RowPrediction {
   /// against comm's standalone ones: contention with the backward, buckets in flight
   /// together); 1 on one rank or when fully hidden.
   std::map<CostModel, double> comm_factor;
+  /// Per cost model, the synchronised micro-step's backward without the allreduces' CPU, s:
+  /// the backward that, sharing the CPU with them (overlap_timeline, cpu_share of the base's
+  /// size), takes the base's measured hideable_s. hideable_s itself where cpu_share is 0.
+  std::map<CostModel, double> backward_alone_s;
   /// Per cost model where the calibration failed: why (the factor needed lies outside
   /// [1/kMaxCommFactor, kMaxCommFactor], or none reproduces the measured exposed
   /// communication). Predictions of unmeasured sizes from this row and model are withheld.
