@@ -112,10 +112,10 @@ TEST(PredictNetns, LargestWorldSizeFromTheSmallerRowsWithin15Percent) {
                         "%s %s: attempt %d: 3-rank step from the %d-rank row: predicted %.4g s, measured %.4g s, "
                         "error %+.1f%% (allreduce %.4g s predicted, %.4g s measured; exposed %.4g s, %.4g s; "
                         "backward %.4g s, %.4g s; CPU share %.3g)\n",
-                        c.rate.c_str(), c.model.c_str(), attempt + 1, base, num(r["step_s"]),
-                        num(r["measured_step_s"]), error[base] ? *error[base] * 100 : NAN, num(r["comm_s"]),
-                        num(r["measured_comm_s"]), num(r["exposed_s"]), num(r["measured_exposed_s"]),
-                        num(r["backward_s"]), num(r["measured_backward_s"]), num(r["cpu_share"]));
+                        c.rate.c_str(), c.model.c_str(), attempt + 1, base, num(r["step_s"]), num(r["measured_step_s"]),
+                        error[base] ? *error[base] * 100 : NAN, num(r["comm_s"]), num(r["measured_comm_s"]),
+                        num(r["exposed_s"]), num(r["measured_exposed_s"]), num(r["backward_s"]),
+                        num(r["measured_backward_s"]), num(r["cpu_share"]));
           std::cout << line;
         }
       }

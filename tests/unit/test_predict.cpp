@@ -482,7 +482,7 @@ TEST(Predict, GlooOnCpuSharesTheCoresWithTheBackward) {
   ASSERT_TRUE(r2.base.cpu_cores.has_value());
   EXPECT_REL(*r2.base.cpu_cores, 0.5);
   const PredictedPoint& own = point(p, 2, 2, CostModel::ring);
-  EXPECT_REL(own.cpu_share, 0.5);  // 0.25 cores in comm / 0.5 in the run
+  EXPECT_REL(own.cpu_share, 0.5);    // 0.25 cores in comm / 0.5 in the run
   EXPECT_REL(own.backward_s, 0.05);  // the measured backward compute
   EXPECT_REL(own.exposed_s, 0.005);  // and exposed communication
   EXPECT_REL(own.step_s, 0.11);
@@ -495,7 +495,8 @@ TEST(Predict, GlooOnCpuSharesTheCoresWithTheBackward) {
   EXPECT_REL(point(p, 2, 1, CostModel::ring).step_s, 0.055 + alone);
   // 8 ranks (4 nodes, inter: 700 us + 7 ns * n per bucket, times the comm factor), the same timeline.
   const double k = r2.comm_factor.at(CostModel::ring);
-  const OverlapTimeline tl = overlap_timeline({1048576, 4194304}, {k * (700e-6 + 7e-9 * 1048576), k * (700e-6 + 7e-9 * 4194304)}, alone, 0.5);
+  const OverlapTimeline tl =
+      overlap_timeline({1048576, 4194304}, {k * (700e-6 + 7e-9 * 1048576), k * (700e-6 + 7e-9 * 4194304)}, alone, 0.5);
   EXPECT_REL(point(p, 2, 8, CostModel::ring).step_s, 0.055 + tl.span_s());
   EXPECT_REL(point(p, 2, 8, CostModel::ring).backward_s, tl.backward_end_s);
   // The same files measured on GPUs: nothing is shared (the collective runs on the GPU).

@@ -255,7 +255,8 @@ OverlapTimeline overlap_timeline(const std::vector<double>& bucket_bytes, const 
     throw std::invalid_argument("overlap_timeline: bucket sizes and times differ in length");
   if (!(cpu_share >= 0 && cpu_share <= 1))
     throw std::invalid_argument("overlap_timeline: the CPU share must lie in [0, 1]");
-  if (!(backward_s >= 0) || std::any_of(bucket_times_s.begin(), bucket_times_s.end(), [](double t) { return !(t >= 0); }))
+  if (!(backward_s >= 0) ||
+      std::any_of(bucket_times_s.begin(), bucket_times_s.end(), [](double t) { return !(t >= 0); }))
     throw std::invalid_argument("overlap_timeline: a negative or undefined time");
   const size_t n = bucket_bytes.size();
   double total = 0;
@@ -843,14 +844,29 @@ std::vector<Table> prediction_tables(const Prediction& p) {
       any_backtest = any_backtest || pt.backtest_error.has_value();
       any_measured_here = any_measured_here || pt.comm_measured_here;
       const auto shown = [&pt](double v) { return pt.withheld ? Value() : Value(v); };
-      t.rows.push_back({static_cast<long long>(pt.world_size), static_cast<long long>(pt.nodes),
-                        link_level_name(pt.level) + (pt.level_substituted ? "*" : ""), cost_model_name(pt.model),
-                        std::string(pt.world_size == 1 ? "-" : pt.comm_measured_here ? "comm here" : "fit"),
+      t.rows.push_back({static_cast<long long>(pt.world_size),
+                        static_cast<long long>(pt.nodes),
+                        link_level_name(pt.level) + (pt.level_substituted ? "*" : ""),
+                        cost_model_name(pt.model),
+                        std::string(pt.world_size == 1      ? "-"
+                                    : pt.comm_measured_here ? "comm here"
+                                                            : "fit"),
                         shown(pt.comm_s),
-                        shown(pt.exposed_s), shown(pt.step_s), pt.withheld ? Value() : opt(pt.efficiency),
-                        opt(pt.measured_step_s), opt(pt.error), opt(pt.measured_comm_s), opt(pt.measured_exposed_s),
-                        opt(pt.measured_efficiency), opt(pt.backtest_error), range, pt.ab.alpha_s,
-                        pt.ab.beta_s_per_byte, pt.cpu_share, shown(pt.backward_s), opt(pt.measured_backward_s)});
+                        shown(pt.exposed_s),
+                        shown(pt.step_s),
+                        pt.withheld ? Value() : opt(pt.efficiency),
+                        opt(pt.measured_step_s),
+                        opt(pt.error),
+                        opt(pt.measured_comm_s),
+                        opt(pt.measured_exposed_s),
+                        opt(pt.measured_efficiency),
+                        opt(pt.backtest_error),
+                        range,
+                        pt.ab.alpha_s,
+                        pt.ab.beta_s_per_byte,
+                        pt.cpu_share,
+                        shown(pt.backward_s),
+                        opt(pt.measured_backward_s)});
       any_shared = any_shared || pt.cpu_share > 0;
     }
     double total = 0;
@@ -859,17 +875,17 @@ std::vector<Table> prediction_tables(const Prediction& p) {
         fmt::format("{}: p50 {:.4g} s, exposed comm {:.4g} s (breakdown, mean over ranks): step "
                     "without exposed comm {:.4g} s; {} bucket(s), {:.4g} MB on the wire per step ({})",
                     b.source, b.step_p50_s, b.exposed_comm_s, b.fixed_s, b.bucket_bytes.size(), total / 1e6, b.dtype));
-    t.notes.push_back(
-        fmt::format("step = {}; exposed: the buckets' allreduces in Reducer order, "
-                    "bucket i ready after its share of {:.4g} s of backward compute{}",
-                    any_shared ? fmt::format("{:.4g} s without the backward + the backward beside the allreduces + exposed",
-                                         b.fixed_s - b.hideable_s)
-                           : fmt::format("{:.4g} s + exposed", b.fixed_s),
-                    b.hideable_s,
-                    b.grad_accum > 1 ? fmt::format(" (1/{} of the breakdown's: the synchronised "
-                                                   "micro-step)",
-                                                   b.grad_accum)
-                                     : ""));
+    t.notes.push_back(fmt::format(
+        "step = {}; exposed: the buckets' allreduces in Reducer order, "
+        "bucket i ready after its share of {:.4g} s of backward compute{}",
+        any_shared ? fmt::format("{:.4g} s without the backward + the backward beside the allreduces + exposed",
+                                 b.fixed_s - b.hideable_s)
+                   : fmt::format("{:.4g} s + exposed", b.fixed_s),
+        b.hideable_s,
+        b.grad_accum > 1 ? fmt::format(" (1/{} of the breakdown's: the synchronised "
+                                       "micro-step)",
+                                       b.grad_accum)
+                         : ""));
     if (b.baseline_per_gpu_ex_s)
       t.notes.push_back(
           fmt::format("efficiency = per-rank ex/s / per-rank ex/s of the {} row ({:.4g} ex/s), as in "

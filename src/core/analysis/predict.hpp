@@ -226,8 +226,8 @@ struct PredictedPoint {
   /// φ of overlap_timeline: the fit's cpu_cores / the base's, at most 1; 0 on GPU rows and
   /// where either is unmeasured.
   double cpu_share = 0;
-  double backward_s = 0;             ///< the synchronised micro-step's backward, sharing the CPU with the allreduces
-  double exposed_s = 0;              ///< overlap_timeline(...).exposed_s()
+  double backward_s = 0;  ///< the synchronised micro-step's backward, sharing the CPU with the allreduces
+  double exposed_s = 0;   ///< overlap_timeline(...).exposed_s()
   /// The base's step with its own backward and exposed communication replaced by this size's
   /// overlap_timeline span: fixed_s + exposed_s when cpu_share is 0.
   double step_s = 0;
@@ -236,7 +236,7 @@ struct PredictedPoint {
   std::optional<double> measured_step_s;     ///< its p50
   std::optional<double> measured_comm_s;     ///< its breakdown's backward_comm_s
   std::optional<double> measured_exposed_s;  ///< its breakdown's exposed_comm_s
-  std::optional<double> measured_backward_s; ///< its breakdown's backward_compute_s / grad_accum
+  std::optional<double> measured_backward_s;  ///< its breakdown's backward_compute_s / grad_accum
   std::optional<double> measured_efficiency;
   std::optional<double> error;  ///< (step_s − measured_step_s) / measured_step_s
   /// The backtest of the base row: max |error| over its predictions of every measured world
