@@ -9,7 +9,9 @@
 #   scripts/check-torch2.sh build      # root, build only (any compile or link error fails)
 #   scripts/check-torch2.sh sim OUT.json  # root, the control-plane simulation against torch 2.6's
 #                                          # TCPStore (libuv), N = DDPBENCH_SIM_RANKS (default
-#                                          # 64,256,1024,4096), its JSON copied to OUT.json
+#                                          # 64,256,1024,4096), ranks 1..N-1 in
+#                                          # DDPBENCH_SIM_PROCS processes (default 1), its
+#                                          # JSON copied to OUT.json
 #
 # The root comes from scripts/torch2-root.sh (made once, about 5 minutes; cached). The build
 # tree and its ccache live inside the root, so a later check recompiles only what changed.
@@ -78,7 +80,7 @@ if [ "$what" = sim ]; then
     || { tail -30 "$root/$build.ninja.log"; echo "check-torch2: control_plane_sim did not build"; exit 1; }
   rm -rf "$root/tmp/cps" && mkdir -p "$root/tmp/cps"
   in_root "$build/tests/control_plane_sim" --ranks "${DDPBENCH_SIM_RANKS:-64,256,1024,4096}" --out /tmp/cps \
-    --json /tmp/cps/control_plane.json
+    --json /tmp/cps/control_plane.json --rank-procs "${DDPBENCH_SIM_PROCS:-1}"
   exit 0
 fi
 if ! net="unshare --net" in_root ninja -C "$build" -k 0 >"$root/$build.ninja.log" 2>&1; then

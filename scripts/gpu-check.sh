@@ -21,6 +21,9 @@
 #   maxbs    find-max-bs for resnet152 and vit_b_16 in bf16
 #   compare  ddpbench against Python DDP on the same torch (scripts/compare-python-ddp.sh): the
 #            ratio ddpbench / Python of the p50 step per configuration goes into SUMMARY.md
+#   controlplane  not part of "all" (it needs no GPU, only the wheel's TCPStore, which is built
+#            with libuv where Debian's is not): the control-plane simulation of 1,024 and 4,096
+#            ranks (tests/sim/control_plane_sim.cpp; docs/results/control_plane_simulation.md)
 # --only selects paths by name (after a fix, rerun what failed); --list prints every name.
 # Sized for one 9-minute call on one H100 or H200 from a bare machine (no ccache), the build
 # included: the paths run short series (they prove the path; they are not the performance record).
@@ -32,14 +35,14 @@
 # scripts/fetch-deps.sh .deps (GitHub) or scripts/deps-from-debian.sh .deps (Debian's mirror),
 # and carry .deps with the tree. A tree without .git can be told its commit: DDPBENCH_GIT_SHA=<sha>.
 set -uo pipefail
-usage="usage: scripts/gpu-check.sh OUTDIR [build|runs|paths|maxbs|compare|all] [--only NAME[,NAME...]] [--list]"
+usage="usage: scripts/gpu-check.sh OUTDIR [build|runs|paths|maxbs|compare|controlplane|all] [--only NAME[,NAME...]] [--list]"
 out=""; step=all; only=""; list=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --only) only=${2:?$usage}; shift 2 ;;
     --only=*) only=${1#--only=}; shift ;;
     --list) list=1; shift ;;
-    build|runs|paths|maxbs|compare|all) [ -n "$out" ] || { echo "$usage" >&2; exit 2; }; step=$1; shift ;;
+    build|runs|paths|maxbs|compare|controlplane|all) [ -n "$out" ] || { echo "$usage" >&2; exit 2; }; step=$1; shift ;;
     -*) echo "gpu-check: unknown option '$1'; $usage" >&2; exit 2 ;;
     *) [ -z "$out" ] || { echo "gpu-check: unknown step '$1'; $usage" >&2; exit 2; }; out=$1; shift ;;
   esac
@@ -138,6 +141,9 @@ path compare compare_resnet50_fp32_b32 90 env PYTHON=python3 TORCHRUN=torchrun W
   MODEL=resnet50 BATCH=32 IMAGE=224 PRECISION=fp32 ITERS=30 scripts/compare-python-ddp.sh 1
 path compare compare_resnet50_bf16_b256 90 env PYTHON=python3 TORCHRUN=torchrun WORLD=1 DDPBENCH=$bin \
   MODEL=resnet50 BATCH=256 IMAGE=224 PRECISION=bf16 ITERS=30 scripts/compare-python-ddp.sh 1
+# The control plane against the wheel's TCPStore server (libuv): each size in a fresh process.
+path controlplane control_plane_sim 200 build-gpu/tests/control_plane_sim --ranks 1024,4096 --out "$out/cps" \
+  --json "$(J control_plane_sim)"
 
 if [ "$list" = 1 ]; then
   for i in "${!names[@]}"; do printf '%-8s %s\n' "${steps[$i]}" "${names[$i]}"; done
@@ -224,11 +230,13 @@ deps=()
 # GPU_CHECK_CMAKE_ARGS: more configure options, last (the script's own test on a machine without
 # a GPU passes -DDDPBENCH_REQUIRE_GPU_PATHS=OFF).
 read -r -a extra <<<"${GPU_CHECK_CMAKE_ARGS:-}"
-printf -- '- `build`: `cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=%s %s -DDDPBENCH_REQUIRE_GPU_PATHS=ON %s && ninja -C build-gpu ddpbench ddpbench_engine_tests ddpbench_data_parallel_tests link_order_probe`\n' \
-  "$prefix" "${deps[*]}" "${extra[*]}" >>"$out/COMMANDS.md"
+targets=(ddpbench ddpbench_engine_tests ddpbench_data_parallel_tests link_order_probe)
+[ "$step" = controlplane ] || [[ ",$only," == *",control_plane_sim,"* ]] && targets+=(control_plane_sim)
+printf -- '- `build`: `cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=%s %s -DDDPBENCH_REQUIRE_GPU_PATHS=ON %s && ninja -C build-gpu %s`\n' \
+  "$prefix" "${deps[*]}" "${extra[*]}" "${targets[*]}" >>"$out/COMMANDS.md"
 build_rc=0
 { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" "${deps[@]}" \
-    -DDDPBENCH_REQUIRE_GPU_PATHS=ON "${extra[@]}" && ninja -C build-gpu ddpbench ddpbench_engine_tests ddpbench_data_parallel_tests link_order_probe; } \
+    -DDDPBENCH_REQUIRE_GPU_PATHS=ON "${extra[@]}" && ninja -C build-gpu "${targets[@]}"; } \
   >"$out/build.txt" 2>&1 || build_rc=$?
 grep -E "ddpbench: " "$out/build.txt" | head -8
 if [ "$build_rc" -ne 0 ]; then
@@ -241,7 +249,8 @@ fi
 for i in "${!names[@]}"; do
   name=${names[$i]}
   if [ -n "$only" ]; then [[ ",$only," == *",$name,"* ]] || continue
-  elif [ "$step" != all ] && [ "$step" != "${steps[$i]}" ]; then continue; fi
+  elif [ "$step" != all ] && [ "$step" != "${steps[$i]}" ]; then continue
+  elif [ "$step" = all ] && [ "${steps[$i]}" = controlplane ]; then continue; fi
   eval "cmd=(${cmds[$i]})"
   printf -- '- `%s`: `%s`\n' "$name" "${cmd[*]}" | sed "s|$out/|OUTDIR/|g" >>"$out/COMMANDS.md"
   if [ "$build_rc" -ne 0 ]; then line FAIL "$name" - 0 "not run: the build failed"; continue; fi

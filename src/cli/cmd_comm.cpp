@@ -317,8 +317,8 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
     rf.config["backend"] = f.backend;
     rf.config["device"] = f.device;
     if (f.min_busbw_opt->count()) rf.config["min_busbw_gbps"] = f.min_busbw;
-    rf.environment = environment_json(
-        job_environment_facts(li, join.job_id, backend, use_cuda, threads, rv.placements, env, node_envs));
+    rf.environment = environment_json(job_environment_facts(li, join.job_id, backend, use_cuda, threads, rv.placements,
+                                                            env, node_envs, rv.store_server));
     print_header(rf, rv.placements);
     if (cfg.pairs) {
       std::string names;

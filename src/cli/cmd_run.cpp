@@ -484,8 +484,8 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     rf = new_result_file("run", argv, planned_rows(cfg));
     rf.config = cfg_json;
     rf.config["defaults_note"] = note;
-    EnvironmentFacts facts =
-        job_environment_facts(li, join.job_id, backend, use_cuda, threads, senv.placements, env, node_envs);
+    EnvironmentFacts facts = job_environment_facts(li, join.job_id, backend, use_cuda, threads, senv.placements, env,
+                                                   node_envs, rv.store_server);
     facts.math = math_json(math);
     facts.malloc_tuning = malloc_info;
     rf.environment = environment_json(facts);

@@ -519,6 +519,10 @@ template <typename O, typename = void>
 struct has_use_libuv : std::false_type {};
 template <typename O>
 struct has_use_libuv<O, std::void_t<decltype(std::declval<O&>().useLibUV)>> : std::true_type {};
+template <typename S, typename = void>
+struct has_is_libuv_backend : std::false_type {};
+template <typename S>
+struct has_is_libuv_backend<S, std::void_t<decltype(std::declval<const S&>().isLibUvBackend())>> : std::true_type {};
 }  // namespace detail
 
 /// A c10d::TCPStore (client, or server when opts.isServer) with the linked torch's server
@@ -544,6 +548,20 @@ c10::intrusive_ptr<c10d::Store> make_tcp_store(const std::string& host, O opts) 
     }
   }
   return c10::make_intrusive<c10d::TCPStore>(host, opts);
+}
+
+/// The backend of the TCPStore server that `store` (made by make_tcp_store with isServer)
+/// runs: "libuv" (TCPStoreLibUvBackend.cpp, an epoll event loop: each request costs the same
+/// at any number of connections) or "poll" (the classic TCPStoreMasterDaemon of
+/// TCPStoreBackend.cpp, which calls poll() over every open connection at each wake-up: a
+/// request costs O(connections), the ranks' requests O(N^2) together). torch 1.13 has only
+/// the classic one. "" when `store` is not a c10d::TCPStore.
+template <typename S = c10d::TCPStore>
+std::string tcp_store_server_backend(const c10::intrusive_ptr<c10d::Store>& store) {
+  const auto* tcp = dynamic_cast<const S*>(store.get());
+  if (!tcp) return "";
+  if constexpr (detail::has_is_libuv_backend<S>::value) return tcp->isLibUvBackend() ? "libuv" : "poll";
+  return "poll";
 }
 
 }  // namespace ddpbench::compat

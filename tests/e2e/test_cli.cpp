@@ -342,6 +342,33 @@ TEST(Cli, RunCommAndFindMaxBsWriteTheSameEnvironmentKeys) {
   EXPECT_EQ(comm.environment.at("nodes").size(), 1u);
 }
 
+// Rank 0 records which TCPStore server it ran: the oracle is Python's TCPStore of the same
+// torch asked for libuv (torch 2.4+ reports libuvBackend; a torch built without libuv refuses
+// it; torch 1.13 has no such option and only the classic poll() server).
+TEST(Cli, RendezvousRecordsTheStoreServerPythonRuns) {
+  if (::access("/usr/bin/python3", X_OK) != 0 ||
+      std::system("/usr/bin/python3 -c 'import torch.distributed' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "python3-torch not installed (apt-get install python3-torch)";
+  TempDir d;
+  const auto script = (d.path / "store.py").string(), json = (d.path / "comm.json").string();
+  std::ofstream(script) << R"(import torch.distributed as d
+try:
+    s = d.TCPStore("127.0.0.1", 0, 1, True, wait_for_workers=False, use_libuv=True)
+    print("libuv" if s.libuvBackend else "poll")
+except TypeError:  # torch 1.13: no use_libuv, the classic server only
+    print("poll")
+except RuntimeError as e:  # a torch built without libuv refuses it
+    print("poll" if "without libuv" in str(e) else "error: " + str(e))
+)";
+  const auto py = run("/usr/bin/python3 " + script);
+  ASSERT_EQ(py.code, 0) << py.err;
+  const std::string expected = py.out.substr(0, py.out.find('\n'));
+  ASSERT_TRUE(expected == "libuv" || expected == "poll") << py.out;
+  const auto c = run(kBin + " comm --nproc-per-node 2 --world-sizes 2 -b 1K -e 1K -w 0 -n 1 --json " + json);
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_EQ(read_result_file(json).environment.at("rendezvous").at("store_server"), expected);
+}
+
 TEST(Cli, TinyRunWithLocalSpawnerWritesJson) {
   const auto [o, f] = run_tiny("");
   expect_tiny_sweep(f, 2);

@@ -1,7 +1,10 @@
 // The control plane of a `ddpbench run` sweep measured with N thin ranks on one machine
 // (docs/results/control_plane_simulation.md): rank 0 is this process's main thread and serves
-// the real c10d::TCPStore; ranks 1..N-1 are threads of one forked process, each with its own
-// TCPStore client. Nodes of 8 ranks (host "node<i>", local ranks 0..7). No model is built.
+// the real c10d::TCPStore; ranks 1..N-1 are threads of one forked process (or of K, with
+// --rank-procs K), each with its own TCPStore client. Nodes of 8 ranks (host "node<i>", local
+// ranks 0..7). No model is built. Each phase records rank 0's wall time and its process's CPU
+// time: rank 0's own work and the store server's, the part a cluster's rank-0 host carries
+// (the other ranks' clients run on their own hosts there, here on the same 2 cores).
 //
 // Real (ddpbench's own code, unchanged): rendezvous(), gather_node_environments() on rank 0,
 // make_group_store(), GroupGate (the wait of ranks outside a group), gather_to_root() (its
@@ -18,10 +21,13 @@
 // host_environment() for every node, padded to 8 KiB.
 //
 // Usage: control_plane_sim [--ranks N[,N...]] [--json FILE] [--out DIR] [--check-linear A,B]
-//                          [--factor F]
+//                          [--factor F] [--rank-procs K]
 //   --ranks: sizes to simulate, each in a fresh process (default 64,256,1024,4096)
 //   --check-linear A,B: simulate A and B and exit 1 unless, per rank, B's store keys, store
 //     bytes in and out, and result-file bytes are within F (default 2) times A's.
+//   --rank-procs: run ranks 1..N-1 in K processes instead of one (whole nodes each where
+//     K <= nodes): threads of one process share its scheduler, memory map and allocator,
+//     which a cluster's ranks on their own hosts do not.
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -48,6 +54,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -106,6 +114,8 @@ double* g_data = nullptr;  // kMaxGroups x world x kMaxLen doubles
 int g_world = 0;
 
 int g_store_port = 0;
+int rank_procs = 1;          // processes the ranks 1..N-1 run in (--rank-procs)
+std::string g_store_server;  // rank 0's TCPStore server backend (Rendezvous::store_server)
 
 // Counts `bytes` moved on `fd` when it is a client socket of the store (its peer's port is the
 // store's); the answer is cached per descriptor (store sockets live until the end).
@@ -225,6 +235,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> sim_group(const c10::intrusive_ptr<c10d::
 
 struct Counters {
   double t = 0;             ///< s since the start
+  double cpu = 0;           ///< s of CPU time of this process (rank 0 and the store server), all threads
   long long sent = 0;       ///< bytes every rank's store client sent (requests)
   long long received = 0;   ///< bytes they received (answers)
   long long hwm_bytes = 0;  ///< peak resident memory of this process
@@ -246,6 +257,9 @@ Clock::time_point g_t0;
 Counters now(const c10::intrusive_ptr<c10d::Store>& store) {
   Counters c;
   c.t = std::chrono::duration<double>(Clock::now() - g_t0).count();
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  c.cpu = static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
   c.sent = static_cast<long long>(g_shared->store_sent.load());
   c.received = static_cast<long long>(g_shared->store_received.load());
   c.hwm_bytes = proc_field("/proc/self/status", "VmHWM:") * 1024;
@@ -255,6 +269,7 @@ Counters now(const c10::intrusive_ptr<c10d::Store>& store) {
 
 nlohmann::json delta(const Counters& a, const Counters& b) {
   return {{"s", b.t - a.t},
+          {"rank0_process_cpu_s", b.cpu - a.cpu},
           {"store_request_bytes", b.sent - a.sent},
           {"store_answer_bytes", b.received - a.received},
           {"keys", b.keys},
@@ -327,6 +342,7 @@ RankResult run_rank(int r, int world, int port, const std::string& json_path) {
   const auto store = rv.store;
   Counters c1 = root ? now(store) : Counters{};
   if (root) out.phases["rendezvous"] = delta(c0, c1);
+  if (root) g_store_server = rv.store_server;
   if (root && c1.sent == 0)
     throw std::runtime_error("no store traffic was counted: libtorch did not bind to this executable's send/recv");
 
@@ -342,7 +358,8 @@ RankResult run_rank(int r, int world, int port, const std::string& json_path) {
   }
   if (root) {
     nodes = gather_node_environments(store, li, current_env(), rv.placements, kTimeout, rv.prefix);
-    (void)job_environment_facts(li, join.job_id, BackendKind::kNccl, true, 1, rv.placements, current_env(), nodes);
+    (void)job_environment_facts(li, join.job_id, BackendKind::kNccl, true, 1, rv.placements, current_env(), nodes,
+                                rv.store_server);
   }
   Counters c2 = root ? now(store) : Counters{};
   if (root) {
@@ -370,8 +387,8 @@ RankResult run_rank(int r, int world, int port, const std::string& json_path) {
   ResultFile rf =
       new_result_file("run", {"ddpbench", "run", "--model", "resnet50"}, 1 + (int)env.cfg.world_sizes.size());
   if (root) {
-    rf.environment = environment_json(
-        job_environment_facts(li, join.job_id, BackendKind::kNccl, true, 1, rv.placements, current_env(), nodes));
+    rf.environment = environment_json(job_environment_facts(li, join.job_id, BackendKind::kNccl, true, 1, rv.placements,
+                                                            current_env(), nodes, rv.store_server));
   }
 
   // 3. The world group and the no-DDP baseline's gather of every rank's compute p50s.
@@ -505,21 +522,37 @@ int simulate(int world, const std::string& dir, const std::string& report) {
   g_store_port = port;
   const std::string json_path = fmt::format("{}/sim-{}.json", dir, world);
   std::remove(json_path.c_str());
-  const pid_t others = ::fork();
-  if (others == 0) {
-    std::vector<std::thread> ts;
-    std::atomic<int> failed{0};
-    for (int r = 1; r < world; ++r)
-      ts.emplace_back([&, r] {
-        try {
-          run_rank(r, world, port, "");
-        } catch (const std::exception& e) {
-          if (failed.fetch_add(1) == 0) std::cerr << "rank " << r << ": " << e.what() << "\n";
-        }
-      });
-    for (auto& t : ts) t.join();
-    std::cout.flush();
-    ::_exit(failed.load() ? 1 : 0);
+  // Ranks 1..N-1 in `procs` forked processes, whole nodes each where the count allows
+  // (process i runs the ranks [first(i), first(i+1))).
+  const int procs = std::max(1, std::min(rank_procs, world - 1));
+  const int nodes = (world + kRanksPerNode - 1) / kRanksPerNode;
+  auto first = [&](int i) {
+    if (i == 0) return 1;
+    if (i == procs) return world;
+    return procs <= nodes ? std::max(1, static_cast<int>(static_cast<long long>(nodes) * i / procs) * kRanksPerNode)
+                          : 1 + static_cast<int>(static_cast<long long>(world - 1) * i / procs);
+  };
+  std::vector<pid_t> others;
+  for (int i = 0; i < procs; ++i) {
+    const int lo = first(i), hi = first(i + 1);
+    if (lo >= hi) continue;
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      std::vector<std::thread> ts;
+      std::atomic<int> failed{0};
+      for (int r = lo; r < hi; ++r)
+        ts.emplace_back([&, r] {
+          try {
+            run_rank(r, world, port, "");
+          } catch (const std::exception& e) {
+            if (failed.fetch_add(1) == 0) std::cerr << "rank " << r << ": " << e.what() << "\n";
+          }
+        });
+      for (auto& t : ts) t.join();
+      std::cout.flush();
+      ::_exit(failed.load() ? 1 : 0);
+    }
+    others.push_back(pid);
   }
   g_t0 = Clock::now();
   RankResult res;
@@ -527,12 +560,16 @@ int simulate(int world, const std::string& dir, const std::string& report) {
     res = run_rank(0, world, port, json_path);
   } catch (const std::exception& e) {
     std::cerr << "rank 0: " << e.what() << "\n";
-    ::kill(others, SIGKILL);
-    ::waitpid(others, nullptr, 0);
+    for (pid_t pid : others) ::kill(pid, SIGKILL);
+    for (pid_t pid : others) ::waitpid(pid, nullptr, 0);
     return 1;
   }
   int status = 0;
-  ::waitpid(others, &status, 0);
+  for (pid_t pid : others) {
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) status = st ? st : 1;
+  }
   nlohmann::json j = {{"ranks", world},
                       {"ranks_per_node", kRanksPerNode},
                       {"phases", res.phases},
@@ -541,6 +578,8 @@ int simulate(int world, const std::string& dir, const std::string& report) {
                       {"telemetry_bytes_per_rank", g_telemetry.dump().size()},
                       {"node_env_bytes_per_node", g_node_env.dump().size()},
                       {"stats_payload_doubles", synthetic_stats(0).pack().size()},
+                      {"rank_processes", static_cast<int>(others.size())},
+                      {"store_server", g_store_server},
                       {"others_exit", WIFEXITED(status) ? WEXITSTATUS(status) : -1}};
   std::ofstream(report) << j.dump(1) << "\n";
   release_stores();
@@ -566,13 +605,14 @@ double mib(double b) { return b / (1024.0 * 1024.0); }
 
 std::string table(const std::vector<nlohmann::json>& runs) {
   std::ostringstream o;
-  o << "| N | phase | s | store request bytes | store answer bytes | keys after | rank-0 peak RSS MiB |\n"
-       "|---:|---|---:|---:|---:|---:|---:|\n";
+  o << "| N | phase | s | rank-0 process CPU s | store request bytes | store answer bytes | keys after | rank-0 peak "
+       "RSS MiB |\n|---:|---|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& j : runs) {
     for (const char* p : {"rendezvous", "node_environments", "world_group_and_baseline_gather", "rows", "stragglers",
                           "result_commit", "finish_barrier", "total"}) {
       const auto& d = j["phases"][p];
-      o << fmt::format("| {} | {} | {:.3f} | {} | {} | {} | {:.0f} |\n", j["ranks"].get<int>(), p, d["s"].get<double>(),
+      o << fmt::format("| {} | {} | {:.3f} | {:.3f} | {} | {} | {} | {:.0f} |\n", j["ranks"].get<int>(), p,
+                       d["s"].get<double>(), d["rank0_process_cpu_s"].get<double>(),
                        d["store_request_bytes"].get<long long>(), d["store_answer_bytes"].get<long long>(),
                        d["keys"].get<long long>(), mib(d["peak_rss_bytes"].get<double>()));
     }
@@ -640,13 +680,16 @@ int main(int argc, char** argv) {
     else if (a == "--out") dir = v, ++i;
     else if (a == "--check-linear") check = ints(v), ++i;
     else if (a == "--factor") factor = std::stod(v), ++i;
+    else if (a == "--rank-procs") rank_procs = std::stoi(v), ++i;
     else {
       std::cerr << "usage: control_plane_sim [--ranks N,...] [--json FILE] [--out DIR] [--check-linear A,B] "
-                   "[--factor F]\n";
+                   "[--factor F] [--rank-procs K]\n";
       return 2;
     }
   }
   if (!check.empty()) sizes = check;
+  std::error_code made;
+  std::filesystem::create_directories(dir, made);  // --out: the result files' folder
   compat::quiet_torch_logs();
   // The payloads, made before any rank starts.
   {

@@ -40,8 +40,8 @@ namespace ddpbench {
 /// target leaves out epoch and wall_s when the target was not reached, and value with no
 /// target (were null); 1.14: per row group and launch; 1.15: per rank and per row `metrics`,
 /// the per-rank metrics of core/result/row_metrics by key (a new key there is no schema change);
-/// 1.16: comm_results[].cpu_cores.
-inline constexpr const char* kSchemaVersion = "1.16.0";
+/// 1.16: comm_results[].cpu_cores; 1.17: environment.rendezvous.store_server.
+inline constexpr const char* kSchemaVersion = "1.17.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's step times of one row, summarised (seconds per measured iteration).

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iostream>
 #include <random>
 #include <thread>
 
@@ -75,6 +76,8 @@ std::vector<RankPlacement> read_placements(const LaunchInfo& li, const c10::intr
 }
 
 const char* const kRefusedCount = "ddpbench/refused";
+// From this many ranks on, rank 0 says when its store server is the classic poll() one.
+constexpr int kPollServerNoteRanks = 1024;
 std::string refused_key(int rank) { return fmt::format("ddpbench/refused/{}", rank); }
 
 // Leaves `line` for rank 0 (tell_rank0_refused); never throws.
@@ -172,6 +175,14 @@ Rendezvous rendezvous(const LaunchInfo& li, const JoinRequest& me, std::chrono::
     }
   }
   const std::string tag = "ddpbench/";
+  const std::string store_server = serves ? compat::tcp_store_server_backend(raw) : "";
+  if (store_server == "poll" && li.world_size >= kPollServerNoteRanks)
+    std::cerr << fmt::format(
+        "ddpbench: note: rank 0 serves the store with PyTorch's classic TCPStore server (this torch has no libuv, or "
+        "USE_LIBUV=0), which polls every connection at each request: its work grows with the square of the ranks "
+        "(12 to 15 times the CPU for 4 times the ranks at 1,024 to 4,096 in ddpbench's simulation); a torch with "
+        "libuv (PyTorch's pip wheels since 2.4) serves {} ranks with an event loop\n",
+        li.world_size);
 
   // 1. The job record, published by rank 0.
   nlohmann::json job;
@@ -239,6 +250,7 @@ Rendezvous rendezvous(const LaunchInfo& li, const JoinRequest& me, std::chrono::
   Rendezvous out;
   out.store = store;
   out.token = token;
+  out.store_server = store_server;
   if (li.rank != 0) return out;
 
   // Rank 0 waits for everyone (its own store: these calls are answered in-process), and

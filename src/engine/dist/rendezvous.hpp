@@ -29,6 +29,9 @@ struct Rendezvous {
   std::string prefix;  ///< "ddpbench/<token>": the store's key prefix (StoreEndpoint::prefix)
   /// Rank 0: every rank's placement in rank order (about 200 bytes each); others: empty.
   std::vector<RankPlacement> placements;
+  /// Rank 0 when it serves the store: its server's backend, "libuv" or "poll"
+  /// (compat::tcp_store_server_backend); "" on other ranks and under torchrun's agent store.
+  std::string store_server;
 };
 
 /// Connects to (rank 0: serves) the TCPStore at li.master_addr:li.master_port and joins

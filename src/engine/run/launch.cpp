@@ -249,7 +249,8 @@ void finish_barrier(const c10::intrusive_ptr<c10d::Store>& store, const LaunchIn
 
 EnvironmentFacts job_environment_facts(const LaunchInfo& li, const std::string& job_id, BackendKind backend, bool cuda,
                                        int threads_per_rank, const std::vector<RankPlacement>& placements,
-                                       const EnvMap& env, const NodeEnvironments& nodes) {
+                                       const EnvMap& env, const NodeEnvironments& nodes,
+                                       const std::string& store_server) {
   EnvironmentFacts facts;
   facts.backend = backend_name(backend);
   facts.cuda = cuda;
@@ -258,6 +259,7 @@ EnvironmentFacts job_environment_facts(const LaunchInfo& li, const std::string& 
                       {"master_port", li.master_port},
                       {"agent_store", li.use_agent_store},
                       {"job_id", job_id}};
+  if (!store_server.empty()) facts.rendezvous["store_server"] = store_server;
   facts.world_size = li.world_size;
   facts.threads_per_rank = threads_per_rank;
   facts.placements = placements;

@@ -130,10 +130,12 @@ NodeEnvironments gather_node_environments(const c10::intrusive_ptr<c10d::Store>&
 /// device type, launcher, rendezvous (`job_id`: JoinRequest::job_id), world size, intra-op
 /// threads per rank, the placements, the Slurm job, the launch variables of `env` and every
 /// host's environment. A command adds what only it
-/// knows (math, malloc tuning).
+/// knows (math, malloc tuning). `store_server`: Rendezvous::store_server, recorded under
+/// rendezvous.store_server when not empty.
 EnvironmentFacts job_environment_facts(const LaunchInfo& li, const std::string& job_id, BackendKind backend, bool cuda,
                                        int threads_per_rank, const std::vector<RankPlacement>& placements,
-                                       const EnvMap& env, const NodeEnvironments& nodes);
+                                       const EnvMap& env, const NodeEnvironments& nodes,
+                                       const std::string& store_server = "");
 
 /// Writes `rf` (complete = false) to PATH.partial of `json_path` ("": nothing) through the one
 /// writer, under the phase "writing PATH.partial", so a failed write (a full disk) is named as
