@@ -8,7 +8,8 @@
 #   scripts/check-torch2.sh            # root (cached), build, tests
 #   scripts/check-torch2.sh build      # root, build only (any compile or link error fails)
 #   scripts/check-torch2.sh sim OUT.json  # root, the control-plane simulation against torch 2.6's
-#                                          # TCPStore (libuv), N = DDPBENCH_SIM_RANKS (default
+#                                          # TCPStore (Debian 13 builds it without libuv: the classic
+#                                          # poll() server), N = DDPBENCH_SIM_RANKS (default
 #                                          # 64,256,1024,4096), ranks 1..N-1 in
 #                                          # DDPBENCH_SIM_PROCS processes (default 1), its
 #                                          # JSON copied to OUT.json
