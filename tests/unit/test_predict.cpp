@@ -511,6 +511,26 @@ TEST(Predict, GlooOnCpuSharesTheCoresWithTheBackward) {
   EXPECT_THAT(render_prediction(p, TableFormat::text), HasSubstr("CPU shared (ring)"));
 }
 
+// The budget counts the no-DDP baseline's cores (the step alone, nothing to wait for): a file
+// whose DDP rows read fewer cores, waiting on the network, without a 1-rank DDP row, divides by it.
+TEST(Predict, CpuBudgetIncludesTheNoDdpBaseline) {
+  NamedResult run = fixture("predict_run.json");
+  NamedResult comm = fixture("predict_comm.json");
+  for (auto& r : run.file.results) r.metrics["cpu_cores"] = r.ddp ? 0.5 : 0.8;
+  for (auto& c : comm.file.comm_results) c.cpu_cores = 0.25;
+  PredictOptions o;
+  o.world_sizes = {8};
+  o.models = {CostModel::ring};
+  const Prediction p = build_prediction({run}, {comm}, o);
+  ASSERT_EQ(p.rows.at(0).base.world_size, 2);
+  EXPECT_REL(*p.rows.at(0).base.cpu_cores, 0.8);
+  EXPECT_REL(point(p, 2, 2, CostModel::ring).cpu_share, 0.25 / 0.8);
+  // A baseline of another configuration (another batch) is not this series' budget.
+  for (auto& r : run.file.results)
+    if (!r.ddp) r.batch_per_rank *= 2;
+  EXPECT_REL(*build_prediction({run}, {comm}, o).rows.at(0).base.cpu_cores, 0.5);
+}
+
 TEST(Predict, BadInputIsOneLineNamingTheFix) {
   const NamedResult run = fixture("predict_run.json"), comm = fixture("predict_comm.json");
   EXPECT_THAT(usage_error([&] { build_prediction({run}, {}, {}); }), HasSubstr("pass --comm FILE"));

@@ -532,12 +532,22 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
     for (const auto& [p, m] : measured) sizes.insert(p);
     // On a CPU row the collective runs on the cores the backward runs on (Gloo on CPU tensors):
     // their budget is the most cores a row of the series on at most the base's ranks kept busy
-    // (a rank waiting on the network reads fewer than its budget).
-    if (!on_gpu(nf->file))
-      for (const auto& [p, m] : measured)
-        if (const auto cores = find_row_metric("cpu_cores")->of(*m.row);
-            p <= b.world_size && cores && *cores > 0 && *cores > b.cpu_cores.value_or(0))
+    // (a rank waiting on the network reads fewer than its budget), the no-DDP baseline's among
+    // them (the step alone, with nothing to wait for: a 2-rank base without a 1-rank DDP row
+    // would otherwise divide by its own, lower, cores).
+    if (!on_gpu(nf->file)) {
+      const RowMetric* cores_metric = find_row_metric("cpu_cores");
+      auto take = [&](const BenchResult& q) {
+        if (const auto cores = cores_metric->of(q); cores && *cores > 0 && *cores > b.cpu_cores.value_or(0))
           b.cpu_cores = cores;
+      };
+      for (const auto& [p, m] : measured)
+        if (p <= b.world_size) take(*m.row);
+      const FieldSet compute_fields = series_fields() & ~ddp_only_fields() & ~fields({ConfigField::ddp});
+      for (const auto& f : runs)
+        for (const auto& q : f.file.results)
+          if (!q.ddp && q.world_size <= b.world_size && same_on(ConfigKey::of(f.file, q), key, compute_fields)) take(q);
+    }
 
     // The allreduce fit for `p` ranks on `nodes` nodes under `model`, usable ones only: wanted
     // level first; the fit of `p` itself (comm measured at that size), then the pooled one,
@@ -903,7 +913,8 @@ std::vector<Table> prediction_tables(const Prediction& p) {
       for (const auto& [model, alone] : rp.backward_alone_s)
         t.notes.push_back(fmt::format(
             "CPU shared ({}): Gloo's allreduces run on this CPU row's cores (a budget of {:.3g} cores: the most a "
-            "row of the series on at most its ranks kept busy; {} in comm's allreduce); while both run the "
+            "row of the series on at most its ranks kept busy, the no-DDP baseline's included; {} in comm's "
+            "allreduce); while both run the "
             "allreduce gets min(share, 1/2) of them and the backward the rest (share = comm's cores / the budget, "
             "column cpu_share of the JSON), so the backward, {:.4g} s alone, stretches with the allreduce time",
             cost_model_name(model), b.cpu_cores.value_or(0), fit_cores_text(p.fits, model), alone));

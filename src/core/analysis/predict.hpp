@@ -205,8 +205,9 @@ struct BaseRow {
   double fixed_s = 0;     ///< step_p50_s − exposed_comm_s: the step without exposed communication
   /// On a CPU row, the budget the backward and Gloo's allreduces share: the most cores
   /// (run's per-rank metric cpu_cores, mean over ranks) a DDP row of this series on at most
-  /// the base's ranks kept busy, the base's own included (a rank waiting on the network reads
-  /// fewer cores than its budget); nullopt on GPUs and in files without the metric.
+  /// the base's ranks kept busy, the base's own included, or the series' no-DDP baseline
+  /// (the step alone: a rank waiting on the network reads fewer cores than its budget);
+  /// nullopt on GPUs and in files without the metric.
   std::optional<double> cpu_cores;
   std::optional<double> baseline_per_gpu_ex_s;  ///< report's weak-scaling baseline (report_analysis.hpp WeakTable)
   std::string baseline;                         ///< its name ("1-rank DDP", "no-DDP", ...)
