@@ -171,6 +171,13 @@ TEST(Busbw, TableHasNcclTestsColumns) {
   CommResult unchecked = r;
   unchecked.wrong = -1;  // not checked: n/a beside a checked row (a column no row has is left out of text)
   EXPECT_NE(render_tables({comm_table("allreduce", {r, unchecked})}, TableFormat::text).find("n/a"), std::string::npos);
+  // The CPU cores the collective kept busy: shown where measured, left out where no row has them.
+  EXPECT_EQ(text.find("CPU cores"), std::string::npos) << text;
+  CommResult busy = r;
+  busy.cpu_cores = 0.75;
+  const std::string with = render_tables({comm_table("allreduce", {busy})}, TableFormat::text);
+  EXPECT_NE(with.find("CPU cores"), std::string::npos) << with;
+  EXPECT_NE(with.find("0.75"), std::string::npos) << with;
 }
 
 }  // namespace

@@ -185,6 +185,10 @@ Table comm_table(const std::string& title, const std::vector<CommResult>& rows) 
       // -1: not checked.
       {{"wrong", "#wrong", "elements", fmtcol::plain()},
        [](const CommResult& x) { return x.wrong < 0 ? Value() : Value(x.wrong); }},
+      // The CPU cores the ranks' processes kept busy (schema 1.16; absent in older files): on
+      // CPU ranks the share of their cores the collective takes, which predict uses.
+      {{"cpu_cores", "CPU cores", "cores", fmtcol::fixed(2)},
+       [](const CommResult& x) { return x.cpu_cores ? Value(*x.cpu_cores) : Value(); }},
       {{"time_us_max_over_ranks", "max time (us)", "us", fmtcol::fixed(2), /*in_text=*/false},
        [](const CommResult& x) { return Value(x.time_us_max_over_ranks); }},
   };

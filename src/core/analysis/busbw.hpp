@@ -89,7 +89,7 @@ void check_redop(const std::string& op);
 
 /// The nccl-tests table of one collective on one group: columns size (B), count (elements),
 /// type, redop, root, time (us), algbw (GB/s), busbw (GB/s), #wrong (text; "n/a" where
-/// CommResult::wrong < 0: not checked), plus
+/// CommResult::wrong < 0: not checked), CPU cores (CommResult::cpu_cores; "n/a" without), plus
 /// time_max_us (slowest rank; CSV/JSON only). `title` names the collective and group.
 Table comm_table(const std::string& title, const std::vector<CommResult>& rows);
 
