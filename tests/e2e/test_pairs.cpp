@@ -148,13 +148,15 @@ testutil::Outcome pairs_on_nodes(const Netns& ns, int nodes, const std::string& 
 // node3's link limited to 200 Mbit/s, the default --slow-fraction (0.7) and --confirm-runs
 // (3); five runs in a row, then five nodes once. Every run names node3 and nothing else: a
 // healthy pair slowed in the first pass is measured again alone and cleared, the limited
-// node's pairs stay slow (0.024 GB/s against about 1 GB/s). (With two busy loops added on
-// top, a rank starved of CPU measured slow even alone in some runs: then it is slow.)
+// node's pairs stay slow (0.024 GB/s against about 1 GB/s). A healthy pair still slow alone in
+// its allreduce only, p2p healthy both ways, is a note (allreduce_only_links), not a named link.
+// (With two busy loops added on top, a rank starved of CPU measured slow even alone in some
+// runs: then it is slow.)
 TEST(PairsNetns, OnlyTheLimitedNodeIsNamedUnderContention) {
   if (!testutil::netns_available())
     GTEST_SKIP() << "network namespaces are not available here (ip netns add refused: needs root or "
                     "CAP_SYS_ADMIN + CAP_NET_ADMIN, plus tc and unshare)";
-  int cleared = 0;
+  int cleared = 0, allreduce_only = 0, allreduce_only_before = 0;
   for (int run_i = 0; run_i < 6; ++run_i) {
     const int nodes = run_i < 5 ? 4 : 5, limited = nodes - 1;
     SCOPED_TRACE(fmt::format("run {} on {} nodes", run_i + 1, nodes));
@@ -180,15 +182,25 @@ TEST(PairsNetns, OnlyTheLimitedNodeIsNamedUnderContention) {
         ASSERT_TRUE(p.contains("alone")) << p.dump();
         EXPECT_EQ(p.at("alone").at("runs"), 3);
         EXPECT_LT(p.at("alone").at("allreduce_busbw_gbps").get<double>(), 1.5 * kRateGbps) << p.dump();
+      } else if (p.at("flag") == "slow") {
+        // Still slow alone, in the allreduce only, while p2p was healthy both ways: the reduction
+        // slowed by CPU contention (the other ctest jobs on these 2 cores). The rule makes it a
+        // note, never a named link or node (the assertions above).
+        EXPECT_EQ(p.at("slow"), nlohmann::json::array({"allreduce"})) << p.dump();
+        ASSERT_TRUE(p.contains("alone")) << p.dump();
+        for (const auto& v : p.at("alone").at("p2p_gbps")) EXPECT_GT(v.get<double>(), 3 * kRateGbps) << p.dump();
+        ++allreduce_only;
       } else {
-        EXPECT_NE(p.at("flag"), "slow") << p.dump();
         cleared += p.at("flag") == "cleared";
       }
     }
+    EXPECT_EQ(s.at("allreduce_only_links").size(), static_cast<size_t>(allreduce_only - allreduce_only_before));
+    allreduce_only_before = allreduce_only;
   }
   // How often the load made a healthy pair a suspect: printed, not asserted (it depends on
   // the machine's load).
-  std::cout << "healthy pairs slow in the first pass and cleared alone: " << cleared << "\n";
+  std::cout << "healthy pairs slow in the first pass and cleared alone: " << cleared
+            << "; slow alone in the allreduce only (a note): " << allreduce_only << "\n";
 }
 
 // One host, --pair-unit rank: every pair of 3 ranks once in 3 rounds (a bye each), every
