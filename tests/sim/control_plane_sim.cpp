@@ -25,8 +25,8 @@
 //   --ranks: sizes to simulate, each in a fresh process (default 64,256,1024,4096)
 //   --check-linear A,B: simulate A and B and exit 1 unless, per rank, B's store keys, store
 //     bytes in and out, and result-file bytes are within F (default 2) times A's.
-//   --rank-procs: run ranks 1..N-1 in K processes instead of one (whole nodes each where
-//     K <= nodes): threads of one process share its scheduler, memory map and allocator,
+//   --rank-procs: run ranks 1..N-1 in K processes instead of one (whole nodes each, K at most
+//     the nodes): threads of one process share its scheduler, memory map and allocator,
 //     which a cluster's ranks on their own hosts do not.
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -54,7 +54,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -68,6 +67,7 @@
 #include "core/result/per_rank_detail.hpp"
 #include "core/result/result.hpp"
 #include "core/stats/straggler.hpp"
+#include "core/telemetry/telemetry.hpp"
 #include "engine/bench/measure.hpp"
 #include "engine/bench/sweep.hpp"
 #include "engine/compat.hpp"
@@ -257,9 +257,7 @@ Clock::time_point g_t0;
 Counters now(const c10::intrusive_ptr<c10d::Store>& store) {
   Counters c;
   c.t = std::chrono::duration<double>(Clock::now() - g_t0).count();
-  timespec ts{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  c.cpu = static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  c.cpu = process_cpu_s();
   c.sent = static_cast<long long>(g_shared->store_sent.load());
   c.received = static_cast<long long>(g_shared->store_received.load());
   c.hwm_bytes = proc_field("/proc/self/status", "VmHWM:") * 1024;
@@ -522,15 +520,13 @@ int simulate(int world, const std::string& dir, const std::string& report) {
   g_store_port = port;
   const std::string json_path = fmt::format("{}/sim-{}.json", dir, world);
   std::remove(json_path.c_str());
-  // Ranks 1..N-1 in `procs` forked processes, whole nodes each where the count allows
-  // (process i runs the ranks [first(i), first(i+1))).
-  const int procs = std::max(1, std::min(rank_procs, world - 1));
+  // Ranks 1..N-1 in `procs` forked processes of whole nodes each (process i runs the ranks
+  // [first(i), first(i + 1))); at most one process per node.
   const int nodes = (world + kRanksPerNode - 1) / kRanksPerNode;
+  const int procs = std::max(1, std::min(rank_procs, nodes));
   auto first = [&](int i) {
-    if (i == 0) return 1;
     if (i == procs) return world;
-    return procs <= nodes ? std::max(1, static_cast<int>(static_cast<long long>(nodes) * i / procs) * kRanksPerNode)
-                          : 1 + static_cast<int>(static_cast<long long>(world - 1) * i / procs);
+    return std::max(1, static_cast<int>(static_cast<long long>(nodes) * i / procs) * kRanksPerNode);
   };
   std::vector<pid_t> others;
   for (int i = 0; i < procs; ++i) {

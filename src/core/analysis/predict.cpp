@@ -914,9 +914,9 @@ std::vector<Table> prediction_tables(const Prediction& p) {
         t.notes.push_back(fmt::format(
             "CPU shared ({}): Gloo's allreduces run on this CPU row's cores (a budget of {:.3g} cores: the most a "
             "row of the series on at most its ranks kept busy, the no-DDP baseline's included; {} in comm's "
-            "allreduce); while both run the "
-            "allreduce gets min(share, 1/2) of them and the backward the rest (share = comm's cores / the budget, "
-            "column cpu_share of the JSON), so the backward, {:.4g} s alone, stretches with the allreduce time",
+            "allreduce); while both run the allreduce gets min(share, 1/2) of them and the backward the rest "
+            "(share = comm's cores / the budget, column cpu_share of the JSON), so the backward, {:.4g} s alone, "
+            "stretches with the allreduce time",
             cost_model_name(model), b.cpu_cores.value_or(0), fit_cores_text(p.fits, model), alone));
     for (const auto& [model, why] : rp.uncalibrated)
       t.notes.push_back(fmt::format("uncalibrated ({}): {}; no unmeasured size is predicted from this row with it",

@@ -181,8 +181,8 @@ Rendezvous rendezvous(const LaunchInfo& li, const JoinRequest& me, std::chrono::
         "ddpbench: note: rank 0 serves the store with PyTorch's classic TCPStore server (this torch has no libuv, or "
         "USE_LIBUV=0), which polls every connection at each request: its work grows with the square of the ranks "
         "(rank 0's CPU in the rendezvous grew 13 to 16 times for 4 times the ranks, from 1,024 to 4,096, in ddpbench's "
-        "control-plane simulation); a torch with "
-        "libuv (PyTorch's pip wheels since 2.4) serves {} ranks with an event loop\n",
+        "control-plane simulation); a torch with libuv (PyTorch's pip wheels since 2.4) serves {} ranks with an "
+        "event loop\n",
         li.world_size);
 
   // 1. The job record, published by rank 0.
