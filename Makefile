@@ -5,7 +5,7 @@ CMAKE_ARGS ?=
 ARGS ?=
 
 FUZZ_BUILD ?= build-fuzz
-# Seconds of fuzzing per target (six targets in `make fuzz`).
+# Seconds of fuzzing per target (seven targets in `make fuzz`).
 FUZZ_SECONDS ?= 10
 CLANGXX ?= $(shell command -v clang++-14 || command -v clang++)
 
@@ -37,7 +37,7 @@ ctest: build
 # launcher-environment parsers, the IDX reader of --data and the bounded JSON reader's depth
 # and size limits; FUZZ_SECONDS each. New inputs go
 # to $(FUZZ_BUILD)/corpus/<target>, crashes fail the run.
-FUZZ_TARGETS := result_reader reference_reader launch_env idx_reader json_reader plan
+FUZZ_TARGETS := result_reader reference_reader launch_env idx_reader json_reader plan sanitize
 fuzz:
 	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_COMPILER=$(CLANGXX) \
 	  -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all" \

@@ -285,7 +285,7 @@ for i in "${!names[@]}"; do
     find "$out/profile" -name '*.json' -size +20M -delete 2>/dev/null
   fi
   if [[ "$name" == compare_* ]]; then
-    r=$(grep -o 'no-DDP [0-9.]*, DDP [0-9.]*' "$out/$name.txt" | tail -1)
+    r=$(grep -o 'no-DDP [0-9.]* \[[0-9.-]*\], DDP [0-9.]* \[[0-9.-]*\]' "$out/$name.txt" | tail -1)
     [ -n "$r" ] && ratios+=("- \`$name\`: ddpbench / Python DDP p50 ${r}")
   fi
   if [ "$rc" -eq "$want" ] && [ -z "$why" ]; then line PASS "$name" "$rc" "$secs"; else line FAIL "$name" "$rc" "$secs" "$why"; fi

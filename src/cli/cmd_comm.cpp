@@ -242,9 +242,14 @@ int run_pairs(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, c
     verdict = fmt::format(
         "pairs: FAIL: slow {} (below {:g} x the reference{})", list, cfg.slow_fraction,
         cfg.confirm_runs > 0 ? fmt::format(", confirmed alone in the best of {} runs", cfg.confirm_runs) : "");
+  } else if (plan.names.size() < kMinPairParticipants) {
+    // Two participants: a slow pair would name neither, so nothing is judged (validate's pairs
+    // step says the same).
+    verdict = fmt::format("pairs: not evaluated: {} participants; at least {} are needed to tell a slow node from "
+                          "its peer",
+                          plan.names.size(), kMinPairParticipants);
   } else {
-    verdict = fmt::format("pairs: PASS: no pair below {:g} x the reference{}", cfg.slow_fraction,
-                          plan.names.size() == 2 ? " (2 participants: nothing compared)" : "");
+    verdict = fmt::format("pairs: PASS: no pair below {:g} x the reference", cfg.slow_fraction);
   }
   rf.comm_pairs["verdict"] = verdict;
   print_line("");
@@ -496,7 +501,7 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
               check_backend_dtype(backend, cfg.dtype);  // every rank: each must refuse alone
             });
             if (check_only(env)) return kExitOk;
-            if (spawner) return spawn_ranks(env, li, world, argv, f->json_path);
+            if (spawner) return spawn_ranks(env, li, world, argv, cfg.timeout_s, f->json_path);
             return run_this_rank(li, env, cfg.timeout_s, "the buffers do not fit in memory",
                                  "use a smaller -e/--maxbytes",
                                  [&] { return run_rank(*f, cfg, li, env, use_cuda, backend, threads, argv); });

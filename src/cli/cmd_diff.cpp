@@ -27,11 +27,11 @@ class DiffUsage : public CLI::Formatter {
 
 Command add_diff_command(CLI::App& parent) {
   struct Flags {
-    std::string format = "table", match = "all", sentinel;
+    std::string format = "table", match, sentinel;
     double noise_floor_pct = 0;
     double fail_pct = 0;
-    bool wide = false;
-    CLI::Option *fail_opt = nullptr, *floor_opt = nullptr;
+    bool wide = false, all_fields = false;
+    CLI::Option *fail_opt = nullptr, *floor_opt = nullptr, *match_opt = nullptr;
   };
   auto f = std::make_shared<Flags>();
   auto* app = parent.add_subcommand(
@@ -56,21 +56,24 @@ Command add_diff_command(CLI::App& parent) {
                             "(default: lines of at most {} characters, the columns in parts that each start with "
                             "the row)",
                             kDiffTextWidth));
-  app->add_option("--match", f->match,
-                  fmt::format("Pair rows that agree on these configuration fields (comma list; others may differ and "
-                              "are shown): {} (default: all; when nothing pairs, the error names the shortest list "
-                              "that pairs the files' rows)",
-                              fmt::join(config_field_names(), ",")));
+  f->match_opt = app->add_option(
+      "--match", f->match,
+      fmt::format("Pair rows that agree on these configuration fields (comma list; others may differ and are shown): "
+                  "{}, or all (default: diff.py's rows, {}, plus what tells a side's rows apart)",
+                  fmt::join(config_field_names(), ","), match_list(diff_default_fields())));
+  app->add_flag("--all-fields", f->all_fields,
+                "List every value that differs between the files (job ids, paths, GPU UUIDs, git SHAs, the schema "
+                "version too); default: the measured settings only");
   f->floor_opt = app->add_option("--noise-floor", f->noise_floor_pct,
                                  "Launch-to-launch noise floor, % of the base time: with one launch per side the "
-                                 "interval is widened by it, so smaller changes are 'within noise' (default: the "
-                                 "spread measured on the row's device type, about 20%; docs/METHODOLOGY.md)");
+                                 "interval is widened by it and a change beyond it is confirmed (default: none assumed; "
+                                 "one launch a side gives 'unconfirmed' verdicts, docs/METHODOLOGY.md)");
   f->fail_opt = app->add_option("--fail-if-slower", f->fail_pct,
                                 "Exit 1 when a row is slower by more than PCT % and its interval excludes 0, or a row "
                                 "has no verdict or is missing from the test side (a CI gate)");
   app->footer(
-      "Exit codes: 0 compared; 1 --fail-if-slower tripped (a slower row, a row without a verdict, or a base row "
-      "missing from the test side); 2 bad input, or no row of the sides pairs (the message "
+      "Exit codes: 0 compared; 1 --fail-if-slower tripped (a slower row, confirmed or not, a row without a verdict, "
+      "or a base row missing from the test side); 2 bad input, or no row of the sides pairs (the message "
       "names the --match that pairs them).\nVerdicts and the noise floor: docs/METHODOLOGY.md, \"diff: noise and "
       "launches\".");
   return {app, [f, app]() -> int {
@@ -102,8 +105,9 @@ Command add_diff_command(CLI::App& parent) {
             if (f->fail_opt->count() && !(f->fail_pct >= 0 && f->fail_pct <= 10000))  // NaN and inf fail
               throw UsageError(fmt::format("--fail-if-slower {} must be a percentage in [0, 10000]", f->fail_pct));
             DiffOptions opts;
-            opts.match = parse_field_list(f->match, "--match");
+            if (f->match_opt->count()) opts.match = parse_field_list(f->match, "--match");
             if (f->floor_opt->count()) opts.noise_floor = f->noise_floor_pct / 100.0;
+            opts.all_fields = f->all_fields;
             std::vector<NamedResult> b, t;
             for (const auto& p : base) b.push_back({p, load_result(p)});
             for (const auto& p : test) t.push_back({p, load_result(p)});

@@ -1,6 +1,8 @@
 // `ddpbench report`: scaling tables, plots, an HTML page and cost from result files.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -19,6 +21,60 @@ namespace ddpbench::cli {
 /// Columns of `report`'s text tables unless --wide.
 constexpr size_t kReportTextWidth = 100;
 
+std::vector<NamedResult> load_report_inputs(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<std::string, bool>> files;  // path, named on the command line itself
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (!fs::is_directory(p, ec)) {
+      files.push_back({p, true});
+      continue;
+    }
+    // A folder (validate's --out): its *.json files in name order, not its subfolders.
+    std::vector<std::string> in;
+    for (const auto& e : fs::directory_iterator(p, ec))
+      if (e.path().extension() == ".json" && fs::is_regular_file(e.path(), ec)) in.push_back(e.path().string());
+    if (ec) throw UsageError(fmt::format("{}: cannot list the folder ({}); give result files or a readable folder", p, ec.message()));
+    std::sort(in.begin(), in.end());
+    for (auto& f : in) files.push_back({f, false});
+  }
+  std::vector<NamedResult> out;
+  for (const auto& [path, named] : files) {
+    const std::string text = read_text_file(path);
+    if (const std::string what = known_non_result(text); !what.empty()) {
+      std::fprintf(stderr, "ddpbench: note: %s is %s, not a result file: left out\n", path.c_str(), what.c_str());
+      continue;
+    }
+    out.push_back({path, load_result(path)});
+  }
+  if (out.empty())
+    throw UsageError(fmt::format("no result file among {}; pass files written by ddpbench run, comm or find-max-bs "
+                                 "--json, or a folder holding them (validate --out)",
+                                 fmt::join(paths, ", ")));
+  return out;
+}
+
+std::string report_page(const Report& rep) {
+  // Plots only for the page: into a temporary directory, removed on every path.
+  struct TempDir {
+    std::string path;
+    ~TempDir() { remove_tree(path); }
+  } tmp;
+  std::vector<Plot> plots;
+  char tmpl[] = "/tmp/ddpbench-plots-XXXXXX";
+  if (::mkdtemp(tmpl)) tmp.path = tmpl;
+  try {
+    plots = write_plots(rep, tmp.path);
+    for (auto& p : write_convergence_plots(rep.convergence, tmp.path)) plots.push_back(std::move(p));
+    for (const auto& p : plots)
+      if (!p.error.empty())
+        std::fprintf(stderr, "ddpbench: warning: plot %s not drawn: %s\n", p.name.c_str(), p.error.c_str());
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "ddpbench: warning: HTML without plots: %s\n", e.what());
+  }
+  return render_html(rep, plots, utc_now_iso8601());
+}
+
 Command add_report_command(CLI::App& parent) {
   struct Flags {
     std::vector<std::string> files, target_for;
@@ -35,7 +91,8 @@ Command add_report_command(CLI::App& parent) {
                                     "find-max-bs, comparison, cost, plots and HTML from result files");
   app->add_option(
          "files", f->files,
-         "Result files written by ddpbench run --json, comm --json or find-max-bs --json (one or many launches)")
+         "Result files written by ddpbench run --json, comm --json or find-max-bs --json (one or many launches), or "
+         "folders holding them (validate --out: its other files are left out with a note)")
       ->required();
   app->add_option("--format", f->format, "Output: table, md (or markdown), csv or json")
       ->check(CLI::IsMember({"table", "md", "markdown", "csv", "json"}))
@@ -94,8 +151,7 @@ Command add_report_command(CLI::App& parent) {
               f->opts.targets.pinned = parse_reference(read_text_file(f->targets), f->targets);
               f->opts.targets.pinned_source = f->targets;
             }
-            std::vector<NamedResult> files;
-            for (const auto& path : f->files) files.push_back({path, load_result(path)});
+            const std::vector<NamedResult> files = load_report_inputs(f->files);
             // A model no file measured holds nothing to its targets: most likely a misspelt name.
             for (const auto& model : absent_target_models(f->opts.targets, files))
               std::fprintf(stderr, "ddpbench: warning: --target-for %s: no row of that model in the files\n",
@@ -120,25 +176,8 @@ Command add_report_command(CLI::App& parent) {
             };
             warn_undrawn(plots);
             if (!f->html.empty()) {
-              // Plots only for the page: into a temporary directory, removed on every path.
-              struct TempDir {
-                std::string path;
-                ~TempDir() {
-                  remove_tree(path);
-                }
-              } tmp;
-              if (plots.empty()) {
-                char tmpl[] = "/tmp/ddpbench-plots-XXXXXX";
-                if (::mkdtemp(tmpl)) tmp.path = tmpl;
-                try {
-                  plots = write_plots(rep, tmp.path);
-                  for (auto& p : write_convergence_plots(rep.convergence, tmp.path)) plots.push_back(std::move(p));
-                  warn_undrawn(plots);
-                } catch (const UsageError& e) {
-                  std::fprintf(stderr, "ddpbench: warning: HTML without plots: %s\n", e.what());
-                }
-              }
-              write_file_atomic(f->html, render_html(rep, plots, utc_now_iso8601()));
+              // With --plots the page inlines those; else report_page draws its own.
+              write_file_atomic(f->html, plots.empty() ? report_page(rep) : render_html(rep, plots, utc_now_iso8601()));
               std::fprintf(stderr, "ddpbench: wrote %s\n", f->html.c_str());
             }
             if (!f->plots.empty()) {

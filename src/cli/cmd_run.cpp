@@ -22,6 +22,7 @@
 
 #include "cli/commands.hpp"
 #include "core/analysis/convergence.hpp"
+#include "core/config/instruments.hpp"
 #include "core/config/run_config.hpp"
 #include "core/launch/launch_env.hpp"
 #include "core/launch/progress.hpp"
@@ -75,6 +76,7 @@ struct RunFlags {
   std::string strategies = "ddp";                                          ///< --strategy comma list
   std::string iters = "20";                                                ///< a count, or "auto"
   std::string duration;  ///< --duration: "" (off) or a duration ("30m")
+  std::string instruments_off;  ///< --instruments-off comma list (core/config/instruments)
   RunConfig cfg;
   int nproc_per_node = 0;
   bool no_broadcast_buffers = false;
@@ -229,6 +231,9 @@ void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placem
   else
     print_line(
         fmt::format("* Iterations: {} measured after {} warm-up", c["iters"].get<int>(), c["warmup"].get<int>()));
+  if (const auto off = c.find("instruments_off"); off != c.end())
+    print_line("* Instruments: " +
+               instruments_line(off->get<std::vector<std::string>>(), c["sample_ms"].get<int>()));
   if (c["freeze_backbone"].get<bool>())
     print_line(
         fmt::format("* Frozen backbone: only the {} head trains (and is allreduced)", c["head"].get<std::string>()));
@@ -501,7 +506,7 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
   // Rank 0's progress on stderr (core/launch/progress): a live line on a terminal, a line per row
   // otherwise, nothing with --quiet. Cleared around the table lines.
   std::optional<Progress> progress;
-  if (li.rank == 0 && !cfg.quiet) {
+  if (li.rank == 0 && !cfg.quiet && instrument_on(cfg.instruments_off, "progress")) {
     progress.emplace(std::cerr, progress_mode(false, isatty(STDERR_FILENO) != 0), planned_rows(cfg));
     senv.progress = &*progress;
   }
@@ -669,6 +674,14 @@ void add_output_options(CLI::App* app, RunFlags& f) {
                   "the slowest by mean step; every rank keeps its step summary, every row its per-iteration means "
                   "and min/median/max series over ranks) or all (every rank's; larger files at scale)")
       ->capture_default_str();
+  {
+    std::vector<std::string> names;
+    for (const auto& i : instrument_catalogue()) names.push_back(i.name);
+    app->add_option("--instruments-off", f.instruments_off,
+                    fmt::format("Switch off instruments to measure what they cost (comma list of {}, or all; "
+                                "METHODOLOGY \"What the harness costs\"): the run header says which ran",
+                                fmt::join(names, ", ")));
+  }
   app->add_option("--min-util", c.min_util_pct, "Flag a GPU whose mean SM utilization is below this percentage")
       ->capture_default_str();
   app->add_option("--straggler-threshold", c.straggler_threshold,
@@ -788,6 +801,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
               cfg.grad_accums = parse_count_list(f->grad_accums, "--grad-accum", kMaxGradAccum);
               cfg.strategies = parse_strategy_list(f->strategies);
               if (!f->duration.empty()) cfg.duration_s = parse_duration_s(f->duration, "--duration");
+              cfg.instruments_off = parse_instruments_off(f->instruments_off);
               if (f->profile_opt->count() && cfg.profile_dir.empty())
                 throw UsageError("--profile needs a directory; pass e.g. --profile traces");
               if (cfg.data == "fashion-mnist" && !f->num_classes_opt->count()) cfg.num_classes = 10;
@@ -859,7 +873,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
             });
 
             if (check_only(env)) return kExitOk;
-            if (spawner) return spawn_ranks(env, li, world, argv, cfg.json_path);
+            if (spawner) return spawn_ranks(env, li, world, argv, cfg.timeout_s, cfg.json_path);
             return run_this_rank(li, env, cfg.timeout_s, "the batch does not fit in memory",
                                  "use a smaller --batch-size or --image-size",
                                  [&] { return run_rank(*f, li, env, use_cuda, backend, threads, note, argv); });

@@ -1,5 +1,12 @@
 // `ddpbench validate PLAN --out DIR`: a cluster acceptance from one plan file, resumable;
 // `ddpbench validate --compare DIR_A DIR_B`: two acceptances of one plan side by side.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -8,13 +15,17 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "core/analysis/report_analysis.hpp"
 #include "core/launch/process.hpp"
 #include "core/config/run_config.hpp"
 #include "core/launch/node_env.hpp"
+#include "core/render/report_tables.hpp"
 #include "core/util/json_reader.hpp"
+#include "core/util/sanitize.hpp"
 #include "core/validate/plan.hpp"
 #include "core/validate/record.hpp"
 #include "engine/dist/process_group.hpp"
@@ -79,6 +90,15 @@ std::vector<std::string> option_words(const Plan& plan, const PlanStep& step, co
   return words;
 }
 
+/// Throws UsageError "PLAN:LINE:COL: <what>: unknown model 'M'; choose one of: ..." unless `m`
+/// is one of `models` (the zoo's names).
+void check_model_name(const Plan& plan, const PlanPlace& place, const std::string& what, const std::string& m,
+                      const std::vector<std::string>& models) {
+  if (std::find(models.begin(), models.end(), m) == models.end())
+    throw UsageError(fmt::format("{}{}: unknown model '{}'; choose one of: {} (see 'ddpbench models')",
+                                 plan_where(plan.path, place), what, m, fmt::join(models, ", ")));
+}
+
 /// The step's options as its subcommand's command line (without the subcommand and without
 /// --json), each checked by the subcommand's own parser and the model names against the zoo;
 /// `cpu`: with the step's cpu: options (this node has no GPU). Throws UsageError
@@ -103,10 +123,7 @@ std::vector<std::string> step_options(const Plan& plan, const PlanStep& step, bo
                                    step.subcommand()));
     if (o.key == "model" && step.kind != "comm" && step.kind != "pairs")
       for (const auto& v : o.values)
-        for (const auto& m : split_list(v))
-          if (std::find(models.begin(), models.end(), m) == models.end())
-            throw UsageError(fmt::format("{}{}: unknown model '{}'; choose one of: {} (see 'ddpbench models')",
-                                         plan_where(plan.path, o.place), step.kind, m, fmt::join(models, ", ")));
+        for (const auto& m : split_list(v)) check_model_name(plan, o.place, step.kind, m, models);
     const bool cpu_only = op >= step.cpu_options.data() && op < step.cpu_options.data() + step.cpu_options.size();
     if (!cpu_only || cpu) all.insert(all.end(), words.begin(), words.end());
   }
@@ -158,6 +175,59 @@ std::optional<std::string> file_hash(const std::string& path) {
   return content_hash(read_text_file(path));
 }
 
+/// Takes the folder's lock (an flock(2) on DIR/.validate.lock, held until this process ends,
+/// its pid written in it), so that two validate processes never share one --out: the second
+/// is refused with exit 2 naming the first. The kernel releases the lock however the holder
+/// ends (kill -9 included), so a folder is never left locked. Throws UsageError.
+void lock_folder(const std::string& dir) {
+  const std::string path = dir + "/.validate.lock";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0)
+    throw UsageError(fmt::format("--out {}: cannot create its lock file ({}); give a writable folder", dir,
+                                 std::strerror(errno)));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char buf[32] = {0};
+    const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+    ::close(fd);
+    std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+    throw UsageError(fmt::format("--out {} is in use by another ddpbench validate{}; wait for it to end, or give "
+                                 "another --out",
+                                 dir, pid.empty() ? "" : " (pid " + pid + ")"));
+  }
+  const std::string me = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) == 0) (void)::pwrite(fd, me.data(), me.size(), 0);
+  // fd stays open (and locked) until the process ends.
+}
+
+/// Refuses an --out that validate would not own: an existing folder that holds files but no
+/// validate.json (validate would replace the user's plan.yaml and report.* there), and a plan
+/// that is one of the files validate writes in --out (report.txt, a step's result, ...; the
+/// plan validate itself keeps as DIR/plan.yaml may be given again). Throws UsageError.
+void check_folder_is_validates(const std::string& dir, const std::string& plan_path) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return;  // new: validate makes it
+  if (!fs::exists(fs::path(dir) / "validate.json", ec)) {
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name == ".validate.lock") continue;  // a validate that ended before its first record
+      throw UsageError(fmt::format("--out {} holds files validate did not write ({}, and no validate.json); give a new "
+                                   "or empty folder, or one an earlier validate wrote",
+                                   dir, terminal_line(name)));
+    }
+    return;
+  }
+  const fs::path plan = fs::weakly_canonical(plan_path, ec);
+  if (ec || fs::weakly_canonical(dir, ec).string() != plan.parent_path().string()) return;
+  const std::string name = plan.filename().string();
+  const bool step_file = name.size() > 3 && std::isdigit(static_cast<unsigned char>(name[0])) &&
+                         std::isdigit(static_cast<unsigned char>(name[1])) && name[2] == '-';
+  if (name.rfind("report.", 0) == 0 || name == "verdict.json" || name == "validate.json" || step_file)
+    throw UsageError(fmt::format("the plan {} is a file validate writes in --out {}; give the plan from outside the "
+                                 "folder",
+                                 plan_path, dir));
+}
+
 /// What this process is in the validation.
 struct Job {
   LaunchInfo li;
@@ -176,14 +246,23 @@ nlohmann::json launch_json(const Job& j) {
           {"nproc_per_node", j.per_rank ? 0 : j.nproc}};
 }
 
-/// Runs one child to its end, its output forwarded; the shell's exit code.
+/// Runs one child to its end, its output forwarded; the shell's exit code. The step dies with
+/// validate (ProcessOptions::die_with_parent, SIGKILL included), and a SIGINT or SIGTERM to
+/// validate is passed to the step's process group, so no rank of it outlives validate to
+/// measure beside the next attempt; the step's code is then 128 + the signal.
 int run_child(const std::vector<std::string>& argv, const EnvMap& env, double timeout_s, std::string* out = nullptr) {
   ProcessOptions po;
   po.env = env;
   po.stdout_mode = out ? OutputMode::kCapture : OutputMode::kForward;
   po.stderr_mode = OutputMode::kForward;
-  const CaptureResult r = run_capture(argv, po, timeout_s, 10.0);
+  po.die_with_parent = true;
+  po.env["DDPBENCH_CHECK_ONLY"] = "";  // the real step, even where validate's environment has the test hook
+  const CaptureResult r = run_capture(argv, po, timeout_s, 10.0, /*forward_interrupts=*/true);
   if (out) *out = r.out;
+  if (r.interrupted) {
+    std::fprintf(stderr, "ddpbench: validate: %s: the step was stopped with it\n", strsignal(r.interrupted));
+    return 128 + r.interrupted;
+  }
   if (r.timed_out) {
     std::fprintf(stderr, "ddpbench: validate: the step ran past --step-timeout %.0f s and was stopped\n", timeout_s);
     return 124;
@@ -244,69 +323,52 @@ std::string step_barrier(Job& j, int index, int code, bool go_on, bool one_is_a_
   return std::string(v.begin(), v.end()) == "go" ? "" : "stop";
 }
 
-/// The report of the steps' result files: DIR/report.txt, .md and .html (validate's verdicts
-/// first, then the report, its headline first) and the report's verdict counts.
-Tally write_report(const Job& j, const Plan& plan, const std::vector<std::string>& files,
-                   const std::vector<ValidateCheck>& checks, const std::string& stopped) {
-  Tally t;
-  for (const auto& c : checks) t.add(c.status);
-  std::vector<std::string> targets;
+/// The report of the steps' result files, built here with validate's own checks among its
+/// targets (SummaryTargets::external), so the report's headline, its Targets table and
+/// validate's line count the same checks: DIR/report.txt, .md and .html (validate's block
+/// first: the plan, what this job cannot evaluate, where it stopped, the verdict line; then the
+/// report, its headline first), DIR/report.json and DIR/verdict.json (the verdict's claim and
+/// every claim with its evidence). Returns the verdict (kind "validate_tally").
+Claim write_report(const Job& j, const Plan& plan, const std::vector<std::string>& files,
+                   const std::vector<std::pair<ValidateCheck, std::string>>& checks, const std::string& stopped,
+                   const std::vector<std::string>& notes) {
+  ReportOptions opts;
   const PlanTargets& pt = plan.targets;
-  if (pt.efficiency) targets.insert(targets.end(), {"--target-efficiency", fmt::format("{}", *pt.efficiency)});
-  if (pt.exposed_comm) targets.insert(targets.end(), {"--target-comm", fmt::format("{}", *pt.exposed_comm)});
-  if (pt.ex_s_per_gpu) targets.insert(targets.end(), {"--target-ex-s", fmt::format("{}", *pt.ex_s_per_gpu)});
+  if (pt.efficiency) opts.targets.min_efficiency = *pt.efficiency;
+  if (pt.exposed_comm) opts.targets.max_exposed_comm = *pt.exposed_comm;
+  if (pt.ex_s_per_gpu) opts.targets.min_per_gpu_ex_s = *pt.ex_s_per_gpu;
   for (const auto& [model, mt] : pt.models) {
-    if (mt.efficiency) targets.insert(targets.end(), {"--target-for", fmt::format("{}:efficiency={}", model, *mt.efficiency)});
-    if (mt.exposed_comm) targets.insert(targets.end(), {"--target-for", fmt::format("{}:comm={}", model, *mt.exposed_comm)});
-    if (mt.ex_s_per_gpu) targets.insert(targets.end(), {"--target-for", fmt::format("{}:ex-s={}", model, *mt.ex_s_per_gpu)});
+    ModelTargets m;
+    m.min_efficiency = mt.efficiency;
+    m.max_exposed_comm = mt.exposed_comm;
+    m.min_per_gpu_ex_s = mt.ex_s_per_gpu;
+    opts.targets.per_model[model] = m;
   }
-  std::string body_txt, body_md, report_note;
-  if (!files.empty()) {
-    const auto report = [&](const std::vector<std::string>& extra, std::string* out) {
-      std::vector<std::string> argv = {j.exe, "report"};
-      for (const auto& f : files) argv.push_back(j.dir + "/" + f);
-      argv.insert(argv.end(), targets.begin(), targets.end());
-      argv.insert(argv.end(), extra.begin(), extra.end());
-      ProcessOptions po;
-      po.stdout_mode = OutputMode::kCapture;
-      po.stderr_mode = OutputMode::kCapture;
-      const CaptureResult r = run_capture(argv, po, 600, 5);
-      if (!r.ok()) {
-        report_note = first_line(r.err.empty() ? r.status.describe() : r.err);
-        return false;
-      }
-      if (out) *out = r.out;
-      return true;
-    };
-    std::string json_text;
-    if (report({"--format", "json"}, &json_text)) {
-      try {
-        const auto v = nlohmann::json::parse(json_text).at("headline").at("verdicts");
-        t.pass += v.at("pass").get<int>();
-        t.fail += v.at("fail").get<int>();
-        t.void_count += v.at("void").get<int>();
-        t.not_evaluated += v.at("not_evaluated").get<int>();
-      } catch (const nlohmann::json::exception& e) {
-        report_note = std::string("its JSON could not be read: ") + e.what();
-      }
-      report({}, &body_txt);
-      report({"--format", "md"}, &body_md);
-      report({"--html", j.dir + "/report.html"}, nullptr);
-    }
+  for (const auto& [c, file] : checks) opts.targets.external.push_back(validate_summary_check(c, file));
+  std::optional<Report> rep;
+  std::string report_note;
+  try {
+    std::vector<NamedResult> loaded;
+    for (const auto& f : files) loaded.push_back({j.dir + "/" + f, load_result(j.dir + "/" + f)});
+    if (!loaded.empty()) rep = build_report(loaded, opts);
+  } catch (const UsageError& e) {
+    report_note = first_line(e.what());
   }
-  // validate's own block: the plan, each check, the tally.
+  const std::vector<SummaryCheck>& all = rep ? rep->summary.checks : opts.targets.external;
+  const bool cpu = device_gpus("auto") == 0;
+  const Claim verdict = tally_claim(all, "validate", cpu ? "rank" : "GPU");
+  // validate's own block: the plan, what cannot be evaluated here, where it stopped, the verdict.
   std::string head = fmt::format("ddpbench validate: {}{}\n", plan.path,
                                  plan.description.empty() ? "" : " (" + plan.description + ")");
+  for (const auto& n : notes) head += "note: " + n + "\n";
   if (!stopped.empty()) head += "STOPPED: " + stopped + "\n";
-  for (const auto& c : checks) head += fmt::format("{:<13} {:<7} {}: {}\n", c.step, c.status, c.what, c.detail);
   if (!report_note.empty()) head += "report: not written: " + report_note + "\n";
-  head += tally_line(t) + "\n";
+  head += verdict.text + "\n";
+  const std::string body_txt = rep ? render_report(*rep, TableFormat::text, 100) : "";
+  const std::string body_md = rep ? render_report(*rep, TableFormat::markdown) : "";
   write_file_atomic(j.dir + "/report.txt", head + "\n" + body_txt);
-  std::string md = "# ddpbench validate\n\n```\n" + head + "```\n\n" + body_md;
-  write_file_atomic(j.dir + "/report.md", md);
-  const std::string html_path = j.dir + "/report.html";
-  std::error_code ec;
-  std::string html = fs::exists(html_path, ec) ? read_text_file(html_path) : "<!doctype html><html><body></body></html>";
+  write_file_atomic(j.dir + "/report.md", "# ddpbench validate\n\n```\n" + head + "```\n\n" + body_md);
+  std::string html = rep ? report_page(*rep) : "<!doctype html><html><body></body></html>";
   std::string esc;
   for (char c : head) esc += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
   const size_t body = html.find("<body");
@@ -314,14 +376,32 @@ Tally write_report(const Job& j, const Plan& plan, const std::vector<std::string
   const std::string block = "<section id=\"validate\"><h2>ddpbench validate</h2><pre>" + esc + "</pre></section>";
   if (at != std::string::npos) html.insert(at + 1, block);
   else html = block + html;
-  write_file_atomic(html_path, html);
-  return t;
+  write_file_atomic(j.dir + "/report.html", html);
+  if (rep) write_file_atomic(j.dir + "/report.json", render_report(*rep, TableFormat::json));
+  std::vector<Claim> claims;
+  if (rep) claims = rep->summary.claims();
+  else
+    for (const auto& c : all) claims.push_back(c.claim);
+  const nlohmann::json v = {{"ddpbench_validate_verdict", 1},
+                            {"plan", plan.path},
+                            {"files", files},
+                            {"notes", notes},
+                            {"stopped", stopped},
+                            {"verdict", claim_json(verdict)},
+                            {"claims", claims_json(claims)}};
+  write_file_atomic(j.dir + "/verdict.json", v.dump(2) + "\n");
+  return verdict;
 }
 
 int run_validate(const std::string& plan_path, const std::string& dir, int nproc_flag, double timeout_s,
-                 double step_timeout_s, bool dry_run) {
-  const std::string plan_text = read_text_file(plan_path);  // read once: recorded, hashed and parsed alike
+                 double step_timeout_s, bool dry_run, const std::string& redo_list) {
+  // Read once: recorded, hashed and parsed alike; a file over the plan limit is refused unread.
+  const std::string plan_text = read_text_file(plan_path, kMaxPlanBytes);
   const Plan plan = parse_plan(plan_text, plan_path);
+  // A target for a model the zoo lacks would never apply: a mistyped name, said at its place.
+  for (const auto& [m, place] : plan.targets.model_places)
+    check_model_name(plan, place, "targets: models", m, model_names());
+  const std::vector<std::string> redo = redo_list.empty() ? std::vector<std::string>{} : redo_steps(plan, redo_list);
   std::vector<std::vector<std::string>> options;
   const bool cpu = device_gpus("auto") == 0;  // a CPU node: steps take their cpu: options
   for (const auto& s : plan.steps) options.push_back(step_options(plan, s, cpu));
@@ -355,9 +435,11 @@ int run_validate(const std::string& plan_path, const std::string& dir, int nproc
   check_steps(plan, options, j.nproc);
 
   std::error_code ec;
+  if (j.li.rank == 0) check_folder_is_validates(dir, plan_path);
   fs::create_directories(dir, ec);
   if (ec) throw UsageError(fmt::format("--out {}: cannot create the folder ({}); give a writable folder", dir, ec.message()));
   const std::string record_path = dir + "/validate.json";
+  if (j.li.rank == 0) lock_folder(dir);
 
   // Rank 0 decides what to keep; under a launcher the others are told through validate's store.
   std::vector<StepDecision> decisions;
@@ -372,11 +454,46 @@ int run_validate(const std::string& plan_path, const std::string& dir, int nproc
       std::error_code e;
       return fs::exists(dir + "/" + f, e);
     };
-    decisions = decide_steps(plan, old, launch_json(j), facts);
+    decisions = decide_steps(plan, old, launch_json(j), facts, redo);
+    // A .partial that is not a readable result (cut short by a full disk, edited) cannot be
+    // continued: it is kept aside under a name of its own and the step measured again, so the
+    // folder is never stuck on it.
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      if (decisions[i].action != StepAction::kResume) continue;
+      const std::string partial = dir + "/" + plan.steps[i].name() + ".json.partial";
+      try {
+        (void)read_result_file(partial);
+      } catch (const UsageError& e) {
+        std::string kept = plan.steps[i].name() + ".unreadable.partial";
+        for (int k = 2; fs::exists(dir + "/" + kept, ec); ++k)
+          kept = fmt::format("{}.unreadable-{}.partial", plan.steps[i].name(), k);
+        std::error_code e2;
+        fs::rename(partial, dir + "/" + kept, e2);
+        if (e2) throw std::runtime_error(fmt::format("cannot keep {} as {}/{} ({})", partial, dir, kept, e2.message()));
+        decisions[i] = {StepAction::kRedo, fmt::format("redone: its .partial is not a readable result ({}); kept as {}",
+                                                       first_line(e.what()), kept)};
+      }
+    }
     rec.plan_path = plan_path;
     rec.plan_text = plan_text;
-    for (size_t i = 0; i < plan.steps.size(); ++i)
-      if (decisions[i].action == StepAction::kKeep) rec.steps.push_back(*old->find(plan.steps[i].name()));
+    if (old) rec.history = old->history;
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const StepRecord* was = old ? old->find(plan.steps[i].name()) : nullptr;
+      if (decisions[i].action == StepAction::kKeep) rec.steps.push_back(*was);
+      // A step measured again keeps its earlier record and file as history, never lost.
+      if (decisions[i].action == StepAction::kRedo && was) {
+        StepRecord h = *was;
+        std::error_code e;
+        if (!h.file.empty() && fs::exists(dir + "/" + h.file, e)) {
+          const std::string kept = history_file(rec.history, h.name);
+          fs::rename(dir + "/" + h.file, dir + "/" + kept, e);
+          if (e)
+            throw std::runtime_error(fmt::format("cannot keep {}/{} as {} ({})", dir, h.file, kept, e.message()));
+          h.file = kept;
+        }
+        rec.history.push_back(h);
+      }
+    }
     write_file_atomic(dir + "/plan.yaml", rec.plan_text);
   }
   if (j.per_rank) {
@@ -403,8 +520,24 @@ int run_validate(const std::string& plan_path, const std::string& dir, int nproc
   const auto say = [&](const std::string& line) {
     if (j.li.rank == 0) std::fprintf(stderr, "ddpbench: validate: %s\n", line.c_str());
   };
+  // What this job cannot evaluate, said before anything runs (and in the report).
+  std::vector<std::string> notes;
+  if (j.li.rank == 0) {
+    const int gpus = device_gpus("auto");
+    int nodes = 1;
+    if (j.per_rank) {
+      std::set<std::string> hosts;
+      for (const auto& p : j.placements) hosts.insert(p.host);
+      nodes = std::max<int>(1, static_cast<int>(hosts.size()));
+    }
+    // The built-in launcher's default: one rank per GPU, 2 on CPUs (run's and comm's).
+    const int ranks = j.per_rank ? j.li.world_size : j.nproc > 0 ? j.nproc : gpus > 0 ? gpus : 2;
+    const int devices = gpus > 0 ? std::min(ranks, gpus * nodes) : ranks;
+    notes = plan_preflight_notes(plan, nodes, ranks, devices, gpus > 0);
+    for (const auto& n : notes) say("note: " + n);
+  }
   const size_t n = plan.steps.size();
-  std::vector<ValidateCheck> checks;
+  std::vector<std::pair<ValidateCheck, std::string>> checks;  // and the step's file
   std::vector<std::string> report_files;
   std::string stopped;
   const auto sorted_record = [&] {
@@ -414,20 +547,20 @@ int run_validate(const std::string& plan_path, const std::string& dir, int nproc
   const auto judge = [&](const PlanStep& s, const StepRecord& r) {
     // The step's own verdicts (rank 0), from its result file.
     if (r.status != "complete") {
-      checks.push_back({s.name(), "exit", "FAIL", fmt::format("exit {}", r.exit_code)});
+      checks.push_back({{s.name(), "exit", "FAIL", fmt::format("exit {}", r.exit_code)}, ""});
       return;
     }
     const std::string path = dir + "/" + r.file;
     if (s.kind == "env") {
       const auto doc = parse_json_bounded(read_text_file(path), path, "run the step again (remove it)");
-      for (auto& c : env_checks(s.name(), doc.at("nodes"))) checks.push_back(c);
+      for (auto& c : env_checks(s.name(), doc.at("nodes"))) checks.push_back({c, path});
       return;
     }
     const ResultFile f = load_result(path);
     if (s.kind == "comm")
-      for (auto& c : comm_checks(s.name(), f, plan.targets.busbw_gbs)) checks.push_back(c);
+      for (auto& c : comm_checks(s.name(), f, plan.targets.busbw_gbs)) checks.push_back({c, path});
     if (s.kind == "pairs")
-      for (auto& c : pairs_checks(s.name(), f)) checks.push_back(c);
+      for (auto& c : pairs_checks(s.name(), f)) checks.push_back({c, path});
     report_files.push_back(r.file);
   };
 
@@ -444,10 +577,9 @@ int run_validate(const std::string& plan_path, const std::string& dir, int nproc
     const bool resume = decisions[i].action == StepAction::kResume;
     if (j.li.rank == 0) {
       if (decisions[i].action == StepAction::kRedo) say(tag + ": " + decisions[i].note);
-      // A result being redone is kept beside, not lost.
-      if (!resume && fs::exists(dir + "/" + file, ec)) fs::rename(dir + "/" + file, dir + "/" + file + ".previous", ec);
+      // A result being redone was kept as history above; a stale .partial of a redone step is too.
       if (!resume && fs::exists(dir + "/" + file + ".partial", ec))
-        fs::rename(dir + "/" + file + ".partial", dir + "/" + file + ".partial.previous", ec);
+        fs::rename(dir + "/" + file + ".partial", dir + "/" + history_file(rec.history, s.name()) + ".partial", ec);
     }
     std::vector<std::string> argv = {j.exe, s.subcommand()};
     argv.insert(argv.end(), options[i].begin(), options[i].end());
@@ -530,13 +662,15 @@ int run_validate(const std::string& plan_path, const std::string& dir, int nproc
   if (j.li.rank != 0) return stopped.empty() ? kExitOk : kExitFailure;
   for (size_t i = 0; i < n; ++i)
     if (!stopped.empty() && !rec.find(plan.steps[i].name()))
-      checks.push_back({plan.steps[i].name(), "ran", "not evaluated", "not run: the plan stopped before it"});
-  const Tally t = write_report(j, plan, report_files, checks, stopped);
+      checks.push_back({{plan.steps[i].name(), "ran", "not evaluated", "not run: the plan stopped before it"}, ""});
+  const Claim verdict = write_report(j, plan, report_files, checks, stopped, notes);
   if (!stopped.empty()) say("stopped: " + stopped);
-  std::fprintf(stderr, "ddpbench: validate: wrote %s/report.txt, report.md, report.html and validate.json\n", dir.c_str());
-  std::printf("%s\n", tally_line(t).c_str());
-  std::fflush(stdout);
-  return (t.fail > 0 || !stopped.empty()) ? kExitFailure : kExitOk;
+  std::fprintf(stderr,
+               "ddpbench: validate: wrote %s/report.txt, report.md, report.html, report.json, verdict.json and "
+               "validate.json\n",
+               dir.c_str());
+  write_stdout(verdict.text + "\n");
+  return (verdict.number("fail") > 0 || !stopped.empty()) ? kExitFailure : kExitOk;
 }
 
 int run_compare(const std::vector<std::string>& dirs) {
@@ -548,12 +682,19 @@ int run_compare(const std::vector<std::string>& dirs) {
     return record_from_json(parse_json_bounded(read_text_file(p), p, "give folders written by ddpbench validate --out"), p);
   };
   const ValidateRecord a = load_record(dirs[0]), b = load_record(dirs[1]);
-  const std::string text = compare_validations(
+  std::string text;
+  try {
+    text = compare_validations(
       dirs[0], a, dirs[1], b, [](const std::string& d, const std::string& f) { return load_result(d + "/" + f); },
       [](const std::string& d, const std::string& f) {
         const std::string p = d + "/" + f;
         return parse_json_bounded(read_text_file(p), p, "give folders written by ddpbench validate --out");
       });
+  } catch (const nlohmann::json::exception& e) {  // a step file of the right name but not validate's shape
+    throw UsageError(fmt::format("{} or {} holds a step file that is not what validate wrote ({}); compare folders "
+                                 "written by ddpbench validate --out, unedited",
+                                 dirs[0], dirs[1], first_line(e.what())));
+  }
   write_stdout(text);
   return kExitOk;
 }
@@ -567,6 +708,7 @@ Command add_validate_command(CLI::App& parent) {
     int nproc = 0;
     double timeout_s = 300, step_timeout_s = 43200;
     bool dry_run = false;
+    std::string redo;
   };
   auto f = std::make_shared<Flags>();
   auto* app = parent.add_subcommand(
@@ -584,6 +726,10 @@ Command add_validate_command(CLI::App& parent) {
   app->add_option("--step-timeout", f->step_timeout_s, "Seconds a step may run before it is stopped")
       ->check(CLI::Range(1.0, 604800.0))
       ->capture_default_str();
+  app->add_option("--redo", f->redo,
+                  "Measure these steps again although complete (comma list of step names, numbers or kinds: "
+                  "04-run, 4, run); each earlier result is kept as DIR/<step>.<k>.json and in validate.json's "
+                  "history");
   app->add_flag("--dry-run", f->dry_run,
                 "Check the plan (every step's options against its command's own parser) and print each step's "
                 "command; run nothing");
@@ -599,7 +745,7 @@ Command add_validate_command(CLI::App& parent) {
             }
             if (f->plan.empty())
               throw UsageError("no plan given; use 'ddpbench validate PLAN --out DIR' (plans/quick.yaml)");
-            return run_validate(f->plan, f->out, f->nproc, f->timeout_s, f->step_timeout_s, f->dry_run);
+            return run_validate(f->plan, f->out, f->nproc, f->timeout_s, f->step_timeout_s, f->dry_run, f->redo);
           }};
 }
 

@@ -14,6 +14,11 @@
 #include "core/util/errors.hpp"
 #include "core/util/parse.hpp"
 
+namespace ddpbench {
+struct NamedResult;
+struct Report;
+}  // namespace ddpbench
+
 namespace ddpbench::cli {
 
 /// CLI11 check of a 64-bit integer option's text, before CLI11 converts it: decimal digits
@@ -62,6 +67,17 @@ inline ResultFile load_result(const std::string& path) {
   if (!warning.empty()) std::fprintf(stderr, "ddpbench: warning: %s\n", warning.c_str());
   return f;
 }
+
+/// The inputs of `report`: each path a result file, or a folder whose *.json files are read in
+/// name order (validate's --out). A file ddpbench wrote that is no result file (validate's
+/// record, verdict and env steps, a report's JSON) is left out with one "ddpbench: note:" line,
+/// wherever it was named. Each file through load_result. Throws UsageError as load_result, and
+/// when no result file is left.
+std::vector<NamedResult> load_report_inputs(const std::vector<std::string>& paths);
+
+/// `report --html`'s page of `rep`: its plots drawn into a temporary folder (removed after) and
+/// inlined; a plot gnuplot cannot draw is named on stderr.
+std::string report_page(const Report& rep);
 
 /// `ddpbench run`: the DDP training benchmark sweep. `argv` is the whole command
 /// line, recorded in the result file and reused to start ranks.

@@ -13,7 +13,9 @@
 
 #include "cli/commands.hpp"
 #include "core/launch/launch_env.hpp"
+#include "core/launch/process.hpp"
 #include "core/util/errors.hpp"
+#include "core/util/sanitize.hpp"
 #include "core/util/version.hpp"
 
 namespace {
@@ -58,7 +60,7 @@ int run_command(int argc, char** argv, std::string& command) {
   }
   if (argc > 1 && argv[1][0] != '-' && !known) {
     std::fprintf(stderr, "ddpbench: error: '%s' is not a ddpbench command; use one of: %s (see 'ddpbench --help')\n",
-                 argv[1], names.c_str());
+                 terminal_line(argv[1]).c_str(), names.c_str());
     return kExitUsage;
   }
   if (known) command = argv[1];
@@ -78,15 +80,16 @@ int run_command(int argc, char** argv, std::string& command) {
       } catch (const std::exception&) {  // a launcher environment that is itself refused: said later
       }
 #endif
-    std::fprintf(stderr, "ddpbench: error: %s\n", line.c_str());
+    std::fprintf(stderr, "ddpbench: error: %s\n", terminal_line(line).c_str());
     return kExitUsage;
   }
 
   // The error line, then what the failed command left behind (error_notes), in one
   // write so that no other rank's line lands between them.
+  // One line of terminal text each (core/util/sanitize): a name from a file cannot forge a line.
   const auto fail = [](const std::string& line, int code) {
-    std::string text = line + "\n";
-    for (const auto& n : error_notes()) text += "ddpbench: note: " + n + "\n";
+    std::string text = terminal_line(line) + "\n";
+    for (const auto& n : error_notes()) text += "ddpbench: note: " + terminal_line(n) + "\n";
     std::fwrite(text.data(), 1, text.size(), stderr);
     return code;
   };
@@ -116,6 +119,11 @@ int run_command(int argc, char** argv, std::string& command) {
 
 int main(int argc, char** argv) {
   std::string command = "ddpbench";
+  // A step of validate ends with it (core/launch/process.hpp, ProcessOptions::die_with_parent).
+  if (!ddpbench::die_with_parent_from_env()) {
+    std::fputs("ddpbench: error: the validate that started this step is gone; the step does not run\n", stderr);
+    return ddpbench::kExitFailure;
+  }
   const int code = run_command(argc, argv, command);
 #ifdef DDPBENCH_HAVE_ENGINE
   // The one teardown, on every path, before main returns (engine/run/teardown.hpp): nothing

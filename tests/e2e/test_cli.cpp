@@ -393,6 +393,73 @@ TEST(Cli, TinyRunWithLocalSpawnerWritesJson) {
                                "), the linked torch's default"));
 }
 
+// --instruments-off: each instrument switched off leaves its trace out of the file (the oracle:
+// the same tiny sweep with every instrument on has each of them), and the header names what ran.
+// The row of a switched-off instrument is still measured: the timings do not depend on them.
+TEST(Cli, InstrumentsSwitchedOffLeaveTheirMeasurementsOut) {
+  const auto raw = [](const std::string& flags, std::string& out, std::string& err) {
+    TempDir d;
+    const auto json = (d.path / "r.json").string();
+    auto o = run(kBin + kTiny + " --nproc-per-node 2 --world-sizes 2" + flags + " --json " + json);
+    if (o.code != 0) throw std::runtime_error("ddpbench exited " + std::to_string(o.code) + ":\n" + o.err);
+    out = o.out;
+    err = o.err;
+    return nlohmann::json::parse(testutil::slurp(json));
+  };
+  std::string on_out, off_out, on_err, off_err;
+  const auto on = raw("", on_out, on_err);
+  const auto off = raw(" --instruments-off all", off_out, off_err);
+  const auto ddp_row = [](const nlohmann::json& f) {
+    for (const auto& r : f["results"])
+      if (r["ddp"].get<bool>()) return r;
+    throw std::runtime_error("no DDP row");
+  };
+  const auto sampled = [](const nlohmann::json& row) {
+    int n = 0;
+    for (const auto& rk : row["ranks"])
+      if (rk.contains("telemetry") && rk["telemetry"].contains("sampled")) ++n;
+    return n;
+  };
+  const auto has_metric = [](const nlohmann::json& row, const char* k) {
+    return row.contains("metrics") && row["metrics"].contains(k);
+  };
+  const auto breakdown = [](const nlohmann::json& row) {
+    return row.contains("breakdown") && !row["breakdown"].empty();
+  };
+  // Every instrument on: telemetry on every rank, the per-step counters, the breakdown, the scores.
+  EXPECT_EQ(on["config"]["instruments_off"], nlohmann::json::array());
+  EXPECT_EQ(sampled(ddp_row(on)), 2);
+  EXPECT_TRUE(has_metric(ddp_row(on), "preemptions_per_step"));
+  EXPECT_TRUE(has_metric(ddp_row(on), "cpu_cores"));
+  EXPECT_TRUE(breakdown(ddp_row(on)));
+  ASSERT_TRUE(on.contains("stragglers"));
+  EXPECT_EQ(on["stragglers"].size(), 1u);
+  EXPECT_TRUE(on.contains(nlohmann::json::json_pointer("/results/0/telemetry/concurrent_baseline_p50_s")));
+  EXPECT_THAT(on_out, HasSubstr("* Instruments: telemetry sampler every 100 ms, per-step counters, breakdown "
+                                "timers, progress, straggler series\n"));
+  EXPECT_THAT(on_err, HasSubstr("[1/2] "));  // the progress line of the first row
+  // Every one off: none of them, and the rows still there with their timings.
+  EXPECT_EQ(off["config"]["instruments_off"],
+            nlohmann::json({"telemetry", "counters", "timers", "progress", "stragglers"}));
+  ASSERT_EQ(off["results"].size(), 2u);
+  EXPECT_EQ(sampled(ddp_row(off)), 0);
+  EXPECT_FALSE(has_metric(ddp_row(off), "preemptions_per_step"));
+  EXPECT_FALSE(has_metric(ddp_row(off), "cpu_cores"));
+  EXPECT_FALSE(breakdown(ddp_row(off)));
+  EXPECT_TRUE(!off.contains("stragglers") || off["stragglers"].empty());
+  EXPECT_FALSE(off.contains(nlohmann::json::json_pointer("/results/0/telemetry/concurrent_baseline_p50_s")));
+  EXPECT_GT(ddp_row(off)["summary"]["p50_s"].get<double>(), 0.0);
+  EXPECT_TRUE(ddp_row(off)["checks"]["grad_check_passed"].get<bool>());
+  EXPECT_THAT(off_out, HasSubstr("* Instruments: none; off (--instruments-off): telemetry sampler every 100 ms, "
+                                 "per-step counters, breakdown timers, progress, straggler series\n"));
+  EXPECT_THAT(off_err, Not(HasSubstr("[1/2] ")));
+  // A name that is no instrument: one line naming the known ones, exit 2.
+  const auto bad = run(kBin + kTiny + " --instruments-off sampler");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--instruments-off has 'sampler', which is no instrument; use a comma list of "
+                                 "telemetry, counters, timers, progress, stragglers (or all, none)"));
+}
+
 // --zero-grad-set-to-none sets it whatever the torch, recorded, and named in the header as the
 // flag's where it is not the linked torch's default (torch 2.x: True).
 TEST(Cli, ZeroGradFlagIsRecordedAndNamed) {

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "common/testutil.hpp"
@@ -39,6 +41,33 @@ TEST(PredictCli, TableAndJsonFile) {
   EXPECT_NEAR(rows[2]["step_s"].get<double>(), 0.105 + 0.005 / 0.004234304 * 0.030060128, 1e-12);
   EXPECT_TRUE(rows[2]["error"].is_null());
   EXPECT_NEAR(rows[0]["error"].get<double>(), 0.0, 1e-9);  // its own size: reproduced
+}
+
+// A fit of two sizes has two points for two coefficients: it goes through both, so R^2 and the
+// residual say nothing; they are n/a (null in JSON) with a note, never "1.00000" and "0.0%".
+TEST(PredictCli, ATwoPointFitShowsNoResidual) {
+  TempDir d;
+  auto j = nlohmann::json::parse(testutil::slurp(kComm));
+  nlohmann::json kept = nlohmann::json::array();
+  for (const auto& r : j["comm_results"])
+    if (r["bytes"] != 1048576) kept.push_back(r);
+  j["comm_results"] = kept;
+  const auto comm = (d.path / "two.json").string();
+  std::ofstream(comm) << j.dump();
+  const auto o = run(kBin + " predict " + kRun + " --comm " + comm + " --model ring --format json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto out = nlohmann::json::parse(o.out);
+  const auto& fits = out["tables"][0];
+  ASSERT_FALSE(fits["rows"].empty()) << fits.dump(1);
+  for (const auto& r : fits["rows"]) {
+    EXPECT_EQ(r["points"], 2) << r;
+    EXPECT_TRUE(r["r2"].is_null()) << r;
+    EXPECT_TRUE(r["max_rel_residual"].is_null()) << r;
+  }
+  EXPECT_THAT(fits["notes"].dump(), HasSubstr("a fit of two points goes through both"));
+  // Three sizes: R^2 is a number again.
+  const auto three = nlohmann::json::parse(run(kBin + " predict " + kRun + " --comm " + kComm + " --model ring --format json").out);
+  EXPECT_TRUE(three["tables"][0]["rows"][0]["r2"].is_number());
 }
 
 TEST(PredictCli, GpusPerNodeAndFormats) {

@@ -19,6 +19,7 @@
 namespace ddpbench {
 namespace {
 
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using testutil::Netns;
@@ -81,9 +82,15 @@ TEST(ValidateNetns, SlowNodeIsAFailOfThePairsStep) {
 
   const auto stdout_lines = lines_of(out0);
   ASSERT_FALSE(stdout_lines.empty()) << err0;
-  EXPECT_EQ(stdout_lines.back(), "validate: 1 PASS, 1 FAIL, 0 VOID, 0 not evaluated") << out0 << err0;
+  // The verdict names the FAIL: the pairs step's check with the slow node and its numbers.
+  const std::string verdict = stdout_lines.back();
+  EXPECT_THAT(verdict, StartsWith("validate: 1 PASS, 1 FAIL (02-pairs no slow node or link: node2: every pair with it "
+                                  "is slow (2 of 2)"))
+      << out0 << err0;
+  EXPECT_THAT(verdict, EndsWith("), 0 VOID, 0 not evaluated")) << out0;
 
-  // report.txt: validate's block first (the plan, one line per check, the tally).
+  // report.txt: validate's block first (the plan, the verdict line as printed), then the
+  // report, whose Targets table holds one line per check.
   const std::string report = testutil::slurp(out + "/report.txt");
   const auto lines = lines_of(report);
   // Shown, for the log: validate's block (up to the blank line before the report's body).
@@ -93,11 +100,20 @@ TEST(ValidateNetns, SlowNodeIsAFailOfThePairsStep) {
   }
   ASSERT_GE(lines.size(), 4u) << report;
   EXPECT_EQ(lines[0], "ddpbench validate: " + plan + " (emulated nodes, node2 limited)");
-  EXPECT_THAT(lines[1], StartsWith("01-env        PASS    nodes agree: 3 nodes agree")) << report;
-  EXPECT_THAT(lines[2], StartsWith("02-pairs      FAIL    no slow node or link: node2")) << report;
-  EXPECT_EQ(lines[3], "validate: 1 PASS, 1 FAIL, 0 VOID, 0 not evaluated") << report;
+  EXPECT_EQ(lines[1], verdict) << report;
+  const auto line_starting = [&](const std::string& prefix) {
+    for (const auto& l : lines)
+      if (l.rfind(prefix, 0) == 0) return l;
+    return std::string();
+  };
+  EXPECT_THAT(line_starting("01-env "), StartsWith("01-env        PASS    nodes agree: 3 nodes agree")) << report;
+  const std::string pairs_line = line_starting("02-pairs ");
+  EXPECT_THAT(pairs_line, StartsWith("02-pairs      FAIL    no slow node or link: node2")) << report;
   // node2 alone is named: no other node, no link.
-  for (const std::string other : {"node0", "node1"}) EXPECT_THAT(lines[2], ::testing::Not(HasSubstr(other))) << report;
+  for (const std::string other : {"node0", "node1"}) {
+    EXPECT_THAT(pairs_line, ::testing::Not(HasSubstr(other))) << report;
+    EXPECT_THAT(verdict, ::testing::Not(HasSubstr(other))) << report;
+  }
 
   // validate.json: both steps complete, the pairs step with its verdict's exit 1.
   const auto rec = nlohmann::json::parse(testutil::slurp(out + "/validate.json"));

@@ -712,6 +712,15 @@ std::vector<Scenario> scenarios() {
                  {ddp("launcher", "", kLongBaseline + " " + L, launcher({137}, killed(r, 9, "baseline"), 0, 10))},
                  {{output("launcher", kHeader, 2.5), target, SIGKILL}}});
   }
+  // A rank stopped after the result is written (in its teardown): the launcher gives it
+  // --timeout from rank 0's exit, names it with its phase, ends it and fails; the result stays.
+  s.push_back({"LauncherRankStoppedInTeardownIsEndedAfterTimeout",
+               5,
+               {ddp("launcher", "MASTER_ADDR=127.0.0.1 MASTER_PORT=@PORT", kTiny + " " + L + " @JSON",
+                    launcher({1}, {"rank 1", "did not exit within --timeout 5 s of rank 0's exit", "stopped"}, 1, 10))},
+               {{output("launcher", "Wrote ", 0.0), "launcher/rank1", SIGSTOP}},
+               ResultFile::kFresh,
+               ResultState::kComplete});
   // The launcher names the killed rank once (rank 0, which lost its peer, is ended before it
   // says anything) and says where the rows so far are.
   Expect keeps = launcher({137}, killed(1, 9), 0, 10);

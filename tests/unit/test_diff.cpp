@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 #include "core/analysis/check.hpp"
@@ -98,12 +101,15 @@ TEST(Diff, FixturePairOneRealChangeOneWithinNoise) {
   EXPECT_NEAR(d.rows[0].base_s, 0.100, 1e-9);
   EXPECT_NEAR(d.rows[0].change, 0.2, 1e-9);
   EXPECT_NEAR(d.rows[0].test_ex_s, 32 / 0.12, 1e-6);
-  EXPECT_EQ(d.rows[0].verdict, "slower");
+  EXPECT_EQ(d.rows[0].verdict, "slower");  // confirmed: the floor is the user's
   EXPECT_EQ(d.rows[0].method, "bootstrap + noise floor");
   // The bootstrap interval (about [0.0195, 0.0205] s) widened by 10% of 0.100 s on both sides.
   EXPECT_GT(d.rows[0].ci->lo, 0.0085);
   EXPECT_LT(d.rows[0].ci->lo, 0.0105);
   EXPECT_EQ(d.rows[0].base_iterations, 10);
+  // diff.py's numbers: -(test - base) / base at the pooled percentiles.
+  ASSERT_EQ(d.rows[0].percentiles.size(), 3u);
+  EXPECT_NEAR(d.rows[0].percentiles[0].diff, -0.2, 1e-9);
   EXPECT_EQ(d.rows[1].base_key.world_size, 2);
   EXPECT_NEAR(d.rows[1].change, 0.01, 0.01);
   EXPECT_EQ(d.rows[1].verdict, "within noise");
@@ -113,52 +119,58 @@ TEST(Diff, FixturePairOneRealChangeOneWithinNoise) {
   const auto text = render_diff_text(d);
   EXPECT_THAT(text, HasSubstr("environment.nccl: 2.18.1 -> 2.19.3"));
   EXPECT_THAT(text, HasSubstr("within noise"));
-  EXPECT_THAT(text, HasSubstr("1x10"));  // n: 1 launch x 10 iterations
+  EXPECT_THAT(text, HasSubstr("1 GPU 1M/1G        0.120     267  -20.0%"));
+  // Without a floor one launch a side resolves only the within-launch noise: unconfirmed.
+  const auto plain = diff_results(read_result_file(kFix + "diff_base.json"), read_result_file(kFix + "diff_test.json"));
+  EXPECT_EQ(plain.rows[0].verdict, "slower, unconfirmed");
+  EXPECT_EQ(plain.rows[0].method, "bootstrap");
+  EXPECT_THAT(plain.rows[0].claim.text, HasSubstr("3 launches a side would confirm it"));
+  // A CI gate fails on it (and says it is unconfirmed).
+  ASSERT_EQ(gate_failures(plain, 0.15).size(), 1u);
+  EXPECT_THAT(gate_failures(plain, 0.15)[0], HasSubstr("unconfirmed"));
 }
 
-// The same configuration launched twice on one H100 (docs/results): the DDP row's p50
-// moved 9.7% between the launches. One launch per side cannot tell that from a change.
-TEST(Diff, TheH100RepeatOfTheDefaultJobIsWithinNoise) {
+// The same configuration launched twice on one H100 (docs/results): nothing recorded changed,
+// and the DDP row moved +9.7% between the launches. One launch a side cannot tell that from a
+// change (the change may be one the files do not record): unconfirmed, never plain "faster".
+TEST(Diff, TheH100RepeatOfTheDefaultJobIsUnconfirmed) {
   const auto a = h100("h100_resnet50_b32_fp32_default.json"), b = h100("h100_resnet50_b32_fp32_default_repeat.json");
   const auto d = diff_results(a, b);
   EXPECT_TRUE(d.changes.empty());
   ASSERT_EQ(d.rows.size(), 2u);
   for (const auto& r : d.rows) {
     EXPECT_TRUE(r.differs.empty());
-    EXPECT_EQ(r.verdict, "within noise") << r.label;
+    EXPECT_FALSE(r.control);
+    EXPECT_NE(r.verdict, "faster") << r.label;
   }
-  EXPECT_NEAR(d.rows[1].change, 0.02728 / 0.03022 - 1, 0.003);
-  // Without the floor the within-launch bootstrap alone would call it faster: the floor decides.
-  DiffOptions no_floor;
-  no_floor.noise_floor = 0;
-  EXPECT_EQ(diff_results(a, b, no_floor).rows[1].verdict, "faster");
+  EXPECT_EQ(d.rows[0].label, "1M/1G");  // DDP rows first, as diff.py
+  EXPECT_EQ(d.rows[0].verdict, "faster, unconfirmed");
+  EXPECT_NEAR(d.rows[0].change, 0.02728 / 0.03022 - 1, 0.003);
+  EXPECT_EQ(d.rows[1].verdict, "within noise");
 }
 
 // Two launches of one configuration that differ only in how many iterations they measured
-// (--iters 20 against --iters auto, docs/results): the DDP row moved -18.2%. The default floor,
-// the spread measured on H100 (19.5%), keeps that within noise, while turning TF32 on (a
-// real change: 44.4 -> 29.3 ms, -34%) still gets its verdict.
-TEST(Diff, TheDefaultFloorIsTheMeasuredSpreadOfTheDevice) {
+// (--iters 20 against --iters auto, docs/results): the DDP row moved -18.2%. One launch a side
+// cannot tell that from launch-to-launch noise, and no other configuration's spread is
+// borrowed for it: the verdict is unconfirmed. With a floor given it is decided.
+TEST(Diff, OneLaunchASideWithoutAFloorIsUnconfirmed) {
   const auto fixed = h100("h100_resnet50_b32_default_math.json");
   const auto d = diff_results(fixed, h100("h100_resnet50_b32_default_math_iters_auto.json"));
   ASSERT_EQ(d.rows.size(), 2u);
-  EXPECT_NEAR(d.rows[1].change, -0.182, 0.001);
-  EXPECT_EQ(d.rows[1].verdict, "within noise");
-  EXPECT_DOUBLE_EQ(d.rows[1].noise_floor, 0.195);
-  EXPECT_EQ(d.rows[1].floor_basis, "NVIDIA H100");
-  DiffOptions old_floor;
-  old_floor.noise_floor = 0.10;  // the former default called it faster
-  EXPECT_EQ(diff_results(fixed, h100("h100_resnet50_b32_default_math_iters_auto.json"), old_floor).rows[1].verdict,
-            "faster");
-  DiffOptions across_math;
-  across_math.match = parse_field_list("device,model,image_size,batch_per_rank,world_size,ddp", "--match");
-  const auto tf32 =
-      diff_results(h100("h100_resnet50_b32_fp32_strict.json"), h100("h100_resnet50_b32_tf32_all.json"), across_math);
+  EXPECT_NEAR(d.rows[0].change, -0.182, 0.001);
+  EXPECT_EQ(d.rows[0].verdict, "faster, unconfirmed");
+  DiffOptions floor20;
+  floor20.noise_floor = 0.20;
+  EXPECT_EQ(diff_results(fixed, h100("h100_resnet50_b32_default_math_iters_auto.json"), floor20).rows[0].verdict,
+            "within noise");
+  // fp32-strict against tf32: a precision A/B pairs without --match.
+  const auto tf32 = diff_results(h100("h100_resnet50_b32_fp32_strict.json"), h100("h100_resnet50_b32_tf32_all.json"));
   ASSERT_EQ(tf32.rows.size(), 2u);
-  EXPECT_EQ(tf32.rows[1].verdict, "faster");
-  EXPECT_EQ(measured_launch_spread("CPU (AMD EPYC)").spread, 0.198);
-  EXPECT_STREQ(measured_launch_spread("NVIDIA B200").device, "");  // unmeasured: the widest measured
-  EXPECT_EQ(measured_launch_spread("NVIDIA B200").spread, 0.198);
+  EXPECT_EQ(tf32.rows[0].verdict, "faster, unconfirmed");
+  EXPECT_EQ(diff_results(h100("h100_resnet50_b32_fp32_strict.json"), h100("h100_resnet50_b32_tf32_all.json"), floor20)
+                .rows[0]
+                .verdict,
+            "faster");
 }
 
 // Files with the 1-GPU row only, its 10 samples symmetric around `center`.
@@ -184,6 +196,10 @@ TEST(Diff, SeveralLaunchesUseTheSpreadBetweenLaunches) {
   EXPECT_NEAR(r.ci->hi, 0.02 + h, 1e-7);
   EXPECT_EQ(r.verdict, "slower");
   EXPECT_THAT(render_diff_text(d), HasSubstr("3x, 30 it"));
+  // The claim names every launch it rests on.
+  EXPECT_EQ(r.claim.rows.size(), 6u);
+  EXPECT_EQ(r.claim.rows[0].label, "B1");
+  EXPECT_EQ(r.claim.rows[5].label, "T3");
 }
 
 TEST(Diff, LaunchesThatDisagreeMakeAChangeWithinNoise) {
@@ -191,59 +207,74 @@ TEST(Diff, LaunchesThatDisagreeMakeAChangeWithinNoise) {
   const std::vector<NamedResult> base = {{"a1", launch(0.100)}, {"a2", launch(0.110)}};
   const std::vector<NamedResult> test = {{"b1", launch(0.108)}, {"b2", launch(0.112)}};
   EXPECT_EQ(diff_results(base, test).rows[0].verdict, "within noise");
-  // One launch per side with no floor would have called it.
+  // One launch per side with a floor of 0 given would have called it.
   DiffOptions no_floor;
   no_floor.noise_floor = 0;
   EXPECT_EQ(diff_results(launch(0.100), launch(0.108), no_floor).rows[0].verdict, "slower");
 }
 
-TEST(Diff, LaunchesWithoutSpreadFallBackToTheFloor) {
-  // The same launch twice per side: zero spread is no evidence of a small one.
+TEST(Diff, ALaunchGivenTwiceCountsOnce) {
+  // The same launch twice per side: one launch a side, not a spread of zero.
   const std::vector<NamedResult> base = {{"a", launch(0.100)}, {"a", launch(0.100)}};
   const std::vector<NamedResult> test = {{"b", launch(0.105)}, {"b", launch(0.105)}};
   DiffOptions floor10;
   floor10.noise_floor = 0.10;
   const auto r = diff_results(base, test, floor10).rows[0];
-  EXPECT_EQ(r.method, "Welch t + noise floor");
-  EXPECT_NEAR(r.ci->lo, 0.005 - 0.010, 1e-9);
-  EXPECT_NEAR(r.ci->hi, 0.005 + 0.010, 1e-9);
+  EXPECT_EQ(r.base_launches.size(), 1u);
+  EXPECT_EQ(r.method, "bootstrap + noise floor");
   EXPECT_EQ(r.verdict, "within noise");
+  EXPECT_EQ(diff_results(base, test).rows[0].verdict, "slower, unconfirmed");
 }
 
-TEST(Diff, MatchPairsAcrossAChangedPrecision) {
+// A precision A/B: the rows pair by default (model, batch, GPU count), and differ in precision.
+TEST(Diff, APrecisionAbPairsWithoutMatch) {
   auto a = read_result_file(kFix + "diff_base.json");
   auto b = read_result_file(kFix + "diff_base.json");
   for (auto& r : b.results) r.precision = "bf16";
-  try {
-    diff_results(a, b);
-    FAIL() << "rows of different precisions paired";
-  } catch (const UsageError& e) {
-    const std::string msg = e.what();
-    EXPECT_THAT(msg, HasSubstr("precision: fp32 -> bf16"));
-    // The rows of each side differ in world_size (and so global_batch) only: that pairs them.
-    EXPECT_THAT(msg, HasSubstr("pass --match world_size (it pairs 2 row(s) of each side)"));
-  }
-  DiffOptions o;
-  o.match = all_fields() & ~fields({ConfigField::precision, ConfigField::math});
-  const auto d = diff_results(a, b, o);
+  const auto d = diff_results(a, b);
   ASSERT_EQ(d.rows.size(), 2u);
   ASSERT_EQ(d.rows[0].differs.size(), 2u);
   EXPECT_EQ(d.rows[0].differs[0].field, ConfigField::precision);
   EXPECT_EQ(d.rows[0].differs[1].field, ConfigField::math);  // fp32's math; bf16 has none
-  EXPECT_THAT(render_diff_text(d), HasSubstr("precision: fp32 -> bf16"));
+  EXPECT_THAT(render_diff_text(d), HasSubstr("fp32 (cuDNN TF32) -> bf16"));
+  // --match all: only equal configurations pair, and the hint names what pairs them.
+  DiffOptions all;
+  all.match = all_fields();
+  try {
+    diff_results(a, b, all);
+    FAIL() << "rows of different precisions paired under --match all";
+  } catch (const UsageError& e) {
+    const std::string msg = e.what();
+    EXPECT_THAT(msg, HasSubstr("precision: fp32 -> bf16"));
+    EXPECT_THAT(msg, HasSubstr("pass --match world_size (it pairs 2 row(s) of each side)"));
+  }
   // Too few fields: the 1- and 2-GPU rows become indistinguishable.
+  DiffOptions o;
   o.match = fields({ConfigField::model});
   EXPECT_THROW(diff_results(a, b, o), UsageError);
 }
 
-TEST(Diff, TheSpawnerPidIsNotAChange) {
+// What names the launch is not a change: the spawner's pid, job ids, GPU UUIDs, the git SHA, a
+// null written for an unrecorded value. A measurement variable is.
+TEST(Diff, OnlyMeasuredSettingsAreTheHeader) {
   auto a = read_result_file(kFix + "diff_base.json"), b = a;
   a.environment["env"]["DDPBENCH_LOCAL_SPAWNER"] = "1234";
   b.environment["env"]["DDPBENCH_LOCAL_SPAWNER"] = "5678";
+  a.environment["env"]["DDPBENCH_JOB_ID"] = "local-1";
+  b.environment["env"]["DDPBENCH_JOB_ID"] = "local-2";
+  a.environment["env"]["DDPBENCH_PHASE_FILE"] = "/tmp/a/rank0";
+  b.environment["env"]["DDPBENCH_PHASE_FILE"] = "/tmp/b/rank0";
+  a.tool["git_sha"] = "aaaa";
+  b.tool["git_sha"] = "bbbb";
+  a.config["cpu_offload"] = nullptr;  // a null: the same as absent
   b.environment["env"]["NCCL_ALGO"] = "Ring";
   const auto d = diff_results(a, b);
   ASSERT_EQ(d.changes.size(), 1u);
   EXPECT_EQ(d.changes[0].key, "environment.env.NCCL_ALGO");
+  EXPECT_EQ(d.hidden_changes, 3);  // job id, phase file, git SHA
+  DiffOptions every;
+  every.all_fields = true;
+  EXPECT_EQ(diff_results(a, b, every).changes.size(), 4u);
 }
 
 TEST(Diff, UnmatchedRowsAreListed) {
@@ -261,6 +292,55 @@ TEST(Diff, UnmatchedRowsAreListed) {
   EXPECT_THAT(why[0], HasSubstr("not in the test files"));
 }
 
+// A row whose warnings void its p50 gets no faster/slower, and its warnings are beside the verdict.
+TEST(Diff, AVoidedRowHasNoVerdictAndShowsItsWarnings) {
+  auto base = read_result_file(kFix + "diff_base.json");
+  auto test = read_result_file(kFix + "diff_test.json");
+  test.results[0].warnings.push_back({"oversubscribed", "8 threads on 2 CPUs"});
+  test.results[1].warnings.push_back({"noisy", "cv 7%"});
+  DiffOptions floor10;
+  floor10.noise_floor = 0.10;
+  const auto d = diff_results(base, test, floor10);
+  EXPECT_EQ(d.rows[0].verdict, "void (oversubscribed)");
+  EXPECT_THAT(d.rows[0].claim.text, HasSubstr("test warnings: oversubscribed"));
+  EXPECT_EQ(d.rows[1].verdict, "within noise");  // noisy voids p95 only
+  EXPECT_THAT(d.rows[1].claim.text, HasSubstr("test warnings: noisy"));
+  EXPECT_EQ(gate_failures(d, 0.5).size(), 1u);  // no verdict fails a gate
+}
+
+// PyTorch's diff.py example (its README, "How to diff"): bucket_cap_mb 25 against 1 on a
+// resnet50 sweep over 1 to 16 GPUs (tests/fixtures/make_fixtures_diff_bucket.py). No --match:
+// rows pair by GPU count, the one setting that changed is the header, the DDP rows come first
+// with diff.py's +/-, and the no-DDP row, which a bucket cap cannot move, is the control whose
+// change between the launches widens the others' intervals.
+TEST(DiffGolden, DiffPyBucketExample) {
+  const std::vector<NamedResult> base = {{"diff_bucket25.json", read_result_file(kFix + "diff_bucket25.json")}};
+  const std::vector<NamedResult> test = {{"diff_bucket1.json", read_result_file(kFix + "diff_bucket1.json")}};
+  const auto d = diff_results(base, test);
+  ASSERT_EQ(d.changes.size(), 1u);
+  EXPECT_EQ(d.changes[0].key, "config.bucket_cap_mb");
+  ASSERT_EQ(d.rows.size(), 6u);
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_TRUE(d.rows[i].base_key.ddp);
+    EXPECT_EQ(d.rows[i].method, "bootstrap + control") << i;
+  }
+  EXPECT_FALSE(d.rows[5].base_key.ddp);
+  EXPECT_EQ(d.rows[5].verdict, "control");
+  EXPECT_EQ(d.rows[4].verdict, "slower");  // 16 GPUs: 0.104 -> 0.108 s
+  EXPECT_NEAR(d.rows[4].percentiles[1].diff, -(0.108 - 0.104) / 0.104, 2e-3);
+  const std::string text = render_diff_text(d);
+  EXPECT_LE(longest_line(text), kDiffTextWidth);
+  const std::string path = DDPBENCH_SOURCE_DIR "/tests/golden/diff_bucket.txt";
+  if (std::getenv("DDPBENCH_UPDATE_GOLDEN")) {
+    std::ofstream(path) << text;
+    FAIL() << "wrote " << path << " (DDPBENCH_UPDATE_GOLDEN is set): review its diff, then run without it";
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  const std::string want((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, want);
+}
+
 // The message diff_results throws, or "(no error)".
 std::string diff_error(const ResultFile& base, const ResultFile& test, const DiffOptions& o = {}) {
   try {
@@ -271,37 +351,23 @@ std::string diff_error(const ResultFile& base, const ResultFile& test, const Dif
   return "(no error)";
 }
 
-// The cell of the row named `row` under `header` in diff's text: the part whose header line
-// holds `header` (columns after the first are right-aligned: a cell ends where its header
-// ends, and cells are separated by at least two spaces). "(none)" when there is no such cell.
-std::string column_cell(const std::string& text, const std::string& row, const std::string& header) {
-  size_t end = std::string::npos;
-  for (const auto& line : lines_of(text)) {
-    if (line.rfind("row ", 0) == 0) {
-      const size_t at = line.find("  " + header);
-      const size_t e = at == std::string::npos ? std::string::npos : at + 2 + header.size();
-      end = e != std::string::npos && (e == line.size() || line[e] == ' ') ? e : std::string::npos;
-      continue;
-    }
-    if (end == std::string::npos || line.rfind(row + "  ", 0) != 0 || line.size() < end) continue;
-    const std::string head = line.substr(0, end);
-    const size_t gap = head.rfind("  ");
-    return head.substr(head.find_first_not_of(' ', gap));
-  }
-  return "(none)";
-}
-
 // Hand-built pair (tests/fixtures/make_fixtures_diff_match.py): one H100 sweep, no DDP and
 // DDP on 1 and 2 GPUs, with TF32 off and then on; nothing else differs.
 ResultFile match_base() { return read_result_file(kFix + "diff_match_base.json"); }
 ResultFile match_test() { return read_result_file(kFix + "diff_match_test.json"); }
 
-// Without --match nothing pairs: the hint is the shortest list that pairs these files' rows,
+DiffOptions match_all() {
+  DiffOptions o;
+  o.match = all_fields();
+  return o;
+}
+
+// With --match all nothing pairs: the hint is the shortest list that pairs these files' rows,
 // computed from them (ddp tells the no-DDP row from the 1-GPU row, world_size the 1- from
 // the 2-GPU row; math and precision differ between the sides only, so they are not in it),
-// and that list does pair every row.
+// and that list does pair every row. The default pairs them too.
 TEST(DiffMatch, TheHintIsTheShortestListThatPairsTheFixtureRows) {
-  const auto msg = diff_error(match_base(), match_test());
+  const auto msg = diff_error(match_base(), match_test(), match_all());
   EXPECT_THAT(msg, HasSubstr("(the closest differ in math: no-tf32 -> tf32)"));
   EXPECT_THAT(msg, HasSubstr("pass --match world_size,ddp (it pairs 3 row(s) of each side)"));
   EXPECT_EQ(msg.find('\n'), std::string::npos);
@@ -316,6 +382,7 @@ TEST(DiffMatch, TheHintIsTheShortestListThatPairsTheFixtureRows) {
   EXPECT_TRUE(d.only_base.empty());
   EXPECT_TRUE(d.only_test.empty());
   EXPECT_FALSE(d.better_match.has_value());
+  EXPECT_EQ(diff_results(match_base(), match_test()).rows.size(), 3u);  // the default
   // One field less is not enough: each leaves two rows of a side alike.
   o.match = fields({ConfigField::ddp});
   EXPECT_THAT(diff_error(match_base(), match_test(), o), HasSubstr("alike"));
@@ -332,51 +399,51 @@ TEST(DiffMatch, AFieldThatChangedBetweenTheSidesIsNotSuggested) {
     r.batch_per_rank = 64;
     r.global_batch = 64LL * r.world_size;
   }
-  const auto msg = diff_error(match_base(), test);
+  const auto msg = diff_error(match_base(), test);  // the default pairs on the batch: nothing pairs
   EXPECT_THAT(msg, HasSubstr("pass --match world_size,ddp (it pairs 3 row(s) of each side)"));
   DiffOptions o;
   o.match = parse_field_list("world_size,ddp");
   const auto d = diff_results(match_base(), test, o);
   ASSERT_EQ(d.rows.size(), 3u);
-  EXPECT_EQ(describe_differences(d.rows[2].differs),
+  EXPECT_EQ(describe_differences(d.rows[1].differs),
             "math: no-tf32 -> tf32; batch_per_rank: 32 -> 64; global_batch: 64 -> 128");
-  EXPECT_EQ(column_cell(render_diff_text(d), "resnet50 1M/2G", "batch"), "32 -> 64");
+  EXPECT_THAT(render_diff_text(d), HasSubstr("with batch size 32 -> 64"));
 }
 
-// The H100 files of docs/results: fp32-strict against tf32, a no-DDP and a 1-GPU row each.
-// The hint is ddp alone (not backend or the bucket caps, which split the rows alike).
+// The H100 files of docs/results under --match all: fp32-strict against tf32, a no-DDP and a
+// 1-GPU row each. The hint is ddp alone (not backend or the bucket caps, which split the rows alike).
 TEST(DiffMatch, TheH100Fp32StrictAgainstTf32HintIsDdp) {
   const auto strict = h100("h100_resnet50_b32_fp32_strict.json"), tf32 = h100("h100_resnet50_b32_tf32_all.json");
-  const auto msg = diff_error(strict, tf32);
+  const auto msg = diff_error(strict, tf32, match_all());
   EXPECT_THAT(msg, HasSubstr("(the closest differ in math: no-tf32 -> tf32)"));
   EXPECT_THAT(msg, HasSubstr("pass --match ddp (it pairs 2 row(s) of each side)"));
   DiffOptions o;
   o.match = parse_field_list("ddp");
   const auto d = diff_results(strict, tf32, o);
   ASSERT_EQ(d.rows.size(), 2u);
-  EXPECT_EQ(d.rows[0].label, "no ddp");
-  EXPECT_EQ(d.rows[1].label, "1M/1G");
-  EXPECT_EQ(d.rows[1].test_label, "1M/1G");
+  EXPECT_EQ(d.rows[0].label, "1M/1G");  // DDP rows first
+  EXPECT_EQ(d.rows[1].label, "no ddp");
 }
 
-// One row a side: nothing tells rows apart, so the hint is the plainest field the two agree on.
+// One row a side under --match all: nothing tells rows apart, so the hint is the plainest field
+// the two agree on.
 TEST(DiffMatch, OneRowASidePairsOnTheModel) {
   auto a = read_result_file(kFix + "diff_base.json"), b = a;
   a.results.resize(1);
   b.results.resize(1);
   b.results[0].precision = "bf16";
-  EXPECT_THAT(diff_error(a, b), HasSubstr("pass --match model (it pairs 1 row(s) of each side)"));
+  EXPECT_THAT(diff_error(a, b, match_all()), HasSubstr("pass --match model (it pairs 1 row(s) of each side)"));
   b.results[0].model = "vit_b_16";
   EXPECT_THAT(diff_error(a, b), HasSubstr("pass --match ddp (it pairs 1 row(s) of each side)"));
 }
 
-// When some rows pair and others are left on both sides, a note names the --match that
-// pairs more: here the DDP rows of the test side ran with a comm hook.
+// When some rows pair and others are left on both sides (--match all), a note names the --match
+// that pairs more: here the DDP rows of the test side ran with a comm hook. The default pairs them.
 TEST(DiffMatch, RowsLeftOnBothSidesGetTheMatchThatPairsThem) {
   auto test = match_base();
   for (auto& r : test.results)
     if (r.ddp) r.ddp_options.comm_hook = "fp16";
-  const auto d = diff_results(match_base(), test);
+  const auto d = diff_results(match_base(), test, match_all());
   ASSERT_EQ(d.rows.size(), 1u);  // the no-DDP rows: the same configuration
   ASSERT_TRUE(d.better_match.has_value());
   // The no-DDP rows pair first, exactly; world_size then tells the DDP rows apart.
@@ -385,39 +452,25 @@ TEST(DiffMatch, RowsLeftOnBothSidesGetTheMatchThatPairsThem) {
   const auto text = render_diff_text(d);
   EXPECT_THAT(text, HasSubstr("2 base and 2 test row(s) did not pair; --match world_size pairs 3 row(s) of each side"));
   EXPECT_EQ(diff_json(d)["better_match"]["match"], "world_size");
-  DiffOptions o;
-  o.match = d.better_match->fields;
-  const auto paired = diff_results(match_base(), test, o);
+  const auto paired = diff_results(match_base(), test);
   EXPECT_EQ(paired.rows.size(), 3u);
-  EXPECT_EQ(column_cell(render_diff_text(paired), "resnet50 1M/2G", "setup"),
-            "fp32-strict -> fp32-strict, comm hook fp16");
+  EXPECT_THAT(render_diff_text(paired), HasSubstr("comm_hook: none -> fp16"));
 }
 
-// With --match the setup column shows each side's own setup, in text, Markdown and JSON.
-TEST(DiffMatch, TheSetupColumnShowsEachSide) {
-  DiffOptions o;
-  o.match = parse_field_list("world_size,ddp");
-  const auto d = diff_results(match_base(), match_test(), o);
+// Each side's setup: in the benchmark's title, and in JSON.
+TEST(DiffMatch, EachSidesSetupIsShown) {
+  const auto d = diff_results(match_base(), match_test());
   ASSERT_EQ(d.rows.size(), 3u);
   const auto text = render_diff_text(d);
-  for (const std::string row : {"resnet50 no ddp", "resnet50 1M/1G", "resnet50 1M/2G"}) {
-    EXPECT_EQ(column_cell(text, row, "setup"), "fp32-strict -> tf32") << row;
-    EXPECT_EQ(column_cell(text, row, "batch"), "32") << row;
-  }
-  EXPECT_EQ(column_cell(text, "resnet50 1M/2G", "verdict"), "faster");
-  EXPECT_EQ(column_cell(text, "resnet50 1M/2G", "change"), "-28.0%");  // 0.050 -> 0.036 s
-  EXPECT_THAT(text, HasSubstr("Rows paired on --match world_size,ddp; the other fields may differ."));
-  EXPECT_THAT(text, HasSubstr("Outside --match, every pair differs in math: no-tf32 -> tf32\n"));
+  EXPECT_THAT(text, HasSubstr("Benchmark: resnet50 with batch size 32 (224 px, fp32-strict -> tf32, NVIDIA H100"));
+  EXPECT_THAT(text, HasSubstr("2 GPUs 1M/2G       0.036     889  +28.0%"));  // 0.050 -> 0.036 s
   const auto j = diff_json(d);
-  EXPECT_EQ(j["rows"][2]["setup"], "fp32-strict");
-  EXPECT_EQ(j["rows"][2]["test_setup"], "tf32");
-  EXPECT_EQ(j["match"], "world_size,ddp");
+  EXPECT_EQ(j["rows"][1]["setup"], "fp32-strict");
+  EXPECT_EQ(j["rows"][1]["test_setup"], "tf32");
+  EXPECT_EQ(j["claims"].size(), 3u);
+  EXPECT_EQ(j["claims"][1]["kind"], "diff_row");
   const auto md = render_diff_markdown(d);
-  EXPECT_THAT(md, HasSubstr("| resnet50 1M/2G | 0.0500 | 0.0360 | -28.0% |"));
-  EXPECT_THAT(md, HasSubstr("| faster | fp32-strict -> tf32 | 32 |"));
-  // Rows of the same setup show it once.
-  const auto same = diff_results(match_base(), match_base());
-  EXPECT_EQ(column_cell(render_diff_text(same), "resnet50 1M/1G", "setup"), "fp32-strict");
+  EXPECT_THAT(md, HasSubstr("| 2 GPUs 1M/2G | 0.036 | 889 | +28.0% |"));
 }
 
 // A pair built to be wide: long setups on both sides (channels_last, a frozen backbone, every
@@ -438,25 +491,23 @@ std::vector<NamedResult> wide_side(bool test) {
     r.telemetry.peak_memory_bytes_max_over_ranks = 3308238848LL;
   }
   std::vector<NamedResult> side;
-  for (int i = 0; i < 3; ++i)
-    side.push_back({fmt::format("/{}/launch{}-{}.json", std::string(100, test ? 't' : 'b'), i, test), f});
+  for (int i = 0; i < 3; ++i) {
+    auto g = f;  // three launches that differ a little
+    for (auto& r : g.results)
+      for (auto& rk : r.ranks)
+        for (auto& x : rk.samples_s) x *= 1 + 0.01 * i;
+    side.push_back({fmt::format("/{}/launch{}-{}.json", std::string(100, test ? 't' : 'b'), i, test), g});
+  }
   return side;
 }
 
-// The default text fits 100 columns whatever the rows hold: the table in parts, each led by
-// the row's name; long cells wrapped in their column; long sentences and names wrapped.
-// --wide (width 0) keeps one line per row with every column.
+// The default text fits 100 columns whatever the rows hold; --wide (width 0) keeps one line per
+// row with the verdict and warnings beside the numbers.
 TEST(DiffText, DefaultOutputFitsOneHundredColumns) {
-  DiffOptions o;
-  o.match = parse_field_list("world_size,ddp");
-  const auto h = diff_results(h100("h100_resnet50_b32_fp32_strict.json"), h100("h100_resnet50_b32_tf32_all.json"), [] {
-    DiffOptions x;
-    x.match = parse_field_list("ddp");
-    return x;
-  }());
-  const auto wide = diff_results(wide_side(false), wide_side(true), o);
+  const auto h = diff_results(h100("h100_resnet50_b32_fp32_strict.json"), h100("h100_resnet50_b32_tf32_all.json"));
+  const auto wide = diff_results(wide_side(false), wide_side(true));
   const std::vector<std::pair<std::string, DiffReport>> cases = {
-      {"fixture", diff_results(match_base(), match_test(), o)},
+      {"fixture", diff_results(match_base(), match_test())},
       {"h100", h},
       {"wide", wide},
       {"repeat",
@@ -464,29 +515,18 @@ TEST(DiffText, DefaultOutputFitsOneHundredColumns) {
   for (const auto& [name, d] : cases) {
     const auto text = render_diff_text(d);
     EXPECT_LE(longest_line(text), 100u) << name << "\n" << text;
-    EXPECT_EQ(longest_line(text), longest_line(render_diff_text(d, kDiffTextWidth))) << name;
-    // Every part of the table is led by the row: as many lines start with the last row's name
-    // as there are parts (header lines), at least.
-    const std::string last = "resnet50 " + d.rows.back().label;
-    EXPECT_GE(lines_starting(text, last), lines_starting(text, "row  ")) << name << "\n" << text;
-    EXPECT_GE(lines_starting(text, "row  "), 1u) << name;
-    // --wide: one line per row and part, the differing fields as a column.
+    // --wide: one line per row, its verdict on it.
     const auto one = render_diff_text(d, 0);
-    EXPECT_EQ(lines_starting(one, "row  "), 1u) << name;
-    EXPECT_EQ(lines_starting(one, last), 1u) << name;
+    const std::string last = diff_row_name(d.rows.back());
+    EXPECT_EQ(lines_starting(one, last), 1u) << name << "\n" << one;
+    EXPECT_THAT(one, HasSubstr(d.rows.back().verdict)) << name;
   }
-  // The real pair was 326 columns on one line per row; it is still that with --wide.
   EXPECT_GT(longest_line(render_diff_text(h, 0)), 100u);
-  EXPECT_THAT(render_diff_text(h, 0), HasSubstr("differs (outside --match)"));
-  // The long setups are wrapped inside their column, and still say both sides.
   const auto text = render_diff_text(wide);
   EXPECT_THAT(text, HasSubstr("3x, 30 it"));
-  EXPECT_THAT(text, HasSubstr("base peak mem"));
-  EXPECT_GT(lines_starting(text, "resnet50 1M/2G"), lines_starting(text, "row  "));  // a row over several lines
   std::string flat;  // the text with its wrapping undone
   for (const auto& l : lines_of(text)) flat += " " + l.substr(std::min(l.find_first_not_of(' '), l.size()));
-  EXPECT_THAT(flat, HasSubstr("comm hook fp16 ->"));
-  EXPECT_THAT(flat, HasSubstr("comm hook powersgd:2"));
+  EXPECT_THAT(flat, HasSubstr("comm_hook: fp16 -> powersgd:2"));
   EXPECT_THAT(flat, HasSubstr("Base: /" + std::string(100, 'b').substr(0, 80)));
 }
 }  // namespace

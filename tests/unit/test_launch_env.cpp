@@ -365,6 +365,9 @@ TEST(LaunchEnv, IntegersAreRangeCheckedBeforeNarrowing) {
       {with(pmix, "MPI_LOCALNRANKS", "4294967298"), "MPI_LOCALNRANKS=4294967298 is out of range"},
       {with(torchrun, "WORLD_SIZE", "0x10"), "WORLD_SIZE='0x10' is not an integer"},
       {with(torchrun, "WORLD_SIZE", " 2"), "WORLD_SIZE=' 2' is not an integer"},
+      // A local id beyond the node's task count (torchrun's LOCAL_RANK >= LOCAL_WORLD_SIZE is refused too).
+      {with(with(srun, "SLURM_LOCALID", "3"), "SLURM_STEP_TASKS_PER_NODE", "1"),
+       "Slurm environment: local rank 3 is outside 1 local ranks; fix the launcher environment"},
   };
   for (const auto& c : cases) EXPECT_THAT(launch_error(c.env), HasSubstr(c.expect));
   // The largest values still parse.

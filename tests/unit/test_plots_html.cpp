@@ -378,7 +378,7 @@ TEST(Html, ShowsTheClusterValidationTablesAndHeadline) {
   EXPECT_TRUE(j["ok"].get<bool>()) << o.out;
   EXPECT_EQ(j["tables"].get<size_t>(), html_tables(report_tables(r)));
   EXPECT_EQ(j["svgs"].get<size_t>(), plots.size());
-  for (const char* s : {"<td class=\"label\">Straggler (resnet18, batch 16 per rank, 2 ranks): rank 1 (host node0, local rank 1, "
+  for (const char* s : {"<td class=\"label\">Straggler (resnet18, batch 16 per rank, 2 ranks, F1): rank 1 (host node0, local rank 1, "
                         "CPU) has score 0.52 &lt; 0.95</td>",
                         "Telemetry during the measured iterations", "Per-rank step times and straggler score",
                         "Per-rank telemetry", "Burn-in: resnet18", "Pair bandwidth (comm --pairs)", "SLOW NODE node2",

@@ -142,10 +142,10 @@ TEST(ReportCluster, TheStragglerIsNamedWithoutPerRankAndTheTablesComeWithIt) {
   // 0.0208 / 0.040 = 0.52
   EXPECT_EQ(
       r.findings[0],
-      "Straggler (resnet18, batch 16 per rank, 2 ranks): rank 1 (host node0, local rank 1, CPU) has score 0.52 < 0.95");
+      "Straggler (resnet18, batch 16 per rank, 2 ranks, F1): rank 1 (host node0, local rank 1, CPU) has score 0.52 < 0.95");
   EXPECT_EQ(r.findings[1],
-            "No straggler (resnet50, batch 64 per rank, 4 ranks): every rank scored >= 0.95 (lowest: "
-            "rank 2, 0.97)");
+            "No straggler (resnet50, batch 64 per rank, 4 ranks, F2): every score >= 0.95 (lowest: rank 2, "
+            "0.97)");
   // In the executive summary's findings, before any measured table.
   const std::string text = render_report(r, TableFormat::text);
   ASSERT_NE(text.find("- " + r.findings[0] + "\n"), std::string::npos);

@@ -464,6 +464,12 @@ TEST(ResultJson, ResumeChecksTheFileAndTheFlags) {
               ::testing::HasSubstr("batch_size is 16 there and 32 here"));
   EXPECT_THAT(resume_mismatch(prior, {{"batch_size", 16}}, 2), ::testing::HasSubstr("models is"));
   EXPECT_THAT(resume_mismatch(prior, same, 4), ::testing::HasSubstr("2 rank(s), this job has 4"));
+  // A file from before schema 1.19 ran every instrument: it continues under none switched off only.
+  nlohmann::json now = same;
+  now["instruments_off"] = nlohmann::json::array();
+  EXPECT_EQ(resume_mismatch(prior, now, 2), "");
+  now["instruments_off"] = {"timers"};
+  EXPECT_EQ(resume_mismatch(prior, now, 2), "its flags differ: instruments_off is [] there and [\"timers\"] here");
   ResultFile done = prior;
   done.complete = true;
   EXPECT_THAT(resume_mismatch(done, same, 2), ::testing::HasSubstr("complete"));

@@ -153,9 +153,9 @@ TEST(RowMetrics, DiffShowsBaseAndTestOfEachDiffMetric) {
   EXPECT_EQ(j["rows"][0]["metrics"]["peak_memory_bytes"]["test"], 4294967296.0);
   EXPECT_TRUE(j["rows"][0]["metrics"]["exposed_comm"]["test"].is_null());
   const std::string text = render_diff_text(d);
-  EXPECT_THAT(text, HasSubstr("base peak mem"));
-  EXPECT_THAT(text, HasSubstr("4.00 GiB"));
-  EXPECT_THAT(text, Not(HasSubstr("base exposed comm")));  // on no row on both sides
+  EXPECT_THAT(text, HasSubstr("peak mem"));
+  EXPECT_THAT(text, HasSubstr("3.50 GiB -> 4.00 GiB"));
+  EXPECT_THAT(text, HasSubstr("20.0% -> n/a"));  // the test side has no breakdown
 }
 
 // The cells of a Markdown table row, trimmed: "| a | b |" -> {"a", "b"}.

@@ -11,6 +11,7 @@
 #include "core/analysis/report_analysis.hpp"
 #include "core/result/result.hpp"
 #include "core/result/row_validation.hpp"
+#include "core/result/row_warnings.hpp"
 #include "core/stats/stats.hpp"
 #include "core/util/errors.hpp"
 #include "core/util/json_reader.hpp"
@@ -155,6 +156,47 @@ TEST(RowRule, EachBadFieldIsNamed) {
   EXPECT_EQ(with([](BenchResult& r) { r.summary.ex_per_s_per_gpu = 80.7; }), "");
 }
 
+// Numbers that cannot be, by hand: percentiles out of order, negative times, a mean outside
+// min..max, a breakdown with a negative part or parts that do not sum to the step.
+TEST(RowRule, ImpossibleNumbersAreNamed) {
+  const auto with = [](auto&& edit) {
+    BenchResult r = valid_row();
+    // Pooled 0.1 0.2 0.2 0.2 0.2 0.3: numpy linear p90 = 0.2 + 0.5 x 0.1 = 0.25, p95 0.275.
+    r.summary = summarize({{0.1, 0.2, 0.3}, {0.2, 0.2, 0.2}}, 16, 2);
+    edit(r);
+    return row_problem(r);
+  };
+  EXPECT_EQ(with([](BenchResult&) {}), "");
+  // As a file was seen: p95 0.0019 s below its p50 0.0193 s.
+  EXPECT_EQ(with([](BenchResult& r) { r.summary.p95_s = 0.0019; }),
+            "summary.p95_s is 0.0019 s, below p90_s 0.25 s: percentiles out of order (edited or corrupted)");
+  EXPECT_EQ(with([](BenchResult& r) { r.summary.min_s = -0.5; }),
+            "summary.min_s is -0.5 s, not a time (negative or not a number)");
+  EXPECT_EQ(with([](BenchResult& r) { r.summary.max_s = 0.15; }),
+            "summary.max_s is 0.15 s, below p95_s 0.275 s: percentiles out of order (edited or corrupted)");
+  EXPECT_EQ(with([](BenchResult& r) { r.summary.mean_s = 0.5; }),
+            "summary.mean_s is 0.5 s, outside min_s..max_s (0.1..0.3 s) (edited or corrupted)");
+  EXPECT_EQ(with([](BenchResult& r) { r.summary.p5_s = 0; }), "");  // absent before schema 1.10
+  const auto breakdown = [&](double forward, double exposed) {
+    return with([&](BenchResult& r) {
+      PhaseSeconds p;
+      p[Phase::forward] = forward;
+      p[Phase::backward_compute] = 0.08;
+      p[Phase::exposed_comm] = exposed;
+      p[Phase::optimizer] = 0.02;
+      p[Phase::other] = 0.01;
+      p[Phase::step] = 0.2;
+      r.breakdown.mean_over_ranks = p;
+    });
+  };
+  EXPECT_EQ(breakdown(0.06, 0.03), "");  // 0.06 + 0.08 + 0.03 + 0.02 + 0.01 = 0.2
+  EXPECT_EQ(breakdown(-1.0, 1.09),
+            "breakdown.mean_over_ranks.forward_s is -1 s, a negative time (edited or corrupted)");
+  EXPECT_EQ(breakdown(0.06, 0.5),
+            "breakdown parts sum to 0.67 s, not the step's 0.2 s (forward + backward compute + exposed comm + "
+            "optimizer + other = step; edited or corrupted)");
+}
+
 TEST(RowRule, DroppedRowsAreNamedByFileRowAndLabel) {
   ResultFile f = read_result_file(kFixtures + "weak_cpu.json");
   f.results[1].summary.p50_s = 0;
@@ -191,6 +233,48 @@ TEST(RowRule, ReportUsesTheSameRows) {
   ASSERT_FALSE(all.weak.empty());
   ASSERT_FALSE(some.weak.empty());
   EXPECT_EQ(all.weak[0].rows.size(), some.weak[0].rows.size() + 1);
+}
+
+// A row's warnings follow from its data in every schema: a file written before warnings (or
+// before one of them) gets them at intake, and a warning it records is not doubled.
+TEST(RowWarnings, RecomputedFromTheDataOfAnySchema) {
+  ResultFile f;
+  f.kind = "run";
+  f.environment = nlohmann::json::parse(R"({"device_type": "cpu", "threads_per_rank": 1,
+      "ranks": [{"rank": 0, "host": "h", "cpus": "0"}, {"rank": 1, "host": "h", "cpus": "0"}]})");
+  BenchResult one;
+  one.world_size = 1;
+  RankSamples r0;
+  r0.samples_s = {0.1, 0.1, 0.1, 0.2, 0.1};  // mean 0.12, sd 0.04472: cv 37.3%, 5 iterations
+  one.ranks = {r0};
+  BenchResult two = one;
+  two.world_size = 2;
+  two.ranks.push_back(r0);
+  two.warnings.push_back({"noisy", "recorded"});
+  f.results = {one, two};
+  EXPECT_NEAR(row_cv(one), std::sqrt(0.002) / 0.12, 1e-12);
+  EXPECT_EQ(row_iterations(one), 5);
+  EXPECT_EQ(complete_row_warnings(f), 4);  // noisy, few_samples; few_samples and oversubscribed on the 2-rank row
+  ASSERT_EQ(f.results[0].warnings.size(), 2u);
+  EXPECT_EQ(f.results[0].warnings[0].code, "noisy");
+  EXPECT_EQ(f.results[0].warnings[0].message,
+            "per-iteration times vary by 37.3% (cv > 5%); the percentiles may move between launches (recomputed from "
+            "the row's data)");
+  EXPECT_EQ(f.results[0].warnings[1].code, "few_samples");
+  ASSERT_EQ(f.results[1].warnings.size(), 3u);
+  EXPECT_EQ(f.results[1].warnings[0].message, "recorded");  // kept, not doubled
+  EXPECT_EQ(f.results[1].warnings[2].code, "oversubscribed");
+  EXPECT_EQ(f.results[1].warnings[2].message,
+            "2 threads of this group's ranks on h share 1 CPUs; ranks compete for cores (recomputed from the row's "
+            "data)");
+  EXPECT_EQ(complete_row_warnings(f), 0);  // nothing left to add
+  // The H100 file of schema 1.0 recorded none: its 5-iteration row is noisy (cv 20.5%) and short.
+  ResultFile h = read_result_file(DDPBENCH_SOURCE_DIR "/docs/results/h100_resnet18_torchrun.json");
+  complete_row_warnings(h);
+  std::vector<std::string> codes;
+  for (const auto& w : h.results[1].warnings) codes.push_back(w.code);
+  EXPECT_EQ(codes, (std::vector<std::string>{"noisy", "few_samples"}));
+  EXPECT_NEAR(row_cv(h.results[1]), 0.205, 0.001);
 }
 
 TEST(RowRule, TableNumbersStayBounded) {

@@ -122,6 +122,33 @@ TEST(Spawn, RankKilledBySignalIsNamedWithItsPhase) {
   EXPECT_FALSE(fs::exists(fs::path(phase_file).parent_path())) << phase_file;
 }
 
+// A rank stopped (SIGSTOP) in its teardown, after another rank finished: the launcher waits
+// finish_timeout_s, not for ever, names the stopped rank with its phase, ends it and fails.
+// Without the bound this test hangs (the rank never continues).
+TEST(Spawn, RankStoppedAfterAnotherFinishedIsNamedAndEndedAfterTheTimeout) {
+  TempDir d;
+  auto o = shell(2, "if [ \"$RANK\" = 1 ]; then echo 'the end of the process (teardown)' > \"$DDPBENCH_PHASE_FILE\"; "
+                    "echo $$ > " + d.path.string() + "/pid1; kill -STOP $$; touch " + d.path.string() +
+                    "/continued; fi; exit 0");
+  o.finish_timeout_s = 1;
+  int rc = -1;
+  const std::string err = capture_fd(STDERR_FILENO, d.path / "err", [&] { rc = spawn_local_ranks(o); });
+  EXPECT_EQ(rc, 1);
+  const std::string pid = slurp(d.path / "pid1");
+  EXPECT_EQ(err, "ddpbench: error: rank 1 (pid " + pid.substr(0, pid.size() - 1) + " on " + host() +
+                     ") did not exit within --timeout 1 s of rank 0's exit (phase: the end of the process "
+                     "(teardown); it is stopped (SIGSTOP or a debugger)); it was ended\n");
+  EXPECT_FALSE(fs::exists(d.path / "continued")) << "the stopped rank went on after SIGTERM + SIGCONT";
+}
+
+// A rank that runs on past --timeout after another exited (rank 0 still writing its result)
+// is not ended: a running rank bounds its own waits and gets 4 x --timeout + 60 s.
+TEST(Spawn, ARunningRankPastTheTimeoutOfAnotherExitIsNotEnded) {
+  auto o = shell(2, "if [ \"$RANK\" = 1 ]; then sleep 2; fi; exit 0");
+  o.finish_timeout_s = 1;
+  EXPECT_EQ(spawn_local_ranks(o), 0);
+}
+
 // Without a phase written (killed before it could say anything) the phase is start-up.
 TEST(Spawn, RankKilledBeforeItsFirstPhaseIsInStartUp) {
   TempDir d;

@@ -94,6 +94,23 @@ TEST(Straggler, NoneBelowThresholdSaysTheLowest) {
   EXPECT_EQ(lines[0], "no straggler among 2 ranks: every score >= 0.95 (lowest: rank 0, 0.99)");
 }
 
+// A rank below the threshold over its series but not over both halves is not named, and the
+// line says so instead of "every score >= 0.95 (lowest: rank 1, 0.92)".
+TEST(Straggler, ALowScoreThatIsNotNamedSaysWhy) {
+  std::vector<RankScoreInput> in{rank_in(0, 0.100), rank_in(1, 0.1087)};  // 0.100 / 0.1087 = 0.92
+  in[0].compute_halves_s = {0.100, 0.100};
+  in[1].compute_halves_s = {0.100, 0.1174};  // 1.00, then 0.85
+  const auto e = straggler_entry("resnet18", 16, 2, in, 0.95);
+  EXPECT_TRUE(e["named"].empty());
+  const auto lines = straggler_lines(e);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0],
+            "no straggler among 2 ranks: rank 1 scored 0.92 < 0.95 over its series but 1.00 over its first half: not "
+            "slow throughout its series, so not named (a straggler scores below the threshold over the whole series "
+            "and each half)");
+  EXPECT_EQ(lines[0].find(">= 0.95"), std::string::npos);
+}
+
 TEST(Straggler, RejectsEmptyAndNonPositiveSteps) {
   EXPECT_THROW(straggler_entry("m", 1, 1, {}, 0.95), std::invalid_argument);
   EXPECT_THROW(straggler_entry("m", 1, 1, {rank_in(0, 0.0)}, 0.95), std::invalid_argument);

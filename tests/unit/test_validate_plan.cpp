@@ -1,8 +1,10 @@
 // validate's plan parser (core/validate/plan), its resume decisions and its own verdicts
 // (core/validate/record), against hand-written plans and hand-computed expectations.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "common/testutil.hpp"
+#include "core/util/errors.hpp"
 #include "core/validate/plan.hpp"
 #include "core/validate/record.hpp"
 
@@ -97,6 +99,33 @@ TEST(ValidatePlan, RefusesEachBadPlanWithItsPlaceAndFix) {
             "p.yaml:2:1: not a YAML plan: end of sequence flow not found; fix the YAML (plans/quick.yaml is an example)");
 }
 
+// Plans bounded and read exactly as their steps will be: one document, a size limit, values
+// short enough for one argument, and no value the step's parser would read as an option.
+TEST(ValidatePlan, RefusesWhatTheRealStepWouldNotRunAsGiven) {
+  EXPECT_EQ(refusal("steps: [env]\n---\nsteps: [run]\n"),
+            "p.yaml:2:1: the file holds 2 YAML documents; a plan is one: remove the '---' and merge what follows "
+            "into the first");
+  EXPECT_EQ(refusal("steps: [env]\n" + std::string(kMaxPlanBytes, '#')),
+            "p.yaml: the plan is 1048589 bytes, more than the 1024 KiB a plan may have; give a plan of its steps and "
+            "targets (plans/quick.yaml is an example)");
+  EXPECT_EQ(refusal("steps:\n  - run: {model: " + std::string(kMaxPlanValueBytes + 1, 'a') + "}\n"),
+            "p.yaml:2:18: run: model: the value is 4097 bytes, more than the 4096 an option's value may have; shorten "
+            "it");
+  EXPECT_EQ(refusal("steps:\n  - run: {world-sizes: [1, --json=x.json]}\n"),
+            "p.yaml:2:28: run: world-sizes: the value '--json=x.json' starts with '-' and would be read as an option; "
+            "give options as keys of the step");
+  EXPECT_EQ(refusal("steps:\n  - run: {model: --help}\n"),
+            "p.yaml:2:18: run: model: the value '--help' starts with '-' and would be read as an option; give options "
+            "as keys of the step");
+  EXPECT_EQ(refusal("steps: [env]\n...\nsteps: [run]\n"),
+            "p.yaml:3:1: the file holds 2 YAML documents; a plan is one: remove the '---' and merge what follows "
+            "into the first");
+  // A leading '---', a closing '...' and comments are one document.
+  EXPECT_EQ(parse_plan("%YAML 1.2\n---\n# c\nsteps: [env]\n...\n# end\n", "p.yaml").steps.size(), 1u);
+  const Plan p = parse_plan("steps:\n  - run: {seed: -0, lr: -.5}\n", "p.yaml");  // numbers may be negative
+  EXPECT_EQ(p.steps[0].options[1].values[0], "-.5");
+}
+
 // A fake folder: files and their hashes.
 DirFacts facts_of(const std::map<std::string, std::string>& hashes) {
   DirFacts f;
@@ -159,6 +188,74 @@ TEST(ValidateResume, KeepsCompleteStepsContinuesAStoppedRunAndRedoesChangedOnes)
   const auto e = decide_steps(p, old, other, facts_of({{"01-env.json", "aa"}}));
   EXPECT_EQ(e[0].action, StepAction::kRedo);
   EXPECT_NE(e[0].note.find("redone: launched differently"), std::string::npos);
+}
+
+// --redo names steps by name, number or kind; a redone step's earlier result gets the next
+// history name, never one already taken.
+TEST(ValidateResume, RedoNamesStepsAndHistoryNeverOverwrites) {
+  const Plan p = parse_plan("steps:\n  - env\n  - comm: {minbytes: 1M}\n  - run: {model: resnet18}\n  - run: {model: "
+                            "resnet50}\n",
+                            "p.yaml");
+  EXPECT_EQ(redo_steps(p, "run"), (std::vector<std::string>{"03-run", "04-run"}));
+  EXPECT_EQ(redo_steps(p, "2,01-env"), (std::vector<std::string>{"01-env", "02-comm"}));
+  try {
+    redo_steps(p, "07-run");
+    FAIL() << "an unknown step was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--redo '07-run': '07-run' is none of the plan's steps; give a step's name, number or kind "
+                           "(01-env, 02-comm, 03-run, 04-run)");
+  }
+  std::vector<StepRecord> history;
+  EXPECT_EQ(history_file(history, "02-comm"), "02-comm.1.json");
+  StepRecord h;
+  h.name = "02-comm";
+  history.push_back(h);
+  history.push_back(h);
+  h.name = "03-run";
+  history.push_back(h);
+  EXPECT_EQ(history_file(history, "02-comm"), "02-comm.3.json");
+  EXPECT_EQ(history_file(history, "03-run"), "03-run.2.json");
+  // A complete step kept otherwise is redone when --redo names it.
+  const nlohmann::json launch = {{"launcher", "none"}, {"world_size", 2}, {"nproc_per_node", 2}};
+  ValidateRecord old;
+  StepRecord r;
+  r.name = p.steps[1].name();
+  r.kind = "comm";
+  r.fingerprint = p.steps[1].fingerprint();
+  r.launch = launch;
+  r.status = "complete";
+  r.file = "02-comm.json";
+  r.file_hash = "bb";
+  old.steps.push_back(r);
+  EXPECT_EQ(decide_steps(p, old, launch, facts_of({{"02-comm.json", "bb"}}))[1].action, StepAction::kKeep);
+  const auto d = decide_steps(p, old, launch, facts_of({{"02-comm.json", "bb"}}), {"02-comm"});
+  EXPECT_EQ(d[1].action, StepAction::kRedo);
+  EXPECT_EQ(d[1].note, "redone: --redo (the earlier record is kept in validate.json's history)");
+}
+
+// What one node cannot evaluate is said before anything runs.
+TEST(ValidatePlan, PreflightNotesWhatOneNodeCannotEvaluate) {
+  const Plan p = parse_plan(R"(steps:
+  - env
+  - comm: {minbytes: 1M}
+  - pairs: {pair-unit: rank}
+  - run: {model: resnet18}
+targets: {efficiency: 0.85, exposed-comm: 0.15}
+)",
+                            "p.yaml");
+  const auto one_gpu = plan_preflight_notes(p, 1, 1, 1, true);
+  ASSERT_EQ(one_gpu.size(), 4u);
+  EXPECT_EQ(one_gpu[0], "the env step runs on one node: there is no other node to compare its environment with, so "
+                        "'nodes agree' will be not evaluated");
+  EXPECT_EQ(one_gpu[1], "03-pairs has 1 participant (ranks): at least 3 are needed to tell a slow node from its peer, "
+                        "so 'no slow node or link' will be not evaluated");
+  EXPECT_EQ(one_gpu[2], "this job has 1 GPU: the efficiency and exposed-comm targets need 2 or more, so they will be "
+                        "not evaluated");
+  EXPECT_EQ(one_gpu[3], "the plan has no busbw-gbs target: comm's busbw will be reported, not evaluated");
+  // Four nodes of 8 GPUs: everything can be evaluated but comm's busbw (no target).
+  const auto big = plan_preflight_notes(p, 4, 32, 32, true);
+  ASSERT_EQ(big.size(), 1u);
+  EXPECT_THAT(big[0], ::testing::HasSubstr("no busbw-gbs target"));
 }
 
 TEST(ValidateRecord, RoundTripsAndRefusesAForeignFile) {
@@ -241,13 +338,6 @@ TEST(ValidateChecks, PairsNameTheSlowNode) {
   EXPECT_EQ(pairs_checks("03-pairs", f)[0].status, "PASS");
   f.comm_pairs["participants"] = nlohmann::json::array({1, 2});
   EXPECT_EQ(pairs_checks("03-pairs", f)[0].status, "not evaluated");
-}
-
-TEST(ValidateChecks, TallyLine) {
-  Tally t;
-  for (const char* s : {"PASS", "PASS", "FAIL", "FAIL (self-check)", "VOID (noisy)", "not measured (x)", "MISSING"})
-    t.add(s);
-  EXPECT_EQ(tally_line(t), "validate: 2 PASS, 2 FAIL, 1 VOID, 2 not evaluated");
 }
 
 }  // namespace

@@ -42,6 +42,10 @@ struct PairMeasurement {
 /// are judged on their first measurement, with a note.
 inline constexpr int kMaxPairConfirmations = 64;
 
+/// Fewest participants whose pairs can tell a slow node from its peer: with two, a slow pair
+/// names neither. `comm --pairs` and validate's pairs step say "not evaluated" below it.
+inline constexpr size_t kMinPairParticipants = 3;
+
 /// The outlier analysis of all pairs of `names.size()` participants.
 ///
 /// Reference of a metric (p2p, over both directions; allreduce busbw): every participant's

@@ -682,7 +682,13 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
         pt.exposed_s = tl.exposed_s();
         // The base's step with its own backward and exposed communication replaced by this size's.
         pt.step_s = b.fixed_s - b.hideable_s + tl.span_s();
-        if (b.baseline_per_gpu_ex_s && pt.step_s > 0)
+        // A model time that is not a positive, finite number (a base row whose compute split
+        // leaves nothing at this size) is never printed as a step time: withheld, with why.
+        if (!(pt.step_s > 0) || !std::isfinite(pt.step_s)) {
+          pt.withheld = true;
+          pt.withheld_reason = fmt::format("model time {:.3g} s is not positive", pt.step_s);
+        }
+        if (b.baseline_per_gpu_ex_s && !pt.withheld)
           pt.efficiency = b.batch_per_rank / pt.step_s / *b.baseline_per_gpu_ex_s;
         if (m != measured.end()) {
           const BenchResult& q = *m->second.row;
@@ -692,7 +698,7 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
           if (const auto bc = component(q, Phase::backward_compute)) pt.measured_backward_s = *bc / b.grad_accum;
           if (b.baseline_per_gpu_ex_s)
             pt.measured_efficiency = b.batch_per_rank / q.summary.p50_s / *b.baseline_per_gpu_ex_s;
-          pt.error = (pt.step_s - q.summary.p50_s) / q.summary.p50_s;
+          if (!pt.withheld) pt.error = (pt.step_s - q.summary.p50_s) / q.summary.p50_s;
         }
         rp.points.push_back(pt);
       }
@@ -712,7 +718,7 @@ Prediction build_prediction(const std::vector<NamedResult>& runs, const std::vec
           other_size = other_size || q.world_size != b.world_size;
         }
       pt.backtest_error = worst;
-      if (pt.measured_step_s) continue;
+      if (pt.measured_step_s || pt.withheld) continue;
       const auto unc = rp.uncalibrated.find(pt.model);
       if (unc != rp.uncalibrated.end()) pt.withheld_reason = "uncalibrated";
       else if (!worst || !other_size) pt.withheld_reason = "no backtest";
@@ -756,23 +762,6 @@ std::function<std::string(const Value&)> signed_percent() {
   };
 }
 
-// Bytes with a binary unit, for sizes from bytes to GiB: 1 KiB, 16 MiB, 1.5 GiB.
-std::function<std::string(const Value&)> size_bytes() {
-  return [](const Value& v) -> std::string {
-    double b = 0;
-    if (const auto* i = std::get_if<long long>(&v)) b = static_cast<double>(*i);
-    else if (const auto* d = std::get_if<double>(&v)) b = *d;
-    else return "n/a";
-    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (b >= 1024 && u < 4) {
-      b /= 1024;
-      ++u;
-    }
-    return fmt::format("{:.4g} {}", b, units[u]);
-  };
-}
-
 Value opt(const std::optional<double>& v) { return v ? Value(*v) : Value(); }
 
 }  // namespace
@@ -789,21 +778,28 @@ std::vector<Table> prediction_tables(const Prediction& p) {
       {"world_sizes", "ranks", "", fmtcol::plain()},
       {"model", "model", "", fmtcol::plain()},
       {"points", "points", "", fmtcol::plain()},
-      {"min_bytes", "from", "bytes", size_bytes()},
-      {"max_bytes", "to", "bytes", size_bytes()},
+      {"min_bytes", "from", "bytes", fmtcol::size()},
+      {"max_bytes", "to", "bytes", fmtcol::size()},
       {"alpha_s", "alpha", "s", micros()},
       {"beta_s_per_byte", "beta", "s/byte", fmtcol::sig3(), false},
       {"bandwidth_gbps", "1/beta GB/s", "GB/s", fmtcol::fixed(3)},
       {"r2", "R^2", "", fmtcol::fixed(5)},
       {"max_rel_residual", "max |resid|", "fraction", fmtcol::percent()},
   };
+  bool two_point = false;
   for (const auto& c : p.fits) {
     std::string ws = fmt::format("{}", fmt::join(c.world_sizes, ","));
     if (c.world_size == 0) ws += " pooled";
     fit.rows.push_back({c.collective, c.dtype, link_level_name(c.level), ws, cost_model_name(c.model),
                         static_cast<long long>(c.points), c.min_bytes, c.max_bytes, c.fit.ab.alpha_s,
-                        c.fit.ab.beta_s_per_byte, c.bandwidth_gbps(), c.fit.r2, c.fit.max_rel_residual});
+                        c.fit.ab.beta_s_per_byte, c.bandwidth_gbps(),
+                        // Two points fix the two coefficients exactly: no residual to show.
+                        c.points > 2 ? Value{c.fit.r2} : Value{}, c.points > 2 ? Value{c.fit.max_rel_residual} : Value{}});
+    two_point = two_point || c.points <= 2;
   }
+  if (two_point)
+    fit.notes.push_back("R^2 and max |resid| n/a: a fit of two points goes through both (two coefficients), so it "
+                        "has no residual to judge it by; measure three or more sizes (comm --stepfactor)");
   fit.notes.push_back(
       "least squares of time = a*alpha + b*beta over the sizes (weighted by 1/time^2, i.e. relative "
       "residuals), a and b the model's coefficients at each row's world size: allreduce ring "

@@ -20,6 +20,7 @@
 #include "core/analysis/report_analysis_internal.hpp"
 #include "core/result/row_memory.hpp"
 #include "core/result/row_metrics.hpp"
+#include "core/result/row_warnings.hpp"
 #include "core/result/row_validation.hpp"
 #include "core/stats/gpu_peaks.hpp"
 #include "core/stats/straggler.hpp"
@@ -56,7 +57,9 @@ RowFacts RowFacts::of(const BenchResult& r) {
   f.stopping = r.stopping;
   f.peak_basis = r.compute.peak_basis.value_or("");
   f.peak_tflops = r.compute.peak_tflops;
-  f.cv = r.summary.cv;
+  f.cv = row_cv(r);
+  f.ci = row_ci_fraction(r);
+  f.iterations = row_iterations(r);
   return f;
 }
 
@@ -139,7 +142,7 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
         "ddpbench run --json, ddpbench comm --json or ddpbench find-max-bs --json");
   for (const auto& c : rep.cluster) {
     for (const auto& e : c.stragglers)
-      for (auto& line : straggler_sentences(e)) rep.findings.push_back(std::move(line));
+      for (auto& line : straggler_sentences(e, c.label)) rep.findings.push_back(std::move(line));
     for (const char* kind : {"slow_nodes", "slow_links"})
       if (c.comm_pairs.contains(kind) && c.comm_pairs[kind].is_array())
         for (const auto& x : c.comm_pairs[kind])
@@ -171,19 +174,34 @@ Report build_report(const std::vector<NamedResult>& files, const ReportOptions& 
   rep.memory = memory_tables(launches);
   rep.inference = inference_tables(launches);
   if (opts.gpu_hour_usd) {
+    // One table per model, its setups and world sizes side by side (in the scaling tables' order).
+    std::vector<std::string> models;
+    std::map<std::string, std::vector<CostPoint>> by_model;
+    const auto add = [&](const std::string& model, CostPoint p) {
+      if (!by_model.count(model)) models.push_back(model);
+      by_model[model].push_back(std::move(p));
+    };
     for (const auto& w : rep.weak) {
-      std::vector<CostPoint> p;
+      const std::string setup =
+          fmt::format("{}, batch {} per {}", w.key.setup_label(), w.key.batch_per_rank, unit_word(w.key));
       for (const auto& r : w.rows)  // billed per device
-        p.push_back({r.world_size, r.devices, examples_per_step(w.key) * r.world_size, r.mean_s, r.launch.file,
-                     r.shared_gpu});
-      rep.cost.push_back(cost_table(w.key, w.key.batch_per_rank, p, opts));
+        add(w.key.model, {w.key, setup, r.world_size, r.devices, examples_per_step(w.key) * r.world_size, r.mean_s,
+                          r.launch, r.shared_gpu});
     }
     for (const auto& s : rep.strong) {
-      std::vector<CostPoint> p;
+      const std::string setup = fmt::format("{}, global batch {}", s.key.setup_label(), s.global_batch);
       for (const auto& r : s.rows)
-        p.push_back({r.world_size, r.devices, static_cast<double>(s.global_batch) * s.key.grad_accum, r.mean_s,
-                     r.launch.file, r.shared_gpu});
-      rep.cost.push_back(cost_table(s.key, s.global_batch, p, opts));
+        add(s.key.model, {s.key, setup, r.world_size, r.devices, static_cast<double>(s.global_batch) * s.key.grad_accum,
+                          r.mean_s, r.launch, r.shared_gpu});
+    }
+    // Several device types: each setup names its device.
+    std::set<std::string> devices;
+    for (const auto& [m, pts] : by_model)
+      for (const auto& p : pts) devices.insert(p.key.device);
+    for (const auto& m : models) {
+      if (devices.size() > 1)
+        for (auto& p : by_model[m]) p.setup += ", " + p.key.device;
+      rep.cost.push_back(cost_table(m, by_model[m], opts));
     }
   }
   for (size_t i = 0; i < files.size(); ++i) {

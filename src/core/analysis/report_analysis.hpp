@@ -36,7 +36,13 @@ struct RowFacts {
   Stopping stopping;
   std::string peak_basis;             ///< compute.peak_basis: which peak MFU divides by ("" if unrecorded)
   std::optional<double> peak_tflops;  ///< compute.peak_tflops
-  double cv = 0;  ///< summary.cv: coefficient of variation of the per-iteration means (fraction; 0 unrecorded)
+  /// Coefficient of variation of the per-iteration means (row_cv: from the row's series in every
+  /// schema, else summary.cv; fraction, 0 unknown).
+  double cv = 0;
+  /// Half-width of the 95% CI of the mean step time as a fraction of the mean (row_ci_fraction);
+  /// 0 unknown.
+  double ci = 0;
+  int iterations = 0;  ///< measured iterations (row_iterations)
 
   /// Reads them from a row; fields a row lacks stay empty.
   static RowFacts of(const BenchResult& r);
@@ -80,6 +86,16 @@ struct RepeatedLaunch {
 /// (RepeatedLaunch) counts once.
 struct RowLaunch {
   std::string file;              ///< the result file's label in this report ("F2"; the files table names it)
+  std::string source;            ///< that file as given (its path)
+  int row = -1;                  ///< the row's index in that file's results (BenchResult::index_in_file)
+  /// Every launch of the configuration, in file order: the rows a claim resting on this row
+  /// names (role "launch"), with their p50 (s) as numbers.
+  struct Ref {
+    std::string label, source;
+    int row = -1;
+    double p50_s = 0;
+  };
+  std::vector<Ref> refs;
   int launches = 1;              ///< distinct launches that measured this configuration
   std::vector<std::string> all;  ///< their labels, in file order
   std::optional<double> spread;  ///< (slowest - fastest) / the chosen launch's p50 (fraction), when launches > 1
@@ -123,6 +139,12 @@ struct WeakRow {
   int devices = 1;
   RowLaunch launch;
   std::string baseline_file;  ///< label of the file whose no-DDP row ddp_overhead used ("" none)
+  std::string baseline_source;  ///< that file as given ("" none)
+  int baseline_row = -1;        ///< the no-DDP row's index in it (-1 none)
+  double baseline_ex_s = 0;     ///< the no-DDP row's ex/s (batch x grad_accum / p50; 0 none)
+  /// The no-DDP row's warnings and self-check: a warning there voids what rests on it (the DDP
+  /// overhead; the efficiency where the table's baseline is the no-DDP row).
+  RowFacts baseline_facts;
   /// Ranks shared a GPU (devices < world_size): the row measures sharing, not scaling. Plots and
   /// cost leave such rows out of every scaling curve and price (its efficiency is no scaling
   /// efficiency); tables show them with their overhead by throughput and a note.
@@ -227,6 +249,9 @@ struct StrategyRow {
   std::optional<double> peak_allocated_bytes, peak_reserved_bytes;  ///< memory.max_over_ranks (GPU rows)
   std::optional<double> peak_rss_bytes;     ///< memory.max_over_ranks (CPU rows: process peak RSS)
   std::optional<double> model_state_bytes;  ///< memory.model_state_bytes.total (rank 0), bytes
+  /// row_peak_memory_bytes (core/result/row_memory): the peak the scaling tables print as
+  /// "peak mem", in every schema (the telemetry's copy for files before the memory section).
+  std::optional<double> peak_memory_bytes;
   RowFacts facts;                           ///< the row's warnings and self-check (the summary's rules read them)
 };
 struct StrategyTable {
@@ -240,6 +265,8 @@ struct MemoryRow {
   int world_size = 1;
   RowLaunch launch;           ///< of the technique's row
   std::string baseline_file;  ///< label of the file of the fp32 DDP row it is compared with
+  std::string baseline_source;  ///< that file as given
+  int baseline_row = -1;        ///< the fp32 DDP row's index in it
   std::string technique;  ///< "mixed precision (bf16)", "activation checkpointing", "zero2", "fsdp", joined with " + "
   double baseline_peak_bytes = 0;          ///< the fp32 DDP row's peak memory per rank (RowMemory::peak_bytes)
   double peak_bytes = 0;                   ///< this row's
@@ -295,30 +322,38 @@ struct Comparison {
   std::vector<ComparisonRow> rows;
 };
 
-/// Cost of training at each world size, for `epochs` over `dataset_size` samples. Every
-/// duration and price uses the one step statistic of epoch time (row_metrics duration_step_s:
-/// the mean step), so a row's epoch time x epochs is the time priced here.
+/// Cost of training one model, every setup and world size measured side by side, for `epochs`
+/// over `dataset_size` samples. Every duration and price uses the one step statistic of epoch
+/// time (row_metrics duration_step_s: the mean step), so a row's epoch time x epochs is the time
+/// priced here.
 struct CostRow {
-  int world_size = 1;  ///< N: the GPUs billed (distinct devices; WeakRow::devices)
-  int ranks = 1;       ///< the row's ranks (never more than N: rows whose ranks shared a GPU are not priced)
-  std::string file;    ///< the launch label of the scaling row it prices ("F2")
+  std::string setup;    ///< the scaling table's setup and batch: "fp16, channels_last, batch 256 per GPU"
+  ConfigKey key;        ///< of that scaling table
+  int world_size = 1;   ///< N: the GPUs billed (distinct devices; WeakRow::devices)
+  int ranks = 1;        ///< the row's ranks (never more than N: rows whose ranks shared a GPU are not priced)
+  std::string file;     ///< the launch label of the scaling row it prices ("F2")
+  std::string source;   ///< that file as given
+  int row = -1;         ///< the row's index in it
   /// Examples per second over the whole run: examples of one optimizer step (all ranks) / mean_step_s.
   double ex_s_mean_step = 0;
   double usd_per_million = 0;  ///< price * N / 3600 * 1e6 / ex_s_mean_step
+  /// The cheapest row's usd_per_million / this row's: 1 for the cheapest, 0.5 for a row that costs
+  /// twice as much per sample (cost efficiency relative to the cheapest).
+  double relative = 0;
   /// epochs * steps_per_epoch(dataset_size, examples per step) * mean_step_s / 3600
   double hours = 0;
   double usd = 0;          ///< hours * N * price
   double mean_step_s = 0;  ///< the row's duration_step_s
 };
 struct CostTable {
-  ConfigKey key;        ///< of the scaling table it prices
-  long long batch = 0;  ///< batch per GPU (weak) or global batch (strong)
+  ConfigKey key;        ///< of the first priced scaling table (the model, device and image size it names)
+  std::string model;
   double gpu_hour_usd = 0;
   int epochs = 0;
   long long dataset_size = 0;
-  std::vector<CostRow> rows;
-  int best_world_size = 1;  ///< lowest cost per sample (the smaller N on a tie)
-  /// Rows of the scaling table not priced because their ranks shared a GPU: "2 ranks on 1 GPU (F1)".
+  std::vector<CostRow> rows;  ///< by setup (the scaling tables' order), then world size
+  size_t best = 0;            ///< index of the cheapest row (lowest cost per sample; the smaller N on a tie)
+  /// Rows of the scaling tables not priced because their ranks shared a GPU: "2 ranks on 1 GPU (F1)".
   std::vector<std::string> not_priced;
 };
 
@@ -382,11 +417,12 @@ TelemetryRowSummary summarize_telemetry(const BenchResult& row);
 /// nullptr when none has telemetry.
 const BenchResult* largest_group(const std::vector<BenchResult>& rows, const std::string& model);
 
-/// The headline sentence of one straggler entry (schema 1.6): "Straggler (resnet18, batch 16
-/// per rank, 2 ranks): rank 1 (host node0, local rank 1, CPU) has score 0.52 < 0.95" (one
-/// sentence per named rank, GPU index, UUID and bus id where the rank has a GPU), or "No
-/// straggler (...): every rank scored >= 0.95 (lowest: rank 2, 0.97)".
-std::vector<std::string> straggler_sentences(const nlohmann::json& entry);
+/// The headline sentence of one straggler entry (schema 1.6) of the file labelled `file`
+/// ("F2"; "" names none): "Straggler (resnet18, batch 16 per rank, 2 ranks, F2): rank 1 (host
+/// node0, local rank 1, CPU) has score 0.52 < 0.95" (one sentence per named rank, GPU index,
+/// UUID and bus id where the rank has a GPU), or "No straggler (...): every score >= 0.95
+/// (lowest: rank 2, 0.97)" (no_straggler_words, which also says why a low score is not named).
+std::vector<std::string> straggler_sentences(const nlohmann::json& entry, const std::string& file = "");
 
 /// Burn-in tables show one column per rank up to this many ranks, else min/median/max over ranks.
 inline constexpr size_t kBurnInRankColumns = 8;
@@ -398,7 +434,7 @@ struct Report {
   std::vector<WeakTable> weak;
   std::vector<StrongTable> strong;
   Comparison comparison;
-  std::vector<CostTable> cost;  ///< empty unless a GPU-hour price was given
+  std::vector<CostTable> cost;  ///< one per model; empty unless a GPU-hour price was given
   /// One per configuration (but the DDP knobs) and world size > 1 that measured a variant.
   std::vector<ImpactTable> impact;
   /// Per configuration (precision, world size aside) where some world size has two or more

@@ -184,11 +184,11 @@ const BenchResult* largest_group(const std::vector<BenchResult>& rows, const std
   return best;
 }
 
-std::vector<std::string> straggler_sentences(const nlohmann::json& e) {
+std::vector<std::string> straggler_sentences(const nlohmann::json& e, const std::string& file) {
   std::vector<std::string> out;
   if (!e.is_object() || !e.contains("ranks") || !e["ranks"].is_array() || e["ranks"].empty()) return out;
   const double thr = num_at(e, {"threshold"}).value_or(0.95);
-  const std::string what = straggler_what(e);
+  const std::string what = straggler_what(e) + (file.empty() ? "" : ", " + file);
   const nlohmann::json* lowest = nullptr;
   for (const auto& x : e["ranks"]) {
     const auto sc = num_at(x, {"score"});
@@ -197,9 +197,7 @@ std::vector<std::string> straggler_sentences(const nlohmann::json& e) {
     if (json_true(x, "straggler"))
       out.push_back(fmt::format("Straggler ({}): {} has score {:.3g} < {:g}", what, straggler_rank_words(x), *sc, thr));
   }
-  if (out.empty() && lowest)
-    out.push_back(fmt::format("No straggler ({}): every rank scored >= {:g} (lowest: rank {}, {:.3g})", what, thr,
-                              int_at(*lowest, "rank"), *num_at(*lowest, {"score"})));
+  if (out.empty() && lowest) out.push_back(fmt::format("No straggler ({}): {}", what, no_straggler_words(e)));
   return out;
 }
 

@@ -73,15 +73,16 @@ StrongTable strong_table(const std::vector<Point>& all, const std::vector<const 
 Comparison comparison(const std::vector<Point>& all, const std::vector<Point>& best);
 // One row of a scaling table as the cost table prices it.
 struct CostPoint {
+  ConfigKey key;                 // of its scaling table
+  std::string setup;             // that table's setup and batch ("fp32, batch 32 per GPU")
   int ranks = 1, devices = 1;
   double examples_per_step = 0;  // examples of one optimizer step over all ranks
   double mean_step_s = 0;        // duration_step_s: the step statistic of every duration and cost
-  std::string file;              // launch label of the row
+  RowLaunch launch;              // of the row
   bool shared = false;           // ranks shared a device: not priced
 };
-/// The cost table of one scaling table's rows, each priced at its mean step time.
-CostTable cost_table(const ConfigKey& key, long long batch, const std::vector<CostPoint>& pts,
-                     const ReportOptions& opts);
+/// The cost table of one model: every priced row of its scaling tables, each at its mean step time.
+CostTable cost_table(const std::string& model, const std::vector<CostPoint>& pts, const ReportOptions& opts);
 /// The optimization impact of DDP's knobs, one table per configuration and group size.
 std::vector<ImpactTable> impact_tables(const std::vector<Point>& pts);
 

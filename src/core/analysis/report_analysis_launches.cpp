@@ -130,6 +130,9 @@ std::vector<Point> collect_points(const std::vector<NamedResult>& files, std::ve
       p.source = nf.name;
       p.launch.file = file_label(fi);
       p.launch.all = {p.launch.file};
+      p.launch.source = nf.name;
+      p.launch.row = r.index_in_file;
+      p.launch.refs = {{p.launch.file, nf.name, r.index_in_file, r.summary.p50_s}};
       p.key = key;
       p.nodes = r.nodes;
       p.devices = distinct_devices(nf.file, r);
@@ -149,8 +152,8 @@ std::vector<Point> collect_points(const std::vector<NamedResult>& files, std::ve
         p.peak_reserved_bytes = r.memory.max_over_ranks.peak_reserved_bytes;
         p.peak_rss_bytes = r.memory.max_over_ranks.peak_rss_bytes;
         if (r.memory.model_state_bytes) p.model_state_bytes = static_cast<double>(r.memory.model_state_bytes->total());
-        p.peak_memory_bytes = row_peak_memory_bytes(r);
       }
+      p.peak_memory_bytes = row_peak_memory_bytes(r);  // the memory section, else telemetry's copy (every schema)
       pts.push_back(std::move(p));
     }
   }
@@ -182,8 +185,10 @@ std::vector<Point> median_launches(const std::vector<Point>& pts) {
       q.launch.launches = static_cast<int>(v.size());
       q.launch.all.clear();
       q.launch.repeats.clear();
+      q.launch.refs.clear();
       for (const Point* x : v) {
         q.launch.all.push_back(x->launch.file);
+        q.launch.refs.push_back(x->launch.refs.front());
         q.launch.repeats.insert(q.launch.repeats.end(), x->launch.repeats.begin(), x->launch.repeats.end());
       }
       q.launch.spread = (sorted.back()->summary.p50_s - sorted.front()->summary.p50_s) / q.summary.p50_s;

@@ -162,6 +162,12 @@ WeakTable weak_table(const std::vector<Point>& all, const std::vector<const Poin
     w.efficiency = w.per_gpu_ex_s / t.baseline_per_gpu_ex_s;
     w.launch = p->launch;
     w.baseline_file = baseline_file(all, *p);
+    if (const Point* nd = no_ddp_baseline(all, *p)) {
+      w.baseline_source = nd->launch.source;
+      w.baseline_row = nd->launch.row;
+      w.baseline_ex_s = per_device_ex_s(*nd);
+      w.baseline_facts = nd->facts;
+    }
     w.ddp_overhead = ddp_overhead(all, *p);
     std::tie(w.exposed_comm, w.other_overhead) = split_overhead(w.ddp_overhead, *p);
     w.tflops_per_gpu = p->tflops_per_gpu;
@@ -257,27 +263,35 @@ Comparison comparison(const std::vector<Point>& all, const std::vector<Point>& b
   return c;
 }
 
-// One cost table for a scaling table's rows: each priced at its mean step time (the statistic of
+// One cost table for a model's scaling rows: each priced at its mean step time (the statistic of
 // epoch time, so epochs x epoch time is the time priced); rows whose ranks shared a device are
 // named and not priced.
-CostTable cost_table(const ConfigKey& key, long long batch, const std::vector<CostPoint>& pts,
-                     const ReportOptions& opts) {
+CostTable cost_table(const std::string& model, const std::vector<CostPoint>& pts, const ReportOptions& opts) {
   const double price = *opts.gpu_hour_usd;
-  CostTable t{key, batch, price, opts.epochs, opts.dataset_size, {}, 1, {}};
-  const std::string u = unit_word(key);
+  CostTable t;
+  t.model = model;
+  t.gpu_hour_usd = price;
+  t.epochs = opts.epochs;
+  t.dataset_size = opts.dataset_size;
+  if (!pts.empty()) t.key = pts.front().key;
   for (const auto& p : pts) {
+    const std::string u = unit_word(p.key);
     if (p.shared) {
-      t.not_priced.push_back(
-          fmt::format("{} ranks on {} {}{} ({})", p.ranks, p.devices, u, p.devices == 1 ? "" : "s", p.file));
+      t.not_priced.push_back(fmt::format("{}: {} ranks on {} {}{} ({})", p.setup, p.ranks, p.devices, u,
+                                         p.devices == 1 ? "" : "s", p.launch.file));
       continue;
     }
     const int n = p.devices;
     const double steps = static_cast<double>(
         steps_per_epoch(opts.dataset_size, static_cast<long long>(std::llround(p.examples_per_step))));
     CostRow c;
+    c.setup = p.setup;
+    c.key = p.key;
     c.world_size = n;
     c.ranks = p.ranks;
-    c.file = p.file;
+    c.file = p.launch.file;
+    c.source = p.launch.source;
+    c.row = p.launch.row;
     c.mean_step_s = p.mean_step_s;
     c.ex_s_mean_step = p.examples_per_step / p.mean_step_s;
     c.usd_per_million = price * n / 3600.0 * 1e6 / c.ex_s_mean_step;
@@ -286,10 +300,13 @@ CostTable cost_table(const ConfigKey& key, long long batch, const std::vector<Co
     t.rows.push_back(c);
   }
   if (t.rows.empty()) return t;
-  const CostRow* best = &t.rows.front();
-  for (const auto& r : t.rows)
-    if (r.usd_per_million < best->usd_per_million) best = &r;
-  t.best_world_size = best->world_size;
+  for (size_t i = 1; i < t.rows.size(); ++i) {
+    const CostRow& r = t.rows[i];
+    const CostRow& b = t.rows[t.best];
+    if (r.usd_per_million < b.usd_per_million || (r.usd_per_million == b.usd_per_million && r.world_size < b.world_size))
+      t.best = i;
+  }
+  for (auto& r : t.rows) r.relative = t.rows[t.best].usd_per_million / r.usd_per_million;
   return t;
 }
 

@@ -114,6 +114,7 @@ std::vector<StrategyTable> strategy_tables(const std::vector<Point>& every, cons
       r.peak_reserved_bytes = p->peak_reserved_bytes;
       if (!p->peak_allocated_bytes) r.peak_rss_bytes = p->peak_rss_bytes;  // GPU rows: the device's memory counts
       r.model_state_bytes = p->model_state_bytes;
+      r.peak_memory_bytes = p->peak_memory_bytes;
       t.rows.push_back(std::move(r));
     }
     out.push_back(std::move(t));
@@ -139,7 +140,8 @@ std::vector<MemoryTable> memory_tables(const std::vector<Point>& launches) {
       if (!first) continue;
       if (t.rows.empty()) {
         t.key = base->key;
-        t.peak_kind = base->peak_allocated_bytes ? "peak allocated" : "peak RSS";
+        // GPU rows measure the caching allocator (older files: the telemetry's copy of it).
+        t.peak_kind = base->peak_allocated_bytes || unit_word(base->key) == "GPU" ? "peak allocated" : "peak RSS";
       }
       for (const Point* p : rows) {
         if (p->key.world_size != base->key.world_size || p->key.batch_per_rank != base->key.batch_per_rank) continue;
@@ -149,6 +151,8 @@ std::vector<MemoryTable> memory_tables(const std::vector<Point>& launches) {
         r.world_size = p->key.world_size;
         r.launch = p->launch;
         r.baseline_file = base->launch.file;
+        r.baseline_source = base->launch.source;
+        r.baseline_row = base->launch.row;
         r.technique = technique;
         r.baseline_peak_bytes = *base->peak_memory_bytes;
         r.peak_bytes = *p->peak_memory_bytes;

@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "core/analysis/diff.hpp"
 #include "core/analysis/report_analysis.hpp"
 #include "core/analysis/report_detail.hpp"
 #include "core/result/bench_table.hpp"
@@ -30,15 +29,8 @@ using report_detail::straggler_what;
 
 std::string pct(double f) { return fmt::format("{:.1f}%", 100.0 * f); }
 
-// The noise floor a comparison of two rows must beat: kMinKnobGain, each row's launch-to-launch
-// spread where several launches measured it, else the spread measured on the device type
-// (measured_launch_spread, the floor `diff` uses for one launch per side).
-double noise_floor(const ConfigKey& k, std::initializer_list<const RowLaunch*> rows) {
-  double f = kMinKnobGain;
-  for (const RowLaunch* l : rows)
-    f = std::max(f, l->launches > 1 ? l->spread.value_or(0.0) : measured_launch_spread(k.device).spread);
-  return f;
-}
+// "1 GPU", "4 ranks".
+std::string count_of(int n, const std::string& unit) { return count_words(n, unit); }
 
 // "resnet50, fp32 (cuDNN TF32), batch 32 per GPU, 224 px, NVIDIA H100 80GB HBM3".
 std::string what_of(const ConfigKey& k, long long batch, bool global = false) {
@@ -51,15 +43,44 @@ std::string launches(const std::string& row, const std::string& base) {
   return base.empty() || base == row ? row : row + " vs " + base;
 }
 
-// The first warning of `rows` that voids `metric` (nullptr when none does).
-const RowWarning* voiding(const std::vector<const WeakRow*>& rows, const std::string& metric) {
-  for (const WeakRow* r : rows)
-    if (const RowWarning* w = undermining_warning(r->facts.warnings, metric)) return w;
+// The codes of a row's warnings (recomputed from its data for every schema at intake:
+// core/result/row_warnings), "shared_gpu" first where its ranks shared a GPU.
+std::vector<std::string> codes_of(const RowFacts& f, bool shared = false) {
+  std::vector<std::string> out;
+  if (shared) out.push_back("shared_gpu");
+  for (const auto& w : f.warnings)
+    if (std::find(out.begin(), out.end(), w.code) == out.end()) out.push_back(w.code);
+  return out;
+}
+
+// The union of several rows' warning codes, in first-seen order.
+std::vector<std::string> union_of(std::initializer_list<std::vector<std::string>> lists) {
+  std::vector<std::string> out;
+  for (const auto& l : lists)
+    for (const auto& c : l)
+      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  return out;
+}
+
+// The chosen launch of a table row, as a claim names it.
+ClaimRow row_of(const RowLaunch& l, const std::string& role) { return {l.source, l.file, l.row, role}; }
+
+// The row and, where several launches measured its configuration, every launch (role "launch").
+void add_rows(std::vector<ClaimRow>& out, const RowLaunch& l, const std::string& role) {
+  out.push_back(row_of(l, role));
+  if (l.refs.size() > 1)
+    for (const auto& x : l.refs) out.push_back({x.source, x.label, x.row, "launch of " + l.file});
+}
+
+// The first warning of the rows whose facts are `rows` that voids `metric` (nullptr when none does).
+const RowWarning* voiding(const std::vector<const RowFacts*>& rows, const std::string& metric) {
+  for (const RowFacts* f : rows)
+    if (const RowWarning* w = undermining_warning(f->warnings, metric)) return w;
   return nullptr;
 }
 
 // Its code ("" when none does).
-std::string voided(const std::vector<const WeakRow*>& rows, const std::string& metric) {
+std::string voided(const std::vector<const RowFacts*>& rows, const std::string& metric) {
   const RowWarning* w = voiding(rows, metric);
   return w ? w->code : "";
 }
@@ -89,10 +110,23 @@ std::string efficiency_from(const WeakTable& w, const WeakRow& row) {
                   w.baseline_kind == WeakTable::Baseline::no_ddp ? row.baseline_file : w.rows.front().launch.file);
 }
 
-// The rows whose warnings bear on a row's efficiency (the no-DDP baseline's are not in the table).
-std::vector<const WeakRow*> efficiency_rows(const WeakTable& w, const WeakRow& row) {
-  if (w.baseline_kind == WeakTable::Baseline::no_ddp) return {&row};
-  return {&row, &w.rows.front()};
+// The facts of the rows a row's efficiency rests on: the row's, and its baseline's (the table's
+// 1-rank row, or the row's no-DDP row, which is not in the table).
+std::vector<const RowFacts*> efficiency_rows(const WeakTable& w, const WeakRow& row) {
+  if (w.baseline_kind == WeakTable::Baseline::no_ddp) return {&row.facts, &row.baseline_facts};
+  return {&row.facts, &w.rows.front().facts};
+}
+
+// The rows an efficiency rests on, as a claim names them: the row, and its baseline (the
+// table's 1-rank row, or the row's no-DDP row).
+std::vector<ClaimRow> efficiency_claim_rows(const WeakTable& w, const WeakRow& row) {
+  std::vector<ClaimRow> out;
+  add_rows(out, row.launch, "measured");
+  if (w.baseline_kind == WeakTable::Baseline::no_ddp)
+    out.push_back({row.baseline_source, row.baseline_file, row.baseline_row, "baseline"});
+  else
+    add_rows(out, w.rows.front().launch, "baseline");
+  return out;
 }
 
 // PASS / FAIL / VOID (<code>) / FAIL (self-check failed) of one value against a bound: a value a
@@ -105,6 +139,37 @@ std::string verdict(bool met, const std::string& warning, bool self_check_failed
 
 // "oversubscribed: 4 threads ... share 2 CPUs" of a voiding warning ("" for none).
 std::string warning_words(const RowWarning* w) { return w ? w->code + ": " + w->message : ""; }
+
+// The size a check names: "16 GPUs", "4 ranks" on CPUs, "2 ranks on 1 GPU" where ranks shared one.
+std::string size_of(const SummaryCheck& c) {
+  if (c.gpus <= 0 || c.unit == "rank") return count_of(c.ranks, "rank");
+  if (c.gpus == c.ranks) return count_of(c.gpus, c.unit);
+  return count_of(c.ranks, "rank") + " on " + count_of(c.gpus, c.unit);
+}
+
+// The check's claim (kind "target"): its fields, the numbers, the rows and their warnings.
+void finish_check(SummaryCheck& c, std::optional<double> measured, std::optional<double> threshold,
+                  const std::string& unit, const std::string& comparison, std::vector<ClaimRow> rows,
+                  std::vector<std::string> warnings, const std::string& table) {
+  Claim k;
+  k.kind = "target";
+  k.subject = c.what;
+  k.verdict = c.status;
+  if (measured) k.num("measured", *measured, unit);
+  if (threshold) k.num("threshold", *threshold, unit);
+  k.num("gpus", c.gpus, "count").num("ranks", c.ranks, "count");
+  k.word("metric", c.metric)
+      .word("comparison", comparison)
+      .word("required", c.target)
+      .word("measured", c.measured)
+      .word("size", size_of(c))
+      .word("from", c.from)
+      .word("table", table);
+  if (!c.void_warning.empty()) k.word("void_warning", c.void_warning);
+  k.rows = std::move(rows);
+  k.warnings = std::move(warnings);
+  c.claim = finish_claim(std::move(k));
+}
 
 // The weak tables the summary reads: those with DDP's default knobs, and a variant only where
 // its configuration has no table with the defaults.
@@ -134,27 +199,73 @@ void scaling_targets(const Report& r, const SummaryTargets& t, ExecutiveSummary&
     const bool bad = last.facts.self_check_passed == false;
     const std::string unit = unit_word(w.key);
     const AppliedTargets a = targets_for(t, w.key.model);
+    std::vector<ClaimRow> last_rows;
+    add_rows(last_rows, last.launch, "measured");
+    const std::vector<std::string> last_codes = codes_of(last.facts, last.shared_gpu);
     if (a.min_per_gpu_ex_s) {
-      const RowWarning* v = voiding({&last}, "ex_per_s_per_gpu");
-      s.checks.push_back({what, last.devices, last.world_size, unit, "per-" + unit + " ex/s",
-                          fmt::format(">= {:.1f}", *a.min_per_gpu_ex_s), fmt::format("{:.1f}", last.per_gpu_ex_s),
-                          verdict(last.per_gpu_ex_s >= *a.min_per_gpu_ex_s, v ? v->code : "", bad),
-                          "weak scaling, " + last.launch.file, bad ? "" : warning_words(v)});
+      const RowWarning* v = voiding({&last.facts}, "ex_per_s_per_gpu");
+      SummaryCheck c{what,
+                     last.devices,
+                     last.world_size,
+                     unit,
+                     "per-" + unit + " ex/s",
+                     fmt::format(">= {:.1f}", *a.min_per_gpu_ex_s),
+                     fmt::format("{:.1f}", last.per_gpu_ex_s),
+                     verdict(last.per_gpu_ex_s >= *a.min_per_gpu_ex_s, v ? v->code : "", bad),
+                     "weak scaling, " + last.launch.file,
+                     bad ? "" : warning_words(v), {}};
+      finish_check(c, last.per_gpu_ex_s, *a.min_per_gpu_ex_s, "ex/s", ">=", last_rows, last_codes, "weak");
+      s.checks.push_back(std::move(c));
     }
     if (last.devices <= 1) {
+      // Efficiency and exposed comm need two or more devices: both counted as not evaluated.
       ++one_device;
+      for (const std::string metric : {"weak-scaling efficiency", "exposed comm"}) {
+        SummaryCheck c{what,
+                       last.devices,
+                       last.world_size,
+                       unit,
+                       metric,
+                       metric == "exposed comm" ? "< " + pct(a.max_exposed_comm) : ">= " + pct(a.min_efficiency),
+                       "",
+                       fmt::format("not measured (1 {} only)", unit),
+                       "weak scaling, " + last.launch.file,
+                       "", {}};
+        finish_check(c, std::nullopt, metric == "exposed comm" ? a.max_exposed_comm : a.min_efficiency, "fraction",
+                     metric == "exposed comm" ? "<" : ">=", last_rows, last_codes, "weak");
+        s.checks.push_back(std::move(c));
+      }
       continue;
     }
     if (real_baseline(w)) {
       const RowWarning* v = voiding(efficiency_rows(w, last), "weak_scaling_efficiency");
-      s.checks.push_back({what, last.devices, last.world_size, unit, "weak-scaling efficiency",
-                          ">= " + pct(a.min_efficiency), pct(last.efficiency),
-                          verdict(last.efficiency >= a.min_efficiency, v ? v->code : "", bad),
-                          "weak scaling, " + efficiency_from(w, last), bad ? "" : warning_words(v)});
+      SummaryCheck c{what,
+                     last.devices,
+                     last.world_size,
+                     unit,
+                     "weak-scaling efficiency",
+                     ">= " + pct(a.min_efficiency),
+                     pct(last.efficiency),
+                     verdict(last.efficiency >= a.min_efficiency, v ? v->code : "", bad),
+                     "weak scaling, " + efficiency_from(w, last),
+                     bad ? "" : warning_words(v), {}};
+      const std::vector<std::string> codes = union_of({last_codes, codes_of(*efficiency_rows(w, last)[1])});
+      finish_check(c, last.efficiency, a.min_efficiency, "fraction", ">=", efficiency_claim_rows(w, last), codes,
+                   "weak");
+      s.checks.push_back(std::move(c));
     } else {
-      s.checks.push_back({what, last.devices, last.world_size, unit, "weak-scaling efficiency",
-                          ">= " + pct(a.min_efficiency), "", "not measured (no 1-GPU or no-DDP baseline)",
-                          "weak scaling, " + last.launch.file, ""});
+      SummaryCheck c{what,
+                     last.devices,
+                     last.world_size,
+                     unit,
+                     "weak-scaling efficiency",
+                     ">= " + pct(a.min_efficiency),
+                     "",
+                     "not measured (no 1-GPU or no-DDP baseline)",
+                     "weak scaling, " + last.launch.file,
+                     "", {}};
+      finish_check(c, std::nullopt, a.min_efficiency, "fraction", ">=", last_rows, last_codes, "weak");
+      s.checks.push_back(std::move(c));
     }
     SummaryCheck comm{what,
                       last.devices,
@@ -165,15 +276,16 @@ void scaling_targets(const Report& r, const SummaryTargets& t, ExecutiveSummary&
                       "",
                       "",
                       "weak scaling, " + last.launch.file,
-                      ""};
+                      "", {}};
     if (last.exposed_comm) {
-      const RowWarning* v = voiding({&last}, "exposed_comm");
+      const RowWarning* v = voiding({&last.facts}, "exposed_comm");
       comm.measured = pct(*last.exposed_comm);
       comm.status = verdict(*last.exposed_comm < a.max_exposed_comm, v ? v->code : "", bad);
       if (!bad) comm.void_warning = warning_words(v);
     } else {
       comm.status = "not measured (run --breakdown)";
     }
+    finish_check(comm, last.exposed_comm, a.max_exposed_comm, "fraction", "<", last_rows, last_codes, "weak");
     s.checks.push_back(std::move(comm));
   }
   // "GPU", "rank" (CPU rows only), or both when the files mix them.
@@ -213,8 +325,8 @@ void scaling_targets(const Report& r, const SummaryTargets& t, ExecutiveSummary&
   else if (one_device > 0)
     s.notes.push_back(
         fmt::format("{} of {} weak-scaling table{} measured one {} only: efficiency and communication "
-                    "targets need two or more, so they are not evaluated there",
-                    one_device, tables.size(), tables.size() == 1 ? "" : "s", u));
+                    "targets need two or more, so they are not evaluated there ({} targets)",
+                    one_device, tables.size(), tables.size() == 1 ? "" : "s", u, 2 * one_device));
   if (tables.size() < r.weak.size())
     s.notes.push_back(
         fmt::format("{} weak-scaling table{} of DDP settings other than the defaults: held to no "
@@ -240,22 +352,53 @@ void pinned_targets(const std::vector<NamedResult>& files, const SummaryTargets&
       // check's WARN (in range, voided) and a FAIL on a voided number are VOID here; a row the
       // run declared invalid stays FAIL.
       const bool void_ = !c.untrusted.empty() && c.invalid.empty() && c.measured.has_value();
-      s.checks.push_back({what_of(*c.row, c.row->batch_per_rank), 0, c.row->world_size, unit_word(*c.row), c.ref.metric,
-                          allowed_range_text(c) + unit, c.measured ? metric_text(c.ref.metric, *c.measured) + unit : "",
-                          void_ ? "VOID (" + c.untrusted + ")" : c.status,
-                          fmt::format("{} entry {}, {}", t.pinned_source, e, file_label(fi)),
-                          void_ ? c.untrusted : ""});
+      SummaryCheck sc{what_of(*c.row, c.row->batch_per_rank),
+                      0,
+                      c.row->world_size,
+                      unit_word(*c.row),
+                      c.ref.metric,
+                      allowed_range_text(c) + unit,
+                      c.measured ? metric_text(c.ref.metric, *c.measured) + unit : "",
+                      void_ ? "VOID (" + c.untrusted + ")" : c.status,
+                      fmt::format("{} entry {}, {}", t.pinned_source, e, file_label(fi)),
+                      void_ ? c.untrusted : "", {}};
+      // The row the entry matched, by its index in the file.
+      std::vector<ClaimRow> rows_of;
+      std::vector<std::string> codes;
+      for (const auto& br : f.results)
+        if (ConfigKey::of(f, br) == *c.row) {
+          rows_of.push_back({files[fi].name, file_label(fi), br.index_in_file, "measured"});
+          for (const auto& w : br.warnings) codes.push_back(w.code);
+          break;
+        }
+      finish_check(sc, c.measured, std::nullopt, c.ref.unit, "in", rows_of, codes, "summary");
+      s.checks.push_back(std::move(sc));
     }
   }
   for (size_t e = 0; e < t.pinned.size(); ++e) {
     const ReferenceEntry& ref = t.pinned[e];
     if (found[e]) continue;
-    s.checks.push_back({fmt::format("{}, {}, batch {} per rank, {} px, {}", ref.model, ref.setup.precision,
-                                    ref.batch_per_rank, ref.image_size, ref.device),
-                        0, ref.world_size, "GPU", ref.metric, "", "",
-                        applied[e] ? "MISSING" : "MISSING (no file of its device)",
-                        fmt::format("{} entry {}", t.pinned_source, e), ""});
+    SummaryCheck sc{fmt::format("{}, {}, batch {} per rank, {} px, {}", ref.model, ref.setup.precision,
+                                ref.batch_per_rank, ref.image_size, ref.device),
+                    0,
+                    ref.world_size,
+                    "GPU",
+                    ref.metric,
+                    "",
+                    "",
+                    applied[e] ? "MISSING" : "MISSING (no file of its device)",
+                    fmt::format("{} entry {}", t.pinned_source, e),
+                    "", {}};
+    finish_check(sc, std::nullopt, std::nullopt, ref.unit, "in", {}, {}, "summary");
+    s.checks.push_back(std::move(sc));
   }
+}
+
+// A recommendation from its claim: the topic, the table and launches it cites.
+Recommendation recommend(const std::string& topic, Claim c, const std::string& from) {
+  c.word("from", from);
+  Claim done = finish_claim(std::move(c));
+  return {topic, done.text, from, std::move(done)};
 }
 
 // World size: the largest GPU count whose efficiency meets the target.
@@ -267,46 +410,107 @@ void world_size_rule(const Report& r, const SummaryTargets& t, ExecutiveSummary&
     if (!real_baseline(w) || !voided(efficiency_rows(w, last), "weak_scaling_efficiency").empty() ||
         last.facts.self_check_passed == false)
       continue;
-    const std::string what = what_of(w.key, w.key.batch_per_rank);
-    const std::string u = unit_word(w.key) + "s";
     const double target = targets_for(t, w.key.model).min_efficiency;
+    Claim c;
+    c.kind = "world_size";
+    c.subject = what_of(w.key, w.key.batch_per_rank);
+    c.word("units", unit_word(w.key) + "s").word("unit", unit_word(w.key)).word("table", "weak");
+    c.num("efficiency", last.efficiency, "fraction")
+        .num("devices", last.devices, "count")
+        .num("target", target, "fraction");
+    c.rows = efficiency_claim_rows(w, last);
+    c.warnings = union_of({codes_of(last.facts), codes_of(*efficiency_rows(w, last)[1])});
     if (last.efficiency >= target) {
-      s.recommendations.push_back(
-          {"world size",
-           fmt::format("{}: scaling holds to {} {}, the largest size measured: weak-scaling efficiency is {} there, "
-                       "meeting the {} target.",
-                       what, last.devices, u, pct(last.efficiency), pct(target)),
-           "weak scaling, " + efficiency_from(w, last)});
+      c.verdict = "holds";
+      s.recommendations.push_back(recommend("world size", std::move(c), "weak scaling, " + efficiency_from(w, last)));
       continue;
     }
     const WeakRow* ok = nullptr;  // the largest size above one device that meets the target, trusted
     for (const auto& row : w.rows)
       if (row.devices > 1 && !row.shared_gpu && row.world_size <= last.world_size && row.efficiency >= target &&
-          trusted(row.facts, "weak_scaling_efficiency"))
+          row.facts.self_check_passed != false && voided(efficiency_rows(w, row), "weak_scaling_efficiency").empty())
         ok = &row;
-    if (ok && ok->facts.self_check_passed != false)
-      s.recommendations.push_back(
-          {"world size",
-           fmt::format("{}: run jobs on at most {} {}: efficiency is {} at {} but {} at {}, below the {} target.", what,
-                       ok->devices, u, pct(ok->efficiency), ok->devices, pct(last.efficiency), last.devices,
-                       pct(target)),
-           "weak scaling, " + (ok->launch.file == last.launch.file ? last.launch.file
-                                                                   : ok->launch.file + " and " + last.launch.file)});
-    else
-      s.recommendations.push_back(
-          {"world size",
-           fmt::format("{}: no size above 1 {} meets the {} efficiency target ({} at {} {}); {}.", what,
-                       unit_word(w.key), pct(target), pct(last.efficiency), last.devices, u,
-                       last.exposed_comm ? fmt::format("exposed communication is {} of that step (where the time "
-                                                       "goes)",
-                                                       pct(*last.exposed_comm))
-                                         : "measure where the time goes (run --breakdown) before scaling out"),
-           "weak scaling, " + efficiency_from(w, last)});
+    if (ok && ok->facts.self_check_passed != false) {
+      c.verdict = "at_most";
+      c.num("ok_efficiency", ok->efficiency, "fraction").num("ok_devices", ok->devices, "count");
+      for (auto& x : efficiency_claim_rows(w, *ok)) {
+        x.role = x.role == "measured" ? "meets target" : x.role;
+        c.rows.push_back(x);
+      }
+      s.recommendations.push_back(recommend(
+          "world size", std::move(c),
+          "weak scaling, " +
+              (ok->launch.file == last.launch.file ? last.launch.file : ok->launch.file + " and " + last.launch.file)));
+    } else {
+      c.verdict = "none";
+      if (last.exposed_comm) c.num("exposed_comm", *last.exposed_comm, "fraction");
+      s.recommendations.push_back(recommend("world size", std::move(c), "weak scaling, " + efficiency_from(w, last)));
+    }
   }
 }
 
+// ------------------------------------------------------------------ noise floors
+
+// How far apart two rows are in throughput, and whether that is beyond noise
+// (docs/METHODOLOGY.md "Noise floors"): `fast` measured at least as many ex/s as `slow`.
+struct Gap {
+  double gap = 0;        // fast / slow - 1 (fraction of the slower's ex/s)
+  std::string verdict;   // "within noise", "beyond noise", "unmeasured"
+  std::string basis;     // "ci" (the rows' own 95% CIs overlap) or "launches"
+  std::optional<double> floor;  // the launch-to-launch spread it was held to
+};
+
+// The launch-to-launch spread measured for a configuration: its launches' spread when two or
+// more launches measured it, nullopt otherwise (never another configuration's).
+std::optional<double> spread_of(const RowLaunch& l) {
+  if (l.launches >= 2 && l.spread) return *l.spread;
+  return std::nullopt;
+}
+
+Gap compare_rows(double fast_ex, const RowLaunch& fl, const RowFacts& ff, double slow_ex, const RowLaunch& sl,
+                 const RowFacts& sf) {
+  Gap g;
+  g.gap = fast_ex / slow_ex - 1;
+  for (const auto& sp : {spread_of(fl), spread_of(sl)})
+    if (sp) g.floor = std::max(g.floor.value_or(0.0), *sp);
+  // The rows' own 95% CIs of the mean step time, as fractions: they overlap when the gap is
+  // within their sum (a gap the launches themselves cannot resolve).
+  if (g.gap <= ff.ci + sf.ci) {
+    g.verdict = "within noise";
+    g.basis = "ci";
+  } else if (g.floor) {
+    g.verdict = g.gap > *g.floor ? "beyond noise" : "within noise";
+    g.basis = "launches";
+  } else {
+    g.verdict = "unmeasured";
+    g.basis = "launches";
+  }
+  return g;
+}
+
+// The launches the widest spread of `ls` was measured on: "F3, F4, F5"; "" when none has one.
+std::string floor_from(std::initializer_list<const RowLaunch*> ls) {
+  const RowLaunch* widest = nullptr;
+  for (const RowLaunch* l : ls)
+    if (spread_of(*l) && (!widest || *spread_of(*l) > *spread_of(*widest))) widest = l;
+  return widest ? fmt::format("{}", fmt::join(widest->all, ", ")) : "";
+}
+
+// One compared row as a claim item: its name, ex/s, launches, CI, rows and warnings.
+ClaimItem item_of(const std::string& name, double ex_s, const RowLaunch& l, const RowFacts& f) {
+  ClaimItem it;
+  it.name = name;
+  it.numbers = {{"aggregate_ex_s", ex_s, "ex/s"},
+                {"launches", static_cast<double>(l.launches), "count"},
+                {"ci", f.ci, "fraction"}};
+  if (const auto sp = spread_of(l)) it.numbers.push_back({"spread", *sp, "fraction"});
+  add_rows(it.rows, l, "compared");
+  it.warnings = codes_of(f);
+  return it;
+}
+
 // DDP setting: the fastest variant of an optimization-impact table, when it beats the defaults by
-// more than kMinKnobGain and the launch-to-launch spread of both rows.
+// more than kMinKnobGain and the noise of both rows.
 void knob_rule(const Report& r, ExecutiveSummary& s) {
   for (const auto& m : r.impact) {
     if (!m.has_baseline) continue;
@@ -318,29 +522,51 @@ void knob_rule(const Report& r, ExecutiveSummary& s) {
     }
     if (!base || !best) continue;
     if (!trusted(base->facts, "ex_per_s_total") || !trusted(best->facts, "ex_per_s_total")) continue;
-    const double noise = noise_floor(m.key, {&base->launch, &best->launch});
     const double gain = *best->speedup - 1;
+    Claim c;
+    c.kind = "ddp_setting";
     // Ranks, not GPUs: the impact table does not count devices.
-    const std::string what = fmt::format("{} on {} ranks", what_of(m.key, m.key.batch_per_rank), m.key.world_size);
-    const std::string from = "optimization impact, " + launches(best->launch.file, base->launch.file);
-    if (gain > noise)
-      s.recommendations.push_back(
-          {"DDP setting",
-           fmt::format("{}: set {}: {:.1f} against {:.1f} aggregate ex/s with DDP's defaults ({:+.1f}%, beyond the "
-                       "{} noise floor).",
-                       what, best->technique, best->aggregate_ex_s, base->aggregate_ex_s, 100 * gain, pct(noise)),
-           from});
-    else
-      s.recommendations.push_back(
-          {"DDP setting",
-           fmt::format("{}: keep DDP's defaults: no setting measured was more than {} faster (best: {}, {:+.1f}%).",
-                       what, pct(noise), best->technique, 100 * gain),
-           from});
+    c.subject = fmt::format("{} on {} ranks", what_of(m.key, m.key.batch_per_rank), m.key.world_size);
+    c.word("technique", best->technique).word("table", "impact");
+    c.num("gain", gain, "fraction")
+        .num("best_ex_s", best->aggregate_ex_s, "ex/s")
+        .num("base_ex_s", base->aggregate_ex_s, "ex/s")
+        .num("min_gain", kMinKnobGain, "fraction");
+    ClaimItem bi = item_of("DDP's defaults", base->aggregate_ex_s, base->launch, base->facts);
+    bi.verdict = "baseline";
+    c.items.push_back(bi);
+    ClaimItem ti = item_of(best->technique, best->aggregate_ex_s, best->launch, best->facts);
+    // The faster of the two against the slower: the best setting may be slower than the defaults.
+    const Gap g = gain >= 0 ? compare_rows(best->aggregate_ex_s, best->launch, best->facts, base->aggregate_ex_s,
+                                           base->launch, base->facts)
+                            : compare_rows(base->aggregate_ex_s, base->launch, base->facts, best->aggregate_ex_s,
+                                           best->launch, best->facts);
+    ti.verdict = g.verdict;
+    ti.numbers.push_back({"gap", gain, "fraction"});
+    c.items.push_back(ti);
+    if (g.floor) c.num("noise_floor", *g.floor, "fraction").word("floor_from", floor_from({&best->launch, &base->launch}));
+    c.word("basis", g.basis);
+    if (gain < 0) c.items.back().verdict = g.verdict;  // of the defaults against it: its gap says it is slower
+    if (gain <= kMinKnobGain) c.verdict = "below_gain";
+    else if (g.verdict == "within noise") c.verdict = "within_noise";
+    else if (g.verdict == "beyond noise") c.verdict = "set";
+    else {
+      c.verdict = "unmeasured";
+      c.items.back().verdict = "unmeasured";
+      c.items.front().verdict = base->launch.launches >= 2 ? "baseline" : "unmeasured";
+      // Name only the configurations measured once.
+      if (best->launch.launches >= 2) c.items.back().verdict = "measured";
+    }
+    c.warnings = union_of({codes_of(base->facts), codes_of(best->facts)});
+    for (const auto* x : {base, best}) add_rows(c.rows, x->launch, x == base ? "baseline" : "compared");
+    s.recommendations.push_back(
+        recommend("DDP setting", std::move(c), "optimization impact, " + launches(best->launch.file, base->launch.file)));
   }
 }
 
 // Setup: per strategy table and world size with two or more lines, the fastest setup (strategy,
-// checkpointing, precision) against the slowest, when the gap beats the noise floor.
+// checkpointing, precision) and every other one against it: within noise, beyond it, or with its
+// launch-to-launch noise unmeasured.
 void setup_rule(const Report& r, ExecutiveSummary& s) {
   const auto name = [](const StrategyRow& x) {
     return fmt::format("{}{}, {}", x.strategy, x.activation_checkpointing ? " with activation checkpointing" : "",
@@ -350,35 +576,64 @@ void setup_rule(const Report& r, ExecutiveSummary& s) {
     std::set<int> sizes;
     for (const auto& row : m.rows) sizes.insert(row.world_size);
     for (int n : sizes) {
-      const StrategyRow *fast = nullptr, *slow = nullptr;
-      int count = 0;
-      for (const auto& row : m.rows) {
-        if (row.world_size != n || !(row.aggregate_ex_s > 0) || !trusted(row.facts, "ex_per_s_total")) continue;
-        ++count;
-        if (!fast || row.aggregate_ex_s > fast->aggregate_ex_s) fast = &row;
-        if (!slow || row.aggregate_ex_s < slow->aggregate_ex_s) slow = &row;
+      std::vector<const StrategyRow*> lines;
+      for (const auto& row : m.rows)
+        if (row.world_size == n && row.aggregate_ex_s > 0 && trusted(row.facts, "ex_per_s_total")) lines.push_back(&row);
+      if (lines.size() < 2) continue;
+      const StrategyRow* fast = *std::max_element(lines.begin(), lines.end(), [](const StrategyRow* a, const StrategyRow* b) {
+        return a->aggregate_ex_s < b->aggregate_ex_s;
+      });
+      Claim c;
+      c.kind = "setup";
+      c.subject = fmt::format("{}{}, batch {} per {}, {} px, {} on {} {}{}", m.key.model,
+                              m.key.channels_last ? ", channels_last" : "", m.key.batch_per_rank, unit_word(m.key),
+                              m.key.image_size, m.key.device, n, "rank", n == 1 ? "" : "s");
+      c.word("unit", unit_word(m.key)).word("table", "strategy");
+      std::optional<double> floor;
+      std::string within_basis;
+      bool all_within = true, any_unmeasured = false;
+      ClaimItem fi = item_of(name(*fast), fast->aggregate_ex_s, fast->launch, fast->facts);
+      fi.verdict = "fastest";
+      if (fast->peak_memory_bytes) fi.numbers.push_back({"peak_memory_bytes", *fast->peak_memory_bytes, "bytes"});
+      c.items.push_back(fi);
+      for (const StrategyRow* x : lines) {
+        if (x == fast) continue;
+        const Gap g = compare_rows(fast->aggregate_ex_s, fast->launch, fast->facts, x->aggregate_ex_s, x->launch, x->facts);
+        ClaimItem it = item_of(name(*x), x->aggregate_ex_s, x->launch, x->facts);
+        it.verdict = g.verdict;
+        it.numbers.push_back({"gap", g.gap, "fraction"});  // fastest / this - 1
+        if (g.floor) it.numbers.push_back({"pair_floor", *g.floor, "fraction"});
+        if (x->peak_memory_bytes) it.numbers.push_back({"peak_memory_bytes", *x->peak_memory_bytes, "bytes"});
+        c.items.push_back(it);
+        if (g.floor) floor = std::max(floor.value_or(0.0), *g.floor);
+        if (g.verdict == "within noise" && within_basis != "launches") within_basis = g.basis;
+        all_within = all_within && g.verdict == "within noise";
+        any_unmeasured = any_unmeasured || g.verdict == "unmeasured";
       }
-      if (count < 2) continue;
-      const double noise = noise_floor(m.key, {&fast->launch, &slow->launch});
-      const double gain = fast->aggregate_ex_s / slow->aggregate_ex_s - 1;
-      const std::string what = fmt::format(
-          "{}{}, batch {} per {}, {} px, {} on {} {}{}", m.key.model, m.key.channels_last ? ", channels_last" : "",
-          m.key.batch_per_rank, unit_word(m.key), m.key.image_size, m.key.device, n, "rank", n == 1 ? "" : "s");
-      if (gain > noise)
-        s.recommendations.push_back(
-            {"setup",
-             fmt::format("{}: the fastest setup measured is {}: {:.1f} aggregate ex/s, {:+.1f}% over {} ({:.1f} ex/s, "
-                         "beyond the {} noise floor); its memory is in the strategy and memory tables.",
-                         what, name(*fast), fast->aggregate_ex_s, 100 * gain, name(*slow), slow->aggregate_ex_s,
-                         pct(noise)),
-             "strategy comparison, " + launches(fast->launch.file, slow->launch.file)});
-      else
-        s.recommendations.push_back(
-            {"setup",
-             fmt::format("{}: the {} setups measured are within {} of each other ({} fastest at {:.1f} ex/s); choose "
-                         "by memory.",
-                         what, count, pct(noise), name(*fast), fast->aggregate_ex_s),
-             "strategy comparison, " + launches(fast->launch.file, slow->launch.file)});
+      if (floor) {
+        // The floor is the widest spread measured among the setups compared: name its launches.
+        c.num("noise_floor", *floor, "fraction");
+        for (const StrategyRow* x : lines)
+          if (spread_of(x->launch) && *spread_of(x->launch) == *floor) {
+            c.word("floor_from", fmt::format("{}", fmt::join(x->launch.all, ", ")));
+            break;
+          }
+      }
+      c.word("within_basis", within_basis.empty() ? "launches" : within_basis);
+      const bool memory = std::all_of(lines.begin(), lines.end(), [](const StrategyRow* x) { return x->peak_memory_bytes.has_value(); });
+      c.word("choose_by_memory", all_within && memory ? "yes" : "no");
+      c.verdict = any_unmeasured ? "noise unmeasured" : all_within ? "within noise" : "fastest";
+      std::vector<std::vector<std::string>> codes;
+      for (const StrategyRow* x : lines) {
+        add_rows(c.rows, x->launch, x == fast ? "fastest" : "compared");
+        for (const auto& code : codes_of(x->facts))
+          if (std::find(c.warnings.begin(), c.warnings.end(), code) == c.warnings.end()) c.warnings.push_back(code);
+      }
+      const StrategyRow* slow = *std::min_element(lines.begin(), lines.end(), [](const StrategyRow* a, const StrategyRow* b) {
+        return a->aggregate_ex_s < b->aggregate_ex_s;
+      });
+      s.recommendations.push_back(
+          recommend("setup", std::move(c), "strategy comparison, " + launches(fast->launch.file, slow->launch.file)));
     }
   }
 }
@@ -394,45 +649,88 @@ void memory_rule(const Report& r, ExecutiveSummary& s) {
       const MemoryRow* best = nullptr;
       for (const auto& row : m.rows)
         if (row.world_size == n && row.saved > 0 && (!best || row.saved > best->saved)) best = &row;
-      const std::string what =
-          fmt::format("{} on {} rank{}", what_of(m.key, m.key.batch_per_rank), n, n == 1 ? "" : "s");
+      Claim c;
+      c.kind = "memory";
+      c.subject = fmt::format("{} on {} rank{}", what_of(m.key, m.key.batch_per_rank), n, n == 1 ? "" : "s");
+      c.word("peak_kind", m.peak_kind).word("table", "memory");
+      for (const auto& row : m.rows)
+        if (row.world_size == n) {
+          ClaimItem it;
+          it.name = row.technique;
+          it.verdict = &row == best ? "saves the most" : row.saved > 0 ? "saves" : "saves nothing";
+          it.numbers = {{"peak_bytes", row.peak_bytes, "bytes"},
+                        {"baseline_peak_bytes", row.baseline_peak_bytes, "bytes"},
+                        {"saved", row.saved, "fraction"}};
+          add_rows(it.rows, row.launch, "technique");
+          it.rows.push_back({row.baseline_source, row.baseline_file, row.baseline_row, "baseline"});
+          c.items.push_back(it);
+        }
       if (!best) {
-        s.recommendations.push_back(
-            {"memory", fmt::format("{}: no technique measured lowered the {} per rank.", what, m.peak_kind),
-             "memory optimization"});
+        c.verdict = "none";
+        s.recommendations.push_back(recommend("memory", std::move(c), "memory optimization"));
         continue;
       }
+      c.verdict = "use";
+      c.word("technique", best->technique)
+          .word("baseline_peak", bytes(Value(best->baseline_peak_bytes)))
+          .word("peak", bytes(Value(best->peak_bytes)));
+      c.num("saved", best->saved, "fraction")
+          .num("peak_bytes", best->peak_bytes, "bytes")
+          .num("baseline_peak_bytes", best->baseline_peak_bytes, "bytes")
+          .num("time_paid", best->time_paid, "fraction");
+      add_rows(c.rows, best->launch, "technique");
+      c.rows.push_back({best->baseline_source, best->baseline_file, best->baseline_row, "baseline"});
       s.recommendations.push_back(
-          {"memory",
-           fmt::format("{}: to fit a larger batch or model, use {}: it cuts the {} per rank by {} ({} to {}) for "
-                       "{:+.1f}% step time.",
-                       what, best->technique, m.peak_kind, pct(best->saved), bytes(Value(best->baseline_peak_bytes)),
-                       bytes(Value(best->peak_bytes)), 100 * best->time_paid),
-           "memory optimization, " + launches(best->launch.file, best->baseline_file)});
+          recommend("memory", std::move(c), "memory optimization, " + launches(best->launch.file, best->baseline_file)));
     }
   }
 }
 
-// Cost: the most cost-efficient size of each priced table with two or more GPU counts.
+// Cost: the most cost-efficient row of each model's cost table that holds two or more rows
+// (setups or GPU counts to choose between).
 void cost_rule(const Report& r, ExecutiveSummary& s) {
   for (const auto& c : r.cost) {
-    // Two or more GPU counts to choose between (ranks that shared one GPU are one count).
-    std::set<int> sizes;
-    for (const auto& row : c.rows) sizes.insert(row.world_size);
-    if (sizes.size() < 2) continue;
-    // The cheapest row (rows of one GPU count can differ when ranks shared a GPU).
-    const auto best = std::min_element(c.rows.begin(), c.rows.end(), [](const CostRow& a, const CostRow& b) {
-      return a.usd_per_million < b.usd_per_million;
-    });
+    if (c.rows.size() < 2) continue;
+    const CostRow& best = c.rows[c.best];
     const std::string u = unit_word(c.key);
-    s.recommendations.push_back(
-        {"cost",
-         fmt::format("{}: {} {}{} is the most cost-efficient size measured: {:.4f} USD per 1M samples; {} epochs of "
-                     "{} samples take {} and cost {:.2f} USD at {:.2f} USD per {}-hour.",
-                     what_of(c.key, c.batch, c.key.scaling == "strong"), best->world_size, u,
-                     best->world_size == 1 ? "" : "s", best->usd_per_million, c.epochs, with_thousands(c.dataset_size),
-                     fmtcol::duration()(Value(best->hours * 3600)), best->usd, c.gpu_hour_usd, u),
-         "cost, " + best->file});
+    Claim k;
+    k.kind = "cost";
+    k.verdict = "cheapest";
+    const bool one_device = std::all_of(c.rows.begin(), c.rows.end(), [&](const CostRow& x) { return x.key.device == c.key.device; });
+    k.subject = one_device ? fmt::format("{}, {} px, {}", c.model, c.key.image_size, c.key.device)
+                           : fmt::format("{}, {} px, across device types", c.model, c.key.image_size);
+    k.word("setup", best.setup)
+        .word("size", count_of(best.world_size, u))
+        .word("unit", u)
+        .word("dataset", with_thousands(c.dataset_size))
+        .word("hours", fmtcol::duration()(Value(best.hours * 3600)))
+        .word("table", "cost");
+    k.num("usd_per_million", best.usd_per_million, "USD")
+        .num("epochs", c.epochs, "count")
+        .num("dataset_size", static_cast<double>(c.dataset_size), "count")
+        .num("usd", best.usd, "USD")
+        .num("gpu_hour_usd", c.gpu_hour_usd, "USD")
+        .num("world_size", best.world_size, "count");
+    for (const auto& row : c.rows) {
+      ClaimItem it;
+      it.name = row.setup + " on " + count_of(row.world_size, u);
+      it.verdict = &row == &best ? "cheapest" : "costlier";
+      it.numbers = {{"usd_per_million", row.usd_per_million, "USD"},
+                    {"relative", row.relative, "fraction"},
+                    {"mean_step_s", row.mean_step_s, "s"},
+                    {"devices", static_cast<double>(row.world_size), "count"},
+                    {"ex_s_mean_step", row.ex_s_mean_step, "ex/s"}};
+      it.rows.push_back({row.source, row.file, row.row, "priced"});
+      k.items.push_back(it);
+    }
+    k.rows.push_back({best.source, best.file, best.row, "cheapest"});
+    for (const auto& w : r.weak)
+      for (const auto& x : w.rows)
+        if (x.launch.source == best.source && x.launch.row == best.row) k.warnings = codes_of(x.facts, x.shared_gpu);
+    for (const auto& t : r.strong)
+      for (const auto& x : t.rows)
+        if (x.launch.source == best.source && x.launch.row == best.row) k.warnings = codes_of(x.facts, x.shared_gpu);
+    s.recommendations.push_back(recommend("cost", std::move(k), "cost, " + best.file));
   }
 }
 
@@ -445,28 +743,32 @@ void node_rule(const Report& r, ExecutiveSummary& s) {
       for (const auto& x : e["ranks"]) {
         const auto score = num_at(x, {"score"});
         if (!score || !x.contains("straggler") || !x["straggler"].is_boolean() || !x["straggler"].get<bool>()) continue;
-        s.recommendations.push_back(
-            {"node",
-             fmt::format("Inspect {} before opening the cluster to users: it scored {:.3g}, below the {:g} "
-                         "straggler threshold ({}).",
-                         straggler_rank_words(x), *score, thr, straggler_what(e)),
-             "stragglers, " + c.label});
+        Claim k;
+        k.kind = "straggler";
+        k.verdict = "straggler";
+        k.subject = straggler_what(e);
+        k.word("rank", straggler_rank_words(x)).word("model", e.value("model", "")).word("table", "findings");
+        k.num("score", *score, "fraction").num("threshold", thr, "fraction");
+        if (const auto rk = num_at(x, {"rank"})) k.num("rank", *rk, "count");
+        k.rows.push_back({c.source, c.label, -1, "stragglers"});
+        s.recommendations.push_back(recommend("node", std::move(k), "findings (stragglers), " + c.label));
       }
     }
     if (c.comm_pairs.contains("slow_nodes") && c.comm_pairs["slow_nodes"].is_array())
       for (const auto& n : c.comm_pairs["slow_nodes"])
-        if (n.is_object() && n.contains("message") && n["message"].is_string())
-          s.recommendations.push_back({"node",
-                                       fmt::format("Inspect the node's links before opening the cluster to users: {}.",
-                                                   n["message"].get<std::string>()),
-                                       "pair bandwidth, " + c.label});
+        if (n.is_object() && n.contains("message") && n["message"].is_string()) {
+          Claim k;
+          k.kind = "slow_node";
+          k.verdict = "slow";
+          k.subject = n.value("host", std::string());
+          k.word("message", n["message"].get<std::string>()).word("table", "pairs");
+          k.rows.push_back({c.source, c.label, -1, "comm_pairs"});
+          s.recommendations.push_back(recommend("node", std::move(k), "pair bandwidth, " + c.label));
+        }
   }
 }
 
 // ------------------------------------------------------------------ the headline
-
-// "1 GPU", "4 ranks".
-std::string count_of(int n, const std::string& unit) { return fmt::format("{} {}{}", n, unit, n == 1 ? "" : "s"); }
 
 // The `ddpbench run` flags that reproduce a configuration's setup: model, precision (by the
 // math that ran), channels_last, cuDNN benchmark, a non-default backend, batch per rank and a
@@ -523,6 +825,213 @@ std::vector<ShownRow> shown_rows(const Report& r) {
   return out;
 }
 
+// The verdicts of some checks counted by class, with why each VOID voided and why the others
+// were not evaluated.
+struct TallyCounts {
+  int pass = 0, fail = 0, void_count = 0, not_evaluated = 0;
+  std::vector<std::string> void_reasons, not_evaluated_reasons;
+};
+
+TallyCounts tally_counts(const std::vector<SummaryCheck>& checks, const std::string& unit) {
+  TallyCounts t;
+  std::map<std::string, int> not_evaluated;  // reason -> count, in first-seen order below
+  std::vector<std::string> order;
+  std::set<std::string> one_device_tables;
+  for (const auto& c : checks) {
+    const std::string v = verdict_class(c.status);
+    if (v == "PASS") ++t.pass;
+    else if (v == "FAIL") ++t.fail;
+    else if (v == "VOID") {
+      ++t.void_count;
+      const size_t colon = c.void_warning.find(':');
+      t.void_reasons.push_back(fmt::format("{} {} on {}: {}", c.metric, c.measured,
+                                           c.unit == "rank" || c.gpus <= 0 ? count_of(c.ranks, "rank")
+                                                                           : count_of(c.gpus, c.unit),
+                                           c.void_warning.substr(0, colon)));
+    } else {
+      ++t.not_evaluated;
+      if (c.status.rfind("not measured (1 ", 0) == 0) {
+        one_device_tables.insert(c.what + "|" + c.from);
+        continue;
+      }
+      // validate's own checks name their step and why (its detail); targets their metric and status.
+      const std::string why = c.claim.kind == "validate_check" ? c.from + " " + c.metric + ": " + c.measured
+                                                                : c.metric + " " + c.status;
+      if (!not_evaluated.count(why)) order.push_back(why);
+      ++not_evaluated[why];
+    }
+  }
+  if (!one_device_tables.empty())
+    t.not_evaluated_reasons.push_back(fmt::format("{} ran on 1 {} only: efficiency and exposed comm need 2 or more",
+                                                  count_of(static_cast<int>(one_device_tables.size()), "table"), unit));
+  for (const auto& why : order)
+    t.not_evaluated_reasons.push_back(not_evaluated[why] > 1 ? fmt::format("{} in {} tables", why, not_evaluated[why])
+                                                             : why);
+  return t;
+}
+
+// The tally of some checks as claim items: each FAIL and VOID by its target, measured value,
+// threshold, size, model and launch (its warnings are the item's).
+std::vector<ClaimItem> tally_items(const std::vector<SummaryCheck>& checks) {
+  std::vector<ClaimItem> out;
+  for (const auto& c : checks) {
+    const std::string v = verdict_class(c.status);
+    if (v != "FAIL" && v != "VOID") continue;
+    ClaimItem it;
+    it.verdict = v;
+    if (c.claim.kind == "validate_check") {  // validate's own: its step, what it checks and why
+      it.name = fmt::format("{} {}: {}", c.from, c.metric, c.measured);
+      it.rows = c.claim.rows;
+      out.push_back(std::move(it));
+      continue;
+    }
+    const std::string model = c.what.substr(0, c.what.find(','));
+    it.name = fmt::format("{} {} (required {}) on {}, {} [{}]{}", c.metric, c.measured.empty() ? "n/a" : c.measured,
+                          c.target, size_of(c), model, c.from,
+                          v == "FAIL" && c.status != "FAIL" ? " " + c.status.substr(5) : "");
+    it.numbers = c.claim.numbers;
+    it.rows = c.claim.rows;
+    it.warnings = c.claim.warnings;
+    if (v == "VOID") {  // the voiding warning first (render_tally names it)
+      const std::string code = c.status.substr(6, c.status.size() - 7);
+      it.warnings.erase(std::remove(it.warnings.begin(), it.warnings.end(), code), it.warnings.end());
+      it.warnings.insert(it.warnings.begin(), code);
+    }
+    out.push_back(std::move(it));
+  }
+  return out;
+}
+
+// The headline's sentences as claims, in print order (headline_lines prints their texts).
+void headline_claims(Headline& h, const Report& r, const ExecutiveSummary& s) {
+  // No training row and no target (collectives, pairs or find-max-bs files alone): no headline,
+  // as there is no summary of targets.
+  if (h.rows == 0 && h.models.empty() && h.pass + h.fail + h.void_count + h.not_evaluated == 0) return;
+  const auto list = [](const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, ", ")); };
+  {
+    Claim c;
+    c.kind = "scope";
+    c.verdict = "scope";
+    c.subject = "the result files";
+    std::string launches = fmt::format("{} launch{}", h.launches, h.launches == 1 ? "" : "es");
+    if (h.launches != h.files) launches += fmt::format(" ({} files)", h.files);
+    std::string where;
+    const std::string nodes = count_of(std::max(1, h.nodes), "node");
+    if (h.devices.size() > 1)
+      where = fmt::format("up to {} and {} in a row, of {}", nodes, count_of(h.gpus, "device"), list(h.devices));
+    else if (h.unit == "rank")
+      where = fmt::format("{} with up to {} of {}", nodes, count_of(h.ranks, "rank"), list(h.devices));
+    else
+      where = fmt::format("{} with {} x {}{}", nodes, h.gpus, list(h.devices),
+                          h.ranks > h.gpus ? fmt::format(" (up to {} ranks)", h.ranks) : "");
+    std::vector<std::string> sw;
+    if (!h.torch.empty()) sw.push_back("torch " + list(h.torch));
+    sw.push_back(h.cuda.empty() ? "no CUDA" : "CUDA " + list(h.cuda));
+    if (!h.nccl.empty()) sw.push_back("NCCL " + list(h.nccl));
+    if (!h.backends.empty()) sw.push_back("backend " + list(h.backends));
+    const std::string dates = h.first_date.empty()          ? ""
+                              : h.first_date == h.last_date ? "; launched " + h.first_date
+                                                            : "; launched " + h.first_date + " to " + h.last_date;
+    c.word("launches", launches).word("where", where).word("software", fmt::format("{}", fmt::join(sw, ", ")));
+    c.word("dates", dates);
+    c.num("files", h.files, "count")
+        .num("launches", h.launches, "count")
+        .num("nodes", h.nodes, "count")
+        .num("gpus", h.gpus, "count")
+        .num("ranks", h.ranks, "count");
+    for (const auto& f : r.files) c.rows.push_back({f.value("name", ""), f.value("label", ""), -1, "file"});
+    h.claims.push_back(finish_claim(std::move(c)));
+  }
+  h.claims.push_back(tally_claim(s.checks, "Targets", h.unit));
+  for (const auto& m : h.models) {
+    Claim c;
+    c.kind = "model";
+    c.subject = m.model;
+    c.verdict = m.efficiency          ? (m.efficiency_void.empty() ? "measured" : "VOID")
+                : m.strong_efficiency ? "strong scaling only"
+                                      : "one device";
+    c.word("unit", m.unit);
+    if (m.best_per_gpu_ex_s) {
+      c.num("best_per_gpu_ex_s", *m.best_per_gpu_ex_s, "ex/s").num("best_gpus", m.best_gpus, "count");
+      c.word("best_setup", m.best_setup).word("best_file", m.best_file);
+      c.word("best_warnings", fmt::format("{}", fmt::join(m.best_warnings, ", ")));
+    }
+    if (m.efficiency) {
+      c.num("efficiency", *m.efficiency, "fraction").num("efficiency_gpus", m.efficiency_gpus, "count");
+      c.word("efficiency_file", m.efficiency_file).word("efficiency_void", m.efficiency_void);
+      if (m.trusted_efficiency)
+        c.num("trusted_efficiency", *m.trusted_efficiency, "fraction").num("trusted_gpus", m.trusted_gpus, "count");
+      if (m.exposed_comm) c.num("exposed_comm", *m.exposed_comm, "fraction");
+    } else if (m.strong_efficiency) {
+      c.num("strong_efficiency", *m.strong_efficiency, "fraction").num("strong_gpus", m.strong_gpus, "count");
+      c.word("strong_file", m.strong_file);
+    }
+    if (m.usd_per_million) {
+      c.num("usd_per_million", *m.usd_per_million, "USD").num("usd_gpus", m.usd_gpus, "count");
+      c.word("usd_file", m.usd_file);
+    }
+    c.rows = m.rows;
+    for (const auto& w : m.best_warnings) c.warnings.push_back(w.substr(0, w.find(':')));
+    h.claims.push_back(finish_claim(std::move(c)));
+  }
+  if (h.rows > 0 || !h.repeats.empty()) {
+    Claim c;
+    c.kind = "data_quality";
+    c.subject = "the rows of the scaling tables";
+    c.verdict = h.noisy || h.voided || h.capped || h.few_samples ? "warnings" : "clean";
+    c.num("rows", h.rows, "count")
+        .num("noisy", h.noisy, "count")
+        .num("few_samples", h.few_samples, "count")
+        .num("capped", h.capped, "count")
+        .num("voided", h.voided, "count")
+        .num("shared", h.shared, "count");
+    c.num("baseline_rows", h.baseline_rows, "count").num("baseline_noisy", h.baseline_noisy, "count");
+    if (h.max_spread) c.num("max_spread", *h.max_spread, "fraction");
+    c.word("baseline_noisy_rows", h.baseline_noisy_rows);
+    c.word("worst_noisy", h.worst_noisy)
+        .word("few_rows", h.few_rows)
+        .word("capped_rows", h.capped_rows)
+        .word("voided_rows", h.voided_rows)
+        .word("shared_rows", h.shared_rows)
+        .word("spread_what", h.spread_what);
+    std::vector<std::string> reps;
+    for (const auto& x : h.repeats) reps.push_back(x + ", counted once");
+    c.word("repeats", fmt::format("{}", fmt::join(reps, "; ")));
+    for (const auto& x : shown_rows(r)) {
+      ClaimItem it;
+      it.name = fmt::format("{} {} at {}", x.key->model, x.launch->file, count_of(x.world_size, "rank"));
+      it.verdict = x.shared ? "shared" : "shown";
+      it.numbers = {{"cv", x.facts->cv, "fraction"}, {"iterations", static_cast<double>(x.facts->iterations), "count"}};
+      it.rows.push_back(row_of(*x.launch, "shown"));
+      it.warnings = codes_of(*x.facts);
+      c.items.push_back(std::move(it));
+    }
+    std::set<std::pair<std::string, int>> seen;
+    for (const auto& w : r.weak)
+      for (const auto& x : w.rows) {
+        if (x.baseline_row < 0 || !seen.insert({x.baseline_source, x.baseline_row}).second) continue;
+        ClaimItem it;
+        it.name = fmt::format("{} {} no-DDP baseline", w.key.model, x.baseline_file);
+        it.verdict = "baseline";
+        it.numbers = {{"cv", x.baseline_facts.cv, "fraction"},
+                      {"iterations", static_cast<double>(x.baseline_facts.iterations), "count"}};
+        it.rows.push_back({x.baseline_source, x.baseline_file, x.baseline_row, "baseline"});
+        it.warnings = codes_of(x.baseline_facts);
+        c.items.push_back(std::move(it));
+      }
+    h.claims.push_back(finish_claim(std::move(c)));
+  }
+  for (const auto& n : h.not_measured) {
+    Claim c;
+    c.kind = "not_measured";
+    c.verdict = "not measured";
+    c.subject = n.section;
+    c.word("section", n.section).word("why", n.why).word("command", n.command);
+    for (const auto& f : r.files) c.rows.push_back({f.value("name", ""), f.value("label", ""), -1, "file"});
+    h.claims.push_back(finish_claim(std::move(c)));
+  }
+}
+
 Headline build_headline(const Report& r, const std::vector<NamedResult>& files, const ExecutiveSummary& s) {
   Headline h;
   // Scope: the files (a repeat counts once), the largest group, devices, versions and dates.
@@ -571,40 +1080,15 @@ Headline build_headline(const Report& r, const std::vector<NamedResult>& files, 
     for (const auto& x : t.rows) h.nodes = std::max(h.nodes, x.nodes);
   if (h.gpus == 0) h.gpus = h.ranks;
 
-  // Verdicts: every check, and the two scaling targets of each table measured on one device.
-  std::map<std::string, int> not_evaluated;  // reason -> count, in first-seen order below
-  std::vector<std::string> order;
-  const auto note_reason = [&](const std::string& why, int n) {
-    if (!not_evaluated.count(why)) order.push_back(why);
-    not_evaluated[why] += n;
-  };
-  for (const auto& c : s.checks) {
-    const std::string v = verdict_class(c.status);
-    if (v == "PASS") ++h.pass;
-    else if (v == "FAIL") ++h.fail;
-    else if (v == "VOID") {
-      ++h.void_count;
-      const size_t colon = c.void_warning.find(':');
-      h.void_reasons.push_back(fmt::format("{} {} on {}: {}", c.metric, c.measured,
-                                           c.unit == "rank" || c.gpus <= 0 ? count_of(c.ranks, "rank")
-                                                                           : count_of(c.gpus, c.unit),
-                                           c.void_warning.substr(0, colon)));
-    } else {
-      ++h.not_evaluated;
-      note_reason(c.metric + " " + c.status, 1);
-    }
-  }
-  int one_device = 0;
-  for (const WeakTable* w : summary_tables(r))
-    if (largest_scaling_row(*w).devices <= 1) ++one_device;
-  if (one_device > 0) {
-    h.not_evaluated += 2 * one_device;
-    h.not_evaluated_reasons.push_back(fmt::format("{} ran on 1 {} only: efficiency and exposed comm need 2 or more",
-                                                  count_of(one_device, "table"), h.unit));
-  }
-  for (const auto& why : order)
-    h.not_evaluated_reasons.push_back(not_evaluated[why] > 1 ? fmt::format("{} in {} tables", why, not_evaluated[why])
-                                                             : why);
+  // Verdicts: every check (the two scaling targets of a table measured on one device are checks
+  // too, "not measured (1 GPU only)"), so every tally of the report counts the same checks.
+  const TallyCounts counts = tally_counts(s.checks, h.unit);
+  h.pass = counts.pass;
+  h.fail = counts.fail;
+  h.void_count = counts.void_count;
+  h.not_evaluated = counts.not_evaluated;
+  h.void_reasons = counts.void_reasons;
+  h.not_evaluated_reasons = counts.not_evaluated_reasons;
 
   // One line per model, in the order of the tables.
   std::vector<std::string> models;
@@ -630,6 +1114,13 @@ Headline build_headline(const Report& r, const std::vector<NamedResult>& files, 
       hm.best_setup = best->setup;
       hm.best_file = best->launch->file;
       hm.best_gpus = best->devices;
+      for (const auto& w : best->facts->warnings) {
+        if (w.code == "noisy") hm.best_warnings.push_back(fmt::format("noisy: cv {:.1f}%", 100 * best->facts->cv));
+        else if (w.code == "few_samples")
+          hm.best_warnings.push_back(fmt::format("few_samples: {} iterations", best->facts->iterations));
+        else hm.best_warnings.push_back(w.code);
+      }
+      add_rows(hm.rows, *best->launch, "best");
       best_row[m] = best;
     }
     // Efficiency at the largest size of the model's target tables.
@@ -653,22 +1144,50 @@ Headline build_headline(const Report& r, const std::vector<NamedResult>& files, 
       hm.efficiency_file = efficiency_from(*et, *er);
       hm.efficiency_device = et->key.device;
       hm.exposed_comm = er->exposed_comm;
-      if (!hm.efficiency_void.empty())
+      for (auto x : efficiency_claim_rows(*et, *er)) {
+        x.role = x.role == "measured" ? "efficiency" : "efficiency " + x.role;
+        hm.rows.push_back(x);
+      }
+      if (!hm.efficiency_void.empty()) {
+        const WeakRow* trusted_row = nullptr;
         for (const auto& x : et->rows)
           if (x.devices > 1 && !x.shared_gpu && x.world_size < er->world_size &&
               voided(efficiency_rows(*et, x), "weak_scaling_efficiency").empty()) {
             hm.trusted_efficiency = x.efficiency;
             hm.trusted_gpus = x.devices;
+            trusted_row = &x;
           }
+        if (trusted_row)
+          for (auto x : efficiency_claim_rows(*et, *trusted_row)) {
+            x.role = x.role == "measured" ? "trusted efficiency" : "trusted efficiency " + x.role;
+            hm.rows.push_back(x);
+          }
+      }
+    } else {
+      // No weak-scaling table above one device: a strong-scaling one's efficiency at its largest size.
+      const StrongTable* st = nullptr;
+      const StrongRow* sr = nullptr;
+      for (const auto& t : r.strong) {
+        if (t.key.model != m) continue;
+        for (const auto& x : t.rows)
+          if (x.devices > 1 && !x.shared_gpu && (!sr || x.devices > sr->devices)) st = &t, sr = &x;
+      }
+      if (sr) {
+        hm.strong_efficiency = sr->efficiency;
+        hm.strong_gpus = sr->devices;
+        hm.strong_file = launches(sr->launch.file, st->rows.front().launch.file);
+        add_rows(hm.rows, sr->launch, "strong efficiency");
+        add_rows(hm.rows, st->rows.front().launch, "strong efficiency baseline");
+      }
     }
     for (const auto& c : r.cost)
-      if (c.key.model == m)
-        for (const auto& x : c.rows)
-          if (!hm.usd_per_million || x.usd_per_million < *hm.usd_per_million) {
-            hm.usd_per_million = x.usd_per_million;
-            hm.usd_gpus = x.world_size;
-            hm.usd_file = x.file;
-          }
+      if (c.model == m && !c.rows.empty()) {
+        const CostRow& x = c.rows[c.best];
+        hm.usd_per_million = x.usd_per_million;
+        hm.usd_gpus = x.world_size;
+        hm.usd_file = x.file;
+        hm.rows.push_back({x.source, x.file, x.row, "cheapest"});
+      }
     h.models.push_back(std::move(hm));
   }
   if (h.devices.size() > 1)  // several device types: each number names its own
@@ -680,10 +1199,17 @@ Headline build_headline(const Report& r, const std::vector<NamedResult>& files, 
 
   // Data quality of the rows shown.
   double worst_cv = 0;
-  std::vector<std::string> capped, voided_rows, shared_rows;
+  std::vector<std::string> capped, voided_rows, shared_rows, few_rows;
   for (const auto& x : rows) {
     ++h.rows;
     const auto& warnings = x.facts->warnings;
+    if (std::any_of(warnings.begin(), warnings.end(), [](const RowWarning& w) { return w.code == "few_samples"; })) {
+      ++h.few_samples;
+      const std::string knobs = x.key->knob_label();  // what tells a sweep's rows of one size apart
+      few_rows.push_back(fmt::format("{} {} at {}{}: {}", x.key->model, x.launch->file,
+                                     count_of(x.world_size, x.devices == x.world_size ? unit_word(*x.key) : "rank"),
+                                     knobs.empty() ? "" : " (" + knobs + ")", x.facts->iterations));
+    }
     if (std::any_of(warnings.begin(), warnings.end(), [](const RowWarning& w) { return w.code == "noisy"; })) {
       ++h.noisy;
       if (h.worst_noisy.empty() || x.facts->cv > worst_cv) {
@@ -716,7 +1242,27 @@ Headline build_headline(const Report& r, const std::vector<NamedResult>& files, 
       h.spread_what = fmt::format("{}: {}", x.key->model, fmt::join(x.launch->all, ", "));
     }
   }
+  // The no-DDP baselines: not rows of the tables, but every DDP overhead (and a no-DDP
+  // efficiency) rests on one, and a target lists its warnings.
+  {
+    std::set<std::pair<std::string, int>> seen;
+    double worst = -1;
+    for (const auto& w : r.weak)
+      for (const auto& x : w.rows) {
+        if (x.baseline_row < 0 || !seen.insert({x.baseline_source, x.baseline_row}).second) continue;
+        ++h.baseline_rows;
+        const auto& ws = x.baseline_facts.warnings;
+        if (std::any_of(ws.begin(), ws.end(), [](const RowWarning& v) { return v.code == "noisy"; })) {
+          ++h.baseline_noisy;
+          if (x.baseline_facts.cv > worst) {
+            worst = x.baseline_facts.cv;
+            h.baseline_noisy_rows = fmt::format("{} {}, cv {:.1f}%", w.key.model, x.baseline_file, 100 * worst);
+          }
+        }
+      }
+  }
   h.capped_rows = fmt::format("{}", fmt::join(capped, "; "));
+  h.few_rows = fmt::format("{}", fmt::join(few_rows, "; "));
   h.voided_rows = fmt::format("{}", fmt::join(voided_rows, "; "));
   h.shared_rows = fmt::format("{}", fmt::join(shared_rows, "; "));
   for (const auto& x : r.repeats) {
@@ -781,6 +1327,7 @@ Headline build_headline(const Report& r, const std::vector<NamedResult>& files, 
              ? fmt::format("srun -N{} --ntasks-per-node 1 ddpbench comm --pairs --json pairs.json", h.nodes)
              : launch_command("comm", "", n, 1, h.unit == "GPU") + " --json comm.json"});
   }
+  headline_claims(h, r, s);
   return h;
 }
 
@@ -875,6 +1422,21 @@ std::vector<std::string> absent_target_models(const SummaryTargets& t, const std
   return out;
 }
 
+Claim tally_claim(const std::vector<SummaryCheck>& checks, const std::string& lead, const std::string& unit) {
+  const TallyCounts t = tally_counts(checks, unit);
+  Claim c;
+  c.kind = lead == "Targets" ? "tally" : "validate_tally";
+  c.subject = lead == "Targets" ? "the report's targets" : "the validation";
+  c.verdict = t.fail ? "FAIL" : t.void_count ? "VOID" : t.pass ? "PASS" : "not evaluated";
+  c.word("lead", lead);
+  if (lead != "Targets") c.word("end", "none");
+  c.num("pass", t.pass, "count").num("fail", t.fail, "count").num("void", t.void_count, "count");
+  c.num("not_evaluated", t.not_evaluated, "count");
+  c.word("not_evaluated_reasons", fmt::format("{}", fmt::join(t.not_evaluated_reasons, "; ")));
+  c.items = tally_items(checks);
+  return finish_claim(std::move(c));
+}
+
 std::string verdict_class(const std::string& status) {
   for (const char* v : {"PASS", "FAIL", "VOID"})
     if (status.rfind(v, 0) == 0) return v;
@@ -883,82 +1445,7 @@ std::string verdict_class(const std::string& status) {
 
 std::vector<std::string> headline_lines(const Headline& h) {
   std::vector<std::string> out;
-  // No training row and no target (collectives, pairs or find-max-bs files alone): no headline,
-  // as there is no summary of targets.
-  if (h.rows == 0 && h.models.empty() && h.pass + h.fail + h.void_count + h.not_evaluated == 0) return out;
-  const auto list = [](const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, ", ")); };
-  // Scope.
-  {
-    std::string launches = fmt::format("{} launch{}", h.launches, h.launches == 1 ? "" : "es");
-    if (h.launches != h.files) launches += fmt::format(" ({} files)", h.files);
-    std::string where;
-    const std::string nodes = count_of(std::max(1, h.nodes), "node");
-    if (h.devices.size() > 1)
-      where = fmt::format("up to {} and {} in a row, of {}", nodes, count_of(h.gpus, "device"), list(h.devices));
-    else if (h.unit == "rank")
-      where = fmt::format("{} with up to {} of {}", nodes, count_of(h.ranks, "rank"), list(h.devices));
-    else
-      where = fmt::format("{} with {} x {}{}", nodes, h.gpus, list(h.devices),
-                          h.ranks > h.gpus ? fmt::format(" (up to {} ranks)", h.ranks) : "");
-    std::vector<std::string> sw;
-    if (!h.torch.empty()) sw.push_back("torch " + list(h.torch));
-    sw.push_back(h.cuda.empty() ? "no CUDA" : "CUDA " + list(h.cuda));
-    if (!h.nccl.empty()) sw.push_back("NCCL " + list(h.nccl));
-    if (!h.backends.empty()) sw.push_back("backend " + list(h.backends));
-    std::string dates = h.first_date.empty()       ? ""
-                        : h.first_date == h.last_date ? "; launched " + h.first_date
-                                                      : "; launched " + h.first_date + " to " + h.last_date;
-    out.push_back(fmt::format("Scope: {} on {}; {}{}.", launches, where, fmt::join(sw, ", "), dates));
-  }
-  // Verdicts.
-  {
-    std::string v = fmt::format("Targets: {} PASS, {} FAIL, {} VOID", h.pass, h.fail, h.void_count);
-    if (!h.void_reasons.empty()) v += " (" + fmt::format("{}", fmt::join(h.void_reasons, "; ")) + ")";
-    v += fmt::format(", {} not evaluated", h.not_evaluated);
-    if (!h.not_evaluated_reasons.empty()) v += " (" + fmt::format("{}", fmt::join(h.not_evaluated_reasons, "; ")) + ")";
-    out.push_back(v + ".");
-  }
-  for (const auto& m : h.models) {
-    std::vector<std::string> parts;
-    if (m.best_per_gpu_ex_s)
-      parts.push_back(fmt::format("best {:.1f} ex/s per {} ({}, {}, {})", *m.best_per_gpu_ex_s, m.unit, m.best_setup,
-                                  count_of(m.best_gpus, m.unit), m.best_file));
-    if (m.efficiency) {
-      std::string e =
-          m.efficiency_void.empty()
-              ? fmt::format("efficiency {:.1f}% at {} ({})", 100 * *m.efficiency, count_of(m.efficiency_gpus, m.unit),
-                            m.efficiency_file)
-              : fmt::format("efficiency VOID at {} ({:.1f}%, {}; {})", count_of(m.efficiency_gpus, m.unit),
-                            100 * *m.efficiency, m.efficiency_void, m.efficiency_file);
-      if (m.trusted_efficiency)
-        e += fmt::format(", {:.1f}% at {}", 100 * *m.trusted_efficiency, count_of(m.trusted_gpus, m.unit));
-      parts.push_back(e);
-      parts.push_back(m.exposed_comm ? fmt::format("exposed comm {:.1f}% there", 100 * *m.exposed_comm)
-                                     : "exposed comm not measured");
-    } else {
-      parts.push_back(fmt::format("scaling not measured (1 {} only)", m.unit));
-    }
-    if (m.usd_per_million)
-      parts.push_back(fmt::format("cheapest {:.4f} USD per 1M samples ({}, {})", *m.usd_per_million,
-                                  count_of(m.usd_gpus, m.unit), m.usd_file));
-    out.push_back(fmt::format("{}: {}.", m.model, fmt::join(parts, "; ")));
-  }
-  // Data quality.
-  if (h.rows > 0 || !h.repeats.empty()) {
-    std::vector<std::string> q;
-    // Rows by their file label (the tables and the appendix say the rest), so the line stays short.
-    q.push_back(h.noisy ? fmt::format("{} of {} rows noisy (worst {})", h.noisy, h.rows, h.worst_noisy)
-                        : fmt::format("no noisy row among {}", count_of(h.rows, "row")));
-    if (h.capped) q.push_back(fmt::format("{} stopped before its CI target ({})", h.capped, h.capped_rows));
-    if (h.voided) q.push_back(fmt::format("{} voided by a warning ({})", h.voided, h.voided_rows));
-    if (h.shared) q.push_back(fmt::format("ranks sharing a GPU, not scaling: {}", h.shared_rows));
-    if (h.max_spread)
-      q.push_back(fmt::format("launches of one setup spread up to {:.1f}% ({})", 100 * *h.max_spread, h.spread_what));
-    for (const auto& x : h.repeats) q.push_back(x + ", counted once");
-    out.push_back(fmt::format("Data quality: {}.", fmt::join(q, "; ")));
-  }
-  for (const auto& n : h.not_measured)
-    out.push_back(fmt::format("Not measured: {} ({}): {}", n.section, n.why, n.command));
+  for (const auto& c : h.claims) out.push_back(c.text);
   return out;
 }
 
@@ -982,7 +1469,8 @@ nlohmann::json headline_json(const Headline& h) {
                       {"exposed_comm", opt(m.exposed_comm)},
                       {"usd_per_million", opt(m.usd_per_million)},
                       {"usd_gpus", m.usd_gpus},
-                      {"usd_file", m.usd_file}});
+                      {"usd_file", m.usd_file},
+                      {"best_warnings", m.best_warnings}});
   nlohmann::json missing = nlohmann::json::array();
   for (const auto& n : h.not_measured)
     missing.push_back({{"section", n.section}, {"why", n.why}, {"command", n.command}});
@@ -1012,23 +1500,30 @@ nlohmann::json headline_json(const Headline& h) {
            {{"rows", h.rows},
             {"noisy", h.noisy},
             {"worst_noisy", h.worst_noisy},
+            {"few_samples", h.few_samples},
+            {"few_rows", h.few_rows},
             {"capped", h.capped},
             {"capped_rows", h.capped_rows},
             {"voided", h.voided},
             {"voided_rows", h.voided_rows},
             {"shared", h.shared},
             {"shared_rows", h.shared_rows},
+            {"baseline_rows", h.baseline_rows},
+            {"baseline_noisy", h.baseline_noisy},
+            {"baseline_noisy_rows", h.baseline_noisy_rows},
             {"max_spread", opt(h.max_spread)},
             {"spread_what", h.spread_what},
             {"repeats", h.repeats}}},
           {"not_measured", missing},
-          {"lines", headline_lines(h)}};
+          {"lines", headline_lines(h)},
+          {"claims", claims_json(h.claims)}};
 }
 
 ExecutiveSummary executive_summary(const Report& r, const std::vector<NamedResult>& files, const SummaryTargets& t) {
   ExecutiveSummary s;
   scaling_targets(r, t, s);
   pinned_targets(files, t, s);
+  for (const auto& c : t.external) s.checks.push_back(c);
   world_size_rule(r, t, s);
   knob_rule(r, s);
   setup_rule(r, s);
@@ -1037,6 +1532,13 @@ ExecutiveSummary executive_summary(const Report& r, const std::vector<NamedResul
   node_rule(r, s);
   s.headline = build_headline(r, files, s);
   return s;
+}
+
+std::vector<Claim> ExecutiveSummary::claims() const {
+  std::vector<Claim> out = headline.claims;
+  for (const auto& c : checks) out.push_back(c.claim);
+  for (const auto& x : recommendations) out.push_back(x.claim);
+  return out;
 }
 
 }  // namespace ddpbench

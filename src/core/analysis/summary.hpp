@@ -11,11 +11,32 @@
 #include <vector>
 
 #include "core/analysis/check.hpp"
+#include "core/analysis/claim.hpp"
 
 namespace ddpbench {
 
 struct Report;
 struct NamedResult;
+
+/// One target against one row.
+struct SummaryCheck {
+  std::string what;  ///< the configuration: "resnet50, fp32 (cuDNN TF32), batch 32 per GPU, NVIDIA H100 80GB HBM3"
+  int gpus = 0;      ///< distinct devices of the row (0: not known, a MISSING reference entry)
+  int ranks = 0;     ///< its ranks
+  std::string unit = "GPU";  ///< what `gpus` counts: "GPU", or "rank" on CPUs (unit_word)
+  std::string metric;        ///< "weak-scaling efficiency", "exposed comm", "per-GPU ex/s", or a reference metric key
+  std::string target;        ///< ">= 85.0%", "< 15.0%", "[1000, +inf] ex/s"
+  std::string measured;      ///< as the report prints it ("92.5%"); "" when not measured
+  /// "PASS", "FAIL", "FAIL (<why>)" (the row's self-check failed), "VOID (<warning code>)"
+  /// (a warning of a row the number rests on voids it, row_metrics undermining_warning: neither
+  /// PASS nor FAIL, whichever side of the target it fell), "MISSING", "not measured (<why>)".
+  std::string status;
+  std::string from;  ///< where the number is: "weak scaling, F2" ("F2 vs F1" when its baseline is another launch)
+  std::string void_warning;  ///< VOID: the warning's words, "oversubscribed: 4 threads ... share 2 CPUs"
+  /// The check as a claim (kind "target"): the numbers, rows and warnings it rests on; its text
+  /// is the check's line.
+  Claim claim;
+};
 
 /// One model's own scaling targets (`report --target-for MODEL:METRIC=VALUE`): each value given
 /// replaces SummaryTargets' global one for that model's tables; one not given keeps the global.
@@ -35,6 +56,9 @@ struct SummaryTargets {
   /// Model name (as in the result files' rows) -> its overrides (`--target-for`); read them
   /// through targets_for, never directly.
   std::map<std::string, ModelTargets> per_model;
+  /// Checks a caller made itself (validate's env, comm, pairs and step checks), each with its
+  /// claim: held with the targets, listed in the Targets table and counted in every tally.
+  std::vector<SummaryCheck> external;
 };
 
 /// The scaling targets one model's tables are held to.
@@ -64,26 +88,16 @@ void check_model_targets(const SummaryTargets& t);
 /// CLI warns about each (a misspelt name would otherwise hold nothing to its targets).
 std::vector<std::string> absent_target_models(const SummaryTargets& t, const std::vector<NamedResult>& files);
 
-/// One target against one row.
-struct SummaryCheck {
-  std::string what;  ///< the configuration: "resnet50, fp32 (cuDNN TF32), batch 32 per GPU, NVIDIA H100 80GB HBM3"
-  int gpus = 0;      ///< distinct devices of the row (0: not known, a MISSING reference entry)
-  int ranks = 0;     ///< its ranks
-  std::string unit = "GPU";  ///< what `gpus` counts: "GPU", or "rank" on CPUs (unit_word)
-  std::string metric;        ///< "weak-scaling efficiency", "exposed comm", "per-GPU ex/s", or a reference metric key
-  std::string target;        ///< ">= 85.0%", "< 15.0%", "[1000, +inf] ex/s"
-  std::string measured;      ///< as the report prints it ("92.5%"); "" when not measured
-  /// "PASS", "FAIL", "FAIL (<why>)" (the row's self-check failed), "VOID (<warning code>)"
-  /// (a warning of a row the number rests on voids it, row_metrics undermining_warning: neither
-  /// PASS nor FAIL, whichever side of the target it fell), "MISSING", "not measured (<why>)".
-  std::string status;
-  std::string from;  ///< where the number is: "weak scaling, F2" ("F2 vs F1" when its baseline is another launch)
-  std::string void_warning;  ///< VOID: the warning's words, "oversubscribed: 4 threads ... share 2 CPUs"
-};
-
 /// How a check's status counts in the headline: "PASS", "FAIL", "VOID" or "not evaluated"
 /// (not measured, MISSING).
 std::string verdict_class(const std::string& status);
+
+/// The tally of `checks` as a claim: "<lead>: P PASS, F FAIL (each FAIL by its target, measured
+/// value, threshold, size, model, launch and its rows' warnings), V VOID (each, and what voids
+/// it), N not evaluated (why)". Lead "Targets" is the headline's (kind "tally"); another lead is
+/// validate's verdict line (kind "validate_tally", "validate: ..."). `unit` names the devices
+/// ("GPU", "rank") in the reasons.
+Claim tally_claim(const std::vector<SummaryCheck>& checks, const std::string& lead, const std::string& unit);
 
 /// One model's line of the headline: its best throughput, how it scales, what communication
 /// costs and what a sample costs, each with the row it comes from.
@@ -108,10 +122,19 @@ struct HeadlineModel {
   std::optional<double> trusted_efficiency;
   int trusted_gpus = 0;
   std::optional<double> exposed_comm;  ///< at the efficiency's row (breakdown); absent: not measured
+  /// Without a weak-scaling efficiency: the strong-scaling efficiency at the largest size above
+  /// one device of the model's strong tables (speedup / devices), its size and launch.
+  std::optional<double> strong_efficiency;
+  int strong_gpus = 0;
+  std::string strong_file;
   /// The lowest USD per 1M samples of the model's priced rows, at which size and launch.
   std::optional<double> usd_per_million;
   int usd_gpus = 0;
   std::string usd_file;
+  /// The best row's warnings as the headline names them ("few_samples: 5 iterations",
+  /// "noisy: cv 20.5%"), so a best number that rests on a short or unsteady series says so.
+  std::vector<std::string> best_warnings;
+  std::vector<ClaimRow> rows;  ///< the rows its numbers rest on (best, efficiency and its baseline, cheapest)
 };
 
 /// A section the files could not fill, and the command that would.
@@ -143,6 +166,8 @@ struct Headline {
   // Data quality of the rows the scaling tables show.
   int rows = 0;           ///< DDP rows shown in the weak and strong tables
   int noisy = 0;          ///< of them with the warning noisy
+  int few_samples = 0;    ///< of them with fewer than 20 iterations (few_samples)
+  std::string few_rows;   ///< "resnet18 F2: 5" (model, launch, iterations)
   int capped = 0;         ///< stopped at --max-iters or --max-time before their CI target
   int voided = 0;         ///< with a warning that voids their throughput
   std::string worst_noisy;   ///< "resnet50 F5, cv 28.7%"
@@ -150,16 +175,23 @@ struct Headline {
   std::string voided_rows;   ///< "F1 at 4 ranks: oversubscribed"
   int shared = 0;            ///< rows whose ranks shared a GPU (sharing, not scaling)
   std::string shared_rows;   ///< "F1 (2 ranks on 1 GPU)"
+  /// The no-DDP rows the weak tables' DDP overhead (and no-DDP efficiency) rest on, each once.
+  int baseline_rows = 0;
+  int baseline_noisy = 0;            ///< of them with the warning noisy
+  std::string baseline_noisy_rows;   ///< the noisiest of them: "resnet50 F1, cv 9.1%"
   std::optional<double> max_spread;  ///< the largest launch-to-launch spread of a row (fraction)
   std::string spread_what;           ///< its model and launches: "resnet50: F3, F4, F5"
   int repeated_launches = 0;         ///< rows (or whole files) given twice, counted once
   std::vector<std::string> repeats;  ///< "F2 repeats F1 (the same content)"
   std::vector<NotMeasured> not_measured;
+  /// The headline's sentences as claims, in print order (scope, tally, one per model, data
+  /// quality, one per section not measured): headline_lines is their texts.
+  std::vector<Claim> claims;
 };
 
 /// The headline as sentences, at most about ten: scope, targets, one per model, data
-/// quality, one per section not measured (with its command). None for files without a
-/// training row or target (collectives, pairs, find-max-bs alone).
+/// quality, one per section not measured (with its command): the texts of h.claims. None for
+/// files without a training row or target (collectives, pairs, find-max-bs alone).
 std::vector<std::string> headline_lines(const Headline& h);
 
 /// The headline as JSON data: every field of Headline, and "lines" (headline_lines).
@@ -168,8 +200,9 @@ nlohmann::json headline_json(const Headline& h);
 /// One sentence a rule derived from measured rows.
 struct Recommendation {
   std::string topic;  ///< "world size", "DDP setting", "setup", "memory", "cost", "node"
-  std::string text;   ///< one sentence; every number in it is printed in the rows `from` names
+  std::string text;   ///< one sentence (claim.text); every number in it is printed in the rows `from` names
   std::string from;   ///< the table and launch labels: "optimization impact, F2 vs F1"
+  Claim claim;        ///< what the sentence is rendered from
 };
 
 /// The summary a stakeholder reads first.
@@ -178,12 +211,13 @@ struct ExecutiveSummary {
   std::vector<SummaryCheck> checks;
   std::vector<std::string> notes;  ///< where the targets come from; what could not be evaluated and why
   std::vector<Recommendation> recommendations;
+  /// Every claim of the summary: the headline's, each target's, each recommendation's.
+  std::vector<Claim> claims() const;
 };
 
-/// Gain a DDP setting or setup must beat before a rule recommends it: 5% of aggregate ex/s, or
-/// more where the rows' launch-to-launch spread is larger (each row's own spread over several
-/// launches; for a row of one launch the spread measured on its device type, diff.hpp
-/// measured_launch_spread).
+/// Gain a DDP setting must beat before the DDP-setting rule recommends changing it: 5% of
+/// aggregate ex/s (below that a change is not worth a job's configuration), whatever the noise;
+/// above it the gain must also beat the launch-to-launch noise (docs/METHODOLOGY.md "Noise floors").
 inline constexpr double kMinKnobGain = 0.05;
 
 /// Holds the report's rows to `t` and applies the recommendation rules (docs/METHODOLOGY.md
@@ -194,14 +228,16 @@ inline constexpr double kMinKnobGain = 0.05;
 /// count is above one GPU); `t.pinned` against every run file of `files` (check_against, one
 /// line per launch); then the rules: world size (the largest size meeting the efficiency
 /// target), DDP setting (the best knob of an optimization-impact table when it beats
-/// kMinKnobGain and its launches' spread; else keep the defaults), setup (the fastest strategy,
-/// checkpointing and precision of a strategy table's world size, when it beats the slowest by
-/// more than that floor), memory (the technique that
-/// saves the most peak memory and what it costs), cost (the most cost-efficient size), node (a
-/// named straggler's host, a slow node of `comm --pairs`). The world-size, DDP-setting and setup
-/// rules say nothing when a deciding row failed its self-check or a warning voids its number; a
-/// target resting on such a number is VOID. Rows whose ranks shared a GPU are held to no scaling
-/// target. Last, the headline (Headline) from all of it.
+/// kMinKnobGain and the launch-to-launch noise of both rows), setup (the fastest strategy,
+/// checkpointing and precision of a strategy table's world size, and every other setup within
+/// noise of it), memory (the technique that saves the most peak memory and what it costs), cost
+/// (the most cost-efficient size), node (a named straggler's host, a slow node of `comm --pairs`).
+/// A noise floor comes only from launches of the same configurations (RowLaunch::spread); where
+/// none was measured the claim says so and how many launches would measure it. The world-size,
+/// DDP-setting and setup rules say nothing when a deciding row failed its self-check or a warning
+/// voids its number; a target resting on such a number is VOID. Rows whose ranks shared a GPU are
+/// held to no scaling target. Last, the headline (Headline) from all of it. Every sentence is a
+/// Claim (core/analysis/claim.hpp).
 ExecutiveSummary executive_summary(const Report& r, const std::vector<NamedResult>& files, const SummaryTargets& t);
 
 }  // namespace ddpbench

@@ -524,6 +524,7 @@ nlohmann::json to_json(const RunConfig& cfg) {
       {"dataset_size", cfg.dataset_size},
       {"sample_ms", cfg.sample_ms},
       {"per_rank_series", cfg.per_rank_series},
+      {"instruments_off", cfg.instruments_off},
       {"min_util_pct", cfg.min_util_pct},
       {"straggler_threshold", cfg.straggler_threshold},
       {"duration_s", cfg.duration_s > 0 ? nlohmann::json(cfg.duration_s) : nlohmann::json(nullptr)},
@@ -537,9 +538,11 @@ nlohmann::json to_json(const RunConfig& cfg) {
       {"test_limit", cfg.test_limit},
       {"lr", cfg.lr},
       {"mode", cfg.mode},
-      {"optimizer", "SGD(lr=0.001, momentum=0.9, weight_decay=1e-4)"},
-      {"loss", "cross_entropy"},
-      {"data", "synthetic, generated once per rank on its device"}};
+      // The benchmark step's SGD is engine/train/workload.cpp trainer_sgd_options(); time to
+      // loss trains with --lr (engine/bench/time_to_loss.cpp).
+      {"optimizer", cfg.data == "synthetic" ? std::string("SGD(lr=0.001, momentum=0.9, weight_decay=1e-4)")
+                                            : fmt::format("SGD(lr={:g}, momentum=0.9, weight_decay=1e-4)", cfg.lr)},
+      {"loss", "cross_entropy"}};
 }
 
 }  // namespace ddpbench

@@ -94,6 +94,9 @@ struct RunConfig {
   /// --per-rank-series: whose raw step samples and telemetry series a row keeps: "flagged"
   /// (core/result/per_rank_detail ranks_kept_in_full) or "all".
   std::string per_rank_series = "flagged";
+  /// --instruments-off: the instruments switched off (core/config/instruments.hpp, canonical
+  /// order); empty: every one on.
+  std::vector<std::string> instruments_off;
   double min_util_pct = 80.0;         ///< --min-util: a GPU whose mean SM utilization is below this is flagged
   double straggler_threshold = 0.95;  ///< --straggler-threshold: a rank whose relative score is below it is named
   bool quiet = false;                 ///< --quiet: no progress output

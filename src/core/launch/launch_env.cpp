@@ -379,8 +379,11 @@ LaunchInfo detect_launch(const EnvMap& env) {
     if (auto spec = get(env, tpn)) {
       const int node = get(env, "SLURM_NODEID") ? get_rank(env, "SLURM_NODEID") : 0;
       li.local_world_size = slurm_tasks_on_node(*spec, node, tpn);
+    } else {
+      // No task count for this node: at least the local ranks the task's own id implies. With a
+      // count, a local id beyond it is an inconsistent environment, refused by check_ranks.
+      li.local_world_size = std::max(li.local_world_size, li.local_rank + 1);
     }
-    li.local_world_size = std::max(li.local_world_size, li.local_rank + 1);
     apply_slurm_job(env, li);
     auto nl = get(env, "SLURM_STEP_NODELIST");
     if (!nl) nl = get(env, "SLURM_JOB_NODELIST");

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -12,11 +13,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -332,6 +335,8 @@ std::size_t Supervisor::start(const std::vector<std::string>& argv, const Proces
 
   EnvMap env = current_env();
   for (const auto& kv : opts.env) env[kv.first] = kv.second;
+  if (opts.die_with_parent) env[kParentPidEnv] = std::to_string(::getpid());
+  else env.erase(kParentPidEnv);
   std::vector<std::string> env_strs;
   env_strs.reserve(env.size());
   for (const auto& kv : env) env_strs.push_back(kv.first + "=" + kv.second);
@@ -447,13 +452,51 @@ const std::string& Supervisor::err(std::size_t i) const {
   return s.mode == OutputMode::kCapture ? s.data : none;
 }
 
+namespace {
+std::atomic<int> g_caught_signal{0};
+extern "C" void on_interrupt(int sig) { g_caught_signal.store(sig); }
+}  // namespace
+
+InterruptCatcher::InterruptCatcher() {
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  g_caught_signal.store(0);
+  sigaction(SIGINT, &sa, &old_int_);
+  sigaction(SIGTERM, &sa, &old_term_);
+}
+
+InterruptCatcher::~InterruptCatcher() {
+  sigaction(SIGINT, &old_int_, nullptr);
+  sigaction(SIGTERM, &old_term_, nullptr);
+}
+
+int InterruptCatcher::take() { return g_caught_signal.exchange(0); }
+
+bool die_with_parent_from_env() {
+  const char* v = std::getenv(kParentPidEnv);
+  if (!v) return true;
+  const std::string parent = v;
+  ::unsetenv(kParentPidEnv);
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // Gone before prctl took effect: re-parented (to init or a subreaper).
+  return parent == std::to_string(::getppid());
+}
+
 CaptureResult run_capture(const std::vector<std::string>& argv, const ProcessOptions& opts, double timeout_s,
-                          double grace_s) {
+                          double grace_s, bool forward_interrupts) {
+  std::optional<InterruptCatcher> catcher;
+  if (forward_interrupts) catcher.emplace();
   Supervisor sup(grace_s);
   sup.start(argv, opts);
   CaptureResult r;
   const auto deadline = Clock::now() + span(timeout_s);
   while (sup.running()) {
+    if (catcher)
+      if (const int sig = catcher->take()) {
+        r.interrupted = sig;
+        sup.terminate_all(sig);
+      }
     const auto now = Clock::now();
     if (!r.timed_out && !sup.exited(0) && now >= deadline) {
       r.timed_out = true;

@@ -57,6 +57,36 @@ struct ProcessOptions {
   OutputMode stderr_mode = OutputMode::kCapture;
   std::string prefix;                 ///< put before every forwarded line (e.g. "[rank 1] ")
   std::size_t max_capture = 1 << 20;  ///< bytes kept per captured stream; the rest is read and dropped
+  /// The child ends when this process does, however it ends (SIGKILL included): it gets
+  /// kParentPidEnv=<this pid>, and a ddpbench that finds it asks the kernel for SIGTERM at its
+  /// parent's death (die_with_parent_from_env). Other programs ignore the variable.
+  bool die_with_parent = false;
+};
+
+/// The variable a child started with ProcessOptions::die_with_parent finds its parent's pid in.
+inline constexpr const char* kParentPidEnv = "DDPBENCH_PARENT_PID";
+
+/// For a ddpbench started with ProcessOptions::die_with_parent (kParentPidEnv set): has the
+/// kernel send SIGTERM to this process when its parent dies (PR_SET_PDEATHSIG) and removes the
+/// variable from the environment (this process's own children are not validate's). Returns
+/// false when the parent named there is already gone (this process was re-parented): the
+/// caller says so and exits. True when the variable is unset.
+bool die_with_parent_from_env();
+
+/// While alive, SIGINT and SIGTERM to this process are caught instead of ending it, and
+/// take() returns the last one caught (0 for none) so that the caller can pass it on to its
+/// children and end in order. The previous handlers come back on destruction. One at a time.
+class InterruptCatcher {
+ public:
+  InterruptCatcher();
+  ~InterruptCatcher();
+  InterruptCatcher(const InterruptCatcher&) = delete;
+  InterruptCatcher& operator=(const InterruptCatcher&) = delete;
+  /// The signal caught since the last call, 0 for none.
+  int take();
+
+ private:
+  struct sigaction old_int_ {}, old_term_{};
 };
 
 /// Starts and watches child processes from one thread: reads their output (captured or
@@ -123,6 +153,7 @@ struct CaptureResult {
   ExitStatus status;
   std::string out, err;    ///< captured stdout and stderr (per the options' modes)
   bool timed_out = false;  ///< the timeout ended it: its group got SIGTERM, then SIGKILL
+  int interrupted = 0;     ///< run_capture's `forward_interrupts`: the SIGINT/SIGTERM passed on, else 0
   /// Exited with code 0 before the timeout.
   bool ok() const { return !timed_out && status.success(); }
 };
@@ -130,10 +161,12 @@ struct CaptureResult {
 /// Runs `argv` (see Supervisor::start) to its end and returns its status and output
 /// (captured unless `opts` says otherwise). After `timeout_s` seconds its process group
 /// gets SIGTERM and, `grace_s` later, SIGKILL; it returns within about
-/// timeout_s + 2 * grace_s in all but the stuck-in-the-kernel case. Throws like
-/// Supervisor::start.
+/// timeout_s + 2 * grace_s in all but the stuck-in-the-kernel case. With `forward_interrupts`
+/// a SIGINT or SIGTERM to this process while the child runs is passed to the child's group
+/// (SIGKILL grace_s later) and recorded in CaptureResult::interrupted, instead of ending this
+/// process and leaving the child running. Throws like Supervisor::start.
 CaptureResult run_capture(const std::vector<std::string>& argv, const ProcessOptions& opts = {},
-                          double timeout_s = 60.0, double grace_s = 2.0);
+                          double timeout_s = 60.0, double grace_s = 2.0, bool forward_interrupts = false);
 
 /// Full path of the executable regular file `name` in one of PATH's directories (the
 /// first, as execvp searches; "/bin:/usr/bin" when PATH is unset), or "" when there is

@@ -11,16 +11,20 @@
 
 #include <fstream>
 
-#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "core/launch/process.hpp"
 #include "core/launch/watchdog.hpp"
+#include "core/util/errors.hpp"
 #include "core/util/remove_tree.hpp"
 
 namespace ddpbench {
@@ -37,29 +41,6 @@ bool process_stopped(pid_t pid) {
   const char state = stat[close + 2];
   return state == 'T' || state == 't';
 }
-
-std::atomic<int> g_forward_signal{0};
-
-extern "C" void on_signal(int sig) { g_forward_signal.store(sig); }
-
-// Installs the forwarding handlers for SIGINT/SIGTERM and restores the old ones on
-// every exit path, exceptions included.
-struct SignalForwarding {
-  struct sigaction old_int {
-  }, old_term{};
-  SignalForwarding() {
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    g_forward_signal.store(0);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-  }
-  ~SignalForwarding() {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
-  }
-};
 
 // A private directory for the ranks' phase files (DDPBENCH_PHASE_FILE), removed with
 // everything in it on every exit path. Empty path when it cannot be made (phases are then
@@ -130,7 +111,7 @@ int spawn_local_ranks(const SpawnOptions& opt) {
         fmt::format("local-{:08x}{:08x}", std::random_device{}(), static_cast<unsigned>(::getpid()));
   const PhaseDir phases;
 
-  SignalForwarding signals;
+  InterruptCatcher signals;  // SIGINT/SIGTERM go to every rank's group
   Supervisor ranks(opt.term_grace_s);  // its destructor ends the ranks if start() throws
   for (int r = 0; r < opt.nproc; ++r) {
     ProcessOptions po;
@@ -144,10 +125,18 @@ int spawn_local_ranks(const SpawnOptions& opt) {
   }
 
   int first_failure = 0;
+  // The first rank that exited 0 and when: from then on the others are in their teardown.
+  std::optional<std::size_t> first_done;
+  std::chrono::steady_clock::time_point done_at;
+  bool finish_overdue = false;
   while (ranks.running()) {
     for (std::size_t i : ranks.step(0.1)) {
       const ExitStatus& st = ranks.status(i);
       const int code = st.shell_code();
+      if (code == 0 && !first_done) {
+        first_done = i;
+        done_at = std::chrono::steady_clock::now();
+      }
       if (code != 0 && first_failure == 0) {
         first_failure = code;
         // A rank killed by a signal could not say a word: say who, and what it was doing.
@@ -172,7 +161,34 @@ int spawn_local_ranks(const SpawnOptions& opt) {
         ranks.terminate_all(SIGTERM);
       }
     }
-    if (const int sig = g_forward_signal.exchange(0)) {
+    // After a rank exited 0 the others are in their teardown. A stopped one cannot run its own
+    // watchdog: --timeout. A running one bounds its waits itself (engine/run/teardown.hpp) and
+    // may still be writing (rank 0's result, its table): kept 4 x --timeout + 60 s at most.
+    if (first_done && !finish_overdue && opt.finish_timeout_s > 0) {
+      const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - done_at).count();
+      std::vector<std::pair<std::size_t, bool>> overdue;  // rank, stopped
+      for (std::size_t j = 0; j < ranks.size(); ++j) {
+        if (ranks.exited(j)) continue;
+        const bool stopped = process_stopped(ranks.pid(j));
+        if (since > (stopped ? opt.finish_timeout_s : 4 * opt.finish_timeout_s + 60)) overdue.emplace_back(j, stopped);
+      }
+      if (!overdue.empty()) {
+        finish_overdue = true;
+        for (const auto& [j, stopped] : overdue) {
+          const std::string phase = read_phase_file(phases.file(static_cast<int>(j)));
+          const std::string bound = stopped ? fmt::format("--timeout {:g} s", opt.finish_timeout_s)
+                                            : fmt::format("4 x --timeout + 60 s ({:g} s)", 4 * opt.finish_timeout_s + 60);
+          std::fprintf(stderr, "ddpbench: error: rank %zu (pid %d on %s) did not exit within %s of rank %zu's exit "
+                               "(phase: %s%s); it was ended\n",
+                       j, static_cast<int>(ranks.pid(j)), host_name().c_str(), bound.c_str(), *first_done,
+                       phase.empty() ? "start-up" : phase.c_str(), stopped ? "; it is stopped (SIGSTOP or a debugger)" : "");
+          std::fflush(stderr);
+        }
+        if (first_failure == 0) first_failure = kExitFailure;
+        ranks.terminate_all(SIGTERM);
+      }
+    }
+    if (const int sig = signals.take()) {
       if (first_failure == 0) first_failure = 128 + sig;
       ranks.terminate_all(sig);
     }

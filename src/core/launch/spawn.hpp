@@ -17,6 +17,10 @@ struct SpawnOptions {
   std::string master_addr = "127.0.0.1";
   int master_port = 0;        ///< 0: pick a free port on master_addr
   double term_grace_s = 5.0;  ///< seconds from SIGTERM to SIGKILL when rank groups are ended
+  /// Once one rank has exited 0, seconds a stopped rank (SIGSTOP, a debugger: its own watchdog
+  /// cannot run) may take to exit; a running one gets 4 x this + 60 s (it bounds its teardown's
+  /// waits itself and may still be writing its result). The command's --timeout; 0: no bound.
+  double finish_timeout_s = 0;
 };
 
 /// Starts `opt.nproc` copies of `opt.argv`, each with RANK, WORLD_SIZE, LOCAL_RANK,
@@ -33,8 +37,13 @@ struct SpawnOptions {
 /// "ddpbench: error: rank R (pid P on HOST) was killed by signal 9 (SIGKILL) during PHASE;
 /// the other ranks were stopped" (a rank that exits by itself has said why).
 /// If any rank exits non-zero or is killed, the others' groups get SIGTERM and, after
-/// `term_grace_s`, SIGKILL. SIGINT/SIGTERM to this process are forwarded to every rank's
-/// group (SIGKILL `term_grace_s` later). What is left of a rank's group when the rank
+/// `term_grace_s`, SIGKILL. Once a rank has exited 0, a rank that has not exited within its
+/// bound (finish_timeout_s when stopped, 4 x finish_timeout_s + 60 s when running) gets one
+/// line on stderr, "ddpbench: error: rank R (pid P on HOST) did not exit within --timeout T s
+/// of rank Q's exit (phase: PHASE; it is stopped ...); it was ended", and the ranks are ended
+/// as above; the launcher then returns kExitFailure (1) unless a failure came first.
+/// SIGINT/SIGTERM to this process are forwarded to every rank's group (SIGKILL
+/// `term_grace_s` later). What is left of a rank's group when the rank
 /// exits gets SIGTERM, then SIGKILL once the rank's output pipes close or after
 /// `term_grace_s`. Returns 0 when all ranks succeed, else the exit status of the first
 /// rank that failed (128 + signal number for a signal; 128 + the forwarded signal's

@@ -97,13 +97,19 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
   if (!single.empty()) specs.push_back(single_point_bars(single));
   for (const auto& s : series) {
     const std::string dat = s.stem + ".dat";
-    std::string data =
-        fmt::format("# {}s aggregate_ex_s ideal_ex_s efficiency_pct per_{}_ex_s p5_s p50_s p95_s\n", s.unit, s.unit);
+    std::string data = fmt::format(
+        "# {}s aggregate_ex_s ideal_ex_s efficiency_pct per_{}_ex_s p5_s p50_s p95_s throughput_voided "
+        "efficiency_voided\n",
+        s.unit, s.unit);
     std::vector<double> ys;
     double max_n = 1, max_eff = 100;
+    bool any_tv = false, any_ev = false;
     for (const auto& row : s.rows) {
-      data += fmt::format("{} {} {} {} {} {} {} {}\n", gnuplot_number(row[0]), gnuplot_number(row[1]), gnuplot_number(row[2]),
-                          gnuplot_number(row[3]), gnuplot_number(row[4]), gnuplot_number(row[5]), gnuplot_number(row[6]), gnuplot_number(row[7]));
+      std::string line;
+      for (const double v : row) line += (line.empty() ? "" : " ") + gnuplot_number(v);
+      data += line + "\n";
+      any_tv = any_tv || row[8] != 0;
+      any_ev = any_ev || row[9] != 0;
       if (std::isfinite(row[0])) max_n = std::max(max_n, row[0]);
       if (std::isfinite(row[3]) && row[3] < 1e4) max_eff = std::max(max_eff, row[3]);  // a sane axis
       ys.push_back(row[1]);
@@ -116,22 +122,32 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
       const char* suffix;
       std::string title, ylabel, plot;
     };
+    // A point a warning voids is no point of the curve: drawn apart, hollow, in the legend as such
+    // (column 9: its throughput is voided, 10: its efficiency).
+    const auto kept = [](int col, int flag) { return fmt::format("(${}==0?${}:1/0)", flag, col); };
+    const auto apart = [](int col, int flag) {
+      return fmt::format(", '' using 1:(${}!=0?${}:1/0) with points pt 6 ps 2 lw 2 lc rgb '#cc3311' title "
+                         "'voided by a warning'",
+                         flag, col);
+    };
     const std::vector<Panel> panels = {
         {kPanelSuffixes[0], "Aggregate throughput", fmt::format("throughput (examples/s, all {}s)", s.unit),
-         fmt::format("set yrange [0:*]\nplot {} using 1:2 with linespoints lw 2 pt 7 title 'measured', '' using 1:3 "
-                     "with lines dt 2 lw 2 title {}",
-                     gq(dat), gq(fmt::format("ideal (baseline per-{} ex/s x {}s)", s.unit, s.unit)))},
+         fmt::format("set yrange [0:*]\nplot {} using 1:{} with linespoints lw 2 pt 7 title 'measured', '' using 1:3 "
+                     "with lines dt 2 lw 2 title {}{}",
+                     gq(dat), kept(2, 9), gq(fmt::format("ideal (baseline per-{} ex/s x {}s)", s.unit, s.unit)),
+                     any_tv ? apart(2, 9) : "")},
         {kPanelSuffixes[1], "Scaling efficiency", "efficiency (%)",
-         fmt::format("set yrange [0:{:.0f}]\nplot {} using 1:4 with linespoints lw 2 pt 7 title 'efficiency', 100 with "
-                     "lines dt 2 title '100 %'",
-                     max_eff * 1.1, gq(dat))},
+         fmt::format("set yrange [0:{:.0f}]\nplot {} using 1:{} with linespoints lw 2 pt 7 title 'efficiency', 100 "
+                     "with lines dt 2 title '100 %'{}",
+                     max_eff * 1.1, gq(dat), kept(4, 10), any_ev ? apart(4, 10) : "")},
         {kPanelSuffixes[2], fmt::format("Per-{} throughput", s.unit),
          fmt::format("throughput per {} (examples/s)", s.unit),
-         fmt::format("set yrange [0:*]\nplot {} using 1:5 with linespoints lw 2 pt 7 title {}", gq(dat),
-                     gq("per " + s.unit))},
+         fmt::format("set yrange [0:*]\nplot {} using 1:{} with linespoints lw 2 pt 7 title {}{}", gq(dat),
+                     kept(5, 9), gq("per " + s.unit), any_tv ? apart(5, 9) : "")},
         {kPanelSuffixes[3], "Time per iteration", "seconds per iteration",
-         fmt::format("set yrange [0:*]\nplot {} using 1:7:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers p5-p95'",
-                     gq(dat))},
+         fmt::format("set yrange [0:*]\nplot {} using 1:{}:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers "
+                     "p5-p95'{}",
+                     gq(dat), kept(7, 9), any_tv ? apart(7, 9) : "")},
     };
     for (const auto& p : panels) {
       if (s.rows.size() < 2) break;  // in the one-point bar chart
@@ -139,6 +155,7 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
       spec.name = s.stem + "-" + p.suffix;
       spec.heading = p.title;
       spec.title = s.what;
+      if (!s.voided.empty()) spec.title += "; voided: " + s.voided;
       spec.tables.push_back(s.table);
       spec.data_file = dat;
       spec.data = data;

@@ -23,7 +23,7 @@ std::string data_label(std::string s) {
 
 // Per-GPU ex/s at the p95 and at the p5 step time of a series row (N, aggregate, ideal,
 // efficiency, per-GPU, p5, p50, p95): the slow and the fast end of its whisker; NaN without them.
-static std::pair<double, double> whisker_ex_s(const std::array<double, 8>& r) {
+static std::pair<double, double> whisker_ex_s(const std::array<double, 10>& r) {
   return {r[7] > 0 ? r[4] * r[6] / r[7] : std::nan(""), r[5] > 0 ? r[4] * r[6] / r[5] : std::nan("")};
 }
 
@@ -105,8 +105,10 @@ PlotSpec single_point_bars(const std::vector<const Series*>& single) {
     const auto [lo, hi] = whisker_ex_s(s->rows.front());
     const int n = static_cast<int>(s->rows.front()[0]);
     const std::string first = fmt::format("{}, {}, {} {}{} ({})", s->model, s->size, n, s->unit, n == 1 ? "" : "s", s->file);
+    // A bar a warning voids says so in its label.
+    const std::string voided = s->rows.front()[8] != 0 ? " (VOID: " + s->voided.substr(s->voided.find(": ") + 2) + ")" : "";
     spec.data += fmt::format("\"{}\" \"{}\" {} {} {} {}\n", bar_line(first),
-                             bar_line(s->setup + (devices ? ", " + s->device : "")), gnuplot_number(per_gpu),
+                             bar_line(s->setup + (devices ? ", " + s->device : "") + voided), gnuplot_number(per_gpu),
                              gnuplot_number(lo), gnuplot_number(hi), gnuplot_number(s->no_ddp_ex_s));
     for (double v : {per_gpu, hi, s->no_ddp_ex_s})
       if (std::isfinite(v)) top = std::max(top, v);
@@ -203,6 +205,7 @@ std::vector<PlotSpec> overlays(const std::vector<const Series*>& series) {
       spec.data +=
           (i ? "\n\n" : "") + fmt::format("# {}: size per_{}_ex_s at_p95 at_p5\n", data_label(ss[i]->label), unit);
       for (const auto& row : ss[i]->rows) {
+        if (row[8] != 0) continue;  // a point a warning voids is left out of the overlay
         const auto [lo, hi] = whisker_ex_s(row);
         spec.data += fmt::format("{} {} {} {}\n", gnuplot_number(row[0]), gnuplot_number(row[4]), gnuplot_number(lo), gnuplot_number(hi));
         if (std::isfinite(row[0])) max_n = std::max(max_n, row[0]);

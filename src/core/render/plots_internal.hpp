@@ -39,7 +39,12 @@ struct Series {
   std::string size;                   // "batch 32 per GPU", "global batch 256"
   PlotAnchor table, breakdown;        // the weak or strong table drawn, and its breakdown table
   double no_ddp_ex_s = std::nan("");  // per-rank ex/s of the no-DDP baseline (weak), NaN without one
-  std::vector<std::array<double, 8>> rows;
+  /// Per point: GPUs, aggregate ex/s, ideal ex/s, efficiency %, per-GPU ex/s, p5, p50, p95 (s),
+  /// then 1 where a warning of the row voids its throughput (oversubscribed, negative DDP
+  /// overhead, drift, throttling) and 1 where one voids its efficiency (its own or its baseline
+  /// row's): such points are drawn apart, hollow, never as a point of the curve.
+  std::vector<std::array<double, 10>> rows;
+  std::string voided;  ///< "4 ranks: oversubscribed; ..." of the voided points ("" none)
   std::vector<std::pair<std::string, std::array<double, kStacked.size()>>> bars;
 };
 

@@ -3,12 +3,15 @@
 #include "core/render/plots_internal.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <iterator>
 #include <map>
 #include <set>
+
+#include "core/result/row_metrics.hpp"
 
 namespace fs = std::filesystem;
 
@@ -111,14 +114,28 @@ std::vector<Series> series_of(const Report& r) {
     anchor_series(s, k, "weak", "batch_per_rank", k.batch_per_rank);
     // A row whose ranks shared a GPU measures sharing, not scaling: never a point of a curve.
     std::map<int, int> shared;
+    // The efficiency of every row rests on the table's baseline row too (the 1-rank DDP row).
+    const RowWarning* base_void = w.baseline_kind == WeakTable::Baseline::no_ddp || w.rows.empty()
+                                      ? nullptr
+                                      : undermining_warning(w.rows.front().facts.warnings, "weak_scaling_efficiency");
+    std::vector<std::string> voided;
     for (const auto& x : w.rows) {
       if (x.shared_gpu) {
         shared[x.world_size] = x.devices;
         continue;
       }
+      const RowWarning* tv = undermining_warning(x.facts.warnings, "ex_per_s_per_gpu");
+      const RowWarning* ev = tv                                                 ? tv
+                             : w.baseline_kind == WeakTable::Baseline::no_ddp ? undermining_warning(
+                                                                                    x.baseline_facts.warnings,
+                                                                                    "weak_scaling_efficiency")
+                                                                              : base_void;
+      if (ev) voided.push_back(fmt::format("{} {}{}: {}", x.world_size, s.unit, x.world_size == 1 ? "" : "s", ev->code));
       s.rows.push_back({double(x.world_size), x.aggregate_ex_s, w.baseline_per_gpu_ex_s * x.devices,
-                        100.0 * x.efficiency, x.per_gpu_ex_s, x.p5_s, x.p50_s, x.p95_s});
+                        100.0 * x.efficiency, x.per_gpu_ex_s, x.p5_s, x.p50_s, x.p95_s, tv ? 1.0 : 0.0,
+                        ev ? 1.0 : 0.0});
     }
+    s.voided = fmt::format("{}", fmt::join(voided, "; "));
     if (w.no_ddp_p50_s && *w.no_ddp_p50_s > 0)
       s.no_ddp_ex_s = static_cast<double>(k.batch_per_rank) * k.grad_accum / *w.no_ddp_p50_s;
     if (!w.rows.empty()) {
@@ -148,14 +165,21 @@ std::vector<Series> series_of(const Report& r) {
     s.label = fmt::format("{}, {}, global b{}, {} {}{} ({})", k.model, k.setup_label(), t.global_batch, base.devices,
                           s.unit, base.devices == 1 ? "" : "s", base.launch.file);
     std::map<int, int> shared;
+    const RowWarning* base_void = undermining_warning(base.facts.warnings, "strong_scaling_efficiency");
+    std::vector<std::string> voided;
     for (const auto& x : t.rows) {
       if (x.shared_gpu) {  // as for weak scaling: not a point of a curve
         shared[x.world_size] = x.devices;
         continue;
       }
+      const RowWarning* tv = undermining_warning(x.facts.warnings, "ex_per_s_per_gpu");
+      const RowWarning* ev = tv ? tv : base_void;
+      if (ev) voided.push_back(fmt::format("{} {}{}: {}", x.world_size, s.unit, x.world_size == 1 ? "" : "s", ev->code));
       s.rows.push_back({double(x.world_size), x.aggregate_ex_s, base.aggregate_ex_s * x.devices / base.devices,
-                        100.0 * x.efficiency, x.aggregate_ex_s / x.devices, x.p5_s, x.step_s, x.p95_s});
+                        100.0 * x.efficiency, x.aggregate_ex_s / x.devices, x.p5_s, x.step_s, x.p95_s, tv ? 1.0 : 0.0,
+                        ev ? 1.0 : 0.0});
     }
+    s.voided = fmt::format("{}", fmt::join(voided, "; "));
     add_bars(s, t.breakdown, shared);
     out.push_back(std::move(s));
   }

@@ -101,6 +101,7 @@ std::string render_report(const Report& r, TableFormat format, size_t text_width
       }
   if (format != TableFormat::json) return render_tables(tables, format, text_width);
   nlohmann::json j = {{"headline", headline_json(r.summary.headline)},
+                      {"claims", claims_json(r.summary.claims())},
                       {"tables", nlohmann::json::array()},
                       {"files", r.files},
                       {"findings", r.findings}};

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -50,6 +52,50 @@ void add_launch_notes(Table& t, const std::vector<Row>& rows, Name name) {
       if (!r.baseline_file.empty() && r.baseline_file != r.launch.file)
         t.notes.push_back(fmt::format("{}: DDP overhead against the no-DDP row of {} (this row: {})", name(r),
                                       r.baseline_file, r.launch.file));
+  }
+}
+
+// How a series that was not a fixed count stopped, in words: "auto: target_ci",
+// "--duration" (a duration run ends on its duration; naming it twice says nothing).
+inline std::string stopping_words(const Stopping& s) {
+  if (s.mode == "duration" || s.reason == "duration") return "--duration";
+  return s.mode + ": " + s.reason;
+}
+
+// The row's warnings and (when not a fixed count) why it stopped, as short codes.
+inline std::string notes_cell(const RowFacts& f) {
+  std::vector<std::string> codes;
+  for (const auto& w : f.warnings) codes.push_back(w.code);
+  if (f.stopping.mode != "fixed") codes.push_back(stopping_words(f.stopping));
+  return fmt::format("{}", fmt::join(codes, ", "));
+}
+
+// The "notes" column (the row's warning codes and how it stopped), when some row has one.
+template <typename Row>
+void add_notes_column(std::vector<Col<Row>>& cols, const std::vector<Row>& rows) {
+  if (std::any_of(rows.begin(), rows.end(),
+                  [](const Row& r) { return !r.facts.warnings.empty() || r.facts.stopping.mode != "fixed"; }))
+    cols.push_back(
+        {{"notes", "notes", "", fmtcol::plain()}, [](const Row& r) -> Value { return notes_cell(r.facts); }});
+}
+
+// Footnotes: each row's warnings and stopping in words (the metrics' definitions are in the
+// Definitions section, once).
+template <typename Row>
+void add_fact_notes(Table& t, const std::vector<Row>& rows, const std::string& unit) {
+  for (const auto& r : rows) {
+    const std::string units = fmt::format("{}{}", unit, r.world_size == 1 ? "" : "s");
+    for (const auto& w : r.facts.warnings)  // some files' messages open with their code already
+      t.notes.push_back(fmt::format("{} {}: {}{}", r.world_size, units,
+                                    w.message.rfind(w.code + ":", 0) == 0 ? "" : w.code + ": ", w.message));
+    const auto& s = r.facts.stopping;
+    if (s.mode != "fixed" && stopping_words(s) == "--duration")
+      t.notes.push_back(fmt::format("{} {}: ran for the --duration (CI half-width {:.2f}% of the mean)", r.world_size,
+                                    units, s.achieved_ci_pct));
+    else if (s.mode != "fixed")
+      t.notes.push_back(
+          fmt::format("{} {}: {} stopping ended on {} (CI half-width {:.2f}% of the mean, target {:.2f}%)",
+                      r.world_size, units, s.mode, s.reason, s.achieved_ci_pct, s.target_ci_pct));
   }
 }
 

@@ -15,21 +15,6 @@ namespace ddpbench::report_tables_internal {
 
 namespace {
 
-// How a series that was not a fixed count stopped, in words: "auto: target_ci",
-// "--duration" (a duration run ends on its duration; naming it twice says nothing).
-std::string stopping_words(const Stopping& s) {
-  if (s.mode == "duration" || s.reason == "duration") return "--duration";
-  return s.mode + ": " + s.reason;
-}
-
-// The row's warnings and (when not a fixed count) why it stopped, as short codes.
-std::string notes_cell(const RowFacts& f) {
-  std::vector<std::string> codes;
-  for (const auto& w : f.warnings) codes.push_back(w.code);
-  if (f.stopping.mode != "fixed") codes.push_back(stopping_words(f.stopping));
-  return fmt::format("{}", fmt::join(codes, ", "));
-}
-
 // Columns every scaling table shows when some row has them: MFU's peak is a footnote.
 template <typename Row>
 void add_fact_columns(std::vector<Col<Row>>& cols, const std::vector<Row>& rows) {
@@ -45,29 +30,7 @@ void add_fact_columns(std::vector<Col<Row>>& cols, const std::vector<Row>& rows)
                       if (!r.facts.self_check_passed) return {};
                       return std::string(*r.facts.self_check_passed ? "passed" : "FAILED");
                     }});
-  if (any([](const RowFacts& f) { return !f.warnings.empty() || f.stopping.mode != "fixed"; }))
-    cols.push_back(
-        {{"notes", "notes", "", fmtcol::plain()}, [](const Row& r) -> Value { return notes_cell(r.facts); }});
-}
-
-// Footnotes: each row's warnings and stopping in words (the metrics' definitions are in the
-// Definitions section, once).
-template <typename Row>
-void add_fact_notes(Table& t, const std::vector<Row>& rows, const std::string& unit) {
-  for (const auto& r : rows) {
-    const std::string units = fmt::format("{}{}", unit, r.world_size == 1 ? "" : "s");
-    for (const auto& w : r.facts.warnings)  // some files' messages open with their code already
-      t.notes.push_back(fmt::format("{} {}: {}{}", r.world_size, units,
-                                    w.message.rfind(w.code + ":", 0) == 0 ? "" : w.code + ": ", w.message));
-    const auto& s = r.facts.stopping;
-    if (s.mode != "fixed" && stopping_words(s) == "--duration")
-      t.notes.push_back(fmt::format("{} {}: ran for the --duration (CI half-width {:.2f}% of the mean)", r.world_size,
-                                    units, s.achieved_ci_pct));
-    else if (s.mode != "fixed")
-      t.notes.push_back(
-          fmt::format("{} {}: {} stopping ended on {} (CI half-width {:.2f}% of the mean, target {:.2f}%)",
-                      r.world_size, units, s.mode, s.reason, s.achieved_ci_pct, s.target_ci_pct));
-  }
+  add_notes_column(cols, rows);
 }
 
 // Ranks that shared a GPU: the first column counts ranks and a second the GPUs (what per-GPU
@@ -95,7 +58,7 @@ void add_shared_device_notes(Table& t, const std::vector<Row>& rows, const std::
 // machine state), so "other DDP overhead" comes out negative and neither split is to be read
 // as measured. One note naming them, or "".
 template <typename Row>
-std::string negative_other_note(const std::vector<Row>& rows, const std::string& units) {
+std::string negative_other_note(const std::vector<Row>& rows, const std::string& unit, const std::string& units) {
   std::vector<std::string> ns;
   for (const auto& r : rows)
     if (r.other_overhead && *r.other_overhead < 0) ns.push_back(std::to_string(r.world_size));
@@ -104,7 +67,7 @@ std::string negative_other_note(const std::vector<Row>& rows, const std::string&
       "{} {}: other DDP overhead is negative: exposed communication exceeds the whole DDP overhead, so "
       "the no-DDP baseline ran slower than these rows' compute (separate series: noise or a changed "
       "machine state); read the breakdown table's components, not the split",
-      fmt::join(ns, ", "), units);
+      fmt::join(ns, ", "), ns.size() == 1 && ns[0] == "1" ? unit : units);
 }
 
 // Milliseconds of a breakdown component, missing when the row has no breakdown.
@@ -166,7 +129,7 @@ Table weak_tab(const WeakTable& w) {
   t.notes.push_back(fmt::format("efficiency against the {} row ({:.1f} ex/s per {}){}; terms: Definitions", w.baseline,
                                 w.baseline_per_gpu_ex_s, u,
                                 w.no_ddp_p50_s ? fmt::format("; no-DDP p50 {:.4f} s", *w.no_ddp_p50_s) : ""));
-  if (const auto n = negative_other_note(w.rows, us); !n.empty()) t.notes.push_back(n);
+  if (const auto n = negative_other_note(w.rows, u, us); !n.empty()) t.notes.push_back(n);
   add_fact_notes(t, w.rows, u);
   add_launch_notes(t, w.rows,
                    [&](const WeakRow& r) { return fmt::format("{} {}", r.world_size, r.world_size == 1 ? u : us); });
@@ -215,7 +178,7 @@ Table strong_tab(const StrongTable& s) {
   t.notes.push_back(fmt::format("speedup = t({}) / t(N){}; DDP overhead against the no-DDP row of the same batch per "
                                 "{}; terms: Definitions",
                                 n0, n0 == 1 ? "" : fmt::format(" x {}", n0), u));
-  if (const auto n = negative_other_note(s.rows, us); !n.empty()) t.notes.push_back(n);
+  if (const auto n = negative_other_note(s.rows, u, us); !n.empty()) t.notes.push_back(n);
   add_fact_notes(t, s.rows, u);
   add_launch_notes(t, s.rows,
                    [&](const StrongRow& r) { return fmt::format("{} {}", r.world_size, r.world_size == 1 ? u : us); });
@@ -339,33 +302,38 @@ Table comparison_tab(const Comparison& c) {
 
 Table cost_tab(const CostTable& c) {
   const std::string u = unit_word(c.key), us = u + "s";
-  std::vector<Col<CostRow>> cols = {
-      {{"world_size", us, "", fmtcol::plain()},
-       [](const CostRow& r) { return Value(static_cast<long long>(r.world_size)); }},
-      {{"mean_step_s", "mean s/step", "s", fmtcol::fixed(4)}, [](const CostRow& r) { return Value(r.mean_step_s); }},
-      {{"ex_s_mean_step", "ex/s at mean step", "ex/s", fmtcol::fixed(1)},
-       [](const CostRow& r) { return Value(r.ex_s_mean_step); }},
-      {{"usd_per_million", "USD per 1M samples", "USD", fmtcol::fixed(4)},
-       [](const CostRow& r) { return Value(r.usd_per_million); }},
-      {{"hours", "time h", "h", fmtcol::sig3()}, [](const CostRow& r) { return Value(r.hours); }},
-      {{"usd", "cost USD", "USD", fmtcol::fixed(2)}, [](const CostRow& r) { return Value(r.usd); }},
-      {{"file", "file", "", fmtcol::plain()}, [](const CostRow& r) { return Value(r.file); }},
-  };
-  const bool weak = c.key.scaling == "weak";
-  auto ctx = key_context(c.key);
-  ctx.emplace_back(weak ? "batch_per_rank" : "global_batch", c.batch);
+  const bool setups = std::any_of(c.rows.begin(), c.rows.end(), [&](const CostRow& r) { return r.setup != c.rows.front().setup; });
+  std::vector<Col<CostRow>> cols;
+  if (setups || c.rows.empty())
+    cols.push_back({{"setup", "setup", "", fmtcol::plain()}, [](const CostRow& r) { return Value(r.setup); }});
+  cols.push_back({{"world_size", us, "", fmtcol::plain()},
+                  [](const CostRow& r) { return Value(static_cast<long long>(r.world_size)); }});
+  cols.push_back(
+      {{"mean_step_s", "mean s/step", "s", fmtcol::fixed(4)}, [](const CostRow& r) { return Value(r.mean_step_s); }});
+  cols.push_back({{"ex_s_mean_step", "ex/s at mean step", "ex/s", fmtcol::fixed(1)},
+                  [](const CostRow& r) { return Value(r.ex_s_mean_step); }});
+  cols.push_back({{"usd_per_million", "USD per 1M samples", "USD", fmtcol::fixed(4)},
+                  [](const CostRow& r) { return Value(r.usd_per_million); }});
+  cols.push_back({{"relative", "cost efficiency vs cheapest", "fraction", fmtcol::percent()},
+                  [](const CostRow& r) { return Value(r.relative); }});
+  cols.push_back({{"hours", "time h", "h", fmtcol::sig3()}, [](const CostRow& r) { return Value(r.hours); }});
+  cols.push_back({{"usd", "cost USD", "USD", fmtcol::fixed(2)}, [](const CostRow& r) { return Value(r.usd); }});
+  cols.push_back({{"file", "file", "", fmtcol::plain()}, [](const CostRow& r) { return Value(r.file); }});
+  std::vector<std::pair<std::string, Value>> ctx = {{"device", c.key.device}, {"model", c.model}};
+  if (!setups && !c.rows.empty()) ctx.emplace_back("setup", c.rows.front().setup);
   Table t = make_table(
       "cost",
-      fmt::format("Cost: {}, {}, {}, {}x{} images, {} scaling, {} {}; {:.2f} USD per {}-hour, {} epochs of {} samples",
-                  c.key.model, c.key.setup_label(), c.key.device, c.key.image_size, c.key.image_size, c.key.scaling,
-                  weak ? "batch per " + u : "global batch", with_thousands(c.batch), c.gpu_hour_usd, u, c.epochs,
-                  with_thousands(c.dataset_size)),
+      fmt::format("Cost: {}{}, {}x{} images; {:.2f} USD per {}-hour, {} epochs of {} samples", c.model,
+                  !setups && !c.rows.empty() ? ", " + c.rows.front().setup : "", c.key.image_size, c.key.image_size,
+                  c.gpu_hour_usd, u, c.epochs, with_thousands(c.dataset_size)),
       std::move(ctx), cols, c.rows);
-  const auto best =
-      std::find_if(c.rows.begin(), c.rows.end(), [&](const CostRow& x) { return x.world_size == c.best_world_size; });
-  if (best != c.rows.end())
-    t.notes.push_back(fmt::format("Most cost-efficient: {} {}(s), {:.4f} USD per 1M samples; terms: Definitions",
-                                  c.best_world_size, u, best->usd_per_million));
+  if (!c.rows.empty()) {
+    const CostRow& b = c.rows[c.best];
+    t.notes.push_back(fmt::format(
+        "Cheapest per sample: {}{} {}, {:.4f} USD per 1M samples ({}); cost efficiency = its USD per 1M samples / the "
+        "row's; terms: Definitions",
+        setups ? b.setup + " on " : "", b.world_size, b.world_size == 1 ? u : us, b.usd_per_million, b.file));
+  }
   for (const auto& x : c.not_priced)
     t.notes.push_back(x + ": not priced: its ranks shared a " + u + ", which measures sharing, not a size to buy");
   return t;

@@ -47,23 +47,31 @@ Table strategy_tab(const StrategyTable& m) {
       {{"exposed_comm", "exposed comm", "fraction", fmtcol::percent()},
        [](const StrategyRow& r) { return opt(r.exposed_comm); }},
   };
-  if (gpu) {
-    cols.push_back({{"peak_allocated_bytes", "peak allocated/" + u, "bytes", fmtcol::bytes()},
-                    [](const StrategyRow& r) { return opt(r.peak_allocated_bytes); }});
+  // The peak the scaling tables print as "peak mem" (row_peak_memory_bytes: the caching
+  // allocator's peak allocated bytes on GPUs, the process's peak RSS on CPUs).
+  cols.push_back({{"peak_memory_bytes", std::string(gpu ? "peak allocated/" : "peak RSS/") + u, "bytes", fmtcol::bytes()},
+                  [](const StrategyRow& r) { return opt(r.peak_memory_bytes); }});
+  if (gpu)
     cols.push_back({{"peak_reserved_bytes", "peak reserved/" + u, "bytes", fmtcol::bytes()},
                     [](const StrategyRow& r) { return opt(r.peak_reserved_bytes); }});
-  }
-  cols.push_back({{"peak_rss_bytes", "peak RSS/" + u, "bytes", fmtcol::bytes(), !gpu},
-                  [](const StrategyRow& r) { return opt(r.peak_rss_bytes); }});
   cols.push_back({{"model_state_bytes", "model state/" + u, "bytes", fmtcol::bytes()},
                   [](const StrategyRow& r) { return opt(r.model_state_bytes); }});
+  add_notes_column(cols, m.rows);
   add_launch_column(cols);
   Table t =
       make_table("strategy", "Strategy comparison: " + strategy_what(m.key), strategy_context(m.key), cols, m.rows);
-  add_launch_notes(t, m.rows, [&](const StrategyRow& r) {
+  const auto line = [&](const StrategyRow& r) {
     return fmt::format("{} {}, {}{}, {}", r.world_size, r.world_size == 1 ? u : us, r.strategy,
                        r.activation_checkpointing ? " with act. ckpt" : "", r.precision);
-  });
+  };
+  add_launch_notes(t, m.rows, line);
+  for (const auto& r : m.rows)
+    for (const auto& w : r.facts.warnings)
+      t.notes.push_back(fmt::format("{}: {}: {}", line(r), w.code, w.message));
+  if (std::none_of(m.rows.begin(), m.rows.end(), [](const StrategyRow& r) { return r.peak_memory_bytes.has_value(); }))
+    t.notes.push_back(
+        "peak memory: not measured in these files (no row records a peak; files of schema 1.6 and earlier from "
+        "sharded runs hold none): rerun with today's ddpbench run to measure it");
   return t;
 }
 

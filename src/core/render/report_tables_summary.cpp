@@ -42,14 +42,13 @@ std::vector<Table> summary_tabs(const Report& r) {
         {{"void_warning", "voided by", "", fmtcol::plain()},
          [](const SummaryCheck& c) { return c.void_warning.empty() ? Value() : Value(c.void_warning); }},
     };
-    Table t = make_table("summary", "Targets", {}, cols, s.checks);
-    // status, target, required, measured, on, configuration, from, (GPUs, ranks: not in text), voided by
-    t.text_line = [](const std::vector<std::string>& c) {
-      std::string line =
-          fmt::format("{:<6} {} {} (required {}) on {}: {} [{}]", c[0], c[1], c[3], c[2], c[4], c[5], c[6]);
-      if (c.size() > 7 && c.back() != "n/a") line += " voided by " + c.back();
-      return line;
-    };
+    // A table measured on one device counts its efficiency and exposed-comm targets as not
+    // evaluated (the notes say so, once): its lines would only repeat that.
+    std::vector<SummaryCheck> shown;
+    for (const auto& c : s.checks)
+      if (c.status.rfind("not measured (1 ", 0) != 0) shown.push_back(c);
+    Table t = make_table("summary", "Targets", {}, cols, shown);
+    for (const auto& c : shown) t.row_lines.push_back(c.claim.text);
     t.notes = s.notes;
     out.push_back(std::move(t));
   }

@@ -27,6 +27,7 @@
 #include "core/util/errors.hpp"
 #include "core/util/json_reader.hpp"
 #include "core/util/json_util.hpp"
+#include "core/util/sanitize.hpp"
 #include "core/util/utf8.hpp"
 
 namespace ddpbench {
@@ -339,7 +340,10 @@ void from_json(const json& j, ResultFile& f) {
     throw std::invalid_argument(fmt::format("results has {} rows, more than the {} a result file may hold",
                                             j["results"].size(), kMaxResultRows));
   for (size_t i = 0; i < j["results"].size(); ++i)
-    reading(fmt::format("results[{}]", i), [&] { f.results.push_back(j["results"][i].get<BenchResult>()); });
+    reading(fmt::format("results[{}]", i), [&] {
+      f.results.push_back(j["results"][i].get<BenchResult>());
+      f.results.back().index_in_file = static_cast<int>(i);
+    });
   if (const auto c = j.find("comm_results"); c != j.end()) {
     if (!c->is_array()) throw std::invalid_argument("comm_results is not an array");
     for (size_t i = 0; i < c->size(); ++i)
@@ -360,8 +364,32 @@ int schema_major(const std::string& version) {
   return std::stoi(major);
 }
 
+namespace {
+// Every string of a result file's DOM as one line of terminal text (core/util/sanitize), once,
+// where it is read: a name holding an escape sequence or a newline reaches no writer (report,
+// diff, check, predict, validate) as one. A "topology" (nvidia-smi topo -m) keeps its lines.
+// Iterative: the DOM's depth is bounded by the reader, not by the stack.
+void one_line_strings(json& root) {
+  std::vector<std::pair<json*, bool>> todo{{&root, false}};
+  while (!todo.empty()) {
+    auto [j, keep_lines] = todo.back();
+    todo.pop_back();
+    if (j->is_string()) {
+      const std::string& v = j->get_ref<const std::string&>();
+      std::string clean = keep_lines ? terminal_text(v) : terminal_line(v);
+      if (clean != v) *j = std::move(clean);
+    } else if (j->is_object()) {
+      for (auto it = j->begin(); it != j->end(); ++it) todo.emplace_back(&it.value(), it.key() == "topology");
+    } else if (j->is_array()) {
+      for (auto& c : *j) todo.emplace_back(&c, false);
+    }
+  }
+}
+}  // namespace
+
 ResultFile parse_result(const std::string& text, const std::string& source) {
   json j = parse_json_bounded(text, source, "pass a file written by ddpbench run --json");
+  one_line_strings(j);
   if (!j.is_object() || !j.contains("schema_version") || !j["schema_version"].is_string())
     throw UsageError(fmt::format("{}: no schema_version; pass a file written by ddpbench run --json", source));
   const std::string version = j["schema_version"].get<std::string>();
@@ -403,7 +431,8 @@ ResultFile parse_result(const std::string& text, const std::string& source) {
   }
 }
 
-void write_stdout(const std::string& text) {
+void write_stdout(const std::string& raw) {
+  const std::string text = terminal_text(raw);  // what a file said reaches no terminal as a control
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0 ||
       std::ferror(stdout))
     throw std::runtime_error(
@@ -454,6 +483,21 @@ std::string read_text_file(const std::string& path, long long max_bytes) {
 }
 
 ResultFile read_result_file(const std::string& path) { return parse_result(read_text_file(path), path); }
+
+std::string known_non_result(const std::string& text) {
+  json j;
+  try {
+    j = parse_json_bounded(text, "", "");
+  } catch (const UsageError&) {
+    return "";
+  }
+  if (!j.is_object() || j.contains("schema_version")) return "";
+  if (j.contains("ddpbench_validate")) return "validate's record";
+  if (j.contains("ddpbench_validate_env")) return "a validate env step";
+  if (j.contains("ddpbench_validate_verdict")) return "validate's verdict";
+  if (j.contains("headline") && j.contains("tables")) return "a report's JSON";
+  return "";
+}
 
 namespace {
 
@@ -801,6 +845,12 @@ std::string resume_result_path(const std::string& partial) {
   return partial.substr(0, partial.size() - suffix.size());
 }
 
+nlohmann::json run_config_with_later_defaults(nlohmann::json config, const std::string& kind) {
+  if (kind != "run" || !config.is_object()) return config;
+  if (!config.contains("instruments_off")) config["instruments_off"] = nlohmann::json::array();  // 1.19
+  return config;
+}
+
 std::string resume_mismatch(const ResultFile& prior, const nlohmann::json& config, int world_size) {
   if (prior.kind != "run") return fmt::format("it holds a '{}' result, not a run's", prior.kind);
   if (prior.complete) return "it is marked complete: nothing is left to measure";
@@ -812,12 +862,14 @@ std::string resume_mismatch(const ResultFile& prior, const nlohmann::json& confi
     return fmt::format("it was measured on {} rank(s), this job has {}", stored_world, world_size);
   nlohmann::json before = prior.config.is_object() ? prior.config : nlohmann::json::object();
   for (const char* k : {"defaults_note", "batch_size_search"}) before.erase(k);
+  before = run_config_with_later_defaults(std::move(before), prior.kind);
+  const nlohmann::json now = run_config_with_later_defaults(config, prior.kind);
   std::vector<std::string> diffs;
-  for (const auto& [k, v] : config.items())
+  for (const auto& [k, v] : now.items())
     if (!before.contains(k)) diffs.push_back(fmt::format("{} is not in it and is {} here", k, v.dump()));
     else if (before[k] != v) diffs.push_back(fmt::format("{} is {} there and {} here", k, before[k].dump(), v.dump()));
   for (const auto& [k, v] : before.items())
-    if (!config.contains(k)) diffs.push_back(fmt::format("{} is {} there and absent here", k, v.dump()));
+    if (!now.contains(k)) diffs.push_back(fmt::format("{} is {} there and absent here", k, v.dump()));
   if (diffs.empty()) return "";
   std::string out = "its flags differ: " + diffs.front();
   if (diffs.size() > 1) out += fmt::format(" (and {} more)", diffs.size() - 1);
@@ -868,13 +920,6 @@ const nlohmann::json* member(const nlohmann::json& j, const std::string& key) {
   if (!j.is_object()) return nullptr;
   const auto it = j.find(key);
   return it == j.end() ? nullptr : &*it;
-}
-
-// The recorded variables (environment.env, nodes[].env) that change what a step measures.
-bool measurement_variable(const std::string& name) {
-  for (const char* p : {"NCCL_", "TORCH_NCCL_", "TORCH_DISTRIBUTED_", "MALLOC_"})
-    if (name.rfind(p, 0) == 0) return true;
-  return name == "OMP_NUM_THREADS" || name == "GLOO_SOCKET_IFNAME" || name == "SLURM_CPUS_PER_TASK";
 }
 
 // The first measurement variable that differs between two env objects ("" if none), named
@@ -951,6 +996,12 @@ std::string resume_environment_mismatch(const nlohmann::json& there, const nlohm
       }
   }
   return value_difference(there, here, {"math", "malloc_tuning", "topology"}, "");
+}
+
+bool measurement_variable(const std::string& name) {
+  for (const char* p : {"NCCL_", "TORCH_NCCL_", "TORCH_DISTRIBUTED_", "MALLOC_"})
+    if (name.rfind(p, 0) == 0) return true;
+  return name == "OMP_NUM_THREADS" || name == "GLOO_SOCKET_IFNAME" || name == "SLURM_CPUS_PER_TASK";
 }
 
 std::string incomplete_warning(const std::string& name, const ResultFile& file) {

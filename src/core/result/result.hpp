@@ -40,8 +40,10 @@ namespace ddpbench {
 /// target leaves out epoch and wall_s when the target was not reached, and value with no
 /// target (were null); 1.14: per row group and launch; 1.15: per rank and per row `metrics`,
 /// the per-rank metrics of core/result/row_metrics by key (a new key there is no schema change);
-/// 1.16: comm_results[].cpu_cores; 1.17: environment.rendezvous.store_server.
-inline constexpr const char* kSchemaVersion = "1.17.0";
+/// 1.16: comm_results[].cpu_cores; 1.17: environment.rendezvous.store_server; 1.18: the no-DDP
+/// row of a launch of several ranks is rank 0 alone, and its telemetry.concurrent_baseline_p50_s;
+/// 1.19: config.instruments_off.
+inline constexpr const char* kSchemaVersion = "1.19.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's step times of one row, summarised (seconds per measured iteration).
@@ -189,6 +191,9 @@ struct BenchResult {
   /// The row's value of each per-rank metric some rank measured, reduced over its ranks
   /// (core/result/row_metrics reduce_rank_metrics; key -> value); schema 1.15.
   std::map<std::string, double> metrics;
+  /// Not in the JSON: the row's 0-based position in its file's `results` as read (-1 for a row
+  /// not read from a file), kept when rows are left out, so a claim can name the row it rests on.
+  int index_in_file = -1;
 };
 
 /// A whole result file (one launch).
@@ -239,13 +244,23 @@ void from_json(const nlohmann::json& j, CommResult& c);
 /// Major component of a "MAJOR.MINOR.PATCH" version; throws UsageError if malformed.
 int schema_major(const std::string& version);
 
-/// Parses a result file from JSON text. `source` names it in errors.
+/// Parses a result file from JSON text. `source` names it in errors. Every string in it is
+/// made one line of terminal text where it is read (core/util/sanitize terminal_line: control
+/// and bidirectional characters escaped; a "topology" field keeps its newlines), so no writer
+/// downstream prints a file's escape sequence or forged line.
 /// Throws UsageError on malformed JSON, a missing field, or a schema major
 /// version other than kSchemaMajor (the message says which ddpbench reads it).
 ResultFile parse_result(const std::string& text, const std::string& source);
 
 /// Reads and parses `path`; throws UsageError if it cannot be read (see parse_result).
 ResultFile read_result_file(const std::string& path);
+
+/// What JSON text that is not a result file is when ddpbench wrote it, so a folder of mixed
+/// files (validate's --out) can be read for its results: "validate's record" (validate.json),
+/// "a validate env step" (NN-env.json), "validate's verdict" (verdict.json), "a report's JSON"
+/// (report --format json, validate's report.json); "" for anything else (not JSON, or JSON
+/// ddpbench did not write: an error for the caller).
+std::string known_non_result(const std::string& text);
 
 /// `j` as text a person can read and the file stays small: indented by 2 as json::dump(2),
 /// except that an array of scalars (numbers, strings, booleans, null) is written on one
@@ -289,7 +304,8 @@ void write_result_file_atomic(const std::string& path, const ResultFile& file, E
 /// commit_file). Throws std::runtime_error on I/O failure.
 void write_file_atomic(const std::string& path, const std::string& content, Existing existing = Existing::kReplace);
 
-/// Writes `text` to standard output and flushes it; throws std::runtime_error when the
+/// Writes `text` to standard output, as terminal_text (core/util/sanitize: control
+/// characters but newline and tab escaped), and flushes it; throws std::runtime_error when the
 /// write or the flush fails (a full disk or a closed pipe behind a redirection), so a
 /// command never exits 0 having printed less than its result.
 void write_stdout(const std::string& text);
@@ -365,6 +381,12 @@ void check_result_target(const std::string& path, bool overwrite, bool resuming 
 /// suffix); UsageError when FILE does not end in ".partial".
 std::string resume_result_path(const std::string& partial);
 
+/// A run's `config` with the fields later schemas added, at the value every earlier run had
+/// (1.19: instruments_off [], every instrument on), so that files of either age compare as the
+/// same configuration (resume_mismatch, diff's list of what changed). Other kinds'
+/// configs are returned as given.
+nlohmann::json run_config_with_later_defaults(nlohmann::json config, const std::string& kind);
+
 /// Whether `prior` (the PATH.partial of a stopped `run`) can be continued by a run of
 /// `config` (to_json of its RunConfig) on `world_size` ranks: "" when it can, else what
 /// differs, e.g. "batch_size is 16 there and 32 here" (fields of the stopped run's config
@@ -391,6 +413,11 @@ std::string resume_rows_problem(const ResultFile& prior, const std::vector<std::
 /// either side is skipped (`here` may hold only what is known before any rank starts; older
 /// files lack some keys).
 std::string resume_environment_mismatch(const nlohmann::json& there, const nlohmann::json& here);
+
+/// Whether an environment variable a result records (environment.env, nodes[].env) changes what
+/// a step measures: NCCL_*, TORCH_NCCL_*, TORCH_DISTRIBUTED_*, MALLOC_*, OMP_NUM_THREADS,
+/// GLOO_SOCKET_IFNAME, SLURM_CPUS_PER_TASK (resume and diff compare these, not job ids or paths).
+bool measurement_variable(const std::string& name);
 
 /// For `report`, `diff` and `check`: "NAME is incomplete (the run stopped after N of M
 /// rows); its numbers cover only those rows" ("after N rows" when rows_planned is

@@ -136,11 +136,14 @@ void from_json(const nlohmann::json& j, PhaseSeconds& p);
   X(std::string, profiler)                \
   X(long long, iterations)
 
-// results[].telemetry: what the row recorded beside its timings. series_over_ranks is
+// results[].telemetry: what the row recorded beside its timings. concurrent_baseline_p50_s (no-DDP
+// rows of a launch of several ranks, s): the p50 of rank 0's series while every rank trained alone
+// at the same time (the straggler scores' series; the row is rank 0 alone). series_over_ranks is
 // core/telemetry's format (series_over_ranks); devices, peak_memory_bytes_per_device (bytes,
 // null where unknown) and primitives are `dataparallel`'s.
 #define DDPBENCH_ROW_TELEMETRY_FIELDS(X)          \
   X(std::string, baseline)                        \
+  X(double, concurrent_baseline_p50_s)            \
   X(std::string, comm_hook_note)                  \
   X(long long, peak_memory_bytes_max_over_ranks)  \
   X(LossScaling, loss_scaling)                    \

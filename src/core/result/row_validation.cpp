@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "core/result/row_warnings.hpp"
 #include "core/util/errors.hpp"
 
 namespace ddpbench {
@@ -33,6 +34,49 @@ std::string row_problem(const BenchResult& r) {
                        kMaxRowStepS);
   if (!in_range(s.mean_s, 0, kMaxRowStepS))
     return fmt::format("summary.mean_s is {:.4g} s, not a step time in 0..{:g} s", s.mean_s, kMaxRowStepS);
+  // The order statistics of one sample: min <= p5 <= p50 <= p75 <= p90 <= p95 <= max, the mean
+  // between min and max, no time negative. 0 is "absent" (p5 before schema 1.10, files that
+  // lack a field); a relative slack of 1e-9 covers the decimal round trip of JSON.
+  const auto le = [](double a, double b) { return a <= b + 1e-9 * std::max(std::fabs(a), std::fabs(b)); };
+  const std::pair<const char*, double> order[] = {{"min_s", s.min_s}, {"p5_s", s.p5_s},   {"p50_s", s.p50_s},
+                                                  {"p75_s", s.p75_s}, {"p90_s", s.p90_s}, {"p95_s", s.p95_s},
+                                                  {"max_s", s.max_s}};
+  const std::pair<const char*, double>* prev = nullptr;
+  for (const auto& o : order) {
+    if (!std::isfinite(o.second) || o.second < 0)
+      return fmt::format("summary.{} is {:.4g} s, not a time (negative or not a number)", o.first, o.second);
+    if (o.second == 0) continue;
+    if (prev && !le(prev->second, o.second))
+      return fmt::format("summary.{} is {:.4g} s, below {} {:.4g} s: percentiles out of order (edited or corrupted)",
+                         o.first, o.second, prev->first, prev->second);
+    prev = &o;
+  }
+  if (s.min_s > 0 && s.max_s > 0 && s.mean_s > 0 && !(le(s.min_s, s.mean_s) && le(s.mean_s, s.max_s)))
+    return fmt::format("summary.mean_s is {:.4g} s, outside min_s..max_s ({:.4g}..{:.4g} s) (edited or corrupted)",
+                       s.mean_s, s.min_s, s.max_s);
+  if (!std::isfinite(s.cv) || s.cv < 0) return fmt::format("summary.cv is {:.4g}, not a coefficient of variation", s.cv);
+  // The breakdown: no part negative, and forward + backward compute + exposed comm + optimizer
+  // + other = step (docs/result-schema.md), within 1% of the step.
+  if (r.breakdown.mean_over_ranks) {
+    const std::optional<double> step = r.breakdown.mean(Phase::step);
+    const double slack = 0.01 * step.value_or(0) + 1e-6;
+    for (size_t i = 0; i < kNumBreakdownComponents; ++i)
+      if (const auto v = r.breakdown.mean(static_cast<Phase>(i)); v && *v < -slack)
+        return fmt::format("breakdown.mean_over_ranks.{} is {:.4g} s, a negative time (edited or corrupted)",
+                           kBreakdownComponents[i], *v);
+    const Phase parts[] = {Phase::forward, Phase::backward_compute, Phase::exposed_comm, Phase::optimizer, Phase::other};
+    double sum = 0;
+    bool all = step.has_value();
+    for (Phase p : parts) {
+      const auto v = r.breakdown.mean(p);
+      all = all && v.has_value();
+      sum += v.value_or(0);
+    }
+    if (all && std::fabs(sum - *step) > slack)
+      return fmt::format("breakdown parts sum to {:.4g} s, not the step's {:.4g} s (forward + backward compute + "
+                         "exposed comm + optimizer + other = step; edited or corrupted)",
+                         sum, *step);
+  }
   const double per_gpu = static_cast<double>(r.batch_per_rank) * r.grad_accum / s.p50_s;
   if (!agrees(s.ex_per_s_per_gpu, per_gpu))
     return fmt::format(
@@ -69,6 +113,7 @@ std::vector<std::string> drop_invalid_rows(ResultFile& file, const std::string& 
         "--json",
         source, had, had == 1 ? "" : "s",
         lines.front().substr(source.size() + 1, lines.front().rfind("; it is left out") - source.size() - 1)));
+  complete_row_warnings(file);
   return lines;
 }
 

@@ -32,13 +32,17 @@ inline constexpr size_t kMaxResultRows = 20'000;
 /// a p50 step time that is not a finite number in [kMinRowStepS, kMaxRowStepS], a mean that
 /// is negative, not finite or above kMaxRowStepS, or a stored ex_per_s_per_gpu or
 /// ex_per_s_total that differs by more than kDerivedTolerance from batch per rank x grad_accum
-/// / p50 (x world size). Every command derives throughput from the primary fields; a stored
+/// / p50 (x world size), a negative or non-finite time among min, p5, p50, p75, p90, p95, max,
+/// those out of order (0: absent, skipped), a mean outside min..max, a negative cv, a negative
+/// breakdown part or parts that do not sum to the step (1% slack). Every command derives
+/// throughput from the primary fields; a stored
 /// value that disagrees means the row was edited or corrupted. The problem is one clause for
 /// people, e.g. "summary.p50_s is 0 s, not a step time in 1e-09..1e+06 s".
 std::string row_problem(const BenchResult& row);
 
-/// The rows of `file` that row_problem refuses are removed from it; returns one line per
-/// removed row, "SOURCE row N (MODEL LABEL): PROBLEM; it is left out" (N counts from 1 in
+/// The rows of `file` that row_problem refuses are removed from it, and the others get the
+/// warnings their data implies (complete_row_warnings, core/result/row_warnings); returns one
+/// line per removed row, "SOURCE row N (MODEL LABEL): PROBLEM; it is left out" (N counts from 1 in
 /// the file's results). Throws UsageError (exit 2) when the file had rows and none is left,
 /// naming the first problem.
 std::vector<std::string> drop_invalid_rows(ResultFile& file, const std::string& source);

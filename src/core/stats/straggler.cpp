@@ -126,15 +126,39 @@ std::vector<std::string> straggler_lines(const nlohmann::json& entry) {
                       1e3 * r["compute_step_s"].get<double>(), 1e3 * fastest));
     }
   }
-  if (out.empty()) {
-    const nlohmann::json* low = nullptr;
-    for (const auto& r : ranks)
-      if (!low || r.at("score").get<double>() < (*low).at("score").get<double>()) low = &r;
-    out.push_back(fmt::format("no straggler among {} ranks: every score >= {:g} (lowest: rank {}, {})", ranks.size(),
-                              threshold, (*low)["rank"].get<int>(),
-                              score_text((*low)["score"].get<double>(), threshold)));
-  }
+  if (out.empty()) out.push_back(fmt::format("no straggler among {} ranks: {}", ranks.size(), no_straggler_words(entry)));
   return out;
+}
+
+std::string no_straggler_words(const nlohmann::json& entry) {
+  if (!entry.is_object() || !entry.contains("ranks") || !entry["ranks"].is_array()) return "no rank has a score";
+  const auto& ranks = entry["ranks"];
+  const double threshold =
+      entry.contains("threshold") && entry["threshold"].is_number() ? entry["threshold"].get<double>() : 0.95;
+  const nlohmann::json* low = nullptr;
+  for (const auto& r : ranks)
+    if (r.contains("score") && r["score"].is_number() &&
+        (!low || r["score"].get<double>() < (*low)["score"].get<double>()))
+      low = &r;
+  if (!low) return "no rank has a score";
+  const double score = (*low)["score"].get<double>();
+  if (score >= threshold)
+    return fmt::format("every score >= {:g} (lowest: rank {}, {})", threshold,
+                       (*low).contains("rank") && (*low)["rank"].is_number() ? (*low)["rank"].get<long long>() : -1,
+                       score_text(score, threshold));
+  // Below the threshold over its series, but not named: a half of its series scored at or above
+  // it, so the slowness did not last (a transient, not a slow rank).
+  std::string halves = "";
+  if (low->contains("half_scores") && (*low)["half_scores"].is_array() && (*low)["half_scores"].size() == 2 &&
+      (*low)["half_scores"][0].is_number() && (*low)["half_scores"][1].is_number()) {
+    const double h1 = (*low)["half_scores"][0].get<double>(), h2 = (*low)["half_scores"][1].get<double>();
+    halves = fmt::format(" but {} over its {} half", score_text(h1 >= threshold ? h1 : h2, threshold),
+                         h1 >= threshold ? "first" : "second");
+  }
+  const long long rank = (*low).contains("rank") && (*low)["rank"].is_number() ? (*low)["rank"].get<long long>() : -1;
+  return fmt::format("rank {} scored {} < {:g} over its series{}: not slow throughout its series, so not named "
+                     "(a straggler scores below the threshold over the whole series and each half)",
+                     rank, score_text(score, threshold), threshold, halves);
 }
 
 }  // namespace ddpbench

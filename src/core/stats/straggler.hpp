@@ -51,7 +51,13 @@ std::string straggler_rank_words(const nlohmann::json& rank_entry);
 
 /// One line for people: "straggler: rank 1 (host h, local rank 1, GPU 1, UUID ..., bus ...)
 /// scores 0.52 < 0.95: its compute-only step is 81.2 ms, the fastest rank's 42.3 ms" per named
-/// rank, or "no straggler among N ranks: every score >= 0.95 (lowest: rank r, 0.97)".
+/// rank, or "no straggler among N ranks: " + no_straggler_words(entry).
 std::vector<std::string> straggler_lines(const nlohmann::json& entry);
+
+/// Why `entry` names no straggler, in words that never contradict its scores: "every score >=
+/// 0.95 (lowest: rank 2, 0.97)", or, where a rank scored below the threshold over its series but
+/// not over both halves of it, "rank 1 scored 0.92 < 0.95 over its series but 0.97 over its first
+/// half: not slow throughout its series, so not named (...)".
+std::string no_straggler_words(const nlohmann::json& entry);
 
 }  // namespace ddpbench

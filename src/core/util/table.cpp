@@ -56,7 +56,9 @@ std::vector<size_t> shown_columns(const Table& t) {
 std::vector<std::string> formatted_row(const Table& t, const std::vector<Value>& row,
                                        const std::vector<size_t>& shown) {
   std::vector<std::string> cells;
-  for (size_t c : shown) cells.push_back(c < row.size() ? t.columns[c].format(row[c]) : "n/a");
+  // Every cell is one line of terminal text (core/util/sanitize): a string from a file cannot
+  // start a line or send an escape sequence; Markdown and HTML escape it further.
+  for (size_t c : shown) cells.push_back(c < row.size() ? terminal_line(t.columns[c].format(row[c])) : "n/a");
   return cells;
 }
 
@@ -67,7 +69,8 @@ std::vector<std::string> headers(const Table& t, const std::vector<size_t>& show
 }
 
 // `text` broken at spaces into lines of at most `width` characters (a longer word stays whole).
-std::string wrapped(const std::string& text, size_t width) {
+std::string wrapped(const std::string& raw, size_t width) {
+  const std::string text = terminal_line(raw);  // one line, however it was made
   if (width == 0 || text.size() <= width) return text + "\n";
   std::string out, line;
   size_t start = 0;
@@ -101,6 +104,11 @@ std::string text_of(const Table& t, size_t max_width) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : t.rows) rows.push_back(formatted_row(t, r, shown));
   std::string out = wrapped(t.title, max_width);
+  if (!t.row_lines.empty()) {  // whole lines, one per row
+    for (const auto& line : t.row_lines) out += wrapped(line, max_width);
+    for (const auto& n : t.notes) out += wrapped(n, max_width);
+    return out;
+  }
   if (t.text_line || t.rows.empty()) {  // lines, or (no rows) the title and the notes alone
     for (auto row : rows) {
       // A sentence never shows a blank where a value is missing ("(CPU: )"): an empty cell reads n/a.
@@ -166,34 +174,25 @@ std::string text_of(const Table& t, size_t max_width) {
   return out;
 }
 
-std::string md_escape(const std::string& s) {
-  std::string o;
-  for (char ch : s) {
-    if (ch == '|') o += "\\|";
-    else o += ch;
-  }
-  return o;
-}
-
 std::string markdown_of(const Table& t) {
   if (t.rows.empty()) {  // the title and the notes alone
-    std::string out = "### " + t.title + "\n";
-    for (const auto& n : t.notes) out += "\n" + n + "\n";
+    std::string out = "### " + markdown_text(t.title) + "\n";
+    for (const auto& n : t.notes) out += "\n" + markdown_text(n, true) + "\n";
     return out;
   }
-  std::string out = "### " + t.title + "\n\n|";
+  std::string out = "### " + markdown_text(t.title) + "\n\n|";
   const auto shown = shown_columns(t);
-  for (const auto& h : headers(t, shown)) out += " " + md_escape(h) + " |";
+  for (const auto& h : headers(t, shown)) out += " " + markdown_text(h) + " |";
   out += "\n|";
   // Numbers (a column with a unit) right-aligned, labels and sentences left-aligned.
   for (size_t c = 0; c < shown.size(); ++c) out += c > 0 && !t.columns[shown[c]].unit.empty() ? "---:|" : "---|";
   out += "\n";
   for (const auto& r : t.rows) {
     out += "|";
-    for (const auto& cell : formatted_row(t, r, shown)) out += " " + md_escape(cell) + " |";
+    for (const auto& cell : formatted_row(t, r, shown)) out += " " + markdown_text(cell) + " |";
     out += "\n";
   }
-  for (const auto& n : t.notes) out += "\n" + n + "\n";
+  for (const auto& n : t.notes) out += "\n" + markdown_text(n, true) + "\n";
   return out;
 }
 
@@ -216,10 +215,11 @@ std::string csv_of(const std::vector<Table>& tables) {
   for (const auto& t : tables) {
     for (const auto& row : t.rows) {
       std::vector<std::string> cells(keys.size());
-      cells[0] = csv_field(t.kind);
+      cells[0] = csv_text(t.kind);
       auto put = [&](const std::string& k, const Value& v) {
         const size_t i = static_cast<size_t>(std::find(keys.begin(), keys.end(), k) - keys.begin());
-        cells[i] = csv_field(raw_text(v));
+        // A string from a file is text a spreadsheet could evaluate (csv_text); numbers are ours.
+        cells[i] = std::holds_alternative<std::string>(v) ? csv_text(std::get<std::string>(v)) : csv_field(raw_text(v));
       };
       for (const auto& [k, v] : t.context) put(k, v);
       for (size_t c = 0; c < t.columns.size() && c < row.size(); ++c) put(t.columns[c].key, row[c]);
@@ -259,6 +259,17 @@ std::function<std::string(const Value&)> bytes() {
   return numeric([](double v) {
     constexpr double kMiB = 1024.0 * 1024.0, kGiB = kMiB * 1024.0;
     return v >= kGiB ? bounded_fixed(v / kGiB, 2) + " GiB" : bounded_fixed(v / kMiB, 1) + " MiB";
+  });
+}
+std::function<std::string(const Value&)> size() {
+  return numeric([](double b) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (b >= 1024 && u < 4) {
+      b /= 1024;
+      ++u;
+    }
+    return fmt::format("{:.4g} {}", b, units[u]);
   });
 }
 std::function<std::string(const Value&)> duration() {
@@ -315,7 +326,7 @@ std::string render_tables(const std::vector<Table>& tables, TableFormat format, 
       for (const auto& t : tables) {
         if (!t.section.empty() && t.section != section) {
           section = t.section;
-          out += (out.empty() ? "" : "\n") + std::string("== ") + section + " ==\n";
+          out += (out.empty() ? "" : "\n") + std::string("== ") + terminal_line(section) + " ==\n";
         }
         out += (out.empty() ? "" : "\n") + text_of(t, text_width);
       }
@@ -324,7 +335,7 @@ std::string render_tables(const std::vector<Table>& tables, TableFormat format, 
       for (const auto& t : tables) {
         if (!t.section.empty() && t.section != section) {
           section = t.section;
-          out += (out.empty() ? "" : "\n") + std::string("## ") + md_escape(section) + "\n";
+          out += (out.empty() ? "" : "\n") + std::string("## ") + markdown_text(section) + "\n";
         }
         out += (out.empty() ? "" : "\n") + markdown_of(t);
       }
@@ -392,30 +403,6 @@ size_t html_table_columns(const Table& t) { return shown_columns(t).size(); }
 std::string render_table_html(const Table& t) {
   std::string o = "<h3>" + html_escape(t.title) + "</h3>\n" + html_table(t);
   for (const auto& n : t.notes) o += "<p class=\"note\">" + html_escape(n) + "</p>\n";
-  return o;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string o = "\"";
-  for (char ch : s) {
-    if (ch == '"') o += "\"\"";
-    else o += ch;
-  }
-  return o + "\"";
-}
-
-std::string html_escape(const std::string& s) {
-  std::string o;
-  for (char ch : s) {
-    switch (ch) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += ch;
-    }
-  }
   return o;
 }
 

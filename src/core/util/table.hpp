@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/util/sanitize.hpp"  // csv_field, html_escape: the printers' sanitisers
+
 #include <functional>
 #include <string>
 #include <utility>
@@ -35,6 +37,7 @@ std::function<std::string(const Value&)> percent();            ///< a fraction a
 std::function<std::string(const Value&)> times();              ///< a ratio as 1.78x
 std::function<std::string(const Value&)> sig3();               ///< three significant digits (0.0868)
 std::function<std::string(const Value&)> bytes();              ///< bytes as 3.08 GiB / 512.0 MiB
+std::function<std::string(const Value&)> size();               ///< a message size in bytes as 1 KiB / 256 MiB / 1.5 GiB
 std::function<std::string(const Value&)> duration();           ///< seconds as 45.2 s / 16.4 min / 2.78 h
 }  // namespace fmtcol
 
@@ -57,6 +60,9 @@ struct Table {
   /// Text only: each row as one line from its formatted cells (e.g. a sentence per row) instead
   /// of padded columns, an empty cell given as "n/a"; empty for columns.
   std::function<std::string(const std::vector<std::string>&)> text_line;
+  /// Text only: each row as this line (one per row, in order), given whole (a claim's sentence,
+  /// core/analysis/claim.hpp); when set it takes the place of text_line and of the columns.
+  std::vector<std::string> row_lines;
 
   /// Index of the column with `key`; throws std::logic_error when there is none (a
   /// misspelt key is a bug, never a silently empty cell).
@@ -138,11 +144,5 @@ size_t html_table_columns(const Table& t);
 
 /// One table as an HTML fragment (<h3> title, html_table, notes), text escaped.
 std::string render_table_html(const Table& t);
-
-/// RFC 4180 field: quoted (with doubled quotes) when it holds a comma, quote or newline.
-std::string csv_field(const std::string& s);
-
-/// Text with &, <, >, " escaped for HTML.
-std::string html_escape(const std::string& s);
 
 }  // namespace ddpbench

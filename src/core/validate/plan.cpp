@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cctype>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "core/util/errors.hpp"
 
@@ -131,14 +134,27 @@ PlanOption parse_option(const std::string& path, const std::string& kind, const 
   const auto& reserved = plan_reserved_options();
   if (auto it = reserved.find(o.key); it != reserved.end())
     fail(path, o.place, fmt::format("{}: '{}' cannot be set in a plan: {}", kind, o.key, it->second));
+  // Each value is one argument of the step's command line, exactly as its parser will see it.
+  const auto take = [&](const YAML::Node& v) {
+    const std::string& t = v.Scalar();
+    if (t.size() > kMaxPlanValueBytes)
+      fail(path, place_of(v), fmt::format("{}: {}: the value is {} bytes, more than the {} an option's value may have; "
+                                          "shorten it",
+                                          kind, o.key, t.size(), kMaxPlanValueBytes));
+    if (t.size() > 1 && t[0] == '-' && !(std::isdigit(static_cast<unsigned char>(t[1])) || t[1] == '.'))
+      fail(path, place_of(v), fmt::format("{}: {}: the value '{}' starts with '-' and would be read as an option; give "
+                                          "options as keys of the step",
+                                          kind, o.key, t.substr(0, 64)));
+    o.values.push_back(t);
+  };
   if (value.IsScalar()) {
-    o.values.push_back(value.Scalar());
+    take(value);
   } else if (value.IsSequence()) {
     o.list = true;
     for (const auto& e : value) {
       if (!e.IsScalar())
         fail(path, place_of(e), fmt::format("{}: {}: a list element must be a scalar, not {}", kind, o.key, type_name(e)));
-      o.values.push_back(e.Scalar());
+      take(e);
     }
     if (o.values.empty()) fail(path, place_of(value), fmt::format("{}: {}: the list is empty; give at least one value", kind, o.key));
   } else {
@@ -256,7 +272,61 @@ std::string PlanStep::fingerprint() const {
   return s;
 }
 
+namespace {
+// The line where a second YAML document starts in `text` (0: one document) and how many there
+// are: a document marker ('---', or content after '...', at the start of a line; YAML 1.2
+// section 9.1, which forbids them inside a scalar there) after the first document's content.
+// Read from the text: yaml-cpp 0.7's LoadAll loops for ever on some malformed input (the fuzz
+// target found one), and Load reads the first document only.
+std::pair<int, int> extra_documents(const std::string& text) {
+  bool content = false, ended = false;  // content seen; a '...' ended the document since
+  int docs = 1, first_extra_line = 0;
+  int line_no = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t eol = text.find('\n', at);
+    if (eol == std::string::npos) eol = text.size();
+    const std::string_view line(text.data() + at, eol - at);
+    ++line_no;
+    at = eol + 1;
+    const auto marker = [&](std::string_view m) {
+      return line.substr(0, 3) == m && (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r');
+    };
+    const auto another = [&] {
+      ++docs;
+      if (!first_extra_line) first_extra_line = line_no;
+    };
+    std::string_view rest = line;
+    if (marker("---")) {
+      if (content) another();  // a document starts after content
+      ended = false;
+      rest = line.substr(3);
+    } else if (marker("...")) {
+      ended = true;
+      rest = line.substr(3);
+    }
+    const std::size_t first = rest.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos || rest[first] == '#' || (rest.data() == line.data() && line[0] == '%'))
+      continue;  // blank, a comment, a directive
+    if (ended) {  // content after '...' without '---' is another document too
+      another();
+      ended = false;
+    }
+    content = true;
+  }
+  return {first_extra_line, docs};
+}
+
+}  // namespace
+
 Plan parse_plan(const std::string& text, const std::string& path) {
+  if (static_cast<long long>(text.size()) > kMaxPlanBytes)
+    fail(path, {}, fmt::format("the plan is {} bytes, more than the {} KiB a plan may have; give a plan of its steps "
+                               "and targets (plans/quick.yaml is an example)",
+                               text.size(), kMaxPlanBytes >> 10));
+  if (const auto [line, docs] = extra_documents(text); docs > 1)
+    fail(path, {line, 1}, fmt::format("the file holds {} YAML documents; a plan is one: remove the '---' and merge "
+                                      "what follows into the first",
+                                      docs));
   YAML::Node root;
   try {
     root = YAML::Load(text);

@@ -2,6 +2,7 @@
 // (`ddpbench validate PLAN`; docs/guide/cluster-validation.md gives the format).
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -73,10 +74,20 @@ const std::vector<std::string>& plan_step_kinds();
 /// overwrite, nproc-per-node, pairs) or they would stop the run (help, version).
 const std::map<std::string, std::string>& plan_reserved_options();
 
+/// The largest plan file validate reads (bytes): a plan is a few KiB; a bigger one is refused
+/// before it is parsed (yaml-cpp's DOM takes about 86 bytes of memory per plan byte).
+inline constexpr long long kMaxPlanBytes = 1 << 20;
+
+/// The longest value one option of a step may have (bytes): each is one argument of the
+/// step's command line, and Linux refuses an argument over 128 KiB (MAX_ARG_STRLEN).
+inline constexpr std::size_t kMaxPlanValueBytes = 4096;
+
 /// Parses plan `text` read from `path`. Throws UsageError with one line
 /// "PATH:LINE:COL: <what is wrong>; <the fix>" for text that is not YAML, an empty plan,
 /// an unknown key or step kind, a value of the wrong shape (a map where a scalar belongs),
-/// a reserved option, a burn-in without duration, and a target out of range. The options'
+/// a reserved option, a burn-in without duration, a target out of range, text over
+/// kMaxPlanBytes, more than one YAML document, a value over kMaxPlanValueBytes, and a value
+/// starting with '-' but not a number (the step's parser would read it as an option). The options'
 /// own values are checked later against the subcommand's parser (cli/cmd_validate).
 Plan parse_plan(const std::string& text, const std::string& path);
 

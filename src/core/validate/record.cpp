@@ -9,9 +9,11 @@
 #include <set>
 
 #include "core/analysis/diff.hpp"
+#include "core/analysis/pairs.hpp"
 #include "core/analysis/report_analysis.hpp"
 #include "core/launch/node_env.hpp"
 #include "core/util/errors.hpp"
+#include "core/util/table.hpp"
 
 namespace ddpbench {
 
@@ -21,10 +23,10 @@ const StepRecord* ValidateRecord::find(const std::string& name) const {
   return nullptr;
 }
 
-nlohmann::json record_json(const ValidateRecord& r) {
-  nlohmann::json steps = nlohmann::json::array();
-  for (const auto& s : r.steps)
-    steps.push_back({{"name", s.name},
+namespace {
+
+nlohmann::json step_json(const StepRecord& s) {
+  return {{"name", s.name},
                      {"kind", s.kind},
                      {"fingerprint", s.fingerprint},
                      {"argv", s.argv},
@@ -34,9 +36,37 @@ nlohmann::json record_json(const ValidateRecord& r) {
                      {"seconds", s.seconds},
                      {"started_utc", s.started_utc},
                      {"finished_utc", s.finished_utc},
-                     {"file", s.file},
-                     {"file_hash", s.file_hash}});
-  return {{"ddpbench_validate", 1}, {"plan", {{"path", r.plan_path}, {"text", r.plan_text}}}, {"steps", steps}};
+          {"file", s.file},
+          {"file_hash", s.file_hash}};
+}
+
+StepRecord step_from_json(const nlohmann::json& s) {
+  StepRecord x;
+  x.name = s.at("name").get<std::string>();
+  x.kind = s.at("kind").get<std::string>();
+  x.fingerprint = s.at("fingerprint").get<std::string>();
+  x.argv = s.at("argv").get<std::vector<std::string>>();
+  x.launch = s.at("launch");
+  x.status = s.at("status").get<std::string>();
+  x.exit_code = s.at("exit_code").get<int>();
+  x.seconds = s.at("seconds").get<double>();
+  x.started_utc = s.at("started_utc").get<std::string>();
+  x.finished_utc = s.at("finished_utc").get<std::string>();
+  x.file = s.at("file").get<std::string>();
+  x.file_hash = s.at("file_hash").get<std::string>();
+  return x;
+}
+
+}  // namespace
+
+nlohmann::json record_json(const ValidateRecord& r) {
+  nlohmann::json steps = nlohmann::json::array(), history = nlohmann::json::array();
+  for (const auto& s : r.steps) steps.push_back(step_json(s));
+  for (const auto& s : r.history) history.push_back(step_json(s));
+  return {{"ddpbench_validate", 1},
+          {"plan", {{"path", r.plan_path}, {"text", r.plan_text}}},
+          {"steps", steps},
+          {"history", history}};
 }
 
 ValidateRecord record_from_json(const nlohmann::json& j, const std::string& source) {
@@ -47,22 +77,9 @@ ValidateRecord record_from_json(const nlohmann::json& j, const std::string& sour
     ValidateRecord r;
     r.plan_path = j.at("plan").at("path").get<std::string>();
     r.plan_text = j.at("plan").at("text").get<std::string>();
-    for (const auto& s : j.at("steps")) {
-      StepRecord x;
-      x.name = s.at("name").get<std::string>();
-      x.kind = s.at("kind").get<std::string>();
-      x.fingerprint = s.at("fingerprint").get<std::string>();
-      x.argv = s.at("argv").get<std::vector<std::string>>();
-      x.launch = s.at("launch");
-      x.status = s.at("status").get<std::string>();
-      x.exit_code = s.at("exit_code").get<int>();
-      x.seconds = s.at("seconds").get<double>();
-      x.started_utc = s.at("started_utc").get<std::string>();
-      x.finished_utc = s.at("finished_utc").get<std::string>();
-      x.file = s.at("file").get<std::string>();
-      x.file_hash = s.at("file_hash").get<std::string>();
-      r.steps.push_back(std::move(x));
-    }
+    for (const auto& s : j.at("steps")) r.steps.push_back(step_from_json(s));
+    if (j.contains("history"))
+      for (const auto& s : j.at("history")) r.history.push_back(step_from_json(s));
     return r;
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(fmt::format("{} is not a validate record ({}); remove the folder or give another --out", source,
@@ -80,7 +97,8 @@ std::string content_hash(const std::string& bytes) {
 }
 
 std::vector<StepDecision> decide_steps(const Plan& plan, const std::optional<ValidateRecord>& old,
-                                       const nlohmann::json& launch, const DirFacts& facts) {
+                                       const nlohmann::json& launch, const DirFacts& facts,
+                                       const std::vector<std::string>& redo) {
   std::vector<StepDecision> out;
   for (const auto& step : plan.steps) {
     StepDecision d;
@@ -91,7 +109,9 @@ std::vector<StepDecision> decide_steps(const Plan& plan, const std::optional<Val
       continue;
     }
     d.action = StepAction::kRedo;
-    if (r->fingerprint != step.fingerprint()) {
+    if (std::find(redo.begin(), redo.end(), step.name()) != redo.end()) {
+      d.note = "redone: --redo (the earlier record is kept in validate.json's history)";
+    } else if (r->fingerprint != step.fingerprint()) {
       d.note = "redone: its plan entry changed";
     } else if (r->launch != launch) {
       d.note = fmt::format("redone: launched differently ({} before, {} now)", r->launch.dump(), launch.dump());
@@ -150,7 +170,7 @@ std::vector<ValidateCheck> comm_checks(const std::string& step, const ResultFile
     if (!slot || c.bytes > slot->bytes) slot = &c;
   }
   for (const auto& [key, c] : largest) {
-    const std::string what = fmt::format("{} busbw at {} bytes", key, c->bytes);
+    const std::string what = fmt::format("{} busbw at {}", key, fmtcol::size()(Value(static_cast<double>(c->bytes))));
     if (c->wrong > 0) {
       out.push_back({step, what, "FAIL", fmt::format("{} elements were wrong", c->wrong)});
     } else if (!floor_gbs) {
@@ -169,10 +189,10 @@ std::vector<ValidateCheck> pairs_checks(const std::string& step, const ResultFil
   std::vector<ValidateCheck> out;
   const nlohmann::json& p = f.comm_pairs;
   const size_t n = p.contains("participants") && p["participants"].is_array() ? p["participants"].size() : 0;
-  if (n < 3) {
+  if (n < kMinPairParticipants) {
     out.push_back({step, "no slow node or link", "not evaluated",
-                   fmt::format("{} participant{}: at least 3 are needed to tell a slow node from its peer", n,
-                               n == 1 ? "" : "s")});
+                   fmt::format("{} participant{}: at least {} are needed to tell a slow node from its peer", n,
+                               n == 1 ? "" : "s", kMinPairParticipants)});
     return out;
   }
   bool named = false;
@@ -187,17 +207,6 @@ std::vector<ValidateCheck> pairs_checks(const std::string& step, const ResultFil
   return out;
 }
 
-void Tally::add(const std::string& status) {
-  if (status == "PASS") ++pass;
-  else if (status == "FAIL" || status.rfind("FAIL", 0) == 0) ++fail;
-  else if (status == "VOID" || status.rfind("VOID", 0) == 0) ++void_count;
-  else ++not_evaluated;
-}
-
-std::string tally_line(const Tally& t) {
-  return fmt::format("validate: {} PASS, {} FAIL, {} VOID, {} not evaluated", t.pass, t.fail, t.void_count,
-                     t.not_evaluated);
-}
 
 namespace {
 
@@ -265,7 +274,8 @@ std::string compare_validations(const std::string& dir_a, const ValidateRecord& 
             (side == &fa ? rows[k].first : rows[k].second) = c.busbw_gbps;
           }
         for (const auto& [k, v] : rows)
-          out += fmt::format("  {} busbw at {} bytes: A {:.2f} GB/s, B {:.2f} GB/s ({:+.1f}%)\n", k, size[k], v.first,
+          out += fmt::format("  {} busbw at {}: A {:.2f} GB/s, B {:.2f} GB/s ({:+.1f}%)\n", k,
+                             fmtcol::size()(Value(static_cast<double>(size[k]))), v.first,
                              v.second, v.first > 0 ? (v.second / v.first - 1) * 100 : 0.0);
       } else if (sa.kind == "pairs") {
         out += fmt::format("  A: {}\n  B: {}\n", outliers(load(dir_a, sa.file)), outliers(load(dir_b, sb->file)));
@@ -288,6 +298,84 @@ std::string compare_validations(const std::string& dir_a, const ValidateRecord& 
     throw UsageError(fmt::format("{} and {} share no step of one plan entry; compare two validations of the same plan",
                                  dir_a, dir_b));
   return out;
+}
+
+
+std::vector<std::string> redo_steps(const Plan& plan, const std::string& list) {
+  std::vector<std::string> out, names;
+  for (const auto& s : plan.steps) names.push_back(s.name());
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = list.find(',', start);
+    const std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    start = comma == std::string::npos ? list.size() + 1 : comma + 1;
+    bool found = false;
+    for (const auto& s : plan.steps)
+      if (item == s.name() || item == s.kind || item == std::to_string(s.index)) {
+        found = true;
+        if (std::find(out.begin(), out.end(), s.name()) == out.end()) out.push_back(s.name());
+      }
+    if (!found)
+      throw UsageError(fmt::format("--redo '{}': '{}' is none of the plan's steps; give a step's name, number or kind "
+                                   "({})",
+                                   list, item, fmt::join(names, ", ")));
+  }
+  std::vector<std::string> ordered;  // plan order
+  for (const auto& n : names)
+    if (std::find(out.begin(), out.end(), n) != out.end()) ordered.push_back(n);
+  return ordered;
+}
+
+std::string history_file(const std::vector<StepRecord>& history, const std::string& name) {
+  const auto k = std::count_if(history.begin(), history.end(), [&](const StepRecord& r) { return r.name == name; });
+  return fmt::format("{}.{}.json", name, k + 1);
+}
+
+std::vector<std::string> plan_preflight_notes(const Plan& plan, int nodes, int ranks, int devices, bool gpu) {
+  std::vector<std::string> out;
+  const std::string unit = gpu ? "GPU" : "rank";
+  const auto has = [&](const std::string& kind) {
+    return std::any_of(plan.steps.begin(), plan.steps.end(), [&](const PlanStep& s) { return s.kind == kind; });
+  };
+  if (has("env") && nodes < 2)
+    out.push_back("the env step runs on one node: there is no other node to compare its environment with, so "
+                  "'nodes agree' will be not evaluated");
+  for (const auto& s : plan.steps) {
+    if (s.kind != "pairs") continue;
+    bool by_rank = false;
+    for (const auto& o : s.options)
+      if (o.key == "pair-unit" && !o.values.empty()) by_rank = o.values.front() == "rank";
+    const int n = by_rank ? ranks : nodes;
+    if (n < static_cast<int>(kMinPairParticipants))
+      out.push_back(fmt::format("{} has {} participant{} ({}): at least {} are needed to tell a slow node from its "
+                                "peer, so 'no slow node or link' will be not evaluated",
+                                s.name(), n, n == 1 ? "" : "s", by_rank ? "ranks" : "nodes", kMinPairParticipants));
+  }
+  if ((plan.targets.efficiency || plan.targets.exposed_comm) && (has("run") || has("burn-in")) && devices < 2)
+    out.push_back(fmt::format("this job has {}: the efficiency and exposed-comm targets need 2 or more, so they will "
+                              "be not evaluated",
+                              count_words(devices, unit)));
+  if (has("comm") && !plan.targets.busbw_gbs)
+    out.push_back("the plan has no busbw-gbs target: comm's busbw will be reported, not evaluated");
+  return out;
+}
+
+SummaryCheck validate_summary_check(const ValidateCheck& c, const std::string& file) {
+  SummaryCheck s;
+  s.what = c.step + " " + c.what;
+  s.metric = c.what;
+  s.measured = c.detail;
+  s.status = c.status;
+  s.from = c.step;
+  s.unit = "";
+  Claim k;
+  k.kind = "validate_check";
+  k.subject = c.step;
+  k.verdict = c.status;
+  k.word("what", c.what).word("detail", c.detail);
+  if (!file.empty()) k.rows.push_back({file, c.step, -1, "step"});
+  s.claim = finish_claim(std::move(k));
+  return s;
 }
 
 }  // namespace ddpbench

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/analysis/summary.hpp"
 #include "core/result/result.hpp"
 #include "core/validate/plan.hpp"
 
@@ -36,6 +37,9 @@ struct StepRecord {
 struct ValidateRecord {
   std::string plan_path, plan_text;
   std::vector<StepRecord> steps;
+  /// Earlier records of steps measured again (`--redo`, a changed plan entry, a failure), oldest
+  /// first: each with its file renamed to "<name>.<k>.json" (k = 1, 2, ...) beside the new one.
+  std::vector<StepRecord> history;
   /// The record of the step named `name`, or nullptr.
   const StepRecord* find(const std::string& name) const;
 };
@@ -75,7 +79,24 @@ struct DirFacts {
 /// Once a step is redone or run, every later step that reads earlier results (none today)
 /// would need redoing too; steps are independent, so the others are still kept.
 std::vector<StepDecision> decide_steps(const Plan& plan, const std::optional<ValidateRecord>& old,
-                                       const nlohmann::json& launch, const DirFacts& facts);
+                                       const nlohmann::json& launch, const DirFacts& facts,
+                                       const std::vector<std::string>& redo = {});
+
+/// The steps `--redo LIST` names, each given as its name ("04-run"), its number ("4") or its
+/// kind ("run": every step of that kind): their names, in plan order. Throws UsageError naming
+/// an entry that is none of the plan's steps and listing them.
+std::vector<std::string> redo_steps(const Plan& plan, const std::string& list);
+
+/// The name the earlier result of step `name` keeps when the step is measured again:
+/// "<name>.<k>.json" with k the step's count of earlier records in `history` plus 1.
+std::string history_file(const std::vector<StepRecord>& history, const std::string& name);
+
+/// What this job cannot evaluate of `plan`, said before anything runs: the env step with one
+/// node, pairs with fewer than kMinPairParticipants participants (ranks with `pair-unit: rank`,
+/// else nodes), the efficiency and exposed-comm targets with fewer than 2 devices for the run
+/// steps, comm's busbw without a busbw-gbs target. `devices` counts the job's GPUs (its ranks
+/// on CPU nodes).
+std::vector<std::string> plan_preflight_notes(const Plan& plan, int nodes, int ranks, int devices, bool gpu);
 
 /// One verdict of validate's own: the nodes' agreement, a busbw floor, the pairs, a step's exit.
 struct ValidateCheck {
@@ -98,14 +119,10 @@ std::vector<ValidateCheck> comm_checks(const std::string& step, const ResultFile
 /// "not evaluated" with fewer than 3 participants (nothing to compare).
 std::vector<ValidateCheck> pairs_checks(const std::string& step, const ResultFile& f);
 
-/// Verdict counts.
-struct Tally {
-  int pass = 0, fail = 0, void_count = 0, not_evaluated = 0;
-  void add(const std::string& status);
-};
-
-/// "validate: <p> PASS, <f> FAIL, <v> VOID, <n> not evaluated".
-std::string tally_line(const Tally& t);
+/// One of validate's own checks as the report holds it (SummaryTargets::external): its claim
+/// (kind "validate_check") names the step, what it checks, the status and the detail, and rests
+/// on the step's file (`file`, as given; "" for none).
+SummaryCheck validate_summary_check(const ValidateCheck& c, const std::string& file);
 
 /// `validate --compare`: two validations of one plan side by side, as text. Per step present
 /// in both with the same plan entry: run and burn-in rows through `diff`'s rules and noise

@@ -23,6 +23,7 @@
 
 #include "core/result/bench_table.hpp"
 #include "core/result/row_finish.hpp"
+#include "core/result/row_warnings.hpp"
 #include "core/stats/stats.hpp"
 #include "core/util/errors.hpp"
 #include "engine/bench/sweep.hpp"
@@ -493,11 +494,8 @@ BenchResult measure(const DpJob& job, const std::string& name, const std::vector
   row.checks.note =
       "the path's output (and the master's gradients) vs the model alone on one batch of 2 examples per device, "
       "eval mode, fp32 with TF32 off: max |a - b| / max |b|";
-  if (static_cast<int>(samples.size()) < 20)
-    row.warnings.push_back(
-        {"few_samples", fmt::format("{} measured iterations: p95 rests on fewer than one sample above "
-                                    "it; use --iters 20 or more",
-                                    samples.size())});
+  for (auto& w : timing_warnings(row, "use --iters 20 or more"))
+    if (w.code == "few_samples") row.warnings.push_back(std::move(w));
   return row;
 }
 

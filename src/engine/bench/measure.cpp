@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "core/config/instruments.hpp"
 #include "core/launch/watchdog.hpp"
 #include "core/result/bench_table.hpp"
 #include "core/stats/burn_in.hpp"
@@ -183,6 +184,10 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
   const bool burn_in = cfg.duration_s > 0;
   const int planned = burn_in || cfg.iters_auto ? 0 : cfg.iters;  // for the progress line; 0: unknown
   Progress* progress = env.progress;
+  // Instruments a run can switch off (core/config/instruments.hpp): the per-step counters, and
+  // the breakdown's marks and Reducer timers.
+  const bool counters = instrument_on(cfg.instruments_off, "counters");
+  const bool timers = instrument_on(cfg.instruments_off, "timers");
   using SteadyClock = std::chrono::steady_clock;
   SteadyClock::time_point t0;  // the first measured step's start
   for (int it = 0;; ++it) {
@@ -200,21 +205,23 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
       rusage u{};
       return getrusage(RUSAGE_SELF, &u) == 0 ? static_cast<double>(u.ru_nivcsw) : NAN;
     };
-    const double preempted_before = preemptions();
-    const double cpu_before = process_cpu_s();
+    const double preempted_before = counters ? preemptions() : NAN;
+    const double cpu_before = counters ? process_cpu_s() : NAN;
     timer.start();
     if (cfg.mode == "inference") (void)trainer.infer();
-    else trainer.step(&timer);
+    else trainer.step(timers ? &timer : nullptr);
     const double s = timer.stop_s();
     if (it >= cfg.warmup) {
       if (burn_in) out.end_s.push_back(std::chrono::duration<double>(SteadyClock::now() - t0).count());
-      out.metrics.add("preemptions_per_step", preemptions() - preempted_before);
-      if (s > 0) out.metrics.add("cpu_cores", (process_cpu_s() - cpu_before) / s);
+      if (counters) {
+        out.metrics.add("preemptions_per_step", preemptions() - preempted_before);
+        if (s > 0) out.metrics.add("cpu_cores", (process_cpu_s() - cpu_before) / s);
+      }
       samples.push_back(s);
       if (progress) progress->iteration(static_cast<int>(samples.size()), planned);
       // Outside the timed span: our marks, and the Reducer's timers of this step.
-      const StepPhases ph = trainer.phases(timer, s);
-      const auto rt = trainer.ddp() ? trainer.ddp()->last_iteration_times() : std::nullopt;
+      const StepPhases ph = timers ? trainer.phases(timer, s) : StepPhases{};
+      const auto rt = timers && trainer.ddp() ? trainer.ddp()->last_iteration_times() : std::nullopt;
       if (ph.complete && (!trainer.ddp() || rt)) {
         const auto c = step_components(s, ph, rt);
         for (size_t k = 0; k < kNumBreakdownComponents; ++k) out.breakdown_sum[k] += c[k];
@@ -224,7 +231,7 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
         out.wire_bytes_sum += static_cast<double>(wire_bytes() - wire_before);
         out.has_wire_bytes = true;
       }
-    } else if (trainer.ddp()) {
+    } else if (timers && trainer.ddp()) {
       (void)trainer.ddp()->last_iteration_times();  // the Logger records every iteration once
     }
     const bool checked_now = !checked && check && (checked = check());
@@ -284,38 +291,14 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
 
 // Warnings that depend on one row alone (negative DDP overhead needs the no-DDP row: run_sweep).
 void add_row_warnings(const SweepEnv& env, BenchResult& row) {
-  const Summary& s = row.summary;
-  if (s.cv > kNoisyCv)
-    row.warnings.push_back({"noisy", fmt::format("per-iteration times vary by {:.1f}% (cv > {:.0f}%); the "
-                                                 "percentiles may move between launches",
-                                                 100 * s.cv, 100 * kNoisyCv)});
-  if (s.iterations < kMinItersForP95)
-    row.warnings.push_back(
-        {"few_samples",
-         fmt::format("{} iterations: fewer than {} leave less than one expected sample above p95; {}", s.iterations,
-                     kMinItersForP95, env.cfg.iters_auto ? "raise --min-iters" : "run more --iters")});
+  for (auto& w : timing_warnings(row, env.cfg.iters_auto ? "raise --min-iters" : "run more --iters"))
+    row.warnings.push_back(std::move(w));
   if (!env.device.is_cuda()) {
     // CPU ranks: the intra-op threads of the group's ranks on a host against the CPUs their
     // affinity masks cover together (ranks pinned to separate cores do not compete).
-    std::map<std::string, std::pair<int, std::set<int>>> per_host;  // host -> (threads, union of masks)
-    std::string over;
-    for (int r = 0; r < row.world_size && r < static_cast<int>(env.placements.size()); ++r) {
-      const RankPlacement& pl = env.placements[static_cast<size_t>(r)];
-      auto& h = per_host[pl.host];
-      h.first += env.threads_per_rank;
-      std::vector<int> mask;
-      try {
-        mask = parse_cpu_list(pl.cpus);
-      } catch (const UsageError&) {
-      }
-      h.second.insert(mask.begin(), mask.end());
-      if (over.empty() && !mask.empty() && env.threads_per_rank > static_cast<int>(mask.size()))
-        over = fmt::format("rank {} runs {} threads on {} CPUs", r, env.threads_per_rank, mask.size());
-    }
-    for (const auto& [host, h] : per_host)
-      if (over.empty() && !h.second.empty() && h.first > static_cast<int>(h.second.size()))
-        over = fmt::format("{} threads of this group's ranks on {} share {} CPUs", h.first, host, h.second.size());
-    if (!over.empty()) row.warnings.push_back({"oversubscribed", fmt::format("{}; ranks compete for cores", over)});
+    std::vector<RankCpus> cpus;
+    for (const auto& pl : env.placements) cpus.push_back({pl.host, pl.cpus});
+    if (auto w = oversubscribed_warning(row.world_size, env.threads_per_rank, cpus)) row.warnings.push_back(*w);
   }
   if (row.checks.passed() == false)
     row.warnings.push_back(

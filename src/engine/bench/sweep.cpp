@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "core/config/instruments.hpp"
 #include "core/launch/watchdog.hpp"
 #include "core/result/row_finish.hpp"
 #include "core/stats/stats.hpp"
@@ -41,58 +42,102 @@ struct Baseline {
   std::vector<std::pair<double, double>> compute_halves_s;
 };
 
-// Every rank trains its own copy without DDP at `batch` examples (`grad_accum` micro-steps
-// per step), all at the same time (a barrier on the world group starts them together; with
-// --iters auto or --duration each rank stops by its own series), so each rank's compute-only
-// step is measured under the load the DDP groups see. Rank 0 makes the row from its own
-// series; rank 0 gathers every rank's p50 over `world_pg` (every rank of the job; null with one rank).
+// The no-DDP baseline at `batch` examples (`grad_accum` micro-steps per step). With several
+// ranks, two series: first every rank trains its own copy at the same time (a barrier on the
+// world group starts them together; with --iters auto or --duration each rank stops by its own
+// series), so each rank's compute-only step is measured under the load the DDP groups see: the
+// straggler scores' input, gathered to rank 0 over `world_pg`. Then rank 0 trains alone while
+// the other ranks wait at a gate, as PyTorch's benchmark.py measures its "no ddp" row: that
+// series is the row. (The row was the concurrent series before: on a CPU machine every rank's
+// copy competes for cores and memory bandwidth, so the baseline came out slower than the 1-rank
+// DDP row, which trains alone, and every efficiency against it was voided by
+// negative_ddp_overhead; docs/METHODOLOGY.md "The sweep".) One rank: one series, rank 0's.
 Baseline run_no_ddp(const SweepEnv& env, const c10::intrusive_ptr<c10d::ProcessGroup>& world_pg,
                     const std::string& model, const ModelInfo& info, long long batch, int grad_accum) {
   const std::string what = fmt::format("no-DDP baseline of {} at batch {}{}", model, batch,
                                        grad_accum > 1 ? fmt::format(" x {} micro-steps", grad_accum) : "");
   const int rank = env.launch.rank;
-  set_phase("set-up of the " + what + " (every rank alone, at the same time)");
+  set_phase("set-up of the " + what + (world_pg ? " (every rank alone, at the same time)" : ""));
   release_free_host_memory(env.device);
   reset_peak_memory(env.device);
   Trainer trainer = make_trainer(env, build_model(env, model), nullptr, batch, grad_accum);
-  if (world_pg) {
-    Deadline d("every rank, starting the " + what + " together", env.timeout);
-    barrier(world_pg, env.device, env.timeout);
-  }
-  // No collective inside the series: each rank decides alone when it stops (--iters auto,
-  // --duration), so no rank waits for another between its steps.
-  const Series series = run_series(env, trainer, nullptr, nullptr, {}, "the " + what);
   Baseline out;
-  const double p50 = percentile(series.samples, 50);
-  const size_t half = series.samples.size() / 2;
-  auto half_p50 = [&](size_t from, size_t to) {
-    if (to - from < 2) return 0.0;
-    return percentile(std::vector<double>(series.samples.begin() + static_cast<std::ptrdiff_t>(from),
-                                          series.samples.begin() + static_cast<std::ptrdiff_t>(to)),
-                      50);
+  const auto halves_of = [](const std::vector<double>& samples) {
+    const size_t half = samples.size() / 2;
+    auto half_p50 = [&](size_t from, size_t to) {
+      if (to - from < 2) return 0.0;
+      return percentile(std::vector<double>(samples.begin() + static_cast<std::ptrdiff_t>(from),
+                                            samples.begin() + static_cast<std::ptrdiff_t>(to)),
+                        50);
+    };
+    return std::pair<double, double>{half_p50(0, half), half_p50(half, samples.size())};
   };
-  const std::vector<double> mine{p50, half_p50(0, half), half_p50(half, series.samples.size())};
+  std::optional<double> concurrent_p50;
+  std::optional<GroupGate> gate;
+  // The straggler series (every rank at once) is an instrument a run can switch off.
+  const bool scored = world_pg && instrument_on(env.cfg.instruments_off, "stragglers");
   if (world_pg) {
+    {
+      Deadline d("every rank, starting the " + what + " together", env.timeout);
+      barrier(world_pg, env.device, env.timeout);
+    }
+  }
+  if (scored) {
+    // No collective inside the series: each rank decides alone when it stops (--iters auto,
+    // --duration), so no rank waits for another between its steps. Not a row: no progress line,
+    // no telemetry window.
+    SweepEnv together = env;
+    together.progress = nullptr;
+    together.sampler = nullptr;
+    const Series all = run_series(together, trainer, nullptr, nullptr, {}, "the " + what + " (every rank at once)");
+    const double p50 = percentile(all.samples, 50);
+    const auto [h1, h2] = halves_of(all.samples);
+    const std::vector<double> mine{p50, h1, h2};
     set_phase("the gather of every rank's " + what);
     for (const auto& v : gather_to_root(world_pg, mine, mine.size(), env.device, env.timeout)) {
       out.compute_p50_s.push_back(v[0]);
       out.compute_halves_s.push_back({v[1], v[2]});
     }
-  } else {
+    concurrent_p50 = p50;
+  }
+  if (world_pg) {
+    // Rank 0 alone: the other ranks wait at a gate (as they wait for a DDP group they are not in).
+    gate.emplace(env.store, "noddp-alone/" + model + "/" + baseline_tag(batch, grad_accum), env.timeout,
+                 GroupGate::poll_for(env.launch.world_size));
+    if (rank != 0) {
+      set_phase("the wait for rank 0's " + what + " (rank 0 alone)");
+      gate->wait_done();
+      return out;
+    }
+  }
+  Series series;
+  try {
+    SweepEnv alone = env;
+    if (scored) alone.cfg.warmup = 0;  // the trainer is warm from the series of every rank
+    series = run_series(alone, trainer, gate ? &*gate : nullptr, nullptr, {}, "the " + what);
+  } catch (const std::exception& e) {
+    if (gate) gate->fail(e.what(), env.launch.world_size - 1);
+    throw;
+  }
+  if (!world_pg) {
+    const double p50 = percentile(series.samples, 50);
     out.compute_p50_s.push_back(p50);
-    out.compute_halves_s.push_back({mine[1], mine[2]});
+    out.compute_halves_s.push_back(halves_of(series.samples));
   }
   const RankStats stats = rank_stats(env, series);
   const nlohmann::json telemetry = own_telemetry(env);
-  const auto trace =
-      rank == 0 ? profile_series(env, trainer, model, baseline_tag(batch, grad_accum), nullptr) : std::nullopt;
-  if (rank != 0) return out;
+  const auto trace = profile_series(env, trainer, model, baseline_tag(batch, grad_accum), nullptr);
+  if (gate) gate->done();
   auto row = make_row(env, model, /*ddp=*/false, 1, batch, grad_accum, {stats}, series.stopping,
                       static_cast<int>(series.samples.size()));
   row.telemetry.baseline =
-      env.launch.world_size > 1
-          ? fmt::format("rank 0's series; all {} ranks trained alone at the same time", env.launch.world_size)
-          : "rank 0's series";
+      scored
+          ? fmt::format("rank 0's series alone, the other ranks idle (benchmark.py's no-DDP row); each rank's "
+                        "compute-only step for the straggler scores from a series of all {} ranks at once",
+                        env.launch.world_size)
+          : env.launch.world_size > 1 ? "rank 0's series alone, the other ranks idle (benchmark.py's no-DDP row)"
+                                      : "rank 0's series";
+  row.telemetry.concurrent_baseline_p50_s = concurrent_p50;
   annotate(env, info, row, trainer, series);
   row.memory.model_state_bytes = trainer.model_state_bytes();
   attach_telemetry(env, row, {telemetry});
@@ -225,7 +270,7 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
                                    const std::function<void(const nlohmann::json&)>& on_stragglers,
                                    const SelfCheckHook& self_check_hook) {
   std::vector<BenchResult> rows;
-  if (!env.sampler) env.sampler = make_sampler(env);
+  if (!env.sampler && instrument_on(env.cfg.instruments_off, "telemetry")) env.sampler = make_sampler(env);
   const RowFinish finish{env.cfg.per_rank_series == "all", env.row_launch};
   RowCallback emit = [&](const BenchResult& row) {
     rows.push_back(row);

@@ -22,6 +22,7 @@
 #include "core/launch/launch_env.hpp"
 #include "core/launch/progress.hpp"
 #include "core/result/result.hpp"
+#include "core/result/row_warnings.hpp"
 #include "core/stats/straggler.hpp"
 #include "core/telemetry/telemetry.hpp"
 #include "engine/dist/collectives.hpp"
@@ -107,12 +108,7 @@ RankSamples placed_rank(const SweepEnv& env, int r);
 /// Called on rank 0 with each row, finished (core/result/row_finish), to print and save.
 using RowCallback = std::function<void(const BenchResult&)>;
 
-/// Noise threshold: a series whose per-iteration times have a coefficient of variation
-/// (stddev / mean) above this is flagged "noisy" (docs/METHODOLOGY.md, "Statistics").
-inline constexpr double kNoisyCv = 0.05;
-
-/// Fewest measured iterations for which p95 rests on at least one sample above it.
-inline constexpr int kMinItersForP95 = 20;
+// kNoisyCv and kMinItersForP95 (the noisy and few_samples thresholds): core/result/row_warnings.hpp.
 
 /// The straggler scores' inputs of one model (rank 0), one per rank of `placements`: its
 /// host, local rank, device and GPU identity, its compute-only step p50 (s) and the two

@@ -73,7 +73,7 @@ DistributedDataParallel::DistributedDataParallel(ModelPtr module, c10::intrusive
                                          /*has_sync_bn=*/false, opts_.static_graph);
   // Every iteration's timers, as Python's _set_ddp_runtime_logging_sample_rate(1)
   // (default: the first 10 iterations, then every 100th).
-  reducer_->set_ddp_runtime_logging_sample_rate(1);
+  if (opts_.runtime_stats_every_iteration) reducer_->set_ddp_runtime_logging_sample_rate(1);
   // DistributedDataParallel._set_static_graph.
   if (opts_.static_graph) {
     reducer_->set_static_graph();

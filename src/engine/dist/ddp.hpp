@@ -27,6 +27,10 @@ struct DdpOptions {
   bool static_graph = false;                           ///< DDP static_graph=True (the Reducer's static-graph mode)
   bool find_unused_parameters = false;                 ///< traverse the autograd graph from the outputs each step
   int64_t broadcast_bucket_bytes = 250 * 1024 * 1024;  ///< DDP.broadcast_bucket_size
+  /// The Reducer's runtime stats on every iteration (Python's _set_ddp_runtime_logging_sample_rate(1)),
+  /// which the breakdown reads; false: PyTorch's default sampling (the first 10 iterations, then
+  /// every 100th: reducer.cpp should_collect_runtime_stats).
+  bool runtime_stats_every_iteration = true;
 };
 
 /// The Reducer's timers of one synchronised iteration (c10d::Logger ints_map, ns -> s):

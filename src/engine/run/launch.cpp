@@ -133,9 +133,10 @@ void validate_on_rank0(const LaunchInfo& li, const std::function<void()>& check)
 }
 
 int spawn_ranks(const EnvMap& env, const LaunchInfo& li, int world, const std::vector<std::string>& argv,
-                const std::string& json_path) {
+                double timeout_s, const std::string& json_path) {
   SpawnOptions so;
   so.nproc = world;
+  so.finish_timeout_s = timeout_s;
   // MASTER_ADDR / MASTER_PORT, when set, say where rank 0 serves the store.
   if (env.count("MASTER_ADDR") && !env.at("MASTER_ADDR").empty()) {
     so.master_addr = li.master_addr;

@@ -78,8 +78,11 @@ void validate_on_rank0(const LaunchInfo& li, const std::function<void()>& check)
 /// command line) on this machine (MASTER_ADDR / MASTER_PORT from `env` when set, else
 /// 127.0.0.1 and a free port) and returns their exit status (spawn_local_ranks). When they
 /// failed and `json_path`'s PATH.partial exists, it prints partial_rows_note as a note.
+/// `timeout_s` (the command's --timeout, s) bounds how long the other ranks may take to exit
+/// once one rank has exited 0 (SpawnOptions::finish_timeout_s: a stopped rank that long, a
+/// running one 4 x that + 60 s).
 int spawn_ranks(const EnvMap& env, const LaunchInfo& li, int world, const std::vector<std::string>& argv,
-                const std::string& json_path = "");
+                double timeout_s, const std::string& json_path = "");
 
 /// A runtime failure of this rank, as one line that says which rank, where and in which
 /// phase ("rank 1 (pid 42 on node7), during warm-up of resnet18/ddp2: ..."). Messages that

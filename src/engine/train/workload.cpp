@@ -9,6 +9,7 @@
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
 
+#include "core/config/instruments.hpp"
 #include "engine/compat.hpp"
 #include "engine/dist/collectives.hpp"
 #include "engine/memory.hpp"
@@ -78,6 +79,7 @@ DdpOptions ddp_options_of(const RunConfig& cfg, const DdpVariant& v) {
   opts.gradient_as_bucket_view = cfg.gradient_as_bucket_view;
   opts.static_graph = cfg.static_graph;
   opts.find_unused_parameters = cfg.find_unused_parameters;
+  opts.runtime_stats_every_iteration = instrument_on(cfg.instruments_off, "timers");
   return opts;
 }
 
