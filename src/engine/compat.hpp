@@ -566,6 +566,66 @@ std::string tcp_store_server_backend(const c10::intrusive_ptr<c10d::Store>& stor
 
 }  // namespace ddpbench::compat
 
+// ---------------------------------------------------------------- the TCPStore wire (ddpbench's store check)
+// torch 2.x declares the wire protocol in TCPStoreBackend.hpp (QueryType, validationMagicNumber) and
+// its servers expect a VALIDATE message first on every connection; torch 1.13 keeps QueryType in
+// TCPStore.cpp, where ADD is the fourth entry (SET, COMPARE_SET, GET, ADD, ...), and has no VALIDATE.
+#if __has_include(<torch/csrc/distributed/c10d/TCPStoreBackend.hpp>)
+#include <torch/csrc/distributed/c10d/TCPStoreBackend.hpp>
+#define DDPBENCH_STORE_VALIDATES 1
+#else
+#define DDPBENCH_STORE_VALIDATES 0
+#endif
+
+#include <cstdint>
+#include <vector>
+
+namespace ddpbench::compat {
+
+/// Bytes of TCPStore's reply to store_check_request: the key's new value, an int64.
+inline constexpr std::size_t kStoreCheckReplyBytes = sizeof(std::int64_t);
+
+/// The bytes the linked torch's TCPStore client sends for `add(key, 0)` on a new connection
+/// (torch/csrc/distributed/c10d/TCPStore.cpp: a QueryType byte, then the key as a uint64
+/// length and its bytes after TCPStore's "/" key prefix, then the int64 addend, in host byte
+/// order; torch 2.x sends VALIDATE + validationMagicNumber first, as TCPStore::validate does).
+/// Checked against both servers: after it, Python's TCPStore.get(key) reads b"0" on torch
+/// 1.13 and on 2.6 (classic server).
+inline std::vector<unsigned char> store_check_request(const std::string& key) {
+  std::vector<unsigned char> out;
+  auto put = [&out](const void* p, std::size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    out.insert(out.end(), b, b + n);
+  };
+#if DDPBENCH_STORE_VALIDATES
+  const auto validate = c10d::detail::QueryType::VALIDATE;
+  const std::uint32_t magic = c10d::detail::validationMagicNumber;
+  put(&validate, 1);
+  put(&magic, sizeof magic);
+  const auto add = c10d::detail::QueryType::ADD;
+#else
+  const std::uint8_t add = 3;  // QueryType::ADD in torch 1.13's TCPStore.cpp
+#endif
+  put(&add, 1);
+  const std::string wire_key = "/" + key;  // TCPStore::keyPrefix_, which its client puts before every key
+  const std::uint64_t len = wire_key.size();
+  put(&len, sizeof len);
+  put(wire_key.data(), wire_key.size());
+  const std::int64_t zero = 0;
+  put(&zero, sizeof zero);
+  return out;
+}
+
+/// Whether `reply` (kStoreCheckReplyBytes bytes) is a TCPStore's answer to
+/// store_check_request: the value 0 (every rank adds 0 to a key nothing else writes).
+inline bool store_check_reply_ok(const unsigned char* reply) {
+  std::int64_t v = 0;
+  std::memcpy(&v, reply, sizeof v);
+  return v == 0;
+}
+
+}  // namespace ddpbench::compat
+
 // ---------------------------------------------------------------- Optimizer::zero_grad
 #include <torch/optim/optimizer.h>
 

@@ -79,7 +79,8 @@ struct Proc {
   std::string args;  ///< ddpbench's arguments; @T: --timeout, @JSON: --json <file>, @PORT, @DIR, @SRC
   When start = at(0);
   Expect expect;
-  bool listener = false;  ///< a foreign (non-ddpbench) listener on @PORT that never answers
+  bool listener = false;  ///< a foreign (non-ddpbench) listener on @PORT ...
+  std::string listener_sends;  ///< ... that writes these bytes on each connection ("" = never answers)
   bool victim = false;    ///< not checked; ended by the harness once the checked ones exited
 };
 

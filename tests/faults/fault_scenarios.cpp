@@ -116,11 +116,12 @@ Proc victim(const std::string& role, const std::string& env, const std::string& 
   p.victim = true;
   return p;
 }
-Proc foreign_listener() {
+Proc foreign_listener(std::string sends = "") {
   Proc p;
   p.role = "listener";
   p.env = "MASTER_PORT=@PORT";
   p.listener = true;
+  p.listener_sends = std::move(sends);
   p.victim = true;
   return p;
 }
@@ -608,6 +609,20 @@ std::vector<Scenario> scenarios() {
                 ddp("rank1", hand(1, 2), kTiny, since_start(exits({1}, {"did not answer within --timeout"}, 1, 5)),
                     listening("listener"))},
                {}});
+  // A program on MASTER_PORT that answers: text (a web server), or a length prefix of 2 GiB
+  // followed by nothing (libtorch's client allocates what a length says, and then waits for it).
+  // The store check reads 8 bytes and names the peer.
+  const std::string two_gib_length("\x00\x00\x00\x80\x00\x00\x00\x00", 8);
+  for (const auto& [name, sends] :
+       {std::pair<std::string, std::string>{"Text", "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"},
+        {"ATwoGibLength", two_gib_length}})
+    s.push_back({"RendezvousRankOneAgainstListenerAnswering" + name,
+                 5,
+                 {foreign_listener(sends),
+                  ddp("rank1", hand(1, 2), kTiny,
+                      since_start(exits({2}, {"127.0.0.1:", "is not a PyTorch TCPStore server", "MASTER_PORT"}, 1, 5)),
+                      listening("listener"))},
+                 {}});
   s.push_back({"RendezvousRankOneWithoutStore",
                5,
                {ddp("rank1", hand(1, 2), kTiny, since_start(exits({1}, {"did not answer within --timeout"}, 1, 5)))},

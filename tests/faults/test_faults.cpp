@@ -210,9 +210,10 @@ pid_t start_process(const std::vector<std::string>& argv, const std::vector<std:
 }
 
 /// A foreign listener on 127.0.0.1:`port`, in a child process of its own: it accepts
-/// every connection and reads what comes, but never answers, as `python3 -m http.server`
-/// does to the store's binary requests (it waits for a request line that never ends).
-pid_t start_silent_listener(int port) {
+/// every connection and reads what comes; it writes `sends` on each new connection, or, when
+/// that is empty, never answers, as `python3 -m http.server` does to the store's binary
+/// requests (it waits for a request line that never ends).
+pid_t start_foreign_listener(int port, const std::string& sends) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
   ::setpgid(0, 0);
@@ -232,6 +233,7 @@ pid_t start_silent_listener(int port) {
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       if (i == 0) {
         const int c = ::accept(fd, nullptr, nullptr);
+        if (c >= 0 && !sends.empty()) (void)!::send(c, sends.data(), sends.size(), MSG_NOSIGNAL);
         if (c >= 0) fds.push_back({c, POLLIN, 0});
       } else if (::read(fds[i].fd, buf, sizeof buf) <= 0) {
         ::close(fds[i].fd);
@@ -418,7 +420,7 @@ class Runner {
     l.start = Clock::now();
     l.started = true;
     if (l.spec->listener) {
-      l.pid = start_silent_listener(port_);
+      l.pid = start_foreign_listener(port_, l.spec->listener_sends);
       return;
     }
     argv = {binary_under_test()};

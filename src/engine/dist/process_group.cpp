@@ -13,6 +13,7 @@
 #include "core/launch/watchdog.hpp"
 #include "core/util/errors.hpp"
 #include "engine/compat.hpp"
+#include "engine/dist/store_probe.hpp"
 
 namespace ddpbench {
 namespace {
@@ -103,6 +104,9 @@ c10::intrusive_ptr<c10d::Store> connect_store(const LaunchInfo& li, std::chrono:
   opts.numWorkers = static_cast<size_t>(li.world_size);
   opts.waitWorkers = false;  // the rendezvous (or the first collective) waits, with a bounded message
   opts.timeout = timeout;
+  if (!opts.isServer)
+    check_store_peer(li.master_addr, li.master_port,
+                     fmt::format("the store at {}:{}", li.master_addr, li.master_port), timeout);
   c10::intrusive_ptr<c10d::Store> store = compat::make_tcp_store(li.master_addr, opts);
   if (li.use_agent_store) store = c10::make_intrusive<c10d::PrefixStore>(li.store_prefix, store);
   Registry& r = registry();

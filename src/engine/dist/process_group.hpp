@@ -33,9 +33,11 @@ bool backend_available(BackendKind b);
 /// does, naming who is missing); the others connect. Under torchrun
 /// with TORCHELASTIC_USE_AGENT_STORE=True every rank is a client of the agent's store,
 /// under the prefix "/worker/attempt_<n>". Store operations that wait for a key time out after
-/// `timeout`; a peer that accepts the connection and never answers is not caught here
-/// (run them under a Deadline, core/launch/watchdog.hpp).
-/// Throws c10::Error (DistStoreError) when the store cannot be reached in time.
+/// `timeout`. A client first checks that the peer is a TCPStore (check_store_peer,
+/// engine/dist/store_probe.hpp: 8 bytes read at most, so a foreign program on MASTER_PORT costs
+/// one line, not libtorch's allocation of whatever length it sends).
+/// Throws UsageError when the peer is not a TCPStore; std::runtime_error or c10::Error
+/// (DistStoreError) when the store cannot be reached or does not answer in time.
 c10::intrusive_ptr<c10d::Store> connect_store(const LaunchInfo& li, std::chrono::milliseconds timeout);
 
 /// A process group of `size` ranks on `store` (prefix it per group). `device` is the

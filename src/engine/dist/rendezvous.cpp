@@ -158,6 +158,8 @@ Rendezvous rendezvous(const LaunchInfo& li, const JoinRequest& me, std::chrono::
     Deadline d(server, timeout, hint);
     try {
       raw = connect_store(li, timeout);
+    } catch (const UsageError&) {
+      throw;  // the peer is not a TCPStore (check_store_peer): its line names the peer and the fix
     } catch (const std::exception& e) {
       const std::string what = first_line(e.what());
       if (serves && mentions(what, {"Address already in use", "errno: 98", "EADDRINUSE"}))
