@@ -369,15 +369,17 @@ Claim write_report(const Job& j, const Plan& plan, const std::vector<std::string
   write_file_atomic(j.dir + "/report.txt", head + "\n" + body_txt);
   write_file_atomic(j.dir + "/report.md", "# ddpbench validate\n\n```\n" + head + "```\n\n" + body_md);
   std::string html = rep ? report_page(*rep) : "<!doctype html><html><body></body></html>";
-  std::string esc;
-  for (char c : head) esc += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+  const std::string esc = html_escape(head);
   const size_t body = html.find("<body");
   const size_t at = body == std::string::npos ? std::string::npos : html.find('>', body);
   const std::string block = "<section id=\"validate\"><h2>ddpbench validate</h2><pre>" + esc + "</pre></section>";
   if (at != std::string::npos) html.insert(at + 1, block);
   else html = block + html;
   write_file_atomic(j.dir + "/report.html", html);
+  // With no reportable step there is no report.json, and none of an earlier plan may stay behind
+  // as if it were this one's.
   if (rep) write_file_atomic(j.dir + "/report.json", render_report(*rep, TableFormat::json));
+  else std::filesystem::remove(j.dir + "/report.json");
   std::vector<Claim> claims;
   if (rep) claims = rep->summary.claims();
   else
@@ -665,10 +667,8 @@ int run_validate(const std::string& plan_path, const std::string& dir, int nproc
       checks.push_back({{plan.steps[i].name(), "ran", "not evaluated", "not run: the plan stopped before it"}, ""});
   const Claim verdict = write_report(j, plan, report_files, checks, stopped, notes);
   if (!stopped.empty()) say("stopped: " + stopped);
-  std::fprintf(stderr,
-               "ddpbench: validate: wrote %s/report.txt, report.md, report.html, report.json, verdict.json and "
-               "validate.json\n",
-               dir.c_str());
+  std::fprintf(stderr, "ddpbench: validate: wrote %s/report.txt, report.md, report.html, %sverdict.json and validate.json\n",
+               dir.c_str(), std::filesystem::exists(dir + "/report.json") ? "report.json, " : "");
   write_stdout(verdict.text + "\n");
   return (verdict.number("fail") > 0 || !stopped.empty()) ? kExitFailure : kExitOk;
 }

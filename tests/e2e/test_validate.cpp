@@ -268,6 +268,14 @@ TEST(Validate, RefusesAFolderItDoesNotOwnAndATargetOfAnUnknownModel) {
 
   o = run("cd " + d.path.string() + " && " + kBin + " validate plan.yaml --out out");
   ASSERT_EQ(o.code, 0) << o.err;
+  // No step of this plan is reportable (env only): no report.json, and one an earlier plan left
+  // does not stay behind as if it were this plan's.
+  EXPECT_FALSE(fs::exists(d.path / "out" / "report.json"));
+  write(d.path / "out" / "report.json", "{\"from\": \"an earlier plan\"}\n");
+  o = run("cd " + d.path.string() + " && " + kBin + " validate plan.yaml --out out");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_FALSE(fs::exists(d.path / "out" / "report.json"));
+  EXPECT_THAT(o.err, HasSubstr("wrote out/report.txt, report.md, report.html, verdict.json and validate.json"));
   fs::copy_file(d.path / "plan.yaml", d.path / "out" / "report.txt", fs::copy_options::overwrite_existing);
   const std::string before = slurp(d.path / "out" / "report.txt");
   o = run("cd " + d.path.string() + " && " + kBin + " validate out/report.txt --out out");
