@@ -40,6 +40,29 @@ TEST(ReportGolden, Table) { golden("report.txt", rendered(TableFormat::text)); }
 TEST(ReportGolden, Markdown) { golden("report.md", rendered(TableFormat::markdown)); }
 TEST(ReportGolden, Csv) { golden("report.csv", rendered(TableFormat::csv)); }
 
+// The table kinds are one list: each once, each in a named section; a kind missing from it is
+// an error, never a default section; plots are placed by the prefixes of that list.
+TEST(ReportSections, EveryKindIsListedOnceAndAnUnknownKindIsAnError) {
+  std::map<std::string, int> seen;
+  for (const auto& k : report_table_kinds()) {
+    EXPECT_EQ(++seen[k.kind], 1) << k.kind;
+    EXPECT_FALSE(k.section.empty()) << k.kind;
+  }
+  EXPECT_EQ(report_section("weak"), "Throughput scaling");
+  EXPECT_EQ(report_section("time_to_loss"), "Time to accuracy");
+  EXPECT_EQ(report_section("nodes"), "Appendix: what ran");
+  EXPECT_THROW(report_section("no_such_kind"), std::logic_error);
+  // Every table the fixtures' report makes is of a listed kind (report_tables would throw).
+  for (const auto& t : report_tables(build_report(all_fixtures(), cost_opts()))) EXPECT_EQ(seen.count(t.kind), 1u) << t.kind;
+
+  EXPECT_EQ(report_section_of_plot("strong-resnet18-fp32-cpu-i64-gb32-efficiency"), "Throughput scaling");
+  EXPECT_EQ(report_section_of_plot("weak-resnet18-fp32-cpu-i64-b16-breakdown"), "Where the time goes");
+  EXPECT_EQ(report_section_of_plot("ttl-resnet18-fashion-mnist-cpu-loss"), "Time to accuracy");
+  EXPECT_EQ(report_section_of_plot("stragglers-resnet18-cpu-2r"), "Hardware utilization and stragglers");
+  EXPECT_EQ(report_section_of_plot("burnin-resnet18-1m-2c-cpu"), "Hardware utilization and stragglers");
+  EXPECT_EQ(report_section_of_plot("something-else"), "");
+}
+
 TEST(Report, JsonHasEveryTable) {
   const auto j = nlohmann::json::parse(rendered(TableFormat::json));
   std::map<std::string, int> kinds;

@@ -26,23 +26,6 @@ std::string inline_svg(const std::string& path) {
   return s.substr(start);
 }
 
-// The section a plot belongs to: that of the table kind its name starts with (core/render/plots
-// write_plots, report_convergence name them); "" for none. Used for a plot whose table is not in
-// the report (no PlotAnchor matches).
-std::string section_of_plot(const std::string& name) {
-  const auto ends = [&](const std::string& x) {
-    return name.size() >= x.size() && name.compare(name.size() - x.size(), x.size(), x) == 0;
-  };
-  if (ends("-breakdown")) return report_section("breakdown");
-  static const std::vector<std::pair<std::string, std::string>> kKindOf = {
-      {"weak-", "weak"},      {"strong-", "strong"}, {"single-gpu-count", "weak"}, {"overlay-", "weak"},
-      {"impact-", "impact"},  {"comm-", "comm"},     {"telemetry-", "telemetry"},  {"stragglers-", "telemetry"},
-      {"burnin-", "burn_in"}, {"memory-", "memory"}, {"ttl-", "time_to_loss"}};
-  for (const auto& [prefix, kind] : kKindOf)
-    if (name.rfind(prefix, 0) == 0) return report_section(kind);
-  return "";
-}
-
 // A table's context value as the text a PlotAnchor names it by.
 std::string context_text(const Value& v) {
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
@@ -183,7 +166,7 @@ std::string render_html(const Report& r, const std::vector<Plot>& plots, const s
       for (const auto& a : plots[i].tables)
         if (matches(tables[t], a)) at = t;
     if (!at) {
-      const std::string section = section_of_plot(plots[i].name);
+      const std::string section = report_section_of_plot(plots[i].name);
       for (size_t t = 0; t < tables.size(); ++t)
         if (!section.empty() && tables[t].section == section) at = t;
     }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "core/render/report_convergence.hpp"
 #include "core/render/report_tables_internal.hpp"
@@ -12,25 +13,51 @@
 
 namespace ddpbench {
 
-std::string report_section(const std::string& kind) {
-  static const std::vector<std::pair<std::vector<std::string>, std::string>> kSections = {
-      {{"headline", "summary", "findings", "recommendations"}, "Executive summary"},
-      {{"definitions"}, "Definitions"},
-      {{"weak", "strong"}, "Throughput scaling"},
-      {{"breakdown"}, "Where the time goes"},
-      {{"impact"}, "Optimization impact"},
-      {{"strategy", "memory"}, "Strategies and memory"},
-      {{"inference"}, "Inference"},
-      {{"comm", "pairs"}, "Communication"},
-      {{"telemetry", "stragglers", "rank_telemetry", "burn_in"}, "Hardware utilization and stragglers"},
-      {{"max_batch"}, "Largest batch"},
-      {{"comparison"}, "Comparison across devices or files"},
-      {{"cost"}, "Cost"},
-      {{"files", "commands", "nodes"}, "Appendix: what ran"},
+const std::vector<ReportTableKind>& report_table_kinds() {
+  static const std::vector<ReportTableKind> kKinds = {
+      {"headline", "Executive summary", {}},
+      {"summary", "Executive summary", {}},
+      {"findings", "Executive summary", {}},
+      {"recommendations", "Executive summary", {}},
+      {"definitions", "Definitions", {}},
+      {"weak", "Throughput scaling", {"weak-", "single-gpu-count", "overlay-"}},
+      {"strong", "Throughput scaling", {"strong-"}},
+      {"breakdown", "Where the time goes", {}},  // plots: any name ending in "-breakdown"
+      {"impact", "Optimization impact", {"impact-"}},
+      {"time_to_loss", "Time to accuracy", {"ttl-"}},
+      {"strategy", "Strategies and memory", {}},
+      {"memory", "Strategies and memory", {"memory-"}},
+      {"inference", "Inference", {}},
+      {"comm", "Communication", {"comm-"}},
+      {"pairs", "Communication", {}},
+      {"telemetry", "Hardware utilization and stragglers", {"telemetry-", "stragglers-"}},
+      {"stragglers", "Hardware utilization and stragglers", {}},
+      {"rank_telemetry", "Hardware utilization and stragglers", {}},
+      {"burn_in", "Hardware utilization and stragglers", {"burnin-"}},
+      {"max_batch", "Largest batch", {}},
+      {"comparison", "Comparison across devices or files", {}},
+      {"cost", "Cost", {}},
+      {"files", "Appendix: what ran", {}},
+      {"commands", "Appendix: what ran", {}},
+      {"nodes", "Appendix: what ran", {}},
   };
-  for (const auto& [kinds, name] : kSections)
-    if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) return name;
-  return "Time to accuracy";  // the convergence tables (core/render/report_convergence)
+  return kKinds;
+}
+
+std::string report_section(const std::string& kind) {
+  for (const auto& k : report_table_kinds())
+    if (k.kind == kind) return k.section;
+  throw std::logic_error("report table kind '" + kind + "' is not in report_table_kinds() (core/render/report_tables.cpp)");
+}
+
+std::string report_section_of_plot(const std::string& name) {
+  const std::string suffix = "-breakdown";
+  if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+    return report_section("breakdown");
+  for (const auto& k : report_table_kinds())
+    for (const auto& prefix : k.plot_prefixes)
+      if (name.rfind(prefix, 0) == 0) return k.section;
+  return "";
 }
 
 std::vector<Table> report_tables(const Report& r) {

@@ -24,9 +24,27 @@ Table headline_table(const Headline& h);
 /// appendix (result files, the command of each).
 std::vector<Table> report_tables(const Report& r);
 
-/// The document section tables of `kind` belong to ("Throughput scaling" for "weak"); the
-/// convergence tables' kinds, and any kind not listed, go to "Time to accuracy".
+/// One kind of table `report` prints: Table::kind (the JSON "kind"), the document section it
+/// belongs to, and the name prefixes of the plots drawn for it (core/render/plots write_plots,
+/// report_convergence), which the HTML page places in that section.
+struct ReportTableKind {
+  std::string kind, section;
+  std::vector<std::string> plot_prefixes;
+};
+
+/// Every kind of table report_tables makes, once each: the one list report_section, the HTML
+/// page's plot placement and the tests read (a table of a kind missing here fails
+/// report_section, never lands in a default section).
+const std::vector<ReportTableKind>& report_table_kinds();
+
+/// The document section tables of `kind` belong to ("Throughput scaling" for "weak").
+/// Throws std::logic_error for a kind not in report_table_kinds() (a programming error).
 std::string report_section(const std::string& kind);
+
+/// The section of the plot file named `name` (without folder): that of the kind whose plot
+/// prefix it starts with ("strong-..." is "Throughput scaling"; a name ending in "-breakdown"
+/// is "Where the time goes"); "" for none.
+std::string report_section_of_plot(const std::string& name);
 
 /// nccl-tests' table of one collective (size, count, type, redop, root, time us, algbw,
 /// busbw, #wrong), kind "comm", with the busbw factor's source in a note.
