@@ -7,10 +7,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
+#include <set>
 #include <stdexcept>
 
 #include "core/analysis/check.hpp"
 #include "core/analysis/diff.hpp"
+#include "core/config/run_config.hpp"
 #include "core/result/config_key.hpp"
 #include "core/util/errors.hpp"
 #include "unit/diff_check_test_util.hpp"
@@ -259,5 +263,92 @@ TEST(ConfigKey, FieldLists) {
   EXPECT_EQ(math_from_flags(true, std::nullopt), "unrecorded");
   EXPECT_THROW(math_of_precision_name("fp33"), UsageError);
 }
+// The "config" object's keys are one catalogue: the writer emits exactly its keys, each once,
+// each with its identity rule (a reason where it is not part of a row's identity).
+TEST(ConfigCatalogue, TheWriterEmitsEachCataloguedKeyOnce) {
+  std::set<std::string> catalogue;
+  for (const auto& k : config_json_keys()) {
+    EXPECT_TRUE(catalogue.insert(k.key).second) << k.key << " is listed twice";
+    EXPECT_FALSE(k.why.empty()) << k.key;
+  }
+  RunConfig cfg;
+  for (const RunConfig& c : {cfg, [] {
+         RunConfig t;
+         t.iters_auto = true;
+         t.freeze_backbone = true;
+         t.data = "fashion-mnist";
+         return t;
+       }()}) {
+    std::set<std::string> written;
+    const nlohmann::json j = to_json(c);  // items() of a temporary would outlive it
+    for (const auto& [key, value] : j.items()) written.insert(key);
+    EXPECT_EQ(written, catalogue);
+  }
+}
+
+// Every identity key changes the configuration key: a file or row that differs in it alone
+// is another configuration for report, diff, check and --resume. A new identity key needs its
+// change here (the test fails until it has one).
+TEST(ConfigCatalogue, EveryIdentityKeyChangesTheConfigurationKey) {
+  using Change = std::function<void(ResultFile&, BenchResult&)>;
+  const auto gpu = [](ResultFile& f, BenchResult&) {
+    f.environment["device_type"] = "cuda";
+    f.environment["gpus"] = nlohmann::json::array({{{"name", "NVIDIA H100 80GB HBM3"}}});
+    f.environment["math"] = {{"cudnn_benchmark", false}};
+  };
+  const std::map<std::string, std::pair<Change, Change>> changes = {
+      {"models", {{}, [](ResultFile&, BenchResult& r) { r.model = "resnet50"; }}},
+      {"batch_size", {{}, [](ResultFile&, BenchResult& r) { r.batch_per_rank *= 2; }}},
+      {"scaling", {{}, [](ResultFile&, BenchResult& r) { r.scaling = "strong"; }}},
+      {"global_batch_size", {{}, [](ResultFile&, BenchResult& r) { r.global_batch = 12345; }}},
+      {"image_size", {{}, [](ResultFile&, BenchResult& r) { r.image_size *= 2; }}},
+      {"num_classes", {{}, [](ResultFile& f, BenchResult&) { f.config["num_classes"] = 10; }}},
+      {"world_sizes", {{}, [](ResultFile&, BenchResult& r) { r.world_size += 1; }}},
+      {"bucket_cap_mb", {{}, [](ResultFile&, BenchResult& r) { r.ddp_options.bucket_cap_mb = 1; }}},
+      {"first_bucket_cap_mb", {{}, [](ResultFile&, BenchResult& r) { r.ddp_options.first_bucket_cap_mb = 0.5; }}},
+      {"broadcast_buffers", {{}, [](ResultFile&, BenchResult& r) { r.ddp_options.broadcast_buffers = false; }}},
+      {"gradient_as_bucket_view",
+       {{}, [](ResultFile&, BenchResult& r) { r.ddp_options.gradient_as_bucket_view = true; }}},
+      {"static_graph", {{}, [](ResultFile&, BenchResult& r) { r.ddp_options.static_graph = true; }}},
+      {"find_unused_parameters", {{}, [](ResultFile&, BenchResult& r) { r.ddp_options.find_unused_parameters = true; }}},
+      {"comm_hook", {{}, [](ResultFile&, BenchResult& r) { r.ddp_options.comm_hook = "fp16"; }}},
+      {"grad_accum", {{}, [](ResultFile&, BenchResult& r) { r.grad_accum = 4; }}},
+      {"strategy", {{}, [](ResultFile&, BenchResult& r) { r.strategy = "zero2"; }}},
+      {"activation_checkpointing", {{}, [](ResultFile&, BenchResult& r) { r.activation_checkpointing = true; }}},
+      {"cpu_offload", {{}, [](ResultFile&, BenchResult& r) { r.cpu_offload = true; }}},
+      {"backend", {{}, [](ResultFile& f, BenchResult&) { f.environment["backend"] = "mpi"; }}},
+      {"device", {{}, [](ResultFile& f, BenchResult&) { f.environment["cpu_model"] = "Another CPU"; }}},
+      {"precision", {{}, [](ResultFile&, BenchResult& r) { r.precision = "bf16"; }}},
+      {"channels_last", {{}, [](ResultFile& f, BenchResult&) { f.config["channels_last"] = true; }}},
+      {"cudnn_benchmark", {gpu, [](ResultFile& f, BenchResult&) { f.environment["math"]["cudnn_benchmark"] = true; }}},
+      {"zero_grad_set_to_none", {{}, [](ResultFile& f, BenchResult&) { f.config["zero_grad_set_to_none"] = true; }}},
+      {"freeze_backbone", {{}, [](ResultFile& f, BenchResult&) { f.config["freeze_backbone"] = true; }}},
+      {"head",
+       {[](ResultFile& f, BenchResult&) {
+          f.config["freeze_backbone"] = true;
+          f.config["head"] = "mlp";
+        },
+        [](ResultFile& f, BenchResult&) { f.config["head"] = "linear"; }}},
+      {"data", {{}, [](ResultFile&, BenchResult& r) { r.convergence.dataset = "fashion-mnist"; }}},
+      {"mode", {{}, [](ResultFile&, BenchResult& r) { r.mode = "inference"; }}},
+  };
+  const ResultFile file = read_result_file(kFix + "weak_cpu.json");
+  const BenchResult& row = ddp_row(file);
+  for (const auto& k : config_json_keys()) {
+    if (k.from == ConfigJsonKey::From::kNot) {
+      EXPECT_EQ(changes.count(k.key), 0u) << k.key << " changes the key but is declared not to";
+      continue;
+    }
+    const auto it = changes.find(k.key);
+    ASSERT_NE(it, changes.end()) << "identity key " << k.key << " has no change in this test";
+    ResultFile f = file;
+    BenchResult r = row;
+    if (it->second.first) it->second.first(f, r);
+    const ConfigKey before = ConfigKey::of(f, r);
+    it->second.second(f, r);
+    EXPECT_FALSE(ConfigKey::of(f, r) == before) << k.key << " (" << k.why << ") does not change the configuration key";
+  }
+}
+
 }  // namespace
 }  // namespace ddpbench

@@ -7,8 +7,9 @@
 #include <cmath>
 #include <fstream>
 #include <numeric>
-#include <sstream>
 #include <set>
+#include <sstream>
+#include <stdexcept>
 
 #include "core/config/comm_hook_spec.hpp"
 #include "core/launch/launch_env.hpp"
@@ -476,10 +477,76 @@ std::vector<std::string> planned_groups(const RunConfig& cfg) {
   return out;
 }
 
+const std::vector<ConfigJsonKey>& config_json_keys() {
+  using F = ConfigJsonKey::From;
+  static const std::vector<ConfigJsonKey> kKeys = {
+      {"models", F::kRow, "model"},
+      {"batch_size", F::kRow, "batch_per_rank"},
+      {"scaling", F::kRow, "scaling"},
+      {"global_batch_size", F::kRow, "global_batch"},
+      {"image_size", F::kRow, "image_size"},
+      {"num_classes", F::kConfig, "num_classes"},
+      {"warmup", F::kNot, "warm-up iterations are not measured"},
+      {"iters", F::kNot, "how many iterations are measured, not what; the row's n and CI say how well"},
+      {"target_ci_pct", F::kNot, "a stopping rule of --iters auto"},
+      {"min_iters", F::kNot, "a stopping rule of --iters auto"},
+      {"max_iters", F::kNot, "a stopping rule of --iters auto"},
+      {"max_time_s", F::kNot, "a stopping rule of --iters auto"},
+      {"world_sizes", F::kRow, "world_size"},
+      {"bucket_cap_mb", F::kRow, "bucket_cap_mb (the row's ddp_options; this key for files before schema 1.5)"},
+      {"first_bucket_cap_mb", F::kRow, "first_bucket_cap_mb (as bucket_cap_mb)"},
+      {"broadcast_buffers", F::kRow, "broadcast_buffers (as bucket_cap_mb)"},
+      {"gradient_as_bucket_view", F::kRow, "gradient_as_bucket_view (as bucket_cap_mb)"},
+      {"static_graph", F::kRow, "static_graph (as bucket_cap_mb)"},
+      {"find_unused_parameters", F::kRow, "find_unused_parameters (as bucket_cap_mb)"},
+      {"comm_hook", F::kRow, "comm_hook (as bucket_cap_mb)"},
+      {"grad_accum", F::kRow, "grad_accum"},
+      {"strategy", F::kRow, "strategy"},
+      {"activation_checkpointing", F::kRow, "activation_checkpointing"},
+      {"cpu_offload", F::kRow, "cpu_offload"},
+      {"profile", F::kNot, "the profiler traces iterations after the measured ones"},
+      {"backend", F::kEnvironment, "backend (environment.backend, the resolved one)"},
+      {"timeout_s", F::kNot, "a bound on waits, not part of a step"},
+      {"grad_check_tol", F::kNot, "the self-check's tolerance, run after the measured iterations"},
+      {"seed", F::kNot, "synthetic inputs of another seed cost the same"},
+      {"device", F::kEnvironment, "device (environment: the GPU or CPU model, device_type)"},
+      {"precision", F::kRow, "precision"},
+      {"channels_last", F::kConfig, "channels_last"},
+      {"cudnn_benchmark", F::kEnvironment, "cudnn_benchmark (environment.math, as applied)"},
+      {"zero_grad_set_to_none", F::kConfig, "zero_grad"},
+      {"freeze_backbone", F::kConfig, "frozen_backbone"},
+      {"head", F::kConfig, "frozen_backbone (the head's name)"},
+      {"dataset_size", F::kNot, "the cost table's epoch size, a reading of the rows"},
+      {"sample_ms", F::kNot, "the telemetry sampler's period; its cost is within the noise (METHODOLOGY)"},
+      {"per_rank_series", F::kNot, "what is recorded, not what runs"},
+      {"instruments_off", F::kNot, "the instruments' cost is within the noise (METHODOLOGY, What the harness costs)"},
+      {"min_util_pct", F::kNot, "a threshold of the telemetry warning"},
+      {"straggler_threshold", F::kNot, "a threshold of the straggler finding"},
+      {"duration_s", F::kNot, "burn-in length; the windows are per row"},
+      {"data", F::kRow, "data (the row's convergence dataset)"},
+      {"data_dir", F::kNot, "where the dataset lies, not which"},
+      {"epochs", F::kNot, "how long a time-to-loss run may train; its rows record what it reached"},
+      {"target_loss", F::kNot, "the time-to-loss stopping target, recorded per row"},
+      {"target_accuracy", F::kNot, "the time-to-accuracy stopping target, recorded per row"},
+      {"loader_workers", F::kNot, "a time-to-loss setting that ConfigKey does not read yet: two time-to-loss files that differ only in it "
+                             "pair in diff (declared here, so the merge is not silent)"},
+      {"train_limit", F::kNot, "a time-to-loss setting that ConfigKey does not read yet: two time-to-loss files that differ only in it "
+                             "pair in diff (declared here, so the merge is not silent)"},
+      {"test_limit", F::kNot, "a time-to-loss setting that ConfigKey does not read yet: two time-to-loss files that differ only in it "
+                             "pair in diff (declared here, so the merge is not silent)"},
+      {"lr", F::kNot, "a time-to-loss setting that ConfigKey does not read yet: two time-to-loss files that differ only in it "
+                             "pair in diff (declared here, so the merge is not silent)"},
+      {"mode", F::kRow, "mode"},
+      {"optimizer", F::kNot, "fixed for the benchmark step; follows lr for time to loss"},
+      {"loss", F::kNot, "always cross entropy"},
+  };
+  return kKeys;
+}
+
 nlohmann::json to_json(const RunConfig& cfg) {
   std::vector<double> first_caps;
   for (double mb : cfg.bucket_caps_mb) first_caps.push_back(first_bucket_cap_mb(cfg, mb));
-  return nlohmann::json{
+  const std::vector<std::pair<const char*, nlohmann::json>> entries = {
       {"models", cfg.models},
       {"batch_size", cfg.batch_size},
       {"scaling", cfg.scaling},
@@ -543,6 +610,19 @@ nlohmann::json to_json(const RunConfig& cfg) {
       {"optimizer", cfg.data == "synthetic" ? std::string("SGD(lr=0.001, momentum=0.9, weight_decay=1e-4)")
                                             : fmt::format("SGD(lr={:g}, momentum=0.9, weight_decay=1e-4)", cfg.lr)},
       {"loss", "cross_entropy"}};
+  // An initializer list keeps the first of two equal keys and drops the other silently: write
+  // one by one, each key once and each in the catalogue.
+  std::set<std::string> known;
+  for (const auto& k : config_json_keys()) known.insert(k.key);
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [key, value] : entries) {
+    if (!known.count(key))
+      throw std::logic_error(std::string("config key '") + key + "' is not in config_json_keys() (core/config/run_config.cpp)");
+    if (out.contains(key)) throw std::logic_error(std::string("config key '") + key + "' is written twice");
+    out[key] = value;
+  }
+  if (out.size() != known.size()) throw std::logic_error("config_json_keys() lists a key to_json does not write");
+  return out;
 }
 
 }  // namespace ddpbench

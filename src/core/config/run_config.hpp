@@ -245,7 +245,28 @@ std::string inference_group(const std::string& model, int n);
 /// planned row. Empty for a --data (time-to-loss) run, which has no groups.
 std::vector<std::string> planned_groups(const RunConfig& cfg);
 
-/// The configuration as recorded in the result file's "config" object.
+/// How one key of the result file's "config" object bears on a row's identity, the
+/// configuration key report, diff, check and --resume tell rows apart by
+/// (core/result/config_key.hpp, ConfigKey::of).
+struct ConfigJsonKey {
+  enum class From {
+    kConfig,       ///< ConfigKey::of reads this key of the config: rows that differ in it never merge
+    kRow,          ///< each row carries its own value (a sweep's list here); ConfigKey::of reads the row's
+    kEnvironment,  ///< the environment records the resolved value (device type, backend); read from there
+    kNot,          ///< not part of the identity: `why` says why rows that differ in it are comparable
+  };
+  std::string key;
+  From from = From::kNot;
+  std::string why;  ///< the reason (kNot), or the ConfigKey field it decides
+};
+
+/// Every key to_json(RunConfig) writes, once each, with its identity rule. to_json refuses
+/// (std::logic_error) a key missing here or written twice, and the catalogue test checks
+/// that each identity key changes the configuration key.
+const std::vector<ConfigJsonKey>& config_json_keys();
+
+/// The configuration as recorded in the result file's "config" object: exactly the keys of
+/// config_json_keys(). Throws std::logic_error when the writer and the catalogue disagree.
 nlohmann::json to_json(const RunConfig& cfg);
 
 }  // namespace ddpbench
