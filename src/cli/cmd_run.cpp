@@ -19,11 +19,14 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <type_traits>
+#include <variant>
 
 #include "cli/commands.hpp"
 #include "core/analysis/convergence.hpp"
 #include "core/config/instruments.hpp"
 #include "core/config/run_config.hpp"
+#include "core/config/run_options.hpp"
 #include "core/launch/launch_env.hpp"
 #include "core/launch/progress.hpp"
 #include "core/launch/spawn.hpp"
@@ -79,9 +82,7 @@ struct RunFlags {
   std::string instruments_off;  ///< --instruments-off comma list (core/config/instruments)
   RunConfig cfg;
   int nproc_per_node = 0;
-  bool no_broadcast_buffers = false;
   bool no_malloc_tuning = false;
-  bool no_cudnn_benchmark = false;
   CLI::Option *model_opt = nullptr, *batch_opt = nullptr, *image_opt = nullptr, *nproc_opt = nullptr,
               *head_opt = nullptr, *iters_opt = nullptr, *target_ci_opt = nullptr, *min_iters_opt = nullptr,
               *max_iters_opt = nullptr, *max_time_opt = nullptr;
@@ -184,9 +185,8 @@ void print_header(const ResultFile& rf, const std::vector<RankPlacement>& placem
   }
   {
     std::vector<std::string> knobs;
-    if (c["gradient_as_bucket_view"].get<bool>()) knobs.push_back("gradient_as_bucket_view");
-    if (c["static_graph"].get<bool>()) knobs.push_back("static_graph");
-    if (c["find_unused_parameters"].get<bool>()) knobs.push_back("find_unused_parameters");
+    for (const auto& d : ddp_flag_settings())  // the flag settings other than DDP's defaults
+      if (c[d.name].get<bool>() != d.ddp_default) knobs.push_back(fmt::format("{}={}", d.name, d.ddp_default ? "False" : "True"));
     if (c["comm_hook"] != nlohmann::json::array({"none"}))
       knobs.push_back(fmt::format("comm hook {}", fmt::join(c["comm_hook"].get<std::vector<std::string>>(), " / ")));
     if (c["grad_accum"] != nlohmann::json::array({1}))
@@ -529,205 +529,91 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
   return kExitOk;
 }
 
-// `run`'s "Workload" options.
-void add_workload_options(CLI::App* app, RunFlags& f) {
-  app->option_defaults()->group("Workload");
-  RunConfig& c = f.cfg;
-  f.model_opt = app->add_option("--model", f.models,
-                                "Model(s), comma list (default: resnet50 on GPUs, a small CPU job otherwise)");
-  f.batch_opt =
-      app->add_option("--batch-size", f.batch_text,
-                      "Examples per rank per iteration (default 32 on GPUs), or max: the largest batch "
-                      "that trains on every rank (ddpbench find-max-bs before the sweep; minimum over "
-                      "ranks, less 10%)")
-          ->check(CLI::Validator([](std::string& t) { return t == "max" ? std::string() : whole_number()(t); }, "",
-                                 "whole number or max"));
-  f.memory_limit_opt = app->add_option("--memory-limit", f.memory_limit,
-                                       "With --batch-size max: bytes the search may use per rank (K/M/G suffixes; "
-                                       "required on CPUs, as for find-max-bs)")
-                           ->transform(CLI::AsSizeValue(false));
-  f.image_opt = app->add_option("--image-size", c.image_size, "Input height = width in pixels (default 224 on GPUs)");
-  app->add_option("--scaling", c.scaling,
-                  "weak: --batch-size per rank; strong: --global-batch-size split over the "
-                  "ranks of each group")
-      ->capture_default_str();
-  app->add_option("--global-batch-size", c.global_batch_size,
-                  "Strong scaling: examples per step over a group (B/N per rank)")
-      ->check(whole_number());
-  app->add_option("--num-classes", c.num_classes, "Classifier width")->capture_default_str();
-  app->add_option("--precision", c.precision,
-                  "fp32 (PyTorch's default math: cuDNN may use TF32), fp32-strict (TF32 off), tf32 (TF32 on), "
-                  "fp16 (autocast + dynamic loss scaling) or bf16 (autocast)")
-      ->capture_default_str();
-  app->add_option(
-         "--mode", c.mode,
-         "train (DDP training steps) or inference (forward only under no_grad, eval mode, --precision's "
-         "autocast; no DDP: every rank of a group infers its own batch; throughput and latency per world size)")
-      ->capture_default_str();
-  app->add_flag("--channels-last", c.channels_last, "NHWC memory format for inputs and convolution weights");
-  app->add_flag("--no-cudnn-benchmark", f.no_cudnn_benchmark, "Turn cuDNN autotuning off (on by default)");
-  app->add_option("--zero-grad-set-to-none", c.zero_grad_set_to_none,
-                  "true or false: Optimizer.zero_grad(set_to_none=...) in the step (default: the linked torch's "
-                  "default, true from torch 2.0, false before)");
-  app->add_flag("--freeze-backbone", c.freeze_backbone,
-                "Train only a classifier head on a frozen backbone (fixed feature extractor)");
-  f.head_opt = app->add_option("--head", c.head, "Head trained with --freeze-backbone")->capture_default_str();
-  app->add_option("--seed", c.seed, "Base seed >= 0 (rank r draws data from seed + 1000 + r)")
-      ->check(whole_number())
-      ->capture_default_str();
+// The CLI's own variable of each catalogue option without a RunConfig member (RunOption::field
+// is monostate): the text it parses, or a launcher setting.
+using FlagsField = std::variant<std::string RunFlags::*, bool RunFlags::*, int RunFlags::*, long long RunFlags::*>;
+const std::map<std::string, FlagsField>& cli_parsed_options() {
+  static const std::map<std::string, FlagsField> kFields = {
+      {"--model", &RunFlags::models},
+      {"--batch-size", &RunFlags::batch_text},
+      {"--memory-limit", &RunFlags::memory_limit},
+      {"--iters", &RunFlags::iters},
+      {"--world-sizes", &RunFlags::world_sizes},
+      {"--duration", &RunFlags::duration},
+      {"--bucket-cap-mb", &RunFlags::bucket_caps},
+      {"--comm-hook", &RunFlags::comm_hooks},
+      {"--grad-accum", &RunFlags::grad_accums},
+      {"--strategy", &RunFlags::strategies},
+      {"--instruments-off", &RunFlags::instruments_off},
+      {"--resume", &RunFlags::resume},
+      {"--overwrite", &RunFlags::overwrite},
+      {"--nproc-per-node", &RunFlags::nproc_per_node},
+      {"--no-malloc-tuning", &RunFlags::no_malloc_tuning},
+  };
+  return kFields;
 }
 
-// `run`'s "Measurement" options.
-void add_measurement_options(CLI::App* app, RunFlags& f) {
-  app->option_defaults()->group("Measurement");
+// Registers one catalogue option (core/config/run_options.hpp) with CLI11: a switch or a value,
+// into its RunConfig member or the CLI's own variable, with its check and help.
+CLI::Option* add_run_option(CLI::App* app, const RunOption& o, RunFlags& f) {
   RunConfig& c = f.cfg;
-  app->add_option("--warmup", c.warmup, "Untimed iterations before each measured series")->capture_default_str();
-  f.iters_opt = app->add_option("--iters", f.iters,
-                                "Measured iterations per series, or auto: measure until the 95% CI of the mean step "
-                                "time is within --target-ci")
-                    ->capture_default_str();
-  f.target_ci_opt = app->add_option("--target-ci", c.target_ci_pct,
-                                    "With --iters auto (implies it): CI half-width target, % of the mean (default 1)");
-  f.min_iters_opt = app->add_option("--min-iters", c.min_iters, "With --iters auto: at least this many (default 20)");
-  f.max_iters_opt = app->add_option("--max-iters", c.max_iters, "With --iters auto: at most this many (default 1000)");
-  f.max_time_opt = app->add_option(
-      "--max-time", c.max_time_s,
-      "With --iters auto: stop a series once its measured iterations add up to this many seconds (default 120)");
-  app->add_option("--world-sizes", f.world_sizes,
-                  "DDP group sizes, comma list (default 1,2,4,... up to the world size, plus the world size); "
-                  "'world': the world size only");
-  app->add_option("--duration", f.duration,
-                  "Burn-in: run each row's measured series for this long (90s, 30m, 2h) and report throughput over "
-                  "time per rank, flagging drift");
-  app->add_option("--grad-check-tol", c.grad_check_tol,
-                  "Self-check tolerance: max gradient difference across ranks, relative to max |g|")
-      ->capture_default_str();
-}
-
-// `run`'s "DDP and strategies" options.
-void add_ddp_options(CLI::App* app, RunFlags& f) {
-  app->option_defaults()->group("DDP and strategies");
-  RunConfig& c = f.cfg;
-  f.bucket_caps_opt =
-      app->add_option("--bucket-cap-mb", f.bucket_caps,
-                      "DDP bucket_cap_mb in MiB; a comma list sweeps them in one launch, one row each (default: "
-                      "DDP's default, 25)");
-  app->add_option("--first-bucket-cap-mb", c.first_bucket_cap_mb,
-                  "Cap of the first DDP bucket in MiB (default: as the linked torch's DDP: 1 MiB, or on torch 2.x "
-                  "the --bucket-cap-mb given)");
-  app->add_flag("--no-broadcast-buffers", f.no_broadcast_buffers,
-                "Do not broadcast BatchNorm buffers each step (DDP broadcast_buffers=False, as benchmark.py)");
-  app->add_flag("--gradient-as-bucket-view", c.gradient_as_bucket_view,
-                "DDP gradient_as_bucket_view=True: gradients are views into the buckets (no copy, less memory)");
-  app->add_flag("--static-graph", c.static_graph,
-                "DDP static_graph=True: the graph is the same every step (the first step's allreduce waits for the "
-                "whole backward)");
-  app->add_flag("--find-unused-parameters", c.find_unused_parameters,
-                "DDP find_unused_parameters=True: walk the autograd graph each step for parameters without gradients");
-  app->add_option("--comm-hook", f.comm_hooks,
-                  "DDP communication hook(s), comma list, one row each: none (the Reducer's allreduce), allreduce, "
-                  "fp16, bf16, powersgd[:RANK], hierarchical, topk:RATIO")
-      ->capture_default_str();
-  app->add_option("--grad-accum", f.grad_accums,
-                  "Micro-steps per optimizer step, comma list: K-1 under no_sync, then one synchronised")
-      ->capture_default_str();
-  app->add_option("--strategy", f.strategies,
-                  "Training strategies, comma list, one row each per world size: ddp (the Reducer), zero2 (gradients "
-                  "and optimizer state sharded), fsdp (parameters too, gathered per model unit)")
-      ->capture_default_str();
-  app->add_flag("--activation-checkpointing", c.activation_checkpointing,
-                "Recompute each model unit's forward (a ResNet block, a ViT layer) in its backward instead of "
-                "keeping its activations");
-  app->add_flag("--cpu-offload", c.cpu_offload,
-                "fsdp rows keep their parameter shards, gradient shards and optimizer state in host memory between "
-                "uses and step the optimizer there (GPU runs with --strategy fsdp)");
-}
-
-// `run`'s "Output and diagnosis" options.
-void add_output_options(CLI::App* app, RunFlags& f) {
-  app->option_defaults()->group("Output and diagnosis");
-  RunConfig& c = f.cfg;
-  f.json_opt = app->add_option("--json", c.json_path,
-                               "Write the result file here once the run completes (the rows so far go to "
-                               "PATH.partial while it runs); an existing PATH needs --overwrite");
-  f.resume_opt = app->add_option(
-      "--resume", f.resume,
-      "Continue a sweep that stopped from the PATH.partial its --json PATH left: with the same flags (checked), "
-      "the rows it measured kept, the rest measured, one complete PATH written");
-  app->add_flag("--overwrite", f.overwrite,
-                "Replace an existing --json file (and PATH.partial) once the new run completes; without it an "
-                "existing one is refused, and one that appears during the run is kept (the rows go to PATH.partial)");
-  app->add_flag("--quiet", c.quiet, "No progress output (the table and errors still print)");
-  app->add_flag("--breakdown", c.print_breakdown,
-                "Print where each row's step time goes (forward, backward compute, exposed communication, optimizer, "
-                "other) under it");
-  f.profile_opt = app->add_option(
-      "--profile", c.profile_dir,
-      "Write a Chrome/Perfetto trace of --profile-iters extra steps after each measured series, one file per rank "
-      "and row, into this directory (created; traces of an earlier run there need --overwrite)");
-  app->add_option("--profile-iters", c.profile_iters, "Steps traced per row with --profile")->capture_default_str();
-  app->add_option("--sample-ms", c.sample_ms,
-                  "Telemetry sampling period during measured iterations (GPU through NVML, host CPU, memory, network)")
-      ->capture_default_str();
-  app->add_option("--per-rank-series,--telemetry-series", c.per_rank_series,
-                  "Whose raw step samples and telemetry series a row keeps: flagged (ranks with telemetry flags and "
-                  "the slowest by mean step; every rank keeps its step summary, every row its per-iteration means "
-                  "and min/median/max series over ranks) or all (every rank's; larger files at scale)")
-      ->capture_default_str();
-  {
-    std::vector<std::string> names;
-    for (const auto& i : instrument_catalogue()) names.push_back(i.name);
-    app->add_option("--instruments-off", f.instruments_off,
-                    fmt::format("Switch off instruments to measure what they cost (comma list of {}, or all; "
-                                "METHODOLOGY \"What the harness costs\"): the run header says which ran",
-                                fmt::join(names, ", ")));
+  CLI::Option* opt = nullptr;
+  const auto add = [&](auto& target) {
+    using T = std::decay_t<decltype(target)>;
+    if constexpr (std::is_same_v<T, bool>) {
+      if (!o.flag_only) throw std::logic_error("run option " + o.name() + ": a bool member is a switch");
+      if (o.negated) opt = app->add_flag_callback(o.flag, [&target] { target = false; }, o.help);
+      else opt = app->add_flag(o.flag, target, o.help);
+    } else {
+      opt = app->add_option(o.flag, target, o.help);
+    }
+  };
+  if (std::holds_alternative<std::monostate>(o.field)) {
+    const auto it = cli_parsed_options().find(o.name());
+    if (it == cli_parsed_options().end())
+      throw std::logic_error("run option " + o.name() + " has neither a RunConfig member nor a CLI variable");
+    std::visit([&](auto member) { add(f.*member); }, it->second);
+  } else {
+    std::visit(
+        [&](auto member) {
+          if constexpr (!std::is_same_v<decltype(member), std::monostate>) add(c.*member);
+        },
+        o.field);
   }
-  app->add_option("--min-util", c.min_util_pct, "Flag a GPU whose mean SM utilization is below this percentage")
-      ->capture_default_str();
-  app->add_option("--straggler-threshold", c.straggler_threshold,
-                  "Name a rank whose score (fastest rank's compute-only step / its own) is below this")
-      ->capture_default_str();
-  app->add_option("--dataset-size", c.dataset_size, "Examples per epoch, for per-epoch communication volume")
-      ->check(whole_number())
-      ->capture_default_str();
+  opt->group(o.group);
+  if (o.show_default) opt->capture_default_str();
+  switch (o.check) {
+    case RunOption::Check::kNone: break;
+    case RunOption::Check::kWholeNumber: opt->check(whole_number()); break;
+    case RunOption::Check::kWholeOrMax:
+      opt->check(CLI::Validator([](std::string& t) { return t == "max" ? std::string() : whole_number()(t); }, "",
+                                "whole number or max"));
+      break;
+    case RunOption::Check::kSize: opt->transform(CLI::AsSizeValue(false)); break;
+  }
+  return opt;
 }
 
-// `run`'s "Launch" options.
-void add_launch_options(CLI::App* app, RunFlags& f) {
-  app->option_defaults()->group("Launch");
-  RunConfig& c = f.cfg;
-  f.nproc_opt = app->add_option("--nproc-per-node", f.nproc_per_node,
-                                "Ranks to start on this machine with the built-in launcher (default: one per GPU, "
-                                "2 without GPUs)");
-  app->add_option("--backend", c.backend, "Process group backend: auto, nccl or gloo")->capture_default_str();
-  app->add_option("--device", c.device, "Device: auto, cpu or cuda")->capture_default_str();
-  app->add_option("--timeout", c.timeout_s, "Seconds before a store access or collective fails")->capture_default_str();
-  app->add_flag("--no-malloc-tuning", f.no_malloc_tuning, "Keep glibc's malloc thresholds (CPU runs)");
-}
-
-// `run`'s "Time to loss (--data)" options.
-void add_time_to_loss_options(CLI::App* app, RunFlags& f) {
-  app->option_defaults()->group("Time to loss (--data)");
-  RunConfig& c = f.cfg;
-  // Real data and time-to-loss (engine/bench/time_to_loss.hpp; docs/METHODOLOGY.md "Real data and time-to-loss").
-  app->add_option("--data", c.data,
-                  "synthetic (the step benchmark) or fashion-mnist: train to a target on the real dataset per world "
-                  "size (time-to-loss)")
-      ->capture_default_str();
-  app->add_option("--data-dir", c.data_dir, "Folder of the dataset's four IDX .gz files")->capture_default_str();
-  app->add_option("--epochs", c.epochs, "Time-to-loss: most epochs per world size (stops at the target)")
-      ->capture_default_str();
-  app->add_option("--target-loss", c.target_loss, "Time-to-loss: stop once the test-split cross-entropy is <= this");
-  app->add_option("--target-accuracy", c.target_accuracy,
-                  "Time-to-loss: stop once the test-split top-1 accuracy is >= this fraction (e.g. 0.85)");
-  app->add_option("--loader-workers", c.loader_workers, "Time-to-loss: data-loader threads per rank (0: in the step)")
-      ->capture_default_str();
-  app->add_option("--train-limit", c.train_limit, "Time-to-loss: train on the first N training examples (0: all)")
-      ->capture_default_str();
-  app->add_option("--test-limit", c.test_limit, "Time-to-loss: evaluate on the first N test examples (0: all)")
-      ->capture_default_str();
-  app->add_option("--lr", c.lr, "Time-to-loss: SGD learning rate (momentum 0.9, weight decay 1e-4)")
-      ->capture_default_str();
+// Every `run` option, from the catalogue; the handles the callback asks (was it given?).
+void add_run_options(CLI::App* app, RunFlags& f) {
+  for (const auto& o : run_options()) (void)add_run_option(app, o, f);
+  const auto get = [&](const char* name) { return app->get_option(name); };
+  f.model_opt = get("--model");
+  f.batch_opt = get("--batch-size");
+  f.memory_limit_opt = get("--memory-limit");
+  f.image_opt = get("--image-size");
+  f.head_opt = get("--head");
+  f.iters_opt = get("--iters");
+  f.target_ci_opt = get("--target-ci");
+  f.min_iters_opt = get("--min-iters");
+  f.max_iters_opt = get("--max-iters");
+  f.max_time_opt = get("--max-time");
+  f.bucket_caps_opt = get("--bucket-cap-mb");
+  f.json_opt = get("--json");
+  f.resume_opt = get("--resume");
+  f.profile_opt = get("--profile");
+  f.nproc_opt = get("--nproc-per-node");
+  f.num_classes_opt = get("--num-classes");
 }
 
 }  // namespace
@@ -739,14 +625,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
       "Exit codes: 0 every row measured and every self-check passed; 1 a runtime failure (a rank died, a timeout, "
       "a torch error, a file that appeared at the --json path while the run went); 2 bad input (one line names "
       "it); 3 the gradient self-check failed (the rows so far are in PATH.partial of --json PATH).");
-  add_workload_options(app, *f);
-  add_measurement_options(app, *f);
-  add_ddp_options(app, *f);
-  add_output_options(app, *f);
-  add_launch_options(app, *f);
-  add_time_to_loss_options(app, *f);
-  app->option_defaults()->group("Options");
-  f->num_classes_opt = app->get_option("--num-classes");
+  add_run_options(app, *f);
 
   return {app, [f, argv]() -> int {
             RunConfig& cfg = f->cfg;
@@ -757,8 +636,6 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
             f->batch_max = f->batch_text == "max";  // resolved by find-max-bs in run_rank; 1 until then
             if (f->batch_opt->count()) cfg.batch_size = f->batch_max ? 1 : std::stoll(f->batch_text);
             parse_iters(*f);
-            cfg.broadcast_buffers = !f->no_broadcast_buffers;
-            cfg.cudnn_benchmark = !f->no_cudnn_benchmark;
             cfg.zero_grad_set_to_none = zero_grad_set_to_none(cfg);  // recorded resolved
             const int gpus = device_gpus(cfg.device);
             const bool use_cuda = gpus > 0;
@@ -806,6 +683,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
                 throw UsageError("--profile needs a directory; pass e.g. --profile traces");
               if (cfg.data == "fashion-mnist" && !f->num_classes_opt->count()) cfg.num_classes = 10;
               validate(cfg, world, model_names());
+              check_ddp_settings_supported(cfg);
               if (f->profile_opt->count()) prepare_profile_dir(cfg.profile_dir, f->overwrite);  // after validate:
               // a refused flag leaves no directory behind
               if (f->json_opt->count() || f->resume_opt->count()) {

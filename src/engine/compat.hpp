@@ -160,6 +160,8 @@ struct ReducerArgs {
   bool gradient_as_bucket_view = false;
   std::unordered_map<size_t, std::string> param_names;
   int64_t first_bucket_bytes_cap = 0;
+  /// Unused parameters' gradients are not allreduced (torch 2.7+; kReducerSkipsUnusedParams).
+  bool skip_all_reduce_unused_params = false;
 };
 
 /// Constructs a c10d::Reducer with whichever constructor the linked torch has.
@@ -182,7 +184,7 @@ std::shared_ptr<R> make_reducer(ReducerArgs a) {
     return std::make_shared<R>(std::move(a.params), std::move(a.bucket_indices), std::move(a.process_group),
                                std::move(a.expect_sparse_gradients), a.bucket_bytes_cap, a.find_unused_parameters,
                                a.gradient_as_bucket_view, std::move(a.param_names), a.first_bucket_bytes_cap,
-                               /*skip_all_reduce_unused_params=*/false, /*use_python_reducer=*/false,
+                               a.skip_all_reduce_unused_params, /*use_python_reducer=*/false,
                                /*bucket_bytes_cap_list=*/std::vector<int64_t>{});
   } else if constexpr (std::is_constructible_v<R, Tensors, Buckets, PGPtr, std::vector<bool>, int64_t, bool, bool,
                                                Names, int64_t, bool, bool>) {
@@ -190,7 +192,7 @@ std::shared_ptr<R> make_reducer(ReducerArgs a) {
     return std::make_shared<R>(std::move(a.params), std::move(a.bucket_indices), std::move(a.process_group),
                                std::move(a.expect_sparse_gradients), a.bucket_bytes_cap, a.find_unused_parameters,
                                a.gradient_as_bucket_view, std::move(a.param_names), a.first_bucket_bytes_cap,
-                               /*skip_all_reduce_unused_params=*/false, /*use_python_reducer=*/false);
+                               a.skip_all_reduce_unused_params, /*use_python_reducer=*/false);
   } else if constexpr (std::is_constructible_v<R, Tensors, Buckets, PGPtr, std::vector<bool>, int64_t, bool, bool,
                                                Names, int64_t, bool>) {
     // torch 2.3 .. 2.6: (..., use_python_reducer)
@@ -202,6 +204,17 @@ std::shared_ptr<R> make_reducer(ReducerArgs a) {
     static_assert(dependent_false<R>, "ddpbench: unsupported c10d::Reducer constructor; add it to compat.hpp");
   }
 }
+
+/// True when the linked torch's c10d::Reducer takes skip_all_reduce_unused_params (torch 2.7+:
+/// the constructors make_reducer passes it to, with or without a trailing bucket_bytes_cap_list);
+/// before, DDP has no such setting and `run --skip-all-reduce-unused-params` is refused.
+inline constexpr bool kReducerSkipsUnusedParams =
+    std::is_constructible_v<c10d::Reducer, std::vector<at::Tensor>, std::vector<std::vector<size_t>>,
+                            c10::intrusive_ptr<c10d::ProcessGroup>, std::vector<bool>, int64_t, bool, bool,
+                            std::unordered_map<size_t, std::string>, int64_t, bool, bool> ||
+    std::is_constructible_v<c10d::Reducer, std::vector<at::Tensor>, std::vector<std::vector<size_t>>,
+                            c10::intrusive_ptr<c10d::ProcessGroup>, std::vector<bool>, int64_t, bool, bool,
+                            std::unordered_map<size_t, std::string>, int64_t, bool, bool, std::vector<int64_t>>;
 
 // ---------------------------------------------------------------- conv padding
 /// The explicit padding (H, W) of Conv2d options, or {-1, -1} for "valid"/"same".

@@ -1,6 +1,7 @@
 // End-to-end tests of the ddpbench binary: real processes, real launchers, real files.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <ostream>
+#include <regex>
 #include <sstream>
 #include <set>
 #include <stdexcept>
@@ -17,6 +19,7 @@
 #include "common/testutil.hpp"
 #include "core/launch/spawn.hpp"
 #include "core/result/result.hpp"
+#include "core/config/run_options.hpp"
 #include "e2e/cli_test_util.hpp"
 
 namespace fs = std::filesystem;
@@ -729,5 +732,84 @@ TEST(Cli, SlowedRankIsNamedAsStraggler) {
       EXPECT_GT(t["host"]["peak_rss_bytes"].get<double>(), 0.0);
     }
 }
+}  // namespace
+}  // namespace ddpbench
+
+namespace ddpbench {
+namespace {
+
+// Every flag `ddpbench run --help` lists is one entry of the options catalogue (run_options) and
+// every entry is listed, and every entry has a row in docs/guide/options.md's table of run's
+// flags (and the table names no flag run lacks).
+TEST(Cli, EveryRunFlagInHelpIsCataloguedAndDocumented) {
+  const auto o = cli_tests::run(cli_tests::kBin + " run --help");
+  ASSERT_EQ(o.code, 0) << o.err;
+  std::set<std::string> in_help;
+  const std::regex option_line(R"(^\s+(?:-[a-zA-Z], ?)?(--[a-z0-9-]+(?:, ?--[a-z0-9-]+)*))");
+  const std::regex flag(R"(--[a-z0-9-]+)");
+  std::istringstream lines(o.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, option_line)) continue;
+    const std::string names = m[1].str();
+    for (auto it = std::sregex_iterator(names.begin(), names.end(), flag); it != std::sregex_iterator(); ++it)
+      in_help.insert(it->str());
+  }
+  in_help.erase("--help");
+  std::set<std::string> catalogued, first_names;
+  for (const auto& opt : run_options()) {
+    first_names.insert(opt.name());
+    for (auto it = std::sregex_iterator(opt.flag.begin(), opt.flag.end(), flag); it != std::sregex_iterator(); ++it)
+      catalogued.insert(it->str());
+  }
+  ASSERT_GT(in_help.size(), 40u) << o.out;
+  EXPECT_EQ(in_help, catalogued);
+
+  // The table of run's flags: from its header row to the first line that is not a table row.
+  const std::string doc = cli_tests::slurp(std::string(DDPBENCH_SOURCE_DIR) + "/docs/guide/options.md");
+  const size_t start = doc.find("| flag | default | meaning |");
+  ASSERT_NE(start, std::string::npos) << "docs/guide/options.md has no run flag table";
+  std::set<std::string> documented;
+  std::istringstream rows(doc.substr(start));
+  for (std::string row; std::getline(rows, row) && row.rfind("|", 0) == 0;) {
+    const std::string first_cell = row.substr(1, row.find('|', 1) - 1);
+    const std::regex quoted("`(--[a-z0-9][a-z0-9-]*)");  // `--flag` or `--flag VALUE`
+    for (auto it = std::sregex_iterator(first_cell.begin(), first_cell.end(), quoted); it != std::sregex_iterator();
+         ++it)
+      documented.insert((*it)[1].str());
+  }
+  for (const auto& n : first_names) EXPECT_EQ(documented.count(n), 1u) << n << " has no row in docs/guide/options.md";
+  for (const auto& n : documented) EXPECT_EQ(catalogued.count(n), 1u) << n << " is documented but run has no such flag";
+}
+
+// --skip-all-reduce-unused-params: where the linked torch's DDP has the setting (2.7+) a run
+// records it in every DDP row; before, it is refused in one line naming the torch it links.
+TEST(Cli, SkipAllReduceUnusedParamsRunsWhereTheLinkedTorchHasIt) {
+  const auto env = cli_tests::run(cli_tests::kBin + " env --json");
+  ASSERT_EQ(env.code, 0) << env.err;
+  const std::string torch = nlohmann::json::parse(env.out).at("torch").get<std::string>();
+  const int major = std::stoi(torch.substr(0, torch.find('.')));
+  const int minor = std::stoi(torch.substr(torch.find('.') + 1));
+  const bool has_it = major > 2 || (major == 2 && minor >= 7);
+  cli_tests::TempDir d;
+  const std::string json = (d.path / "skip.json").string();
+  const auto o = cli_tests::run(cli_tests::kBin + cli_tests::kTiny +
+                                " --world-sizes 2 --find-unused-parameters --skip-all-reduce-unused-params --json " +
+                                json);
+  if (!has_it) {
+    EXPECT_EQ(o.code, 2) << o.err;
+    EXPECT_THAT(o.err, ::testing::HasSubstr("--skip-all-reduce-unused-params needs a torch whose DDP has "
+                                            "skip_all_reduce_unused_params (2.7+), and this build links torch " +
+                                            torch));
+    EXPECT_FALSE(fs::exists(json));
+    return;
+  }
+  ASSERT_EQ(o.code, 0) << o.err;
+  const ResultFile f = read_result_file(json);
+  EXPECT_EQ(f.config.at("skip_all_reduce_unused_params"), true);
+  for (const auto& r : f.results)
+    if (r.ddp) EXPECT_EQ(r.ddp_options.skip_all_reduce_unused_params, true);
+}
+
 }  // namespace
 }  // namespace ddpbench

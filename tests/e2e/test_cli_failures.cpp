@@ -145,6 +145,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"GradAccumZero", "run --grad-accum 0", "--grad-accum 0 is out of range"},
         BadCase{"StaticGraphWithUnused", "run --static-graph --find-unused-parameters",
                 "--static-graph already handles unused parameters"},
+        BadCase{"SkipUnusedWithoutFindUnused", "run --skip-all-reduce-unused-params",
+                "--skip-all-reduce-unused-params skips the unused parameters that --find-unused-parameters finds"},
         BadCase{"ProfileDirIsAFile", "run --profile /dev/null", "--profile '/dev/null'"},
         BadCase{"ProfileDirEmpty", "run --profile ''", "--profile needs a directory"},
         BadCase{"EnvOutputEmpty", "env -o ''", "--output needs a file path"},

@@ -53,12 +53,13 @@ VALIDATE_KINDS = {"validate_check", "validate_tally"}
 # "Same configuration": the fields a no-DDP row leaves empty (backend and the DDP knobs
 # except grad_accum, which the baseline shares).
 DDP_ONLY_FIELDS = {"backend", "bucket_cap_mb", "first_bucket_cap_mb", "broadcast_buffers",
-                   "gradient_as_bucket_view", "static_graph", "find_unused_parameters", "comm_hook"}
+                   "gradient_as_bucket_view", "static_graph", "find_unused_parameters",
+                   "skip_all_reduce_unused_params", "comm_hook"}
 # diff: "when only communication settings changed between the files (the DDP knobs, the comm
 # hook, the backend, NCCL's version or variables)".
 COMM_CHANGE_RE = re.compile(
     r"(^|[.\[])(bucket_cap_mb|first_bucket_cap_mb|broadcast_buffers|gradient_as_bucket_view|"
-    r"static_graph|find_unused_parameters|comm_hook|backend|nccl)(\]|$)|NCCL_")
+    r"static_graph|find_unused_parameters|skip_all_reduce_unused_params|comm_hook|backend|nccl)(\]|$)|NCCL_")
 
 
 class BadInput(Exception):
@@ -471,11 +472,13 @@ class Row:
             key["gradient_as_bucket_view"] = bool(knob("gradient_as_bucket_view", False))
             key["static_graph"] = bool(knob("static_graph", False))
             key["find_unused_parameters"] = bool(knob("find_unused_parameters", False))
+            key["skip_all_reduce_unused_params"] = bool(knob("skip_all_reduce_unused_params", False))
             key["comm_hook"] = str(knob("comm_hook", "none"))
         else:
             for name, empty in (("backend", ""), ("bucket_cap_mb", 0.0), ("first_bucket_cap_mb", 0.0),
                                 ("broadcast_buffers", False), ("gradient_as_bucket_view", False),
-                                ("static_graph", False), ("find_unused_parameters", False), ("comm_hook", "")):
+                                ("static_graph", False), ("find_unused_parameters", False),
+                                ("skip_all_reduce_unused_params", False), ("comm_hook", "")):
                 key[name] = empty
         key["grad_accum"] = self.grad_accum
         # fields the key holds beyond the METHODOLOGY table (config_key.hpp's field list)

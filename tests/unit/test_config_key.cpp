@@ -11,10 +11,12 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <variant>
 
 #include "core/analysis/check.hpp"
 #include "core/analysis/diff.hpp"
 #include "core/config/run_config.hpp"
+#include "core/config/run_options.hpp"
 #include "core/result/config_key.hpp"
 #include "core/util/errors.hpp"
 #include "unit/diff_check_test_util.hpp"
@@ -306,11 +308,11 @@ TEST(ConfigCatalogue, EveryIdentityKeyChangesTheConfigurationKey) {
       {"world_sizes", {{}, [](ResultFile&, BenchResult& r) { r.world_size += 1; }}},
       {"bucket_cap_mb", {{}, [](ResultFile&, BenchResult& r) { r.ddp_options.bucket_cap_mb = 1; }}},
       {"first_bucket_cap_mb", {{}, [](ResultFile&, BenchResult& r) { r.ddp_options.first_bucket_cap_mb = 0.5; }}},
-      {"broadcast_buffers", {{}, [](ResultFile&, BenchResult& r) { r.ddp_options.broadcast_buffers = false; }}},
-      {"gradient_as_bucket_view",
-       {{}, [](ResultFile&, BenchResult& r) { r.ddp_options.gradient_as_bucket_view = true; }}},
-      {"static_graph", {{}, [](ResultFile&, BenchResult& r) { r.ddp_options.static_graph = true; }}},
-      {"find_unused_parameters", {{}, [](ResultFile&, BenchResult& r) { r.ddp_options.find_unused_parameters = true; }}},
+  // Each DDP flag setting away from DDP's default in the row's ddp_options.
+#define DDPBENCH_FLIP_DDP_FLAG(X, name, def, flag, label, help) \
+  {#name, {{}, [](ResultFile&, BenchResult& r) { r.ddp_options.name = !(def); }}},
+      DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_FLIP_DDP_FLAG, _)
+#undef DDPBENCH_FLIP_DDP_FLAG
       {"comm_hook", {{}, [](ResultFile&, BenchResult& r) { r.ddp_options.comm_hook = "fp16"; }}},
       {"grad_accum", {{}, [](ResultFile&, BenchResult& r) { r.grad_accum = 4; }}},
       {"strategy", {{}, [](ResultFile&, BenchResult& r) { r.strategy = "zero2"; }}},
@@ -348,6 +350,98 @@ TEST(ConfigCatalogue, EveryIdentityKeyChangesTheConfigurationKey) {
     it->second.second(f, r);
     EXPECT_FALSE(ConfigKey::of(f, r) == before) << k.key << " (" << k.why << ") does not change the configuration key";
   }
+}
+
+
+// The run options catalogue: each option once, each recorded key with one identity rule and in
+// the writer's catalogue, the bounds on integer members, and the DDP flag settings wired through
+// every struct that carries them (options, config, row, configuration key, reference setup).
+TEST(RunOptions, EachOptionOnceAndEachRecordedKeyWithOneRule) {
+  std::set<std::string> names;
+  std::map<std::string, const RunOption*> by_key;
+  std::set<std::string> written;
+  for (const auto& k : config_json_keys()) written.insert(k.key);
+  for (const auto& o : run_options()) {
+    EXPECT_TRUE(names.insert(o.name()).second) << o.name() << " is listed twice";
+    EXPECT_EQ(o.name().rfind("--", 0), 0u) << o.name();
+    EXPECT_FALSE(o.help.empty()) << o.name();
+    EXPECT_FALSE(o.group.empty()) << o.name();
+    EXPECT_FALSE(o.why.empty()) << o.name() << " says neither its identity rule nor where it is recorded";
+    if (o.lo || o.hi) {
+      EXPECT_TRUE(o.lo && o.hi && *o.lo <= *o.hi) << o.name();
+      EXPECT_TRUE(std::holds_alternative<int RunConfig::*>(o.field) ||
+                  std::holds_alternative<long long RunConfig::*>(o.field))
+          << o.name() << ": bounds need an integer member";
+    }
+    if (o.json_key.empty()) {
+      EXPECT_EQ(o.from, ConfigJsonKey::From::kNot) << o.name();
+      continue;
+    }
+    EXPECT_EQ(written.count(o.json_key), 1u) << o.name() << " records " << o.json_key << ", which to_json does not write";
+    const auto [it, first] = by_key.emplace(o.json_key, &o);
+    if (!first) {
+      EXPECT_EQ(it->second->from, o.from) << o.json_key << ": " << it->second->name() << " and " << o.name();
+      EXPECT_EQ(it->second->why, o.why) << o.json_key;
+    }
+  }
+  // Every written key comes from an option, but for the two the step fixes.
+  for (const auto& k : config_json_keys())
+    if (k.key != "optimizer" && k.key != "loss") EXPECT_EQ(by_key.count(k.key), 1u) << k.key << " has no option";
+}
+
+TEST(RunOptions, EveryDdpFlagSettingIsAnOptionAConfigKeyFieldAndASetupKey) {
+  const std::vector<std::string> fields = config_field_names();
+  const ResultFile f = read_result_file(kFix + "weak_cpu.json");
+  const ConfigKey row = ConfigKey::of(f, ddp_row(f));
+  ASSERT_FALSE(ddp_flag_settings().empty());
+  for (const auto& d : ddp_flag_settings()) {
+    const RunOption* o = find_run_option(d.flag);
+    ASSERT_NE(o, nullptr) << d.flag;
+    EXPECT_EQ(o->json_key, d.name);
+    EXPECT_EQ(o->from, ConfigJsonKey::From::kRow);
+    EXPECT_TRUE(o->flag_only);
+    EXPECT_EQ(o->negated, d.ddp_default) << d.flag << " sets the value other than DDP's default";
+    const auto field = std::find(fields.begin(), fields.end(), d.name);
+    ASSERT_NE(field, fields.end()) << d.name << " is not a ConfigKey field";
+    const auto index = static_cast<size_t>(field - fields.begin());
+    EXPECT_TRUE(ddp_knob_fields().test(index)) << d.name;
+    EXPECT_TRUE(ddp_only_fields().test(index)) << d.name;
+    // A reference that pins the setting away from DDP's default expects another configuration
+    // than the (default) row; pinned at the default, the row's own.
+    for (const bool value : {d.ddp_default, !d.ddp_default}) {
+      const std::string text = fmt::format(
+          R"({{"ddpbench_reference": "2.0", "references": [{{"device": "*", "model": "{}", "world_size": {},
+          "batch_per_rank": {}, "image_size": {}, "setup": {{"precision": "fp32", "{}": {}}},
+          "metric": "ex_per_s_total", "value": 100, "lower": -0.1}}]}})",
+          row.model, row.world_size, row.batch_per_rank, row.image_size, d.name, value ? "true" : "false");
+      const auto refs = parse_reference(text, "t");
+      ASSERT_EQ(refs.size(), 1u);
+      EXPECT_EQ(refs[0].expected(row) == row, value == d.ddp_default) << d.name << " = " << value;
+    }
+    // The written config carries it under its name, at DDP's default.
+    EXPECT_EQ(to_json(RunConfig{}).at(d.name), d.ddp_default) << d.name;
+  }
+}
+
+TEST(RunOptions, CatalogueBoundsGiveTheOneLineError) {
+  RunConfig cfg;
+  cfg.warmup = -1;
+  try {
+    check_option_bounds(cfg);
+    FAIL() << "--warmup -1 passed";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--warmup -1 is out of range; use 0..100000000");
+  }
+  cfg.warmup = 5;
+  cfg.sample_ms = 0;
+  try {
+    check_option_bounds(cfg);
+    FAIL() << "--sample-ms 0 passed";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--sample-ms 0 is out of range; use 1..60000 milliseconds");
+  }
+  cfg.sample_ms = 100;
+  EXPECT_NO_THROW(check_option_bounds(cfg));
 }
 
 }  // namespace

@@ -99,7 +99,7 @@ TEST(RowSections, DdpOptionsRoundTripEveryField) {
   const json doc = json::parse(R"({
     "bucket_cap_mb": 5.5, "first_bucket_cap_mb": 2.0, "broadcast_buffers": false,
     "gradient_as_bucket_view": true, "static_graph": true, "find_unused_parameters": true,
-    "comm_hook": "powersgd:4", "skip_all_reduce_unused_params": true})");
+    "skip_all_reduce_unused_params": true, "comm_hook": "powersgd:4", "init_sync": false})");
   const RowDdpOptions o = doc.get<RowDdpOptions>();
   EXPECT_EQ(o.bucket_cap_mb, 5.5);
   EXPECT_EQ(o.first_bucket_cap_mb, 2.0);
@@ -107,8 +107,9 @@ TEST(RowSections, DdpOptionsRoundTripEveryField) {
   EXPECT_EQ(o.gradient_as_bucket_view, true);
   EXPECT_EQ(o.static_graph, true);
   EXPECT_EQ(o.find_unused_parameters, true);
+  EXPECT_EQ(o.skip_all_reduce_unused_params, true);
   EXPECT_EQ(o.comm_hook, "powersgd:4");
-  EXPECT_EQ(o.extra, json::parse(R"({"skip_all_reduce_unused_params": true})"));
+  EXPECT_EQ(o.extra, json::parse(R"({"init_sync": false})"));
   EXPECT_EQ(json(o), doc);
   // A no-DDP row's empty object: nothing set, written back empty.
   const RowDdpOptions none = json::object().get<RowDdpOptions>();

@@ -33,10 +33,9 @@ const std::vector<ConfigField> kSetupFields = {ConfigField::precision,
                                                ConfigField::backend,
                                                ConfigField::bucket_cap_mb,
                                                ConfigField::first_bucket_cap_mb,
-                                               ConfigField::broadcast_buffers,
-                                               ConfigField::gradient_as_bucket_view,
-                                               ConfigField::static_graph,
-                                               ConfigField::find_unused_parameters,
+#define DDPBENCH_DDP_FLAG_FIELD(X, name, def, flag, label, help) ConfigField::name,
+                                               DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_DDP_FLAG_FIELD, _)
+#undef DDPBENCH_DDP_FLAG_FIELD
                                                ConfigField::comm_hook,
                                                ConfigField::grad_accum};
 // Upper bound of a reference's grad_accum (any larger value is a typo, not a setup).
@@ -128,10 +127,10 @@ ReferenceSetup parse_setup(const nlohmann::json& s, const std::string& where) {
                                    kMaxBucketCapMb, key[0] == 'b' ? "bucket-cap-mb" : "first-bucket-cap-mb"));
     (key[0] == 'b' ? r.bucket_cap_mb : r.first_bucket_cap_mb) = mb;
   }
-  if (s.contains("broadcast_buffers")) r.broadcast_buffers = bool_at(s, "broadcast_buffers", at);
-  if (s.contains("gradient_as_bucket_view")) r.gradient_as_bucket_view = bool_at(s, "gradient_as_bucket_view", at);
-  if (s.contains("static_graph")) r.static_graph = bool_at(s, "static_graph", at);
-  if (s.contains("find_unused_parameters")) r.find_unused_parameters = bool_at(s, "find_unused_parameters", at);
+#define DDPBENCH_READ_DDP_FLAG(X, name, def, flag, label, help) \
+  if (s.contains(#name)) r.name = bool_at(s, #name, at);
+  DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_READ_DDP_FLAG, _)
+#undef DDPBENCH_READ_DDP_FLAG
   if (s.contains("comm_hook")) {
     r.comm_hook = str_at(s, "comm_hook", at);
     if (r.comm_hook.empty())
@@ -213,10 +212,9 @@ ConfigKey ReferenceEntry::expected(const ConfigKey& row) const {
   k.backend = setup.backend == "auto" ? default_backend(row.device) : setup.backend;
   k.bucket_cap_mb = setup.bucket_cap_mb;
   k.first_bucket_cap_mb = setup.first_bucket_cap_mb;
-  k.broadcast_buffers = setup.broadcast_buffers;
-  k.gradient_as_bucket_view = setup.gradient_as_bucket_view;
-  k.static_graph = setup.static_graph;
-  k.find_unused_parameters = setup.find_unused_parameters;
+#define DDPBENCH_COPY_DDP_FLAG(X, name, def, flag, label, help) k.name = setup.name;
+  DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_COPY_DDP_FLAG, _)
+#undef DDPBENCH_COPY_DDP_FLAG
   k.comm_hook = setup.comm_hook;
   k.grad_accum = setup.grad_accum;
   return k;

@@ -34,8 +34,8 @@ struct ReferenceSetup {
   std::string frozen_backbone;   ///< head name, "" (or false in the file) for none
   std::string backend = "auto";  ///< "auto": nccl on GPUs, gloo on CPUs (what `run --backend auto` picks)
   double bucket_cap_mb = 25, first_bucket_cap_mb = 1;
-  bool broadcast_buffers = true;
-  bool gradient_as_bucket_view = false, static_graph = false, find_unused_parameters = false;
+  /// The DDP flag settings at DDP's defaults (core/config/ddp_settings.hpp), under their names.
+  DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_DDP_FLAG_MEMBER, _)
   std::string comm_hook = "none";  ///< as `run --comm-hook` names it ("fp16", "powersgd:2")
   int grad_accum = 1;              ///< micro-steps per optimizer step, 1..1e6
 };
@@ -68,8 +68,9 @@ struct ReferenceEntry {
 /// Parses a reference file (format 2.x):
 /// {"ddpbench_reference": "2.0", "description": "...", "references": [{device, model,
 ///  world_size, batch_per_rank, image_size, setup: {precision, math?, channels_last?,
-///  frozen_backbone?, backend?, bucket_cap_mb?, first_bucket_cap_mb?, broadcast_buffers?,
-///  gradient_as_bucket_view?, static_graph?, find_unused_parameters?, comm_hook?, grad_accum?},
+///  frozen_backbone?, backend?, bucket_cap_mb?, first_bucket_cap_mb?, the DDP flag settings
+///  (broadcast_buffers?, gradient_as_bucket_view?, static_graph?, find_unused_parameters?, ...:
+///  ddp_flag_settings()), comm_hook?, grad_accum?},
 ///  metric, value, lower?, upper?, unit?, note?}]}.
 /// Throws UsageError (one line, naming `source`, the entry and the fix) on malformed input,
 /// an unknown key (a typo such as "uppper"), or another format version.

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "core/config/ddp_settings.hpp"
 #include "core/result/row_metrics.hpp"
 #include "core/result/row_warnings.hpp"
 #include "core/stats/stats.hpp"
@@ -224,10 +225,11 @@ namespace {
 // The fields of the measured changes that only communication reads: a row without DDP does not
 // communicate, so a change of only these cannot move it (the DDP knobs, the backend, NCCL).
 bool communication_only(const ConfigChange& c) {
-  for (const char* k : {"config.bucket_cap_mb", "config.first_bucket_cap_mb", "config.broadcast_buffers",
-                        "config.gradient_as_bucket_view", "config.static_graph", "config.find_unused_parameters",
-                        "config.comm_hook", "config.backend", "environment.backend", "environment.nccl"})
+  for (const char* k : {"config.bucket_cap_mb", "config.first_bucket_cap_mb", "config.comm_hook", "config.backend",
+                        "environment.backend", "environment.nccl"})
     if (c.key == k) return true;
+  for (const auto& d : ddp_flag_settings())
+    if (c.key == std::string("config.") + d.name) return true;
   return c.key.rfind("environment.env.NCCL_", 0) == 0 || c.key.rfind("environment.env.TORCH_NCCL_", 0) == 0;
 }
 

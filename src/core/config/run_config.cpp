@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "core/config/comm_hook_spec.hpp"
+#include "core/config/run_options.hpp"
 #include "core/launch/launch_env.hpp"
 #include "core/util/errors.hpp"
 #include "core/util/parse.hpp"
@@ -134,10 +135,7 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
     if (!(cfg.max_time_s > 0 && cfg.max_time_s <= 1e7))
       throw UsageError(fmt::format("--max-time {} must be a number of seconds in (0, 10000000]", cfg.max_time_s));
   }
-  if (cfg.warmup < 0 || cfg.warmup > kMaxIters)
-    throw UsageError(fmt::format("--warmup {} is out of range; use 0..{}", cfg.warmup, kMaxIters));
-  if (cfg.num_classes < 2 || cfg.num_classes > kMaxNumClasses)
-    throw UsageError(fmt::format("--num-classes {} is out of range; use 2..{}", cfg.num_classes, kMaxNumClasses));
+  check_option_bounds(cfg);  // --warmup, --num-classes, --profile-iters, --sample-ms (run_options)
   if (cfg.seed < 0) throw UsageError(fmt::format("--seed {} must be >= 0", cfg.seed));
   for (int n : cfg.world_sizes)
     if (n < 1 || n > world)
@@ -179,17 +177,16 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
     throw UsageError(
         "--comm-hook registers a DDP communication hook and zero2/fsdp rows have none; add ddp to --strategy "
         "(e.g. --strategy ddp,zero2) or drop --comm-hook");
+  if (cfg.skip_all_reduce_unused_params && !cfg.find_unused_parameters)
+    throw UsageError(
+        "--skip-all-reduce-unused-params skips the unused parameters that --find-unused-parameters finds; add "
+        "--find-unused-parameters or drop it");
   if (cfg.static_graph && cfg.find_unused_parameters)
     throw UsageError(
         "--static-graph already handles unused parameters (PyTorch: static_graph supersedes "
         "find_unused_parameters); pass one of them");
-  if (cfg.profile_iters < 1 || cfg.profile_iters > kMaxProfileIters)
-    throw UsageError(fmt::format("--profile-iters {} is out of range; use 1..{}", cfg.profile_iters, kMaxProfileIters));
   if (cfg.per_rank_series != "flagged" && cfg.per_rank_series != "all")
     throw UsageError(fmt::format("--per-rank-series '{}' is unknown; use flagged or all", cfg.per_rank_series));
-  if (cfg.sample_ms < 1 || cfg.sample_ms > kMaxSampleMs)
-    throw UsageError(
-        fmt::format("--sample-ms {} is out of range; use 1..{} milliseconds", cfg.sample_ms, kMaxSampleMs));
   if (!(cfg.min_util_pct >= 0 && cfg.min_util_pct <= 100))
     throw UsageError(fmt::format("--min-util {} is out of range; use a percentage 0..100", cfg.min_util_pct));
   if (!(cfg.straggler_threshold > 0 && cfg.straggler_threshold <= 1))
@@ -478,68 +475,18 @@ std::vector<std::string> planned_groups(const RunConfig& cfg) {
 }
 
 const std::vector<ConfigJsonKey>& config_json_keys() {
-  using F = ConfigJsonKey::From;
-  static const std::vector<ConfigJsonKey> kKeys = {
-      {"models", F::kRow, "model"},
-      {"batch_size", F::kRow, "batch_per_rank"},
-      {"scaling", F::kRow, "scaling"},
-      {"global_batch_size", F::kRow, "global_batch"},
-      {"image_size", F::kRow, "image_size"},
-      {"num_classes", F::kConfig, "num_classes"},
-      {"warmup", F::kNot, "warm-up iterations are not measured"},
-      {"iters", F::kNot, "how many iterations are measured, not what; the row's n and CI say how well"},
-      {"target_ci_pct", F::kNot, "a stopping rule of --iters auto"},
-      {"min_iters", F::kNot, "a stopping rule of --iters auto"},
-      {"max_iters", F::kNot, "a stopping rule of --iters auto"},
-      {"max_time_s", F::kNot, "a stopping rule of --iters auto"},
-      {"world_sizes", F::kRow, "world_size"},
-      {"bucket_cap_mb", F::kRow, "bucket_cap_mb (the row's ddp_options; this key for files before schema 1.5)"},
-      {"first_bucket_cap_mb", F::kRow, "first_bucket_cap_mb (as bucket_cap_mb)"},
-      {"broadcast_buffers", F::kRow, "broadcast_buffers (as bucket_cap_mb)"},
-      {"gradient_as_bucket_view", F::kRow, "gradient_as_bucket_view (as bucket_cap_mb)"},
-      {"static_graph", F::kRow, "static_graph (as bucket_cap_mb)"},
-      {"find_unused_parameters", F::kRow, "find_unused_parameters (as bucket_cap_mb)"},
-      {"comm_hook", F::kRow, "comm_hook (as bucket_cap_mb)"},
-      {"grad_accum", F::kRow, "grad_accum"},
-      {"strategy", F::kRow, "strategy"},
-      {"activation_checkpointing", F::kRow, "activation_checkpointing"},
-      {"cpu_offload", F::kRow, "cpu_offload"},
-      {"profile", F::kNot, "the profiler traces iterations after the measured ones"},
-      {"backend", F::kEnvironment, "backend (environment.backend, the resolved one)"},
-      {"timeout_s", F::kNot, "a bound on waits, not part of a step"},
-      {"grad_check_tol", F::kNot, "the self-check's tolerance, run after the measured iterations"},
-      {"seed", F::kNot, "synthetic inputs of another seed cost the same"},
-      {"device", F::kEnvironment, "device (environment: the GPU or CPU model, device_type)"},
-      {"precision", F::kRow, "precision"},
-      {"channels_last", F::kConfig, "channels_last"},
-      {"cudnn_benchmark", F::kEnvironment, "cudnn_benchmark (environment.math, as applied)"},
-      {"zero_grad_set_to_none", F::kConfig, "zero_grad"},
-      {"freeze_backbone", F::kConfig, "frozen_backbone"},
-      {"head", F::kConfig, "frozen_backbone (the head's name)"},
-      {"dataset_size", F::kNot, "the cost table's epoch size, a reading of the rows"},
-      {"sample_ms", F::kNot, "the telemetry sampler's period; its cost is within the noise (METHODOLOGY)"},
-      {"per_rank_series", F::kNot, "what is recorded, not what runs"},
-      {"instruments_off", F::kNot, "the instruments' cost is within the noise (METHODOLOGY, What the harness costs)"},
-      {"min_util_pct", F::kNot, "a threshold of the telemetry warning"},
-      {"straggler_threshold", F::kNot, "a threshold of the straggler finding"},
-      {"duration_s", F::kNot, "burn-in length; the windows are per row"},
-      {"data", F::kRow, "data (the row's convergence dataset)"},
-      {"data_dir", F::kNot, "where the dataset lies, not which"},
-      {"epochs", F::kNot, "how long a time-to-loss run may train; its rows record what it reached"},
-      {"target_loss", F::kNot, "the time-to-loss stopping target, recorded per row"},
-      {"target_accuracy", F::kNot, "the time-to-accuracy stopping target, recorded per row"},
-      {"loader_workers", F::kNot, "a time-to-loss setting that ConfigKey does not read yet: two time-to-loss files that differ only in it "
-                             "pair in diff (declared here, so the merge is not silent)"},
-      {"train_limit", F::kNot, "a time-to-loss setting that ConfigKey does not read yet: two time-to-loss files that differ only in it "
-                             "pair in diff (declared here, so the merge is not silent)"},
-      {"test_limit", F::kNot, "a time-to-loss setting that ConfigKey does not read yet: two time-to-loss files that differ only in it "
-                             "pair in diff (declared here, so the merge is not silent)"},
-      {"lr", F::kNot, "a time-to-loss setting that ConfigKey does not read yet: two time-to-loss files that differ only in it "
-                             "pair in diff (declared here, so the merge is not silent)"},
-      {"mode", F::kRow, "mode"},
-      {"optimizer", F::kNot, "fixed for the benchmark step; follows lr for time to loss"},
-      {"loss", F::kNot, "always cross entropy"},
-  };
+  static const std::vector<ConfigJsonKey> kKeys = [] {
+    // Each run option's key with its rule (every option sharing a key states the same rule:
+    // the catalogue test checks it), then the keys no option sets.
+    std::vector<ConfigJsonKey> keys;
+    std::set<std::string> seen;
+    for (const auto& o : run_options())
+      if (!o.json_key.empty() && seen.insert(o.json_key).second) keys.push_back({o.json_key, o.from, o.why});
+    using F = ConfigJsonKey::From;
+    keys.push_back({"optimizer", F::kNot, "fixed for the benchmark step; follows lr for time to loss"});
+    keys.push_back({"loss", F::kNot, "always cross entropy"});
+    return keys;
+  }();
   return kKeys;
 }
 
@@ -565,10 +512,9 @@ nlohmann::json to_json(const RunConfig& cfg) {
                                                        : nlohmann::json(cfg.bucket_caps_mb)},
       // As bucket_cap_mb: one number, or one per swept cap (DDP's rule, ddp_variants).
       {"first_bucket_cap_mb", first_caps.size() == 1 ? nlohmann::json(first_caps.front()) : nlohmann::json(first_caps)},
-      {"broadcast_buffers", cfg.broadcast_buffers},
-      {"gradient_as_bucket_view", cfg.gradient_as_bucket_view},
-      {"static_graph", cfg.static_graph},
-      {"find_unused_parameters", cfg.find_unused_parameters},
+#define DDPBENCH_DDP_FLAG_JSON(X, name, def, flag, label, help) {#name, cfg.name},
+      DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_DDP_FLAG_JSON, _)
+#undef DDPBENCH_DDP_FLAG_JSON
       {"comm_hook", cfg.comm_hooks},
       {"grad_accum", cfg.grad_accums},
       {"strategy", cfg.strategies},

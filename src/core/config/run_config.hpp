@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config/ddp_settings.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,10 +53,9 @@ struct RunConfig {
   /// the linked torch's DDP caps the first bucket at an explicit bucket_cap_mb (torch 2.x; `run`
   /// sets it from the engine's ddp_explicit_cap_caps_first_bucket()). False: 1 MiB.
   bool bucket_cap_caps_first_bucket = false;
-  bool broadcast_buffers = true;         ///< DDP broadcast_buffers (BatchNorm statistics from rank 0 each step)
-  bool gradient_as_bucket_view = false;  ///< DDP gradient_as_bucket_view
-  bool static_graph = false;             ///< DDP static_graph
-  bool find_unused_parameters = false;   ///< DDP find_unused_parameters
+  /// The DDP flag settings (core/config/ddp_settings.hpp): broadcast_buffers,
+  /// gradient_as_bucket_view, static_graph, find_unused_parameters, ... at DDP's defaults.
+  DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_DDP_FLAG_MEMBER, _)
   /// Communication hooks swept (--comm-hook; core/config/comm_hook_spec.hpp names), one row each.
   std::vector<std::string> comm_hooks{"none"};
   /// Micro-steps per optimizer step swept (--grad-accum K: K-1 under no_sync, then one

@@ -96,17 +96,19 @@ FieldSet fields(std::initializer_list<ConfigField> fs) {
   return s;
 }
 
+#define DDPBENCH_DDP_FLAG_FIELD(X, name, def, flag, label, help) ConfigField::name,
+
 FieldSet ddp_only_fields() {
   return fields({ConfigField::backend, ConfigField::bucket_cap_mb, ConfigField::first_bucket_cap_mb,
-                 ConfigField::broadcast_buffers, ConfigField::gradient_as_bucket_view, ConfigField::static_graph,
-                 ConfigField::find_unused_parameters, ConfigField::comm_hook});
+                 DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_DDP_FLAG_FIELD, _) ConfigField::comm_hook});
 }
 
 FieldSet ddp_knob_fields() {
-  return fields({ConfigField::bucket_cap_mb, ConfigField::first_bucket_cap_mb, ConfigField::broadcast_buffers,
-                 ConfigField::gradient_as_bucket_view, ConfigField::static_graph, ConfigField::find_unused_parameters,
-                 ConfigField::comm_hook, ConfigField::grad_accum});
+  return fields({ConfigField::bucket_cap_mb, ConfigField::first_bucket_cap_mb,
+                 DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_DDP_FLAG_FIELD, _) ConfigField::comm_hook,
+                 ConfigField::grad_accum});
 }
+#undef DDPBENCH_DDP_FLAG_FIELD
 
 const char* config_field_name(ConfigField f) { return kNames[static_cast<size_t>(f)]; }
 
@@ -194,10 +196,9 @@ ConfigKey ConfigKey::of(const ResultFile& f, const BenchResult& r) {
     };
     k.bucket_cap_mb = setting_num(o.bucket_cap_mb, "bucket_cap_mb", kDefaultBucketCapMb);
     k.first_bucket_cap_mb = setting_num(o.first_bucket_cap_mb, "first_bucket_cap_mb", kDefaultFirstBucketCapMb);
-    k.broadcast_buffers = setting_bool(o.broadcast_buffers, "broadcast_buffers", true);
-    k.gradient_as_bucket_view = setting_bool(o.gradient_as_bucket_view, "gradient_as_bucket_view", false);
-    k.static_graph = setting_bool(o.static_graph, "static_graph", false);
-    k.find_unused_parameters = setting_bool(o.find_unused_parameters, "find_unused_parameters", false);
+#define DDPBENCH_READ_DDP_FLAG(X, name, def, flag, label, help) k.name = setting_bool(o.name, #name, def);
+    DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_READ_DDP_FLAG, _)
+#undef DDPBENCH_READ_DDP_FLAG
     k.comm_hook = o.comm_hook.value_or(json_str_or(f.config, "comm_hook", kDefaultCommHook));
     if (k.comm_hook.empty()) k.comm_hook = kDefaultCommHook;
   }
@@ -283,10 +284,10 @@ std::string ConfigKey::knob_label() const {
     if (bucket_cap_mb != kDefaultBucketCapMb) parts.push_back("bucket cap " + num(bucket_cap_mb) + " MiB");
     if (first_bucket_cap_mb != kDefaultFirstBucketCapMb)
       parts.push_back("first bucket " + num(first_bucket_cap_mb) + " MiB");
-    if (!broadcast_buffers) parts.push_back("no buffer broadcast");
-    if (gradient_as_bucket_view) parts.push_back("gradient as bucket view");
-    if (static_graph) parts.push_back("static graph");
-    if (find_unused_parameters) parts.push_back("find unused parameters");
+#define DDPBENCH_DDP_FLAG_LABEL(X, name, def, flag, label, help) \
+  if (name != def) parts.push_back(label);
+    DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_DDP_FLAG_LABEL, _)
+#undef DDPBENCH_DDP_FLAG_LABEL
     if (comm_hook != kDefaultCommHook) parts.push_back("comm hook " + comm_hook);
   }
   if (grad_accum != 1) parts.push_back(fmt::format("grad accum {}", grad_accum));
@@ -298,8 +299,9 @@ ConfigKey ConfigKey::with_default_knobs() const {
   if (k.ddp) {
     k.bucket_cap_mb = kDefaultBucketCapMb;
     k.first_bucket_cap_mb = kDefaultFirstBucketCapMb;
-    k.broadcast_buffers = true;
-    k.gradient_as_bucket_view = k.static_graph = k.find_unused_parameters = false;
+#define DDPBENCH_DEFAULT_DDP_FLAG(X, name, def, flag, label, help) k.name = def;
+    DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_DEFAULT_DDP_FLAG, _)
+#undef DDPBENCH_DEFAULT_DDP_FLAG
     k.comm_hook = kDefaultCommHook;
   }
   k.grad_accum = 1;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/ddp_settings.hpp"
 #include "core/result/result.hpp"
 
 namespace ddpbench {
@@ -26,6 +27,8 @@ bool on_gpu(const ResultFile& f);
 /// comparison and ConfigKey::value all come from this list. "Not set" is an empty string
 /// or an integer <= 0, shown as the last argument where it is not ""; a field of
 /// ddp_only_fields() shows "n/a" on a no-DDP row.
+/// The DDP flag settings (core/config/ddp_settings.hpp) as key fields: false on no-DDP rows.
+#define DDPBENCH_CONFIG_KEY_DDP_FLAG(X, name, def, flag, label, help) X(bool, name, false, "")
 // clang-format off
 #define DDPBENCH_CONFIG_KEY_FIELDS(X)                                                                              \
   X(std::string, device, "", "")             /* device_type() */                                                 \
@@ -44,10 +47,7 @@ bool on_gpu(const ResultFile& f);
   X(bool, ddp, true, "")                     /* DDP or the no-DDP baseline */                                     \
   X(double, bucket_cap_mb, 0, "")            /* Reducer bucket cap, MiB (DDP rows; 0 for no-DDP rows) */          \
   X(double, first_bucket_cap_mb, 0, "")      /* MiB (DDP rows; 0 for no-DDP rows) */                              \
-  X(bool, broadcast_buffers, false, "")      /* DDP rows; false for no-DDP rows */                                \
-  X(bool, gradient_as_bucket_view, false, "")                                                                      \
-  X(bool, static_graph, false, "")                                                                                 \
-  X(bool, find_unused_parameters, false, "")                                                                       \
+  DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_CONFIG_KEY_DDP_FLAG, X) /* DDP rows; false for no-DDP rows */              \
   X(std::string, comm_hook, "", "")          /* "none" by default, "fp16", "powersgd:2", ...; "" for no-DDP rows */ \
   X(int, grad_accum, 1, "")                  /* micro-steps per optimizer step (every row; 1 when unrecorded) */  \
   X(int, num_classes, 1000, "")              /* classifier width (config.num_classes; 1000 when unrecorded) */    \
@@ -81,13 +81,12 @@ using FieldSet = std::bitset<kConfigFieldCount>;
 FieldSet all_fields();
 /// The set of the given fields.
 FieldSet fields(std::initializer_list<ConfigField> fs);
-/// What a DDP row has and a no-DDP row does not: backend, bucket caps, broadcast_buffers,
-/// gradient_as_bucket_view, static_graph, find_unused_parameters, comm_hook.
+/// What a DDP row has and a no-DDP row does not: backend, bucket caps, the DDP flag settings
+/// (broadcast_buffers, gradient_as_bucket_view, static_graph, ...), comm_hook.
 FieldSet ddp_only_fields();
 /// The DDP knobs a user tunes without changing the model or the data (the report's
 /// "optimization impact" compares rows that differ only in these): bucket_cap_mb,
-/// first_bucket_cap_mb, broadcast_buffers, gradient_as_bucket_view, static_graph,
-/// find_unused_parameters, comm_hook and grad_accum.
+/// first_bucket_cap_mb, the DDP flag settings, comm_hook and grad_accum.
 FieldSet ddp_knob_fields();
 
 /// The field's name as `diff --match` and reference files spell it ("batch_per_rank").

@@ -848,6 +848,7 @@ std::string resume_result_path(const std::string& partial) {
 nlohmann::json run_config_with_later_defaults(nlohmann::json config, const std::string& kind) {
   if (kind != "run" || !config.is_object()) return config;
   if (!config.contains("instruments_off")) config["instruments_off"] = nlohmann::json::array();  // 1.19
+  if (!config.contains("skip_all_reduce_unused_params")) config["skip_all_reduce_unused_params"] = false;  // 1.20
   return config;
 }
 

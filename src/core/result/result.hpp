@@ -42,8 +42,8 @@ namespace ddpbench {
 /// the per-rank metrics of core/result/row_metrics by key (a new key there is no schema change);
 /// 1.16: comm_results[].cpu_cores; 1.17: environment.rendezvous.store_server; 1.18: the no-DDP
 /// row of a launch of several ranks is rank 0 alone, and its telemetry.concurrent_baseline_p50_s;
-/// 1.19: config.instruments_off.
-inline constexpr const char* kSchemaVersion = "1.19.0";
+/// 1.19: config.instruments_off. 1.20: config and ddp_options skip_all_reduce_unused_params.
+inline constexpr const char* kSchemaVersion = "1.20.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's step times of one row, summarised (seconds per measured iteration).
@@ -382,7 +382,7 @@ void check_result_target(const std::string& path, bool overwrite, bool resuming 
 std::string resume_result_path(const std::string& partial);
 
 /// A run's `config` with the fields later schemas added, at the value every earlier run had
-/// (1.19: instruments_off [], every instrument on), so that files of either age compare as the
+/// (1.19: instruments_off [], every instrument on; 1.20: skip_all_reduce_unused_params false), so that files of either age compare as the
 /// same configuration (resume_mismatch, diff's list of what changed). Other kinds'
 /// configs are returned as given.
 nlohmann::json run_config_with_later_defaults(nlohmann::json config, const std::string& kind);

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "core/config/ddp_settings.hpp"
+
 namespace ddpbench {
 
 /// The components of one optimizer step in a row's "breakdown" (seconds per step, docs/
@@ -114,13 +116,12 @@ void from_json(const nlohmann::json& j, PhaseSeconds& p);
 
 // results[].ddp_options: the DDP settings a DDP row ran with (schema 1.5; older files keep
 // them in the file's config).
+// The DDP flag settings (core/config/ddp_settings.hpp) as X(bool, name).
+#define DDPBENCH_ROW_DDP_FLAG(X, name, def, flag, label, help) X(bool, name)
 #define DDPBENCH_ROW_DDP_OPTIONS_FIELDS(X) \
   X(double, bucket_cap_mb)                 \
   X(double, first_bucket_cap_mb)           \
-  X(bool, broadcast_buffers)               \
-  X(bool, gradient_as_bucket_view)         \
-  X(bool, static_graph)                    \
-  X(bool, find_unused_parameters)          \
+  DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_ROW_DDP_FLAG, X) \
   X(std::string, comm_hook)
 
 // results[].telemetry.loss_scaling (fp16 rows): rank 0's loss scaler at the end of the row.

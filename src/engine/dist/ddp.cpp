@@ -63,6 +63,7 @@ DistributedDataParallel::DistributedDataParallel(ModelPtr module, c10::intrusive
   args.gradient_as_bucket_view = opts_.gradient_as_bucket_view;
   args.param_names = std::move(names);
   args.first_bucket_bytes_cap = opts_.first_bucket_cap_bytes;
+  args.skip_all_reduce_unused_params = opts_.skip_all_reduce_unused_params;
   reducer_ = compat::make_reducer(std::move(args));
   logger_ = std::make_shared<c10d::Logger>(reducer_);
   reducer_->set_logger(logger_);

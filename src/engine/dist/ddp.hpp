@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/ddp_settings.hpp"
 #include "engine/models/model.hpp"
 
 namespace ddpbench {
@@ -22,10 +23,10 @@ namespace ddpbench {
 struct DdpOptions {
   int64_t bucket_cap_bytes = 25 * 1024 * 1024;         ///< bucket_cap_mb * 2^20
   int64_t first_bucket_cap_bytes = 1024 * 1024;        ///< dist._DEFAULT_FIRST_BUCKET_BYTES
-  bool broadcast_buffers = true;                       ///< broadcast BatchNorm buffers from rank 0 each forward
-  bool gradient_as_bucket_view = false;                ///< gradients are views into the buckets (no copy)
-  bool static_graph = false;                           ///< DDP static_graph=True (the Reducer's static-graph mode)
-  bool find_unused_parameters = false;                 ///< traverse the autograd graph from the outputs each step
+  /// DDP's flag settings at Python's defaults (core/config/ddp_settings.hpp): broadcast_buffers
+  /// (BatchNorm buffers from rank 0 each forward), gradient_as_bucket_view, static_graph,
+  /// find_unused_parameters, skip_all_reduce_unused_params.
+  DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_DDP_FLAG_MEMBER, _)
   int64_t broadcast_bucket_bytes = 250 * 1024 * 1024;  ///< DDP.broadcast_bucket_size
   /// The Reducer's runtime stats on every iteration (Python's _set_ddp_runtime_logging_sample_rate(1)),
   /// which the breakdown reads; false: PyTorch's default sampling (the first 10 iterations, then

@@ -9,7 +9,11 @@
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
 
+#include <fmt/format.h>
+#include <torch/version.h>
+
 #include "core/config/instruments.hpp"
+#include "core/util/errors.hpp"
 #include "engine/compat.hpp"
 #include "engine/dist/collectives.hpp"
 #include "engine/memory.hpp"
@@ -75,10 +79,9 @@ DdpOptions ddp_options_of(const RunConfig& cfg, const DdpVariant& v) {
   DdpOptions opts;
   opts.bucket_cap_bytes = static_cast<int64_t>(v.bucket_cap_mb * 1024 * 1024);
   opts.first_bucket_cap_bytes = static_cast<int64_t>(v.first_bucket_cap_mb * 1024 * 1024);
-  opts.broadcast_buffers = cfg.broadcast_buffers;
-  opts.gradient_as_bucket_view = cfg.gradient_as_bucket_view;
-  opts.static_graph = cfg.static_graph;
-  opts.find_unused_parameters = cfg.find_unused_parameters;
+#define DDPBENCH_COPY_DDP_FLAG(X, name, def, flag, label, help) opts.name = cfg.name;
+  DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_COPY_DDP_FLAG, _)
+#undef DDPBENCH_COPY_DDP_FLAG
   opts.runtime_stats_every_iteration = instrument_on(cfg.instruments_off, "timers");
   return opts;
 }
@@ -87,15 +90,22 @@ RowDdpOptions row_ddp_options(const RunConfig& cfg, const DdpVariant& v) {
   RowDdpOptions o;
   o.bucket_cap_mb = v.bucket_cap_mb;
   o.first_bucket_cap_mb = v.first_bucket_cap_mb;
-  o.broadcast_buffers = cfg.broadcast_buffers;
-  o.gradient_as_bucket_view = cfg.gradient_as_bucket_view;
-  o.static_graph = cfg.static_graph;
-  o.find_unused_parameters = cfg.find_unused_parameters;
+#define DDPBENCH_COPY_DDP_FLAG(X, name, def, flag, label, help) o.name = cfg.name;
+  DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_COPY_DDP_FLAG, _)
+#undef DDPBENCH_COPY_DDP_FLAG
   o.comm_hook = v.comm_hook;
   return o;
 }
 
 bool ddp_explicit_cap_caps_first_bucket() { return compat::kExplicitBucketCapCapsFirstBucket; }
+
+void check_ddp_settings_supported(const RunConfig& cfg) {
+  if (cfg.skip_all_reduce_unused_params && !compat::kReducerSkipsUnusedParams)
+    throw UsageError(fmt::format(
+        "--skip-all-reduce-unused-params needs a torch whose DDP has skip_all_reduce_unused_params (2.7+), and "
+        "this build links torch {}; drop the flag or build against a newer libtorch",
+        TORCH_VERSION));
+}
 
 bool default_zero_grad_set_to_none() { return compat::kZeroGradSetToNoneByDefault; }
 

@@ -59,6 +59,10 @@ RowDdpOptions row_ddp_options(const RunConfig& cfg, const DdpVariant& v);
 /// is this and --bucket-cap-mb given.
 bool ddp_explicit_cap_caps_first_bucket();
 
+/// Refuses a DDP setting of `cfg` that the linked torch's DDP does not have: UsageError
+/// "--skip-all-reduce-unused-params needs torch 2.7+ ..." (compat::kReducerSkipsUnusedParams).
+void check_ddp_settings_supported(const RunConfig& cfg);
+
 /// Python's Optimizer.zero_grad(set_to_none) on `params`: with set_to_none every gradient is
 /// dropped (p.grad = None: the next backward allocates it anew, or DDP's Reducer points it at
 /// its bucket view); otherwise each is zeroed in place (detach_ only where it has a grad_fn),
