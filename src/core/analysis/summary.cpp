@@ -1032,38 +1032,49 @@ void headline_claims(Headline& h, const Report& r, const ExecutiveSummary& s) {
   }
 }
 
-Headline build_headline(const Report& r, const std::vector<NamedResult>& files, const ExecutiveSummary& s) {
-  Headline h;
-  // Scope: the files (a repeat counts once), the largest group, devices, versions and dates.
+// Whether a launch repeats another file's launch (a repeat the report names).
+bool repeats_a_launch(const Report& r, const std::string& label) {
+  for (const auto& x : r.repeats)
+    if (x.file == label) return true;
+  return false;
+}
+
+// The headline's file and launch counts: each file, less the repeated files and the files every
+// row of which repeats another's (no row of its own in some table).
+void count_launches(Headline& h, const Report& r, const std::vector<NamedResult>& files,
+                    const std::vector<ShownRow>& rows) {
   h.files = static_cast<int>(r.files.size());
   h.launches = h.files - static_cast<int>(r.repeated_files.size());
-  const std::vector<ShownRow> rows = shown_rows(r);
   for (size_t i = 0; i < files.size() && i < r.files.size(); ++i) {  // files every row of which repeats another's
     const std::string label = file_label(i);
     if (std::find(r.repeated_files.begin(), r.repeated_files.end(), label) != r.repeated_files.end()) continue;
-    const bool repeats = std::any_of(r.repeats.begin(), r.repeats.end(), [&](const RepeatedLaunch& x) {
-      return x.file == label;
-    });
-    if (!repeats) continue;
+    if (!repeats_a_launch(r, label)) continue;
     bool own = false;  // a row of its own in some table
     for (const auto& x : rows)
       own = own || std::find(x.launch->all.begin(), x.launch->all.end(), label) != x.launch->all.end();
     if (!own) --h.launches;
   }
-  const auto add = [](std::vector<std::string>& v, const std::string& x) {
-    if (!x.empty() && x != "none" && std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
-  };
+}
+
+// Appends a version or device name to a list once ("" and "none" are no name).
+void add_once(std::vector<std::string>& v, const std::string& x) {
+  if (!x.empty() && x != "none" && std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+}
+
+// The scope named by the files that are no repeat: device types, torch, CUDA, NCCL and backend
+// versions, first and last launch day, most ranks and hosts, and the unit ("rank" on CPUs alone).
+void scope_of_files(Headline& h, const Report& r) {
   bool all_cpu = true;
   for (const auto& f : r.files) {
     if (std::find(r.repeated_files.begin(), r.repeated_files.end(), f.value("label", "")) != r.repeated_files.end())
       continue;
     const std::string dev = f.value("device", "");
-    add(h.devices, dev);
+    add_once(h.devices, dev);
     all_cpu = all_cpu && dev.rfind("CPU", 0) == 0;
-    add(h.torch, f.value("torch", ""));
-    add(h.cuda, f.value("cuda", ""));
-    add(h.nccl, f.value("nccl", ""));
-    add(h.backends, f.value("backend", ""));
+    add_once(h.torch, f.value("torch", ""));
+    add_once(h.cuda, f.value("cuda", ""));
+    add_once(h.nccl, f.value("nccl", ""));
+    add_once(h.backends, f.value("backend", ""));
     const std::string day = f.value("created_utc", "").substr(0, 10);
     if (day.size() == 10) {
       if (h.first_date.empty() || day < h.first_date) h.first_date = day;
@@ -1073,15 +1084,21 @@ Headline build_headline(const Report& r, const std::vector<NamedResult>& files, 
     h.nodes = std::max<int>(h.nodes, static_cast<int>(f.value("hosts", 0ULL)));
   }
   h.unit = all_cpu && !h.devices.empty() ? "rank" : "GPU";
+}
+
+// The largest group of the tables: most devices in a row (the most ranks where no row has a
+// device count) and most nodes.
+void scope_sizes(Headline& h, const Report& r, const std::vector<ShownRow>& rows) {
   for (const auto& x : rows) h.gpus = std::max(h.gpus, x.devices);
   for (const auto& w : r.weak)
     for (const auto& x : w.rows) h.nodes = std::max(h.nodes, x.nodes);
   for (const auto& t : r.strong)
     for (const auto& x : t.rows) h.nodes = std::max(h.nodes, x.nodes);
   if (h.gpus == 0) h.gpus = h.ranks;
+}
 
-  // Verdicts: every check (the two scaling targets of a table measured on one device are checks
-  // too, "not measured (1 GPU only)"), so every tally of the report counts the same checks.
+// The headline's tally of every check: PASS, FAIL, VOID and not-evaluated counts, with the reasons.
+void count_verdicts(Headline& h, const ExecutiveSummary& s) {
   const TallyCounts counts = tally_counts(s.checks, h.unit);
   h.pass = counts.pass;
   h.fail = counts.fail;
@@ -1089,115 +1106,158 @@ Headline build_headline(const Report& r, const std::vector<NamedResult>& files, 
   h.not_evaluated = counts.not_evaluated;
   h.void_reasons = counts.void_reasons;
   h.not_evaluated_reasons = counts.not_evaluated_reasons;
+}
 
-  // One line per model, in the order of the tables.
+// The models of the rows shown, in the order of the tables, and each one's fastest row.
+struct ModelPicks {
   std::vector<std::string> models;
-  for (const auto& x : rows)
-    if (std::find(models.begin(), models.end(), x.key->model) == models.end()) models.push_back(x.key->model);
   std::map<std::string, const ShownRow*> best_row;
-  for (const auto& m : models) {
-    HeadlineModel hm;
-    hm.model = m;
-    const ShownRow* best = nullptr;
-    const auto clean = [](const ShownRow& x) {
-      return x.facts->self_check_passed != false && !undermining_warning(x.facts->warnings, "ex_per_s_per_gpu");
-    };
-    for (const auto& x : rows) {
-      if (x.key->model != m || x.shared) continue;
-      if (!best || (clean(x) && !clean(*best)) ||
-          (clean(x) == clean(*best) && x.per_gpu_ex_s > best->per_gpu_ex_s))
-        best = &x;
+};
+
+// Whether a row's per-GPU throughput stands: its self-check did not fail and no warning
+// undermines ex_per_s_per_gpu.
+bool clean_row(const ShownRow& x) {
+  return x.facts->self_check_passed != false && !undermining_warning(x.facts->warnings, "ex_per_s_per_gpu");
+}
+
+// A model's fastest row on devices of its own by per-GPU ex/s, a clean row before any other
+// (nullptr: none).
+const ShownRow* best_shown_row(const std::vector<ShownRow>& rows, const std::string& m) {
+  const ShownRow* best = nullptr;
+  for (const auto& x : rows) {
+    if (x.key->model != m || x.shared) continue;
+    if (!best || (clean_row(x) && !clean_row(*best)) ||
+        (clean_row(x) == clean_row(*best) && x.per_gpu_ex_s > best->per_gpu_ex_s))
+      best = &x;
+  }
+  return best;
+}
+
+// A model's best-row fields: unit, per-GPU ex/s, setup, file, device count, warnings (noisy with
+// its cv in %, few_samples with its iterations) and the row itself.
+void set_best(HeadlineModel& hm, const ShownRow* best) {
+  hm.unit = unit_word(*best->key);
+  hm.best_per_gpu_ex_s = best->per_gpu_ex_s;
+  hm.best_setup = best->setup;
+  hm.best_file = best->launch->file;
+  hm.best_gpus = best->devices;
+  for (const auto& w : best->facts->warnings) {
+    if (w.code == "noisy") hm.best_warnings.push_back(fmt::format("noisy: cv {:.1f}%", 100 * best->facts->cv));
+    else if (w.code == "few_samples")
+      hm.best_warnings.push_back(fmt::format("few_samples: {} iterations", best->facts->iterations));
+    else hm.best_warnings.push_back(w.code);
+  }
+  add_rows(hm.rows, *best->launch, "best");
+}
+
+// Efficiency at the largest size of the model's target tables (weak scaling, a fraction), its
+// exposed communication, and where it is voided the last smaller size that is not. False: no
+// such table above one device.
+bool set_weak_efficiency(HeadlineModel& hm, const Report& r, const std::string& m) {
+  const WeakTable* et = nullptr;
+  const WeakRow* er = nullptr;
+  for (const WeakTable* w : summary_tables(r)) {
+    if (w->key.model != m || !real_baseline(*w)) continue;
+    const WeakRow& last = largest_scaling_row(*w);
+    if (last.devices <= 1) continue;
+    const bool v = !voided(efficiency_rows(*w, last), "weak_scaling_efficiency").empty();
+    const bool ev = er && !voided(efficiency_rows(*et, *er), "weak_scaling_efficiency").empty();
+    if (!er || last.devices > er->devices || (last.devices == er->devices && ((ev && !v) || (ev == v && last.efficiency > er->efficiency)))) {
+      et = w;
+      er = &last;
     }
-    if (best) {
-      hm.unit = unit_word(*best->key);
-      hm.best_per_gpu_ex_s = best->per_gpu_ex_s;
-      hm.best_setup = best->setup;
-      hm.best_file = best->launch->file;
-      hm.best_gpus = best->devices;
-      for (const auto& w : best->facts->warnings) {
-        if (w.code == "noisy") hm.best_warnings.push_back(fmt::format("noisy: cv {:.1f}%", 100 * best->facts->cv));
-        else if (w.code == "few_samples")
-          hm.best_warnings.push_back(fmt::format("few_samples: {} iterations", best->facts->iterations));
-        else hm.best_warnings.push_back(w.code);
+  }
+  if (!er) return false;
+  hm.efficiency = er->efficiency;
+  hm.efficiency_gpus = er->devices;
+  hm.efficiency_void = voided(efficiency_rows(*et, *er), "weak_scaling_efficiency");
+  hm.efficiency_file = efficiency_from(*et, *er);
+  hm.efficiency_device = et->key.device;
+  hm.exposed_comm = er->exposed_comm;
+  for (auto x : efficiency_claim_rows(*et, *er)) {
+    x.role = x.role == "measured" ? "efficiency" : "efficiency " + x.role;
+    hm.rows.push_back(x);
+  }
+  if (!hm.efficiency_void.empty()) {
+    const WeakRow* trusted_row = nullptr;
+    for (const auto& x : et->rows)
+      if (x.devices > 1 && !x.shared_gpu && x.world_size < er->world_size &&
+          voided(efficiency_rows(*et, x), "weak_scaling_efficiency").empty()) {
+        hm.trusted_efficiency = x.efficiency;
+        hm.trusted_gpus = x.devices;
+        trusted_row = &x;
       }
-      add_rows(hm.rows, *best->launch, "best");
-      best_row[m] = best;
-    }
-    // Efficiency at the largest size of the model's target tables.
-    const WeakTable* et = nullptr;
-    const WeakRow* er = nullptr;
-    for (const WeakTable* w : summary_tables(r)) {
-      if (w->key.model != m || !real_baseline(*w)) continue;
-      const WeakRow& last = largest_scaling_row(*w);
-      if (last.devices <= 1) continue;
-      const bool v = !voided(efficiency_rows(*w, last), "weak_scaling_efficiency").empty();
-      const bool ev = er && !voided(efficiency_rows(*et, *er), "weak_scaling_efficiency").empty();
-      if (!er || last.devices > er->devices || (last.devices == er->devices && ((ev && !v) || (ev == v && last.efficiency > er->efficiency)))) {
-        et = w;
-        er = &last;
-      }
-    }
-    if (er) {
-      hm.efficiency = er->efficiency;
-      hm.efficiency_gpus = er->devices;
-      hm.efficiency_void = voided(efficiency_rows(*et, *er), "weak_scaling_efficiency");
-      hm.efficiency_file = efficiency_from(*et, *er);
-      hm.efficiency_device = et->key.device;
-      hm.exposed_comm = er->exposed_comm;
-      for (auto x : efficiency_claim_rows(*et, *er)) {
-        x.role = x.role == "measured" ? "efficiency" : "efficiency " + x.role;
+    if (trusted_row)
+      for (auto x : efficiency_claim_rows(*et, *trusted_row)) {
+        x.role = x.role == "measured" ? "trusted efficiency" : "trusted efficiency " + x.role;
         hm.rows.push_back(x);
       }
-      if (!hm.efficiency_void.empty()) {
-        const WeakRow* trusted_row = nullptr;
-        for (const auto& x : et->rows)
-          if (x.devices > 1 && !x.shared_gpu && x.world_size < er->world_size &&
-              voided(efficiency_rows(*et, x), "weak_scaling_efficiency").empty()) {
-            hm.trusted_efficiency = x.efficiency;
-            hm.trusted_gpus = x.devices;
-            trusted_row = &x;
-          }
-        if (trusted_row)
-          for (auto x : efficiency_claim_rows(*et, *trusted_row)) {
-            x.role = x.role == "measured" ? "trusted efficiency" : "trusted efficiency " + x.role;
-            hm.rows.push_back(x);
-          }
-      }
-    } else {
-      // No weak-scaling table above one device: a strong-scaling one's efficiency at its largest size.
-      const StrongTable* st = nullptr;
-      const StrongRow* sr = nullptr;
-      for (const auto& t : r.strong) {
-        if (t.key.model != m) continue;
-        for (const auto& x : t.rows)
-          if (x.devices > 1 && !x.shared_gpu && (!sr || x.devices > sr->devices)) st = &t, sr = &x;
-      }
-      if (sr) {
-        hm.strong_efficiency = sr->efficiency;
-        hm.strong_gpus = sr->devices;
-        hm.strong_file = launches(sr->launch.file, st->rows.front().launch.file);
-        add_rows(hm.rows, sr->launch, "strong efficiency");
-        add_rows(hm.rows, st->rows.front().launch, "strong efficiency baseline");
-      }
+  }
+  return true;
+}
+
+// No weak-scaling table above one device: a strong-scaling one's efficiency (a fraction) at its
+// largest size, with its file and rows.
+void set_strong_efficiency(HeadlineModel& hm, const Report& r, const std::string& m) {
+  const StrongTable* st = nullptr;
+  const StrongRow* sr = nullptr;
+  for (const auto& t : r.strong) {
+    if (t.key.model != m) continue;
+    for (const auto& x : t.rows)
+      if (x.devices > 1 && !x.shared_gpu && (!sr || x.devices > sr->devices)) st = &t, sr = &x;
+  }
+  if (sr) {
+    hm.strong_efficiency = sr->efficiency;
+    hm.strong_gpus = sr->devices;
+    hm.strong_file = launches(sr->launch.file, st->rows.front().launch.file);
+    add_rows(hm.rows, sr->launch, "strong efficiency");
+    add_rows(hm.rows, st->rows.front().launch, "strong efficiency baseline");
+  }
+}
+
+// A model's cost per million examples (USD) at the cheapest row of its cost table (the last
+// such table), with its rank count, file and row.
+void set_cheapest(HeadlineModel& hm, const Report& r, const std::string& m) {
+  for (const auto& c : r.cost)
+    if (c.model == m && !c.rows.empty()) {
+      const CostRow& x = c.rows[c.best];
+      hm.usd_per_million = x.usd_per_million;
+      hm.usd_gpus = x.world_size;
+      hm.usd_file = x.file;
+      hm.rows.push_back({x.source, x.file, x.row, "cheapest"});
     }
-    for (const auto& c : r.cost)
-      if (c.model == m && !c.rows.empty()) {
-        const CostRow& x = c.rows[c.best];
-        hm.usd_per_million = x.usd_per_million;
-        hm.usd_gpus = x.world_size;
-        hm.usd_file = x.file;
-        hm.rows.push_back({x.source, x.file, x.row, "cheapest"});
-      }
+}
+
+// The headline's line per model (h.models): fastest row, scaling efficiency and cost, each
+// naming its device type where the files have several. Returns the models and their best rows.
+ModelPicks headline_models(Headline& h, const Report& r, const std::vector<ShownRow>& rows) {
+  ModelPicks p;
+  for (const auto& x : rows)
+    if (std::find(p.models.begin(), p.models.end(), x.key->model) == p.models.end()) p.models.push_back(x.key->model);
+  for (const auto& m : p.models) {
+    HeadlineModel hm;
+    hm.model = m;
+    const ShownRow* best = best_shown_row(rows, m);
+    if (best) {
+      set_best(hm, best);
+      p.best_row[m] = best;
+    }
+    if (!set_weak_efficiency(hm, r, m)) set_strong_efficiency(hm, r, m);
+    set_cheapest(hm, r, m);
     h.models.push_back(std::move(hm));
   }
   if (h.devices.size() > 1)  // several device types: each number names its own
     for (size_t i = 0; i < h.models.size(); ++i) {
       HeadlineModel& hm = h.models[i];
-      if (best_row.count(hm.model)) hm.best_setup += ", " + best_row[hm.model]->key->device;
+      if (p.best_row.count(hm.model)) hm.best_setup += ", " + p.best_row.at(hm.model)->key->device;
       if (!hm.efficiency_device.empty()) hm.efficiency_file = hm.efficiency_device + ", " + hm.efficiency_file;
     }
+  return p;
+}
 
-  // Data quality of the rows shown.
+// Data quality of the rows shown: counts of the rows, few-sample, noisy, capped, voided and
+// shared ones, the noisiest row (cv in %), the largest spread of repeats, and each kind's rows as text.
+void shown_row_quality(Headline& h, const std::vector<ShownRow>& rows) {
   double worst_cv = 0;
   std::vector<std::string> capped, voided_rows, shared_rows, few_rows;
   for (const auto& x : rows) {
@@ -1242,79 +1302,94 @@ Headline build_headline(const Report& r, const std::vector<NamedResult>& files, 
       h.spread_what = fmt::format("{}: {}", x.key->model, fmt::join(x.launch->all, ", "));
     }
   }
-  // The no-DDP baselines: not rows of the tables, but every DDP overhead (and a no-DDP
-  // efficiency) rests on one, and a target lists its warnings.
-  {
-    std::set<std::pair<std::string, int>> seen;
-    double worst = -1;
-    for (const auto& w : r.weak)
-      for (const auto& x : w.rows) {
-        if (x.baseline_row < 0 || !seen.insert({x.baseline_source, x.baseline_row}).second) continue;
-        ++h.baseline_rows;
-        const auto& ws = x.baseline_facts.warnings;
-        if (std::any_of(ws.begin(), ws.end(), [](const RowWarning& v) { return v.code == "noisy"; })) {
-          ++h.baseline_noisy;
-          if (x.baseline_facts.cv > worst) {
-            worst = x.baseline_facts.cv;
-            h.baseline_noisy_rows = fmt::format("{} {}, cv {:.1f}%", w.key.model, x.baseline_file, 100 * worst);
-          }
-        }
-      }
-  }
   h.capped_rows = fmt::format("{}", fmt::join(capped, "; "));
   h.few_rows = fmt::format("{}", fmt::join(few_rows, "; "));
   h.voided_rows = fmt::format("{}", fmt::join(voided_rows, "; "));
   h.shared_rows = fmt::format("{}", fmt::join(shared_rows, "; "));
-  for (const auto& x : r.repeats) {
-    ++h.repeated_launches;
-    h.repeats.push_back(fmt::format("{} repeats {} ({})", x.file, x.of, x.why));
-  }
+}
 
-  // Sections not measured, with the command that fills each.
-  const bool scaled =
-      std::any_of(rows.begin(), rows.end(), [](const ShownRow& x) { return x.devices > 1 && !x.shared; });
-  if (!rows.empty() && !scaled) {
-    // The model measured in the most tables, at its fastest setup.
-    std::string m = models.front();
-    size_t most = 0;
-    for (const auto& name : models) {
-      const size_t n = static_cast<size_t>(
-          std::count_if(r.weak.begin(), r.weak.end(), [&](const WeakTable& w) { return w.key.model == name; }));
-      if (n > most) most = n, m = name;
+// The no-DDP baselines: not rows of the tables, but every DDP overhead (and a no-DDP
+// efficiency) rests on one, and a target lists its warnings. Counts them and the noisy ones,
+// and names the noisiest (cv in %).
+void baseline_quality(Headline& h, const Report& r) {
+  std::set<std::pair<std::string, int>> seen;
+  double worst = -1;
+  for (const auto& w : r.weak)
+    for (const auto& x : w.rows) {
+      if (x.baseline_row < 0 || !seen.insert({x.baseline_source, x.baseline_row}).second) continue;
+      ++h.baseline_rows;
+      const auto& ws = x.baseline_facts.warnings;
+      if (std::any_of(ws.begin(), ws.end(), [](const RowWarning& v) { return v.code == "noisy"; })) {
+        ++h.baseline_noisy;
+        if (x.baseline_facts.cv > worst) {
+          worst = x.baseline_facts.cv;
+          h.baseline_noisy_rows = fmt::format("{} {}, cv {:.1f}%", w.key.model, x.baseline_file, 100 * worst);
+        }
+      }
     }
-    const ShownRow* b = best_row.count(m) ? best_row[m] : &rows.front();
-    const bool cpu = h.unit == "rank";
-    const int n = cpu ? 4 : 8;
+}
+
+// How many weak-scaling tables measure a model.
+size_t weak_tables_of(const Report& r, const std::string& model) {
+  size_t n = 0;
+  for (const auto& w : r.weak)
+    if (w.key.model == model) ++n;
+  return n;
+}
+
+// "Scaling beyond one GPU" not measured (every table ran on one device): the command that runs
+// the model measured in the most tables, at its fastest setup, on 8 GPUs (4 ranks on CPUs).
+void scaling_gap(Headline& h, const Report& r, const std::vector<ShownRow>& rows, const ModelPicks& p) {
+  // The model measured in the most tables, at its fastest setup.
+  std::string m = p.models.front();
+  size_t most = 0;
+  for (const auto& name : p.models) {
+    const size_t n = weak_tables_of(r, name);
+    if (n > most) most = n, m = name;
+  }
+  const ShownRow* b = p.best_row.count(m) ? p.best_row.at(m) : &rows.front();
+  const bool cpu = h.unit == "rank";
+  const int n = cpu ? 4 : 8;
+  h.not_measured.push_back(
+      {"Scaling beyond one " + h.unit, fmt::format("every table ran on 1 {}", h.unit),
+       launch_command("run", " " + run_flags(*b->key, b->key->batch_per_rank), n, 1, !cpu) +
+           " --breakdown --json weak.json"});
+}
+
+// "Where the time goes" not measured: the command that reruns the largest multi-device row of a
+// target table without a breakdown, with one.
+void breakdown_gap(Headline& h, const Report& r) {
+  // The largest multi-device row of a target table without a breakdown.
+  const WeakTable* wt = nullptr;
+  const WeakRow* wr = nullptr;
+  for (const WeakTable* w : summary_tables(r)) {
+    const WeakRow& last = largest_scaling_row(*w);
+    if (last.devices > 1 && !last.exposed_comm && (!wr || last.world_size > wr->world_size)) wt = w, wr = &last;
+  }
+  if (wr)
     h.not_measured.push_back(
-        {"Scaling beyond one " + h.unit, fmt::format("every table ran on 1 {}", h.unit),
-         launch_command("run", " " + run_flags(*b->key, b->key->batch_per_rank), n, 1, !cpu) +
+        {"Where the time goes",
+         fmt::format("no row on {} has the per-step breakdown (exposed communication)",
+                     count_of(wr->devices, unit_word(wt->key))),
+         launch_command("run", " " + run_flags(wt->key, wt->key.batch_per_rank), wr->world_size, wr->nodes,
+                        unit_word(wt->key) == "GPU") +
              " --breakdown --json weak.json"});
-  } else {
-    // The largest multi-device row of a target table without a breakdown.
-    const WeakTable* wt = nullptr;
-    const WeakRow* wr = nullptr;
-    for (const WeakTable* w : summary_tables(r)) {
-      const WeakRow& last = largest_scaling_row(*w);
-      if (last.devices > 1 && !last.exposed_comm && (!wr || last.world_size > wr->world_size)) wt = w, wr = &last;
-    }
-    if (wr)
-      h.not_measured.push_back(
-          {"Where the time goes",
-           fmt::format("no row on {} has the per-step breakdown (exposed communication)",
-                       count_of(wr->devices, unit_word(wt->key))),
-           launch_command("run", " " + run_flags(wt->key, wt->key.batch_per_rank), wr->world_size, wr->nodes,
-                          unit_word(wt->key) == "GPU") +
-               " --breakdown --json weak.json"});
-  }
-  if (!rows.empty() && r.cost.empty()) {
-    std::vector<std::string> names;
-    for (const auto& f : r.files) names.push_back(f.value("name", ""));
-    h.not_measured.push_back(
-        {"Cost", "no GPU-hour price was given",
-         fmt::format("ddpbench report {} --gpu-hour-cost <USD per {}-hour>",
-                     names.size() <= 3 ? fmt::format("{}", fmt::join(names, " ")) : std::string("<the same files>"),
-                     h.unit)});
-  }
+}
+
+// "Cost" not measured (no GPU-hour price): the report command with --gpu-hour-cost.
+void cost_gap(Headline& h, const Report& r) {
+  std::vector<std::string> names;
+  for (const auto& f : r.files) names.push_back(f.value("name", ""));
+  h.not_measured.push_back(
+      {"Cost", "no GPU-hour price was given",
+       fmt::format("ddpbench report {} --gpu-hour-cost <USD per {}-hour>",
+                   names.size() <= 3 ? fmt::format("{}", fmt::join(names, " ")) : std::string("<the same files>"),
+                   h.unit)});
+}
+
+// "Communication" not measured (rows, but no collective or pair-bandwidth result): the comm
+// command at the largest size, or across nodes the pair test.
+void comm_gap(Headline& h, const Report& r, const std::vector<ShownRow>& rows, bool scaled) {
   const bool comm = !r.comm.empty() || std::any_of(r.cluster.begin(), r.cluster.end(), [](const ClusterFile& c) {
     return !c.pair_rows.empty();
   });
@@ -1327,6 +1402,44 @@ Headline build_headline(const Report& r, const std::vector<NamedResult>& files, 
              ? fmt::format("srun -N{} --ntasks-per-node 1 ddpbench comm --pairs --json pairs.json", h.nodes)
              : launch_command("comm", "", n, 1, h.unit == "GPU") + " --json comm.json"});
   }
+}
+
+// The sections not measured (h.not_measured), each with the command that fills it: scaling or
+// the per-step breakdown, then cost, then communication.
+void not_measured_sections(Headline& h, const Report& r, const std::vector<ShownRow>& rows, const ModelPicks& p) {
+  const bool scaled =
+      std::any_of(rows.begin(), rows.end(), [](const ShownRow& x) { return x.devices > 1 && !x.shared; });
+  if (!rows.empty() && !scaled) scaling_gap(h, r, rows, p);
+  else breakdown_gap(h, r);
+  if (!rows.empty() && r.cost.empty()) cost_gap(h, r);
+  comm_gap(h, r, rows, scaled);
+}
+
+Headline build_headline(const Report& r, const std::vector<NamedResult>& files, const ExecutiveSummary& s) {
+  Headline h;
+  // Scope: the files (a repeat counts once), the largest group, devices, versions and dates.
+  const std::vector<ShownRow> rows = shown_rows(r);
+  count_launches(h, r, files, rows);
+  scope_of_files(h, r);
+  scope_sizes(h, r, rows);
+
+  // Verdicts: every check (the two scaling targets of a table measured on one device are checks
+  // too, "not measured (1 GPU only)"), so every tally of the report counts the same checks.
+  count_verdicts(h, s);
+
+  // One line per model, in the order of the tables.
+  const ModelPicks picks = headline_models(h, r, rows);
+
+  // Data quality of the rows shown, then of the no-DDP baselines, then the repeated launches.
+  shown_row_quality(h, rows);
+  baseline_quality(h, r);
+  for (const auto& x : r.repeats) {
+    ++h.repeated_launches;
+    h.repeats.push_back(fmt::format("{} repeats {} ({})", x.file, x.of, x.why));
+  }
+
+  // Sections not measured, with the command that fills each.
+  not_measured_sections(h, r, rows, picks);
   headline_claims(h, r, s);
   return h;
 }
