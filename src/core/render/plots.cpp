@@ -79,6 +79,176 @@ std::vector<std::string> plot_title_lines(const std::string& heading, const std:
   return lines;
 }
 
+namespace {
+
+// A scaling series' data file (".dat", one line per point) and what its panels' axes need:
+// the aggregate ex/s drawn, the largest rank count, the largest sane efficiency (%), and
+// whether a point's throughput or efficiency is voided.
+struct ScalingData {
+  std::string data;
+  std::vector<double> ys;
+  double max_n = 1, max_eff = 100;
+  bool any_tv = false, any_ev = false;
+};
+
+// The data file of series `s` and the ranges of its points (ScalingData).
+ScalingData scaling_data(const plots_internal::Series& s) {
+  ScalingData sd;
+  sd.data = fmt::format(
+      "# {}s aggregate_ex_s ideal_ex_s efficiency_pct per_{}_ex_s p5_s p50_s p95_s throughput_voided "
+      "efficiency_voided\n",
+      s.unit, s.unit);
+  for (const auto& row : s.rows) {
+    std::string line;
+    for (const double v : row) line += (line.empty() ? "" : " ") + gnuplot_number(v);
+    sd.data += line + "\n";
+    sd.any_tv = sd.any_tv || row[8] != 0;
+    sd.any_ev = sd.any_ev || row[9] != 0;
+    if (std::isfinite(row[0])) sd.max_n = std::max(sd.max_n, row[0]);
+    if (std::isfinite(row[3]) && row[3] < 1e4) sd.max_eff = std::max(sd.max_eff, row[3]);  // a sane axis
+    sd.ys.push_back(row[1]);
+  }
+  return sd;
+}
+
+// One panel of a scaling series: file-name suffix, heading, y label and gnuplot plot command.
+struct ScalingPanel {
+  const char* suffix;
+  std::string title, ylabel, plot;
+};
+
+// The four panels of series `s` (throughput, efficiency, per-unit throughput, time per
+// iteration), in kPanelSuffixes order, drawn from data file `dat`.
+std::vector<ScalingPanel> scaling_panels(const plots_internal::Series& s, const std::string& dat,
+                                         const ScalingData& sd) {
+  using plots_internal::gq;
+  // A point a warning voids is no point of the curve: drawn apart, hollow, in the legend as such
+  // (column 9: its throughput is voided, 10: its efficiency).
+  const auto kept = [](int col, int flag) { return fmt::format("(${}==0?${}:1/0)", flag, col); };
+  const auto apart = [](int col, int flag) {
+    return fmt::format(", '' using 1:(${}!=0?${}:1/0) with points pt 6 ps 2 lw 2 lc rgb '#cc3311' title "
+                       "'voided by a warning'",
+                       flag, col);
+  };
+  return {
+      {kPanelSuffixes[0], "Aggregate throughput", fmt::format("throughput (examples/s, all {}s)", s.unit),
+       fmt::format("set yrange [0:*]\nplot {} using 1:{} with linespoints lw 2 pt 7 title 'measured', '' using 1:3 "
+                   "with lines dt 2 lw 2 title {}{}",
+                   gq(dat), kept(2, 9), gq(fmt::format("ideal (baseline per-{} ex/s x {}s)", s.unit, s.unit)),
+                   sd.any_tv ? apart(2, 9) : "")},
+      {kPanelSuffixes[1], "Scaling efficiency", "efficiency (%)",
+       fmt::format("set yrange [0:{:.0f}]\nplot {} using 1:{} with linespoints lw 2 pt 7 title 'efficiency', 100 "
+                   "with lines dt 2 title '100 %'{}",
+                   sd.max_eff * 1.1, gq(dat), kept(4, 10), sd.any_ev ? apart(4, 10) : "")},
+      {kPanelSuffixes[2], fmt::format("Per-{} throughput", s.unit),
+       fmt::format("throughput per {} (examples/s)", s.unit),
+       fmt::format("set yrange [0:*]\nplot {} using 1:{} with linespoints lw 2 pt 7 title {}{}", gq(dat),
+                   kept(5, 9), gq("per " + s.unit), sd.any_tv ? apart(5, 9) : "")},
+      {kPanelSuffixes[3], "Time per iteration", "seconds per iteration",
+       fmt::format("set yrange [0:*]\nplot {} using 1:{}:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers "
+                   "p5-p95'{}",
+                   gq(dat), kept(7, 9), sd.any_tv ? apart(7, 9) : "")},
+  };
+}
+
+// Appends the four scaling plots of series `s` to `specs`; none for a series of one point
+// (it is in the one-point bar chart).
+void append_scaling_specs(const plots_internal::Series& s, std::vector<PlotSpec>& specs) {
+  using plots_internal::gq;
+  const std::string dat = s.stem + ".dat";
+  const ScalingData sd = scaling_data(s);
+  // The x label says GPUs only where there are GPUs.
+  const std::string xrange = fmt::format("set xlabel {}\nset xrange [0.7:{:.6g}]\n",
+                                         gq(s.unit == "GPU" ? "GPUs (ranks, log2 scale)" : "ranks (log2 scale)"),
+                                         std::max(2.0, sd.max_n * 1.4));
+  const std::vector<ScalingPanel> panels = scaling_panels(s, dat, sd);
+  for (const auto& p : panels) {
+    if (s.rows.size() < 2) break;  // in the one-point bar chart
+    PlotSpec spec;
+    spec.name = s.stem + "-" + p.suffix;
+    spec.heading = p.title;
+    spec.title = s.what;
+    if (!s.voided.empty()) spec.title += "; voided: " + s.voided;
+    spec.tables.push_back(s.table);
+    spec.data_file = dat;
+    spec.data = sd.data;
+    // The legend below the plot, never over a point.
+    spec.setup = "set logscale x 2\nset key outside below center horizontal\n";
+    spec.body = "set ylabel " + gq(p.ylabel) + "\n" + xrange + p.plot + "\n";
+    if (!plots_internal::any_finite(sd.ys)) spec.skip = "no finite throughput to draw";
+    specs.push_back(std::move(spec));
+  }
+}
+
+// The stacked step-breakdown bars of series `s` (ms per step, one bar per world size).
+PlotSpec breakdown_spec(const plots_internal::Series& s) {
+  using plots_internal::gq;
+  using plots_internal::kStacked;
+  // Stacked bars, one per world size (the no-DDP row first): where the step's time went.
+  PlotSpec spec;
+  spec.name = s.stem + "-breakdown";
+  spec.heading = "Step breakdown";
+  spec.title = s.what;
+  spec.tables.push_back(s.breakdown);
+  spec.data_file = spec.name + ".dat";
+  spec.data = "# run";
+  for (const auto& c : kStacked) spec.data += std::string(" ") + phase_key(c.first) + "(ms)";
+  spec.data += '\n';
+  double top = 0;
+  for (const auto& [label, ms] : s.bars) {
+    spec.data += '"' + label + '"';
+    double sum = 0;
+    for (double v : ms) {
+      spec.data += " " + gnuplot_number(v);
+      if (std::isfinite(v)) sum += v;
+    }
+    spec.data += '\n';
+    top = std::max(top, sum);
+  }
+  std::string cmd = "plot ";
+  for (size_t i = 0; i < kStacked.size(); ++i)
+    cmd += fmt::format("{}{} using {}{} title {}", i ? ", " : "", i ? "''" : gq(spec.data_file), i + 2,
+                       i ? "" : ":xtic(1)", gq(kStacked[i].second));
+  spec.setup =
+      "set key outside below center horizontal\nset style data histograms\nset style histogram rowstacked\n"
+      "set style fill solid 0.85 border -1\nset boxwidth 0.6 relative\n";
+  spec.body = "set ylabel " + gq("milliseconds per step (mean over ranks)") + "\nset xlabel " +
+              gq(s.unit == "GPU" ? "GPUs (ranks)" : "ranks") + "\n" +
+              fmt::format("set yrange [0:{:.6g}]\n", top > 0 && std::isfinite(top) ? top * 1.1 : 1.0) + cmd + "\n";
+  if (!(top > 0)) spec.skip = "no finite step breakdown to draw";
+  return spec;
+}
+
+// The busbw (GB/s) against message size (bytes) plot of one `comm` file's series `s`.
+PlotSpec busbw_spec(const plots_internal::CommSeries& s) {
+  using plots_internal::gq;
+  // busbw against message size: blocks separated by two blank lines, one per line (gnuplot's index).
+  PlotSpec spec;
+  spec.name = s.stem;
+  spec.title = s.what;
+  spec.tables = s.tables;
+  spec.data_file = s.stem + ".dat";
+  std::vector<double> ys;
+  for (size_t i = 0; i < s.lines.size(); ++i) {
+    spec.data += (i ? "\n\n" : "") + std::string("# ") + s.lines[i].first + ": bytes busbw_gbps\n";
+    for (const auto& [bytes, busbw] : s.lines[i].second) {
+      spec.data += fmt::format("{:.0f} {}\n", bytes, gnuplot_number(busbw));
+      ys.push_back(busbw);
+    }
+  }
+  std::string cmd = "plot ";
+  for (size_t i = 0; i < s.lines.size(); ++i)
+    cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw 2 pt 7 title {} noenhanced", i ? ", " : "",
+                       i ? "''" : gq(spec.data_file), i, gq(s.lines[i].first));
+  spec.setup = "set logscale x 2\nset format x '%.0b %BB'\nset key outside below center horizontal\n";
+  spec.body = "set ylabel " + gq("busbw (GB/s)") + "\nset xlabel " + gq("message size (bytes, log2 scale)") +
+              "\nset yrange [0:*]\n" + cmd + "\n";
+  if (!plots_internal::any_finite(ys)) spec.skip = "no finite busbw to draw";
+  return spec;
+}
+
+}  // namespace
+
 std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
   using namespace plots_internal;  // the series and plot builders (plots_internal.hpp)
   const auto series = series_of(r);
@@ -96,137 +266,12 @@ std::vector<Plot> write_plots(const Report& r, const std::string& dir) {
   }
   if (!single.empty()) specs.push_back(single_point_bars(single));
   for (const auto& s : series) {
-    const std::string dat = s.stem + ".dat";
-    std::string data = fmt::format(
-        "# {}s aggregate_ex_s ideal_ex_s efficiency_pct per_{}_ex_s p5_s p50_s p95_s throughput_voided "
-        "efficiency_voided\n",
-        s.unit, s.unit);
-    std::vector<double> ys;
-    double max_n = 1, max_eff = 100;
-    bool any_tv = false, any_ev = false;
-    for (const auto& row : s.rows) {
-      std::string line;
-      for (const double v : row) line += (line.empty() ? "" : " ") + gnuplot_number(v);
-      data += line + "\n";
-      any_tv = any_tv || row[8] != 0;
-      any_ev = any_ev || row[9] != 0;
-      if (std::isfinite(row[0])) max_n = std::max(max_n, row[0]);
-      if (std::isfinite(row[3]) && row[3] < 1e4) max_eff = std::max(max_eff, row[3]);  // a sane axis
-      ys.push_back(row[1]);
-    }
-    // The x label says GPUs only where there are GPUs.
-    const std::string xrange = fmt::format("set xlabel {}\nset xrange [0.7:{:.6g}]\n",
-                                           gq(s.unit == "GPU" ? "GPUs (ranks, log2 scale)" : "ranks (log2 scale)"),
-                                           std::max(2.0, max_n * 1.4));
-    struct Panel {
-      const char* suffix;
-      std::string title, ylabel, plot;
-    };
-    // A point a warning voids is no point of the curve: drawn apart, hollow, in the legend as such
-    // (column 9: its throughput is voided, 10: its efficiency).
-    const auto kept = [](int col, int flag) { return fmt::format("(${}==0?${}:1/0)", flag, col); };
-    const auto apart = [](int col, int flag) {
-      return fmt::format(", '' using 1:(${}!=0?${}:1/0) with points pt 6 ps 2 lw 2 lc rgb '#cc3311' title "
-                         "'voided by a warning'",
-                         flag, col);
-    };
-    const std::vector<Panel> panels = {
-        {kPanelSuffixes[0], "Aggregate throughput", fmt::format("throughput (examples/s, all {}s)", s.unit),
-         fmt::format("set yrange [0:*]\nplot {} using 1:{} with linespoints lw 2 pt 7 title 'measured', '' using 1:3 "
-                     "with lines dt 2 lw 2 title {}{}",
-                     gq(dat), kept(2, 9), gq(fmt::format("ideal (baseline per-{} ex/s x {}s)", s.unit, s.unit)),
-                     any_tv ? apart(2, 9) : "")},
-        {kPanelSuffixes[1], "Scaling efficiency", "efficiency (%)",
-         fmt::format("set yrange [0:{:.0f}]\nplot {} using 1:{} with linespoints lw 2 pt 7 title 'efficiency', 100 "
-                     "with lines dt 2 title '100 %'{}",
-                     max_eff * 1.1, gq(dat), kept(4, 10), any_ev ? apart(4, 10) : "")},
-        {kPanelSuffixes[2], fmt::format("Per-{} throughput", s.unit),
-         fmt::format("throughput per {} (examples/s)", s.unit),
-         fmt::format("set yrange [0:*]\nplot {} using 1:{} with linespoints lw 2 pt 7 title {}{}", gq(dat),
-                     kept(5, 9), gq("per " + s.unit), any_tv ? apart(5, 9) : "")},
-        {kPanelSuffixes[3], "Time per iteration", "seconds per iteration",
-         fmt::format("set yrange [0:*]\nplot {} using 1:{}:6:8 with yerrorlines lw 2 pt 7 title 'p50, whiskers "
-                     "p5-p95'{}",
-                     gq(dat), kept(7, 9), any_tv ? apart(7, 9) : "")},
-    };
-    for (const auto& p : panels) {
-      if (s.rows.size() < 2) break;  // in the one-point bar chart
-      PlotSpec spec;
-      spec.name = s.stem + "-" + p.suffix;
-      spec.heading = p.title;
-      spec.title = s.what;
-      if (!s.voided.empty()) spec.title += "; voided: " + s.voided;
-      spec.tables.push_back(s.table);
-      spec.data_file = dat;
-      spec.data = data;
-      // The legend below the plot, never over a point.
-      spec.setup = "set logscale x 2\nset key outside below center horizontal\n";
-      spec.body = "set ylabel " + gq(p.ylabel) + "\n" + xrange + p.plot + "\n";
-      if (!any_finite(ys)) spec.skip = "no finite throughput to draw";
-      specs.push_back(std::move(spec));
-    }
-    if (s.bars.empty()) continue;
-    // Stacked bars, one per world size (the no-DDP row first): where the step's time went.
-    PlotSpec spec;
-    spec.name = s.stem + "-breakdown";
-    spec.heading = "Step breakdown";
-    spec.title = s.what;
-    spec.tables.push_back(s.breakdown);
-    spec.data_file = spec.name + ".dat";
-    spec.data = "# run";
-    for (const auto& c : kStacked) spec.data += std::string(" ") + phase_key(c.first) + "(ms)";
-    spec.data += '\n';
-    double top = 0;
-    for (const auto& [label, ms] : s.bars) {
-      spec.data += '"' + label + '"';
-      double sum = 0;
-      for (double v : ms) {
-        spec.data += " " + gnuplot_number(v);
-        if (std::isfinite(v)) sum += v;
-      }
-      spec.data += '\n';
-      top = std::max(top, sum);
-    }
-    std::string cmd = "plot ";
-    for (size_t i = 0; i < kStacked.size(); ++i)
-      cmd += fmt::format("{}{} using {}{} title {}", i ? ", " : "", i ? "''" : gq(spec.data_file), i + 2,
-                         i ? "" : ":xtic(1)", gq(kStacked[i].second));
-    spec.setup =
-        "set key outside below center horizontal\nset style data histograms\nset style histogram rowstacked\n"
-        "set style fill solid 0.85 border -1\nset boxwidth 0.6 relative\n";
-    spec.body = "set ylabel " + gq("milliseconds per step (mean over ranks)") + "\nset xlabel " +
-                gq(s.unit == "GPU" ? "GPUs (ranks)" : "ranks") + "\n" +
-                fmt::format("set yrange [0:{:.6g}]\n", top > 0 && std::isfinite(top) ? top * 1.1 : 1.0) + cmd + "\n";
-    if (!(top > 0)) spec.skip = "no finite step breakdown to draw";
-    specs.push_back(std::move(spec));
+    append_scaling_specs(s, specs);
+    if (!s.bars.empty()) specs.push_back(breakdown_spec(s));
   }
   for (auto& o : overlays(scaling)) specs.push_back(std::move(o));
   for (auto& b : impact_bars(r)) specs.push_back(std::move(b));
-  for (const auto& s : comm_series) {
-    // busbw against message size: blocks separated by two blank lines, one per line (gnuplot's index).
-    PlotSpec spec;
-    spec.name = s.stem;
-    spec.title = s.what;
-    spec.tables = s.tables;
-    spec.data_file = s.stem + ".dat";
-    std::vector<double> ys;
-    for (size_t i = 0; i < s.lines.size(); ++i) {
-      spec.data += (i ? "\n\n" : "") + std::string("# ") + s.lines[i].first + ": bytes busbw_gbps\n";
-      for (const auto& [bytes, busbw] : s.lines[i].second) {
-        spec.data += fmt::format("{:.0f} {}\n", bytes, gnuplot_number(busbw));
-        ys.push_back(busbw);
-      }
-    }
-    std::string cmd = "plot ";
-    for (size_t i = 0; i < s.lines.size(); ++i)
-      cmd += fmt::format("{}{} index {} using 1:2 with linespoints lw 2 pt 7 title {} noenhanced", i ? ", " : "",
-                         i ? "''" : gq(spec.data_file), i, gq(s.lines[i].first));
-    spec.setup = "set logscale x 2\nset format x '%.0b %BB'\nset key outside below center horizontal\n";
-    spec.body = "set ylabel " + gq("busbw (GB/s)") + "\nset xlabel " + gq("message size (bytes, log2 scale)") +
-                "\nset yrange [0:*]\n" + cmd + "\n";
-    if (!any_finite(ys)) spec.skip = "no finite busbw to draw";
-    specs.push_back(std::move(spec));
-  }
+  for (const auto& s : comm_series) specs.push_back(busbw_spec(s));
   for (auto& e : extra) specs.push_back(std::move(e));
   return draw_plots(specs, dir, "plots.gp");
 }

@@ -78,31 +78,50 @@ std::vector<Table> summary_tabs(const Report& r) {
   return out;
 }
 
-// The terms the report's tables use, each defined once (the tables point here): only those
-// that some table of this report shows.
-Table definitions_tab(const Report& r) {
-  std::vector<std::pair<std::string, std::string>> d;
-  const bool weak = !r.weak.empty(), strong = !r.strong.empty();
-  bool breakdown = false, shared = false, several = false, repeats = !r.repeats.empty();
-  std::vector<bool> metric_shown(row_metrics().size(), false);
+namespace {
+
+// Terms and their definitions, in the order the definitions table lists them.
+using TermDefinitions = std::vector<std::pair<std::string, std::string>>;
+
+// What the rows of the report's weak and strong tables show: which row metrics have a value
+// (indices into row_metrics()), a breakdown, ranks sharing a GPU, several launches.
+struct ShownRowFacts {
+  bool breakdown = false, shared = false, several = false;
+  std::vector<bool> metric_shown;
+};
+
+// Gathers ShownRowFacts over every row of the weak, then of the strong tables of `r`.
+ShownRowFacts shown_row_facts(const Report& r) {
+  ShownRowFacts s;
+  s.metric_shown.assign(row_metrics().size(), false);
   const auto facts = [&](const RowFacts& f, const RowLaunch& l, bool sh, bool bd) {
-    for (size_t i = 0; i < metric_shown.size(); ++i)
-      metric_shown[i] = metric_shown[i] || (row_metrics()[i].used_in(kInReportTables) && f.metric_at(i).has_value());
-    several = several || l.launches > 1;
-    shared = shared || sh;
-    breakdown = breakdown || bd;
+    for (size_t i = 0; i < s.metric_shown.size(); ++i)
+      s.metric_shown[i] =
+          s.metric_shown[i] || (row_metrics()[i].used_in(kInReportTables) && f.metric_at(i).has_value());
+    s.several = s.several || l.launches > 1;
+    s.shared = s.shared || sh;
+    s.breakdown = s.breakdown || bd;
   };
   for (const auto& w : r.weak)
     for (const auto& x : w.rows) facts(x.facts, x.launch, x.shared_gpu, x.exposed_comm.has_value());
   for (const auto& t : r.strong)
     for (const auto& x : t.rows) facts(x.facts, x.launch, x.shared_gpu, x.exposed_comm.has_value());
-  const std::string u = [&] {
-    for (const auto& w : r.weak)
-      if (unit_word(w.key) == "GPU") return std::string("GPU");
-    for (const auto& t : r.strong)
-      if (unit_word(t.key) == "GPU") return std::string("GPU");
-    return std::string(weak || strong ? "rank" : "GPU");
-  }();
+  return s;
+}
+
+// The unit the definitions count in: "GPU" where a scaling table ran on GPUs (or there is
+// none), else "rank".
+std::string definitions_unit(const Report& r, bool weak, bool strong) {
+  for (const auto& w : r.weak)
+    if (unit_word(w.key) == "GPU") return std::string("GPU");
+  for (const auto& t : r.strong)
+    if (unit_word(t.key) == "GPU") return std::string("GPU");
+  return std::string(weak || strong ? "rank" : "GPU");
+}
+
+// The terms of the weak and strong scaling tables (throughput, percentiles, DDP overhead,
+// efficiency, speedup, exposed comm), per unit `u`.
+void scaling_definitions(const std::string& u, bool weak, bool strong, bool breakdown, TermDefinitions& d) {
   const bool gpu = u == "GPU";
   if (weak || strong) {
     d.push_back({"per-" + u + " ex/s, aggregate ex/s",
@@ -135,6 +154,11 @@ Table definitions_tab(const Report& r) {
     d.push_back({"exposed comm, other DDP overhead",
                  "not shown: they need the per-step breakdown (ddpbench run --breakdown; result files of schema 1.5 "
                  "and later)"});
+}
+
+// The definition of TFLOP/s and MFU, naming each peak the weak rows' MFUs use and their files;
+// none when no weak row has an MFU.
+void mfu_definition(const Report& r, const std::string& u, TermDefinitions& d) {
   // MFU, with the peaks in use: rows of different peaks are not ranked by MFU.
   std::vector<std::pair<MfuPeak, std::vector<std::string>>> peaks;
   for (const auto& w : r.weak)
@@ -159,12 +183,21 @@ Table definitions_tab(const Report& r) {
                                                 "compare those rows by ex/s"
                                               : "")});
   }
+}
+
+// The definitions of the row metrics shown (`metric_shown`, indices into row_metrics()), in
+// row_metrics() order.
+void metric_definitions(const std::vector<bool>& metric_shown, TermDefinitions& d) {
   for (size_t i = 0; i < metric_shown.size(); ++i)
     if (metric_shown[i]) {
       // "peak mem = the largest ..." reads "the largest ..." under its term.
       const std::string term = row_metrics()[i].header, def = row_metrics()[i].definition;
       d.push_back({term, def.rfind(term + " = ", 0) == 0 ? def.substr(term.size() + 3) : def});
     }
+}
+
+// The terms of the step breakdown and optimization impact tables, where `r` has them.
+void breakdown_and_impact_definitions(const Report& r, TermDefinitions& d) {
   if (std::any_of(r.weak.begin(), r.weak.end(), [](const WeakTable& w) { return !w.breakdown.empty(); }) ||
       std::any_of(r.strong.begin(), r.strong.end(), [](const StrongTable& x) { return !x.breakdown.empty(); }))
     d.push_back({"step breakdown (ms)",
@@ -178,6 +211,10 @@ Table definitions_tab(const Report& r) {
                  "parameters, no comm hook, grad accum 1); speedup = aggregate ex/s / the baseline's (= t_base / t at "
                  "p50 when both accumulate as many micro-steps); exposed comm = breakdown mean over ranks per "
                  "optimizer step; change = exposed comm - the baseline's, and as a fraction of the baseline's"});
+}
+
+// The terms of the strategy, memory and inference tables, where `r` has them.
+void strategy_memory_inference_definitions(const Report& r, TermDefinitions& d) {
   if (!r.strategy.empty()) {
     const std::string su = unit_word(r.strategy.front().key), sus = su + "s";
     d.push_back({"strategy comparison",
@@ -210,6 +247,12 @@ Table definitions_tab(const Report& r) {
                                           "p50; latency = the per-batch forward time, pooled over the {}s",
                                           iu, iu, iu)});
   }
+}
+
+// The terms of the cost table (USD, hours, per unit `u`) and of ranks sharing a GPU, where
+// the report has them.
+void cost_and_sharing_definitions(const Report& r, const std::string& u, bool shared, TermDefinitions& d) {
+  const bool gpu = u == "GPU";
   if (!r.cost.empty())
     d.push_back({"USD per 1M samples, time h, cost USD",
                  "at the mean step time (the statistic of epoch time, so epochs x epoch time is the time priced): "
@@ -221,18 +264,41 @@ Table definitions_tab(const Report& r) {
                  "ranks reporting the same GPU UUID (else host and bus id) count as one GPU: the row measures "
                  "sharing, not scaling, so it has no efficiency or speedup, is not plotted as scaling and is not "
                  "priced; its DDP overhead is by throughput"});
+}
+
+// The definition of the file column, and of how one launch is chosen when several
+// measured a configuration (`several_launches`).
+void file_definition(bool several_launches, TermDefinitions& d) {
+  d.push_back({"file, launches",
+               std::string("file: the label of the result file (one launch) every number of a row comes from, "
+                           "listed in the appendix.") +
+                   (several_launches
+                        ? " Where several launches measured one configuration the row is the launch with the "
+                          "median p50, of an even count the slower middle one (the conservative choice), never a "
+                          "mix; spread = (slowest - fastest p50) / the chosen launch's p50. A launch given twice "
+                          "(the same content, or the same job id and start time) counts once."
+                        : "")});
+}
+
+}  // namespace
+
+// The terms the report's tables use, each defined once (the tables point here): only those
+// that some table of this report shows.
+Table definitions_tab(const Report& r) {
+  TermDefinitions d;
+  const bool weak = !r.weak.empty(), strong = !r.strong.empty();
+  const bool repeats = !r.repeats.empty();
+  const ShownRowFacts facts = shown_row_facts(r);
+  const std::string u = definitions_unit(r, weak, strong);
+  scaling_definitions(u, weak, strong, facts.breakdown, d);
+  mfu_definition(r, u, d);
+  metric_definitions(facts.metric_shown, d);
+  breakdown_and_impact_definitions(r, d);
+  strategy_memory_inference_definitions(r, d);
+  cost_and_sharing_definitions(r, u, facts.shared, d);
   if (d.empty() && r.impact.empty() && r.strategy.empty() && r.memory.empty() && r.inference.empty())
     return Table{};  // no table of rows to define terms for (collectives, pairs, find-max-bs files)
-  if (!r.files.empty())
-    d.push_back({"file, launches",
-                 std::string("file: the label of the result file (one launch) every number of a row comes from, "
-                             "listed in the appendix.") +
-                     (several || repeats
-                          ? " Where several launches measured one configuration the row is the launch with the "
-                            "median p50, of an even count the slower middle one (the conservative choice), never a "
-                            "mix; spread = (slowest - fastest p50) / the chosen launch's p50. A launch given twice "
-                            "(the same content, or the same job id and start time) counts once."
-                          : "")});
+  if (!r.files.empty()) file_definition(facts.several || repeats, d);
   Table t;
   t.kind = "definitions";
   t.title = "Definitions";
