@@ -10,6 +10,7 @@
 
 #include "core/launch/launch_env.hpp"
 #include "core/result/result.hpp"
+#include "core/render/report_page.hpp"
 #include "core/result/row_validation.hpp"
 #include "core/util/errors.hpp"
 #include "core/util/parse.hpp"
@@ -54,20 +55,6 @@ struct Command {
   std::function<int()> run;
 };
 
-/// Reads a result file for `report`, `diff`, `check` or `predict` (read_result_file), leaves
-/// out the rows row_problem refuses (drop_invalid_rows: one "ddpbench: warning: FILE row N
-/// (...): ..." line each on stderr) and, when it is incomplete, prints incomplete_warning on
-/// stderr as "ddpbench: warning: ...". Throws UsageError as read_result_file, and when no
-/// row of a file that had rows is left.
-inline ResultFile load_result(const std::string& path) {
-  ResultFile f = read_result_file(path);
-  for (const std::string& line : drop_invalid_rows(f, path))
-    std::fprintf(stderr, "ddpbench: warning: %s\n", line.c_str());
-  const std::string warning = incomplete_warning(path, f);
-  if (!warning.empty()) std::fprintf(stderr, "ddpbench: warning: %s\n", warning.c_str());
-  return f;
-}
-
 /// The inputs of `report`: each path a result file, or a folder whose *.json files are read in
 /// name order (validate's --out). A file ddpbench wrote that is no result file (validate's
 /// record, verdict and env steps, a report's JSON) is left out with one "ddpbench: note:" line,
@@ -75,9 +62,6 @@ inline ResultFile load_result(const std::string& path) {
 /// when no result file is left.
 std::vector<NamedResult> load_report_inputs(const std::vector<std::string>& paths);
 
-/// `report --html`'s page of `rep`: its plots drawn into a temporary folder (removed after) and
-/// inlined; a plot gnuplot cannot draw is named on stderr.
-std::string report_page(const Report& rep);
 
 /// `ddpbench run`: the DDP training benchmark sweep. `argv` is the whole command
 /// line, recorded in the result file and reused to start ranks.

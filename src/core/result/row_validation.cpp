@@ -1,5 +1,7 @@
 #include "core/result/row_validation.hpp"
 
+#include <cstdio>
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -115,6 +117,15 @@ std::vector<std::string> drop_invalid_rows(ResultFile& file, const std::string& 
         lines.front().substr(source.size() + 1, lines.front().rfind("; it is left out") - source.size() - 1)));
   complete_row_warnings(file);
   return lines;
+}
+
+ResultFile load_result(const std::string& path) {
+  ResultFile f = read_result_file(path);
+  for (const std::string& line : drop_invalid_rows(f, path))
+    std::fprintf(stderr, "ddpbench: warning: %s\n", line.c_str());
+  const std::string warning = incomplete_warning(path, f);
+  if (!warning.empty()) std::fprintf(stderr, "ddpbench: warning: %s\n", warning.c_str());
+  return f;
 }
 
 }  // namespace ddpbench

@@ -47,4 +47,11 @@ std::string row_problem(const BenchResult& row);
 /// naming the first problem.
 std::vector<std::string> drop_invalid_rows(ResultFile& file, const std::string& source);
 
+/// Reads a result file for `report`, `diff`, `check` or `predict` (read_result_file), leaves
+/// out the rows row_problem refuses (drop_invalid_rows: one "ddpbench: warning: FILE row N
+/// (...): ..." line each on stderr) and, when it is incomplete, prints incomplete_warning on
+/// stderr as "ddpbench: warning: ...". Throws UsageError as read_result_file, and when no
+/// row of a file that had rows is left.
+ResultFile load_result(const std::string& path);
+
 }  // namespace ddpbench

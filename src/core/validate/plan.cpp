@@ -395,4 +395,11 @@ Plan parse_plan(const std::string& text, const std::string& path) {
   return p;
 }
 
+void check_plan_model_name(const Plan& plan, const PlanPlace& place, const std::string& what, const std::string& m,
+                           const std::vector<std::string>& models) {
+  if (std::find(models.begin(), models.end(), m) == models.end())
+    throw UsageError(fmt::format("{}{}: unknown model '{}'; choose one of: {} (see 'ddpbench models')",
+                                 plan_where(plan.path, place), what, m, fmt::join(models, ", ")));
+}
+
 }  // namespace ddpbench

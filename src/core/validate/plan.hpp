@@ -94,4 +94,9 @@ Plan parse_plan(const std::string& text, const std::string& path);
 /// "PATH:LINE:COL: " (or "PATH: " without a place), the prefix of a plan error.
 std::string plan_where(const std::string& path, const PlanPlace& place);
 
+/// Throws UsageError "PLAN:LINE:COL: <what>: unknown model 'M'; choose one of: ..." unless `m`
+/// is one of `models` (the zoo's names).
+void check_plan_model_name(const Plan& plan, const PlanPlace& place, const std::string& what, const std::string& m,
+                           const std::vector<std::string>& models);
+
 }  // namespace ddpbench

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -12,6 +13,8 @@
 #include "core/analysis/pairs.hpp"
 #include "core/analysis/report_analysis.hpp"
 #include "core/launch/node_env.hpp"
+#include "core/result/row_validation.hpp"
+#include "core/util/json_reader.hpp"
 #include "core/util/errors.hpp"
 #include "core/util/table.hpp"
 
@@ -376,6 +379,29 @@ SummaryCheck validate_summary_check(const ValidateCheck& c, const std::string& f
   if (!file.empty()) k.rows.push_back({file, c.step, -1, "step"});
   s.claim = finish_claim(std::move(k));
   return s;
+}
+
+std::string compare_validation_folders(const std::string& dir_a, const std::string& dir_b) {
+  const auto load_record = [](const std::string& d) {
+    const std::string p = d + "/validate.json";
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec))
+      throw UsageError(fmt::format("{} holds no validate.json; give folders written by ddpbench validate --out", d));
+    return record_from_json(parse_json_bounded(read_text_file(p), p, "give folders written by ddpbench validate --out"), p);
+  };
+  const ValidateRecord a = load_record(dir_a), b = load_record(dir_b);
+  try {
+    return compare_validations(
+        dir_a, a, dir_b, b, [](const std::string& d, const std::string& f) { return load_result(d + "/" + f); },
+        [](const std::string& d, const std::string& f) {
+          const std::string p = d + "/" + f;
+          return parse_json_bounded(read_text_file(p), p, "give folders written by ddpbench validate --out");
+        });
+  } catch (const nlohmann::json::exception& e) {  // a step file of the right name but not validate's shape
+    throw UsageError(fmt::format("{} or {} holds a step file that is not what validate wrote ({}); compare folders "
+                                 "written by ddpbench validate --out, unedited",
+                                 dir_a, dir_b, first_line(e.what())));
+  }
 }
 
 }  // namespace ddpbench

@@ -135,4 +135,10 @@ std::string compare_validations(const std::string& dir_a, const ValidateRecord& 
                                 const std::function<ResultFile(const std::string& dir, const std::string& file)>& load,
                                 const std::function<nlohmann::json(const std::string& dir, const std::string& file)>& load_json);
 
+/// `validate --compare DIR_A DIR_B`: the two validations of one plan side by side
+/// (compare_validations on each folder's validate.json, step files read through load_result).
+/// Throws UsageError when a folder holds no validate.json, or a step file that is not what
+/// validate wrote.
+std::string compare_validation_folders(const std::string& dir_a, const std::string& dir_b);
+
 }  // namespace ddpbench
