@@ -279,20 +279,10 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
   }
   const auto timeout = std::chrono::milliseconds(static_cast<long long>(cfg.timeout_s * 1000));
   const nlohmann::json cfg_json = to_json(cfg);
-  JoinRequest join;
-  join.job_id = launcher_job_id(env, li.launcher);
-  join.config = nlohmann::json{{"command", "comm"}, {"config", cfg_json}}.dump();
-  join.placement = local_placement(li, device);
-  Rendezvous rv = rendezvous(li, join, timeout);
-
   CommEnv cenv;
-  cenv.launch = li;
+  static_cast<JobEnv&>(cenv) =
+      join_job(li, env, backend, device, timeout, nlohmann::json{{"command", "comm"}, {"config", cfg_json}}.dump());
   cenv.cfg = cfg;
-  cenv.backend = backend;
-  cenv.device = device;
-  cenv.timeout = timeout;
-  cenv.store = rv.store;
-  cenv.placements = rv.placements;
   if (auto it = env.find("DDPBENCH_TEST_FAULT"); it != env.end() && it->second == "corrupt-comm")
     cenv.corrupt_one_rank = true;
 
@@ -301,8 +291,8 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
   PairsPlan plan;
   int rows_planned = 0;
   if (cfg.pairs) {
-    if (li.rank == 0) plan = make_pairs_plan(rv.placements, cfg.pair_unit);
-    plan = share_pairs_plan(rv.store, li, plan, timeout);
+    if (li.rank == 0) plan = make_pairs_plan(cenv.placements, cfg.pair_unit);
+    plan = share_pairs_plan(cenv.store, li, plan, timeout);
     if (!plan.error.empty()) {
       if (li.rank == 0) throw UsageError(plan.error);
       throw SilentExit{kExitUsage};
@@ -313,7 +303,7 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
   }
 
   // Each host's environment, once per host (its local rank 0 probes it); rank 0 collects them.
-  const NodeEnvironments node_envs = gather_node_environments(rv.store, li, env, rv.placements, timeout, rv.prefix);
+  const NodeEnvironments node_envs = gather_node_environments(cenv.store, li, env, cenv.placements, timeout, cenv.store_prefix);
   ResultFile rf;
   rf.kind = "comm";
   if (li.rank == 0) {
@@ -322,9 +312,9 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
     rf.config["backend"] = f.backend;
     rf.config["device"] = f.device;
     if (f.min_busbw_opt->count()) rf.config["min_busbw_gbps"] = f.min_busbw;
-    rf.environment = environment_json(job_environment_facts(li, join.job_id, backend, use_cuda, threads, rv.placements,
-                                                            env, node_envs, rv.store_server));
-    print_header(rf, rv.placements);
+    rf.environment = environment_json(job_environment_facts(li, cenv.job_id, backend, use_cuda, threads, cenv.placements,
+                                                            env, node_envs, cenv.store_server));
+    print_header(rf, cenv.placements);
     if (cfg.pairs) {
       std::string names;
       for (size_t i = 0; i < plan.names.size(); ++i)
@@ -348,7 +338,7 @@ int run_rank(const CommFlags& f, const CommConfig& cfg, const LaunchInfo& li, co
   };
   try {
     run_comm_sweep(cenv, cb);
-    finish_barrier(rv.store, li, timeout);
+    finish_barrier(cenv.store, li, timeout);
   } catch (...) {
     note_partial_rows(li, f.json_path);
     throw;

@@ -436,20 +436,13 @@ SelfCheckHook test_fault_hook(const EnvMap& env) {
   return it != env.end() && !it->second.empty() ? fault_injection_hook(it->second) : SelfCheckHook();
 }
 
-// What every rank's sweep runs with (SweepEnv), from the rendezvous's store and placements.
-SweepEnv sweep_env(const LaunchInfo& li, const RunConfig& cfg, BackendKind backend, const c10::Device& device,
-                   std::chrono::milliseconds timeout, Rendezvous& rv, int threads, const MathModes& math) {
+// What every rank's sweep runs with (SweepEnv): the job's shared part and run's own.
+SweepEnv sweep_env(JobEnv job, const RunConfig& cfg, int threads, const MathModes& math) {
   SweepEnv senv;
-  senv.launch = li;
+  static_cast<JobEnv&>(senv) = std::move(job);
   senv.cfg = cfg;
-  senv.backend = backend;
-  senv.device = device;
-  senv.timeout = timeout;
-  senv.store = rv.store;
-  senv.store_prefix = rv.prefix;
   senv.threads_per_rank = threads;
   senv.math = math;
-  senv.placements = std::move(rv.placements);
   return senv;
 }
 
@@ -472,13 +465,9 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
   // The ranks of this job find each other; every rank must run the same configuration,
   // or the sweep would deadlock.
   nlohmann::json cfg_json = to_json(cfg);
-  JoinRequest join;
-  join.job_id = launcher_job_id(env, li.launcher);
-  join.config = shared_config(cfg_json);
-  join.placement = local_placement(li, device);
-  Rendezvous rv = rendezvous(li, join, timeout);
-  if (f.batch_max) resolve_batch_max(f, li, device, rv.store, timeout, cfg_json);
-  SweepEnv senv = sweep_env(li, cfg, backend, device, timeout, rv, threads, math);
+  JobEnv job = join_job(li, env, backend, device, timeout, shared_config(cfg_json));
+  if (f.batch_max) resolve_batch_max(f, li, device, job.store, timeout, cfg_json);
+  SweepEnv senv = sweep_env(std::move(job), cfg, threads, math);
 
   // Each host's environment, once per host (its local rank 0 probes it); rank 0 collects them.
   const NodeEnvironments node_envs = gather_node_environments(senv.store, li, env, senv.placements, timeout, senv.store_prefix);
@@ -489,12 +478,12 @@ int run_rank(RunFlags& f, const LaunchInfo& li, const EnvMap& env, bool use_cuda
     rf = new_result_file("run", argv, planned_rows(cfg));
     rf.config = cfg_json;
     rf.config["defaults_note"] = note;
-    EnvironmentFacts facts = job_environment_facts(li, join.job_id, backend, use_cuda, threads, senv.placements, env,
-                                                   node_envs, rv.store_server);
+    EnvironmentFacts facts = job_environment_facts(li, senv.job_id, backend, use_cuda, threads, senv.placements, env,
+                                                   node_envs, senv.store_server);
     facts.math = math_json(math);
     facts.malloc_tuning = malloc_info;
     rf.environment = environment_json(facts);
-    senv.row_launch = {{"job_id", join.job_id}, {"started_utc", rf.created_utc}};  // the launch of every row
+    senv.row_launch = {{"job_id", senv.job_id}, {"started_utc", rf.created_utc}};  // the launch of every row
     if (f.resume_opt->count()) {
       prior = read_result_file(f.resume);
       resume_refused = resume_environment_mismatch(prior->environment, rf.environment);

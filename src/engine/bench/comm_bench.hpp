@@ -16,6 +16,7 @@
 #include "core/analysis/pairs.hpp"
 #include "core/launch/launch_env.hpp"
 #include "core/result/result.hpp"
+#include "engine/dist/job_env.hpp"
 #include "engine/dist/process_group.hpp"
 #include "engine/env_info.hpp"
 
@@ -46,14 +47,8 @@ struct CommConfig {
 nlohmann::json to_json(const CommConfig& c);
 
 /// Everything one rank needs to take part.
-struct CommEnv {
-  LaunchInfo launch;
+struct CommEnv : JobEnv {
   CommConfig cfg;
-  BackendKind backend = BackendKind::kGloo;
-  c10::Device device = c10::Device(c10::kCPU);
-  std::chrono::milliseconds timeout{300000};
-  c10::intrusive_ptr<c10d::Store> store;  ///< the job's store (groups prefix it)
-  std::vector<RankPlacement> placements;  ///< all ranks' placements (rank 0)
   /// Test seam (DDPBENCH_TEST_FAULT=corrupt-comm): before each checked operation one rank
   /// (the root of broadcast/reduce, else the group's last rank) adds 64 to element 0 of its
   /// input. Expected #wrong with the default sum on n ranks: allreduce n, all_gather n,

@@ -26,6 +26,7 @@
 #include "core/stats/straggler.hpp"
 #include "core/telemetry/telemetry.hpp"
 #include "engine/dist/collectives.hpp"
+#include "engine/dist/job_env.hpp"
 #include "engine/dist/process_group.hpp"
 #include "engine/env_info.hpp"
 #include "engine/models/model.hpp"
@@ -50,15 +51,8 @@ SelfCheckHook fault_injection_hook(const std::string& name);
 /// What every row kind of the sweep uses (engine/bench/row_kind.hpp): who this rank is, the
 /// configuration, the device and backend, the job's store, where every rank runs, the
 /// telemetry sampler and the progress display. What only one kind needs stays with it.
-struct SweepEnv {
-  LaunchInfo launch;
+struct SweepEnv : JobEnv {
   RunConfig cfg;  ///< validated; world_sizes already resolved
-  BackendKind backend = BackendKind::kGloo;
-  c10::Device device = c10::Device(c10::kCPU);
-  std::chrono::milliseconds timeout{300000};
-  c10::intrusive_ptr<c10d::Store> store;  ///< the job's store (sub-groups prefix it)
-  std::string store_prefix;  ///< its key prefix (Rendezvous::prefix): rank 0's parallel reads (read_keys)
-  std::vector<RankPlacement> placements;  ///< all ranks' placements; needed on rank 0 only
   int threads_per_rank = 1;               ///< intra-op threads of every rank
   MathModes math{};                       ///< math in effect (TF32, cuDNN benchmark): picks the MFU peak
   /// This rank's telemetry sampler (core/telemetry/telemetry.hpp), started and stopped around every

@@ -27,6 +27,7 @@
 #include "core/util/json_reader.hpp"
 #include "core/util/sanitize.hpp"
 #include "core/validate/record.hpp"
+#include "engine/dist/job_env.hpp"
 #include "engine/dist/process_group.hpp"
 #include "engine/dist/rendezvous.hpp"
 #include "engine/env_info.hpp"
@@ -435,14 +436,10 @@ std::vector<StepDecision> decide_on_rank0(const Job& j, const ValidateRequest& r
 /// reach the others through it.
 void join_and_share_decisions(Job& j, const EnvMap& env, const LoadedPlan& lp, std::vector<StepDecision>& decisions) {
   const auto timeout = std::chrono::milliseconds((long long)(j.timeout_s * 1000));
-  JoinRequest join;
-  join.job_id = launcher_job_id(env, j.li.launcher);
-  join.config = "validate " + content_hash(lp.text);
-  join.placement = local_placement(j.li, c10::Device(c10::kCPU));
-  Rendezvous rv = rendezvous(j.li, join, timeout);
-  j.store = rv.store;
-  j.store_prefix = rv.prefix;
-  j.placements = rv.placements;
+  JobEnv job = join_job(j.li, env, BackendKind::kGloo, c10::Device(c10::kCPU), timeout, "validate " + content_hash(lp.text));
+  j.store = job.store;
+  j.store_prefix = job.store_prefix;
+  j.placements = std::move(job.placements);
   if (j.li.rank == 0) {
     nlohmann::json d = nlohmann::json::array();
     for (const auto& x : decisions) d.push_back(static_cast<int>(x.action));
