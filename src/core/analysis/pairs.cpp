@@ -36,21 +36,37 @@ namespace {
 
 std::string gbps(double v) { return fmt::format("{:.3g}", v); }
 
-}  // namespace
+// A value per metric: p2p (both directions) and allreduce busbw, in GB/s.
+struct PairLimits {
+  double p2p = 0, ar = 0;
+};
 
-PairsAnalysis analyze_pairs(const std::vector<std::string>& names, const std::vector<PairMeasurement>& m,
-                            double slow_fraction) {
+// One participant's tally over its pairs: how many, how many slow and in which metric.
+struct PairNodeTally {
+  int pairs = 0, slow = 0, send_slow = 0, recv_slow = 0, ar_slow = 0;
+  double worst_send = 0, worst_recv = 0, worst_ar = 0;  // the largest value among its slow ones
+};
+
+// Throws UsageError for a slow_fraction outside (0, 1), std::invalid_argument for a pair that
+// is not two distinct participants of n.
+void check_pair_inputs(const std::vector<PairMeasurement>& m, int n, double slow_fraction) {
   if (!(slow_fraction > 0 && slow_fraction < 1))
     throw UsageError(fmt::format("--slow-fraction {:g} must be between 0 and 1 (e.g. 0.7)", slow_fraction));
-  const int n = static_cast<int>(names.size());
   for (const auto& p : m)
     if (p.a < 0 || p.b < 0 || p.a >= n || p.b >= n || p.a == p.b)
       throw std::invalid_argument(fmt::format("pair ({}, {}) is not a pair of {} participants", p.a, p.b, n));
-  PairsAnalysis out;
-  out.slow_metrics.resize(m.size());
-  out.first_slow.resize(m.size());
-  if (m.empty()) return out;
+}
 
+// The median over participants of each one's best value (-1: a participant without pairs, left out).
+double median_of_bests(const std::vector<double>& best) {
+  std::vector<double> v;
+  for (double x : best)
+    if (x >= 0) v.push_back(x);
+  return percentile(v, 50);
+}
+
+// Sets out's p2p and allreduce references: the median over participants of each one's best pair.
+void set_pair_references(const std::vector<PairMeasurement>& m, int n, PairsAnalysis& out) {
   // Each participant's best pair, per metric; the reference is the median over participants.
   std::vector<double> best_p2p(static_cast<size_t>(n), -1), best_ar(static_cast<size_t>(n), -1);
   for (const auto& p : m)
@@ -58,38 +74,22 @@ PairsAnalysis analyze_pairs(const std::vector<std::string>& names, const std::ve
       best_p2p[x] = std::max({best_p2p[x], p.p2p_ab_gbps, p.p2p_ba_gbps});
       best_ar[x] = std::max(best_ar[x], p.allreduce_busbw_gbps);
     }
-  auto ref = [](const std::vector<double>& best) {
-    std::vector<double> v;
-    for (double x : best)
-      if (x >= 0) v.push_back(x);
-    return percentile(v, 50);
-  };
-  out.ref_p2p_gbps = ref(best_p2p);
-  out.ref_allreduce_gbps = ref(best_ar);
-  if (n == 2) {
-    out.notes.push_back(
-        fmt::format("2 participants ({} and {}): one pair, nothing to compare it with; its numbers "
-                    "stand alone and nothing is named",
-                    names[0], names[1]));
-    return out;
-  }
-  const double lim_p2p = slow_fraction * out.ref_p2p_gbps, lim_ar = slow_fraction * out.ref_allreduce_gbps;
+  out.ref_p2p_gbps = median_of_bests(best_p2p);
+  out.ref_allreduce_gbps = median_of_bests(best_ar);
+}
 
-  struct Acc {
-    int pairs = 0, slow = 0, send_slow = 0, recv_slow = 0, ar_slow = 0;
-    double worst_send = 0, worst_recv = 0, worst_ar = 0;  // the largest value among its slow ones
-  };
-  std::vector<Acc> acc(static_cast<size_t>(n));
-  std::vector<bool> pair_slow(m.size(), false);
+// The healthy pairs' lowest value of each metric (+inf when no pair is healthy), given the
+// slow limits `lim`.
+PairLimits healthy_pairs_floor(const std::vector<PairMeasurement>& m, const PairLimits& lim) {
   // The healthy pairs' spread: the lowest value of each metric over the pairs that were not
   // suspects and the suspects whose alone runs are all above the limit (their first pass and
   // alone values: what contention did to a healthy pair in this run). A suspect's alone value
   // at or above it is within that spread. +inf when no pair is healthy.
   double floor_p2p = INFINITY, floor_ar = INFINITY;
   for (const auto& p : m) {
-    const bool suspect = p.p2p_ab_gbps < lim_p2p || p.p2p_ba_gbps < lim_p2p || p.allreduce_busbw_gbps < lim_ar;
-    const bool cleared = suspect && p.alone_runs > 0 && p.alone_p2p_ab_gbps >= lim_p2p &&
-                         p.alone_p2p_ba_gbps >= lim_p2p && p.alone_allreduce_busbw_gbps >= lim_ar;
+    const bool suspect = p.p2p_ab_gbps < lim.p2p || p.p2p_ba_gbps < lim.p2p || p.allreduce_busbw_gbps < lim.ar;
+    const bool cleared = suspect && p.alone_runs > 0 && p.alone_p2p_ab_gbps >= lim.p2p &&
+                         p.alone_p2p_ba_gbps >= lim.p2p && p.alone_allreduce_busbw_gbps >= lim.ar;
     if (suspect && !cleared) continue;
     floor_p2p = std::min({floor_p2p, p.p2p_ab_gbps, p.p2p_ba_gbps});
     floor_ar = std::min(floor_ar, p.allreduce_busbw_gbps);
@@ -98,19 +98,26 @@ PairsAnalysis analyze_pairs(const std::vector<std::string>& names, const std::ve
       floor_ar = std::min(floor_ar, p.alone_allreduce_busbw_gbps);
     }
   }
-  out.healthy_floor_p2p_gbps = std::isfinite(floor_p2p) ? floor_p2p : 0;
-  out.healthy_floor_allreduce_gbps = std::isfinite(floor_ar) ? floor_ar : 0;
+  return {floor_p2p, floor_ar};
+}
+
+// Fills out's first_slow and slow_metrics per pair and each participant's tally in `acc`;
+// returns, per pair, whether it is slow.
+std::vector<bool> classify_pairs(const std::vector<std::string>& names, const std::vector<PairMeasurement>& m,
+                                 const PairLimits& lim, const PairLimits& healthy_floor, PairsAnalysis& out,
+                                 std::vector<PairNodeTally>& acc) {
+  std::vector<bool> pair_slow(m.size(), false);
   for (size_t i = 0; i < m.size(); ++i) {
     const auto& p = m[i];
     auto& s = out.slow_metrics[i];
     // First pass; then, for a pair re-measured alone, what stayed slow there: below the limit
     // and below the healthy pairs' spread.
-    const bool ab0 = p.p2p_ab_gbps < lim_p2p, ba0 = p.p2p_ba_gbps < lim_p2p, ar0 = p.allreduce_busbw_gbps < lim_ar;
+    const bool ab0 = p.p2p_ab_gbps < lim.p2p, ba0 = p.p2p_ba_gbps < lim.p2p, ar0 = p.allreduce_busbw_gbps < lim.ar;
     const bool alone = p.alone_runs > 0;
-    const bool ab = ab0 && (!alone || (p.alone_p2p_ab_gbps < lim_p2p && p.alone_p2p_ab_gbps < floor_p2p));
-    const bool ba = ba0 && (!alone || (p.alone_p2p_ba_gbps < lim_p2p && p.alone_p2p_ba_gbps < floor_p2p));
+    const bool ab = ab0 && (!alone || (p.alone_p2p_ab_gbps < lim.p2p && p.alone_p2p_ab_gbps < healthy_floor.p2p));
+    const bool ba = ba0 && (!alone || (p.alone_p2p_ba_gbps < lim.p2p && p.alone_p2p_ba_gbps < healthy_floor.p2p));
     const bool ar =
-        ar0 && (!alone || (p.alone_allreduce_busbw_gbps < lim_ar && p.alone_allreduce_busbw_gbps < floor_ar));
+        ar0 && (!alone || (p.alone_allreduce_busbw_gbps < lim.ar && p.alone_allreduce_busbw_gbps < healthy_floor.ar));
     const std::string ab_name = fmt::format("p2p {}->{}", names[p.a], names[p.b]),
                       ba_name = fmt::format("p2p {}->{}", names[p.b], names[p.a]);
     if (ab0) out.first_slow[i].push_back(ab_name);
@@ -146,9 +153,43 @@ PairsAnalysis analyze_pairs(const std::vector<std::string>& names, const std::ve
       B.worst_ar = std::max(B.worst_ar, v_ar);
     }
   }
+  return pair_slow;
+}
+
+// The message naming participant `name` as a slow node: its slow pairs, the slow metrics with
+// their worst values against the references, and the direction when only one is slow.
+std::string slow_node_message(const std::string& name, const PairNodeTally& a, const PairsAnalysis::Node& node,
+                              const PairsAnalysis& out) {
+  std::vector<std::string> what;
+  if (node.send_slow) what.push_back(fmt::format("p2p sending from {} <= {} GB/s", name, gbps(a.worst_send)));
+  if (node.receive_slow) what.push_back(fmt::format("p2p receiving at {} <= {} GB/s", name, gbps(a.worst_recv)));
+  if (node.send_slow || node.receive_slow) what.back() += fmt::format(" (reference {})", gbps(out.ref_p2p_gbps));
+  if (node.allreduce_slow)
+    what.push_back(
+        fmt::format("allreduce busbw <= {} GB/s (reference {})", gbps(a.worst_ar), gbps(out.ref_allreduce_gbps)));
+  std::string dir;
+  if (node.send_slow && !node.receive_slow) dir = "; only its sending direction: its transmit path";
+  if (node.receive_slow && !node.send_slow) dir = "; only its receiving direction: its receive path";
+  return fmt::format(
+      "{}: every pair with it is slow ({} of {}) -> {} or its link (NIC, cable, switch "
+      "port, PCIe){}{}{}",
+      name, a.slow, a.pairs, name, what.empty() ? "" : ": ",
+      [&] {
+        std::string s;
+        for (size_t i = 0; i < what.size(); ++i) s += (i ? ", " : "") + what[i];
+        return s;
+      }(),
+      dir);
+}
+
+// Appends to out.slow_nodes every participant all of whose pairs are slow; returns, per
+// participant, whether it was named.
+std::vector<bool> name_slow_nodes(const std::vector<std::string>& names, const std::vector<PairNodeTally>& acc,
+                                  PairsAnalysis& out) {
+  const int n = static_cast<int>(names.size());
   std::vector<bool> named(static_cast<size_t>(n), false);
   for (int x = 0; x < n; ++x) {
-    const Acc& a = acc[x];
+    const PairNodeTally& a = acc[x];
     if (a.pairs == 0 || a.slow < a.pairs) continue;
     named[x] = true;
     PairsAnalysis::Node node;
@@ -158,28 +199,17 @@ PairsAnalysis analyze_pairs(const std::vector<std::string>& names, const std::ve
     node.send_slow = a.send_slow == a.pairs;
     node.receive_slow = a.recv_slow == a.pairs;
     node.allreduce_slow = a.ar_slow == a.pairs;
-    std::vector<std::string> what;
-    if (node.send_slow) what.push_back(fmt::format("p2p sending from {} <= {} GB/s", names[x], gbps(a.worst_send)));
-    if (node.receive_slow) what.push_back(fmt::format("p2p receiving at {} <= {} GB/s", names[x], gbps(a.worst_recv)));
-    if (node.send_slow || node.receive_slow) what.back() += fmt::format(" (reference {})", gbps(out.ref_p2p_gbps));
-    if (node.allreduce_slow)
-      what.push_back(
-          fmt::format("allreduce busbw <= {} GB/s (reference {})", gbps(a.worst_ar), gbps(out.ref_allreduce_gbps)));
-    std::string dir;
-    if (node.send_slow && !node.receive_slow) dir = "; only its sending direction: its transmit path";
-    if (node.receive_slow && !node.send_slow) dir = "; only its receiving direction: its receive path";
-    node.message = fmt::format(
-        "{}: every pair with it is slow ({} of {}) -> {} or its link (NIC, cable, switch "
-        "port, PCIe){}{}{}",
-        names[x], a.slow, a.pairs, names[x], what.empty() ? "" : ": ",
-        [&] {
-          std::string s;
-          for (size_t i = 0; i < what.size(); ++i) s += (i ? ", " : "") + what[i];
-          return s;
-        }(),
-        dir);
+    node.message = slow_node_message(names[x], a, node, out);
     out.slow_nodes.push_back(node);
   }
+  return named;
+}
+
+// Appends each slow pair with neither participant named to out.allreduce_only_links (slow in
+// allreduce only, p2p healthy both ways) or else to out.slow_links.
+void name_slow_links(const std::vector<std::string>& names, const std::vector<PairMeasurement>& m,
+                     const std::vector<bool>& pair_slow, const std::vector<bool>& named, const PairLimits& lim,
+                     PairsAnalysis& out) {
   for (size_t i = 0; i < m.size(); ++i) {
     const auto& p = m[i];
     if (!pair_slow[i] || named[p.a] || named[p.b]) continue;
@@ -189,7 +219,7 @@ PairsAnalysis analyze_pairs(const std::vector<std::string>& names, const std::ve
     const bool alone = p.alone_runs > 0;
     const double v_ab = alone ? p.alone_p2p_ab_gbps : p.p2p_ab_gbps, v_ba = alone ? p.alone_p2p_ba_gbps : p.p2p_ba_gbps,
                  v_ar = alone ? p.alone_allreduce_busbw_gbps : p.allreduce_busbw_gbps;
-    if (out.slow_metrics[i] == std::vector<std::string>{"allreduce"} && v_ab >= lim_p2p && v_ba >= lim_p2p) {
+    if (out.slow_metrics[i] == std::vector<std::string>{"allreduce"} && v_ab >= lim.p2p && v_ba >= lim.p2p) {
       l.message = fmt::format(
           "{} <-> {}: allreduce busbw {} GB/s{} is below the limit while p2p is healthy both ways ({} / {} GB/s, "
           "reference {}): not named; a reduction slowed by CPU contention, or a half-duplex path (p2p runs one "
@@ -207,6 +237,36 @@ PairsAnalysis analyze_pairs(const std::vector<std::string>& names, const std::ve
         names[p.a], names[p.b], s, alone ? fmt::format("; confirmed alone, best of {}", p.alone_runs) : "");
     out.slow_links.push_back(l);
   }
+}
+
+}  // namespace
+
+PairsAnalysis analyze_pairs(const std::vector<std::string>& names, const std::vector<PairMeasurement>& m,
+                            double slow_fraction) {
+  const int n = static_cast<int>(names.size());
+  check_pair_inputs(m, n, slow_fraction);
+  PairsAnalysis out;
+  out.slow_metrics.resize(m.size());
+  out.first_slow.resize(m.size());
+  if (m.empty()) return out;
+
+  set_pair_references(m, n, out);
+  if (n == 2) {
+    out.notes.push_back(
+        fmt::format("2 participants ({} and {}): one pair, nothing to compare it with; its numbers "
+                    "stand alone and nothing is named",
+                    names[0], names[1]));
+    return out;
+  }
+  const PairLimits lim{slow_fraction * out.ref_p2p_gbps, slow_fraction * out.ref_allreduce_gbps};
+
+  const PairLimits healthy_floor = healthy_pairs_floor(m, lim);
+  out.healthy_floor_p2p_gbps = std::isfinite(healthy_floor.p2p) ? healthy_floor.p2p : 0;
+  out.healthy_floor_allreduce_gbps = std::isfinite(healthy_floor.ar) ? healthy_floor.ar : 0;
+  std::vector<PairNodeTally> acc(static_cast<size_t>(n));
+  const std::vector<bool> pair_slow = classify_pairs(names, m, lim, healthy_floor, out, acc);
+  const std::vector<bool> named = name_slow_nodes(names, acc, out);
+  name_slow_links(names, m, pair_slow, named, lim, out);
   return out;
 }
 

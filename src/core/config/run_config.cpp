@@ -102,7 +102,10 @@ void validate_data(const RunConfig& cfg) {
     throw UsageError(fmt::format("{} trains in fp32 or bf16; use --precision fp32 or bf16", d));
 }
 
-void validate(const RunConfig& cfg, int world, const std::vector<std::string>& known_models) {
+namespace {
+
+// Checks --model: at least one, each once, each a known model.
+void check_model_list(const RunConfig& cfg, const std::vector<std::string>& known_models) {
   if (cfg.models.empty()) throw UsageError("no model given; pass --model resnet50 (see 'ddpbench models')");
   for (size_t i = 0; i < cfg.models.size(); ++i)
     if (std::find(cfg.models.begin(), cfg.models.begin() + static_cast<std::ptrdiff_t>(i), cfg.models[i]) !=
@@ -112,6 +115,11 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
     if (std::find(known_models.begin(), known_models.end(), m) == known_models.end())
       throw UsageError(fmt::format("unknown model '{}'; choose one of: {} (see 'ddpbench models')", m,
                                    fmt::join(known_models, ", ")));
+}
+
+// Checks the range of --batch-size, --image-size and --iters, and with --iters auto its
+// stopping rule (--target-ci, --min-iters, --max-iters, --max-time).
+void check_batch_image_iters(const RunConfig& cfg) {
   if (cfg.batch_size < 1)
     throw UsageError(fmt::format("--batch-size {} must be >= 1 (examples per rank)", cfg.batch_size));
   if (cfg.batch_size > kMaxBatchSize)
@@ -135,7 +143,10 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
     if (!(cfg.max_time_s > 0 && cfg.max_time_s <= 1e7))
       throw UsageError(fmt::format("--max-time {} must be a number of seconds in (0, 10000000]", cfg.max_time_s));
   }
-  check_option_bounds(cfg);  // --warmup, --num-classes, --profile-iters, --sample-ms (run_options)
+}
+
+// Checks --seed is >= 0 and every --world-sizes entry is 1..world (the job's ranks).
+void check_seed_and_world_sizes(const RunConfig& cfg, int world) {
   if (cfg.seed < 0) throw UsageError(fmt::format("--seed {} must be >= 0", cfg.seed));
   for (int n : cfg.world_sizes)
     if (n < 1 || n > world)
@@ -143,6 +154,11 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
           fmt::format("--world-sizes has {} but the job has {} rank(s); pass sizes up to {} or launch "
                       "more ranks (--nproc-per-node)",
                       n, world, world));
+}
+
+// Checks the DDP sweep: --bucket-cap-mb, --comm-hook and --grad-accum each non-empty and in
+// range, and their combinations at most kMaxVariants.
+void check_ddp_sweep(const RunConfig& cfg) {
   // Bounds as closed ranges that NaN fails too: !(lo <= x && x <= hi).
   if (cfg.bucket_caps_mb.empty()) throw UsageError("--bucket-cap-mb is empty; pass e.g. --bucket-cap-mb 25");
   for (double mb : cfg.bucket_caps_mb)
@@ -161,6 +177,11 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
         fmt::format("--bucket-cap-mb, --comm-hook and --grad-accum give {} combinations, more than {}; "
                     "sweep fewer values per launch",
                     variants, kMaxVariants));
+}
+
+// Checks --strategy (known names) and what goes with it: --cpu-offload needs fsdp, zero2/fsdp
+// take no fp16 or --grad-accum, and --comm-hook needs ddp.
+void check_strategies(const RunConfig& cfg) {
   if (cfg.strategies.empty()) throw UsageError("--strategy is empty; pass e.g. --strategy ddp,zero2,fsdp");
   for (const auto& st : cfg.strategies)
     if (st != "ddp" && st != "zero2" && st != "fsdp")
@@ -177,6 +198,11 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
     throw UsageError(
         "--comm-hook registers a DDP communication hook and zero2/fsdp rows have none; add ddp to --strategy "
         "(e.g. --strategy ddp,zero2) or drop --comm-hook");
+}
+
+// Checks the DDP unused-parameter flags agree: --skip-all-reduce-unused-params needs
+// --find-unused-parameters, which --static-graph excludes.
+void check_unused_parameter_flags(const RunConfig& cfg) {
   if (cfg.skip_all_reduce_unused_params && !cfg.find_unused_parameters)
     throw UsageError(
         "--skip-all-reduce-unused-params skips the unused parameters that --find-unused-parameters finds; add "
@@ -185,6 +211,10 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
     throw UsageError(
         "--static-graph already handles unused parameters (PyTorch: static_graph supersedes "
         "find_unused_parameters); pass one of them");
+}
+
+// Checks the telemetry and output options: --per-rank-series, --min-util, --straggler-threshold.
+void check_telemetry_thresholds(const RunConfig& cfg) {
   if (cfg.per_rank_series != "flagged" && cfg.per_rank_series != "all")
     throw UsageError(fmt::format("--per-rank-series '{}' is unknown; use flagged or all", cfg.per_rank_series));
   if (!(cfg.min_util_pct >= 0 && cfg.min_util_pct <= 100))
@@ -192,7 +222,10 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
   if (!(cfg.straggler_threshold > 0 && cfg.straggler_threshold <= 1))
     throw UsageError(fmt::format("--straggler-threshold {} is out of range; use a score in (0, 1], e.g. 0.95",
                                  cfg.straggler_threshold));
-  validate_data(cfg);
+}
+
+// Checks the range of --duration, --first-bucket-cap-mb, --timeout and --grad-check-tol.
+void check_run_limits(const RunConfig& cfg) {
   if (!(cfg.duration_s >= 0 && cfg.duration_s <= kMaxDurationS))
     throw UsageError(
         fmt::format("--duration {} s is out of range; use up to {} s (a week)", cfg.duration_s, kMaxDurationS));
@@ -204,6 +237,10 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
   if (!(cfg.grad_check_tol > 0 && cfg.grad_check_tol <= 1))
     throw UsageError(
         fmt::format("--grad-check-tol {} is out of range; use a fraction in (0, 1] of max |g|", cfg.grad_check_tol));
+}
+
+// Checks --backend, --device and --precision are known names.
+void check_backend_device_precision(const RunConfig& cfg) {
   if (cfg.backend != "auto" && cfg.backend != "nccl" && cfg.backend != "gloo")
     throw UsageError(fmt::format("--backend '{}' is unknown; use nccl or gloo", cfg.backend));
   if (cfg.device != "auto" && cfg.device != "cpu" && cfg.device != "cuda")
@@ -212,6 +249,11 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
       cfg.precision != "bf16")
     throw UsageError(
         fmt::format("--precision '{}' is unknown; use fp32, fp32-strict, tf32, fp16 or bf16", cfg.precision));
+}
+
+// Checks --mode is known and its combinations with --strategy and --data (and --data's with
+// --strategy).
+void check_mode_combinations(const RunConfig& cfg) {
   if (cfg.mode != "train" && cfg.mode != "inference")
     throw UsageError(fmt::format("--mode '{}' is unknown; use train or inference", cfg.mode));
   if (cfg.mode == "inference" && !sharded_strategies(cfg).empty())
@@ -221,44 +263,83 @@ void validate(const RunConfig& cfg, int world, const std::vector<std::string>& k
   if (cfg.data != "synthetic" && !sharded_strategies(cfg).empty())
     throw UsageError(
         fmt::format("--data {} trains with DDP only (time-to-loss has no zero2/fsdp yet); drop --strategy", cfg.data));
+}
+
+// Checks --head is known and --dataset-size is in range.
+void check_head_and_dataset_size(const RunConfig& cfg) {
   if (cfg.head != "mlp4096") throw UsageError(fmt::format("--head '{}' is unknown; use mlp4096", cfg.head));
   if (cfg.dataset_size < 1 || cfg.dataset_size > kMaxDatasetSize)
     throw UsageError(fmt::format("--dataset-size {} is out of range; use 1..{}", cfg.dataset_size, kMaxDatasetSize));
+}
+
+// The least common multiple of the group sizes, or 0 when it does not fit in 2^62.
+long long world_sizes_lcm(const std::vector<int>& world_sizes) {
+  long long lcm = 1;
+  for (int m : world_sizes) {
+    lcm = lcm / std::gcd(lcm, static_cast<long long>(m));
+    if (lcm > (1LL << 62) / m) {
+      lcm = 0;
+      break;
+    }
+    lcm *= m;
+  }
+  return lcm;
+}
+
+// Checks --global-batch-size for --scaling strong: given, in range, divisible by every group
+// size in --world-sizes, and at most kMaxBatchSize per rank in each.
+void check_strong_scaling(const RunConfig& cfg) {
+  if (cfg.global_batch_size <= 0)
+    throw UsageError("--scaling strong needs --global-batch-size B (examples per step, split over the ranks)");
+  if (cfg.global_batch_size > kMaxBatchSize * kMaxWorldSize)
+    throw UsageError(fmt::format("--global-batch-size {} is out of range; use 1..{}", cfg.global_batch_size,
+                                 kMaxBatchSize * kMaxWorldSize));
+  for (int n : cfg.world_sizes)
+    if (cfg.global_batch_size % n != 0) {
+      // The smallest batch that works: the LCM of the group sizes (when it fits in 2^62).
+      const long long lcm = world_sizes_lcm(cfg.world_sizes);
+      const std::string hint = lcm > 0 ? fmt::format("a multiple of {}", lcm) : "a multiple of every group size";
+      throw UsageError(
+          fmt::format("--global-batch-size {} does not divide among {} ranks; use {} "
+                      "(every group size in --world-sizes must divide it)",
+                      cfg.global_batch_size, n, hint));
+    }
+  for (int n : cfg.world_sizes)
+    if (cfg.global_batch_size / n > kMaxBatchSize)
+      throw UsageError(
+          fmt::format("--global-batch-size {} gives {} examples per rank at {} rank(s), more than {}; "
+                      "use a smaller global batch or larger --world-sizes",
+                      cfg.global_batch_size, cfg.global_batch_size / n, n, kMaxBatchSize));
+}
+
+// Checks --scaling is weak or strong, and --global-batch-size against it.
+void check_scaling(const RunConfig& cfg) {
   if (cfg.scaling != "weak" && cfg.scaling != "strong")
     throw UsageError(fmt::format("--scaling '{}' is unknown; use weak or strong", cfg.scaling));
   if (cfg.scaling == "strong") {
-    if (cfg.global_batch_size <= 0)
-      throw UsageError("--scaling strong needs --global-batch-size B (examples per step, split over the ranks)");
-    if (cfg.global_batch_size > kMaxBatchSize * kMaxWorldSize)
-      throw UsageError(fmt::format("--global-batch-size {} is out of range; use 1..{}", cfg.global_batch_size,
-                                   kMaxBatchSize * kMaxWorldSize));
-    for (int n : cfg.world_sizes)
-      if (cfg.global_batch_size % n != 0) {
-        // The smallest batch that works: the LCM of the group sizes (when it fits in 2^62).
-        long long lcm = 1;
-        for (int m : cfg.world_sizes) {
-          lcm = lcm / std::gcd(lcm, static_cast<long long>(m));
-          if (lcm > (1LL << 62) / m) {
-            lcm = 0;
-            break;
-          }
-          lcm *= m;
-        }
-        const std::string hint = lcm > 0 ? fmt::format("a multiple of {}", lcm) : "a multiple of every group size";
-        throw UsageError(
-            fmt::format("--global-batch-size {} does not divide among {} ranks; use {} "
-                        "(every group size in --world-sizes must divide it)",
-                        cfg.global_batch_size, n, hint));
-      }
-    for (int n : cfg.world_sizes)
-      if (cfg.global_batch_size / n > kMaxBatchSize)
-        throw UsageError(
-            fmt::format("--global-batch-size {} gives {} examples per rank at {} rank(s), more than {}; "
-                        "use a smaller global batch or larger --world-sizes",
-                        cfg.global_batch_size, cfg.global_batch_size / n, n, kMaxBatchSize));
+    check_strong_scaling(cfg);
   } else if (cfg.global_batch_size != 0) {
     throw UsageError("--global-batch-size is for --scaling strong; use --batch-size for weak scaling");
   }
+}
+
+}  // namespace
+
+void validate(const RunConfig& cfg, int world, const std::vector<std::string>& known_models) {
+  check_model_list(cfg, known_models);
+  check_batch_image_iters(cfg);
+  check_option_bounds(cfg);  // --warmup, --num-classes, --profile-iters, --sample-ms (run_options)
+  check_seed_and_world_sizes(cfg, world);
+  check_ddp_sweep(cfg);
+  check_strategies(cfg);
+  check_unused_parameter_flags(cfg);
+  check_telemetry_thresholds(cfg);
+  validate_data(cfg);
+  check_run_limits(cfg);
+  check_backend_device_precision(cfg);
+  check_mode_combinations(cfg);
+  check_head_and_dataset_size(cfg);
+  check_scaling(cfg);
 }
 
 long long batch_per_rank(const RunConfig& cfg, int n) {
