@@ -469,7 +469,7 @@ std::vector<std::string> preflight_notes(const Job& j, const Plan& plan) {
 }
 
 /// The state of one validation while its steps run.
-struct Progress {
+struct ValidateRun {
   Job& j;
   const LoadedPlan& lp;
   const EnvMap& env;
@@ -536,7 +536,7 @@ std::pair<std::vector<std::string>, EnvMap> step_command(const Job& j, const Loa
 
 /// This rank's part of a step: the env step's gather (rank 0 writes it), nothing for a
 /// find-max-bs step off rank 0 (one search, on rank 0's device), else the child; its exit code.
-int run_step_here(Progress& p, const PlanStep& s, const std::string& file, const std::vector<std::string>& argv,
+int run_step_here(ValidateRun& p, const PlanStep& s, const std::string& file, const std::vector<std::string>& argv,
                   const EnvMap& child_env) {
   if (s.kind == "env") {
     try {
@@ -559,7 +559,7 @@ int run_step_here(Progress& p, const PlanStep& s, const std::string& file, const
 
 /// Runs step `i` (not kept): its record "running", then this rank's part, the ranks' barrier,
 /// and on rank 0 the record completed or failed, the step judged, and where the plan stopped.
-void run_step(Progress& p, size_t i) {
+void run_step(ValidateRun& p, size_t i) {
   std::error_code ec;
   const Job& j = p.j;
   const PlanStep& s = p.lp.plan.steps[i];
@@ -621,7 +621,7 @@ void run_step(Progress& p, size_t i) {
 
 /// Rank 0 after the steps: the steps never run named, the report and verdict written, the
 /// verdict line on stdout; the exit code.
-int finish(Progress& p, const std::vector<std::string>& notes) {
+int finish(ValidateRun& p, const std::vector<std::string>& notes) {
   const Plan& plan = p.lp.plan;
   for (size_t i = 0; i < plan.steps.size(); ++i)
     if (!p.stopped.empty() && !p.rec.find(plan.steps[i].name()))
@@ -652,7 +652,7 @@ int run_validate(const ValidateRequest& req, const StepOptionsOf& step_options) 
   fs::create_directories(req.dir, ec);
   if (ec)
     throw UsageError(fmt::format("--out {}: cannot create the folder ({}); give a writable folder", req.dir, ec.message()));
-  Progress p{j, lp, env, {}, {}, req.dir + "/validate.json", {}, {}, {}};
+  ValidateRun p{j, lp, env, {}, {}, req.dir + "/validate.json", {}, {}, {}};
   if (j.li.rank == 0) lock_folder(req.dir);
 
   // Rank 0 decides what to keep; under a launcher the others are told through validate's store.
