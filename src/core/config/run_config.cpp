@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
+#include <variant>
 
 #include "core/config/comm_hook_spec.hpp"
 #include "core/config/run_options.hpp"
@@ -571,17 +573,38 @@ const std::vector<ConfigJsonKey>& config_json_keys() {
   return kKeys;
 }
 
+namespace {
+
+// A catalogued option's value as its RunConfig member holds it (null for an unset optional);
+// nullopt when the option has no member (the CLI parses its text).
+std::optional<nlohmann::json> member_value(const RunConfig& cfg, const RunField& field) {
+  return std::visit(
+      [&](auto m) -> std::optional<nlohmann::json> {
+        if constexpr (std::is_same_v<decltype(m), std::monostate>) {
+          return std::nullopt;
+        } else {
+          const auto& v = cfg.*m;
+          if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::optional<bool>> ||
+                        std::is_same_v<std::decay_t<decltype(v)>, std::optional<double>>)
+            return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+          else
+            return nlohmann::json(v);
+        }
+      },
+      field);
+}
+
+}  // namespace
+
 nlohmann::json to_json(const RunConfig& cfg) {
   std::vector<double> first_caps;
   for (double mb : cfg.bucket_caps_mb) first_caps.push_back(first_bucket_cap_mb(cfg, mb));
+  // The keys whose value is not an option's member as it stands: lists the CLI parsed, values
+  // recorded only where they apply (null otherwise), and what no option sets. Every other key
+  // is its option's member (run_options), written below.
   const std::vector<std::pair<const char*, nlohmann::json>> entries = {
       {"models", cfg.models},
       {"batch_size", cfg.batch_size},
-      {"scaling", cfg.scaling},
-      {"global_batch_size", cfg.global_batch_size},
-      {"image_size", cfg.image_size},
-      {"num_classes", cfg.num_classes},
-      {"warmup", cfg.warmup},
       {"iters", cfg.iters_auto ? nlohmann::json("auto") : nlohmann::json(cfg.iters)},
       {"target_ci_pct", cfg.iters_auto ? nlohmann::json(cfg.target_ci_pct) : nlohmann::json(nullptr)},
       {"min_iters", cfg.iters_auto ? nlohmann::json(cfg.min_iters) : nlohmann::json(nullptr)},
@@ -593,45 +616,15 @@ nlohmann::json to_json(const RunConfig& cfg) {
                                                        : nlohmann::json(cfg.bucket_caps_mb)},
       // As bucket_cap_mb: one number, or one per swept cap (DDP's rule, ddp_variants).
       {"first_bucket_cap_mb", first_caps.size() == 1 ? nlohmann::json(first_caps.front()) : nlohmann::json(first_caps)},
-#define DDPBENCH_DDP_FLAG_JSON(X, name, def, flag, label, help) {#name, cfg.name},
-      DDPBENCH_DDP_FLAG_SETTINGS(DDPBENCH_DDP_FLAG_JSON, _)
-#undef DDPBENCH_DDP_FLAG_JSON
       {"comm_hook", cfg.comm_hooks},
       {"grad_accum", cfg.grad_accums},
       {"strategy", cfg.strategies},
-      {"activation_checkpointing", cfg.activation_checkpointing},
-      {"cpu_offload", cfg.cpu_offload},
       {"profile", cfg.profile_dir.empty() ? nlohmann::json(nullptr)
                                           : nlohmann::json{{"dir", cfg.profile_dir}, {"iters", cfg.profile_iters}}},
-      {"backend", cfg.backend},
-      {"timeout_s", cfg.timeout_s},
-      {"grad_check_tol", cfg.grad_check_tol},
-      {"seed", cfg.seed},
-      {"device", cfg.device},
-      {"precision", cfg.precision},
-      {"channels_last", cfg.channels_last},
-      {"cudnn_benchmark", cfg.cudnn_benchmark},
-      {"zero_grad_set_to_none",
-       cfg.zero_grad_set_to_none ? nlohmann::json(*cfg.zero_grad_set_to_none) : nlohmann::json(nullptr)},
-      {"freeze_backbone", cfg.freeze_backbone},
       {"head", cfg.freeze_backbone ? nlohmann::json(cfg.head) : nlohmann::json(nullptr)},
-      {"dataset_size", cfg.dataset_size},
-      {"sample_ms", cfg.sample_ms},
-      {"per_rank_series", cfg.per_rank_series},
       {"instruments_off", cfg.instruments_off},
-      {"min_util_pct", cfg.min_util_pct},
-      {"straggler_threshold", cfg.straggler_threshold},
       {"duration_s", cfg.duration_s > 0 ? nlohmann::json(cfg.duration_s) : nlohmann::json(nullptr)},
-      {"data", cfg.data},
       {"data_dir", cfg.data == "synthetic" ? nlohmann::json(nullptr) : nlohmann::json(cfg.data_dir)},
-      {"epochs", cfg.epochs},
-      {"target_loss", cfg.target_loss ? nlohmann::json(*cfg.target_loss) : nlohmann::json(nullptr)},
-      {"target_accuracy", cfg.target_accuracy ? nlohmann::json(*cfg.target_accuracy) : nlohmann::json(nullptr)},
-      {"loader_workers", cfg.loader_workers},
-      {"train_limit", cfg.train_limit},
-      {"test_limit", cfg.test_limit},
-      {"lr", cfg.lr},
-      {"mode", cfg.mode},
       // The benchmark step's SGD is engine/train/workload.cpp trainer_sgd_options(); time to
       // loss trains with --lr (engine/bench/time_to_loss.cpp).
       {"optimizer", cfg.data == "synthetic" ? std::string("SGD(lr=0.001, momentum=0.9, weight_decay=1e-4)")
@@ -647,6 +640,10 @@ nlohmann::json to_json(const RunConfig& cfg) {
       throw std::logic_error(std::string("config key '") + key + "' is not in config_json_keys() (core/config/run_config.cpp)");
     if (out.contains(key)) throw std::logic_error(std::string("config key '") + key + "' is written twice");
     out[key] = value;
+  }
+  for (const auto& o : run_options()) {
+    if (o.json_key.empty() || out.contains(o.json_key)) continue;
+    if (const auto v = member_value(cfg, o.field)) out[o.json_key] = *v;
   }
   if (out.size() != known.size()) throw std::logic_error("config_json_keys() lists a key to_json does not write");
   return out;
