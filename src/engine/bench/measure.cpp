@@ -119,12 +119,13 @@ ModelPtr build_model(const SweepEnv& env, const std::string& name) { return buil
 
 namespace {
 
-SyntheticBatch rank_batch(const SweepEnv& env, long long batch) {
+// Job rank `rank`'s synthetic batch of `batch` examples on `device`, seeded by cfg.seed and the rank.
+SyntheticBatch rank_batch(const RunConfig& cfg, const c10::Device& device, int rank, long long batch) {
   // Unsigned: a seed near 2^63 wraps instead of overflowing.
   const unsigned long long seed =
-      static_cast<unsigned long long>(env.cfg.seed) + 1000 + static_cast<unsigned long long>(env.launch.rank);
-  auto b = make_synthetic_batch(batch, env.cfg.image_size, env.cfg.num_classes, env.device, seed);
-  if (env.cfg.channels_last) b.input = b.input.contiguous(at::MemoryFormat::ChannelsLast);
+      static_cast<unsigned long long>(cfg.seed) + 1000 + static_cast<unsigned long long>(rank);
+  auto b = make_synthetic_batch(batch, cfg.image_size, cfg.num_classes, device, seed);
+  if (cfg.channels_last) b.input = b.input.contiguous(at::MemoryFormat::ChannelsLast);
   return b;
 }
 
@@ -132,8 +133,8 @@ SyntheticBatch rank_batch(const SweepEnv& env, long long batch) {
 
 Trainer make_trainer(const SweepEnv& env, ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, long long batch,
                      int grad_accum) {
-  return Trainer(std::move(model), std::move(ddp), rank_batch(env, batch), env.device, env.cfg.precision, grad_accum,
-                 zero_grad_set_to_none(env.cfg));
+  return Trainer(std::move(model), std::move(ddp), rank_batch(env.cfg, env.device, env.launch.rank, batch), env.device,
+                 env.cfg.precision, grad_accum, zero_grad_set_to_none(env.cfg));
 }
 
 namespace {
@@ -333,7 +334,7 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
   std::optional<double> peak_max;
   for (int r = 0; r < n; ++r) {
     const RankStats& st = stats[static_cast<size_t>(r)];
-    RankSamples rs = placed_rank(env, r);
+    RankSamples rs = placed_rank(env.placements, r);
     rs.samples_s = st.samples_s;
     per_rank.push_back(rs.samples_s);
     if (std::all_of(std::begin(st.breakdown_s), std::end(st.breakdown_s),
@@ -428,7 +429,7 @@ BenchResult make_row(const SweepEnv& env, const std::string& model, bool ddp, in
   return row;
 }
 
-RankStats rank_stats(const SweepEnv& env, const Series& series) {
+RankStats rank_stats(const c10::Device& device, int rank, double duration_s, const Series& series) {
   RankStats st;
   st.samples_s = series.samples;
   st.metrics = series.metrics.values();
@@ -439,22 +440,22 @@ RankStats rank_stats(const SweepEnv& env, const Series& series) {
       st.breakdown_s[k] = series.breakdown_sum[k] / series.breakdown_n;
   if (series.has_wire_bytes && series.steps_measured > 0)
     st.wire_bytes_per_step = series.wire_bytes_sum / static_cast<double>(series.steps_measured);
-  if (const long long peak = peak_memory_bytes(env.device); peak >= 0) st.peak_memory_bytes = static_cast<double>(peak);
+  if (const long long peak = peak_memory_bytes(device); peak >= 0) st.peak_memory_bytes = static_cast<double>(peak);
   {
-    const RankMemory m = read_memory_peaks(env.device, env.launch.rank);
+    const RankMemory m = read_memory_peaks(device, rank);
     st.peak_allocated_bytes = m.peak_allocated_bytes;
     st.peak_reserved_bytes = m.peak_reserved_bytes;
     st.peak_rss_bytes = m.peak_rss_bytes;
     st.memory_reset_ok = series.memory_reset_ok ? 1.0 : 0.0;
   }
-  if (env.cfg.duration_s > 0) {
+  if (duration_s > 0) {
     st.steps_measured = static_cast<double>(series.steps_measured);
     st.subsample_stride = static_cast<double>(series.subsample_stride);
     // One "example" per step here: make_row scales by the examples per optimizer step.
     std::vector<StepEnd> ends;
     ends.reserve(series.end_s.size());
     for (double t : series.end_s) ends.push_back({t, 1.0});
-    st.window_steps_per_s = window_throughput(ends, env.cfg.duration_s, burn_in_windows(env.cfg.duration_s));
+    st.window_steps_per_s = window_throughput(ends, duration_s, burn_in_windows(duration_s));
   }
   return st;
 }
@@ -467,9 +468,9 @@ constexpr size_t kMaxTelemetryBytes = 32 * 1024;
 }  // namespace
 
 // This rank's telemetry of the series just measured (contract in core/telemetry/telemetry.hpp).
-nlohmann::json own_telemetry(const SweepEnv& env) {
-  if (!env.sampler) return nlohmann::json(nullptr);
-  nlohmann::json t = rounded_telemetry(env.sampler->summary());
+nlohmann::json own_telemetry(const TelemetrySampler* sampler) {
+  if (!sampler) return nlohmann::json(nullptr);
+  nlohmann::json t = rounded_telemetry(sampler->summary());
   if (t.dump().size() > kMaxTelemetryBytes) {
     t.erase("series");
     t["series_dropped"] = fmt::format("the series exceeded {} bytes", kMaxTelemetryBytes);
@@ -479,17 +480,18 @@ nlohmann::json own_telemetry(const SweepEnv& env) {
 
 // Every rank of a group publishes its telemetry under `key`/<rank> in the store (bounded
 // by kMaxTelemetryBytes); rank 0 reads them after the group's gather, when all are set.
-void publish_telemetry(const SweepEnv& env, const std::string& key) {
-  const std::string text = own_telemetry(env).dump();
-  env.store->set(fmt::format("{}/{}", key, env.launch.rank), std::vector<uint8_t>(text.begin(), text.end()));
+void publish_telemetry(const c10::intrusive_ptr<c10d::Store>& store, int rank, const TelemetrySampler* sampler,
+                       const std::string& key) {
+  const std::string text = own_telemetry(sampler).dump();
+  store->set(fmt::format("{}/{}", key, rank), std::vector<uint8_t>(text.begin(), text.end()));
 }
 
-std::vector<nlohmann::json> collect_telemetry(const SweepEnv& env, const std::string& key, int n) {
+std::vector<nlohmann::json> collect_telemetry(const JobEnv& job, const std::string& key, int n) {
   std::vector<std::string> keys;
   for (int r = 0; r < n; ++r) keys.push_back(fmt::format("{}/{}", key, r));
-  Deadline d(fmt::format("the store (rank 0), reading {} ranks' telemetry", n), env.timeout);
+  Deadline d(fmt::format("the store (rank 0), reading {} ranks' telemetry", n), job.timeout);
   std::vector<nlohmann::json> out;
-  for (const auto& bytes : read_keys(env.store, StoreEndpoint{env.launch, env.store_prefix}, keys, true, env.timeout))
+  for (const auto& bytes : read_keys(job.store, StoreEndpoint{job.launch, job.store_prefix}, keys, true, job.timeout))
     out.push_back(nlohmann::json::parse(std::string(bytes.begin(), bytes.end()), nullptr, /*allow_exceptions=*/false));
   return out;
 }
@@ -497,14 +499,14 @@ std::vector<nlohmann::json> collect_telemetry(const SweepEnv& env, const std::st
 // Puts each rank's telemetry into the row and flags low utilization and throttling
 // (core/telemetry/telemetry.hpp telemetry_flags). Warnings per code: the first kMaxNamed ranks by
 // name, then one line counting the rest (every rank's flags stay in its telemetry).
-void attach_telemetry(const SweepEnv& env, BenchResult& row, const std::vector<nlohmann::json>& per_rank) {
+void attach_telemetry(const RunConfig& cfg, BenchResult& row, const std::vector<nlohmann::json>& per_rank) {
   constexpr size_t kMaxNamed = 4;
   std::map<std::string, std::vector<RowWarning>> by_code;
   for (size_t r = 0; r < per_rank.size() && r < row.ranks.size(); ++r) {
     if (!per_rank[r].is_object()) continue;
     RankSamples& rs = row.ranks[r];
     rs.telemetry.sampled = per_rank[r].get<TelemetrySummary>();
-    for (auto& w : telemetry_flags(*rs.telemetry.sampled, env.cfg.min_util_pct, rs.rank, rs.host))
+    for (auto& w : telemetry_flags(*rs.telemetry.sampled, cfg.min_util_pct, rs.rank, rs.host))
       by_code[w.code].push_back(std::move(w));
   }
   for (auto& [code, ws] : by_code) {
@@ -519,6 +521,10 @@ void attach_telemetry(const SweepEnv& env, BenchResult& row, const std::vector<n
   for (const auto& rs : row.ranks)
     if (rs.telemetry.sampled) sampled.push_back(&*rs.telemetry.sampled);
   if (auto over = series_over_ranks(sampled); !over.empty()) row.telemetry.series_over_ranks = std::move(over);
+}
+
+void attach_telemetry(const SweepEnv& env, BenchResult& row, const std::vector<nlohmann::json>& per_rank) {
+  attach_telemetry(env.cfg, row, per_rank);
 }
 
 // --profile DIR: after a measured series, `profile_iters` more steps (untimed) traced by
@@ -545,11 +551,11 @@ std::optional<ProfileRecord> profile_series(const SweepEnv& env, Trainer& traine
   return rec;
 }
 
-ModelInfo model_info(const SweepEnv& env, const std::string& name) {
+ModelInfo model_info(const RunConfig& cfg, int rank, const std::string& name) {
   ModelInfo info;
-  if (env.launch.rank != 0) return info;
-  auto m = build_cpu_model(env.cfg, name);
-  info.forward_macs = forward_macs(*m, env.cfg.image_size);
+  if (rank != 0) return info;
+  auto m = build_cpu_model(cfg, name);
+  info.forward_macs = forward_macs(*m, cfg.image_size);
   info.parameters = count_parameters(*m);
   info.trainable_parameters = count_trainable_parameters(*m);
   if (m->has_head()) {

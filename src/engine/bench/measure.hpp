@@ -79,8 +79,9 @@ Series run_series(const SweepEnv& env, Trainer& trainer, GroupGate* gate, const 
                   const std::function<long long()>& wire_bytes = nullptr);
 
 /// This rank's part of the row after `series`: its samples, mean breakdown, memory peaks
-/// (engine/memory, read now) and, with --duration, its burn-in windows.
-RankStats rank_stats(const SweepEnv& env, const Series& series);
+/// (engine/memory, read now on `device` as job rank `rank`) and, when `duration_s` (s,
+/// cfg.duration_s; 0: no --duration) is > 0, its burn-in windows.
+RankStats rank_stats(const c10::Device& device, int rank, double duration_s, const Series& series);
 
 /// Rank 0's row of a group of n ranks from every rank's stats (group rank order): identity,
 /// summary over ranks (examples per rank per step = batch x grad_accum), breakdown (mean and
@@ -101,27 +102,34 @@ struct ModelInfo {
   int64_t parameters = 0, trainable_parameters = 0;
 };
 
-/// The ModelInfo of `name` on rank 0 (zeros on other ranks).
-ModelInfo model_info(const SweepEnv& env, const std::string& name);
+/// The ModelInfo of `name` as configured by `cfg` (seed, classes, image size, frozen backbone)
+/// on rank 0 (zeros where `rank`, this rank of the job, is not 0).
+ModelInfo model_info(const RunConfig& cfg, int rank, const std::string& name);
 
 /// Adds the compute (FLOPs, MFU against the device's peak for the math in effect) and
 /// loss-scaling sections to rank 0's row.
 void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, const Trainer& trainer,
               const Series& series);
 
-/// This rank's telemetry of the series just measured (core/telemetry/telemetry.hpp), its
-/// series dropped beyond 32 KiB; null without a sampler.
-nlohmann::json own_telemetry(const SweepEnv& env);
+/// This rank's telemetry of the series just measured by `sampler` (core/telemetry/telemetry.hpp;
+/// SweepEnv::sampler), its series dropped beyond 32 KiB; null when `sampler` is null.
+nlohmann::json own_telemetry(const TelemetrySampler* sampler);
 
-/// Every rank of a group publishes its telemetry under `key`/<rank> in the job's store;
+/// Every rank of a group publishes its telemetry (own_telemetry(sampler)) under `key`/<rank>
+/// in the job's store `store`, `rank` being its rank in the job;
 /// rank 0 reads ranks 0..n-1's with collect_telemetry after the group's gather, deleting the
-/// keys, over several connections from kParallelReadKeys ranks on (read_keys): one JSON per
-/// rank, null where a rank's text is not JSON. Bounded by env.timeout (the watchdog).
-void publish_telemetry(const SweepEnv& env, const std::string& key);
-std::vector<nlohmann::json> collect_telemetry(const SweepEnv& env, const std::string& key, int n);
+/// keys, over several connections from kParallelReadKeys ranks on (read_keys over job.store,
+/// job.launch and job.store_prefix): one JSON per rank, null where a rank's text is not JSON.
+/// Bounded by job.timeout (the watchdog).
+void publish_telemetry(const c10::intrusive_ptr<c10d::Store>& store, int rank, const TelemetrySampler* sampler,
+                       const std::string& key);
+std::vector<nlohmann::json> collect_telemetry(const JobEnv& job, const std::string& key, int n);
 
 /// Puts each rank's telemetry into the row, the group's series over ranks, and the
-/// low-utilization / throttling warnings (the first 4 ranks per code by name, then a count).
+/// low-utilization / throttling warnings (below cfg.min_util_pct; the first 4 ranks per code
+/// by name, then a count).
+void attach_telemetry(const RunConfig& cfg, BenchResult& row, const std::vector<nlohmann::json>& per_rank);
+/// attach_telemetry(env.cfg, row, per_rank) (the control-plane simulation calls it so).
 void attach_telemetry(const SweepEnv& env, BenchResult& row, const std::vector<nlohmann::json>& per_rank);
 
 /// --profile DIR: after a measured series, cfg.profile_iters more steps (untimed) traced by

@@ -32,12 +32,14 @@ struct HookInstall {
 
 // The host of every rank of `pg`, as every rank of it sees them (the hierarchical hook's
 // node layout): each rank contributes a 52-bit hash of its host name at its own index of
-// a SUM allreduce (8 bytes per rank; hashes are exact in a double). Collective over `pg`.
-std::vector<std::string> group_hosts(const SweepEnv& env, const c10::intrusive_ptr<c10d::ProcessGroup>& pg) {
+// a SUM allreduce on `device` within `timeout` (8 bytes per rank; hashes are exact in a
+// double). Collective over `pg`.
+std::vector<std::string> group_hosts(const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const c10::Device& device,
+                                     std::chrono::milliseconds timeout) {
   std::vector<double> ids(static_cast<size_t>(pg->getSize()), 0.0);
   ids[static_cast<size_t>(pg->getRank())] =
       static_cast<double>(std::hash<std::string>{}(host_name()) & ((1ULL << 52) - 1));
-  ids = allreduce_values(pg, ids, c10d::ReduceOp::SUM, env.device, env.timeout);
+  ids = allreduce_values(pg, ids, c10d::ReduceOp::SUM, device, timeout);
   std::vector<std::string> hosts;
   for (double id : ids) hosts.push_back(fmt::format("host-{:.0f}", id));
   return hosts;
@@ -45,8 +47,8 @@ std::vector<std::string> group_hosts(const SweepEnv& env, const c10::intrusive_p
 
 // Registers the variant's communication hook (engine/dist/comm_hooks.hpp) on `ddp`
 // before its first forward. Collective over `pg` (the hierarchical hook builds per-node
-// sub-groups). Nothing for "none".
-HookInstall install_comm_hook(const SweepEnv& env, const DdpVariant& v, DistributedDataParallel& ddp,
+// sub-groups). The hook runs with the job's backend, device and timeout (`job`). Nothing for "none".
+HookInstall install_comm_hook(const JobEnv& job, const DdpVariant& v, DistributedDataParallel& ddp,
                               const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
                               const c10::intrusive_ptr<c10d::Store>& store, const std::string& name) {
   const CommHookSpec spec = parse_comm_hook(v.comm_hook);
@@ -54,10 +56,10 @@ HookInstall install_comm_hook(const SweepEnv& env, const DdpVariant& v, Distribu
   CommHookContext ctx;
   ctx.pg = pg;
   ctx.store = store;
-  if (spec.kind == "hierarchical") ctx.hosts = group_hosts(env, pg);
-  ctx.backend = env.backend;
-  ctx.device = env.device;
-  ctx.timeout = env.timeout;
+  if (spec.kind == "hierarchical") ctx.hosts = group_hosts(pg, job.device, job.timeout);
+  ctx.backend = job.backend;
+  ctx.device = job.device;
+  ctx.timeout = job.timeout;
   ctx.group_name = name;
   auto stats = std::make_shared<CommHookStats>();
   ddp.register_comm_hook(make_comm_hook(spec, ctx, stats), spec.name());
@@ -108,7 +110,7 @@ class DdpRows : public RowKind {
     const SweepEnv& env = g.env;
     auto module = build_model(env, model_);
     auto ddp = std::make_unique<DistributedDataParallel>(module, g.pg, ddp_options_of(env.cfg, variant_), env.device);
-    hook_ = install_comm_hook(env, variant_, *ddp, g.pg, make_group_store(env, g.name), g.name);
+    hook_ = install_comm_hook(env, variant_, *ddp, g.pg, make_group_store(env.store, g.name), g.name);
     return make_trainer(env, module, std::move(ddp), batch_per_rank(env.cfg, g.n), variant_.grad_accum);
   }
 
@@ -299,9 +301,10 @@ class InferenceRows : public RowKind {
 
 }  // namespace
 
-void emit_kept_rows(const SweepEnv& env, const std::string& group, const RowCallback& emit) {
-  if (env.launch.rank != 0) return;
-  if (const auto it = env.kept_rows.find(group); it != env.kept_rows.end())
+void emit_kept_rows(int rank, const std::map<std::string, std::vector<BenchResult>>& kept_rows,
+                    const std::string& group, const RowCallback& emit) {
+  if (rank != 0) return;
+  if (const auto it = kept_rows.find(group); it != kept_rows.end())
     for (const auto& row : it->second) emit(row);
 }
 
@@ -310,7 +313,7 @@ void run_row_group(const SweepEnv& env, RowKind& kind, int n, const RowCallback&
   const std::string label = kind.label(n);
   const int rank = env.launch.rank;
   if (env.done_groups.count(name)) {  // run --resume: measured by the stopped run
-    emit_kept_rows(env, name, emit);
+    emit_kept_rows(rank, env.kept_rows, name, emit);
     return;
   }
   run_group(env, name, label, n, [&](c10::intrusive_ptr<c10d::ProcessGroup>& pg, GroupGate& gate) {
@@ -333,7 +336,8 @@ void run_row_group(const SweepEnv& env, RowKind& kind, int n, const RowCallback&
       const std::optional<ProfileRecord> trace =
           tag.empty() ? std::nullopt : profile_series(env, trainer, kind.model(), tag, rank == 0 ? &gate : nullptr);
       set_phase("the result gather of " + label);
-      publish_telemetry(env, "telemetry/" + name);  // before the gather: rank 0 reads it after
+      // Before the gather: rank 0 reads it after.
+      publish_telemetry(env.store, env.launch.rank, env.sampler.get(), "telemetry/" + name);
       // In lockstep every rank measured the same number of iterations (fixed, or agreed).
       const size_t mine = series.samples.size();
       const size_t iters = kind.lockstep()
@@ -341,7 +345,7 @@ void run_row_group(const SweepEnv& env, RowKind& kind, int n, const RowCallback&
                                : static_cast<size_t>(allreduce_values(pg, {static_cast<double>(mine)},
                                                                       c10d::ReduceOp::MAX, env.device, env.timeout)
                                                          .front());
-      RankStats own = rank_stats(env, series);
+      RankStats own = rank_stats(env.device, env.launch.rank, env.cfg.duration_s, series);
       own.samples_s.resize(iters, NAN);
       const auto payload = own.pack();
       const auto gathered = gather_to_root(pg, payload, payload.size(), env.device, env.timeout);
@@ -359,7 +363,7 @@ void run_row_group(const SweepEnv& env, RowKind& kind, int n, const RowCallback&
         kind.measure(g, row, Measured{trainer, series, stats});
         row.memory.model_state_bytes = trainer.model_state_bytes();
         {
-          attach_telemetry(env, row, collect_telemetry(env, "telemetry/" + name, n));
+          attach_telemetry(env.cfg, row, collect_telemetry(env, "telemetry/" + name, n));
         }
         add_row_warnings(env, row);
         row.telemetry.profile = trace;
@@ -372,19 +376,19 @@ void run_row_group(const SweepEnv& env, RowKind& kind, int n, const RowCallback&
   });
 }
 
-std::vector<std::unique_ptr<RowKind>> row_kinds(const SweepEnv& env, const std::string& model, const ModelInfo& info,
+std::vector<std::unique_ptr<RowKind>> row_kinds(const RunConfig& cfg, const std::string& model, const ModelInfo& info,
                                                 const SelfCheckHook& self_check_hook) {
   std::vector<std::unique_ptr<RowKind>> kinds;
-  if (env.cfg.mode == "inference") {  // forward only, no DDP rows
+  if (cfg.mode == "inference") {  // forward only, no DDP rows
     kinds.push_back(std::make_unique<InferenceRows>(model));
     return kinds;
   }
-  if (runs_ddp_strategy(env.cfg)) {
-    const auto variants = ddp_variants(env.cfg);
+  if (runs_ddp_strategy(cfg)) {
+    const auto variants = ddp_variants(cfg);
     for (size_t vi = 0; vi < variants.size(); ++vi)
       kinds.push_back(std::make_unique<DdpRows>(model, info, vi, variants.size(), variants[vi], self_check_hook));
   }
-  for (const auto& strategy : sharded_strategies(env.cfg))
+  for (const auto& strategy : sharded_strategies(cfg))
     kinds.push_back(std::make_unique<ShardedRows>(model, info, strategy));
   return kinds;
 }

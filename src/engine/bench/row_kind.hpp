@@ -4,6 +4,7 @@
 // to run_row_group; what differs between kinds is only what RowKind says.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,15 +80,17 @@ class RowKind {
 /// Collective over the job. Throws what the kind throws, or SelfCheckError from verify.
 void run_row_group(const SweepEnv& env, RowKind& kind, int n, const RowCallback& emit);
 
-/// `run --resume`: on rank 0, emits the rows the stopped run measured in benchmark group
-/// `group` (env.kept_rows), unchanged; nothing on the other ranks.
-void emit_kept_rows(const SweepEnv& env, const std::string& group, const RowCallback& emit);
+/// `run --resume`: where `rank` (this rank of the job) is 0, emits the rows the stopped run
+/// measured in benchmark group `group` (`kept_rows`: SweepEnv::kept_rows), unchanged; nothing
+/// on the other ranks.
+void emit_kept_rows(int rank, const std::map<std::string, std::vector<BenchResult>>& kept_rows,
+                    const std::string& group, const RowCallback& emit);
 
-/// The kinds of row `model` measures at every group size, in the sweep's order: with
-/// --mode inference one inference kind; else one DDP kind per variant of the DDP knobs
+/// The kinds of row `model` measures at every group size under `cfg`, in the sweep's order:
+/// with --mode inference one inference kind; else one DDP kind per variant of the DDP knobs
 /// (when the DDP strategy runs) then one per sharded strategy. `info`: the model's FLOPs
 /// and parameters (rank 0); `self_check_hook`: the DDP self-check's test seam (may be empty).
-std::vector<std::unique_ptr<RowKind>> row_kinds(const SweepEnv& env, const std::string& model, const ModelInfo& info,
+std::vector<std::unique_ptr<RowKind>> row_kinds(const RunConfig& cfg, const std::string& model, const ModelInfo& info,
                                                 const SelfCheckHook& self_check_hook);
 
 }  // namespace ddpbench

@@ -124,8 +124,8 @@ Baseline run_no_ddp(const SweepEnv& env, const c10::intrusive_ptr<c10d::ProcessG
     out.compute_p50_s.push_back(p50);
     out.compute_halves_s.push_back(halves_of(series.samples));
   }
-  const RankStats stats = rank_stats(env, series);
-  const nlohmann::json telemetry = own_telemetry(env);
+  const RankStats stats = rank_stats(env.device, env.launch.rank, env.cfg.duration_s, series);
+  const nlohmann::json telemetry = own_telemetry(env.sampler.get());
   const auto trace = profile_series(env, trainer, model, baseline_tag(batch, grad_accum), nullptr);
   if (gate) gate->done();
   auto row = make_row(env, model, /*ddp=*/false, 1, batch, grad_accum, {stats}, series.stopping,
@@ -140,7 +140,7 @@ Baseline run_no_ddp(const SweepEnv& env, const c10::intrusive_ptr<c10d::ProcessG
   row.telemetry.concurrent_baseline_p50_s = concurrent_p50;
   annotate(env, info, row, trainer, series);
   row.memory.model_state_bytes = trainer.model_state_bytes();
-  attach_telemetry(env, row, {telemetry});
+  attach_telemetry(env.cfg, row, {telemetry});
   row.telemetry.profile = trace;
   row.group = model + "/" + baseline_tag(batch, grad_accum);
   add_row_warnings(env, row);
@@ -150,18 +150,23 @@ Baseline run_no_ddp(const SweepEnv& env, const c10::intrusive_ptr<c10d::ProcessG
 
 }  // namespace
 
+c10::intrusive_ptr<c10d::Store> make_group_store(const c10::intrusive_ptr<c10d::Store>& store,
+                                                 const std::string& name) {
+  return c10::make_intrusive<c10d::PrefixStore>("group/" + name + "/", store);
+}
+
 c10::intrusive_ptr<c10d::Store> make_group_store(const SweepEnv& env, const std::string& name) {
-  return c10::make_intrusive<c10d::PrefixStore>("group/" + name + "/", env.store);
+  return make_group_store(env.store, name);
 }
 
-c10::intrusive_ptr<c10d::ProcessGroup> make_group_process_group(const SweepEnv& env, const std::string& name, int n) {
-  const auto group_store = make_group_store(env, name);
-  Deadline d("the store (rank 0), setting up the process group of " + name, env.timeout);
-  return make_process_group(env.backend, group_store, env.launch.rank, n, env.device, env.timeout);
+c10::intrusive_ptr<c10d::ProcessGroup> make_group_process_group(const JobEnv& job, const std::string& name, int n) {
+  const auto group_store = make_group_store(job.store, name);
+  Deadline d("the store (rank 0), setting up the process group of " + name, job.timeout);
+  return make_process_group(job.backend, group_store, job.launch.rank, n, job.device, job.timeout);
 }
 
-RankSamples placed_rank(const SweepEnv& env, int r) {
-  const auto& pl = env.placements.at(static_cast<size_t>(r));
+RankSamples placed_rank(const std::vector<RankPlacement>& placements, int r) {
+  const auto& pl = placements.at(static_cast<size_t>(r));
   RankSamples rs;
   rs.rank = r;
   rs.host = pl.host;
@@ -170,10 +175,10 @@ RankSamples placed_rank(const SweepEnv& env, int r) {
   return rs;
 }
 
-void run_group(const SweepEnv& env, const std::string& name, const std::string& label, int n,
+void run_group(const JobEnv& job, const std::string& name, const std::string& label, int n,
                const std::function<void(c10::intrusive_ptr<c10d::ProcessGroup>&, GroupGate&)>& body) {
-  GroupGate gate(env.store, name, env.timeout, GroupGate::poll_for(env.launch.world_size));
-  const int rank = env.launch.rank;
+  GroupGate gate(job.store, name, job.timeout, GroupGate::poll_for(job.launch.world_size));
+  const int rank = job.launch.rank;
   if (rank >= n) {
     set_phase("the wait for " + label);
     gate.wait_done();
@@ -181,12 +186,12 @@ void run_group(const SweepEnv& env, const std::string& name, const std::string& 
   }
   try {
     set_phase("set-up of " + label);
-    auto pg = make_group_process_group(env, name, n);
+    auto pg = make_group_process_group(job, name, n);
     body(pg, gate);
     if (pg) destroy_process_group(pg);
     if (rank == 0) gate.done();
   } catch (const std::exception& e) {
-    if (rank == 0) gate.fail(e.what(), env.launch.world_size - n);
+    if (rank == 0) gate.fail(e.what(), job.launch.world_size - n);
     throw;
   }
 }
@@ -253,16 +258,17 @@ nlohmann::json stragglers_of(const SweepEnv& env, const std::string& model, long
                          env.cfg.straggler_threshold);
 }
 
-// This rank's sampler: its GPU by UUID / bus id, the interface that reaches rank 0's host.
-std::shared_ptr<TelemetrySampler> make_sampler(const SweepEnv& env) {
+// This rank's sampler, one reading every `sample_ms` ms: its GPU by UUID / bus id, the
+// interface that reaches rank 0's host.
+std::shared_ptr<TelemetrySampler> make_sampler(const JobEnv& job, int sample_ms) {
   TelemetryOptions t;
-  t.sample_ms = env.cfg.sample_ms;
-  if (env.device.is_cuda()) {
-    const RankPlacement& p = env.placements[static_cast<size_t>(env.launch.rank)];
+  t.sample_ms = sample_ms;
+  if (job.device.is_cuda()) {
+    const RankPlacement& p = job.placements[static_cast<size_t>(job.launch.rank)];
     t.gpu_uuid = p.gpu_uuid;
     t.bus_id = p.bus_id;
   }
-  t.net_interface = interface_for_address(env.launch.master_addr, current_env());
+  t.net_interface = interface_for_address(job.launch.master_addr, current_env());
   return std::make_shared<TelemetrySampler>(t);
 }
 
@@ -270,7 +276,8 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
                                    const std::function<void(const nlohmann::json&)>& on_stragglers,
                                    const SelfCheckHook& self_check_hook) {
   std::vector<BenchResult> rows;
-  if (!env.sampler && instrument_on(env.cfg.instruments_off, "telemetry")) env.sampler = make_sampler(env);
+  if (!env.sampler && instrument_on(env.cfg.instruments_off, "telemetry"))
+    env.sampler = make_sampler(env, env.cfg.sample_ms);
   const RowFinish finish{env.cfg.per_rank_series == "all", env.row_launch};
   RowCallback emit = [&](const BenchResult& row) {
     rows.push_back(row);
@@ -293,8 +300,8 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
   }
   for (const auto& model : env.cfg.models) {
     if (training) warmup_alone(env, model);
-    const ModelInfo info = training ? model_info(env, model) : ModelInfo{};
-    const auto kinds = row_kinds(env, model, info, self_check_hook);
+    const ModelInfo info = training ? model_info(env.cfg, env.launch.rank, model) : ModelInfo{};
+    const auto kinds = row_kinds(env.cfg, model, info, self_check_hook);
     std::vector<double> compute_p50_s;  // rank 0: every rank's, from the first baseline
     std::vector<std::pair<double, double>> compute_halves_s;
     long long first_batch = 0;
@@ -302,7 +309,7 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
       // No-DDP baselines at every (per-rank batch, micro-steps) the groups use (one in weak scaling).
       for (const auto& [b, k] : baseline_points(env.cfg)) {
         if (const std::string g = model + "/" + baseline_tag(b, k); env.done_groups.count(g)) {
-          emit_kept_rows(env, g, emit);  // run --resume: measured by the stopped run
+          emit_kept_rows(env.launch.rank, env.kept_rows, g, emit);  // run --resume: measured by the stopped run
           continue;
         }
         Baseline base = run_no_ddp(env, world_pg, model, info, b, k);

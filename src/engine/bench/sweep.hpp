@@ -77,27 +77,31 @@ struct SweepEnv : JobEnv {
 /// and by find-max-bs's trials. Throws as make_model for an unknown name.
 ModelPtr build_model(const RunConfig& cfg, const std::string& name, const c10::Device& device);
 
-/// The store of benchmark group `name`: the job's store under the prefix "group/<name>/".
+/// The store of benchmark group `name`: the job's store `store` under the prefix "group/<name>/".
+c10::intrusive_ptr<c10d::Store> make_group_store(const c10::intrusive_ptr<c10d::Store>& store, const std::string& name);
+/// make_group_store(env.store, name).
 c10::intrusive_ptr<c10d::Store> make_group_store(const SweepEnv& env, const std::string& name);
 
 /// The process group of benchmark group `name`: the first n ranks of the job, over
-/// make_group_store(env, name), made within env.timeout (Gloo exchanges addresses
-/// over the store: bounded even if rank 0 stops answering). Called by each of those n ranks
-/// (rank < n); throws as make_process_group, or when the deadline passes.
-c10::intrusive_ptr<c10d::ProcessGroup> make_group_process_group(const SweepEnv& env, const std::string& name, int n);
+/// make_group_store(job.store, name) with job.backend on job.device as job.launch.rank, made
+/// within job.timeout (Gloo exchanges addresses over the store: bounded even if rank 0 stops
+/// answering). Called by each of those n ranks (rank < n); throws as make_process_group, or
+/// when the deadline passes.
+c10::intrusive_ptr<c10d::ProcessGroup> make_group_process_group(const JobEnv& job, const std::string& name, int n);
 
 /// Runs `body(pg, gate)` on the first n ranks of the job as benchmark group `name`, with
 /// the group's process group (make_group_process_group; destroyed after `body` unless
-/// `body` destroyed it) while ranks n.. wait at the group's gate. After `body`, rank 0 opens
-/// the gate; when the set-up or `body` throws, rank 0 fails the gate with the message (so
-/// the waiting ranks stop with it) and every rank of the group rethrows. `label` names the
+/// `body` destroyed it) while ranks n.. wait at the group's gate (in job.store, bounded by
+/// job.timeout). After `body`, rank 0 opens the gate; when the set-up or `body` throws, rank 0
+/// fails the gate with the message (so the waiting ranks stop with it) and every rank of the
+/// group rethrows. `label` names the
 /// group in the phase ("set-up of <label>", "the wait for <label>"). Collective over the job.
-void run_group(const SweepEnv& env, const std::string& name, const std::string& label, int n,
+void run_group(const JobEnv& job, const std::string& name, const std::string& label, int n,
                const std::function<void(c10::intrusive_ptr<c10d::ProcessGroup>&, GroupGate&)>& body);
 
-/// Rank r's record in a row, its identity filled from env.placements (rank 0 holds them all):
-/// rank, host, local rank and device; no samples yet.
-RankSamples placed_rank(const SweepEnv& env, int r);
+/// Rank r's record in a row, its identity filled from `placements` (every rank's in rank
+/// order: JobEnv::placements, which rank 0 holds): rank, host, local rank and device; no samples yet.
+RankSamples placed_rank(const std::vector<RankPlacement>& placements, int r);
 
 /// Called on rank 0 with each row, finished (core/result/row_finish), to print and save.
 using RowCallback = std::function<void(const BenchResult&)>;

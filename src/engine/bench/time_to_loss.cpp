@@ -31,13 +31,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Rank 0's lines between the table rows (the progress line cleared around them).
-void say(const SweepEnv& env, const std::string& line) {
-  if (env.launch.rank != 0) return;
-  if (env.progress) env.progress->suspend();
+// Rank 0's lines between the table rows (`progress`, rank 0's display or nullptr, cleared
+// around them); nothing where `rank` (this rank of the job) is not 0.
+void say(int rank, Progress* progress, const std::string& line) {
+  if (rank != 0) return;
+  if (progress) progress->suspend();
   std::fprintf(stdout, "%s\n", line.c_str());
   std::fflush(stdout);
-  if (env.progress) env.progress->resume();
+  if (progress) progress->resume();
 }
 
 // Every rank evaluates with rank 0's BatchNorm statistics (ranks' running statistics drift
@@ -57,19 +58,32 @@ struct Eval {
   double loss_sum = 0, correct = 0, count = 0;
 };
 
-// This rank's part of the test split: sums of cross-entropy, correct top-1, examples.
-Eval evaluate(const SweepEnv& env, Model& m, const ImageDataset& test, int n, int rank, long long batch) {
+// One group's fixed values: the run's settings, where it runs (rank 0's progress display, else
+// nullptr), the group size, this rank, the batch per rank and the optimizer steps per epoch.
+struct GroupRun {
+  const RunConfig& cfg;
+  c10::Device device;
+  std::chrono::milliseconds timeout;
+  Progress* progress;
+  int n, rank;
+  long long batch;
+  int64_t steps_per_epoch;
+};
+
+// This rank's (g.rank of g.n) part of the test split in batches of g.batch: sums of
+// cross-entropy, correct top-1, examples.
+Eval evaluate(const GroupRun& g, Model& m, const ImageDataset& test) {
   torch::NoGradGuard ng;
   m.eval();
   Eval e;
-  BatchLoader loader(test, strided_shard(test.n, n, rank), batch, env.cfg.loader_workers, env.timeout);
+  BatchLoader loader(test, strided_shard(test.n, g.n, g.rank), g.batch, g.cfg.loader_workers, g.timeout);
   while (auto b = loader.next()) {
-    at::Tensor x = preprocess_images(b->images, env.cfg.image_size, kFashionMnistMean, kFashionMnistStd, env.device);
-    if (env.cfg.channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
-    const at::Tensor y = b->labels.to(env.device);
+    at::Tensor x = preprocess_images(b->images, g.cfg.image_size, kFashionMnistMean, kFashionMnistStd, g.device);
+    if (g.cfg.channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+    const at::Tensor y = b->labels.to(g.device);
     at::Tensor out;
     {
-      AutocastScope autocast(env.device, env.cfg.precision);
+      AutocastScope autocast(g.device, g.cfg.precision);
       out = m.forward(x);
     }
     out = out.to(at::kFloat);
@@ -103,18 +117,6 @@ std::vector<at::Tensor> trainable_parameters(Model& m) {
     if (p.requires_grad()) params.push_back(p);
   return params;
 }
-
-// One group's fixed values: the run's settings, where it runs (rank 0's progress display, else
-// nullptr), the group size, this rank, the batch per rank and the optimizer steps per epoch.
-struct GroupRun {
-  const RunConfig& cfg;
-  c10::Device device;
-  std::chrono::milliseconds timeout;
-  Progress* progress;
-  int n, rank;
-  long long batch;
-  int64_t steps_per_epoch;
-};
 
 // Optimizer steps per epoch of `rank` of n: its shard of the training split (epoch 0's) in
 // batches of `batch`, the last one partial.
@@ -266,13 +268,15 @@ BenchResult group_row(const RunConfig& cfg, const std::vector<RankPlacement>& pl
   return row;
 }
 
-// Each rank's samples into row.ranks (its placement and step times, s, at the positions `keep` of
-// the gathered ones) and, where a step is kept, the row's summary over them.
-void add_rank_samples(BenchResult& row, const SweepEnv& env, const std::vector<std::vector<double>>& gathered,
-                      const std::vector<size_t>& keep, long long batch, int n) {
+// Each rank's samples into row.ranks (its placement from `placements`, every rank's in rank order,
+// and step times, s, at the positions `keep` of the gathered ones) and, where a step is kept, the
+// row's summary over them.
+void add_rank_samples(BenchResult& row, const std::vector<RankPlacement>& placements,
+                      const std::vector<std::vector<double>>& gathered, const std::vector<size_t>& keep,
+                      long long batch, int n) {
   std::vector<std::vector<double>> per_rank;
   for (int r = 0; r < n; ++r) {
-    RankSamples rs = placed_rank(env, r);
+    RankSamples rs = placed_rank(placements, r);
     for (size_t i : keep) rs.samples_s.push_back(gathered[static_cast<size_t>(r)][i]);
     per_rank.push_back(rs.samples_s);
     row.ranks.push_back(std::move(rs));
@@ -366,12 +370,12 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
     const double train_s = since(te);
     const auto tv = Clock::now();
     broadcast_buffers(*module, pg, env.timeout);
-    const Eval ev = evaluate(env, *module, data.test, n, rank, batch);
+    const Eval ev = evaluate(g, *module, data.test);
     const double eval_s = since(tv);
     const EpochTotals totals = reduce_epoch(pg, env.device, env.timeout, ev, local);
     const ConvergenceEpoch& ep = tr.epochs.emplace_back(epoch_record(totals, n, e, train_s, eval_s, t0, tr.loss_mean));
     tr.last_acc = *ep.test_accuracy;
-    say(env, epoch_line(model, n, e, ep));
+    say(rank, env.progress, epoch_line(model, n, e, ep));
     if (target_reached(target, *ep.test_loss, *ep.test_accuracy)) {
       tr.tgt.reached = true;
       tr.tgt.epoch = e + 1;
@@ -387,15 +391,15 @@ void train_group(const SweepEnv& env, const TrainTestData& data, const std::stri
   if (rank != 0) return;
   const auto keep = subsample_positions(tr.step_s.size());
   BenchResult row = group_row(cfg, env.placements, env.device, model, n, batch, *tr.tgt.reached);
-  add_rank_samples(row, env, gathered, keep, batch, n);
+  add_rank_samples(row, env.placements, gathered, keep, batch, n);
   row.ddp_options = row_ddp_options(cfg, ddp_variants(cfg).front());
   LossCurve loss = loss_curve(tr, keep);
   std::string source;
   const nlohmann::json nearby = baselines_for(tr.last_acc, model, &source);
   fill_convergence(row.convergence, cfg, data, g.steps_per_epoch, tr, std::move(loss), nearby, source);
   emit(row);
-  say(env, group_line(model, n, tr, target));
-  for (const auto& l : baseline_lines(nearby)) say(env, l);
+  say(rank, env.progress, group_line(model, n, tr, target));
+  for (const auto& l : baseline_lines(nearby)) say(rank, env.progress, l);
 }
 
 }  // namespace
