@@ -206,6 +206,55 @@ void add_run_options(CLI::App* app, RunFlags& f) {
   f.num_classes_opt = get("--num-classes");
 }
 
+// run --resume PATH.partial: writes PATH; the stopped run's flags must be these, its rows ones
+// this run can keep, and (rank 0) what is known of this launch's environment before a rank
+// starts its own. Throws UsageError naming what differs. Sets cfg.json_path to PATH.
+void check_resume(RunFlags& f, const LaunchInfo& li, const EnvMap& env, int world, int threads, bool use_cuda) {
+  RunConfig& cfg = f.cfg;
+  if (f.batch_max) throw UsageError("--resume needs the --batch-size the stopped run used, not max (see its config)");
+  if (cfg.data != "synthetic")
+    throw UsageError(
+        "--resume continues synthetic-data sweeps; a --data run trains one time-to-loss row per model, "
+        "run it again");
+  const std::string path = resume_result_path(f.resume);
+  if (f.json_opt->count() && cfg.json_path != path)
+    throw UsageError(fmt::format("--resume '{}' writes '{}'; drop --json or pass --json {}", f.resume, path, path));
+  cfg.json_path = path;
+  if (li.rank == 0) {
+    const ResultFile prior = read_result_file(f.resume);
+    if (const std::string why = resume_mismatch(prior, to_json(cfg), world); !why.empty())
+      throw UsageError(
+          fmt::format("--resume '{}' cannot be continued by this run: {}; pass the stopped run's flags (its argv "
+                      "is in the file)",
+                      f.resume, why));
+    if (const std::string why = resume_rows_problem(prior, planned_groups(cfg)); !why.empty())
+      throw UsageError(fmt::format("--resume '{}' cannot be continued: {}", f.resume, why));
+    // What is known of this launch's environment before a rank starts; rank 0
+    // compares the rest (hosts, devices, each host's versions) once they met.
+    const nlohmann::json here{{"threads_per_rank", threads},
+                              {"device_type", use_cuda ? "cuda" : "cpu"},
+                              {"torch", torch_version()},
+                              {"env", env_subset(env)}};
+    if (const std::string why = resume_environment_mismatch(prior.environment, here); !why.empty())
+      throw UsageError(resume_environment_refusal(f.resume, why));
+  }
+}
+
+// What this rank of `run` is asked to do (engine/run/run_job.hpp), from the checked flags.
+RunJob run_job_of(const RunFlags& f, const std::string& note, const std::vector<std::string>& argv) {
+  RunJob job;
+  job.cfg = f.cfg;
+  job.defaults_note = note;
+  job.argv = argv;
+  job.resume = f.resume;
+  job.overwrite = f.overwrite;
+  job.batch_max = f.batch_max;
+  if (f.memory_limit_opt->count()) job.memory_limit_bytes = f.memory_limit;
+  job.no_malloc_tuning = f.no_malloc_tuning;
+  job.profile = f.profile_opt->count() > 0;
+  return job;
+}
+
 }  // namespace
 
 Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) {
@@ -302,38 +351,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
               backend = choose_backend(cfg.backend, use_cuda);
               check_nccl_ranks(backend, spawner, world, gpus);
               threads = rank_threads(li, env, world);
-              if (f->resume_opt->count()) {
-                // run --resume PATH.partial: writes PATH; the stopped run's flags must be these.
-                if (f->batch_max)
-                  throw UsageError("--resume needs the --batch-size the stopped run used, not max (see its config)");
-                if (cfg.data != "synthetic")
-                  throw UsageError(
-                      "--resume continues synthetic-data sweeps; a --data run trains one time-to-loss row per model, "
-                      "run it again");
-                const std::string path = resume_result_path(f->resume);
-                if (f->json_opt->count() && cfg.json_path != path)
-                  throw UsageError(
-                      fmt::format("--resume '{}' writes '{}'; drop --json or pass --json {}", f->resume, path, path));
-                cfg.json_path = path;
-                if (li.rank == 0) {
-                  const ResultFile prior = read_result_file(f->resume);
-                  if (const std::string why = resume_mismatch(prior, to_json(cfg), world); !why.empty())
-                    throw UsageError(fmt::format(
-                        "--resume '{}' cannot be continued by this run: {}; pass the stopped run's flags (its argv "
-                        "is in the file)",
-                        f->resume, why));
-                  if (const std::string why = resume_rows_problem(prior, planned_groups(cfg)); !why.empty())
-                    throw UsageError(fmt::format("--resume '{}' cannot be continued: {}", f->resume, why));
-                  // What is known of this launch's environment before a rank starts; rank 0
-                  // compares the rest (hosts, devices, each host's versions) once they met.
-                  const nlohmann::json here{{"threads_per_rank", threads},
-                                            {"device_type", use_cuda ? "cuda" : "cpu"},
-                                            {"torch", torch_version()},
-                                            {"env", env_subset(env)}};
-                  if (const std::string why = resume_environment_mismatch(prior.environment, here); !why.empty())
-                    throw UsageError(resume_environment_refusal(f->resume, why));
-                }
-              }
+              if (f->resume_opt->count()) check_resume(*f, li, env, world, threads, use_cuda);
               if ((f->json_opt->count() || f->resume_opt->count()) && li.rank == 0)
                 check_result_target(cfg.json_path, f->overwrite, f->resume_opt->count() > 0);
               if (auto it = env.find("DDPBENCH_TEST_FAULT"); it != env.end() && !it->second.empty())
@@ -345,16 +363,7 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
             return run_this_rank(li, env, cfg.timeout_s, "the batch does not fit in memory",
                                  "use a smaller --batch-size or --image-size",
                                  [&] {
-                                   RunJob job;
-                                   job.cfg = cfg;
-                                   job.defaults_note = note;
-                                   job.argv = argv;
-                                   job.resume = f->resume;
-                                   job.overwrite = f->overwrite;
-                                   job.batch_max = f->batch_max;
-                                   if (f->memory_limit_opt->count()) job.memory_limit_bytes = f->memory_limit;
-                                   job.no_malloc_tuning = f->no_malloc_tuning;
-                                   job.profile = f->profile_opt->count() > 0;
+                                   RunJob job = run_job_of(*f, note, argv);
                                    return run_rank(job, li, env, use_cuda, backend, threads);
                                  });
           }};
