@@ -12,6 +12,7 @@
 #include "core/util/errors.hpp"
 #include <ATen/autocast_mode.h>
 #include <ATen/ops/matmul.h>
+#include <ATen/ops/ones.h>
 #include <ATen/ops/softmax.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -27,6 +28,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <new>
 #include <string>
@@ -254,6 +256,24 @@ T attention(const T& q, const T& k, const T& v) {
   } else {
     const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
     return at::matmul(at::softmax(at::matmul(q, k.transpose(-2, -1)) * scale, -1), v);
+  }
+}
+
+/// Causal attention: attention() with key positions after the query's masked (a decoder's
+/// self-attention), q, k, v [N, heads, T, d]. The fused scaled_dot_product_attention with
+/// is_causal where the linked torch has it, else the masked softmax (scores above the
+/// diagonal set to -inf).
+template <typename T = at::Tensor>
+T causal_attention(const T& q, const T& k, const T& v) {
+  if constexpr (detail::has_sdpa<T>::value) {
+    return scaled_dot_product_attention(q, k, v, c10::optional<T>(), 0.0, /*is_causal=*/true);
+  } else {
+    const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+    const int64_t t = q.size(-2), s = k.size(-2);
+    auto scores = at::matmul(q, k.transpose(-2, -1)) * scale;
+    const auto future = at::ones({t, s}, q.options().dtype(at::kBool)).triu(s - t + 1);
+    scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
+    return at::matmul(at::softmax(scores, -1), v);
   }
 }
 

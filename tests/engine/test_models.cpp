@@ -26,7 +26,7 @@ const std::map<std::string, int64_t> kTorchvisionParams = {
 };
 
 TEST(Models, RegistryListsEveryModel) {
-  auto names = model_names();
+  auto names = image_model_names();
   ASSERT_EQ(names.size(), kTorchvisionParams.size());
   for (const auto& n : names) EXPECT_TRUE(kTorchvisionParams.count(n)) << n;
 }
@@ -85,7 +85,7 @@ const std::map<std::string, double> kTorchvisionGmacs = {
 };
 
 TEST(Flops, MultiplyAddsMatchTorchvisionDocsWithinOnePercent) {
-  for (const auto& name : model_names()) {
+  for (const auto& name : image_model_names()) {
     ASSERT_TRUE(kTorchvisionGmacs.count(name)) << name;
     const double gmacs = forward_macs(*make_model(name), 224) / 1e9;
     EXPECT_NEAR(gmacs, kTorchvisionGmacs.at(name), 0.01 * kTorchvisionGmacs.at(name)) << name;
@@ -143,7 +143,7 @@ TEST(Flops, ACountOnlyBuildCountsTheSame) {
 // and with a classifier that is not 1000 wide; the families counted only by building say so.
 TEST(Flops, CountsWithoutBuildingEqualTheBuiltModel) {
   int counted = 0;
-  for (const auto& name : model_names()) {
+  for (const auto& name : image_model_names()) {
     for (const auto& [classes, size] : std::vector<std::pair<int64_t, int64_t>>{{1000, 224}, {10, 97}, {37, 64}, {5, 256}}) {
       const bool vit = name.rfind("vit_", 0) == 0;
       const int64_t image = vit ? size / 32 * 32 : std::max<int64_t>(size, name == "alexnet" ? 63 : 32);
@@ -224,7 +224,7 @@ TEST(Models, MatchInstalledTorchvisionExactly) {
   if (std::system((python + " -c 'import torchvision' >/dev/null 2>&1").c_str()) != 0)
     GTEST_SKIP() << "python3-torchvision is not installed (apt-get install python3-torchvision)";
   std::string cmd = python + " " + DDPBENCH_SOURCE_DIR "/tests/tools/torchvision_reference.py";
-  for (const auto& n : model_names()) cmd += " " + n;
+  for (const auto& n : image_model_names()) cmd += " " + n;
   FILE* f = ::popen(cmd.c_str(), "r");
   ASSERT_NE(f, nullptr);
   std::string text;
@@ -233,7 +233,7 @@ TEST(Models, MatchInstalledTorchvisionExactly) {
   while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, got);
   ASSERT_EQ(::pclose(f), 0) << "torchvision_reference.py failed";
   const auto ref = nlohmann::json::parse(text);
-  for (const auto& name : model_names()) {
+  for (const auto& name : image_model_names()) {
     SCOPED_TRACE(name);
     const auto& r = ref.at(name);
     auto m = make_model(name);

@@ -69,6 +69,10 @@ torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const 
 /// where the linked torch has it), counting QK^T and AV (2 N H S^2 d MACs); while
 /// counting, zeros of q's shape.
 torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+/// Causal attention (compat::causal_attention) of [N, H, T, d] inputs, counted as attention()
+/// counts (the full 2 N H T^2 d MACs, the convention of the PaLM paper's FLOPs formula, which
+/// does not halve for the mask); while counting, zeros of q's shape.
+torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
 /// Runs `x` through every module of `seq` in order, counting convolutions and linear layers.
 torch::Tensor run(torch::nn::Sequential& seq, torch::Tensor x);
 

@@ -5,6 +5,7 @@
 #include <torch/nn/modules/activation.h>
 
 #include <ATen/ops/adaptive_avg_pool2d.h>
+#include <torch/nn/functional/loss.h>
 
 #include "engine/models/flops.hpp"
 
@@ -15,6 +16,10 @@ torch::Tensor Model::forward(torch::Tensor x) {
   if (!head_) return classify(f);
   if (f.dim() == 4) f = at::adaptive_avg_pool2d(f, {1, 1}).flatten(1);
   return flops::run(head_, f);
+}
+
+torch::Tensor Model::loss(const torch::Tensor& output, const torch::Tensor& target) {
+  return torch::nn::functional::cross_entropy(output, target);
 }
 
 void Model::attach_frozen_backbone_head(torch::nn::Sequential head) {

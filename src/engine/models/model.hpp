@@ -13,9 +13,12 @@
 
 namespace ddpbench {
 
-/// An image classifier: forward maps a float tensor [N, 3, H, W] to logits
+/// A benchmark model. An image classifier: forward maps a float tensor [N, 3, H, W] to logits
 /// [N, num_classes] as classify(forward_features(x)). Parameter and buffer names follow
-/// torchvision's state_dict ("conv1.weight", "layer1.0.bn1.running_mean", ...).
+/// torchvision's state_dict ("conv1.weight", "layer1.0.bn1.running_mean", ...). A language
+/// model (engine/models/transformer.hpp, vocab_size() > 0) maps token ids [N, T] to logits
+/// [N, T, vocab] the same way: forward_features is the embedding and the blocks, classify
+/// the final norm's output through the head.
 class Model : public torch::nn::Module {
  public:
   using torch::nn::Module::Module;
@@ -30,6 +33,14 @@ class Model : public torch::nn::Module {
   virtual torch::Tensor forward_features(torch::Tensor x) = 0;
   /// The model's own classifier on forward_features' output.
   virtual torch::Tensor classify(torch::Tensor features) = 0;
+
+  /// The training loss of forward's output against the batch's target, a scalar: the mean
+  /// cross-entropy of logits [N, classes] against int64 labels [N]; a language model's over
+  /// the vocabulary at every position (logits [N, T, vocab], targets [N, T]).
+  virtual torch::Tensor loss(const torch::Tensor& output, const torch::Tensor& target);
+  /// Tokens in a language model's vocabulary (its input is int64 token ids [N, T]); 0 for an
+  /// image classifier.
+  virtual int64_t vocab_size() const { return 0; }
 
   /// Freezes every parameter of the model (requires_grad false, BatchNorm in eval mode
   /// via train()) and routes forward through `head`, registered as "head", on the

@@ -57,13 +57,53 @@ const std::vector<Entry>& builders() {
 
 }  // namespace
 
-std::vector<std::string> model_names() {
+std::vector<std::string> image_model_names() {
   std::vector<std::string> names;
   for (const auto& e : builders()) names.push_back(e.name);
   return names;
 }
 
+std::vector<std::string> language_model_names() {
+  std::vector<std::string> names;
+  for (const auto& s : transformer_specs()) names.push_back(s.name);
+  return names;
+}
+
+std::vector<std::string> model_names() {
+  auto names = image_model_names();
+  for (auto& n : language_model_names()) names.push_back(std::move(n));
+  return names;
+}
+
+bool is_language_model(const std::string& name) { return find_transformer(name) != nullptr; }
+
+TransformerSpec language_model_spec(const std::string& name, const ModelArgs& a) {
+  const TransformerSpec* spec = find_transformer(name);
+  if (!spec)
+    throw UsageError(fmt::format("'{}' is not a language model; choose one of: {}", name,
+                                 fmt::join(language_model_names(), ", ")));
+  TransformerSpec s = reshaped(*spec, a.layers, a.width);
+  check_sequence_length(s, a.seq_len);
+  return s;
+}
+
+void check_model_args(const std::string& name, const ModelArgs& a) {
+  if (is_language_model(name)) language_model_spec(name, a);
+  else check_model_input(name, a.image_size);
+}
+
+ModelPtr make_model(const std::string& name, const ModelArgs& a) {
+  if (is_language_model(name)) return make_transformer(language_model_spec(name, a));
+  return make_model(name, a.num_classes, a.image_size);
+}
+
+std::optional<ModelCount> count_without_building(const std::string& name, const ModelArgs& a) {
+  if (is_language_model(name)) return count_transformer(language_model_spec(name, a), a.seq_len);
+  return count_without_building(name, a.num_classes, a.image_size);
+}
+
 void check_model_input(const std::string& name, int64_t image_size) {
+  if (is_language_model(name)) return;
   const auto it = std::find_if(builders().begin(), builders().end(), [&](const Entry& e) { return e.name == name; });
   if (it == builders().end())
     throw UsageError(fmt::format("unknown model '{}'; choose one of: {} (see 'ddpbench models')", name,
@@ -79,6 +119,7 @@ void check_model_input(const std::string& name, int64_t image_size) {
 }
 
 ModelPtr make_model(const std::string& name, int64_t num_classes, int64_t image_size) {
+  if (is_language_model(name)) return make_model(name, ModelArgs{});
   check_model_input(name, image_size);
   for (const auto& e : builders())
     if (e.name == name) return e.build(num_classes, image_size);
@@ -86,6 +127,7 @@ ModelPtr make_model(const std::string& name, int64_t num_classes, int64_t image_
 }
 
 std::optional<ModelCount> count_without_building(const std::string& name, int64_t num_classes, int64_t image_size) {
+  if (is_language_model(name)) return count_without_building(name, ModelArgs{});
   check_model_input(name, image_size);
   for (const auto& e : builders())
     if (e.name == name && e.count) return e.count(num_classes, image_size);
@@ -106,6 +148,8 @@ int64_t count_trainable_parameters(const torch::nn::Module& m) {
 }
 
 void freeze_backbone(Model& model, const std::string& head, int64_t num_classes, int64_t image_size) {
+  if (model.vocab_size() > 0)
+    throw UsageError("--freeze-backbone trains an image classifier's head; drop it for a language model");
   if (head != "mlp4096") throw UsageError(fmt::format("--head '{}' is unknown; use mlp4096", head));
   int64_t features = 0;
   {
