@@ -33,7 +33,7 @@ class StepTimer {
   /// After stop_s(): the time of each mark() since start(), seconds, in order.
   const std::vector<double>& marks_s() const { return marks_s_; }
 
-  static constexpr size_t kMaxMarks = 2 * 1024 + 1;  ///< zero_grad + 2 per micro-step at --grad-accum 1024
+  static constexpr size_t kMaxMarks = 3 * 1024 + 1;  ///< zero_grad + 3 per micro-step at --grad-accum 1024
 
  private:
   struct Impl;

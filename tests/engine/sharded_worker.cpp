@@ -1,5 +1,7 @@
 // One rank of the sharded data parallel test (tests/engine/test_sharded.cpp starts N of
 // them over Gloo on 127.0.0.1). Usage: sharded_worker OUT_PREFIX MODEL IMAGE STEPS
+// (a language model: IMAGE is the sequence length, and the model is reduced to 2 blocks of
+// width 64, GPT-2's to 96: it trains with AdamW, as `run` trains it)
 // From the same initial model and the same per-rank batches it trains STEPS steps with
 // plain DDP (c10d::Reducer) and each sharded variant (see VARIANTS below), and
 // writes OUT_PREFIX.rank<r>.json: the largest parameter difference of each sharded run
@@ -75,10 +77,22 @@ int main(int argc, char** argv) {
     auto store = connect_store(li, kTimeout);
     auto pg = make_process_group(BackendKind::kGloo, c10::make_intrusive<c10d::PrefixStore>("w/", store), li.rank,
                                  li.world_size, at::kCPU, kTimeout);
-    auto batch = [&] { return make_synthetic_batch(kBatch, image, kClasses, at::kCPU, 7000 + li.rank); };
+    ModelArgs args;
+    args.num_classes = kClasses;
+    args.image_size = image;
+    if (is_language_model(name)) {
+      args.seq_len = image;
+      args.layers = 2;
+      args.width = name.rfind("gpt2", 0) == 0 ? 96 : 64;
+    }
+    auto batch = [&] {
+      if (is_language_model(name))
+        return make_token_batch(kBatch, image, language_model_spec(name, args).vocab, at::kCPU, 7000 + li.rank);
+      return make_synthetic_batch(kBatch, image, kClasses, at::kCPU, 7000 + li.rank);
+    };
     auto fresh = [&] {
       torch::manual_seed(5);
-      auto m = make_model(name, kClasses, image);
+      auto m = make_model(name, args);
       m->train();
       return m;
     };
@@ -108,7 +122,7 @@ int main(int argc, char** argv) {
       so.cpu_offload = variant == "fsdp+offload";
       if (variant == "zero2+b1") so.bucket_cap_bytes = 1 << 20;
       t.set_sharded(
-          std::make_unique<ShardedDataParallel>(m, pg, strategy, trainer_sgd_options(), at::kCPU, kTimeout, so));
+          std::make_unique<ShardedDataParallel>(m, pg, strategy, trainer_optimizer(*m), at::kCPU, kTimeout, so));
       for (int i = 0; i < steps; ++i) t.step();
       const auto bytes = t.model_state_bytes();  // between steps
       const auto full = t.sharded()->full_parameters();

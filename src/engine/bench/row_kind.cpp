@@ -219,7 +219,7 @@ class ShardedRows : public RowKind {
     ShardedOptions so;
     so.bucket_cap_bytes = static_cast<int64_t>(env.cfg.bucket_caps_mb.front() * 1024 * 1024);  // DDP's MiB
     so.cpu_offload = strategy_ == "fsdp" && env.cfg.cpu_offload;
-    trainer.set_sharded(std::make_unique<ShardedDataParallel>(module, g.pg, strategy_, trainer_sgd_options(),
+    trainer.set_sharded(std::make_unique<ShardedDataParallel>(module, g.pg, strategy_, trainer_optimizer(*module),
                                                               env.device, env.timeout, so));
     sharded_ = trainer.sharded();
     return trainer;

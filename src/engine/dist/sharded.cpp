@@ -32,7 +32,8 @@ struct ShardedDataParallel::Group {
   torch::Tensor full;         // [padded] fp32; the params are views into it (fsdp: freed between uses)
   torch::Tensor shard_param;  // [shard]: zero2 a view of `full`, fsdp its own tensor (offload: on the host)
   torch::Tensor grad_shard;   // [shard] (offload: on the host)
-  torch::Tensor momentum;     // [shard] (offload: on the host)
+  torch::Tensor momentum;     // [shard] (offload: on the host): SGD's momentum, AdamW's exp_avg
+  torch::Tensor exp_avg_sq;   // [shard] AdamW only (offload: on the host)
   std::vector<c10::intrusive_ptr<c10d::Work>> pending;  // an all-gather in flight (the emulation: its broadcasts)
   torch::Tensor gather_in;                              // its input, alive until it finished
   bool gathered = false;
@@ -105,13 +106,13 @@ struct PreBackward : public torch::autograd::Function<PreBackward> {
 }  // namespace
 
 ShardedDataParallel::ShardedDataParallel(ModelPtr model, c10::intrusive_ptr<c10d::ProcessGroup> pg,
-                                         const std::string& strategy, const torch::optim::SGDOptions& sgd,
+                                         const std::string& strategy, const ShardOptimizer& optimizer,
                                          const at::Device& device, std::chrono::milliseconds timeout,
                                          const ShardedOptions& opts)
     : model_(std::move(model)),
       pg_(std::move(pg)),
       strategy_(strategy),
-      sgd_(sgd),
+      optimizer_(optimizer),
       device_(device),
       timeout_(timeout),
       opts_(opts) {
@@ -119,7 +120,9 @@ ShardedDataParallel::ShardedDataParallel(ModelPtr model, c10::intrusive_ptr<c10d
     throw UsageError("unknown sharded strategy '" + strategy_ + "': use zero2 or fsdp");
   if (opts_.cpu_offload && strategy_ != "fsdp") throw UsageError("CPU offload applies to fsdp only");
   if (opts_.bucket_cap_bytes < 1) throw UsageError("the zero2 bucket cap must be at least one byte");
-  if (sgd_.dampening() != 0 || sgd_.nesterov())
+  if (optimizer_.kind == ShardOptimizer::Kind::kAdamW && optimizer_.adamw.amsgrad())
+    throw UsageError("sharded strategies implement AdamW without amsgrad only");
+  if (optimizer_.kind == ShardOptimizer::Kind::kSgd && (optimizer_.sgd.dampening() != 0 || optimizer_.sgd.nesterov()))
     throw UsageError("sharded strategies implement SGD with dampening 0 and without Nesterov only");
   n_ = pg_->getSize();
   rank_ = pg_->getRank();
@@ -209,6 +212,7 @@ ShardedDataParallel::ShardedDataParallel(ModelPtr model, c10::intrusive_ptr<c10d
     else g.shard_param = at::empty({g.shard}, shard_opts).copy_(mine);
     g.grad_shard = at::zeros({g.shard}, shard_opts);
     g.momentum = at::zeros({g.shard}, shard_opts);
+    if (optimizer_.kind == ShardOptimizer::Kind::kAdamW) g.exp_avg_sq = at::zeros({g.shard}, shard_opts);
     g.gathered = true;
   }
   // A unit's (fsdp) or a bucket's (zero2) gradients are reduce-scattered once they all
@@ -393,8 +397,25 @@ void ShardedDataParallel::finish_backward() {
 
 void ShardedDataParallel::optimizer_step() {
   torch::NoGradGuard ng;
-  const double lr = sgd_.lr(), momentum = sgd_.momentum(), wd = sgd_.weight_decay();
+  ++steps_;
+  if (optimizer_.kind == ShardOptimizer::Kind::kAdamW) {
+    // torch.optim.AdamW's single-tensor update (amsgrad off), as libtorch's AdamW::step.
+    const auto& o = optimizer_.adamw;
+    const double lr = o.lr(), wd = o.weight_decay(), b1 = std::get<0>(o.betas()), b2 = std::get<1>(o.betas());
+    const double bias1 = 1 - std::pow(b1, static_cast<double>(steps_));
+    const double bias2 = 1 - std::pow(b2, static_cast<double>(steps_));
+    for (auto& gp : groups_) {
+      Group& g = *gp;
+      g.shard_param.mul_(1 - lr * wd);
+      g.momentum.mul_(b1).add_(g.grad_shard, 1 - b1);
+      g.exp_avg_sq.mul_(b2).addcmul_(g.grad_shard, g.grad_shard, 1 - b2);
+      const auto denom = (g.exp_avg_sq.sqrt() / std::sqrt(bias2)).add_(o.eps());
+      g.shard_param.addcdiv_(g.momentum, denom, -lr / bias1);
+    }
+  }
+  const double lr = optimizer_.sgd.lr(), momentum = optimizer_.sgd.momentum(), wd = optimizer_.sgd.weight_decay();
   for (auto& gp : groups_) {
+    if (optimizer_.kind != ShardOptimizer::Kind::kSgd) break;
     Group& g = *gp;
     auto& d = g.grad_shard;
     if (wd != 0) d.add_(g.shard_param, wd);
@@ -425,6 +446,7 @@ ModelStateBytes ShardedDataParallel::model_state_bytes() const {
     params.push_back(g->shard_param);
     grads.push_back(g->grad_shard);
     opt.push_back(g->momentum);
+    if (g->exp_avg_sq.defined()) opt.push_back(g->exp_avg_sq);
   }
   return ddpbench::model_state_bytes(params, grads, opt);  // engine/memory: each storage once
 }

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
 
 #include <nlohmann/json.hpp>
@@ -63,6 +64,18 @@ struct ShardedOptions {
   bool cpu_offload = false;
 };
 
+/// The optimizer a sharded strategy steps on its shards, as the Trainer steps the whole
+/// model: torch.optim.SGD (dampening 0, no Nesterov) or torch.optim.AdamW (amsgrad off), with
+/// their hyper-parameters. Converts from either option set.
+struct ShardOptimizer {
+  enum class Kind { kSgd, kAdamW };
+  Kind kind = Kind::kSgd;
+  torch::optim::SGDOptions sgd{0.001};
+  torch::optim::AdamWOptions adamw{0.001};
+  ShardOptimizer(const torch::optim::SGDOptions& o) : kind(Kind::kSgd), sgd(o) {}  // NOLINT: implicit by design
+  ShardOptimizer(const torch::optim::AdamWOptions& o) : kind(Kind::kAdamW), adamw(o) {}  // NOLINT
+};
+
 class ShardedDataParallel {
  public:
   /// Shards `model` (already on `device`, identical init on every rank: rank 0's
@@ -72,7 +85,7 @@ class ShardedDataParallel {
   /// installed (activation checkpointing: enable it first). Collectives time out after
   /// `timeout`. Only float32 trainable parameters (UsageError).
   ShardedDataParallel(ModelPtr model, c10::intrusive_ptr<c10d::ProcessGroup> pg, const std::string& strategy,
-                      const torch::optim::SGDOptions& sgd, const at::Device& device, std::chrono::milliseconds timeout,
+                      const ShardOptimizer& optimizer, const at::Device& device, std::chrono::milliseconds timeout,
                       const ShardedOptions& opts = {});
   ~ShardedDataParallel();
   ShardedDataParallel(const ShardedDataParallel&) = delete;
@@ -84,8 +97,10 @@ class ShardedDataParallel {
   /// unit whose gradients did not all arrive, fsdp's root group), waits for the last
   /// reduce-scatter in flight, frees the full gradients (and, fsdp, the gathered parameters).
   void finish_backward();
-  /// SGD with momentum on this rank's shards (g += wd p; m = momentum m + g; p -= lr m,
-  /// torch.optim.SGD with dampening 0); zero2 then all-gathers the parameters.
+  /// The optimizer step on this rank's shards: SGD with momentum (g += wd p; m = momentum m
+  /// + g; p -= lr m, torch.optim.SGD with dampening 0) or AdamW (torch.optim.AdamW's update:
+  /// p *= 1 - lr wd; m, v the moving averages of g and g^2; p -= lr / (1 - b1^t) m /
+  /// (sqrt(v) / sqrt(1 - b2^t) + eps)); zero2 then all-gathers the parameters.
   void optimizer_step();
 
   /// What this rank holds between steps (call between steps).
@@ -123,7 +138,8 @@ class ShardedDataParallel {
   ModelPtr model_;
   c10::intrusive_ptr<c10d::ProcessGroup> pg_;
   std::string strategy_;
-  torch::optim::SGDOptions sgd_;
+  ShardOptimizer optimizer_;
+  int64_t steps_ = 0;  // optimizer steps taken (AdamW's bias correction)
   at::Device device_;
   std::chrono::milliseconds timeout_;
   int n_ = 1, rank_ = 0;

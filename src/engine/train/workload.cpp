@@ -29,6 +29,17 @@ SyntheticBatch make_synthetic_batch(int64_t batch, int64_t image, int64_t classe
   return b;
 }
 
+SyntheticBatch make_token_batch(int64_t batch, int64_t seq_len, int64_t vocab, const c10::Device& device,
+                                uint64_t seed) {
+  torch::manual_seed(seed);
+  const auto tokens =
+      at::randint(0, vocab, {batch, seq_len + 1}, at::TensorOptions().device(device).dtype(at::kLong));
+  SyntheticBatch b;
+  b.input = tokens.slice(1, 0, seq_len).contiguous();
+  b.target = tokens.slice(1, 1, seq_len + 1).contiguous();
+  return b;
+}
+
 namespace {
 std::vector<torch::Tensor> trainable(torch::nn::Module& m) {
   std::vector<torch::Tensor> out;
@@ -42,6 +53,21 @@ torch::optim::SGDOptions trainer_sgd_options() {
   return torch::optim::SGDOptions(0.001).momentum(0.9).weight_decay(1e-4);
 }
 
+torch::optim::AdamWOptions trainer_adamw_options() { return torch::optim::AdamWOptions(0.001); }
+
+ShardOptimizer trainer_optimizer(const Model& model) {
+  if (model.vocab_size() > 0) return trainer_adamw_options();
+  return trainer_sgd_options();
+}
+
+namespace {
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(Model& model) {
+  const ShardOptimizer o = trainer_optimizer(model);
+  if (o.kind == ShardOptimizer::Kind::kAdamW) return std::make_unique<torch::optim::AdamW>(trainable(model), o.adamw);
+  return std::make_unique<torch::optim::SGD>(trainable(model), o.sgd);
+}
+}  // namespace
+
 Trainer::Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, SyntheticBatch batch,
                  const c10::Device& device, const std::string& precision, int grad_accum, bool zero_grad_set_to_none)
     : model_(std::move(model)),
@@ -50,13 +76,13 @@ Trainer::Trainer(ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, S
       device_(device),
       precision_(precision),
       scaler_(precision == "fp16" ? std::make_unique<LossScaler>(device) : nullptr),
-      optimizer_(trainable(*model_), trainer_sgd_options()),
+      optimizer_(make_optimizer(*model_)),
       grad_accum_(std::max(1, grad_accum)),
       set_to_none_(zero_grad_set_to_none) {}
 
 // The optimizer's one parameter group holds exactly the trainable parameters: no module
 // walk per step (Python's GradScaler also reads optimizer.param_groups).
-const std::vector<torch::Tensor>& Trainer::parameters() { return optimizer_.param_groups().front().params(); }
+const std::vector<torch::Tensor>& Trainer::parameters() { return optimizer_->param_groups().front().params(); }
 
 void zero_grads(const std::vector<torch::Tensor>& params, bool set_to_none) {
   for (const auto& p : params) {
@@ -126,7 +152,8 @@ torch::Tensor Trainer::forward_backward(StepTimer* timer) {
       auto out = ddp_       ? ddp_->forward(batch_.input, sync)
                  : sharded_ ? sharded_->forward(batch_.input)
                             : model_->forward(batch_.input);
-      loss = torch::nn::functional::cross_entropy(out, batch_.target);
+      if (timer) timer->mark();
+      loss = model_->loss(out, batch_.target);
       if (grad_accum_ > 1) loss = loss / grad_accum_;
     }
     if (timer) timer->mark();
@@ -141,14 +168,15 @@ torch::Tensor Trainer::forward_backward(StepTimer* timer) {
 StepPhases Trainer::phases(const StepTimer& timer, double step_s) const {
   const auto& m = timer.marks_s();
   StepPhases p;
-  if (m.size() != static_cast<size_t>(1 + 2 * grad_accum_)) return p;  // not marked (or beyond kMaxMarks)
+  if (m.size() != static_cast<size_t>(1 + 3 * grad_accum_)) return p;  // not marked (or beyond kMaxMarks)
   p.zero_grad_s = m[0];
   for (int k = 0; k < grad_accum_; ++k) {
-    const size_t f = 1 + 2 * static_cast<size_t>(k);
-    p.forward_s += m[f] - m[f - 1];
+    const size_t f = 2 + 3 * static_cast<size_t>(k);  // the loss's end
+    p.forward_s += m[f] - m[f - 2];
     p.backward_s += m[f + 1] - m[f];
   }
   p.last_backward_s = m.back() - m[m.size() - 2];
+  p.last_loss_s = m[m.size() - 2] - m[m.size() - 3];
   p.optimizer_s = step_s - m.back();
   p.complete = true;
   return p;
@@ -161,7 +189,7 @@ void Trainer::set_sharded(std::unique_ptr<ShardedDataParallel> sharded) {
 }
 
 ModelStateBytes Trainer::model_state_bytes() {
-  return sharded_ ? sharded_->model_state_bytes() : ddpbench::model_state_bytes(model_->parameters(), optimizer_);
+  return sharded_ ? sharded_->model_state_bytes() : ddpbench::model_state_bytes(model_->parameters(), *optimizer_);
 }
 
 void Trainer::optimizer_step() {
@@ -170,10 +198,10 @@ void Trainer::optimizer_step() {
     return;
   }
   if (!scaler_) {
-    optimizer_.step();
+    optimizer_->step();
     return;
   }
-  if (scaler_->unscale(parameters())) optimizer_.step();
+  if (scaler_->unscale(parameters())) optimizer_->step();
   scaler_->update();
 }
 

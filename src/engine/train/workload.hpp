@@ -1,6 +1,8 @@
-// The training step being measured: synthetic data, cross-entropy, SGD with momentum.
+// The training step being measured: synthetic data, cross-entropy, SGD with momentum (image
+// models) or AdamW (language models).
 #pragma once
 
+#include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
 
 #include <cstdint>
@@ -27,13 +29,28 @@ struct SyntheticBatch {
 SyntheticBatch make_synthetic_batch(int64_t batch, int64_t image, int64_t classes, const c10::Device& device,
                                     uint64_t seed);
 
+/// A language model's synthetic batch: seq_len + 1 token ids per sequence drawn uniformly
+/// from [0, vocab); input the first seq_len, target the same sequence shifted by one (the
+/// next token at every position), both int64 [batch, seq_len], on `device`, seeded with `seed`.
+SyntheticBatch make_token_batch(int64_t batch, int64_t seq_len, int64_t vocab, const c10::Device& device,
+                                uint64_t seed);
+
+/// The language models' optimizer: AdamW at PyTorch's defaults (torch.optim.AdamW: lr 0.001,
+/// betas (0.9, 0.999), eps 1e-8, weight decay 0.01), as LLM training jobs use it.
+torch::optim::AdamWOptions trainer_adamw_options();
+
+/// The optimizer the step of `model` uses (its options; the sharded strategies step the same):
+/// AdamW (trainer_adamw_options) for a language model, else SGD (trainer_sgd_options).
+ShardOptimizer trainer_optimizer(const Model& model);
+
 /// The optimizer's hyper-parameters: SGD lr 0.001, momentum 0.9, weight decay 1e-4 (the
 /// values of PyTorch's benchmarks/distributed/ddp/benchmark.py). The sharded strategies
 /// step with the same ones.
 torch::optim::SGDOptions trainer_sgd_options();
 
-/// A model, its optimizer (SGD lr 0.001, momentum 0.9, weight decay 1e-4: the values
-/// of benchmark.py, over the parameters that require gradients) and optionally the DDP
+/// A model, its optimizer (trainer_optimizer: SGD lr 0.001, momentum 0.9, weight decay 1e-4,
+/// the values of benchmark.py, or a language model's AdamW; over the parameters that require
+/// gradients) and optionally the DDP
 /// wrapper that reduces its gradients. fp16/bf16 run forward and loss under autocast;
 /// fp16 also scales the loss (LossScaler) and skips steps whose gradients overflow.
 /// Where one step's time went by our own marks (StepTimer::mark), seconds per step,
@@ -44,6 +61,10 @@ struct StepPhases {
   double backward_s = 0;       ///< loss.backward() until it returned (DDP: with the wait for the last bucket)
   double optimizer_s = 0;      ///< optimizer step (fp16: unscale, skip check, scale update)
   double last_backward_s = 0;  ///< backward of the last (synchronised) micro-step alone
+  /// The loss of the last micro-step alone (after the model's output; inside forward_s). DDP's
+  /// Reducer starts its backward-compute timer in prepare_for_backward, at the end of DDP's
+  /// forward, so its backward compute includes this.
+  double last_loss_s = 0;
   bool complete = false;       ///< false when the step was not marked as expected
 };
 
@@ -85,13 +106,13 @@ class Trainer {
           const std::string& precision = "fp32", int grad_accum = 1,
           bool zero_grad_set_to_none = default_zero_grad_set_to_none());
 
-  /// zero_grad -> K x (forward -> cross-entropy -> backward; DDP: the last with bucketed
+  /// zero_grad -> K x (forward -> the model's loss (cross-entropy) -> backward; DDP: the last with bucketed
   /// allreduce) -> optimizer step. Asynchronous on a GPU: time it with StepTimer; with a
   /// `timer` it marks the phase boundaries (phases() reads them). Returns the last loss.
   torch::Tensor step(StepTimer* timer = nullptr);
 
   /// The phases of the step just timed with `timer` (after timer.stop_s() returned `step_s`):
-  /// marks are [zero_grad end, then per micro-step forward end, backward end].
+  /// marks are [zero_grad end, then per micro-step model output, loss end, backward end].
   StepPhases phases(const StepTimer& timer, double step_s) const;
 
   /// Optimizer.zero_grad(set_to_none) with the constructor's set_to_none (zero_grads).
@@ -114,7 +135,7 @@ class Trainer {
   torch::Tensor infer();
 
   /// The optimizer (its state: engine/memory model_state_bytes).
-  const torch::optim::SGD& optimizer() const { return optimizer_; }
+  const torch::optim::Optimizer& optimizer() const { return *optimizer_; }
 
   /// The loss scaler (fp16), or null.
   const LossScaler* scaler() const { return scaler_.get(); }
@@ -143,7 +164,7 @@ class Trainer {
   c10::Device device_;
   std::string precision_;
   std::unique_ptr<LossScaler> scaler_;
-  torch::optim::SGD optimizer_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
   int grad_accum_ = 1;
   bool set_to_none_ = false;
 };
