@@ -115,6 +115,16 @@ expect telemetry_straggler "d['stragglers'] and all(k.get('gpu_uuid') and k.get(
 path paths profile_kineto 120 $bin run --model resnet50 --batch-size 32 --world-sizes 1 --profile "$out/profile" \
   --profile-iters 2 $short --json "$(J profile_kineto)"
 expect profile_kineto "all(r['telemetry'].get('profile') for r in d['results'])"
+# Language models: GPT-2 small in bf16 under DDP at 1,024 tokens (tokens/s and MFU by the PaLM
+# formula), the Llama 3.2 1B shape under fsdp, and find-max-bs at 2,048 tokens.
+path paths llm_gpt2_bf16_ddp 120 $bin run --model gpt2 --precision bf16 --seq-len 1024 --batch-size 8 $short \
+  --json "$(J llm_gpt2_bf16_ddp)"
+expect llm_gpt2_bf16_ddp "all(r['compute'].get('seq_len')==1024 and r['compute'].get('tokens_per_s_per_gpu',0)>0 and r['compute'].get('mfu',0)>0 for r in d['results'])"
+path paths llm_llama1b_fsdp 150 $bin run --model llama3.2-1b --precision bf16 --seq-len 1024 --batch-size 4 \
+  --strategy fsdp $short --json "$(J llm_llama1b_fsdp)"
+expect llm_llama1b_fsdp "[r.get('strategy') for r in d['results'] if r['ddp']] == ['fsdp'] and all(r['compute'].get('tokens_per_s',0)>0 for r in d['results'])"
+path maxbs find_max_bs_llama1b_seq2048 120 $bin find-max-bs --model llama3.2-1b --precision bf16 --seq-len 2048 \
+  --memory-limit 40G --overwrite --json "$(J find_max_bs_llama1b_seq2048)"
 # The acceptance plan of one GPU (plans/one-gpu.yaml) through validate: its steps, the record,
 # the report and the tally line.
 path paths validate_one_gpu 100 $bin validate plans/one-gpu.yaml --out "$out/validate_one_gpu"

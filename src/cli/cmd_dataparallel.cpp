@@ -81,7 +81,13 @@ int run_dataparallel(DpFlags& f, const std::vector<std::string>& argv) {
   if (f.head_opt->count() && !c.freeze_backbone)
     throw UsageError("--head is the head trained with --freeze-backbone; add --freeze-backbone");
   validate(c, k, model_names());
-  for (const auto& m : c.models) check_model_input(m, c.image_size);
+  for (const auto& m : c.models) {
+    if (is_language_model(m))
+      throw UsageError(fmt::format("dataparallel measures the image models, and {} is a language model; use "
+                                   "'ddpbench run --model {}' (DDP, zero2, fsdp)",
+                                   m, m));
+    check_model_input(m, c.image_size);
+  }
   DpJob job;
   job.modes = both_or(f.mode, "--mode", "train", "inference");
   for (const auto& p : both_or(f.path, "--path", "native", "manual"))

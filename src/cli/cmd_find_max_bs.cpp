@@ -15,6 +15,7 @@
 #include "core/util/errors.hpp"
 #include "core/util/table.hpp"
 #include "engine/bench/max_batch.hpp"
+#include "engine/bench/measure.hpp"
 #include "engine/compat.hpp"
 #include "engine/env_info.hpp"
 #include "engine/models/registry.hpp"
@@ -49,7 +50,7 @@ TrialSetup validate_flags(Flags& f) {
   const int gpus = device_gpus(c.device);
   const bool use_cuda = gpus > 0;
   validate(c, 1, model_names());  // the ranges and names `run` accepts
-  check_model_input(f.model, c.image_size);
+  check_model_args(f.model, model_args(c));
   if (f.head_opt->count() && !c.freeze_backbone)
     throw UsageError("--head is the head trained with --freeze-backbone; add --freeze-backbone");
   if (!use_cuda && (c.precision == "fp16" || c.precision == "tf32"))
@@ -121,9 +122,13 @@ int run_find_max_bs(Flags& f, const std::vector<std::string>& argv) {
   if (setup.memory_limit_bytes)
     limit = fmt::format(", memory limit {} ({})", *setup.memory_limit_bytes,
                         setup.device.is_cpu() ? "RLIMIT_DATA" : "CUDA allocator fraction");
-  print_line(fmt::format("ddpbench find-max-bs: {} {}, {}x{} images{}, {} classes, {} step(s) per trial, on {}{}",
-                         f.model, c.precision, c.image_size, c.image_size, c.channels_last ? " channels_last" : "",
-                         c.num_classes, f.steps, setup.device.str(), limit));
+  const std::string input =
+      is_language_model(f.model)
+          ? fmt::format("sequences of {} tokens", c.seq_len)
+          : fmt::format("{}x{} images{}, {} classes", c.image_size, c.image_size,
+                        c.channels_last ? " channels_last" : "", c.num_classes);
+  print_line(fmt::format("ddpbench find-max-bs: {} {}, {}, {} step(s) per trial, on {}{}", f.model, c.precision,
+                         input, f.steps, setup.device.str(), limit));
   print_line(f.trial_opt->count()
                  ? fmt::format("One trial at batch {}", f.trial)
                  : fmt::format("Search: batch {} doubling up to at most {}, then bisection", f.start, f.bound));
@@ -168,6 +173,9 @@ int run_find_max_bs(Flags& f, const std::vector<std::string>& argv) {
     rf.config = {{"model", f.model},
                  {"image_size", c.image_size},
                  {"num_classes", c.num_classes},
+                 {"seq_len", c.seq_len},
+                 {"model_layers", c.model_layers},
+                 {"model_width", c.model_width},
                  {"precision", c.precision},
                  {"channels_last", c.channels_last},
                  {"freeze_backbone", c.freeze_backbone},
@@ -215,6 +223,12 @@ Command add_find_max_bs_command(CLI::App& parent, const std::vector<std::string>
   app->add_option("--model", f->model, "Model (see 'ddpbench models')")->required();
   app->add_option("--image-size", c.image_size, "Input height = width in pixels")->capture_default_str();
   app->add_option("--num-classes", c.num_classes, "Classifier width")->capture_default_str();
+  app->add_option("--seq-len", c.seq_len, "Language models: tokens per sequence (an example is one sequence)")
+      ->capture_default_str();
+  app->add_option("--model-layers", c.model_layers, "Language models: blocks instead of the published depth (0)")
+      ->capture_default_str();
+  app->add_option("--model-width", c.model_width, "Language models: width instead of the published one (0)")
+      ->capture_default_str();
   app->add_option("--precision", c.precision, "fp32, fp32-strict, tf32, fp16 or bf16, as for run")
       ->capture_default_str();
   app->add_flag("--channels-last", c.channels_last, "NHWC memory format for inputs and convolution weights");

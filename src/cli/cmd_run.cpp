@@ -26,6 +26,7 @@
 #include "core/launch/spawn.hpp"
 #include "core/result/result.hpp"
 #include "core/util/errors.hpp"
+#include "engine/bench/measure.hpp"
 #include "engine/bench/time_to_loss.hpp"
 #include "engine/compat.hpp"
 #include "engine/data/idx.hpp"
@@ -50,6 +51,14 @@ constexpr int kGpuImage = 224;
 constexpr const char* kCpuModel = "resnet18";
 constexpr long long kCpuBatch = 16;
 constexpr int kCpuImage = 64;
+// Language models (every --model one): on a GPU bf16 autocast, 1,024-token sequences, 8 per
+// rank (nanoGPT's GPT-2 run: bf16, block 1024, 12 per GPU with accumulation); on a CPU 2
+// sequences of 64 tokens (GPT-2 small: about 0.1 TFLOP per step, seconds on 2 cores).
+constexpr long long kGpuLmBatch = 8;
+constexpr int kGpuLmSeqLen = 1024;
+constexpr const char* kGpuLmPrecision = "bf16";
+constexpr long long kCpuLmBatch = 2;
+constexpr int kCpuLmSeqLen = 64;
 
 
 struct RunFlags {
@@ -77,13 +86,43 @@ struct RunFlags {
   CLI::Option* memory_limit_opt = nullptr;
   CLI::Option* bucket_caps_opt = nullptr;  ///< given: DDP(bucket_cap_mb=...), not its default
   CLI::Option* num_classes_opt = nullptr;  ///< --data fashion-mnist sets 10 classes unless given
+  CLI::Option *seq_len_opt = nullptr, *precision_opt = nullptr;  ///< language models' defaults unless given
 };
+
+// The language models' defaults where every --model is one: sequence length, batch and (GPUs)
+// bf16, each unless given; the header's note says what was chosen.
+std::string resolve_language_model_defaults(RunFlags& f, bool use_cuda) {
+  const auto& m = f.cfg.models;
+  if (m.empty() || !std::all_of(m.begin(), m.end(), [](const std::string& n) { return is_language_model(n); }))
+    return "";
+  std::vector<std::string> chosen;
+  if (!f.seq_len_opt->count()) {
+    f.cfg.seq_len = use_cuda ? kGpuLmSeqLen : kCpuLmSeqLen;
+    chosen.push_back(fmt::format("{}-token sequences", f.cfg.seq_len));
+  }
+  if (!f.batch_opt->count() && f.cfg.scaling != "strong") {
+    f.cfg.batch_size = use_cuda ? kGpuLmBatch : kCpuLmBatch;
+    chosen.push_back(fmt::format("batch {}", f.cfg.batch_size));
+  }
+  if (use_cuda && !f.precision_opt->count()) {
+    f.cfg.precision = kGpuLmPrecision;
+    chosen.push_back("bf16 autocast");
+  }
+  if (chosen.empty()) return "";
+  return fmt::format("{}language-model defaults {}; pass --seq-len/--batch-size{} to change",
+                     use_cuda ? "" : "no GPU: CPU ", fmt::join(chosen, ", "),
+                     use_cuda ? "/--precision" : " (and --model-layers/--model-width to shrink the model)");
+}
 
 
 // Resolves the defaults that depend on the machine and says what it chose and why.
 std::string resolve_defaults(RunFlags& f, bool use_cuda) {
   std::string note;
   if (!f.model_opt->count()) f.cfg.models = {use_cuda ? kGpuModel : kCpuModel};
+  f.cfg.language_models.clear();
+  for (const auto& m : f.cfg.models)
+    if (is_language_model(m)) f.cfg.language_models.push_back(m);
+  if (std::string lm = resolve_language_model_defaults(f, use_cuda); !lm.empty()) return lm;
   const bool batch_defaulted = !f.batch_opt->count() && f.cfg.scaling != "strong";
   if (batch_defaulted) f.cfg.batch_size = use_cuda ? kGpuBatch : kCpuBatch;
   if (!f.image_opt->count()) f.cfg.image_size = use_cuda ? kGpuImage : kCpuImage;
@@ -192,6 +231,8 @@ void add_run_options(CLI::App* app, RunFlags& f) {
   f.batch_opt = get("--batch-size");
   f.memory_limit_opt = get("--memory-limit");
   f.image_opt = get("--image-size");
+  f.seq_len_opt = get("--seq-len");
+  f.precision_opt = get("--precision");
   f.head_opt = get("--head");
   f.iters_opt = get("--iters");
   f.target_ci_opt = get("--target-ci");
@@ -344,7 +385,15 @@ Command add_run_command(CLI::App& parent, const std::vector<std::string>& argv) 
               // A missing or corrupt dataset file: one line, exit 2, before ranks start (ranks launched by
               // torchrun or srun find it when they load the data, with the same line).
               if (spawner && cfg.data != "synthetic") (void)load_train_test(cfg);
-              for (const auto& m : cfg.models) check_model_input(m, cfg.image_size);
+              for (const auto& m : cfg.models) check_model_args(m, model_args(cfg));
+              if (!cfg.language_models.empty() && cfg.freeze_backbone)
+                throw UsageError(fmt::format("--freeze-backbone trains an image classifier's head, and {} is a "
+                                             "language model; drop --freeze-backbone or the language model",
+                                             cfg.language_models.front()));
+              if (!cfg.language_models.empty() && cfg.data != "synthetic")
+                throw UsageError(fmt::format("--data {} trains an image classifier, and {} is a language model; "
+                                             "drop --data or the language model",
+                                             cfg.data, cfg.language_models.front()));
               if (!use_cuda)  // GPU memory is the device's, unknown here
                 if (const auto avail = mem_available_bytes())
                   check_input_fits(cfg, spawner ? world : li.local_world_size, *avail);

@@ -811,5 +811,39 @@ TEST(Cli, SkipAllReduceUnusedParamsRunsWhereTheLinkedTorchHasIt) {
     if (r.ddp) EXPECT_EQ(r.ddp_options.skip_all_reduce_unused_params, true);
 }
 
+// A language model's weak-scaling sweep (a Llama 3.2 1B shape reduced to 2 blocks of width 64,
+// 16-token sequences) and its report. The oracles are by hand: tokens = examples x 16, and the
+// PaLM formula's FLOPs for this shape (vocab 128,256, 32 heads of width 2, 8 key/value heads,
+// SwiGLU width 8,192 x 64 / 2,048 = 256): N = 128,256 x 64 + 64 + 2 x (64 x 64 x 2 + 64 x 16 x 2
+// + 3 x 64 x 256 + 2 x 64) = 8,327,488; per token 6 N + 12 x 2 x 32 x 2 x 16.
+TEST(Cli, LanguageModelSweepReportsTokensAndPalmFlops) {
+  TempDir d;
+  const std::string json = (d.path / "llm.json").string();
+  const auto o = run(kBin + " run --model llama3.2-1b --model-layers 2 --model-width 64 --seq-len 16 --batch-size 2 "
+                            "--warmup 1 --iters 3 --json " + json);
+  ASSERT_EQ(o.code, 0) << o.err;
+  const ResultFile f = read_result_file(json);
+  EXPECT_THAT(f.config.at("optimizer").get<std::string>(), HasSubstr("AdamW(lr=0.001"));
+  ASSERT_GE(f.results.size(), 2u);
+  const double n = 128256.0 * 64 + 64 + 2 * (64.0 * 64 * 2 + 64.0 * 16 * 2 + 3.0 * 64 * 256 + 2 * 64);
+  EXPECT_EQ(n, 8327488.0);
+  const double per_token = 6 * n + 12.0 * 2 * 32 * 2 * 16;
+  bool ddp_row = false;
+  for (const auto& r : f.results) {
+    ASSERT_EQ(r.compute.seq_len.value_or(0), 16) << r.label;
+    EXPECT_NEAR(*r.compute.tokens_per_s_per_gpu, r.summary.ex_per_s_per_gpu * 16, 1e-6 * *r.compute.tokens_per_s_per_gpu);
+    EXPECT_NEAR(*r.compute.tokens_per_s, r.summary.ex_per_s_total * 16, 1e-6 * *r.compute.tokens_per_s);
+    EXPECT_DOUBLE_EQ(*r.compute.train_flops_per_example, 16 * per_token) << r.label;
+    EXPECT_EQ(*r.compute.parameters, 8327488);
+    ddp_row = ddp_row || r.ddp;
+  }
+  EXPECT_TRUE(ddp_row);
+  EXPECT_THAT(o.out, HasSubstr("tokens/s per rank"));
+  const auto rep = run(kBin + " report " + json);
+  ASSERT_EQ(rep.code, 0) << rep.err;
+  EXPECT_THAT(rep.out, HasSubstr("per-rank tokens/s"));
+  EXPECT_THAT(rep.out, HasSubstr("seq 16"));
+}
+
 }  // namespace
 }  // namespace ddpbench

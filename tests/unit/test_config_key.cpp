@@ -333,6 +333,14 @@ TEST(ConfigCatalogue, EveryIdentityKeyChangesTheConfigurationKey) {
         [](ResultFile& f, BenchResult&) { f.config["head"] = "linear"; }}},
       {"data", {{}, [](ResultFile&, BenchResult& r) { r.convergence.dataset = "fashion-mnist"; }}},
       {"mode", {{}, [](ResultFile&, BenchResult& r) { r.mode = "inference"; }}},
+      // A language model's row: its sequence length, and a reduced depth or width.
+      {"seq_len", {{}, [](ResultFile&, BenchResult& r) { r.compute.seq_len = 1024; }}},
+      {"model_layers",
+       {[](ResultFile&, BenchResult& r) { r.compute.seq_len = 1024; },
+        [](ResultFile& f, BenchResult&) { f.config["model_layers"] = 2; }}},
+      {"model_width",
+       {[](ResultFile&, BenchResult& r) { r.compute.seq_len = 1024; },
+        [](ResultFile& f, BenchResult&) { f.config["model_width"] = 64; }}},
   };
   const ResultFile file = read_result_file(kFix + "weak_cpu.json");
   const BenchResult& row = ddp_row(file);

@@ -124,6 +124,8 @@ ResultFile file_with_every_metric() {
   for (auto& row : f.results) {
     row.telemetry.peak_memory_bytes_max_over_ranks = 3758096384LL;
     row.communication.steps_per_epoch = 10010;
+    row.compute.tokens_per_s_per_gpu = 1024 * row.summary.ex_per_s_per_gpu;  // as if a language model's
+    row.compute.tokens_per_s = 1024 * row.summary.ex_per_s_total;
     row.breakdown.mean_over_ranks.emplace();
     (*row.breakdown.mean_over_ranks)[Phase::exposed_comm] = 0.25 * row.summary.p50_s;
     (*row.breakdown.mean_over_ranks)[Phase::step] = row.summary.p50_s;

@@ -38,6 +38,9 @@ BenchResult hand_row() {
   r.communication.steps_per_epoch = 10010;  // ceil(1,281,167 / (32 x 4))
   r.metrics["preemptions_per_step"] = 2.5;
   r.metrics["cpu_cores"] = 0.6;
+  r.compute.seq_len = 1024;  // as if a language model: 128 sequences/s of 1,024 tokens
+  r.compute.tokens_per_s_per_gpu = 128.0 * 1024;
+  r.compute.tokens_per_s = 512.0 * 1024;
   return r;
 }
 
@@ -72,6 +75,8 @@ TEST(RowMetrics, GettersReadTheHandWrittenRow) {
   EXPECT_DOUBLE_EQ(value("epoch_time_s", r), 10010 * 0.26);  // 2602.6 s: steps x the mean step
   EXPECT_DOUBLE_EQ(value("preemptions_per_step", r), 2.5);
   EXPECT_DOUBLE_EQ(value("cpu_cores", r), 0.6);
+  EXPECT_DOUBLE_EQ(value("tokens_per_s_per_gpu", r), 131072);
+  EXPECT_DOUBLE_EQ(value("tokens_per_s", r), 524288);
   EXPECT_EQ(find_row_metric("epoch_time_s")->format(Value(2602.6)), "43.4 min");
   EXPECT_EQ(find_row_metric("epoch_time_s")->format(Value(10010 * 2.0)), "5.56 h");
   EXPECT_EQ(find_row_metric("epoch_time_s")->format(Value(45.25)), "45.2 s");
@@ -98,10 +103,10 @@ TEST(RowMetrics, RunLineShowsTheMetricsWithARunLabel) {
   r.summary.iterations = 50;
   r.summary.mean_s = 0.25;
   r.summary.ci95_s = 0.002;
-  EXPECT_EQ(table_row_extras(r), "  n  50  ci ±0.8%  peak 3.50 GiB  epoch 41.7 min  preempt 2.5");  // 10010 x 0.25 s
+  EXPECT_EQ(table_row_extras(r), "  n  50  ci ±0.8%  tokens/s per rank 131072  peak 3.50 GiB  epoch 41.7 min  preempt 2.5");  // 10010 x 0.25 s
   r.telemetry.peak_memory_bytes_max_over_ranks = 503316480LL;  // 480 MiB: the bytes format's MiB
   r.communication = RowCommunication{};                        // no epoch without steps per epoch
-  EXPECT_EQ(table_row_extras(r), "  n  50  ci ±0.8%  peak 480.0 MiB  preempt 2.5");
+  EXPECT_EQ(table_row_extras(r), "  n  50  ci ±0.8%  tokens/s per rank 131072  peak 480.0 MiB  preempt 2.5");
 }
 
 TEST(RowMetrics, CheckNamesEveryCheckableMetricAndReadsItFromTheRow) {

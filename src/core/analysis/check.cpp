@@ -367,8 +367,8 @@ std::string render_check_text(const std::vector<CheckRow>& rows, const std::stri
     on_device.device = device;
     ConfigKey shown = r.row ? *r.row : r.ref.expected(on_device);
     const std::string config =
-        fmt::format("{}, {}, batch {}/rank, {} px, {} rank{}", shown.model, shown.setup_label(), shown.batch_per_rank,
-                    shown.image_size, shown.world_size, shown.world_size == 1 ? "" : "s");
+        fmt::format("{}, {}, batch {}/rank, {}, {} rank{}", shown.model, shown.setup_label(), shown.batch_per_rank,
+                    shown.input_size(), shown.world_size, shown.world_size == 1 ? "" : "s");
     if (tables.size() == 1 || tables.back().title != config) {
       Table t;
       t.kind = "check";

@@ -880,9 +880,9 @@ std::string diff_wrapped(const std::string& text, size_t width, size_t indent = 
 std::string benchmark_title(const DiffRow& r) {
   // The setup without the DDP knobs (the rows of a benchmark differ in them, the header says how).
   const auto setup = [](const ConfigKey& k) { return k.with_default_knobs().setup_label(); };
-  return fmt::format("Benchmark: {} with batch size {} ({} px, {}, {})", diff_sides(r.base_key.model, r.test_key.model),
+  return fmt::format("Benchmark: {} with batch size {} ({}, {}, {})", diff_sides(r.base_key.model, r.test_key.model),
                      diff_sides(std::to_string(r.base_key.batch_per_rank), std::to_string(r.test_key.batch_per_rank)),
-                     r.base_key.image_size, diff_sides(setup(r.base_key), setup(r.test_key)),
+                     r.base_key.input_size(), diff_sides(setup(r.base_key), setup(r.test_key)),
                      diff_sides(r.base_key.device, r.test_key.device));
 }
 

@@ -34,8 +34,8 @@ std::string count_of(int n, const std::string& unit) { return count_words(n, uni
 
 // "resnet50, fp32 (cuDNN TF32), batch 32 per GPU, 224 px, NVIDIA H100 80GB HBM3".
 std::string what_of(const ConfigKey& k, long long batch, bool global = false) {
-  return fmt::format("{}, {}, {} {}{}, {} px, {}", k.model, k.setup_label(), global ? "global batch" : "batch", batch,
-                     global ? "" : " per " + unit_word(k), k.image_size, k.device);
+  return fmt::format("{}, {}, {} {}{}, {}, {}", k.model, k.setup_label(), global ? "global batch" : "batch", batch,
+                     global ? "" : " per " + unit_word(k), k.input_size(), k.device);
 }
 
 // "F2", or "F2 vs F1" when the row's number also rests on another launch's row.

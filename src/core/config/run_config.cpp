@@ -596,6 +596,20 @@ std::optional<nlohmann::json> member_value(const RunConfig& cfg, const RunField&
 
 }  // namespace
 
+namespace {
+// The step's optimizer as the config records it: SGD for image models (benchmark.py's values;
+// time to loss with --lr), AdamW at PyTorch's defaults for language models, as
+// engine/train/workload.cpp trainer_optimizer chooses.
+std::string optimizer_text(const RunConfig& cfg) {
+  const std::string sgd = cfg.data == "synthetic" ? std::string("SGD(lr=0.001, momentum=0.9, weight_decay=1e-4)")
+                                                  : fmt::format("SGD(lr={:g}, momentum=0.9, weight_decay=1e-4)", cfg.lr);
+  if (cfg.language_models.empty()) return sgd;
+  const std::string adamw = "AdamW(lr=0.001, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)";
+  if (cfg.language_models.size() == cfg.models.size()) return adamw;
+  return fmt::format("{} for {}; {} for the other models", adamw, fmt::join(cfg.language_models, ", "), sgd);
+}
+}  // namespace
+
 nlohmann::json to_json(const RunConfig& cfg) {
   std::vector<double> first_caps;
   for (double mb : cfg.bucket_caps_mb) first_caps.push_back(first_bucket_cap_mb(cfg, mb));
@@ -627,8 +641,7 @@ nlohmann::json to_json(const RunConfig& cfg) {
       {"data_dir", cfg.data == "synthetic" ? nlohmann::json(nullptr) : nlohmann::json(cfg.data_dir)},
       // The benchmark step's SGD is engine/train/workload.cpp trainer_sgd_options(); time to
       // loss trains with --lr (engine/bench/time_to_loss.cpp).
-      {"optimizer", cfg.data == "synthetic" ? std::string("SGD(lr=0.001, momentum=0.9, weight_decay=1e-4)")
-                                            : fmt::format("SGD(lr={:g}, momentum=0.9, weight_decay=1e-4)", cfg.lr)},
+      {"optimizer", optimizer_text(cfg)},
       {"loss", "cross_entropy"}};
   // An initializer list keeps the first of two equal keys and drops the other silently: write
   // one by one, each key once and each in the catalogue.

@@ -17,6 +17,7 @@ namespace ddpbench {
 inline constexpr long long kMaxBatchSize = 1LL << 24;              ///< examples per rank (16777216)
 inline constexpr int kMaxImageSize = 16384;                        ///< pixels per side
 inline constexpr int kMaxNumClasses = 1'000'000;                   ///< classifier width
+inline constexpr int kMaxSeqLen = 1'048'576;                       ///< --seq-len, tokens
 inline constexpr int kMaxIters = 100'000'000;                      ///< --iters, --warmup, --min-iters, --max-iters
 inline constexpr double kDefaultFirstBucketCapMb = 1.0;            ///< dist._DEFAULT_FIRST_BUCKET_BYTES (1 MiB)
 inline constexpr double kMaxBucketCapMb = 65536;                   ///< --bucket-cap-mb, --first-bucket-cap-mb (MiB)
@@ -37,6 +38,16 @@ struct RunConfig {
   long long global_batch_size = 0;  ///< strong scaling: examples per step over a group of N ranks (B/N each)
   int image_size = 224;             ///< square input side, pixels
   int num_classes = 1000;
+  /// Language models: tokens per sequence (an example is one sequence; tokens = batch x seq_len).
+  int seq_len = 1024;
+  /// Language models: transformer blocks and model width instead of the published shape's
+  /// (0: the published shape). For tests and small machines.
+  int model_layers = 0;
+  int model_width = 0;
+  /// Which of `models` are language models (AdamW, token batches): set by `run` and `validate`
+  /// from the engine's model registry, where the models are checked; the config records the
+  /// optimizer from it.
+  std::vector<std::string> language_models;
   int warmup = 5;                ///< untimed iterations before each measured series
   int iters = 20;                ///< measured iterations per series (fixed mode)
   bool iters_auto = false;       ///< --iters auto: measure until the CI of the mean is within target_ci_pct

@@ -64,8 +64,8 @@ std::vector<Table> report_tables(const Report& r) {
   using namespace report_tables_internal;  // the section builders (report_tables_internal.hpp)
   std::vector<Table> out = summary_tabs(r);
   const auto scaling_what = [](const ConfigKey& k, const std::string& batch) {
-    return fmt::format("{}, {}, {}, {} scaling, {}, {}x{} images", k.model, k.setup_label(), k.device, k.scaling, batch,
-                       k.image_size, k.image_size);
+    return fmt::format("{}, {}, {}, {} scaling, {}, {}", k.model, k.setup_label(), k.device, k.scaling, batch,
+                       k.input_label());
   };
   for (const auto& w : r.weak) out.push_back(weak_tab(w));
   for (const auto& s : r.strong) out.push_back(strong_tab(s));

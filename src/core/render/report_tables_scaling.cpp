@@ -123,8 +123,8 @@ Table weak_tab(const WeakTable& w) {
   ctx.emplace_back("batch_per_rank", w.key.batch_per_rank);
   Table t = make_table(
       "weak",
-      fmt::format("Weak scaling: {}, {}, {}, batch {} per {}, {}x{} images", w.key.model, w.key.setup_label(),
-                  w.key.device, with_thousands(w.key.batch_per_rank), u, w.key.image_size, w.key.image_size),
+      fmt::format("Weak scaling: {}, {}, {}, batch {} per {}, {}", w.key.model, w.key.setup_label(), w.key.device,
+                  with_thousands(w.key.batch_per_rank), u, w.key.input_label()),
       std::move(ctx), cols, w.rows);
   t.notes.push_back(fmt::format("efficiency against the {} row ({:.1f} ex/s per {}){}; terms: Definitions", w.baseline,
                                 w.baseline_per_gpu_ex_s, u,
@@ -171,8 +171,8 @@ Table strong_tab(const StrongTable& s) {
   ctx.emplace_back("global_batch", s.global_batch);
   Table t = make_table(
       "strong",
-      fmt::format("Strong scaling: {}, {}, {}, global batch {}, {}x{} images", s.key.model, s.key.setup_label(),
-                  s.key.device, with_thousands(s.global_batch), s.key.image_size, s.key.image_size),
+      fmt::format("Strong scaling: {}, {}, {}, global batch {}, {}", s.key.model, s.key.setup_label(), s.key.device,
+                  with_thousands(s.global_batch), s.key.input_label()),
       std::move(ctx), cols, s.rows);
   const int n0 = s.rows.front().devices;
   t.notes.push_back(fmt::format("speedup = t({}) / t(N){}; DDP overhead against the no-DDP row of the same batch per "

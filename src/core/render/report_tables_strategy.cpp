@@ -14,8 +14,7 @@ std::string strategy_what(const ConfigKey& k) {
   const std::string u = unit_word(k);
   const std::string batch = k.scaling == "weak" ? fmt::format("batch {} per {}", with_thousands(k.batch_per_rank), u)
                                                 : fmt::format("global batch {}", with_thousands(k.global_batch));
-  return fmt::format("{}, {}, {} scaling, {}, {}x{} images", k.model, k.device, k.scaling, batch, k.image_size,
-                     k.image_size);
+  return fmt::format("{}, {}, {} scaling, {}, {}", k.model, k.device, k.scaling, batch, k.input_label());
 }
 
 std::vector<std::pair<std::string, Value>> strategy_context(const ConfigKey& k) {
@@ -130,9 +129,9 @@ Table inference_tab(const InferenceTable& m) {
   auto ctx = key_context(m.key);
   ctx.emplace_back("batch_per_rank", m.key.batch_per_rank);
   Table t = make_table("inference",
-                       fmt::format("Inference (forward only, no DDP): {}, {}, {}, batch {} per {}, {}x{} images",
-                                   m.key.model, m.key.setup_label(), m.key.device, with_thousands(m.key.batch_per_rank),
-                                   u, m.key.image_size, m.key.image_size),
+                       fmt::format("Inference (forward only, no DDP): {}, {}, {}, batch {} per {}, {}", m.key.model,
+                                   m.key.setup_label(), m.key.device, with_thousands(m.key.batch_per_rank), u,
+                                   m.key.input_label()),
                        std::move(ctx), cols, m.rows);
   add_launch_notes(
       t, m.rows, [&](const InferenceRow& r) { return fmt::format("{} {}", r.world_size, r.world_size == 1 ? u : us); });

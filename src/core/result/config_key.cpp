@@ -208,6 +208,14 @@ ConfigKey ConfigKey::of(const ResultFile& f, const BenchResult& r) {
   // threads per rank, and on CPUs glibc's malloc thresholds (docs/METHODOLOGY.md, "ddpbench
   // and Python DDP": untuned, page faults dominate a step).
   k.num_classes = int_or(f.config, "num_classes", 1000);
+  // Language-model rows: the sequence length and a reduced shape change what a step computes.
+  k.seq_len = r.compute.seq_len.value_or(0);
+  if (k.seq_len > 0) {
+    const int layers = int_or(f.config, "model_layers", 0), width = int_or(f.config, "model_width", 0);
+    if (layers > 0 || width > 0)
+      k.model_shape = fmt::format("{} layers, width {}", layers > 0 ? std::to_string(layers) : "published",
+                                  width > 0 ? std::to_string(width) : "published");
+  }
   const auto on_off = [](std::optional<bool> v) { return v ? (*v ? "on" : "off") : "unrecorded"; };
   const nlohmann::json env = f.environment.is_object() ? f.environment : nlohmann::json::object();
   if (on_gpu(f)) {
@@ -267,6 +275,8 @@ std::string ConfigKey::setup_label() const {
   }
   if (const std::string knobs = knob_label(); !knobs.empty()) label += ", " + knobs;
   if (num_classes != 1000) label += fmt::format(", {} classes", num_classes);
+  if (seq_len > 0) label += fmt::format(", seq {}", seq_len);
+  if (!model_shape.empty()) label += ", " + model_shape;
   if (cudnn_benchmark == "off") label += ", cuDNN benchmark off";
   if (malloc_tuning == "off") label += ", malloc untuned";
   if (strategy != "ddp") label += ", " + strategy;
@@ -308,11 +318,19 @@ ConfigKey ConfigKey::with_default_knobs() const {
   return k;
 }
 
+std::string ConfigKey::input_label() const {
+  return seq_len > 0 ? fmt::format("{}-token sequences", seq_len) : fmt::format("{}x{} images", image_size, image_size);
+}
+
+std::string ConfigKey::input_size() const {
+  return seq_len > 0 ? fmt::format("{}-token sequences", seq_len) : fmt::format("{} px", image_size);
+}
+
 std::string ConfigKey::describe() const {
   const bool gpu = device.rfind("CPU", 0) != 0;
   return fmt::format(
-      "{}, {}, batch {}/{}, {} px, {} scaling, {}, {}", model, setup_label(), batch_per_rank, gpu ? "GPU" : "rank",
-      image_size, scaling,
+      "{}, {}, batch {}/{}, {}, {} scaling, {}, {}", model, setup_label(), batch_per_rank, gpu ? "GPU" : "rank",
+      input_size(), scaling,
       ddp ? fmt::format("DDP on {} {}{}", world_size, gpu ? "GPU" : "rank", world_size == 1 ? "" : "s") : "no DDP",
       device);
 }

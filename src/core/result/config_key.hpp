@@ -51,6 +51,9 @@ bool on_gpu(const ResultFile& f);
   X(std::string, comm_hook, "", "")          /* "none" by default, "fp16", "powersgd:2", ...; "" for no-DDP rows */ \
   X(int, grad_accum, 1, "")                  /* micro-steps per optimizer step (every row; 1 when unrecorded) */  \
   X(int, num_classes, 1000, "")              /* classifier width (config.num_classes; 1000 when unrecorded) */    \
+  X(long long, seq_len, 0, "n/a")            /* language models: tokens per sequence (compute.seq_len); 0 else */ \
+  X(std::string, model_shape, "", "published") /* language models: "L layers, width D" (config.model_layers,   \
+                                                  model_width) when reduced; "" the published shape */             \
   X(std::string, cudnn_benchmark, "", "n/a") /* GPUs: "on", "off" or "unrecorded" (environment.math); CPUs "" */  \
   X(int, threads_per_rank, 0, "unrecorded")  /* intra-op threads of every rank (environment; 0 unrecorded) */     \
   X(std::string, malloc_tuning, "", "n/a")   /* CPUs: "on", "off" or "unrecorded" (environment.malloc_tuning);    \
@@ -153,6 +156,10 @@ struct ConfigKey {
   /// than the defaults: knob_label), ", 10 classes", ", cuDNN benchmark off", ", malloc
   /// untuned", ", zero2", ", activation checkpointing", ", inference", ", fashion-mnist"
   /// (other than run's defaults).
+  /// What one example is, for titles: "224x224 images", or a language model's "1024-token sequences".
+  std::string input_label() const;
+  /// The input's size in a row's description: "224 px", or "1024-token sequences".
+  std::string input_size() const;
   std::string setup_label() const;
 
   /// The DDP knobs (ddp_knob_fields) that differ from Python DDP's defaults, comma-separated

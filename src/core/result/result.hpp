@@ -43,7 +43,9 @@ namespace ddpbench {
 /// 1.16: comm_results[].cpu_cores; 1.17: environment.rendezvous.store_server; 1.18: the no-DDP
 /// row of a launch of several ranks is rank 0 alone, and its telemetry.concurrent_baseline_p50_s;
 /// 1.19: config.instruments_off. 1.20: config and ddp_options skip_all_reduce_unused_params.
-inline constexpr const char* kSchemaVersion = "1.20.0";
+/// 1.21: language models: compute.seq_len, tokens_per_s_per_gpu, tokens_per_s; config.seq_len,
+/// model_layers, model_width.
+inline constexpr const char* kSchemaVersion = "1.21.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's step times of one row, summarised (seconds per measured iteration).

@@ -90,7 +90,10 @@ void from_json(const nlohmann::json& j, PhaseSeconds& p);
   X(std::string, peak_basis)           \
   X(std::string, peak_source)          \
   X(long long, parameters)             \
-  X(long long, trainable_parameters)
+  X(long long, trainable_parameters)   \
+  X(long long, seq_len)                \
+  X(double, tokens_per_s_per_gpu)      \
+  X(double, tokens_per_s)
 
 // results[].communication: what the row's strategy sends. DDP rows fill all of these;
 // zero2/fsdp and DataParallel rows fill some and keep their own terms in `extra`

@@ -24,6 +24,7 @@
 #include "core/launch/watchdog.hpp"
 #include "core/result/row_memory.hpp"
 #include "core/util/errors.hpp"
+#include "engine/bench/measure.hpp"
 #include "engine/bench/sweep.hpp"
 #include "engine/compat.hpp"
 #include "engine/models/registry.hpp"
@@ -164,8 +165,8 @@ BatchTrial try_batch(const TrialSetup& setup, long long batch) {
     try {
       // The trial's tensors live in this scope: an exception frees them on the way out.
       Trainer trainer(build_model(setup.cfg, setup.cfg.models.front(), setup.device), nullptr,
-                      make_synthetic_batch(batch, setup.cfg.image_size, setup.cfg.num_classes, setup.device,
-                                           static_cast<uint64_t>(setup.cfg.seed) + 1000),
+                      synthetic_batch_for(setup.cfg, setup.cfg.models.front(), batch, setup.device,
+                                          static_cast<uint64_t>(setup.cfg.seed) + 1000),
                       setup.device, setup.cfg.precision, 1, zero_grad_set_to_none(setup.cfg));
       for (int s = 0; s < setup.steps; ++s) trainer.step();
       synchronize(setup.device);
@@ -236,7 +237,10 @@ BatchTrial try_batch_in_child(const TrialSetup& setup, long long batch) {
                                 "--precision",    c.precision,
                                 "--seed",         std::to_string(c.seed),
                                 "--device",       "cpu",
-                                "--steps",        std::to_string(setup.steps)};
+                                "--steps",        std::to_string(setup.steps),
+                                "--seq-len",      std::to_string(c.seq_len),
+                                "--model-layers", std::to_string(c.model_layers),
+                                "--model-width",  std::to_string(c.model_width)};
   if (setup.memory_limit_bytes) {
     argv.push_back("--memory-limit");
     argv.push_back(std::to_string(*setup.memory_limit_bytes));

@@ -89,8 +89,10 @@ std::array<double, kNumBreakdownComponents> step_components(double step_s, const
   c[Phase::forward] = ph.forward_s;
   if (rt) {
     // The no_sync micro-steps' backward is compute alone; the synchronised one's compute is
-    // the Reducer's kBackwardComputeStart..End.
-    c[Phase::backward_compute] = ph.backward_s - ph.last_backward_s + rt->backward_compute_s;
+    // the Reducer's kBackwardComputeStart..End, less the loss it also spans (its timer starts in
+    // prepare_for_backward, before the loss; our forward counts the loss).
+    c[Phase::backward_compute] =
+        ph.backward_s - ph.last_backward_s + std::max(0.0, rt->backward_compute_s - ph.last_loss_s);
     c[Phase::backward_comm] = rt->backward_comm_s;
     c[Phase::overlap] = std::clamp(rt->overlap_s, 0.0, rt->backward_comm_s);
     c[Phase::exposed_comm] = c[Phase::backward_comm] - c[Phase::overlap];
@@ -108,7 +110,7 @@ std::array<double, kNumBreakdownComponents> step_components(double step_s, const
 // frozen behind an MLP head for --freeze-backbone.
 ModelPtr build_cpu_model(const RunConfig& cfg, const std::string& name) {
   torch::manual_seed(cfg.seed);
-  auto model = make_model(name, cfg.num_classes, cfg.image_size);
+  auto model = make_model(name, model_args(cfg));
   if (cfg.freeze_backbone) freeze_backbone(*model, cfg.head, cfg.num_classes, cfg.image_size);
   return model;
 }
@@ -119,11 +121,13 @@ ModelPtr build_model(const SweepEnv& env, const std::string& name) { return buil
 
 namespace {
 
-// Job rank `rank`'s synthetic batch of `batch` examples on `device`, seeded by cfg.seed and the rank.
-SyntheticBatch rank_batch(const RunConfig& cfg, const c10::Device& device, int rank, long long batch) {
+// Job rank `rank`'s synthetic batch of `batch` examples of `model` on `device`, seeded by cfg.seed and the rank.
+SyntheticBatch rank_batch(const RunConfig& cfg, const Model& model, const c10::Device& device, int rank,
+                          long long batch) {
   // Unsigned: a seed near 2^63 wraps instead of overflowing.
   const unsigned long long seed =
       static_cast<unsigned long long>(cfg.seed) + 1000 + static_cast<unsigned long long>(rank);
+  if (model.vocab_size() > 0) return make_token_batch(batch, cfg.seq_len, model.vocab_size(), device, seed);
   auto b = make_synthetic_batch(batch, cfg.image_size, cfg.num_classes, device, seed);
   if (cfg.channels_last) b.input = b.input.contiguous(at::MemoryFormat::ChannelsLast);
   return b;
@@ -131,10 +135,30 @@ SyntheticBatch rank_batch(const RunConfig& cfg, const c10::Device& device, int r
 
 }  // namespace
 
+ModelArgs model_args(const RunConfig& cfg) {
+  ModelArgs a;
+  a.num_classes = cfg.num_classes;
+  a.image_size = cfg.image_size;
+  a.seq_len = cfg.seq_len;
+  a.layers = cfg.model_layers;
+  a.width = cfg.model_width;
+  return a;
+}
+
+SyntheticBatch synthetic_batch_for(const RunConfig& cfg, const std::string& name, long long batch,
+                                   const c10::Device& device, uint64_t seed) {
+  if (is_language_model(name))
+    return make_token_batch(batch, cfg.seq_len, language_model_spec(name, model_args(cfg)).vocab, device, seed);
+  auto b = make_synthetic_batch(batch, cfg.image_size, cfg.num_classes, device, seed);
+  if (cfg.channels_last) b.input = b.input.contiguous(at::MemoryFormat::ChannelsLast);
+  return b;
+}
+
 Trainer make_trainer(const SweepEnv& env, ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, long long batch,
                      int grad_accum) {
-  return Trainer(std::move(model), std::move(ddp), rank_batch(env.cfg, env.device, env.launch.rank, batch), env.device,
-                 env.cfg.precision, grad_accum, zero_grad_set_to_none(env.cfg));
+  auto b = rank_batch(env.cfg, *model, env.device, env.launch.rank, batch);
+  return Trainer(std::move(model), std::move(ddp), std::move(b), env.device, env.cfg.precision, grad_accum,
+                 zero_grad_set_to_none(env.cfg));
 }
 
 namespace {
@@ -554,6 +578,16 @@ std::optional<ProfileRecord> profile_series(const SweepEnv& env, Trainer& traine
 ModelInfo model_info(const RunConfig& cfg, int rank, const std::string& name) {
   ModelInfo info;
   if (rank != 0) return info;
+  if (is_language_model(name)) {  // counted from the shape: an 8B model is not built on rank 0's host for this
+    const ModelArgs a = model_args(cfg);
+    const TransformerSpec spec = language_model_spec(name, a);
+    const ModelCount count = count_transformer(spec, a.seq_len);
+    info.forward_macs = count.forward_macs;
+    info.parameters = info.trainable_parameters = count.parameters;
+    info.seq_len = a.seq_len;
+    info.train_flops_per_example = static_cast<double>(a.seq_len) * palm_training_flops_per_token(spec, a.seq_len);
+    return info;
+  }
   auto m = build_cpu_model(cfg, name);
   info.forward_macs = forward_macs(*m, cfg.image_size);
   info.parameters = count_parameters(*m);
@@ -573,7 +607,9 @@ ModelInfo model_info(const RunConfig& cfg, int rank, const std::string& name) {
 // Adds the compute (FLOPs, MFU) and loss-scaling sections to a row (rank 0).
 void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, const Trainer& trainer,
               const Series& series) {
-  const double train_flops = training_flops_per_example(info.forward_macs, info.head_macs, info.head_first_macs);
+  const double train_flops = info.seq_len > 0
+                                 ? info.train_flops_per_example
+                                 : training_flops_per_example(info.forward_macs, info.head_macs, info.head_first_macs);
   const double achieved = achieved_tflops(train_flops, row.summary.ex_per_s_per_gpu);
   const std::string gpu = env.placements.empty() ? std::string() : env.placements.front().gpu_name;
   const PeakBasis basis = mfu_basis(row.precision, env.math.cudnn_allow_tf32, env.math.cublas_allow_tf32);
@@ -591,6 +627,11 @@ void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, cons
   c.peak_source = entry ? entry->source : "unknown device: no MFU";
   c.parameters = info.parameters;
   c.trainable_parameters = info.trainable_parameters;
+  if (info.seq_len > 0) {  // language models: tokens = examples x sequence length
+    c.seq_len = info.seq_len;
+    c.tokens_per_s_per_gpu = row.summary.ex_per_s_per_gpu * static_cast<double>(info.seq_len);
+    c.tokens_per_s = row.summary.ex_per_s_total * static_cast<double>(info.seq_len);
+  }
   if (const LossScaler* s = trainer.scaler()) {
     LossScaling& ls = row.telemetry.loss_scaling.emplace();
     ls.final_scale = s->current_scale();

@@ -17,6 +17,7 @@
 #include "core/result/row_metrics.hpp"
 #include "engine/bench/sweep.hpp"
 #include "engine/dist/ddp.hpp"
+#include "engine/models/registry.hpp"
 #include "engine/train/workload.hpp"
 
 namespace ddpbench {
@@ -100,7 +101,19 @@ struct ModelInfo {
   double head_macs = 0;        ///< per example, of the MLP head (frozen backbone only)
   double head_first_macs = 0;  ///< of the head's first layer
   int64_t parameters = 0, trainable_parameters = 0;
+  int64_t seq_len = 0;                 ///< language models: tokens per example (sequence); 0 image models
+  double train_flops_per_example = 0;  ///< language models: seq_len x the PaLM formula's FLOPs per token
 };
+
+/// What `cfg` builds its models for (classes, image size, a language model's sequence length
+/// and reductions: engine/models/registry ModelArgs).
+ModelArgs model_args(const RunConfig& cfg);
+
+/// A rank's synthetic batch of `batch` examples of model `name` as `cfg` configures it, on
+/// `device`, seeded with `seed`: token ids for a language model (make_token_batch, cfg.seq_len
+/// tokens each), else images (make_synthetic_batch; channels_last when cfg says so).
+SyntheticBatch synthetic_batch_for(const RunConfig& cfg, const std::string& name, long long batch,
+                                   const c10::Device& device, uint64_t seed);
 
 /// The ModelInfo of `name` as configured by `cfg` (seed, classes, image size, frozen backbone)
 /// on rank 0 (zeros where `rank`, this rank of the job, is not 0).

@@ -277,11 +277,15 @@ class RowPrinter {
     if (row.model != current_model_) {
       current_model_ = row.model;
       print_line("");
-      print_line(strong ? fmt::format("Benchmark: {}, strong scaling, global batch {} ({}x{} images, {})", row.model,
-                                      cfg_.global_batch_size, row.image_size, row.image_size, row.precision)
-                        : fmt::format("Benchmark: {}{} with batch size {} ({}x{} images, {})", row.model,
+      // An example is an image, or a language model's sequence (its optimizer is AdamW).
+      const std::string input =
+          row.compute.seq_len ? fmt::format("{}-token sequences, AdamW", *row.compute.seq_len)
+                              : fmt::format("{}x{} images", row.image_size, row.image_size);
+      print_line(strong ? fmt::format("Benchmark: {}, strong scaling, global batch {} ({}, {})", row.model,
+                                      cfg_.global_batch_size, input, row.precision)
+                        : fmt::format("Benchmark: {}{} with batch size {} ({}, {})", row.model,
                                       row.mode == "inference" ? " inference (forward only, no DDP)" : "",
-                                      row.batch_per_rank, row.image_size, row.image_size, row.precision));
+                                      row.batch_per_rank, input, row.precision));
       print_line("");
       print_line(table_header());
     }
