@@ -43,7 +43,7 @@ dirty=false
 # (cheap; it proves GCC 14 builds and runs core). Left out: the fault matrix, bad-input tables,
 # the launchers (Slurm/MPI are not in the root), pairs and progress, whose behaviour does not
 # depend on torch's version and which the main build's ctest runs.
-tests=${DDPBENCH_TORCH2_TESTS:-'(^|/)(Models|Flops|FrozenBackbone|Ddp[A-Za-z]*|CommHook[A-Za-z]*|Sharded|Checkpointing|Units|Precision|ModelStateBytes|MemoryPeaks|Inference|IdxReader|DistributedSampler|BatchLoader|Preprocess|TimeToLoss|DataParallel|Cli|Comm|FindMaxBs[A-Za-z]*|LoginNode|Teardown)[.]'}
+tests=${DDPBENCH_TORCH2_TESTS:-'(^|/)(Models|LanguageModels|AgainstPython|ShardedLanguageModel|Flops|FrozenBackbone|Ddp[A-Za-z]*|CommHook[A-Za-z]*|Sharded|Checkpointing|Units|Precision|ModelStateBytes|MemoryPeaks|Inference|IdxReader|DistributedSampler|BatchLoader|Preprocess|TimeToLoss|DataParallel|Cli|Comm|FindMaxBs[A-Za-z]*|LoginNode|Teardown)[.]'}
 
 # A private mount namespace: proc, sys, dev and the read-only source vanish with it.
 unshare --mount --propagation private bash -euo pipefail -s "$root" "$src" "$what" "$sha" "$dirty" "$tests" <<'INSIDE'
