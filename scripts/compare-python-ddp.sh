@@ -14,7 +14,9 @@
 # ddpbench applies to itself (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_: README).
 # Usage: scripts/compare-python-ddp.sh [ROUNDS] [extra ddpbench flags...]
 # Env: PYTHON (default /usr/bin/python3), TORCHRUN (default /usr/bin/torchrun),
-#      CONFIGS: the configurations, MODEL:BATCH:IMAGE each (default "resnet18:8:64 resnet50:8:32");
+#      CONFIGS: the configurations, MODEL:BATCH:IMAGE each (default "resnet18:8:64 resnet50:8:32";
+#      for a language model, gpt2* or llama*, the third field is the sequence length in tokens);
+#      MODEL_LAYERS, MODEL_WIDTH: a language model's reduced shape (passed to both sides);
 #      MODEL, BATCH, IMAGE: one configuration instead (BATCH 8, IMAGE 64 unless given);
 #      ITERS (30) WARMUP (5), OMP_NUM_THREADS (1),
 #      WORLD (2: ranks of the DDP row; 1 on a one-GPU machine), PRECISION (fp32, fp32-strict,
@@ -52,9 +54,14 @@ py_plain() {  # $1 = world size, rest: script flags
 
 compare_one() {  # $1 model, $2 batch, $3 image; rest: extra ddpbench flags
   local model=$1 batch=$2 image=$3; shift 3
-  wargs=(--model "$model" --batch-size "$batch" --image-size "$image" --iters "$iters" --warmup "$warmup"
+  local input=(--image-size "$image") what="${image}px"
+  case $model in
+    gpt2*|llama*) input=(--seq-len "$image" --model-layers "${MODEL_LAYERS:-0}" --model-width "${MODEL_WIDTH:-0}")
+                  what="$image tokens, layers ${MODEL_LAYERS:-published}, width ${MODEL_WIDTH:-published}" ;;
+  esac
+  wargs=(--model "$model" --batch-size "$batch" "${input[@]}" --iters "$iters" --warmup "$warmup"
          --precision "$precision")
-  echo "== $model, batch $batch per rank, ${image}px, $world rank(s), $iters iterations after $warmup warm-up"
+  echo "== $model, batch $batch per rank, $what, $world rank(s), $iters iterations after $warmup warm-up"
   cnds=() cdds=() pnds=() pdds=()
   printf '%-6s %10s %10s %10s %10s %12s   %9s %9s\n' round cpp-noddp cpp-ddp py-noddp py-ddp py-ddp-trun cpp-cost py-cost
   for ((i = 1; i <= rounds; i++)); do
@@ -78,7 +85,7 @@ print('%.4f %.4f' % (nd['summary']['p50_s'], d['summary']['p50_s']))" "$tmp/cpp-
   done
   # The parity line scripts/gpu-check.sh reads: ddpbench's p50 over Python's, median over the
   # rounds (the plain-process Python columns; < 1 means ddpbench's step is shorter).
-  "$python" - "${cnds[*]}" "${pnds[*]}" "${cdds[*]}" "${pdds[*]}" "$model batch $batch ${image}px" <<'PY'
+  "$python" - "${cnds[*]}" "${pnds[*]}" "${cdds[*]}" "${pdds[*]}" "$model batch $batch $what" <<'PY'
 import statistics, sys
 c_nd, p_nd, c_d, p_d = ([float(x) for x in a.split()] for a in sys.argv[1:5])
 print("%s: ratio ddpbench/python p50 (median of %d round(s)): no-DDP %.3f [%.3f-%.3f], DDP %.3f [%.3f-%.3f]"

@@ -41,8 +41,8 @@ std::string slug(const std::string& s) {
   return o;
 }
 
-// The four panels of every series, in file-name order ("<stem>-<suffix>.png/.svg").
-constexpr const char* kPanelSuffixes[] = {"throughput", "efficiency", "per-gpu", "latency"};
+// The panels of every series, in file-name order ("<stem>-<suffix>.png/.svg"); "tokens" only for a language model's.
+constexpr const char* kPanelSuffixes[] = {"throughput", "efficiency", "per-gpu", "latency", "tokens"};
 
 
 std::vector<std::string> plot_title_lines(const std::string& heading, const std::string& title) {
@@ -117,8 +117,8 @@ struct ScalingPanel {
   std::string title, ylabel, plot;
 };
 
-// The four panels of series `s` (throughput, efficiency, per-unit throughput, time per
-// iteration), in kPanelSuffixes order, drawn from data file `dat`.
+// The panels of series `s` (throughput, efficiency, per-unit throughput, time per iteration,
+// and a language model's tokens/s), in kPanelSuffixes order, drawn from data file `dat`.
 std::vector<ScalingPanel> scaling_panels(const plots_internal::Series& s, const std::string& dat,
                                          const ScalingData& sd) {
   using plots_internal::gq;
@@ -130,7 +130,7 @@ std::vector<ScalingPanel> scaling_panels(const plots_internal::Series& s, const 
                        "'voided by a warning'",
                        flag, col);
   };
-  return {
+  std::vector<ScalingPanel> panels = {
       {kPanelSuffixes[0], "Aggregate throughput", fmt::format("throughput (examples/s, all {}s)", s.unit),
        fmt::format("set yrange [0:*]\nplot {} using 1:{} with linespoints lw 2 pt 7 title 'measured', '' using 1:3 "
                    "with lines dt 2 lw 2 title {}{}",
@@ -149,6 +149,21 @@ std::vector<ScalingPanel> scaling_panels(const plots_internal::Series& s, const 
                    "p5-p95'{}",
                    gq(dat), kept(7, 9), sd.any_tv ? apart(7, 9) : "")},
   };
+  // A language model's series: its aggregate tokens/s too (ex/s x tokens per sequence).
+  if (s.seq_len > 0) {
+    const std::string tokens = fmt::format("($2*{})", s.seq_len), ideal = fmt::format("($3*{})", s.seq_len);
+    panels.push_back(
+        {kPanelSuffixes[4], "Aggregate tokens/s", fmt::format("tokens/s (all {}s; {} tokens per sequence)", s.unit,
+                                                              s.seq_len),
+         fmt::format("set yrange [0:*]\nplot {} using 1:($9==0?{}:1/0) with linespoints lw 2 pt 7 title 'measured', "
+                     "'' using 1:{} with lines dt 2 lw 2 title {}{}",
+                     gq(dat), tokens, ideal, gq(fmt::format("ideal (baseline per-{} tokens/s x {}s)", s.unit, s.unit)),
+                     sd.any_tv ? fmt::format(", '' using 1:($9!=0?{}:1/0) with points pt 6 ps 2 lw 2 lc rgb "
+                                             "'#cc3311' title 'voided by a warning'",
+                                             tokens)
+                               : "")});
+  }
+  return panels;
 }
 
 // Appends the four scaling plots of series `s` to `specs`; none for a series of one point

@@ -36,6 +36,7 @@ struct Series {
   std::string model;                  // ConfigKey::model
   std::string file;                   // launch label of the first row
   std::string setup;                  // ConfigKey::setup_label()
+  long long seq_len = 0;              // a language model's tokens per example (ConfigKey::seq_len); 0 else
   std::string size;                   // "batch 32 per GPU", "global batch 256"
   PlotAnchor table, breakdown;        // the weak or strong table drawn, and its breakdown table
   double no_ddp_ex_s = std::nan("");  // per-rank ex/s of the no-DDP baseline (weak), NaN without one

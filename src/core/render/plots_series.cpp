@@ -18,6 +18,13 @@ namespace fs = std::filesystem;
 namespace ddpbench::plots_internal {
 
 namespace {
+// ", 224x224" of an image model's plot title; "" for a language model's (its setup says "seq T").
+std::string image_side(const ConfigKey& k) {
+  return k.seq_len > 0 ? std::string() : fmt::format(", {}x{}", k.image_size, k.image_size);
+}
+}  // namespace
+
+namespace {
 
 // The anchors of a weak or strong table of `k` (batch: "batch_per_rank" or "global_batch" and its
 // value) and of its breakdown table.
@@ -107,9 +114,10 @@ std::vector<Series> series_of(const Report& r) {
     s.model = k.model;
     s.stem =
         slug(fmt::format("weak-{}-{}-{}-i{}-b{}", k.model, k.setup_label(), k.device, k.image_size, k.batch_per_rank));
-    s.what = fmt::format("{}, {}, {}: weak scaling, batch {} per {}, {}x{}", k.model, k.setup_label(), k.device,
-                         k.batch_per_rank, s.unit, k.image_size, k.image_size);
+    s.what = fmt::format("{}, {}, {}: weak scaling, batch {} per {}{}", k.model, k.setup_label(), k.device,
+                         k.batch_per_rank, s.unit, image_side(k));
     s.setup = k.setup_label();
+    s.seq_len = k.seq_len;
     s.size = fmt::format("batch {} per {}", k.batch_per_rank, s.unit);
     anchor_series(s, k, "weak", "batch_per_rank", k.batch_per_rank);
     // A row whose ranks shared a GPU measures sharing, not scaling: never a point of a curve.
@@ -155,9 +163,10 @@ std::vector<Series> series_of(const Report& r) {
     s.model = k.model;
     s.stem =
         slug(fmt::format("strong-{}-{}-{}-i{}-gb{}", k.model, k.setup_label(), k.device, k.image_size, t.global_batch));
-    s.what = fmt::format("{}, {}, {}: strong scaling, global batch {}, {}x{}", k.model, k.setup_label(), k.device,
-                         t.global_batch, k.image_size, k.image_size);
+    s.what = fmt::format("{}, {}, {}: strong scaling, global batch {}{}", k.model, k.setup_label(), k.device,
+                         t.global_batch, image_side(k));
     s.setup = k.setup_label();
+    s.seq_len = k.seq_len;
     s.size = fmt::format("global batch {}", t.global_batch);
     anchor_series(s, k, "strong", "global_batch", t.global_batch);
     const auto& base = t.rows.front();
