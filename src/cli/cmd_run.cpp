@@ -91,10 +91,11 @@ struct RunFlags {
 
 // The language models' defaults where every --model is one: sequence length, batch and (GPUs)
 // bf16, each unless given; the header's note says what was chosen.
-std::string resolve_language_model_defaults(RunFlags& f, bool use_cuda) {
+// nullopt where some --model is an image model (the image defaults apply).
+std::optional<std::string> resolve_language_model_defaults(RunFlags& f, bool use_cuda) {
   const auto& m = f.cfg.models;
   if (m.empty() || !std::all_of(m.begin(), m.end(), [](const std::string& n) { return is_language_model(n); }))
-    return "";
+    return std::nullopt;
   std::vector<std::string> chosen;
   if (!f.seq_len_opt->count()) {
     f.cfg.seq_len = use_cuda ? kGpuLmSeqLen : kCpuLmSeqLen;
@@ -108,7 +109,7 @@ std::string resolve_language_model_defaults(RunFlags& f, bool use_cuda) {
     f.cfg.precision = kGpuLmPrecision;
     chosen.push_back("bf16 autocast");
   }
-  if (chosen.empty()) return "";
+  if (chosen.empty()) return std::string();
   return fmt::format("{}language-model defaults {}; pass --seq-len/--batch-size{} to change",
                      use_cuda ? "" : "no GPU: CPU ", fmt::join(chosen, ", "),
                      use_cuda ? "/--precision" : " (and --model-layers/--model-width to shrink the model)");
@@ -122,7 +123,7 @@ std::string resolve_defaults(RunFlags& f, bool use_cuda) {
   f.cfg.language_models.clear();
   for (const auto& m : f.cfg.models)
     if (is_language_model(m)) f.cfg.language_models.push_back(m);
-  if (std::string lm = resolve_language_model_defaults(f, use_cuda); !lm.empty()) return lm;
+  if (auto lm = resolve_language_model_defaults(f, use_cuda)) return *lm;
   const bool batch_defaulted = !f.batch_opt->count() && f.cfg.scaling != "strong";
   if (batch_defaulted) f.cfg.batch_size = use_cuda ? kGpuBatch : kCpuBatch;
   if (!f.image_opt->count()) f.cfg.image_size = use_cuda ? kGpuImage : kCpuImage;

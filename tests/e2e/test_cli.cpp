@@ -845,5 +845,24 @@ TEST(Cli, LanguageModelSweepReportsTokensAndPalmFlops) {
   EXPECT_THAT(rep.out, HasSubstr("seq 16"));
 }
 
+// Where every --model is a language model, the CPU defaults are 2 sequences of 64 tokens, and
+// the header says so (the image defaults' note does not appear).
+TEST(Cli, LanguageModelCpuDefaultsAreSaidInTheHeader) {
+  TempDir d;
+  const std::string json = (d.path / "lm.json").string();
+  const auto o = run(kBin + " run --model gpt2 --model-layers 1 --model-width 96 --world-sizes 1 --warmup 0 --iters 1 "
+                            "--json " + json);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("no GPU: CPU language-model defaults 64-token sequences, batch 2"));
+  EXPECT_THAT(o.out, Not(HasSubstr("64x64")));
+  EXPECT_THAT(o.out, HasSubstr("(64-token sequences, AdamW, fp32)"));
+  const ResultFile f = read_result_file(json);
+  EXPECT_EQ(f.config.at("seq_len"), 64);
+  for (const auto& r : f.results) {
+    EXPECT_EQ(r.batch_per_rank, 2);
+    EXPECT_EQ(r.compute.seq_len.value_or(0), 64);
+  }
+}
+
 }  // namespace
 }  // namespace ddpbench
