@@ -52,6 +52,32 @@ torch::Tensor lm_merge_heads(const torch::Tensor& y) {
   return y.transpose(1, 2).reshape({y.size(0), y.size(2), y.size(1) * y.size(3)});
 }
 
+// What GPT-2 and Llama share: the spec, the blocks run as units, the head (its own weight or the
+// tied embedding's) and the loss over the vocabulary at every position.
+class DecoderModel : public Model {
+ public:
+  explicit DecoderModel(const TransformerSpec& s) : spec_(s) {}
+  torch::Tensor loss(const torch::Tensor& logits, const torch::Tensor& target) override {
+    return torch::nn::functional::cross_entropy(logits.flatten(0, 1), target.flatten());
+  }
+  int64_t vocab_size() const override { return spec_.vocab; }
+
+ protected:
+  // x through every block, each as unit i (activation checkpointing, fsdp's gathers).
+  template <typename Blocks>
+  torch::Tensor run_blocks(torch::Tensor x, Blocks& blocks) {
+    for (size_t i = 0; i < blocks.size(); ++i)
+      x = run_unit(i, x, [&blocks, i](const torch::Tensor& in) { return blocks[i](in); });
+    return x;
+  }
+  // The output head: `output`'s weight when untied, else the token embedding's (no bias).
+  static torch::Tensor head(const torch::Tensor& x, nn::Linear& output, const torch::Tensor& embedding) {
+    return output ? flops::linear(output, x) : flops::linear(x, embedding, torch::Tensor());
+  }
+
+  TransformerSpec spec_;
+};
+
 // ---------------------------------------------------------------- GPT-2 (nanoGPT's model.py)
 
 class Gpt2AttentionImpl : public nn::Module {
@@ -117,9 +143,9 @@ class Gpt2BlockImpl : public nn::Module {
 TORCH_MODULE(Gpt2Block);
 
 // GPT2LMHeadModel / nanoGPT's GPT: transformer.{wte, wpe, h.i, ln_f}; the head is wte's weight.
-class Gpt2 : public Model {
+class Gpt2 : public DecoderModel {
  public:
-  explicit Gpt2(const TransformerSpec& s) : spec_(s) {
+  explicit Gpt2(const TransformerSpec& s) : DecoderModel(s) {
     auto t = register_module("transformer", std::make_shared<nn::Module>());
     wte_ = t->register_module("wte", nn::Embedding(s.vocab, s.dim));
     wpe_ = t->register_module("wpe", nn::Embedding(s.context, s.dim));
@@ -137,22 +163,11 @@ class Gpt2 : public Model {
   }
   torch::Tensor forward_features(torch::Tensor tokens) override {  // [N, T] -> [N, T, C]
     const auto positions = at::arange(tokens.size(1), tokens.options().dtype(at::kLong));
-    auto x = wte_(tokens) + wpe_(positions);
-    for (size_t i = 0; i < blocks_.size(); ++i)
-      x = run_unit(i, x, [this, i](const torch::Tensor& in) { return blocks_[i](in); });
-    return x;
+    return run_blocks(wte_(tokens) + wpe_(positions), blocks_);
   }
-  torch::Tensor classify(torch::Tensor x) override {
-    x = ln_f_(x);
-    return lm_head_ ? flops::linear(lm_head_, x) : flops::linear(x, wte_->weight, torch::Tensor());
-  }
-  torch::Tensor loss(const torch::Tensor& logits, const torch::Tensor& target) override {
-    return torch::nn::functional::cross_entropy(logits.flatten(0, 1), target.flatten());
-  }
-  int64_t vocab_size() const override { return spec_.vocab; }
+  torch::Tensor classify(torch::Tensor x) override { return head(ln_f_(x), lm_head_, wte_->weight); }
 
  private:
-  TransformerSpec spec_;
   nn::Embedding wte_{nullptr}, wpe_{nullptr};
   std::vector<Gpt2Block> blocks_;
   nn::LayerNorm ln_f_{nullptr};
@@ -243,9 +258,9 @@ class LlamaBlockImpl : public nn::Module {
 TORCH_MODULE(LlamaBlock);
 
 // Meta's Transformer: tok_embeddings, layers.i, norm, output (untied only).
-class Llama : public Model {
+class Llama : public DecoderModel {
  public:
-  explicit Llama(const TransformerSpec& s) : spec_(s) {
+  explicit Llama(const TransformerSpec& s) : DecoderModel(s) {
     tok_embeddings_ = register_module("tok_embeddings", nn::Embedding(s.vocab, s.dim));
     auto layers = register_module("layers", nn::ModuleList());
     for (int64_t i = 0; i < s.layers; ++i) {
@@ -258,23 +273,10 @@ class Llama : public Model {
     lm_init_normal(tok_embeddings_->weight, kLmInitStd);
     if (output_) lm_init_linear(output_);
   }
-  torch::Tensor forward_features(torch::Tensor tokens) override {
-    auto x = tok_embeddings_(tokens);
-    for (size_t i = 0; i < blocks_.size(); ++i)
-      x = run_unit(i, x, [this, i](const torch::Tensor& in) { return blocks_[i](in); });
-    return x;
-  }
-  torch::Tensor classify(torch::Tensor x) override {
-    x = norm_(x);
-    return output_ ? flops::linear(output_, x) : flops::linear(x, tok_embeddings_->weight, torch::Tensor());
-  }
-  torch::Tensor loss(const torch::Tensor& logits, const torch::Tensor& target) override {
-    return torch::nn::functional::cross_entropy(logits.flatten(0, 1), target.flatten());
-  }
-  int64_t vocab_size() const override { return spec_.vocab; }
+  torch::Tensor forward_features(torch::Tensor tokens) override { return run_blocks(tok_embeddings_(tokens), blocks_); }
+  torch::Tensor classify(torch::Tensor x) override { return head(norm_(x), output_, tok_embeddings_->weight); }
 
  private:
-  TransformerSpec spec_;
   nn::Embedding tok_embeddings_{nullptr};
   std::vector<LlamaBlock> blocks_;
   RmsNorm norm_{nullptr};
