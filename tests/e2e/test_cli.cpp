@@ -648,13 +648,23 @@ TEST(Cli, ModelsListsTorchvisionCounts) {
   const auto o = run(kBin + " models --format json");
   ASSERT_EQ(o.code, 0) << o.err;
   const auto j = nlohmann::json::parse(o.out);
-  ASSERT_EQ(j.size(), 15u);
+  ASSERT_EQ(j.size(), 21u);  // 15 image models, then 6 language models
   EXPECT_EQ(j[0]["name"], "resnet18");
   EXPECT_EQ(j[0]["parameters"], 11689512);
   EXPECT_EQ(j[2]["name"], "resnet50");
   EXPECT_NEAR(j[2]["forward_gmacs"].get<double>(), 4.09, 0.04);
   EXPECT_EQ(j[10]["name"], "vit_l_16");
   EXPECT_EQ(j[10]["parameters"], 304326632);
+  // The language models at 1,024 tokens: the published totals, N of the PaLM formula and its
+  // FLOPs per token by hand (gpt2: 6 x 123,653,376 + 12 x 12 x 12 x 64 x 1,024).
+  EXPECT_EQ(j[15]["name"], "gpt2");
+  EXPECT_EQ(j[15]["parameters"], 124439808);
+  EXPECT_EQ(j[15]["palm_parameters"], 124439808 - 1024 * 768);
+  EXPECT_DOUBLE_EQ(j[15]["train_gflops_per_token"].get<double>(), (6.0 * 123653376 + 12.0 * 12 * 12 * 64 * 1024) / 1e9);
+  EXPECT_EQ(j[19]["name"], "llama3.2-1b");
+  EXPECT_EQ(j[19]["parameters"], 1235814400);
+  EXPECT_EQ(j[20]["name"], "llama3.1-8b");
+  EXPECT_EQ(j[20]["parameters"], 8030261248LL);
 }
 
 // torchrun as a real launcher (Debian's python3-torch), with ranks that create their own
