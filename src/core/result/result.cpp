@@ -849,6 +849,10 @@ nlohmann::json run_config_with_later_defaults(nlohmann::json config, const std::
   if (kind != "run" || !config.is_object()) return config;
   if (!config.contains("instruments_off")) config["instruments_off"] = nlohmann::json::array();  // 1.19
   if (!config.contains("skip_all_reduce_unused_params")) config["skip_all_reduce_unused_params"] = false;  // 1.20
+  // 1.21: the language models' settings, at RunConfig's defaults (an earlier run had none).
+  if (!config.contains("seq_len")) config["seq_len"] = 1024;
+  if (!config.contains("model_layers")) config["model_layers"] = 0;
+  if (!config.contains("model_width")) config["model_width"] = 0;
   return config;
 }
 

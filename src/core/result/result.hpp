@@ -384,7 +384,8 @@ void check_result_target(const std::string& path, bool overwrite, bool resuming 
 std::string resume_result_path(const std::string& partial);
 
 /// A run's `config` with the fields later schemas added, at the value every earlier run had
-/// (1.19: instruments_off [], every instrument on; 1.20: skip_all_reduce_unused_params false), so that files of either age compare as the
+/// (1.19: instruments_off [], every instrument on; 1.20: skip_all_reduce_unused_params false;
+/// 1.21: seq_len 1024, model_layers 0, model_width 0), so that files of either age compare as the
 /// same configuration (resume_mismatch, diff's list of what changed). Other kinds'
 /// configs are returned as given.
 nlohmann::json run_config_with_later_defaults(nlohmann::json config, const std::string& kind);

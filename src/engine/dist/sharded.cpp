@@ -412,18 +412,18 @@ void ShardedDataParallel::optimizer_step() {
       const auto denom = (g.exp_avg_sq.sqrt() / std::sqrt(bias2)).add_(o.eps());
       g.shard_param.addcdiv_(g.momentum, denom, -lr / bias1);
     }
-  }
-  const double lr = optimizer_.sgd.lr(), momentum = optimizer_.sgd.momentum(), wd = optimizer_.sgd.weight_decay();
-  for (auto& gp : groups_) {
-    if (optimizer_.kind != ShardOptimizer::Kind::kSgd) break;
-    Group& g = *gp;
-    auto& d = g.grad_shard;
-    if (wd != 0) d.add_(g.shard_param, wd);
-    if (momentum != 0) {
-      g.momentum.mul_(momentum).add_(d);  // zero-initialised: the first step gives m = d, as torch.optim.SGD
-      g.shard_param.add_(g.momentum, -lr);
-    } else {
-      g.shard_param.add_(d, -lr);
+  } else {
+    const double lr = optimizer_.sgd.lr(), momentum = optimizer_.sgd.momentum(), wd = optimizer_.sgd.weight_decay();
+    for (auto& gp : groups_) {
+      Group& g = *gp;
+      auto& d = g.grad_shard;
+      if (wd != 0) d.add_(g.shard_param, wd);
+      if (momentum != 0) {
+        g.momentum.mul_(momentum).add_(d);  // zero-initialised: the first step gives m = d, as torch.optim.SGD
+        g.shard_param.add_(g.momentum, -lr);
+      } else {
+        g.shard_param.add_(d, -lr);
+      }
     }
   }
   if (strategy_ == "zero2") {

@@ -11,7 +11,7 @@
 //    shard of each bucket, and the shards are all-gathered back. No rank ever holds the
 //    model's full gradient at once.
 //  * fsdp (FULL_SHARD, Zhao et al. 2023, arXiv:2304.11277; torch/distributed/fsdp): the
-//    parameters of each unit of the model (Model::units(): a ResNet block, a ViT encoder
+//    parameters of each unit of the model (Model::units(): a ResNet block, a ViT encoder or transformer
 //    layer) and of the "root" group (the parameters outside every unit) form one flat
 //    parameter sharded 1/N per rank. A unit's parameters are all-gathered before its
 //    forward (the next unit's gather is prefetched asynchronously) and freed after it
@@ -22,8 +22,9 @@
 //    (FSDP's CPUOffload(offload_params=True)) the parameter, gradient and momentum shards
 //    live on the host between uses: a shard is copied to the device for each all-gather,
 //    the reduce-scattered gradient shard is copied back, and SGD steps on the host.
-// Both step SGD (the Trainer's options) on the shards; gradients, momentum and (fsdp)
-// parameters a rank holds between steps are 1/N of the model. BatchNorm buffers are not
+// Both step the Trainer's optimizer (SGD with momentum, or a language model's AdamW) on the
+// shards; gradients, optimizer state and (fsdp) parameters a rank holds between steps are 1/N
+// of the model. BatchNorm buffers are not
 // synchronised (each rank keeps its own running statistics, as PyTorch FSDP does after
 // construction); the training forward uses batch statistics, so parameters do not depend on them.
 // Gloo in torch 1.13 has no reduce_scatter: it is emulated by an all-to-all of the N
