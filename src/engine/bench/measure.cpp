@@ -604,6 +604,14 @@ ModelInfo model_info(const RunConfig& cfg, int rank, const std::string& name) {
   return info;
 }
 
+void annotate_tokens(const ModelInfo& info, BenchResult& row) {
+  if (info.seq_len <= 0) return;
+  RowCompute& c = row.compute;
+  c.seq_len = info.seq_len;
+  c.tokens_per_s_per_gpu = row.summary.ex_per_s_per_gpu * static_cast<double>(info.seq_len);
+  c.tokens_per_s = row.summary.ex_per_s_total * static_cast<double>(info.seq_len);
+}
+
 // Adds the compute (FLOPs, MFU) and loss-scaling sections to a row (rank 0).
 void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, const Trainer& trainer,
               const Series& series) {
@@ -627,11 +635,7 @@ void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, cons
   c.peak_source = entry ? entry->source : "unknown device: no MFU";
   c.parameters = info.parameters;
   c.trainable_parameters = info.trainable_parameters;
-  if (info.seq_len > 0) {  // language models: tokens = examples x sequence length
-    c.seq_len = info.seq_len;
-    c.tokens_per_s_per_gpu = row.summary.ex_per_s_per_gpu * static_cast<double>(info.seq_len);
-    c.tokens_per_s = row.summary.ex_per_s_total * static_cast<double>(info.seq_len);
-  }
+  annotate_tokens(info, row);
   if (const LossScaler* s = trainer.scaler()) {
     LossScaling& ls = row.telemetry.loss_scaling.emplace();
     ls.final_scale = s->current_scale();

@@ -119,6 +119,10 @@ SyntheticBatch synthetic_batch_for(const RunConfig& cfg, const std::string& name
 /// on rank 0 (zeros where `rank`, this rank of the job, is not 0).
 ModelInfo model_info(const RunConfig& cfg, int rank, const std::string& name);
 
+/// A language model's row (info.seq_len > 0): compute.seq_len and tokens/s per rank and in
+/// aggregate (ex/s x seq_len), from the row's summary; nothing for an image model.
+void annotate_tokens(const ModelInfo& info, BenchResult& row);
+
 /// Adds the compute (FLOPs, MFU against the device's peak for the math in effect) and
 /// loss-scaling sections to rank 0's row.
 void annotate(const SweepEnv& env, const ModelInfo& info, BenchResult& row, const Trainer& trainer,

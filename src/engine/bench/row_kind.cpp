@@ -278,7 +278,7 @@ class ShardedRows : public RowKind {
 // every rank's peak memory.
 class InferenceRows : public RowKind {
  public:
-  explicit InferenceRows(std::string model) : model_(std::move(model)) {}
+  InferenceRows(std::string model, const ModelInfo& info) : model_(std::move(model)), info_(info) {}
 
   std::string model() const override { return model_; }
   std::string name(int n) const override { return inference_group(model_, n); }
@@ -293,10 +293,12 @@ class InferenceRows : public RowKind {
   void measure(const RowGroup& g, BenchResult& row, const Measured&) override {
     row.mode = "inference";
     row.label = "infer " + group_label(row.nodes, g.n, g.env.device.is_cuda() ? 'G' : 'C');
+    annotate_tokens(info_, row);  // a language model's tokens/s (rank 0's info; the row is rank 0's)
   }
 
  private:
   std::string model_;
+  ModelInfo info_;
 };
 
 }  // namespace
@@ -380,7 +382,7 @@ std::vector<std::unique_ptr<RowKind>> row_kinds(const RunConfig& cfg, const std:
                                                 const SelfCheckHook& self_check_hook) {
   std::vector<std::unique_ptr<RowKind>> kinds;
   if (cfg.mode == "inference") {  // forward only, no DDP rows
-    kinds.push_back(std::make_unique<InferenceRows>(model));
+    kinds.push_back(std::make_unique<InferenceRows>(model, info));
     return kinds;
   }
   if (runs_ddp_strategy(cfg)) {

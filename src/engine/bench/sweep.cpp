@@ -300,7 +300,10 @@ std::vector<BenchResult> run_sweep(SweepEnv& env, const RowCallback& on_row,
   }
   for (const auto& model : env.cfg.models) {
     if (training) warmup_alone(env, model);
-    const ModelInfo info = training ? model_info(env.cfg, env.launch.rank, model) : ModelInfo{};
+    // Inference rows need no FLOPs, but a language model's tokens/s needs its sequence length
+    // (counted from the shape: nothing is built for it).
+    const ModelInfo info =
+        training || is_language_model(model) ? model_info(env.cfg, env.launch.rank, model) : ModelInfo{};
     const auto kinds = row_kinds(env.cfg, model, info, self_check_hook);
     std::vector<double> compute_p50_s;  // rank 0: every rank's, from the first baseline
     std::vector<std::pair<double, double>> compute_halves_s;

@@ -279,7 +279,8 @@ class RowPrinter {
       print_line("");
       // An example is an image, or a language model's sequence (its optimizer is AdamW).
       const std::string input =
-          row.compute.seq_len ? fmt::format("{}-token sequences, AdamW", *row.compute.seq_len)
+          row.compute.seq_len ? fmt::format("{}-token sequences{}", *row.compute.seq_len,
+                                            row.mode == "inference" ? "" : ", AdamW")
                               : fmt::format("{}x{} images", row.image_size, row.image_size);
       print_line(strong ? fmt::format("Benchmark: {}, strong scaling, global batch {} ({}, {})", row.model,
                                       cfg_.global_batch_size, input, row.precision)
