@@ -874,5 +874,23 @@ TEST(Cli, LanguageModelCpuDefaultsAreSaidInTheHeader) {
   }
 }
 
+// A language model's forward-only rows report tokens/s too (ex/s x the sequence length), and
+// their header names no optimizer.
+TEST(Cli, LanguageModelInferenceRowsReportTokens) {
+  TempDir d;
+  const std::string json = (d.path / "inf.json").string();
+  const auto o = run(kBin + " run --model gpt2 --model-layers 1 --model-width 96 --seq-len 16 --mode inference "
+                            "--world-sizes 1 --warmup 1 --iters 2 --json " + json);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("(16-token sequences, fp32)"));
+  const ResultFile f = read_result_file(json);
+  ASSERT_FALSE(f.results.empty());
+  for (const auto& r : f.results) {
+    EXPECT_EQ(r.mode, "inference");
+    ASSERT_EQ(r.compute.seq_len.value_or(0), 16);
+    EXPECT_NEAR(*r.compute.tokens_per_s_per_gpu, 16 * r.summary.ex_per_s_per_gpu, 1e-6 * *r.compute.tokens_per_s_per_gpu);
+  }
+}
+
 }  // namespace
 }  // namespace ddpbench
