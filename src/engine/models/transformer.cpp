@@ -41,6 +41,8 @@ void lm_init_linear(nn::Linear& l, double std = kLmInitStd) {
   torch::NoGradGuard ng;
   if (l->bias.defined() && flops::initialising_weights()) nn::init::zeros_(l->bias);
 }
+// The residual projections' std (GPT-2's c_proj, Llama's wo and w2): 0.02 / sqrt(2 layers).
+double lm_residual_std(const TransformerSpec& s) { return kLmInitStd / std::sqrt(2.0 * static_cast<double>(s.layers)); }
 nn::Linear lm_linear(int64_t in, int64_t out, bool bias) { return nn::Linear(nn::LinearOptions(in, out).bias(bias)); }
 
 // [N, T, C] -> [N, heads, T, C / heads]
@@ -86,7 +88,7 @@ class Gpt2AttentionImpl : public nn::Module {
     c_attn_ = register_module("c_attn", lm_linear(s.dim, 3 * s.dim, true));
     c_proj_ = register_module("c_proj", lm_linear(s.dim, s.dim, true));
     lm_init_linear(c_attn_);
-    lm_init_linear(c_proj_, kLmInitStd / std::sqrt(2.0 * static_cast<double>(s.layers)));
+    lm_init_linear(c_proj_, lm_residual_std(s));
   }
   torch::Tensor forward(const torch::Tensor& x) {  // [N, T, C]
     auto qkv = flops::linear(c_attn_, x).chunk(3, -1);
@@ -107,7 +109,7 @@ class Gpt2MlpImpl : public nn::Module {
     c_fc_ = register_module("c_fc", lm_linear(s.dim, s.ffn, true));
     c_proj_ = register_module("c_proj", lm_linear(s.ffn, s.dim, true));
     lm_init_linear(c_fc_);
-    lm_init_linear(c_proj_, kLmInitStd / std::sqrt(2.0 * static_cast<double>(s.layers)));
+    lm_init_linear(c_proj_, lm_residual_std(s));
   }
   torch::Tensor forward(const torch::Tensor& x) {
     return flops::linear(c_proj_, torch::nn::functional::gelu(flops::linear(c_fc_, x)));  // nn.GELU(): erf
@@ -200,7 +202,7 @@ class LlamaAttentionImpl : public nn::Module {
     wv_ = register_module("wv", lm_linear(s.dim, s.kv_heads * d, false));
     wo_ = register_module("wo", lm_linear(s.heads * d, s.dim, false));
     for (auto* l : {&wq_, &wk_, &wv_}) lm_init_linear(*l);
-    lm_init_linear(wo_, kLmInitStd / std::sqrt(2.0 * static_cast<double>(s.layers)));
+    lm_init_linear(wo_, lm_residual_std(s));
   }
   torch::Tensor forward(const torch::Tensor& x) {  // [N, T, C]
     const int64_t n = x.size(0), t = x.size(1), d = spec_.head_dim();
@@ -226,7 +228,7 @@ class SwiGluImpl : public nn::Module {
     w3_ = register_module("w3", lm_linear(s.dim, s.ffn, false));
     lm_init_linear(w1_);
     lm_init_linear(w3_);
-    lm_init_linear(w2_, kLmInitStd / std::sqrt(2.0 * static_cast<double>(s.layers)));
+    lm_init_linear(w2_, lm_residual_std(s));
   }
   torch::Tensor forward(const torch::Tensor& x) {
     return flops::linear(w2_, torch::nn::functional::silu(flops::linear(w1_, x)) * flops::linear(w3_, x));
