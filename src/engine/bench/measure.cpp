@@ -121,13 +121,11 @@ ModelPtr build_model(const SweepEnv& env, const std::string& name) { return buil
 
 namespace {
 
-// Job rank `rank`'s synthetic batch of `batch` examples of `model` on `device`, seeded by cfg.seed and the rank.
-SyntheticBatch rank_batch(const RunConfig& cfg, const Model& model, const c10::Device& device, int rank,
-                          long long batch) {
-  // Unsigned: a seed near 2^63 wraps instead of overflowing.
-  const unsigned long long seed =
-      static_cast<unsigned long long>(cfg.seed) + 1000 + static_cast<unsigned long long>(rank);
-  if (model.vocab_size() > 0) return make_token_batch(batch, cfg.seq_len, model.vocab_size(), device, seed);
+// A batch of `batch` examples as `cfg` configures them: token ids of a vocabulary of `vocab`
+// (a language model), or images when `vocab` is 0.
+SyntheticBatch batch_of(const RunConfig& cfg, int64_t vocab, long long batch, const c10::Device& device,
+                        uint64_t seed) {
+  if (vocab > 0) return make_token_batch(batch, cfg.seq_len, vocab, device, seed);
   auto b = make_synthetic_batch(batch, cfg.image_size, cfg.num_classes, device, seed);
   if (cfg.channels_last) b.input = b.input.contiguous(at::MemoryFormat::ChannelsLast);
   return b;
@@ -147,16 +145,16 @@ ModelArgs model_args(const RunConfig& cfg) {
 
 SyntheticBatch synthetic_batch_for(const RunConfig& cfg, const std::string& name, long long batch,
                                    const c10::Device& device, uint64_t seed) {
-  if (is_language_model(name))
-    return make_token_batch(batch, cfg.seq_len, language_model_spec(name, model_args(cfg)).vocab, device, seed);
-  auto b = make_synthetic_batch(batch, cfg.image_size, cfg.num_classes, device, seed);
-  if (cfg.channels_last) b.input = b.input.contiguous(at::MemoryFormat::ChannelsLast);
-  return b;
+  return batch_of(cfg, is_language_model(name) ? language_model_spec(name, model_args(cfg)).vocab : 0, batch, device,
+                  seed);
 }
 
 Trainer make_trainer(const SweepEnv& env, ModelPtr model, std::unique_ptr<DistributedDataParallel> ddp, long long batch,
                      int grad_accum) {
-  auto b = rank_batch(env.cfg, *model, env.device, env.launch.rank, batch);
+  // Job rank r draws from cfg.seed + 1000 + r (unsigned: a seed near 2^63 wraps instead of overflowing).
+  const unsigned long long seed =
+      static_cast<unsigned long long>(env.cfg.seed) + 1000 + static_cast<unsigned long long>(env.launch.rank);
+  auto b = batch_of(env.cfg, model->vocab_size(), batch, env.device, seed);
   return Trainer(std::move(model), std::move(ddp), std::move(b), env.device, env.cfg.precision, grad_accum,
                  zero_grad_set_to_none(env.cfg));
 }
