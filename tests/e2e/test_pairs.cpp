@@ -151,8 +151,8 @@ testutil::Outcome pairs_on_nodes(const Netns& ns, int nodes, const std::string& 
 // in the first pass is measured again alone; when it is still slow there (on these 2 cores an
 // emulated node's rank may be starved of CPU even then: one run in several, by the machine's
 // load, not by its link), the verdict must be what its own numbers say, checked here from the
-// file apart from the tool's rule: each metric it names is below 0.7 x the reference and below
-// the healthy pairs' lowest; a p2p direction makes it a named link, the allreduce alone a note
+// file apart from the tool's rule: each metric it names is below 0.7 x the reference and more than
+// 5% below the healthy pairs' lowest; a p2p direction makes it a named link, the allreduce alone a note
 // (allreduce_only_links). How often that happened is printed, not asserted.
 TEST(PairsNetns, OnlyTheLimitedNodeIsNamedUnderContention) {
   if (!testutil::netns_available())
@@ -197,8 +197,8 @@ TEST(PairsNetns, OnlyTheLimitedNodeIsNamedUnderContention) {
         EXPECT_EQ(p.at("alone").at("runs"), 3);
         EXPECT_LT(p.at("alone").at("allreduce_busbw_gbps").get<double>(), 1.5 * kRateGbps) << p.dump();
       } else if (p.at("flag") == "slow") {
-        // Still slow alone: each metric named must be below the limit and the healthy floor in
-        // the alone measurement (the file's own numbers).
+        // Still slow alone: each metric named must be below the limit and more than 5% below the
+        // healthy floor in the alone measurement (the file's own numbers).
         ASSERT_TRUE(p.contains("alone")) << p.dump();
         const auto& alone = p.at("alone");
         bool p2p = false;
@@ -217,7 +217,7 @@ TEST(PairsNetns, OnlyTheLimitedNodeIsNamedUnderContention) {
             lowest = healthy.at("p2p_gbps");
           }
           EXPECT_LT(v, limit) << metric << " " << p.dump();
-          EXPECT_LT(v, lowest) << metric << " " << p.dump();
+          EXPECT_LT(v, 0.95 * lowest) << metric << " " << p.dump();  // more than 5% below the healthy lowest
         }
         EXPECT_EQ(named("slow_links", p.at("names")), p2p) << p.dump();
         EXPECT_EQ(named("allreduce_only_links", p.at("names")), !p2p) << p.dump();

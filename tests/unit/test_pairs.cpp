@@ -190,6 +190,42 @@ TEST(Pairs, AloneWithinTheHealthySpreadIsCleared) {
   EXPECT_TRUE(a.slow_metrics[4].empty());
 }
 
+// The healthy pairs' lowest value is one measurement: a suspect's alone value less than 5%
+// below it (a healthy link's run-to-run variation) is within the healthy spread and cleared;
+// more than 5% below, it stays slow. Reference p2p 10 GB/s (limit 7); n1 - n2 came out at 6 in
+// the first pass and 9 alone (cleared: the lowest healthy value is 6); n0 - n2 at 5 in the
+// first pass, then 5.8 alone (3% below 6: cleared) or 5.3 (12% below: a slow link). n3's pairs
+// stay at 1 (named).
+TEST(Pairs, AloneWithinTheNoiseOfTheHealthyLowestIsCleared) {
+  const std::vector<std::string> names{"n0", "n1", "n2", "n3"};
+  for (const double alone_ab : {5.8, 5.3}) {
+    SCOPED_TRACE(alone_ab);
+    std::vector<PairMeasurement> m{pm(0, 1, 10, 10, 10), pm(1, 2, 6, 10, 10), pm(0, 2, 5, 10, 10),
+                                   pm(0, 3, 1, 1, 1),    pm(1, 3, 1, 1, 1),  pm(2, 3, 1, 1, 1)};
+    for (auto& p : m) {
+      if (p.p2p_ab_gbps >= 7) continue;  // not a suspect
+      p.alone_runs = 3;
+      p.alone_p2p_ab_gbps = p.b == 3 ? 1 : (p.a == 1 ? 9 : alone_ab);
+      p.alone_p2p_ba_gbps = p.alone_allreduce_busbw_gbps = p.b == 3 ? 1 : 10;
+    }
+    const auto a = analyze_pairs(names, m, 0.7);
+    EXPECT_DOUBLE_EQ(a.ref_p2p_gbps, 10);
+    EXPECT_DOUBLE_EQ(a.healthy_floor_p2p_gbps, 6);
+    ASSERT_EQ(a.slow_nodes.size(), 1u);
+    EXPECT_EQ(a.slow_nodes[0].index, 3);
+    EXPECT_TRUE(a.slow_metrics[1].empty());  // n1 - n2: cleared
+    if (alone_ab == 5.8) {
+      EXPECT_TRUE(a.slow_metrics[2].empty());
+      EXPECT_TRUE(a.slow_links.empty());
+    } else {
+      EXPECT_EQ(a.slow_metrics[2], (std::vector<std::string>{"p2p n0->n2"}));
+      ASSERT_EQ(a.slow_links.size(), 1u);
+      EXPECT_EQ(a.slow_links[0].a, 0);
+      EXPECT_EQ(a.slow_links[0].b, 2);
+    }
+  }
+}
+
 // Every pair slow in the first pass and none cleared alone: there is no healthy spread, the
 // limit alone decides, and the table says so instead of printing a floor of 0.
 TEST(Pairs, NoHealthyPairLeavesTheLimitAlone) {
