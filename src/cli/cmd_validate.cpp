@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "core/config/run_config.hpp"
+#include "core/util/install_dirs.hpp"
 #include "core/validate/plan.hpp"
 #include "core/validate/record.hpp"
 #include "engine/models/registry.hpp"
@@ -118,7 +119,9 @@ Command add_validate_command(CLI::App& parent) {
   auto* app = parent.add_subcommand(
       "validate", "Run a cluster acceptance plan (YAML: env, comm, pairs, find-max-bs, run, burn-in, targets) into "
                   "one folder and one report, resumable; or compare two such folders");
-  app->add_option("plan", f->plan, "The plan file (plans/quick.yaml, plans/acceptance.yaml)");
+  app->add_option("plan", f->plan,
+                  "The plan file (plans/quick.yaml, plans/acceptance.yaml); a relative path not found here, or a "
+                  "name (quick, acceptance, one-gpu), is taken from the plans installed with ddpbench");
   app->add_option("--out", f->out, "Folder for the steps' results (NN-step.json), the record and the report");
   app->add_option("--compare", f->compare, "Two folders of validations of one plan: show them side by side")
       ->expected(2);
@@ -151,7 +154,7 @@ Command add_validate_command(CLI::App& parent) {
             if (f->plan.empty())
               throw UsageError("no plan given; use 'ddpbench validate PLAN --out DIR' (plans/quick.yaml)");
             ValidateRequest req;
-            req.plan_path = f->plan;
+            req.plan_path = resolve_plan_path(f->plan);
             req.dir = f->out;
             req.nproc = f->nproc;
             req.timeout_s = f->timeout_s;

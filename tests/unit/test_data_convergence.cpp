@@ -80,10 +80,11 @@ TEST(Convergence, FindsBaselinesNextToTheBinaryOrFromTheEnvironment) {
   ::unsetenv("DDPBENCH_BASELINES");
   EXPECT_EQ(std::filesystem::path(find_baselines_file((d.path / "bin" / "ddpbench").string())),
             installed.lexically_normal());
-  std::filesystem::create_directories(d.path / "bin" / "benchmark");
-  std::ofstream(d.path / "bin" / "benchmark" / "baselines.json") << "{}";
-  EXPECT_EQ(std::filesystem::path(find_baselines_file((d.path / "bin" / "ddpbench").string())),
-            (d.path / "bin" / "benchmark" / "baselines.json").lexically_normal());
+  // The build tree: build/ddpbench reads build/share/ddpbench.
+  std::filesystem::create_directories(d.path / "build" / "share" / "ddpbench");
+  std::ofstream(d.path / "build" / "share" / "ddpbench" / "baselines.json") << "{}";
+  EXPECT_EQ(std::filesystem::path(find_baselines_file((d.path / "build" / "ddpbench").string())),
+            (d.path / "build" / "share" / "ddpbench" / "baselines.json").lexically_normal());
   ::setenv("DDPBENCH_BASELINES", "/x/y.json", 1);
   EXPECT_EQ(find_baselines_file("/nowhere/ddpbench"), "/x/y.json");
   ::unsetenv("DDPBENCH_BASELINES");

@@ -11,6 +11,7 @@
 
 #include "core/result/result.hpp"
 #include "core/util/errors.hpp"
+#include "core/util/install_dirs.hpp"
 #include "core/util/json_reader.hpp"
 
 namespace ddpbench {
@@ -39,11 +40,10 @@ std::vector<size_t> subsample_positions(size_t n, size_t max_points) {
 std::string find_baselines_file(const std::string& exe_path) {
   namespace fs = std::filesystem;
   if (const char* e = std::getenv("DDPBENCH_BASELINES"); e && *e) return e;
-  const fs::path dir = fs::path(exe_path).parent_path();
+  const std::string dir = data_dir(exe_path);
   std::error_code ec;
-  for (const fs::path& p : {dir / "benchmark" / "baselines.json", dir / ".." / "share" / "ddpbench" / "baselines.json"})
-    if (fs::is_regular_file(p, ec)) return p.lexically_normal().string();
-  return "";
+  if (dir.empty() || !fs::is_regular_file(fs::path(dir) / "baselines.json", ec)) return "";
+  return (fs::path(dir) / "baselines.json").string();
 }
 
 nlohmann::json load_baselines(const std::string& path) {

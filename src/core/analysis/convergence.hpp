@@ -43,10 +43,10 @@ bool target_reached(const ConvergenceTarget& t, double test_loss, double test_ac
 /// max_points + 1 and all of them when n <= max_points. Empty for n == 0.
 std::vector<size_t> subsample_positions(size_t n, size_t max_points = kMaxLossPoints);
 
-/// The baselines file shipped with ddpbench, looked up in this order: $DDPBENCH_BASELINES;
-/// <exe dir>/benchmark/baselines.json (the build tree: CMake copies it there);
-/// <exe dir>/../share/ddpbench/baselines.json (installed: cmake --install); "" when none exists.
-/// `exe_path` is the running binary (/proc/self/exe).
+/// The baselines file shipped with ddpbench: $DDPBENCH_BASELINES when set, else baselines.json
+/// in ddpbench's data folder (core/util/install_dirs data_dir: PREFIX/share/ddpbench installed,
+/// build/share/ddpbench in the build tree); "" when none exists. `exe_path` is the running
+/// binary (/proc/self/exe).
 std::string find_baselines_file(const std::string& exe_path);
 
 /// Reads a baselines file ({"dataset", "source", "note", "baselines": [{"classifier",

@@ -87,13 +87,6 @@ bool exit_with_parent(const EnvMap& env) {
   return it == env.end() || it->second == std::to_string(::getppid());
 }
 
-std::string self_exe_path() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw std::runtime_error("cannot resolve /proc/self/exe");
-  return std::string(buf, static_cast<size_t>(n));
-}
-
 int spawn_local_ranks(const SpawnOptions& opt) {
   if (opt.nproc < 1) throw std::invalid_argument("spawn_local_ranks: nproc must be >= 1");
   if (opt.argv.empty()) throw std::invalid_argument("spawn_local_ranks: empty argv");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/launch/launch_env.hpp"
+#include "core/util/install_dirs.hpp"  // self_exe_path
 
 namespace ddpbench {
 
@@ -62,8 +63,5 @@ int find_free_port(const std::string& addr = "127.0.0.1");
 /// DDPBENCH_LOCAL_SPAWNER, is not this process's parent: it is already gone, or the
 /// variable was left over in the environment (the caller says so and exits).
 bool exit_with_parent(const EnvMap& env);
-
-/// Absolute path of the running executable (/proc/self/exe).
-std::string self_exe_path();
 
 }  // namespace ddpbench

@@ -18,6 +18,7 @@
 #include "core/result/bench_table.hpp"
 #include "core/stats/stats.hpp"
 #include "core/util/errors.hpp"
+#include "core/util/install_dirs.hpp"
 #include "engine/data/loader.hpp"
 #include "engine/data/sampler.hpp"
 #include "engine/dist/collectives.hpp"
@@ -98,9 +99,12 @@ Eval evaluate(const GroupRun& g, Model& m, const ImageDataset& test) {
 }
 
 nlohmann::json baselines_for(double accuracy, const std::string& model, std::string* source) {
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const std::string path = find_baselines_file(ec ? std::string() : exe.string());
+  std::string exe;
+  try {
+    exe = self_exe_path();
+  } catch (const std::runtime_error&) {  // no /proc: only $DDPBENCH_BASELINES can name the file
+  }
+  const std::string path = find_baselines_file(exe);
   if (path.empty()) {
     *source = "not found (set DDPBENCH_BASELINES to benchmark/baselines.json)";
     return nlohmann::json::array();

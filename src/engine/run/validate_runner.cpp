@@ -24,6 +24,7 @@
 #include "core/render/report_page.hpp"
 #include "core/render/report_tables.hpp"
 #include "core/result/row_validation.hpp"
+#include "core/util/install_dirs.hpp"
 #include "core/util/json_reader.hpp"
 #include "core/util/sanitize.hpp"
 #include "core/validate/record.hpp"
@@ -41,19 +42,12 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::string self_exe() {
-  std::error_code ec;
-  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("cannot find this program's path (/proc/self/exe): " + ec.message());
-  return p.string();
-}
-
 /// Every step's flags checked by its own command as a launch would check them (the values
 /// CLI11 leaves to the command: precision, batch, sizes, memory): the command runs with
 /// DDPBENCH_CHECK_ONLY=1 (check_only), which starts nothing. Throws UsageError
 /// "PLAN:LINE:COL: <kind>: <the command's own line>" for the first step it refuses.
 void check_steps(const Plan& plan, const std::vector<std::vector<std::string>>& options, int nproc) {
-  const std::string exe = self_exe();
+  const std::string exe = self_exe_path();
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep& s = plan.steps[i];
     if (s.kind == "env") continue;
@@ -336,7 +330,7 @@ LoadedPlan load_plan(const ValidateRequest& req, const StepOptionsOf& step_optio
 /// --dry-run: the plan checked as a launch would check it, and each step's command on stdout.
 int print_dry_run(const ValidateRequest& req, const LoadedPlan& lp) {
   check_steps(lp.plan, lp.options, req.nproc > 0 ? req.nproc : lp.plan.nproc_per_node.value_or(0));
-  std::string text;
+  std::string text = fmt::format("plan {} ({} steps)\n", req.plan_path, lp.plan.steps.size());
   for (size_t i = 0; i < lp.plan.steps.size(); ++i)
     text += fmt::format("{}: ddpbench {} {}\n", lp.plan.steps[i].name(), lp.plan.steps[i].subcommand(),
                         fmt::join(lp.options[i], " "));
@@ -353,7 +347,7 @@ Job make_job(const ValidateRequest& req, const Plan& plan, const EnvMap& env) {
   j.timeout_s = req.timeout_s;
   j.step_timeout_s = req.step_timeout_s;
   j.dir = req.dir;
-  j.exe = self_exe();
+  j.exe = self_exe_path();
   if (j.per_rank && req.nproc > 0)
     throw UsageError(fmt::format("--nproc-per-node is the built-in launcher's, and {} started this process; leave it "
                                  "out (the launcher starts the ranks)",
