@@ -430,18 +430,18 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
                 "Pair bandwidth instead of the sweep: point-to-point (each direction) and 2-rank allreduce between "
                 "every pair of nodes, in rounds of disjoint pairs; names the slow node or link (exit 1)");
   f->pair_unit_opt = app->add_option("--pair-unit", f->pair_unit,
-                                     "--pairs between nodes (the lowest rank of each host) or between all ranks: "
+                                     "Pair between nodes (the lowest rank of each host) or between all ranks, with --pairs: "
                                      "node or rank")
                          ->capture_default_str();
   f->pair_bytes_opt = app->add_option("--pair-bytes", f->pair_bytes,
-                                      "--pairs: bytes per message and per allreduce (default 64M on GPUs, 8M on CPUs)")
+                                      "With --pairs: bytes per message and per allreduce (default 64M on GPUs, 8M on CPUs)")
                           ->transform(size);
   f->slow_fraction_opt = app->add_option("--slow-fraction", f->slow_fraction,
-                                         "--pairs: a pair below this fraction of the reference bandwidth is slow")
+                                         "With --pairs: a pair below this fraction of the reference bandwidth is slow")
                              ->capture_default_str();
   f->confirm_runs_opt =
       app->add_option("--confirm-runs", f->confirm_runs,
-                      "--pairs: a pair slow in the first pass is measured again alone this many times and named only "
+                      "With --pairs: a pair slow in the first pass is measured again alone this many times and named only "
                       "if its best run is still slow (0: judge the first pass alone)")
           ->capture_default_str();
   app->option_defaults()->group("Launch");

@@ -15,7 +15,7 @@ namespace ddpbench::cli {
 namespace {
 
 // The usage line names the files (CLI11 keeps them as extras, so it cannot).
-class DiffUsage : public CLI::Formatter {
+class DiffUsage : public HelpFormatter {
  public:
   std::string make_usage(const CLI::App*, std::string name) const override {
     return "Usage: " + name + " [OPTIONS] BASE.json TEST.json\n       " + name +

@@ -22,6 +22,22 @@ struct Report;
 
 namespace ddpbench::cli {
 
+/// CLI11's help layout with one fix: an option whose name and type end one column before the
+/// description column (CLI11 then leaves a single blank between them) gets its description on
+/// the next line, as longer ones do, so readers and help2man (the man pages) see where the
+/// option ends. Set on the root app before the subcommands are added: they inherit it.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option(const CLI::Option* opt, bool is_positional) const override {
+    std::string s = CLI::Formatter::make_option(opt, is_positional);
+    const size_t w = get_column_width();
+    const size_t eol = s.find('\n');
+    if (w >= 2 && eol != std::string::npos && eol > w && s[w - 1] == ' ' && s[w - 2] != ' ' && s[w] != ' ')
+      s.insert(w, "\n" + std::string(w, ' '));
+    return s;
+  }
+};
+
 /// CLI11 check of a 64-bit integer option's text, before CLI11 converts it: decimal digits
 /// with an optional sign, within 64 bits. CLI11 alone would clamp 99999999999999999999 to
 /// 2^63-1 and read 010 as octal; leading zeros are dropped here. Ranges are checked later,

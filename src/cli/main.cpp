@@ -36,6 +36,7 @@ int run_command(int argc, char** argv, std::string& command) {
   app.set_version_flag("--version",
                        fmt::format("ddpbench {} (git {}{})", tool_version(), git_sha(), git_dirty() ? ", dirty" : ""));
   app.require_subcommand(1);
+  app.formatter(std::make_shared<cli::HelpFormatter>());
   std::vector<cli::Command> commands;
 #ifdef DDPBENCH_HAVE_ENGINE
   commands.push_back(cli::add_run_command(app, args));
