@@ -13,6 +13,7 @@
 #    page in a real browser, headless), jq (scripts/fault-matrix.sh).
 #  * real data: zlib1g-dev and dataset-fashion-mnist (IDX files under /usr/share/datasets/fashion-mnist).
 #  * debootstrap: the torch 2.x build check (scripts/check-torch2.sh) makes a Debian 13 root with it.
+#  * install: help2man (man pages from --help, at build time) and lmod (the modulefile's test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +24,8 @@ pkgs=(g++ make cmake ninja-build ccache git pkg-config curl
       chromium   # headless: the report's HTML page checked in a real browser
       iproute2   # ip netns and tc: the emulated nodes of the comm --pairs and node-environment tests
       debootstrap  # scripts/torch2-root.sh: the Debian 13 root of the torch 2.6 (CUDA, NCCL) build check (curl: its offline dependency folder)
+      help2man   # the man pages, made from each command's --help at build time
+      lmod       # the install test loads the installed modulefile with Lmod
       zlib1g-dev dataset-fashion-mnist)  # run --data fashion-mnist: the gzip IDX reader and the dataset
 if [ -n "$(scripts/torch-prefix.sh)" ]; then
   echo "setup: using python3's PyTorch at $(scripts/torch-prefix.sh)"
