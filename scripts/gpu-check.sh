@@ -67,6 +67,10 @@ declare -A expects
 expect() { expects[$1]+="$2"$'\n'; }
 J() { echo "$out/$1.json"; }  # a path's result file
 
+# First, in seconds: every symbol ddpbench imports that libstdc++ and the wheel's libtorch/libc10
+# both define is bound to libstdc++ (scripts/binding-audit.py; else it lists each clash). Its
+# CPU stand-in: ctest Link.BindingAudit*.
+path build binding_audit 60 python3 scripts/binding-audit.py $bin
 path build gpu_tests 120 build-gpu/tests/ddpbench_engine_tests \
   --gtest_filter='Precision*:Flops.Multiply*:MemoryPeaks*:Inference*:ModelStateBytes*:Teardown*'
 path build gpu_tests_dataparallel 90 build-gpu/tests/ddpbench_data_parallel_tests

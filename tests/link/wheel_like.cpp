@@ -12,3 +12,7 @@ std::uintmax_t remove_all(const path& /*p*/, std::error_code& ec) {
   return 424242;  // kWheelCopyAnswer in probe.cpp
 }
 }  // namespace std::filesystem
+
+// A function of the library's own, so a program that calls it keeps the library in its
+// DT_NEEDED list under --as-needed (tests/link/audit_probe.cpp: the binding audit's stand-in).
+extern "C" int ddpbench_wheel_like_marker() { return 7; }
