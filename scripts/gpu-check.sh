@@ -21,10 +21,15 @@
 #   maxbs    find-max-bs for resnet152 and vit_b_16 in bf16
 #   compare  ddpbench against Python DDP on the same torch (scripts/compare-python-ddp.sh): the
 #            ratio ddpbench / Python of the p50 step per configuration goes into SUMMARY.md
+#   guides   not part of "all" (a second call): the commands the guides show that no other path
+#            runs (activation checkpointing, --batch-size max, a burn-in, a bucket and hook sweep,
+#            strong scaling, --min-busbw, dataparallel --freeze-backbone), each on one GPU
+#            (tests/tools/check_gpu_paths.py checks that every documented device command has a path)
 #   controlplane  not part of "all" (it needs no GPU, only the wheel's TCPStore, which is built
 #            with libuv where Debian's is not): the control-plane simulation of 1,024 and 4,096
 #            ranks (tests/sim/control_plane_sim.cpp; docs/results/control_plane_simulation.md)
-# --only selects paths by name (after a fix, rerun what failed); --list prints every name.
+# --only selects paths by name (after a fix, rerun what failed); --list prints every path's step,
+# name and command.
 # Sized for one 9-minute call on one H100 or H200 from a bare machine (no ccache), the build
 # included: the paths run short series (they prove the path; they are not the performance record).
 # With one GPU, NCCL runs one rank: NCCL across ranks is not tested here.
@@ -35,14 +40,14 @@
 # scripts/fetch-deps.sh .deps (GitHub) or scripts/deps-from-debian.sh .deps (Debian's mirror),
 # and carry .deps with the tree. A tree without .git can be told its commit: DDPBENCH_GIT_SHA=<sha>.
 set -uo pipefail
-usage="usage: scripts/gpu-check.sh OUTDIR [build|runs|paths|maxbs|compare|controlplane|all] [--only NAME[,NAME...]] [--list]"
+usage="usage: scripts/gpu-check.sh OUTDIR [build|runs|paths|maxbs|compare|guides|controlplane|all] [--only NAME[,NAME...]] [--list]"
 out=""; step=all; only=""; list=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --only) only=${2:?$usage}; shift 2 ;;
     --only=*) only=${1#--only=}; shift ;;
     --list) list=1; shift ;;
-    build|runs|paths|maxbs|compare|controlplane|all) [ -n "$out" ] || { echo "$usage" >&2; exit 2; }; step=$1; shift ;;
+    build|runs|paths|maxbs|compare|guides|controlplane|all) [ -n "$out" ] || { echo "$usage" >&2; exit 2; }; step=$1; shift ;;
     -*) echo "gpu-check: unknown option '$1'; $usage" >&2; exit 2 ;;
     *) [ -z "$out" ] || { echo "gpu-check: unknown step '$1'; $usage" >&2; exit 2; }; out=$1; shift ;;
   esac
@@ -155,12 +160,30 @@ path compare compare_resnet50_fp32_b32 90 env PYTHON=python3 TORCHRUN=torchrun W
   MODEL=resnet50 BATCH=32 IMAGE=224 PRECISION=fp32 ITERS=30 scripts/compare-python-ddp.sh 1
 path compare compare_resnet50_bf16_b256 90 env PYTHON=python3 TORCHRUN=torchrun WORLD=1 DDPBENCH=$bin \
   MODEL=resnet50 BATCH=256 IMAGE=224 PRECISION=bf16 ITERS=30 scripts/compare-python-ddp.sh 1
+# The guides' commands no path above runs, on one GPU (a second call: `gpu-check.sh OUTDIR guides`).
+# Sweeps over world sizes run size 1 only (NCCL takes one rank per GPU); --min-busbw fails by
+# design on one rank (busbw is 0), so its pass is exit 1.
+path guides activation_checkpointing 120 $bin run --model resnet50 --batch-size 32 --strategy ddp,fsdp \
+  --activation-checkpointing $short --json "$(J activation_checkpointing)"
+expect activation_checkpointing "all(r.get('activation_checkpointing') for r in d['results'] if r['ddp'])"
+path guides batch_size_max 150 $bin run --model resnet18 --batch-size max --memory-limit 4G $short \
+  --json "$(J batch_size_max)"
+path guides burn_in 90 $bin run --model resnet18 --world-sizes 1 --duration 30s --overwrite --json "$(J burn_in)"
+path guides bucket_hook_sweep 120 $bin run --model resnet50 --world-sizes 1 --bucket-cap-mb 1,25 --comm-hook none,fp16 \
+  $short --json "$(J bucket_hook_sweep)"
+path guides strong_scaling 90 $bin run --model resnet50 --scaling strong --global-batch-size 64 $short \
+  --json "$(J strong_scaling)"
+path guides comm_min_busbw 60 expect_exit 1 $bin comm --collectives allreduce -b 64M -e 256M --min-busbw 20 \
+  --overwrite --json "$(J comm_min_busbw)"
+path guides dataparallel_freeze_backbone 90 $bin dataparallel --model vgg16 --gpus 1 --freeze-backbone --overwrite \
+  --json "$(J dataparallel_freeze_backbone)"
+
 # The control plane against the wheel's TCPStore server (libuv): each size in a fresh process.
 path controlplane control_plane_sim 200 build-gpu/tests/control_plane_sim --ranks 1024,4096 --out "$out/cps" \
   --json "$(J control_plane_sim)"
 
 if [ "$list" = 1 ]; then
-  for i in "${!names[@]}"; do printf '%-8s %s\n' "${steps[$i]}" "${names[$i]}"; done
+  for i in "${!names[@]}"; do printf '%-12s %-30s %s\n' "${steps[$i]}" "${names[$i]}" "${cmds[$i]}"; done
   exit 0
 fi
 if [ -n "$only" ]; then
@@ -264,7 +287,7 @@ for i in "${!names[@]}"; do
   name=${names[$i]}
   if [ -n "$only" ]; then [[ ",$only," == *",$name,"* ]] || continue
   elif [ "$step" != all ] && [ "$step" != "${steps[$i]}" ]; then continue
-  elif [ "$step" = all ] && [ "${steps[$i]}" = controlplane ]; then continue; fi
+  elif [ "$step" = all ] && { [ "${steps[$i]}" = controlplane ] || [ "${steps[$i]}" = guides ]; }; then continue; fi
   eval "cmd=(${cmds[$i]})"
   printf -- '- `%s`: `%s`\n' "$name" "${cmd[*]}" | sed "s|$out/|OUTDIR/|g" >>"$out/COMMANDS.md"
   if [ "$build_rc" -ne 0 ]; then line FAIL "$name" - 0 "not run: the build failed"; continue; fi
