@@ -45,8 +45,16 @@ fi
 start=$(date +%s)
 case "$tool" in
   apptainer)
+    # Apptainer's %files copies the folder it is run in and reads no ignore file: run it in a
+    # copy of the source (git's files, tracked or not ignored) and .deps, without build trees.
     tag=${tag:-ddpbench.sif}
-    apptainer build --build-arg "BASE=$base" --build-arg "GIT_SHA=$sha" "${extra[@]}" "$tag" container/ddpbench.def >&2 ;;
+    [[ $tag == /* ]] || tag=$PWD/$tag
+    ctx=$(mktemp -d)
+    trap 'rm -rf "$ctx"' EXIT
+    git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$ctx"
+    cp -r .deps "$ctx/"
+    (cd "$ctx" && apptainer build --build-arg "BASE=$base" --build-arg "GIT_SHA=$sha" "${extra[@]}" "$tag" \
+       container/ddpbench.def) >&2 ;;
   buildah)
     tag=${tag:-localhost/ddpbench:$version}
     buildah bud --network none --build-arg "BASE=$base" --build-arg "GIT_SHA=$sha" --build-arg "GIT_DIRTY=$dirty" \
