@@ -69,7 +69,8 @@ std::vector<std::string> option_words(const Plan& plan, const PlanStep& step, co
 
 /// The step's options as its subcommand's command line (without the subcommand and without
 /// --json), each checked by the subcommand's own parser and the model names against the zoo;
-/// `cpu`: with the step's cpu: options (this node has no GPU). Throws UsageError
+/// `cpu`: with the step's cpu: options (this node has no GPU), each in place of the step's option
+/// of the same key. Throws UsageError
 /// "PLAN:LINE:COL: <kind>: <what>" naming the first bad option.
 std::vector<std::string> step_options(const Plan& plan, const PlanStep& step, bool cpu) {
   CLI::App root{"ddpbench", "ddpbench"};
@@ -93,7 +94,9 @@ std::vector<std::string> step_options(const Plan& plan, const PlanStep& step, bo
       for (const auto& v : o.values)
         for (const auto& m : split_list(v)) check_plan_model_name(plan, o.place, step.kind, m, models);
     const bool cpu_only = op >= step.cpu_options.data() && op < step.cpu_options.data() + step.cpu_options.size();
-    if (!cpu_only || cpu) all.insert(all.end(), words.begin(), words.end());
+    const bool replaced_on_cpu = !cpu_only && std::any_of(step.cpu_options.begin(), step.cpu_options.end(),
+                                                          [&](const PlanOption& c) { return c.key == o.key; });
+    if (cpu_only ? cpu : !(cpu && replaced_on_cpu)) all.insert(all.end(), words.begin(), words.end());
   }
   std::vector<std::string> whole = {step.subcommand()};
   whole.insert(whole.end(), all.begin(), all.end());

@@ -52,6 +52,22 @@ TEST(Validate, RefusesABadPlanWithOneLineNamingItsPlace) {
   }
 }
 
+// A cpu: option with a key the step has replaces that option on a CPU node (this machine):
+// --dry-run prints the step's command with fp32, not bf16; a key twice within cpu: is refused.
+TEST(Validate, CpuOptionReplacesTheStepsOptionOnACpuNode) {
+  TempDir d;
+  write(d.path / "plan.yaml",
+        "steps:\n  - run: {model: resnet18, precision: bf16, breakdown: true, cpu: {precision: fp32, image-size: 32}}\n");
+  Outcome o = run("cd " + d.path.string() + " && " + kBin + " validate plan.yaml --dry-run");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("01-run: ddpbench run --model resnet18 --breakdown --precision fp32 --image-size 32\n"));
+  EXPECT_THAT(o.out, Not(HasSubstr("bf16")));
+  write(d.path / "plan.yaml", "steps:\n  - run: {model: resnet18, cpu: {precision: fp32, precision: bf16}}\n");
+  o = run("cd " + d.path.string() + " && " + kBin + " validate plan.yaml --dry-run");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(count_lines(o.err), 1u) << o.err;
+}
+
 constexpr const char* kAllSteps = R"(ddpbench_plan: 1
 description: every step on two local ranks
 steps:

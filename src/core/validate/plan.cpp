@@ -187,10 +187,10 @@ PlanStep parse_step(const std::string& path, const YAML::Node& n, int index) {
     if (!options.IsMap())
       fail(path, place_of(options),
            fmt::format("{}: its options must be a map (model: resnet50), not {}", s.kind, type_name(options)));
-    std::set<std::string> seen;
+    std::set<std::string> seen, seen_cpu;  // a cpu: key may repeat a step key: it replaces it on CPU nodes
     const auto add = [&](std::vector<PlanOption>& to, const YAML::Node& key, const YAML::Node& value) {
       PlanOption o = parse_option(path, s.kind, key, value);
-      if (!seen.insert(o.key).second)
+      if (!(&to == &s.cpu_options ? seen_cpu : seen).insert(o.key).second)
         fail(path, o.place, fmt::format("{}: '{}' is given twice; give each option once", s.kind, o.key));
       to.push_back(std::move(o));
     };

@@ -28,8 +28,9 @@ struct PlanStep {
   int index = 0;     ///< 1-based position in the plan
   std::string kind;  ///< env, comm, pairs, find-max-bs, run, burn-in
   std::vector<PlanOption> options;
-  /// `cpu: {memory-limit: 4G}`: options added only where the step runs without a GPU (CPU
-  /// nodes), after `options`; such a key may not also be in `options`.
+  /// `cpu: {memory-limit: 4G}`: options used only where the step runs without a GPU (CPU
+  /// nodes), after `options`; a key also in `options` replaces that option there
+  /// (`precision: bf16, cpu: {precision: fp32}`).
   std::vector<PlanOption> cpu_options;
   PlanPlace place;
   /// "<nn>-<kind>": the step's file name in the output folder without ".json" ("05-run").
