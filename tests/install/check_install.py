@@ -129,6 +129,7 @@ echo "slurm=$DDPBENCH_SLURM"
 echo "root=$DDPBENCH_ROOT"
 echo "manpath=$MANPATH"
 echo "loaded=$(module -t list 2>&1 | tr '\\n' ' ')"
+echo "manpage=$(command -v man >/dev/null && man -w ddpbench-run 2>/dev/null || echo no-man)"
 cd {elsewhere}
 ddpbench validate quick --dry-run > quick.out 2>&1; echo "quick_rc=$?"
 ddpbench validate plans/quick.yaml --dry-run > plans.out 2>&1; echo "plans_rc=$?"
@@ -148,6 +149,11 @@ echo "after=$(command -v ddpbench || echo none)"
         check(os.path.join(moved, "share", "man") in kv.get("manpath", "").split(":"), f"MANPATH has PREFIX/share/man ({kv.get('manpath')})")
         check("ddpbench" in kv.get("loaded", ""), f"module list names ddpbench ({kv.get('loaded')})")
         check(kv.get("after") == "none", "module unload ddpbench takes it off the PATH")
+        if kv.get("manpage") == "no-man":
+            print("note: man is not installed; `man -w ddpbench-run` not tried")
+        else:
+            check(kv.get("manpage") == os.path.join(moved, "share", "man", "man1", "ddpbench-run.1"),
+                  f"man -w ddpbench-run finds the moved install's page ({kv.get('manpage')})")
         installed_plan = os.path.join(moved, "share", "ddpbench", "plans", "quick.yaml")
         for name in ("quick", "plans"):
             text = open(os.path.join(elsewhere, name + ".out")).read()
