@@ -430,7 +430,7 @@ Command add_comm_command(CLI::App& parent, const std::vector<std::string>& argv)
                 "Pair bandwidth instead of the sweep: point-to-point (each direction) and 2-rank allreduce between "
                 "every pair of nodes, in rounds of disjoint pairs; names the slow node or link (exit 1)");
   f->pair_unit_opt = app->add_option("--pair-unit", f->pair_unit,
-                                     "Pair between nodes (the lowest rank of each host) or between all ranks, with --pairs: "
+                                     "With --pairs: pair nodes (the lowest rank of each host) or all ranks: "
                                      "node or rank")
                          ->capture_default_str();
   f->pair_bytes_opt = app->add_option("--pair-bytes", f->pair_bytes,

@@ -57,8 +57,7 @@ def help_long_options(text):
     """Long options in a --help text: each option line starts with blanks then '-'."""
     opts = set()
     for line in text.splitlines():
-        m = re.match(r"^\s+(-[^\s]*(?:\s+[A-Z][A-Z_:]*)?)", line)
-        if not m or not line.lstrip().startswith("-"):
+        if not re.match(r"^\s+-", line):
             continue
         head = line.strip().split("  ")[0]  # the option column, before the description
         opts.update(re.findall(r"--[A-Za-z0-9][A-Za-z0-9-]*", head))

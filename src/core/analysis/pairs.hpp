@@ -58,7 +58,8 @@ inline constexpr size_t kMinPairParticipants = 3;
 /// the metrics whose best alone value is still below that limit and below the healthy
 /// pairs' spread: 0.95 x the lowest value of the metric over the pairs that were not suspects
 /// and the suspects whose alone runs are all above the limit (their first-pass and alone
-/// values; 5% is a healthy link's run-to-run variation, nccl-tests' plateau). A pair slowed by contention (the other pairs of its round, other jobs) recovers
+/// values; 5% is a healthy link's run-to-run variation, nccl-tests' plateau). A pair slowed
+/// by contention (the other pairs of its round, other jobs) recovers
 /// in at least one run to where healthy pairs have been seen; a slow link in none. A
 /// suspect not re-measured stays slow.
 /// A node is named (the slow node or its link) when n >= 3 and every pair with it is slow;
