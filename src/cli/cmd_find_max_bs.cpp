@@ -127,8 +127,10 @@ int run_find_max_bs(Flags& f, const std::vector<std::string>& argv) {
           ? fmt::format("sequences of {} tokens", c.seq_len)
           : fmt::format("{}x{} images{}, {} classes", c.image_size, c.image_size,
                         c.channels_last ? " channels_last" : "", c.num_classes);
-  print_line(fmt::format("ddpbench find-max-bs: {} {}, {}, {} step(s) per trial, on {}{}", f.model, c.precision,
-                         input, f.steps, setup.device.str(), limit));
+  const std::string threads =
+      setup.device.is_cpu() ? fmt::format(" with {} intra-op thread(s)", at::get_num_threads()) : "";
+  print_line(fmt::format("ddpbench find-max-bs: {} {}, {}, {} step(s) per trial, on {}{}{}", f.model, c.precision,
+                         input, f.steps, setup.device.str(), threads, limit));
   print_line(f.trial_opt->count()
                  ? fmt::format("One trial at batch {}", f.trial)
                  : fmt::format("Search: batch {} doubling up to at most {}, then bisection", f.start, f.bound));

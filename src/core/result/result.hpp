@@ -45,7 +45,8 @@ namespace ddpbench {
 /// 1.19: config.instruments_off. 1.20: config and ddp_options skip_all_reduce_unused_params.
 /// 1.21: language models: compute.seq_len, tokens_per_s_per_gpu, tokens_per_s; config.seq_len,
 /// model_layers, model_width.
-inline constexpr const char* kSchemaVersion = "1.21.0";
+/// 1.22: max_batch.intra_op_threads (and in config.batch_size_search.per_rank[]).
+inline constexpr const char* kSchemaVersion = "1.22.0";
 inline constexpr int kSchemaMajor = 1;
 
 /// One rank's step times of one row, summarised (seconds per measured iteration).

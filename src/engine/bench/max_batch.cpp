@@ -306,6 +306,7 @@ nlohmann::json max_batch_json(const TrialSetup& setup, long long start, long lon
   const nlohmann::json null(nullptr);
   return {{"model", c.models.front()},
           {"device", setup.device.str()},
+          {"intra_op_threads", at::get_num_threads()},
           {"precision", c.precision},
           {"image_size", c.image_size},
           {"channels_last", c.channels_last},

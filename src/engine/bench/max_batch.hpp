@@ -129,7 +129,9 @@ void prepare_search(const TrialSetup& setup);
 
 /// The search as the JSON the result file holds under "max_batch" (docs/METHODOLOGY.md,
 /// "Largest batch"):
-/// {model, device, precision, image_size, channels_last, num_classes, freeze_backbone, steps,
+/// {model, device, intra_op_threads (at::get_num_threads(): on the CPU the trials' thread
+/// count, which moves the limit's edge), precision, image_size, channels_last, num_classes,
+/// freeze_backbone, steps,
 /// start, bound, memory_limit_bytes (null when none), limit_method, margin, trials[{batch,
 /// fits, peak_memory_bytes, seconds, error}], max_batch, bound_reached, recommended_batch}.
 nlohmann::json max_batch_json(const TrialSetup& setup, long long start, long long bound, double margin,
