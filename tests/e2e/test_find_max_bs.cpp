@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -105,6 +106,22 @@ Found cpu_search(const std::string& extra) {
   return f;
 }
 
+// The edge a search's trials show: the largest batch that fit (0: none) and the smallest that
+// did not (-1: none).
+struct TrialEdge {
+  long long max_fit = 0;
+  long long min_oom = -1;
+};
+TrialEdge trial_edge(const nlohmann::json& trials) {
+  TrialEdge e;
+  for (const auto& t : trials) {
+    const long long b = t.at("batch").get<long long>();
+    if (t.at("fits").get<bool>()) e.max_fit = std::max(e.max_fit, b);
+    else e.min_oom = e.min_oom < 0 ? b : std::min(e.min_oom, b);
+  }
+  return e;
+}
+
 // The reported maximum B: B fits and B+1 does not, each tried alone in a fresh process
 // under the same limit (--trial); the search stayed within its trial bound; --margin 0.25
 // gives floor(B x 0.75), computed here from the reported B.
@@ -114,20 +131,14 @@ TEST(FindMaxBs, MaximumFitsAndOneMoreDoesNotInFreshProcesses) {
   EXPECT_FALSE(f.search.at("bound_reached").get<bool>());
   const auto& trials = f.search.at("trials");
   EXPECT_LE(static_cast<int>(trials.size()), 2 * floor_log2(f.max_batch) + 2);
-  // Monotonic: every batch that fit is below every one that did not.
-  long long max_fit = 0, min_oom = 1LL << 40;
   for (const auto& t : trials) {
-    const long long b = t.at("batch").get<long long>();
-    if (t.at("fits").get<bool>()) {
-      max_fit = std::max(max_fit, b);
-      EXPECT_EQ(t.at("error"), "");
-    } else {
-      min_oom = std::min(min_oom, b);
-      EXPECT_THAT(t.at("error").get<std::string>(), kOutOfMemory);
-    }
+    if (t.at("fits").get<bool>()) EXPECT_EQ(t.at("error"), "");
+    else EXPECT_THAT(t.at("error").get<std::string>(), kOutOfMemory);
   }
-  EXPECT_EQ(max_fit, f.max_batch);
-  EXPECT_EQ(min_oom, f.max_batch + 1);
+  // Monotonic: every batch that fit is below every one that did not.
+  const TrialEdge edge = trial_edge(trials);
+  EXPECT_EQ(edge.max_fit, f.max_batch);
+  EXPECT_EQ(edge.min_oom, f.max_batch + 1);
 
   EXPECT_EQ(f.recommended, (f.max_batch * 3) / 4);
   EXPECT_THAT(f.out, HasSubstr("Largest batch that fits: " + std::to_string(f.max_batch) + " "));
@@ -185,15 +196,10 @@ TEST(FindMaxBs, RunBatchSizeMaxUsesTheSearchedBatch) {
   for (const auto& r : s.at("per_rank")) {
     SCOPED_TRACE("rank " + r.at("rank").dump());
     EXPECT_EQ(r.at("intra_op_threads").get<int>(), threads);
-    long long max_fit = 0, min_oom = -1;
-    for (const auto& t : r.at("trials")) {
-      const long long tb = t.at("batch").get<long long>();
-      if (t.at("fits").get<bool>()) max_fit = std::max(max_fit, tb);
-      else min_oom = min_oom < 0 ? tb : std::min(min_oom, tb);
-    }
-    EXPECT_EQ(r.at("max_batch").get<long long>(), max_fit);
-    EXPECT_EQ(min_oom, max_fit + 1);
-    min_over_ranks = min_over_ranks < 0 ? max_fit : std::min(min_over_ranks, max_fit);
+    const TrialEdge edge = trial_edge(r.at("trials"));
+    EXPECT_EQ(r.at("max_batch").get<long long>(), edge.max_fit);
+    EXPECT_EQ(edge.min_oom, edge.max_fit + 1);
+    min_over_ranks = min_over_ranks < 0 ? edge.max_fit : std::min(min_over_ranks, edge.max_fit);
   }
   EXPECT_EQ(b, min_over_ranks);
   // The oracle runs with the ranks' thread count: the limit's edge moves with it (measured
