@@ -729,13 +729,24 @@ std::vector<Scenario> scenarios() {
   }
   // A rank stopped after the result is written (in its teardown): the launcher gives it
   // --timeout from rank 0's exit, names it with its phase, ends it and fails; the result stays.
-  s.push_back({"LauncherRankStoppedInTeardownIsEndedAfterTimeout",
-               5,
-               {ddp("launcher", "MASTER_ADDR=127.0.0.1 MASTER_PORT=@PORT", kTiny + " " + L + " @JSON",
-                    launcher({1}, {"rank 1", "did not exit within --timeout 5 s of rank 0's exit", "stopped"}, 1, 10))},
-               {{output("launcher", "Wrote ", 0.0), "launcher/rank1", SIGSTOP}},
-               ResultFile::kFresh,
-               ResultState::kComplete});
+  // The teardown gate (engine/run/teardown.hpp) holds rank 1 in its teardown until it is
+  // stopped: without it rank 1 may have exited before rank 0 says it wrote the result.
+  {
+    Scenario sc{"LauncherRankStoppedInTeardownIsEndedAfterTimeout",
+                5,
+                {ddp("launcher", "MASTER_ADDR=127.0.0.1 MASTER_PORT=@PORT DDPBENCH_TEST_TEARDOWN_GATE=@DIR/gate",
+                     kTiny + " " + L + " @JSON",
+                     launcher({1},
+                              {"rank 1", "did not exit within --timeout 5 s of rank 0's exit",
+                               "phase: the end of the process (teardown)", "stopped"},
+                              1, 10))},
+                {{output("launcher", "Wrote ", 0.0), "launcher/rank1", SIGSTOP}},
+                ResultFile::kFresh,
+                ResultState::kComplete};
+    sc.setup = "mkfifo @DIR/gate";
+    sc.teardown = ": <> @DIR/gate";  // lets rank 1 go should the launcher not have ended it
+    s.push_back(sc);
+  }
   // The launcher names the killed rank once (rank 0, which lost its peer, is ended before it
   // says anything) and says where the rows so far are.
   Expect keeps = launcher({137}, killed(1, 9), 0, 10);

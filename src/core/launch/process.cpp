@@ -532,4 +532,15 @@ std::string find_program(const std::string& name) {
   }
 }
 
+void pass_test_gate(const char* env_var) noexcept {
+  const char* gate = std::getenv(env_var);
+  if (gate == nullptr || *gate == '\0') return;
+  const int fd = ::open(gate, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  char buf[256];
+  while (::read(fd, buf, sizeof buf) > 0) {
+  }
+  ::close(fd);
+}
+
 }  // namespace ddpbench

@@ -173,4 +173,11 @@ CaptureResult run_capture(const std::vector<std::string>& argv, const ProcessOpt
 /// none. A name containing '/' is returned as is when it is executable, else "".
 std::string find_program(const std::string& name);
 
+/// A test seam, never set in a real run: with the environment variable `env_var` set to a
+/// FILE, reads FILE to its end and returns; a fifo holds the caller there (open(2) blocks
+/// until a writer opens it, read(2) until the writer closes it), which lets a test put a
+/// process at a known point before it acts on it. Returns at once when `env_var` is unset or
+/// empty, or FILE cannot be opened. Never throws.
+void pass_test_gate(const char* env_var) noexcept;
+
 }  // namespace ddpbench

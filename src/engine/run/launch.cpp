@@ -2,7 +2,6 @@
 
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 
 #include "core/config/run_config.hpp"
 #include "core/launch/node_env.hpp"
+#include "core/launch/process.hpp"
 #include "core/launch/spawn.hpp"
 #include "core/launch/watchdog.hpp"
 #include "core/util/errors.hpp"
@@ -370,19 +370,6 @@ void save_partial(const ResultFile& rf, const std::string& json_path) {
 
 namespace {
 
-// DDPBENCH_TEST_BEFORE_COMMIT (commit_result): reads the named file to its end; a fifo
-// blocks here until the test that holds its other end closes it.
-void test_pause_before_commit() {
-  const char* gate = std::getenv("DDPBENCH_TEST_BEFORE_COMMIT");
-  if (gate == nullptr || *gate == '\0') return;
-  const int fd = ::open(gate, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  char buf[256];
-  while (::read(fd, buf, sizeof buf) > 0) {
-  }
-  ::close(fd);
-}
-
 // The inode of `path`, 0 when it cannot be read.
 ino_t inode_of(const std::string& path) {
   struct stat st {};
@@ -399,7 +386,7 @@ void commit_result(ResultFile rf, const std::string& json_path, bool overwrite) 
   save_partial(rf, json_path);
   const std::string partial = partial_path(json_path);
   const ino_t ours = inode_of(partial);
-  test_pause_before_commit();
+  pass_test_gate("DDPBENCH_TEST_BEFORE_COMMIT");  // launch.hpp: a test seam
   set_phase("writing " + json_path);  // a failure below is named as this phase's
   rf.complete = true;
   try {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/launch/launch_env.hpp"
+#include "core/launch/process.hpp"
 #include "core/launch/watchdog.hpp"
 #include "core/result/result.hpp"
 #include "core/util/errors.hpp"
@@ -155,6 +156,7 @@ void teardown_process(const std::string& command, int exit_code) noexcept {
   std::optional<c10::Device> cuda;
   step("teardown", [&] {
     set_phase("the end of the process (teardown)");
+    if (launched_rank().value_or(0) != 0) pass_test_gate(kTeardownGateEnv);  // teardown.hpp: a test seam
     cuda = cuda_device_in_use();
     return fmt::format("{} returned {}", command, exit_code);
   });

@@ -42,6 +42,12 @@ namespace ddpbench {
 /// The environment variable naming the folder the teardown trace is written to.
 inline constexpr const char* kTeardownTraceEnv = "DDPBENCH_TEARDOWN_TRACE";
 
+/// A test seam, never set in a real run: with DDPBENCH_TEST_TEARDOWN_GATE=FILE, every rank
+/// of a launched job but rank 0 passes the gate FILE (core/launch pass_test_gate) at the
+/// start of its teardown, after its phase says so: a fifo holds it there, so a test can
+/// stop it in its teardown while rank 0 exits.
+inline constexpr const char* kTeardownGateEnv = "DDPBENCH_TEST_TEARDOWN_GATE";
+
 /// How long the teardown waits for the autograd engine's device threads to exit after
 /// Engine::stop() (which itself waits up to TORCH_AUTOGRAD_SHUTDOWN_WAIT_LIMIT, 10 s by
 /// default, for them to leave their loop).
