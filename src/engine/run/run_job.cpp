@@ -243,13 +243,24 @@ void share_resume_groups(const RunJob& f, const LaunchInfo& li, c10d::Store& sto
     groups = keep_prior_rows(f, *prior, senv, rf);
     store.set("resume/groups", std::vector<uint8_t>(groups.begin(), groups.end()));
   } else {
-    Deadline d("the store (rank 0), the groups run --resume keeps", timeout);
-    const auto v = store.get("resume/groups");
-    groups.assign(v.begin(), v.end());
+    {
+      Deadline d("the store (rank 0), the groups run --resume keeps", timeout);
+      const auto v = store.get("resume/groups");
+      groups.assign(v.begin(), v.end());
+    }
     if (!groups.empty() && groups.front() == '!') {
       store.add("resume/refusal_read", 1);
-      // Under the built-in launcher rank 0's line is on this terminal already.
-      if (li.launcher == Launcher::kLocalSpawner) throw SilentExit{kExitUsage};
+      // Under the built-in launcher rank 0's line goes to this terminal, and the launcher ends
+      // the other ranks at the first exit: this rank stays until rank 0, which serves the
+      // store, has said it and exited (the wait for a key nobody sets then fails), so that
+      // line is never cut off. Bounded as rank 0's own wait, by --timeout or 30 s.
+      if (li.launcher == Launcher::kLocalSpawner) {
+        try {
+          store.wait({"resume/rank0_exited"}, std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(30)));
+        } catch (const std::exception&) {  // rank 0 exited (its store closed), or the bound ran out
+        }
+        throw SilentExit{kExitUsage};
+      }
       throw UsageError(
           fmt::format("rank {}: rank 0 refused --resume '{}': the stopped run was measured in another "
                       "environment ({})",
